@@ -1,0 +1,53 @@
+# torchtally: every command sets itself up on a fresh machine.
+#   make test   virtual environment, torch, the package, its test extras; then pytest
+#   make demo   a 2-process torchrun training job with synced, exact metrics
+#   make bench  every benchmark in benchmarks/, results in benchmarks/RESULTS.md
+# TORCH_SPEC selects torch (a CPU build of 2.13.0 by default); VENV the environment's folder.
+
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.torchtally-deps
+C_SOURCES := $(wildcard csrc/*.c csrc/*.h csrc/kernels/*.c csrc/kernels/*.h)
+EXT_STAMP := python/torchtally/.built
+
+.PHONY: venv build test test-sanitize demo bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip "setuptools>=64" wheel
+	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q --no-build-isolation -e ".[test,bench]"
+	touch $@
+
+build: $(EXT_STAMP)
+
+$(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
+	$(PY) setup.py -q build_ext --inplace
+	touch $@
+
+test: build
+	$(PY) -m pytest -q tests
+
+# C core under AddressSanitizer + UBSan: a separate in-place build, restored afterwards.
+test-sanitize: $(STAMP)
+	rm -f $(EXT_STAMP)
+	TORCHTALLY_SANITIZE=1 $(PY) setup.py -q build_ext --inplace --force
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	$(PY) -m pytest -q -p no:cacheprovider tests/csrc
+	$(PY) setup.py -q build_ext --inplace --force
+	touch $(EXT_STAMP)
+
+demo: build
+	$(PY) -m torch.distributed.run --nproc_per_node=2 --standalone examples/demo.py
+
+bench: build
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf build $(EXT_STAMP) python/torchtally/*.so
