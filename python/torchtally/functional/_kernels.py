@@ -1,0 +1,98 @@
+"""The one routing point for the metric-state kernels (contract: csrc/API.md).
+
+Each function has the kernel's positional arguments, with `mask` and `ignore_index` optional.
+It detaches float inputs that may require grad (torch's `__dlpack__` refuses those) and calls
+the C core `torchtally._C` when `out` / `state` is a CPU tensor and the extension is built, the
+torch reference (`_reference`) otherwise. This is the hot path of every `update`: no extra
+allocation, copy or device sync on the way to the C core.
+
+`backend()` says which path CPU tensors take; `set_backend("reference")` forces the reference
+(tests), `set_backend("c")` restores the C core.
+"""
+from typing import Optional
+
+from torch import Tensor
+
+from . import _reference
+
+try:
+    from .. import _C as _C_MODULE
+except ImportError:  # not built (or a platform without a compiler): the reference serves all devices
+    _C_MODULE = None
+
+_c = _C_MODULE  # the module CPU calls go to; None routes everything to the reference
+
+
+def has_c() -> bool:
+    """True when the C extension torchtally._C is importable."""
+    return _C_MODULE is not None
+
+
+def backend() -> str:
+    """`"c"` when CPU tensors go to torchtally._C, `"reference"` when they go to the torch reference."""
+    return "c" if _c is not None else "reference"
+
+
+def set_backend(name: str) -> str:
+    """Route CPU tensors to `"c"` or `"reference"`; returns the previous backend's name."""
+    global _c
+    if name not in ("c", "reference"):
+        raise ValueError(f"name: expected 'c' or 'reference', got {name!r}")
+    if name == "c" and _C_MODULE is None:
+        raise ImportError("torchtally._C is not built (run `make build`)")
+    previous = backend()
+    _c = _C_MODULE if name == "c" else None
+    return previous
+
+
+def _impl(out: object):
+    """torchtally._C for CPU tensors when it is active, else the reference (also for non-tensors)."""
+    if _c is not None and getattr(out, "is_cpu", True):
+        return _c
+    return _reference
+
+
+def _nograd(t: object) -> object:
+    return t.detach() if getattr(t, "requires_grad", False) else t
+
+
+def confmat_labels(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
+                   ignore_index: Optional[int] = None) -> None:
+    _impl(out).confmat_labels(out, preds, target, mask, ignore_index)
+
+
+def confmat_scores(out: Tensor, scores: Tensor, target: Tensor, mask: Optional[Tensor] = None,
+                   ignore_index: Optional[int] = None) -> None:
+    _impl(out).confmat_scores(out, _nograd(scores), target, mask, ignore_index)
+
+
+def confmat_threshold(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
+                      ignore_index: Optional[int] = None, threshold: float = 0.5) -> None:
+    _impl(out).confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold)
+
+
+def binned_update(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
+                  ignore_index: Optional[int] = None, thresholds: Optional[Tensor] = None,
+                  uniform: bool = False) -> None:
+    _impl(out).binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
+
+
+def moments_update(state: Tensor, x: Tensor, weights: Optional[Tensor] = None) -> None:
+    _impl(state).moments_update(state, _nograd(x), _nograd(weights))
+
+
+def moments_merge(state: Tensor, other: Tensor) -> None:
+    _impl(state).moments_merge(state, other)
+
+
+def comoments_update(state: Tensor, x: Tensor, y: Tensor) -> None:
+    _impl(state).comoments_update(state, _nograd(x), _nograd(y))
+
+
+def comoments_merge(state: Tensor, other: Tensor) -> None:
+    _impl(state).comoments_merge(state, other)
+
+
+def topk_update(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
+                ignore_index: Optional[int] = None, k: int = 1) -> None:
+    _impl(out).topk_update(out, _nograd(preds), target, mask, ignore_index, k)
