@@ -1,0 +1,312 @@
+/*
+ * confmat.c: confusion matrices from labels, from scores (argmax fused) and from thresholded
+ * scores (binary, multilabel). The workload is a validation loop calling update once per batch:
+ * N from tens to millions, C from 2 to thousands.
+ *
+ * Samples are walked in chunks: labels are converted to int64 once per chunk, predictions are
+ * computed per chunk (argmax in a typed loop), then one tight loop validates and counts. A bad
+ * sample stops the walk; the same walk then runs again with sign -1 up to that sample, so `out`
+ * is restored without a scratch copy of a possibly large C x C matrix.
+ */
+#include "confmat.h"
+
+#include <stdio.h>
+
+typedef struct {
+    const tt_view *preds, *target, *mask;
+    const int64_t *ignore_index;
+    int64_t classes;
+    int from_scores;
+    int64_t *out;
+} labels_job;
+
+/* ---- argmax over rows of [n, C] scores ------------------------------------------------------ */
+
+#define ARGMAX_LOOP(type, convert)                                                             \
+    for (int64_t i = 0; i < n; i++) {                                                          \
+        const char *row = base + i * row_step;                                                 \
+        float best = (float)convert(*(const type *)row);                                      \
+        int64_t best_j = 0;                                                                    \
+        int nan = best != best;                                                                \
+        for (int64_t j = 1; j < classes; j++) {                                                \
+            float v = (float)convert(*(const type *)(row + j * col_step));                    \
+            nan |= v != v;                                                                     \
+            if (v > best) {                                                                    \
+                best = v;                                                                      \
+                best_j = j;                                                                    \
+            }                                                                                  \
+        }                                                                                      \
+        if (nan)                                                                               \
+            return i;                                                                          \
+        dst[i] = best_j;                                                                       \
+    }
+
+#define ARGMAX_LOOP_F64                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                          \
+        const char *row = base + i * row_step;                                                 \
+        double best = *(const double *)row;                                                    \
+        int64_t best_j = 0;                                                                    \
+        int nan = best != best;                                                                \
+        for (int64_t j = 1; j < classes; j++) {                                                \
+            double v = *(const double *)(row + j * col_step);                                  \
+            nan |= v != v;                                                                     \
+            if (v > best) {                                                                    \
+                best = v;                                                                      \
+                best_j = j;                                                                    \
+            }                                                                                  \
+        }                                                                                      \
+        if (nan)                                                                               \
+            return i;                                                                          \
+        dst[i] = best_j;                                                                       \
+    }
+
+#define IDENTITY(x) (x)
+
+/* dst[i] = argmax of row start+i. Returns the chunk offset of the first row holding a NaN (rows
+ * before it are filled), or -1. float16/bfloat16/float32 compare exactly in float. */
+static int64_t argmax_rows(const tt_view *s, int64_t start, int64_t n, int64_t *dst)
+{
+    const int64_t classes = s->shape[1];
+    const int64_t row_step = tt_step(s, 0), col_step = tt_step(s, 1);
+    const char *base = s->data + start * row_step;
+    switch (s->dtype) {
+    case TT_F16: ARGMAX_LOOP(uint16_t, tt_half_to_float) break;
+    case TT_BF16: ARGMAX_LOOP(uint16_t, tt_bf16_to_float) break;
+    case TT_F32:
+        if (col_step == (int64_t)sizeof(float)) {
+            /* contiguous rows, the common case: plain indexing lets the compiler unroll */
+            for (int64_t i = 0; i < n; i++) {
+                const float *row = (const float *)(base + i * row_step);
+                float best = row[0];
+                int64_t best_j = 0;
+                int nan = best != best;
+                for (int64_t j = 1; j < classes; j++) {
+                    nan |= row[j] != row[j];
+                    if (row[j] > best) {
+                        best = row[j];
+                        best_j = j;
+                    }
+                }
+                if (nan)
+                    return i;
+                dst[i] = best_j;
+            }
+        } else {
+            ARGMAX_LOOP(float, IDENTITY)
+        }
+        break;
+    case TT_F64: ARGMAX_LOOP_F64 break;
+    default: break;
+    }
+    return -1;
+}
+
+/* ---- the counting walk ---------------------------------------------------------------------- */
+
+/* Adds `sign` to out[target, pred] for every kept sample before index `stop`. Returns -1, or the
+ * index of the first bad sample (and fills err when sign > 0). */
+static int64_t labels_walk(const labels_job *job, int64_t sign, int64_t stop, tt_error *err)
+{
+    int64_t targets[TT_CHUNK], preds[TT_CHUNK];
+    uint8_t keep[TT_CHUNK];
+    const int64_t classes = job->classes;
+    const int64_t n_total = job->target->shape[0];
+    const int has_ignore = job->ignore_index != NULL;
+    const int64_t ignore = has_ignore ? *job->ignore_index : 0;
+
+    for (int64_t start = 0; start < n_total && start < stop; start += TT_CHUNK) {
+        int64_t n = n_total - start < TT_CHUNK ? n_total - start : TT_CHUNK;
+        if (stop - start < n)
+            n = stop - start;
+        int64_t nan_row = -1;
+        tt_load_labels(job->target, start, n, 0, targets);
+        tt_load_keep(job->mask, start, n, keep);
+        if (job->from_scores) {
+            nan_row = argmax_rows(job->preds, start, n, preds);
+            if (nan_row >= 0)
+                n = nan_row;
+        } else {
+            tt_load_labels(job->preds, start, n, 0, preds);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            if (!keep[i])
+                continue;
+            const int64_t t = targets[i], p = preds[i];
+            if (has_ignore && t == ignore)
+                continue;
+            if ((uint64_t)t >= (uint64_t)classes) {
+                if (sign > 0)
+                    tt_fail(err, TT_EVALUE, "target", "label %lld at index %lld is out of range [0, %lld)",
+                            (long long)t, (long long)(start + i), (long long)classes);
+                return start + i;
+            }
+            if ((uint64_t)p >= (uint64_t)classes) {
+                if (sign > 0)
+                    tt_fail(err, TT_EVALUE, "preds", "label %lld at index %lld is out of range [0, %lld)",
+                            (long long)p, (long long)(start + i), (long long)classes);
+                return start + i;
+            }
+            job->out[t * classes + p] += sign;
+        }
+        if (nan_row >= 0) {
+            if (sign > 0)
+                tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld",
+                        (long long)(start + nan_row));
+            return start + nan_row;
+        }
+    }
+    return -1;
+}
+
+static tt_status labels_run(const labels_job *job, tt_error *err)
+{
+    int64_t bad = labels_walk(job, +1, INT64_MAX, err);
+    if (bad < 0)
+        return TT_OK;
+    labels_walk(job, -1, bad, err); /* undo: the samples before `bad` were all valid */
+    return err->status;
+}
+
+static tt_status check_square_out(const tt_view *out, int64_t classes, tt_error *err)
+{
+    const int64_t shape[2] = {classes, classes};
+    return tt_check_out(out, "out", TT_I64, 2, shape, err);
+}
+
+static tt_status check_same_length(const tt_view *a, const char *arg, const tt_view *target,
+                                   tt_error *err)
+{
+    if (a->shape[0] == target->shape[0])
+        return TT_OK;
+    return tt_fail(err, TT_EVALUE, arg, "expected %lld samples (as target), got %lld",
+                   (long long)target->shape[0], (long long)a->shape[0]);
+}
+
+tt_status tt_confmat_labels(const tt_view *out, const tt_view *preds, const tt_view *target,
+                            const tt_view *mask, const int64_t *ignore_index, tt_error *err)
+{
+    if (out->ndim != 2)
+        return tt_fail(err, TT_EVALUE, "out", "expected an int64 [C, C] matrix, got %d-D", out->ndim);
+    if (check_square_out(out, out->shape[0], err) || tt_check_labels(preds, "preds", 1, err) ||
+        tt_check_labels(target, "target", 1, err) ||
+        check_same_length(preds, "preds", target, err) ||
+        tt_check_mask(mask, target->shape[0], err))
+        return err->status;
+    labels_job job = {preds, target, mask, ignore_index, out->shape[0], 0, (int64_t *)out->data};
+    return labels_run(&job, err);
+}
+
+tt_status tt_confmat_scores(const tt_view *out, const tt_view *preds, const tt_view *target,
+                            const tt_view *mask, const int64_t *ignore_index, tt_error *err)
+{
+    if (tt_check_scores(preds, "preds", 2, err))
+        return err->status;
+    const int64_t classes = preds->shape[1];
+    if (classes == 0 && preds->shape[0] > 0)
+        return tt_fail(err, TT_EVALUE, "preds", "expected at least one class column, got [%lld, 0]",
+                       (long long)preds->shape[0]);
+    if (check_square_out(out, classes, err) || tt_check_labels(target, "target", 1, err) ||
+        check_same_length(preds, "preds", target, err) ||
+        tt_check_mask(mask, target->shape[0], err))
+        return err->status;
+    labels_job job = {preds, target, mask, ignore_index, classes, 1, (int64_t *)out->data};
+    return labels_run(&job, err);
+}
+
+/* ---- binary and multilabel ------------------------------------------------------------------ */
+
+typedef struct {
+    const tt_view *preds, *target, *mask;
+    const int64_t *ignore_index;
+    double threshold;
+    int64_t *out; /* [L, 2, 2] */
+} threshold_job;
+
+static int threshold_walk(const threshold_job *job, int64_t sign, tt_position stop, tt_position *bad,
+                          tt_error *err)
+{
+    int64_t targets[TT_CHUNK], labels[TT_CHUNK];
+    double scores[TT_CHUNK];
+    uint8_t keep[TT_CHUNK];
+    const tt_view *preds = job->preds;
+    const int64_t rows = preds->shape[0];
+    const int64_t cols = preds->ndim == 2 ? preds->shape[1] : 1;
+    const int float_preds = tt_is_float(preds->dtype);
+
+    for (int64_t start = 0; start < rows; start += TT_CHUNK) {
+        const int64_t n = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
+        tt_load_keep(job->mask, start, n, keep);
+        for (int64_t col = 0; col < cols; col++) {
+            tt_load_labels(job->target, start, n, col, targets);
+            int64_t nan_at = -1;
+            if (float_preds)
+                nan_at = tt_load_scores(preds, start, n, col, scores);
+            else
+                tt_load_labels(preds, start, n, col, labels);
+            int64_t *cell = job->out + col * 4;
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t row = start + i;
+                if (!tt_precedes(row, col, stop))
+                    return 0;
+                if (i == nan_at) {
+                    if (sign > 0)
+                        tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld",
+                                (long long)row, (long long)col);
+                    *bad = (tt_position){row, col};
+                    return 1;
+                }
+                if (!keep[i])
+                    continue;
+                const int64_t t = targets[i];
+                if (job->ignore_index != NULL && t == *job->ignore_index)
+                    continue;
+                const int64_t p = float_preds ? scores[i] > job->threshold : labels[i];
+                const char *which = (uint64_t)t > 1 ? "target" : (uint64_t)p > 1 ? "preds" : NULL;
+                if (which != NULL) {
+                    if (sign > 0)
+                        tt_fail(err, TT_EVALUE, which,
+                                "value %lld at sample %lld, column %lld is not a binary label (0 or 1)",
+                                (long long)(which[0] == 't' ? t : p), (long long)row, (long long)col);
+                    *bad = (tt_position){row, col};
+                    return 1;
+                }
+                cell[t * 2 + p] += sign;
+            }
+        }
+    }
+    return 0;
+}
+
+tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const tt_view *target,
+                               const tt_view *mask, const int64_t *ignore_index, double threshold,
+                               tt_error *err)
+{
+    char got[96], want[96];
+    if (preds->ndim != 1 && preds->ndim != 2)
+        return tt_fail(err, TT_EVALUE, "preds", "expected a tensor [N] or [N, L], got %s",
+                       tt_describe(preds, got, sizeof got));
+    if (tt_check_cpu(preds, "preds", err) || tt_check_labels(target, "target", preds->ndim, err))
+        return err->status;
+    if (target->shape[0] != preds->shape[0] || (preds->ndim == 2 && target->shape[1] != preds->shape[1]))
+        return tt_fail(err, TT_EVALUE, "target", "expected the shape of preds (%s), got %s",
+                       tt_describe(preds, want, sizeof want), tt_describe(target, got, sizeof got));
+    if (threshold != threshold)
+        return tt_fail(err, TT_EVALUE, "threshold", "expected a number, got NaN");
+    const int64_t cols = preds->ndim == 2 ? preds->shape[1] : 1;
+    const int64_t shape3[3] = {cols, 2, 2}, shape2[2] = {2, 2};
+    if (preds->ndim == 1 && out->ndim == 2) {
+        if (tt_check_out(out, "out", TT_I64, 2, shape2, err))
+            return err->status;
+    } else if (tt_check_out(out, "out", TT_I64, 3, shape3, err)) {
+        return err->status;
+    }
+    if (tt_check_mask(mask, preds->shape[0], err))
+        return err->status;
+
+    threshold_job job = {preds, target, mask, ignore_index, threshold, (int64_t *)out->data};
+    tt_position bad;
+    if (!threshold_walk(&job, +1, TT_WALK_ALL, &bad, err))
+        return TT_OK;
+    threshold_walk(&job, -1, bad, &bad, err);
+    return err->status;
+}

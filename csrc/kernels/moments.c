@@ -1,0 +1,274 @@
+/*
+ * moments.c: count, sum, min, max, mean and M2 per column, and the co-moment of two columns,
+ * for MSE/MAE-style means, variance, R2, Pearson and explained variance. A batch is reduced
+ * with an exact two-pass in float64 (mean first, then squared deviations from it), and the
+ * batch result is folded into the running state with Chan's merge:
+ *   n = na + nb,  d = mean_b - mean_a,  mean = mean_a + d * nb / n,
+ *   m2 = m2_a + m2_b + d^2 * na * nb / n,  c_xy = c_a + c_b + dx * dy * na * nb / n.
+ * The batch is only merged after the whole batch has been read and checked, so a NaN leaves
+ * the state untouched.
+ */
+#include "moments.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static tt_status check_state(const tt_view *state, const char *arg, int64_t columns, tt_error *err)
+{
+    const int64_t shape[2] = {columns, 6};
+    return tt_check_out(state, arg, TT_F64, 2, shape, err);
+}
+
+static tt_status check_values(const tt_view *x, const char *arg, tt_error *err)
+{
+    char got[96];
+    if (x->ndim != 1 && x->ndim != 2)
+        return tt_fail(err, TT_EVALUE, arg, "expected values [N] or [N, D], got %s",
+                       tt_describe(x, got, sizeof got));
+    return tt_check_scores(x, arg, x->ndim, err);
+}
+
+static int64_t columns_of(const tt_view *x) { return x->ndim == 2 ? x->shape[1] : 1; }
+
+/* Chan's merge of (nb, mean_b, m2_b) into (na, mean_a, m2_a). */
+static void merge_mean_m2(double *n, double *mean, double *m2, double nb, double mean_b, double m2_b)
+{
+    const double na = *n, total = na + nb;
+    if (nb == 0.0)
+        return;
+    if (na == 0.0) {
+        *n = nb;
+        *mean = mean_b;
+        *m2 = m2_b;
+        return;
+    }
+    const double delta = mean_b - *mean;
+    *mean += delta * (nb / total);
+    *m2 += m2_b + delta * delta * (na * nb / total);
+    *n = total;
+}
+
+static void merge_moment_row(double *a, const double *b)
+{
+    a[TT_MOM_SUM] += b[TT_MOM_SUM];
+    if (b[TT_MOM_MIN] < a[TT_MOM_MIN])
+        a[TT_MOM_MIN] = b[TT_MOM_MIN];
+    if (b[TT_MOM_MAX] > a[TT_MOM_MAX])
+        a[TT_MOM_MAX] = b[TT_MOM_MAX];
+    merge_mean_m2(&a[TT_MOM_N], &a[TT_MOM_MEAN], &a[TT_MOM_M2], b[TT_MOM_N], b[TT_MOM_MEAN],
+                  b[TT_MOM_M2]);
+}
+
+static void merge_comoment_row(double *a, const double *b)
+{
+    const double na = a[TT_CO_N], nb = b[TT_CO_N];
+    if (nb == 0.0)
+        return;
+    if (na == 0.0) {
+        memcpy(a, b, TT_CO_WIDTH * sizeof *a);
+        return;
+    }
+    const double total = na + nb, weight = na * nb / total;
+    const double dx = b[TT_CO_MEAN_X] - a[TT_CO_MEAN_X], dy = b[TT_CO_MEAN_Y] - a[TT_CO_MEAN_Y];
+    a[TT_CO_MEAN_X] += dx * (nb / total);
+    a[TT_CO_MEAN_Y] += dy * (nb / total);
+    a[TT_CO_M2_X] += b[TT_CO_M2_X] + dx * dx * weight;
+    a[TT_CO_M2_Y] += b[TT_CO_M2_Y] + dy * dy * weight;
+    a[TT_CO_C_XY] += b[TT_CO_C_XY] + dx * dy * weight;
+    a[TT_CO_N] = total;
+}
+
+/* ---- moments ------------------------------------------------------------------------------ */
+
+/* Batch moments of column `col` into row[6]; returns 1 and fills err on NaN or a bad weight. */
+static int batch_moments(const tt_view *x, const tt_view *weights, int64_t col, double *row,
+                         tt_error *err)
+{
+    double values[TT_CHUNK], w[TT_CHUNK];
+    const int64_t rows = x->shape[0];
+    double n = 0.0, sum = 0.0, lo = INFINITY, hi = -INFINITY;
+    for (int64_t start = 0; start < rows; start += TT_CHUNK) {
+        const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
+        int64_t nan_at = tt_load_scores(x, start, len, col, values);
+        if (nan_at >= 0) {
+            tt_fail(err, TT_EVALUE, "x", "NaN at sample %lld, column %lld",
+                    (long long)(start + nan_at), (long long)col);
+            return 1;
+        }
+        if (weights != NULL) {
+            nan_at = tt_load_scores(weights, start, len, 0, w);
+            for (int64_t i = 0; i < len && nan_at < 0; i++)
+                if (w[i] < 0.0 || isinf(w[i]))
+                    nan_at = i;
+            if (nan_at >= 0) {
+                tt_fail(err, TT_EVALUE, "weights",
+                        "expected finite weights >= 0, got %g at sample %lld", w[nan_at],
+                        (long long)(start + nan_at));
+                return 1;
+            }
+        }
+        for (int64_t i = 0; i < len; i++) {
+            const double wi = weights ? w[i] : 1.0;
+            n += wi;
+            sum += wi * values[i];
+            if (wi > 0.0 && values[i] < lo)
+                lo = values[i];
+            if (wi > 0.0 && values[i] > hi)
+                hi = values[i];
+        }
+    }
+    const double mean = n > 0.0 ? sum / n : 0.0;
+    double m2 = 0.0;
+    for (int64_t start = 0; start < rows && n > 0.0; start += TT_CHUNK) {
+        const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
+        tt_load_scores(x, start, len, col, values);
+        if (weights != NULL)
+            tt_load_scores(weights, start, len, 0, w);
+        for (int64_t i = 0; i < len; i++) {
+            const double d = values[i] - mean;
+            m2 += (weights ? w[i] : 1.0) * d * d;
+        }
+    }
+    row[TT_MOM_N] = n;
+    row[TT_MOM_SUM] = sum;
+    row[TT_MOM_MEAN] = mean;
+    row[TT_MOM_M2] = m2;
+    row[TT_MOM_MIN] = lo;
+    row[TT_MOM_MAX] = hi;
+    return 0;
+}
+
+tt_status tt_moments_update(const tt_view *state, const tt_view *x, const tt_view *weights,
+                            tt_error *err)
+{
+    char got[96];
+    if (check_values(x, "x", err) || check_state(state, "state", columns_of(x), err))
+        return err->status;
+    if (weights != NULL) {
+        if (tt_check_scores(weights, "weights", 1, err))
+            return err->status;
+        if (weights->shape[0] != x->shape[0])
+            return tt_fail(err, TT_EVALUE, "weights", "expected [%lld] (one per sample), got %s",
+                           (long long)x->shape[0], tt_describe(weights, got, sizeof got));
+    }
+    const int64_t columns = columns_of(x);
+    double *batch = malloc((size_t)(columns > 0 ? columns : 1) * TT_MOM_WIDTH * sizeof *batch);
+    if (batch == NULL)
+        return tt_fail(err, TT_ENOMEM, "x", "out of memory for %lld columns", (long long)columns);
+    for (int64_t col = 0; col < columns; col++) {
+        if (batch_moments(x, weights, col, batch + col * TT_MOM_WIDTH, err)) {
+            free(batch);
+            return err->status;
+        }
+    }
+    double *rows = (double *)state->data;
+    for (int64_t col = 0; col < columns; col++)
+        merge_moment_row(rows + col * TT_MOM_WIDTH, batch + col * TT_MOM_WIDTH);
+    free(batch);
+    return TT_OK;
+}
+
+/* Both states float64 [D, 6] with the same D. */
+static tt_status check_merge(const tt_view *state, const tt_view *other, tt_error *err)
+{
+    char got[96];
+    if (other->ndim != 2 || other->shape[1] != 6)
+        return tt_fail(err, TT_EVALUE, "other", "expected a float64 state [D, 6], got %s",
+                       tt_describe(other, got, sizeof got));
+    if (tt_check_out(other, "other", TT_F64, 2, other->shape, err))
+        return err->status;
+    return check_state(state, "state", other->shape[0], err);
+}
+
+tt_status tt_moments_merge(const tt_view *state, const tt_view *other, tt_error *err)
+{
+    if (check_merge(state, other, err))
+        return err->status;
+    for (int64_t col = 0; col < other->shape[0]; col++)
+        merge_moment_row((double *)state->data + col * TT_MOM_WIDTH,
+                         (const double *)other->data + col * TT_MOM_WIDTH);
+    return TT_OK;
+}
+
+/* ---- co-moments --------------------------------------------------------------------------- */
+
+static int batch_comoments(const tt_view *x, const tt_view *y, int64_t col, double *row,
+                           tt_error *err)
+{
+    double xs[TT_CHUNK], ys[TT_CHUNK];
+    const int64_t rows = x->shape[0];
+    double sum_x = 0.0, sum_y = 0.0;
+    for (int64_t start = 0; start < rows; start += TT_CHUNK) {
+        const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
+        const int64_t nan_x = tt_load_scores(x, start, len, col, xs);
+        const int64_t nan_y = tt_load_scores(y, start, len, col, ys);
+        if (nan_x >= 0 || nan_y >= 0) {
+            const int64_t at = nan_x >= 0 ? nan_x : nan_y;
+            tt_fail(err, TT_EVALUE, nan_x >= 0 ? "x" : "y", "NaN at sample %lld, column %lld",
+                    (long long)(start + at), (long long)col);
+            return 1;
+        }
+        for (int64_t i = 0; i < len; i++) {
+            sum_x += xs[i];
+            sum_y += ys[i];
+        }
+    }
+    const double n = (double)rows;
+    const double mean_x = rows ? sum_x / n : 0.0, mean_y = rows ? sum_y / n : 0.0;
+    double m2_x = 0.0, m2_y = 0.0, c_xy = 0.0;
+    for (int64_t start = 0; start < rows; start += TT_CHUNK) {
+        const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
+        tt_load_scores(x, start, len, col, xs);
+        tt_load_scores(y, start, len, col, ys);
+        for (int64_t i = 0; i < len; i++) {
+            const double dx = xs[i] - mean_x, dy = ys[i] - mean_y;
+            m2_x += dx * dx;
+            m2_y += dy * dy;
+            c_xy += dx * dy;
+        }
+    }
+    row[TT_CO_N] = n;
+    row[TT_CO_MEAN_X] = mean_x;
+    row[TT_CO_MEAN_Y] = mean_y;
+    row[TT_CO_M2_X] = m2_x;
+    row[TT_CO_M2_Y] = m2_y;
+    row[TT_CO_C_XY] = c_xy;
+    return 0;
+}
+
+tt_status tt_comoments_update(const tt_view *state, const tt_view *x, const tt_view *y,
+                              tt_error *err)
+{
+    char got[96], want[96];
+    if (check_values(x, "x", err) || check_values(y, "y", err))
+        return err->status;
+    if (x->ndim != y->ndim || x->shape[0] != y->shape[0] || columns_of(x) != columns_of(y))
+        return tt_fail(err, TT_EVALUE, "y", "expected the shape of x (%s), got %s",
+                       tt_describe(x, want, sizeof want), tt_describe(y, got, sizeof got));
+    const int64_t columns = columns_of(x);
+    if (check_state(state, "state", columns, err))
+        return err->status;
+    double *batch = malloc((size_t)(columns > 0 ? columns : 1) * TT_CO_WIDTH * sizeof *batch);
+    if (batch == NULL)
+        return tt_fail(err, TT_ENOMEM, "x", "out of memory for %lld columns", (long long)columns);
+    for (int64_t col = 0; col < columns; col++) {
+        if (batch_comoments(x, y, col, batch + col * TT_CO_WIDTH, err)) {
+            free(batch);
+            return err->status;
+        }
+    }
+    for (int64_t col = 0; col < columns; col++)
+        merge_comoment_row((double *)state->data + col * TT_CO_WIDTH, batch + col * TT_CO_WIDTH);
+    free(batch);
+    return TT_OK;
+}
+
+tt_status tt_comoments_merge(const tt_view *state, const tt_view *other, tt_error *err)
+{
+    if (check_merge(state, other, err))
+        return err->status;
+    for (int64_t col = 0; col < other->shape[0]; col++)
+        merge_comoment_row((double *)state->data + col * TT_CO_WIDTH,
+                           (const double *)other->data + col * TT_CO_WIDTH);
+    return TT_OK;
+}

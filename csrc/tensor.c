@@ -1,0 +1,206 @@
+/*
+ * tensor.c: DLPack capsule or exchange table -> validated tt_view. See tensor.h for the two
+ * paths and the ownership rules. Every failure sets a Python exception that names the argument
+ * and leaves nothing to release.
+ */
+#include "tensor.h"
+
+int tt_dlpack_cache_init(tt_dlpack_cache *cache)
+{
+    memset(cache, 0, sizeof *cache);
+    cache->use_exchange = 1;
+    cache->str_dlpack = PyUnicode_InternFromString("__dlpack__");
+    cache->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
+    cache->kwnames_max_version = Py_BuildValue("(s)", "max_version");
+    cache->max_version = Py_BuildValue("(ii)", 1, 0);
+    if (!cache->str_dlpack || !cache->str_exchange || !cache->kwnames_max_version ||
+        !cache->max_version)
+        return -1;
+    return 0;
+}
+
+void tt_dlpack_cache_clear(tt_dlpack_cache *cache)
+{
+    Py_CLEAR(cache->str_dlpack);
+    Py_CLEAR(cache->str_exchange);
+    Py_CLEAR(cache->kwnames_max_version);
+    Py_CLEAR(cache->max_version);
+    Py_CLEAR(cache->api_type);
+    cache->api = NULL;
+}
+
+void tt_borrow_release(tt_borrow *borrow)
+{
+    if (borrow->versioned != NULL && borrow->versioned->deleter != NULL)
+        borrow->versioned->deleter(borrow->versioned);
+    if (borrow->legacy != NULL && borrow->legacy->deleter != NULL)
+        borrow->legacy->deleter(borrow->legacy);
+    borrow->versioned = NULL;
+    borrow->legacy = NULL;
+}
+
+static int dtype_from_dlpack(tt_DLDataType dt, tt_dtype *out)
+{
+    if (dt.lanes != 1)
+        return -1;
+    switch (dt.code) {
+    case TT_DL_BOOL: *out = TT_BOOL; return dt.bits == 8 ? 0 : -1;
+    case TT_DL_UINT: *out = TT_U8; return dt.bits == 8 ? 0 : -1;
+    case TT_DL_INT:
+        switch (dt.bits) {
+        case 8: *out = TT_I8; return 0;
+        case 16: *out = TT_I16; return 0;
+        case 32: *out = TT_I32; return 0;
+        case 64: *out = TT_I64; return 0;
+        default: return -1;
+        }
+    case TT_DL_FLOAT:
+        switch (dt.bits) {
+        case 16: *out = TT_F16; return 0;
+        case 32: *out = TT_F32; return 0;
+        case 64: *out = TT_F64; return 0;
+        default: return -1;
+        }
+    case TT_DL_BFLOAT: *out = TT_BF16; return dt.bits == 16 ? 0 : -1;
+    default: return -1;
+    }
+}
+
+/* DLTensor -> tt_view; -1 with an exception set. */
+static int view_from_dltensor(const tt_DLTensor *t, const char *arg, tt_view *view)
+{
+    if (dtype_from_dlpack(t->dtype, &view->dtype) < 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: unsupported dtype (DLPack code %d, %d bits, %d lanes); expected bool, "
+                     "uint8, int8-int64, float16, bfloat16, float32 or float64",
+                     arg, (int)t->dtype.code, (int)t->dtype.bits, (int)t->dtype.lanes);
+        return -1;
+    }
+    if (t->ndim < 0 || t->ndim > TT_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "%s: expected at most %d dimensions, got %d", arg,
+                     TT_MAX_NDIM, (int)t->ndim);
+        return -1;
+    }
+    view->ndim = t->ndim;
+    view->device_type = t->device.device_type;
+    view->device_id = t->device.device_id;
+    view->data = (char *)t->data + t->byte_offset;
+    int64_t compact = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] < 0) {
+            PyErr_Format(PyExc_ValueError, "%s: negative size in dimension %d", arg, d);
+            return -1;
+        }
+        view->shape[d] = t->shape[d];
+        view->stride[d] = t->strides != NULL ? t->strides[d] : compact;
+        compact *= t->shape[d];
+    }
+    return 0;
+}
+
+/* The exchange table for type(obj), cached for the last type seen; NULL if it has none. */
+static const tt_DLPackExchangeAPI *exchange_api_for(tt_dlpack_cache *cache, PyObject *obj)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type == cache->api_type)
+        return cache->api;
+    PyObject *capsule = PyObject_GetAttr((PyObject *)type, cache->str_exchange);
+    const tt_DLPackExchangeAPI *api = NULL;
+    if (capsule == NULL) {
+        PyErr_Clear();
+    } else {
+        if (PyCapsule_IsValid(capsule, "dlpack_exchange_api"))
+            api = PyCapsule_GetPointer(capsule, "dlpack_exchange_api");
+        Py_DECREF(capsule);
+        if (api != NULL && (api->header.version.major != 1 ||
+                            api->dltensor_from_py_object_no_sync == NULL))
+            api = NULL; /* a future major version, or no borrowing entry point */
+    }
+    Py_INCREF(type);
+    Py_XSETREF(cache->api_type, type);
+    cache->api = api;
+    return api;
+}
+
+/* Calls obj.__dlpack__(max_version=(1, 0)), falling back to obj.__dlpack__() for producers that
+ * predate the keyword. */
+static PyObject *call_dlpack(tt_dlpack_cache *cache, PyObject *obj, const char *arg)
+{
+    PyObject *call_args[2] = {obj, cache->max_version};
+    PyObject *capsule = PyObject_VectorcallMethod(
+        cache->str_dlpack, call_args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, cache->kwnames_max_version);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        capsule = PyObject_VectorcallMethod(cache->str_dlpack, call_args,
+                                            1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    if (capsule == NULL) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_Format(PyExc_TypeError, "%s: could not export the tensor through DLPack: %S", arg,
+                     value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+    }
+    return capsule;
+}
+
+static int view_from_capsule(PyObject *capsule, const char *arg, tt_view *view, tt_borrow *borrow)
+{
+    if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+        tt_DLManagedTensorVersioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+        if (PyCapsule_SetName(capsule, "used_dltensor_versioned") < 0)
+            return -1;
+        borrow->versioned = m; /* ours now: released by tt_borrow_release on every path */
+        borrow->path = TT_PATH_VERSIONED;
+        if (m->version.major != 1) {
+            PyErr_Format(PyExc_TypeError, "%s: unsupported DLPack version %u.%u (expected 1.x)",
+                         arg, m->version.major, m->version.minor);
+            return -1;
+        }
+        return view_from_dltensor(&m->dl_tensor, arg, view);
+    }
+    if (PyCapsule_IsValid(capsule, "dltensor")) {
+        tt_DLManagedTensor *m = PyCapsule_GetPointer(capsule, "dltensor");
+        if (PyCapsule_SetName(capsule, "used_dltensor") < 0)
+            return -1;
+        borrow->legacy = m;
+        borrow->path = TT_PATH_LEGACY;
+        return view_from_dltensor(&m->dl_tensor, arg, view);
+    }
+    PyErr_Format(PyExc_TypeError, "%s: __dlpack__ returned %R, not an unused DLPack capsule", arg,
+                 capsule);
+    return -1;
+}
+
+int tt_view_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *arg, tt_view *view,
+                        tt_borrow *borrow)
+{
+    memset(borrow, 0, sizeof *borrow);
+    const tt_DLPackExchangeAPI *api = cache->use_exchange ? exchange_api_for(cache, obj) : NULL;
+    if (api != NULL) {
+        tt_DLTensor t;
+        memset(&t, 0, sizeof t);
+        if (api->dltensor_from_py_object_no_sync(obj, &t) != 0) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "%s: the producer could not export this tensor", arg);
+            return -1;
+        }
+        borrow->path = TT_PATH_EXCHANGE;
+        return view_from_dltensor(&t, arg, view);
+    }
+    if (!PyObject_HasAttr(obj, cache->str_dlpack)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a tensor (an object with __dlpack__), got %s",
+                     arg, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    PyObject *capsule = call_dlpack(cache, obj, arg);
+    if (capsule == NULL)
+        return -1;
+    int rc = view_from_capsule(capsule, arg, view, borrow);
+    Py_DECREF(capsule);
+    if (rc < 0)
+        tt_borrow_release(borrow);
+    return rc;
+}

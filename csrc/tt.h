@@ -1,0 +1,181 @@
+/*
+ * tt.h: what every torchtally C file shares. Status codes and the error record that kernels
+ * fill (module.c alone turns them into Python exceptions), the dtype enum, tt_view (a borrowed,
+ * validated tensor: pointer, dtype, shape, strides in elements), and small inline loaders that
+ * read one element of any supported dtype as int64 or double.
+ *
+ * Kernels are plain C: no Python, no allocation they do not free, no write outside `out`.
+ */
+#ifndef TT_H
+#define TT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TT_MAX_NDIM 4
+#define TT_MESSAGE_SIZE 320
+
+typedef enum {
+    TT_OK = 0,
+    TT_ETYPE,   /* wrong type or dtype: TypeError */
+    TT_EVALUE,  /* wrong shape, device or value: ValueError */
+    TT_ENOMEM,  /* allocation failed: MemoryError */
+} tt_status;
+
+typedef struct {
+    tt_status status;
+    char message[TT_MESSAGE_SIZE]; /* "<argument>: <what was expected, what arrived>" */
+} tt_error;
+
+/* Records the error and returns its status, so a kernel can `return tt_fail(...)`. */
+tt_status tt_fail(tt_error *err, tt_status status, const char *arg, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+typedef enum {
+    TT_BOOL = 0,
+    TT_U8,
+    TT_I8,
+    TT_I16,
+    TT_I32,
+    TT_I64,
+    TT_F16,
+    TT_BF16,
+    TT_F32,
+    TT_F64,
+    TT_NDTYPES
+} tt_dtype;
+
+const char *tt_dtype_name(tt_dtype dtype);
+size_t tt_dtype_size(tt_dtype dtype);
+
+static inline int tt_is_float(tt_dtype d) { return d >= TT_F16; }
+static inline int tt_is_label(tt_dtype d) { return d <= TT_I64; }
+
+/* A tensor as the kernels see it. `data` already includes DLPack's byte_offset. */
+typedef struct {
+    char *data;
+    tt_dtype dtype;
+    int ndim;
+    int64_t shape[TT_MAX_NDIM];
+    int64_t stride[TT_MAX_NDIM]; /* elements, not bytes */
+    int32_t device_type;
+    int32_t device_id;
+} tt_view;
+
+/* "int64 [32, 10]" into buf, for messages. */
+const char *tt_describe(const tt_view *v, char *buf, size_t size);
+
+/* Contract checks shared by the kernel families; each fails with a message naming `arg`. */
+tt_status tt_check_cpu(const tt_view *v, const char *arg, tt_error *err);
+tt_status tt_check_out(const tt_view *out, const char *arg, tt_dtype dtype, int ndim,
+                       const int64_t *shape, tt_error *err);
+tt_status tt_check_labels(const tt_view *v, const char *arg, int ndim, tt_error *err);
+tt_status tt_check_scores(const tt_view *v, const char *arg, int ndim, tt_error *err);
+tt_status tt_check_mask(const tt_view *mask, int64_t n, tt_error *err);
+
+/* ---- element loads ---------------------------------------------------------------------- */
+
+static inline float tt_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exponent = (h >> 10) & 0x1fu;
+    uint32_t mantissa = h & 0x3ffu;
+    uint32_t bits;
+    if (exponent == 0x1f) {                 /* inf or NaN */
+        bits = sign | 0x7f800000u | (mantissa << 13);
+    } else if (exponent != 0) {             /* normal */
+        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+    } else if (mantissa != 0) {             /* subnormal: normalise */
+        int shift = 0;
+        while ((mantissa & 0x400u) == 0) {
+            mantissa <<= 1;
+            shift++;
+        }
+        bits = sign | ((uint32_t)(113 - shift) << 23) | ((mantissa & 0x3ffu) << 13);
+    } else {                                /* zero */
+        bits = sign;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline float tt_bf16_to_float(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Element `i` of a 1-D view, or element (i, j) through explicit byte pointer `p`. */
+static inline int64_t tt_load_label(const char *p, tt_dtype d)
+{
+    switch (d) {
+    case TT_BOOL:
+    case TT_U8: return *(const uint8_t *)p;
+    case TT_I8: return *(const int8_t *)p;
+    case TT_I16: return *(const int16_t *)p;
+    case TT_I32: return *(const int32_t *)p;
+    case TT_I64: return *(const int64_t *)p;
+    default: return 0;
+    }
+}
+
+static inline double tt_load_score(const char *p, tt_dtype d)
+{
+    switch (d) {
+    case TT_F16: return tt_half_to_float(*(const uint16_t *)p);
+    case TT_BF16: return tt_bf16_to_float(*(const uint16_t *)p);
+    case TT_F32: return *(const float *)p;
+    case TT_F64: return *(const double *)p;
+    default: return (double)tt_load_label(p, d);
+    }
+}
+
+/* Byte step along dimension `dim`. */
+static inline int64_t tt_step(const tt_view *v, int dim)
+{
+    return v->stride[dim] * (int64_t)tt_dtype_size(v->dtype);
+}
+
+/* ---- chunked label loading -------------------------------------------------------------- */
+
+/* Kernels walk samples in chunks of TT_CHUNK, converting labels to int64 once per chunk, so
+ * the per-sample loop has no dtype switch in it. */
+#define TT_CHUNK 1024
+
+/* dst[i] = label at positions start..start+n of 1-D view v (or column `col` of a 2-D view). */
+void tt_load_labels(const tt_view *v, int64_t start, int64_t n, int64_t col, int64_t *dst);
+
+/* dst[i] = score at positions start..start+n of a 1-D view (or column `col` of a 2-D view), as
+ * double. Returns the chunk offset of the first NaN, or -1 when there is none. */
+int64_t tt_load_scores(const tt_view *v, int64_t start, int64_t n, int64_t col, double *dst);
+
+/* keep[0..n) = mask flags at start..start+n (1 everywhere when mask is NULL). */
+void tt_load_keep(const tt_view *mask, int64_t start, int64_t n, uint8_t *keep);
+
+/* ---- walk positions ------------------------------------------------------------------------ */
+
+/* Kernels over [N, K] inputs walk chunks of rows and, within a chunk, column by column. A bad
+ * element stops the walk; the same walk with sign -1 and `stop` at that element undoes it.
+ * `stop` is the first element not to visit. */
+typedef struct {
+    int64_t row, col;
+} tt_position;
+
+static const tt_position TT_WALK_ALL = {INT64_MAX - TT_CHUNK, 0};
+
+static inline int tt_precedes(int64_t row, int64_t col, tt_position stop)
+{
+    const int64_t chunk = row / TT_CHUNK, stop_chunk = stop.row / TT_CHUNK;
+    if (chunk != stop_chunk)
+        return chunk < stop_chunk;
+    return col < stop.col || (col == stop.col && row < stop.row);
+}
+
+#endif /* TT_H */

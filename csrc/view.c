@@ -1,0 +1,207 @@
+/*
+ * view.c: plain-C helpers over tt_view shared by every kernel family: error records, dtype
+ * names and sizes, the contract checks (device, dtype, rank, output layout) and chunked label
+ * loading. Nothing here touches Python.
+ */
+#include "tt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+tt_status tt_fail(tt_error *err, tt_status status, const char *arg, const char *fmt, ...)
+{
+    int used = snprintf(err->message, sizeof err->message, "%s: ", arg);
+    if (used < 0 || (size_t)used >= sizeof err->message)
+        used = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message + used, sizeof err->message - (size_t)used, fmt, ap);
+    va_end(ap);
+    err->status = status;
+    return status;
+}
+
+static const char *const dtype_names[TT_NDTYPES] = {
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+};
+static const size_t dtype_sizes[TT_NDTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+
+const char *tt_dtype_name(tt_dtype dtype)
+{
+    return (unsigned)dtype < TT_NDTYPES ? dtype_names[dtype] : "unknown";
+}
+
+size_t tt_dtype_size(tt_dtype dtype)
+{
+    return (unsigned)dtype < TT_NDTYPES ? dtype_sizes[dtype] : 1;
+}
+
+const char *tt_describe(const tt_view *v, char *buf, size_t size)
+{
+    int used = snprintf(buf, size, "%s [", tt_dtype_name(v->dtype));
+    for (int d = 0; d < v->ndim && used >= 0 && (size_t)used < size; d++)
+        used += snprintf(buf + used, size - (size_t)used, d ? ", %lld" : "%lld",
+                         (long long)v->shape[d]);
+    if (used >= 0 && (size_t)used < size)
+        snprintf(buf + used, size - (size_t)used, "]");
+    return buf;
+}
+
+tt_status tt_check_cpu(const tt_view *v, const char *arg, tt_error *err)
+{
+    if (v->device_type == 1 || v->device_type == 3) /* kDLCPU, kDLCUDAHost (pinned) */
+        return TT_OK;
+    return tt_fail(err, TT_EVALUE, arg,
+                   "expected a CPU tensor, got one on DLPack device type %d (id %d); "
+                   "a CUDA tensor needs the CUDA build or the torch reference path",
+                   (int)v->device_type, (int)v->device_id);
+}
+
+static int is_contiguous(const tt_view *v)
+{
+    int64_t expected = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->stride[d] != expected)
+            return 0;
+        expected *= v->shape[d];
+    }
+    return 1;
+}
+
+tt_status tt_check_out(const tt_view *out, const char *arg, tt_dtype dtype, int ndim,
+                       const int64_t *shape, tt_error *err)
+{
+    char got[96];
+    int shape_ok = out->ndim == ndim;
+    for (int d = 0; shape_ok && d < ndim; d++)
+        shape_ok = out->shape[d] == shape[d];
+    if (out->dtype != dtype || !shape_ok) {
+        char want[96];
+        tt_view expected = {.dtype = dtype, .ndim = ndim};
+        for (int d = 0; d < ndim; d++)
+            expected.shape[d] = shape[d];
+        return tt_fail(err, out->dtype != dtype ? TT_ETYPE : TT_EVALUE, arg,
+                       "expected %s, got %s", tt_describe(&expected, want, sizeof want),
+                       tt_describe(out, got, sizeof got));
+    }
+    if (!is_contiguous(out))
+        return tt_fail(err, TT_EVALUE, arg, "expected a contiguous tensor, got a strided %s",
+                       tt_describe(out, got, sizeof got));
+    return tt_check_cpu(out, arg, err);
+}
+
+tt_status tt_check_labels(const tt_view *v, const char *arg, int ndim, tt_error *err)
+{
+    char got[96];
+    if (!tt_is_label(v->dtype))
+        return tt_fail(err, TT_ETYPE, arg,
+                       "expected an integer or bool tensor of labels, got %s",
+                       tt_describe(v, got, sizeof got));
+    if (v->ndim != ndim)
+        return tt_fail(err, TT_EVALUE, arg, "expected a %d-D tensor of labels, got %s", ndim,
+                       tt_describe(v, got, sizeof got));
+    return tt_check_cpu(v, arg, err);
+}
+
+tt_status tt_check_scores(const tt_view *v, const char *arg, int ndim, tt_error *err)
+{
+    char got[96];
+    if (!tt_is_float(v->dtype))
+        return tt_fail(err, TT_ETYPE, arg,
+                       "expected a floating tensor (float16, bfloat16, float32, float64), got %s",
+                       tt_describe(v, got, sizeof got));
+    if (v->ndim != ndim)
+        return tt_fail(err, TT_EVALUE, arg, "expected a %d-D tensor of scores, got %s", ndim,
+                       tt_describe(v, got, sizeof got));
+    return tt_check_cpu(v, arg, err);
+}
+
+tt_status tt_check_mask(const tt_view *mask, int64_t n, tt_error *err)
+{
+    char got[96];
+    if (mask == NULL)
+        return TT_OK;
+    if (mask->dtype != TT_BOOL && mask->dtype != TT_U8)
+        return tt_fail(err, TT_ETYPE, "mask", "expected a bool tensor [%lld], got %s",
+                       (long long)n, tt_describe(mask, got, sizeof got));
+    if (mask->ndim != 1 || mask->shape[0] != n)
+        return tt_fail(err, TT_EVALUE, "mask", "expected shape [%lld] (one flag per sample), got %s",
+                       (long long)n, tt_describe(mask, got, sizeof got));
+    return tt_check_cpu(mask, "mask", err);
+}
+
+#define LOAD_LOOP(type)                                                                        \
+    do {                                                                                       \
+        const char *p = base;                                                                  \
+        for (int64_t i = 0; i < n; i++, p += step)                                             \
+            dst[i] = (int64_t) * (const type *)p;                                              \
+    } while (0)
+
+void tt_load_labels(const tt_view *v, int64_t start, int64_t n, int64_t col, int64_t *dst)
+{
+    if (n <= 0)
+        return;
+    int64_t step = tt_step(v, 0);
+    const char *base = v->data + start * step + (v->ndim > 1 ? col * tt_step(v, 1) : 0);
+    switch (v->dtype) {
+    case TT_BOOL:
+    case TT_U8: LOAD_LOOP(uint8_t); break;
+    case TT_I8: LOAD_LOOP(int8_t); break;
+    case TT_I16: LOAD_LOOP(int16_t); break;
+    case TT_I32: LOAD_LOOP(int32_t); break;
+    case TT_I64: LOAD_LOOP(int64_t); break;
+    default: memset(dst, 0, (size_t)n * sizeof *dst); break;
+    }
+}
+
+void tt_load_keep(const tt_view *mask, int64_t start, int64_t n, uint8_t *keep)
+{
+    if (n <= 0)
+        return;
+    if (mask == NULL) {
+        memset(keep, 1, (size_t)n);
+        return;
+    }
+    int64_t step = tt_step(mask, 0);
+    const char *p = mask->data + start * step;
+    for (int64_t i = 0; i < n; i++, p += step)
+        keep[i] = *(const uint8_t *)p != 0;
+}
+
+#define SCORE_LOOP(type, convert)                                                              \
+    do {                                                                                       \
+        const char *p = base;                                                                  \
+        for (int64_t i = 0; i < n; i++, p += step) {                                           \
+            dst[i] = (double)convert(*(const type *)p);                                        \
+            nan |= dst[i] != dst[i];                                                           \
+        }                                                                                      \
+    } while (0)
+#define AS_IS(x) (x)
+
+int64_t tt_load_scores(const tt_view *v, int64_t start, int64_t n, int64_t col, double *dst)
+{
+    if (n <= 0)
+        return -1;
+    int64_t step = tt_step(v, 0);
+    const char *base = v->data + start * step + (v->ndim > 1 ? col * tt_step(v, 1) : 0);
+    int nan = 0;
+    switch (v->dtype) {
+    case TT_F16: SCORE_LOOP(uint16_t, tt_half_to_float); break;
+    case TT_BF16: SCORE_LOOP(uint16_t, tt_bf16_to_float); break;
+    case TT_F32: SCORE_LOOP(float, AS_IS); break;
+    case TT_F64: SCORE_LOOP(double, AS_IS); break;
+    default: {
+        /* integer scores are exact in double and never NaN */
+        const char *p = base;
+        for (int64_t i = 0; i < n; i++, p += step)
+            dst[i] = (double)tt_load_label(p, v->dtype);
+        break;
+    }
+    }
+    if (!nan)
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        if (dst[i] != dst[i])
+            return i;
+    return -1;
+}
