@@ -22,80 +22,79 @@ typedef struct {
 
 /* ---- argmax over rows of [n, C] scores ------------------------------------------------------ */
 
-#define ARGMAX_LOOP(type, convert)                                                             \
-    for (int64_t i = 0; i < n; i++) {                                                          \
-        const char *row = base + i * row_step;                                                 \
-        float best = (float)convert(*(const type *)row);                                      \
-        int64_t best_j = 0;                                                                    \
-        int nan = best != best;                                                                \
-        for (int64_t j = 1; j < classes; j++) {                                                \
-            float v = (float)convert(*(const type *)(row + j * col_step));                    \
-            nan |= v != v;                                                                     \
-            if (v > best) {                                                                    \
-                best = v;                                                                      \
-                best_j = j;                                                                    \
-            }                                                                                  \
-        }                                                                                      \
-        if (nan)                                                                               \
-            return i;                                                                          \
-        dst[i] = best_j;                                                                       \
-    }
+/* A row's running maximum is a chain of dependent compare-selects, so one row at a time runs at
+ * the latency of that chain. ROWS_AT_ONCE rows are scanned together, column by column, so the
+ * chains overlap (and the compiler can put the rows in vector lanes). A group that holds a NaN
+ * is rescanned row by row to find the first NaN row. */
+#define ROWS_AT_ONCE 8
 
-#define ARGMAX_LOOP_F64                                                                        \
-    for (int64_t i = 0; i < n; i++) {                                                          \
-        const char *row = base + i * row_step;                                                 \
-        double best = *(const double *)row;                                                    \
+#define ARGMAX_ONE_ROW(acc, type, convert, i)                                                  \
+    do {                                                                                       \
+        const char *row = base + (i) * row_step;                                               \
+        acc best = (acc)convert(*(const type *)row);                                           \
         int64_t best_j = 0;                                                                    \
         int nan = best != best;                                                                \
         for (int64_t j = 1; j < classes; j++) {                                                \
-            double v = *(const double *)(row + j * col_step);                                  \
+            const acc v = (acc)convert(*(const type *)(row + j * col_step));                   \
+            const int greater = v > best;                                                      \
             nan |= v != v;                                                                     \
-            if (v > best) {                                                                    \
-                best = v;                                                                      \
-                best_j = j;                                                                    \
-            }                                                                                  \
+            best = greater ? v : best;                                                         \
+            best_j = greater ? j : best_j;                                                     \
         }                                                                                      \
         if (nan)                                                                               \
-            return i;                                                                          \
+            return (i);                                                                        \
         dst[i] = best_j;                                                                       \
-    }
+    } while (0)
+
+#define ARGMAX_ROWS(acc, type, convert)                                                        \
+    do {                                                                                       \
+        int64_t i = 0;                                                                         \
+        for (; i + ROWS_AT_ONCE <= n; i += ROWS_AT_ONCE) {                                     \
+            const char *group = base + i * row_step;                                           \
+            acc best[ROWS_AT_ONCE];                                                            \
+            int64_t best_j[ROWS_AT_ONCE];                                                      \
+            int nan = 0;                                                                       \
+            for (int r = 0; r < ROWS_AT_ONCE; r++) {                                           \
+                best[r] = (acc)convert(*(const type *)(group + r * row_step));                 \
+                best_j[r] = 0;                                                                 \
+                nan |= best[r] != best[r];                                                     \
+            }                                                                                  \
+            for (int64_t j = 1; j < classes; j++) {                                            \
+                const char *column = group + j * col_step;                                     \
+                for (int r = 0; r < ROWS_AT_ONCE; r++) {                                       \
+                    const acc v = (acc)convert(*(const type *)(column + r * row_step));        \
+                    const int greater = v > best[r];                                           \
+                    nan |= v != v;                                                             \
+                    best[r] = greater ? v : best[r];                                           \
+                    best_j[r] = greater ? j : best_j[r];                                       \
+                }                                                                              \
+            }                                                                                  \
+            if (nan) {                                                                         \
+                for (int64_t k = i; k < i + ROWS_AT_ONCE; k++)                                 \
+                    ARGMAX_ONE_ROW(acc, type, convert, k);                                     \
+            }                                                                                  \
+            for (int r = 0; r < ROWS_AT_ONCE; r++)                                             \
+                dst[i + r] = best_j[r];                                                        \
+        }                                                                                      \
+        for (; i < n; i++)                                                                     \
+            ARGMAX_ONE_ROW(acc, type, convert, i);                                             \
+    } while (0)
 
 #define IDENTITY(x) (x)
 
-/* dst[i] = argmax of row start+i. Returns the chunk offset of the first row holding a NaN (rows
- * before it are filled), or -1. float16/bfloat16/float32 compare exactly in float. */
+/* dst[i] = argmax of row start+i, the first index on ties (as torch.argmax). Returns the chunk
+ * offset of the first row holding a NaN (rows before it are filled), or -1. float16, bfloat16
+ * and float32 compare exactly in float. */
 static int64_t argmax_rows(const tt_view *s, int64_t start, int64_t n, int64_t *dst)
 {
     const int64_t classes = s->shape[1];
     const int64_t row_step = tt_step(s, 0), col_step = tt_step(s, 1);
     const char *base = s->data + start * row_step;
     switch (s->dtype) {
-    case TT_F16: ARGMAX_LOOP(uint16_t, tt_half_to_float) break;
-    case TT_BF16: ARGMAX_LOOP(uint16_t, tt_bf16_to_float) break;
-    case TT_F32:
-        if (col_step == (int64_t)sizeof(float)) {
-            /* contiguous rows, the common case: plain indexing lets the compiler unroll */
-            for (int64_t i = 0; i < n; i++) {
-                const float *row = (const float *)(base + i * row_step);
-                float best = row[0];
-                int64_t best_j = 0;
-                int nan = best != best;
-                for (int64_t j = 1; j < classes; j++) {
-                    nan |= row[j] != row[j];
-                    if (row[j] > best) {
-                        best = row[j];
-                        best_j = j;
-                    }
-                }
-                if (nan)
-                    return i;
-                dst[i] = best_j;
-            }
-        } else {
-            ARGMAX_LOOP(float, IDENTITY)
-        }
-        break;
-    case TT_F64: ARGMAX_LOOP_F64 break;
+    case TT_F16: ARGMAX_ROWS(float, uint16_t, tt_half_to_float); break;
+    case TT_BF16: ARGMAX_ROWS(float, uint16_t, tt_bf16_to_float); break;
+    case TT_F32: ARGMAX_ROWS(float, float, IDENTITY); break;
+    case TT_F64: ARGMAX_ROWS(double, double, IDENTITY); break;
     default: break;
     }
     return -1;
