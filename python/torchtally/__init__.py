@@ -5,3 +5,8 @@ that state, syncs it across ranks in a few packed collectives and hooks into tra
 """
 
 __version__ = "0.1.0"
+
+from .collection import MetricCollection
+from .decorators import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
+from .errors import NotComputableError, SyncError
+from .metric import Metric

@@ -1,0 +1,144 @@
+"""Thin helpers over torch.distributed for the sync protocol (sync.py).
+
+Everything here answers sensibly when torch.distributed is unavailable or not initialised
+(world size 1, rank 0) and never runs a collective. Collectives themselves live in sync.py;
+this file holds the bookkeeping around them: timeouts, the device the collectives use, and
+the store-based check-in that names the ranks that did not reach a sync.
+"""
+import datetime
+import hashlib
+import time
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import torch
+import torch.distributed
+
+# A rank that is merely slower than its peers (a longer shard, a checkpoint being written)
+# must not be reported as missing, so the default is generous; torch's own default for a
+# process group is 30 minutes.
+DEFAULT_SYNC_TIMEOUT_S = 300.0
+
+TimeoutLike = Union[float, int, datetime.timedelta]
+
+
+def initialized() -> bool:
+    """True when torch.distributed is built in and a default process group exists."""
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
+
+
+def world_size(group: Optional[Any] = None) -> int:
+    """Size of ``group`` (the default group when None); 1 when nothing is initialised."""
+    if not initialized():
+        return 1
+    return torch.distributed.get_world_size(group)
+
+
+def rank(group: Optional[Any] = None) -> int:
+    """This process's rank within ``group``; 0 when nothing is initialised."""
+    if not initialized():
+        return 0
+    return torch.distributed.get_rank(group)
+
+
+def global_rank() -> int:
+    return rank(None)
+
+
+def needs_sync(group: Optional[Any] = None) -> bool:
+    """True when a sync over ``group`` has other ranks to talk to."""
+    return initialized() and world_size(group) > 1
+
+
+def timeout_seconds(value: Optional[TimeoutLike], *, name: str = "sync_timeout") -> float:
+    """Normalise a timeout given as seconds or a timedelta; None means the default."""
+    if value is None:
+        return DEFAULT_SYNC_TIMEOUT_S
+    if isinstance(value, datetime.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise TypeError(f"{name} must be seconds (int/float) or a datetime.timedelta, got {type(value).__name__}")
+    if not seconds > 0:
+        raise ValueError(f"{name} must be > 0 seconds, got {seconds}")
+    return seconds
+
+
+def group_ranks(group: Optional[Any] = None) -> List[int]:
+    """Global ranks of the members of ``group``, in group-rank order."""
+    if group is None:
+        return list(range(world_size(None)))
+    return list(torch.distributed.get_process_group_ranks(group))
+
+
+def global_rank_of(group: Optional[Any], group_rank: int) -> int:
+    """Global rank of the member with rank ``group_rank`` in ``group``."""
+    if group is None:
+        return group_rank
+    return torch.distributed.get_global_rank(group, group_rank)
+
+
+def comm_device(group: Optional[Any] = None) -> torch.device:
+    """Device the group's collectives need their buffers on: CUDA for NCCL-only groups."""
+    backend = str(torch.distributed.get_backend(group)).lower()
+    if "nccl" in backend and "gloo" not in backend:
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def wait(work: Any, deadline: float) -> None:
+    """Wait for an async collective until ``deadline`` (time.monotonic()); raise on timeout."""
+    remaining = max(deadline - time.monotonic(), 1e-3)
+    work.wait(timeout=datetime.timedelta(seconds=remaining))
+
+
+# Per-group sequence numbers of syncs. Every rank of a group makes the same syncs in the same
+# order, so the numbers agree across ranks and name one sync in the check-in keys below.
+_sync_counters: Dict[Tuple[int, ...], int] = {}
+
+
+def next_sync_id(group: Optional[Any] = None) -> int:
+    key = tuple(group_ranks(group))
+    _sync_counters[key] = _sync_counters.get(key, 0) + 1
+    return _sync_counters[key]
+
+
+def _group_tag(group: Optional[Any]) -> str:
+    ranks = ",".join(map(str, group_ranks(group)))
+    return hashlib.blake2b(ranks.encode(), digest_size=6).hexdigest()
+
+
+def _default_store() -> Optional[Any]:
+    # There is no public accessor; the private one has existed since torch 1.x.
+    getter = getattr(torch.distributed.distributed_c10d, "_get_default_store", None)
+    if getter is None:
+        return None
+    try:
+        return getter()
+    except Exception:
+        return None
+
+
+def find_missing_ranks(group: Optional[Any], sync_id: int, grace_s: float) -> Optional[List[int]]:
+    """After a failed sync: check in, wait ``grace_s`` for the other live ranks, name the rest.
+
+    Every live rank whose sync failed calls this, so a rank that never reached the sync (dead,
+    hung, or running other code) is the one that never checks in. The check-in is done only on
+    failure, so a successful sync touches the store not at all. Returns global ranks, or None
+    when the store cannot be reached (e.g. the rank hosting it is gone).
+    """
+    store = _default_store()
+    if store is None:
+        return None
+    prefix = f"torchtally/sync/{_group_tag(group)}/{sync_id}/"
+    members = group_ranks(group)
+    try:
+        store.set(prefix + str(global_rank()), "1")
+        try:
+            store.wait([prefix + str(r) for r in members], datetime.timedelta(seconds=grace_s))
+            return []
+        except Exception:
+            pass
+        return [r for r in members if not store.check([prefix + str(r)])]
+    except Exception:
+        return None

@@ -1,0 +1,450 @@
+"""Metric: declared state, a cached compute, and sync across ranks on compute.
+
+A subclass declares its state once in ``__init__`` with ``add_state`` and implements
+``update`` and ``compute`` on it; the base class does the rest (see the Metric docstring).
+
+State kinds, by ``reduce`` (how ranks, and ``merge_state``, combine them):
+
+  "sum" | "max" | "min" | "prod"   fixed-shape tensors, combined elementwise;
+  "cat"                            a tensor whose dim 0 grows: rows are appended with
+                                   ``append_state(name, rows)`` and read back as one tensor
+                                   (``self.<name>``); ranks' rows are concatenated in rank order;
+  "merge"                          a tensor combined by the metric's own
+                                   ``merge_state_values(name, values)``, e.g. Chan's formula for
+                                   moments. Its dim 0 may vary; the rest of its shape is fixed.
+"""
+import copy
+import functools
+from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple
+
+import torch
+
+from . import dist
+from .errors import NotComputableError
+from .sync import SyncPlan, StateSpec, check_declarable, sync_states
+
+_WRAPPED = "_torchtally_wrapped"
+
+
+class Metric:
+    """Base class of torchtally metrics.
+
+    Subclasses declare state with ``add_state`` and write plain ``update`` / ``compute``
+    methods that read and assign ``self.<state>``. The base class wraps them so that:
+
+    * ``update(...)`` returns ``self``, drops the cached result and marks the metric updated;
+    * ``compute()`` raises NotComputableError before any update (on any rank), returns the
+      global result when torch.distributed is initialised with more than one rank (and
+      ``sync_on_compute``), and caches the result until the next ``update`` or ``reset``;
+    * sync never changes local state: ``compute`` runs on synced copies swapped in for the
+      duration of the call (restored even if it raises), so updating after ``compute`` keeps
+      accumulating this rank's data only.
+
+    In a distributed run ``compute()`` is a collective when it has to sync: every rank of the
+    process group must call it, also ranks that saw no data. A rank that has not updated since
+    its last ``compute`` returns its cached result without communicating, so ranks must not
+    diverge in that respect (one updating, another not) between two computes; ``reset()`` on
+    every rank (at each epoch start) clears the caches together.
+
+    Keyword-only options: ``sync_on_compute`` (default True), ``process_group`` (default: the
+    world), ``sync_timeout`` (seconds or timedelta, default 300 s; after it the sync raises
+    SyncError naming the ranks that did not answer), ``recipient_rank`` (None: result on every
+    rank; a rank of the group: only that rank gets the result, the others get None), and
+    ``device`` for the states (default CPU).
+
+    Example:
+
+        >>> import torch
+        >>> from torchtally import Metric
+        >>> class Mean(Metric):
+        ...     def __init__(self, **kwargs):
+        ...         super().__init__(**kwargs)
+        ...         self.add_state("total", torch.tensor(0.0, dtype=torch.float64), reduce="sum")
+        ...         self.add_state("count", torch.tensor(0), reduce="sum")
+        ...     def update(self, x):
+        ...         self.total = self.total + x.sum(dtype=torch.float64)
+        ...         self.count = self.count + x.numel()
+        ...     def compute(self):
+        ...         return self.total / self.count
+        >>> Mean().update(torch.tensor([1.0, 2.0])).update(torch.tensor([6.0])).compute()
+        tensor(3., dtype=torch.float64)
+
+    ``state_key``: metrics with equal, non-None ``state_key`` inside one MetricCollection share
+    their state (one update per batch, one slot in the sync). Set it (in ``__init__`` or on the
+    class) to a hashable that fixes the state completely, e.g. ("multiclass_confmat", C, ignore_index).
+    """
+
+    state_key: Optional[Hashable] = None
+
+    def __init__(
+        self,
+        *,
+        sync_on_compute: bool = True,
+        process_group: Optional[Any] = None,
+        sync_timeout: Optional[dist.TimeoutLike] = None,
+        recipient_rank: Optional[int] = None,
+        device: Optional[torch.device] = None,
+    ) -> None:
+        if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
+            raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
+        d = self.__dict__
+        d["_specs"] = {}  # name -> (reduce, default tensor), in declaration order
+        d["_cat_chunks"] = {}  # cat state name -> list of row blocks (read back concatenated)
+        d["_spec_version"] = 0
+        d["_plan"] = None
+        d["_updated"] = False
+        d["_cache"] = None  # (result,) once computed
+        d["_computing"] = False
+        self.sync_on_compute = bool(sync_on_compute)
+        self.process_group = process_group
+        self.sync_timeout = dist.timeout_seconds(sync_timeout)
+        self.recipient_rank = recipient_rank
+        self.device = torch.device(device) if device is not None else torch.device("cpu")
+
+    # -- declaring and holding state ----------------------------------------------------
+
+    def add_state(self, name: str, default: torch.Tensor, reduce: str = "sum") -> None:
+        """Declare a state. ``default`` fixes its dtype and shape (for cat/merge: the shape of a
+        row, i.e. the dims after 0) and is what ``reset`` restores. A cat default must have 0 rows."""
+        if "_specs" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() before add_state")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"add_state: name must be a Python identifier, got {name!r}")
+        if name in self._specs:
+            raise ValueError(f"add_state: state '{name}' is already declared")
+        if hasattr(type(self), name) or name in self.__dict__:
+            raise ValueError(f"add_state: name '{name}' clashes with an attribute of {type(self).__name__}")
+        if not isinstance(default, torch.Tensor):
+            raise TypeError(f"add_state('{name}'): default must be a torch.Tensor, got {type(default).__name__}")
+        check_declarable(name, default.dtype, reduce)
+        if reduce in ("cat", "merge") and default.dim() == 0:
+            raise ValueError(f"add_state('{name}'): a '{reduce}' state needs at least one dim (dim 0 holds rows)")
+        if reduce == "cat" and default.shape[0] != 0:
+            raise ValueError(
+                f"add_state('{name}'): a 'cat' default must have 0 rows (e.g. torch.empty(0, ...)), "
+                f"got shape {tuple(default.shape)}"
+            )
+        default = default.detach().to(self.device).clone()
+        self._specs[name] = (reduce, default)
+        if reduce == "cat":
+            self._cat_chunks[name] = []
+        else:
+            self.__dict__[name] = default.clone()
+        self.__dict__["_spec_version"] += 1
+        self.__dict__["_plan"] = None
+
+    def append_state(self, name: str, rows: torch.Tensor) -> None:
+        """Append ``rows`` (dim 0 = rows, the rest = the declared row shape) to cat state ``name``.
+
+        Blocks are kept in a list and concatenated when ``self.<name>`` is read, so appending is
+        O(1). The tensor is kept by reference (detached), not copied.
+        """
+        if name not in self._cat_chunks:
+            raise ValueError(f"append_state: '{name}' is not a 'cat' state of {type(self).__name__}")
+        self._cat_chunks[name].append(self._check_rows(name, rows, "append_state"))
+
+    def _check_rows(self, name: str, rows: Any, where: str) -> torch.Tensor:
+        default = self._specs[name][1]
+        if not isinstance(rows, torch.Tensor):
+            raise TypeError(f"{where}('{name}'): expected a tensor, got {type(rows).__name__}")
+        if rows.dtype != default.dtype:
+            raise TypeError(f"{where}('{name}'): expected dtype {default.dtype}, got {rows.dtype}")
+        if rows.dim() != default.dim() or rows.shape[1:] != default.shape[1:]:
+            want = ("N",) + tuple(default.shape[1:])
+            raise ValueError(f"{where}('{name}'): expected shape {want}, got {tuple(rows.shape)}")
+        return rows.detach().to(self.device)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: cat states live outside __dict__.
+        chunks = self.__dict__.get("_cat_chunks")
+        if chunks is not None and name in chunks:
+            parts = chunks[name]
+            if len(parts) != 1:
+                whole = torch.cat(parts) if parts else self._specs[name][1].clone()
+                parts[:] = [whole]
+            return parts[0]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        chunks = self.__dict__.get("_cat_chunks")
+        if chunks is not None and name in chunks:
+            chunks[name] = [self._check_rows(name, value, "assigning")]
+        else:
+            object.__setattr__(self, name, value)
+
+    @property
+    def state_names(self) -> Tuple[str, ...]:
+        return tuple(self._specs)
+
+    def state_reduce(self, name: str) -> str:
+        return self._specs[name][0]
+
+    def _state_values(self) -> List[torch.Tensor]:
+        return [getattr(self, name) for name in self._specs]
+
+    def _set_states(self, states: Dict[str, torch.Tensor]) -> None:
+        for name, value in states.items():
+            if name in self._cat_chunks:
+                self._cat_chunks[name] = [value]
+            else:
+                self.__dict__[name] = value
+
+    # -- the subclass's update/compute, wrapped -----------------------------------------
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for attr, wrap in (("update", _wrap_update), ("compute", _wrap_compute)):
+            fn = cls.__dict__.get(attr)
+            if fn is not None and callable(fn) and not getattr(fn, _WRAPPED, False):
+                setattr(cls, attr, wrap(fn))
+
+    def update(self, *args: Any, **kwargs: Any) -> "Metric":
+        raise NotImplementedError(f"{type(self).__name__} must implement update()")
+
+    def compute(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement compute()")
+
+    def compute_local(self) -> Any:
+        """compute() on this rank's state only: no sync, no cache."""
+        if not self._updated:
+            raise NotComputableError(self._not_computable_message(local=True))
+        return self._compute_with(None)
+
+    def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor:
+        """Combine the values of "merge" state ``name`` from several ranks or metric instances.
+
+        ``values`` are in rank order (for ``merge_state``: self first, then the others); each
+        has the declared row shape and possibly a different dim 0. Return the combined value.
+        A metric that declares a "merge" state must override this, e.g. to merge (n, mean, M2)
+        rows with Chan's formula.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} declares the 'merge' state '{name}' but does not implement "
+            "merge_state_values(name, values)"
+        )
+
+    def _should_sync(self) -> bool:
+        return self.sync_on_compute and dist.needs_sync(self.process_group)
+
+    def _compute_with(self, states: Optional[Dict[str, torch.Tensor]]) -> Any:
+        """Run the subclass's compute, on ``states`` swapped in for the call when given."""
+        d = self.__dict__
+        saved = None
+        if states is not None:
+            # Keep the original objects (cat lists may be shared within a collection).
+            saved = {n: (self._cat_chunks[n] if n in self._cat_chunks else d[n]) for n in states}
+        d["_computing"] = True
+        try:
+            if states is not None:
+                self._set_states(states)
+            return type(self).compute(self)
+        finally:
+            d["_computing"] = False
+            if saved is not None:
+                for n, old in saved.items():
+                    if n in self._cat_chunks:
+                        self._cat_chunks[n] = old
+                    else:
+                        d[n] = old
+
+    def _compute_synced(self) -> Any:
+        names = list(self._specs)
+
+        def require_update(updated_anywhere: List[bool]) -> None:
+            if not updated_anywhere[0]:
+                raise NotComputableError(self._not_computable_message(local=False))
+
+        synced = sync_states(
+            self._sync_plan(),
+            self._state_values(),
+            group=self.process_group,
+            timeout_s=self.sync_timeout,
+            recipient=self.recipient_rank,
+            updated=[self._updated],
+            merge=lambda i, values: self.merge_state_values(names[i], values),
+            on_header=require_update,
+        )
+        if synced is None:
+            return None
+        return self._compute_with(dict(zip(names, synced)))
+
+    def _state_specs(self, label_prefix: str = "", unit: int = 0) -> List[StateSpec]:
+        specs = []
+        for name, (reduce, default) in self._specs.items():
+            shape = tuple(default.shape[1:]) if reduce in ("cat", "merge") else tuple(default.shape)
+            label = f"{label_prefix}{type(self).__name__}.{name}"
+            specs.append(StateSpec(label, reduce, default.dtype, shape, unit))
+        return specs
+
+    def _sync_plan(self) -> SyncPlan:
+        if self._plan is None:
+            self.__dict__["_plan"] = SyncPlan(self._state_specs(), n_units=1)
+        return self._plan
+
+    def _not_computable_message(self, local: bool) -> str:
+        where = "on this rank" if local else "on any rank"
+        return (
+            f"{type(self).__name__}.compute() needs at least one update() {where} since the last reset(); "
+            "none was made"
+        )
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def reset(self) -> "Metric":
+        """Restore every state to its declared default and forget the cached result."""
+        for name, (reduce, default) in self._specs.items():
+            if reduce == "cat":
+                self._cat_chunks[name] = []
+            else:
+                self.__dict__[name] = default.clone()
+        self.__dict__["_updated"] = False
+        self.__dict__["_cache"] = None
+        return self
+
+    def merge_state(self, others: Iterable["Metric"]) -> "Metric":
+        """Fold the states of ``others`` (same states declared) into this metric, by each
+        state's reduce, as if this metric had seen their data too. ``others`` are unchanged."""
+        others = list(others)
+        mine = self._state_specs()
+        for other in others:
+            if not isinstance(other, Metric) or other._state_specs() != mine:
+                raise ValueError(
+                    f"merge_state: expected metrics declaring the same states as this {type(self).__name__} "
+                    f"({[s.describe() for s in mine]}), got {type(other).__name__}"
+                )
+        merged = {}
+        for name, (reduce, _) in self._specs.items():
+            values = [getattr(self, name)] + [getattr(o, name).to(self.device) for o in others]
+            merged[name] = _combine(reduce, values) if reduce != "merge" else self.merge_state_values(name, values)
+        self._set_states(merged)
+        self.__dict__["_updated"] = self._updated or any(o._updated for o in others)
+        self.__dict__["_cache"] = None
+        return self
+
+    def state_dict(self) -> Dict[str, torch.Tensor]:
+        """Copies of the states, by name (cat states concatenated)."""
+        return {name: getattr(self, name).detach().clone() for name in self._specs}
+
+    def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> "Metric":
+        """Load states saved by ``state_dict``; the metric then counts as updated. All entries
+        are checked before any is assigned, so a bad state_dict leaves the metric unchanged."""
+        self._set_states(self._check_state_dict(state_dict, strict))
+        self.__dict__["_updated"] = True
+        self.__dict__["_cache"] = None
+        return self
+
+    def _check_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool) -> Dict[str, torch.Tensor]:
+        if strict:
+            missing = [n for n in self._specs if n not in state_dict]
+            unexpected = [k for k in state_dict if k not in self._specs]
+            if missing or unexpected:
+                raise KeyError(
+                    f"{type(self).__name__}.load_state_dict: missing states {missing}, unexpected keys {unexpected}"
+                )
+        checked = {}
+        for name, (reduce, default) in self._specs.items():
+            if name not in state_dict:
+                continue
+            value = state_dict[name]
+            if reduce in ("cat", "merge"):
+                value = self._check_rows(name, value, "load_state_dict")
+            else:
+                if not isinstance(value, torch.Tensor):
+                    raise TypeError(f"load_state_dict('{name}'): expected a tensor, got {type(value).__name__}")
+                if value.dtype != default.dtype or value.shape != default.shape:
+                    raise ValueError(
+                        f"load_state_dict('{name}'): expected dtype {default.dtype} shape {tuple(default.shape)}, "
+                        f"got dtype {value.dtype} shape {tuple(value.shape)}"
+                    )
+            checked[name] = value.detach().to(self.device).clone()
+        return checked
+
+    def to(self, device: Any) -> "Metric":
+        """Move states (and their defaults) to ``device``; returns self."""
+        device = torch.device(device)
+        self.device = device
+        for name, (reduce, default) in list(self._specs.items()):
+            self._specs[name] = (reduce, default.to(device))
+            if reduce == "cat":
+                self._cat_chunks[name] = [c.to(device) for c in self._cat_chunks[name]]
+            else:
+                self.__dict__[name] = self.__dict__[name].to(device)
+        self.__dict__["_cache"] = None
+        return self
+
+    def clone(self) -> "Metric":
+        """A deep copy (states, cached result, options); the process group is shared, not copied."""
+        return copy.deepcopy(self)
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Metric":
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            new.__dict__[key] = value if key in ("process_group", "_plan") else copy.deepcopy(value, memo)
+        return new
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # A ProcessGroup cannot be pickled: an unpickled metric syncs over the default group.
+        state = dict(self.__dict__)
+        state["process_group"] = None
+        state["_plan"] = None
+        state["_computing"] = False
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{n}:{r}" for n, (r, _) in self._specs.items())
+        return f"{type(self).__name__}(states=[{states}], updated={self._updated})"
+
+
+def _combine(reduce: str, values: List[torch.Tensor]) -> torch.Tensor:
+    """Combine same-shaped fixed states (or cat states) the way a sync would."""
+    if reduce == "cat":
+        return torch.cat(values)
+    out = values[0].clone()
+    for v in values[1:]:
+        if reduce == "sum":
+            out = out + v
+        elif reduce == "max":
+            out = torch.maximum(out, v)
+        elif reduce == "min":
+            out = torch.minimum(out, v)
+        elif reduce == "prod":
+            out = out * v
+    return out
+
+
+def _wrap_update(fn):
+    @functools.wraps(fn)
+    def update(self, *args, **kwargs):
+        self.__dict__["_cache"] = None
+        fn(self, *args, **kwargs)
+        self.__dict__["_updated"] = True
+        return self
+
+    setattr(update, _WRAPPED, True)
+    return update
+
+
+def _wrap_compute(fn):
+    @functools.wraps(fn)
+    def compute(self):
+        d = self.__dict__
+        if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
+            return fn(self)
+        if d["_cache"] is not None:
+            return d["_cache"][0]
+        if self._should_sync():
+            result = self._compute_synced()
+        else:
+            if not d["_updated"]:
+                raise NotComputableError(self._not_computable_message(local=True))
+            result = self._compute_with(None)
+        d["_cache"] = (result,)
+        return result
+
+    setattr(compute, _WRAPPED, True)
+    return compute
+

@@ -1,0 +1,479 @@
+"""Plan-driven, packed sync of metric state across ranks (DESIGN.md §3).
+
+A SyncPlan is built once from the *declared* states of one metric, one collection or one
+decorated object (never from data), so every rank derives the same plan and makes the same
+collectives in the same order. One sync is:
+
+  1. one header all_gather of HEADER_SLOTS int64 per rank: the plan's fingerprint, this rank's
+     local status, the sync options, which units (metrics) were updated, and the dim-0 length
+     of every cat/merge state. Every rank sees every header, so a fingerprint that differs, or
+     a rank whose state no longer matches its declaration, raises the same SyncError on every
+     rank before any data is exchanged. (A second, plan-sized header all_gather happens only
+     when a plan has more flags and lengths than the fixed header holds.)
+  2. one all_reduce per (transport dtype, op) group of fixed-shape states, packed into one
+     flat buffer across all metrics of the plan. Integer and bool states travel as int64 and
+     half floats as float32, so a collection of int64/int32 counters costs one all_reduce.
+  3. one all_gather of raw bytes for all cat and merge states together, each padded to its
+     longest rank and trimmed by the header's lengths; skipped when they are empty on every
+     rank. Ranks with no samples take part like any other.
+
+With a recipient rank, steps 2 and 3 become reduce and gather to that rank. Every wait is
+bounded by the sync's timeout; a failure is turned into SyncError naming the ranks that did
+not reach the sync (see dist.find_missing_ranks).
+
+Sync never writes to the values it is given: packing copies them into fresh buffers, and the
+returned tensors are views of those buffers.
+"""
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.distributed
+
+from . import dist
+from .errors import SyncError
+
+FIXED_REDUCES = ("sum", "max", "min", "prod")
+VAR_REDUCES = ("cat", "merge")
+REDUCES = FIXED_REDUCES + VAR_REDUCES
+
+HEADER_SLOTS = 64
+_FP, _STATUS, _PROBLEM, _OPTIONS = 0, 1, 2, 3
+_HEADER_FIXED = 4
+_FLAG_BITS = 62  # unit flags per int64 header word (bit 63 left alone)
+_PROTOCOL = "torchtally-sync-1"
+
+_PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}
+
+_INT_LIKE = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+_FLOAT_LIKE = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_COMPLEX = (torch.complex64, torch.complex128)
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """One declared state as the plan sees it.
+
+    label: unique, human-readable name used in errors and in the fingerprint ("acc.confmat").
+    reduce: one of REDUCES.
+    dtype: the state's dtype.
+    shape: full shape of a fixed state; for cat/merge the shape of one row (dims after dim 0).
+    unit: index of the metric/object owning the state (for the "was updated" flags).
+    """
+
+    label: str
+    reduce: str
+    dtype: torch.dtype
+    shape: Tuple[int, ...]
+    unit: int = 0
+
+    def describe(self) -> str:
+        shape = ("N",) + self.shape if self.reduce in VAR_REDUCES else self.shape
+        return f"{self.label}: {self.reduce} {str(self.dtype).replace('torch.', '')} {tuple(shape)}"
+
+
+def check_declarable(label: str, dtype: torch.dtype, reduce: str) -> None:
+    """Raise a clear error for a state the sync cannot carry exactly."""
+    if reduce not in REDUCES:
+        raise ValueError(f"state '{label}': reduce must be one of {REDUCES}, got {reduce!r}")
+    if reduce in VAR_REDUCES:
+        return  # travels as raw bytes: any dtype
+    if dtype == torch.bool and reduce in ("sum", "prod"):
+        raise ValueError(f"state '{label}': a bool state can only reduce by 'max' (any) or 'min' (all), got {reduce!r}")
+    if dtype in _COMPLEX and reduce != "sum":
+        raise ValueError(f"state '{label}': a complex state can only reduce by 'sum', got {reduce!r}")
+    if dtype not in _INT_LIKE + _FLOAT_LIKE + _COMPLEX:
+        raise ValueError(
+            f"state '{label}': dtype {dtype} cannot be reduced exactly across ranks; "
+            f"use one of int64, int32, int16, int8, uint8, bool, float64, float32, float16, bfloat16, complex"
+        )
+
+
+def transport_dtype(dtype: torch.dtype) -> torch.dtype:
+    """dtype a fixed state travels in: integers and bool widen to int64 (exact), half floats to float32."""
+    if dtype in _INT_LIKE:
+        return torch.int64
+    if dtype in (torch.float16, torch.bfloat16):
+        return torch.float32
+    return dtype
+
+
+_REDUCE_OPS = {
+    "sum": torch.distributed.ReduceOp.SUM,
+    "max": torch.distributed.ReduceOp.MAX,
+    "min": torch.distributed.ReduceOp.MIN,
+    "prod": torch.distributed.ReduceOp.PRODUCT,
+}
+
+
+@dataclass(frozen=True)
+class _FixedGroup:
+    dtype: torch.dtype  # transport dtype
+    reduce: str
+    indices: Tuple[int, ...]
+    numels: Tuple[int, ...]
+
+
+class SyncPlan:
+    """The collectives one sync makes, derived from declared states only. Immutable; cache it."""
+
+    def __init__(self, specs: Sequence[StateSpec], n_units: int = 1) -> None:
+        labels = [s.label for s in specs]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"state labels in one sync plan must be unique, got {labels}")
+        for s in specs:
+            check_declarable(s.label, s.dtype, s.reduce)
+            if not 0 <= s.unit < n_units:
+                raise ValueError(f"state '{s.label}': unit {s.unit} out of range for {n_units} units")
+        self.specs: Tuple[StateSpec, ...] = tuple(specs)
+        self.n_units = n_units
+
+        groups: Dict[Tuple[torch.dtype, str], List[int]] = {}
+        for i, s in enumerate(self.specs):
+            if s.reduce in FIXED_REDUCES:
+                groups.setdefault((transport_dtype(s.dtype), s.reduce), []).append(i)
+        self.fixed_groups: Tuple[_FixedGroup, ...] = tuple(
+            _FixedGroup(dt, red, tuple(idx), tuple(_numel(self.specs[i].shape) for i in idx))
+            for (dt, red), idx in groups.items()
+        )
+        self.var_indices: Tuple[int, ...] = tuple(i for i, s in enumerate(self.specs) if s.reduce in VAR_REDUCES)
+        self.row_bytes: Tuple[int, ...] = tuple(
+            _numel(self.specs[i].shape) * _itemsize(self.specs[i].dtype) for i in self.var_indices
+        )
+        self.n_flag_words = (n_units + _FLAG_BITS - 1) // _FLAG_BITS
+        self.header_extra = self.n_flag_words + len(self.var_indices)
+        self.fingerprint = _fingerprint(self.describe())
+
+    def describe(self) -> List[str]:
+        return [f"{self.n_units} unit(s)"] + [s.describe() for s in self.specs]
+
+    @property
+    def collectives_per_sync(self) -> int:
+        """Upper bound of collectives one successful sync makes (the var gather may be skipped)."""
+        overflow = 1 if _HEADER_FIXED + self.header_extra > HEADER_SLOTS else 0
+        return 1 + overflow + len(self.fixed_groups) + (1 if self.var_indices else 0)
+
+
+def _numel(shape: Tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _itemsize(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def _fingerprint(lines: List[str]) -> int:
+    digest = hashlib.blake2b("\n".join([_PROTOCOL] + lines).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & (2**63 - 1)
+
+
+def _local_problem(spec: StateSpec, value: Any) -> Tuple[int, str]:
+    """(problem code, detail) when ``value`` no longer matches ``spec``; (0, "") when it does."""
+    if not isinstance(value, torch.Tensor):
+        return 3, f"a {type(value).__name__}, not a tensor"
+    if value.dtype != spec.dtype:
+        return 2, f"dtype {value.dtype}"
+    if spec.reduce in VAR_REDUCES:
+        if value.dim() != 1 + len(spec.shape) or tuple(value.shape[1:]) != spec.shape:
+            return 1, f"shape {tuple(value.shape)}"
+    elif tuple(value.shape) != spec.shape:
+        return 1, f"shape {tuple(value.shape)}"
+    return 0, ""
+
+
+MergeFn = Callable[[int, List[torch.Tensor]], torch.Tensor]
+
+
+def sync_states(
+    plan: SyncPlan,
+    values: Sequence[torch.Tensor],
+    *,
+    group: Optional[Any] = None,
+    timeout_s: float = dist.DEFAULT_SYNC_TIMEOUT_S,
+    recipient: Optional[int] = None,
+    updated: Optional[Sequence[bool]] = None,
+    merge: Optional[MergeFn] = None,
+    on_header: Optional[Callable[[List[bool]], None]] = None,
+) -> Optional[List[torch.Tensor]]:
+    """Sync ``values`` (one per plan spec, in plan order) across ``group``.
+
+    Returns the synced tensors in plan order, on the devices of ``values``; None on ranks other
+    than ``recipient`` when one is given (a rank within ``group``). ``updated[u]`` tells whether
+    unit u was updated on this rank; after the header, ``on_header`` receives, per unit, whether
+    any rank updated it, and may raise (consistently on every rank) before any data moves.
+    ``merge(i, per_rank_values)`` combines spec i's per-rank values (rank order) for a "merge"
+    state. Must be called by every rank of ``group``; a no-op world (size 1) is the caller's job.
+    """
+    return _Sync(plan, group, timeout_s, recipient).run(values, updated, merge, on_header)
+
+
+class _Sync:
+    """One sync's state: the deadline, the sync id for error reports, the comm device."""
+
+    def __init__(self, plan: SyncPlan, group: Optional[Any], timeout_s: float, recipient: Optional[int]) -> None:
+        self.plan = plan
+        self.group = group
+        self.timeout_s = timeout_s
+        self.world = dist.world_size(group)
+        self.rank = dist.rank(group)
+        if recipient is not None and not 0 <= recipient < self.world:
+            raise ValueError(f"recipient_rank must be in [0, {self.world}) for this process group, got {recipient}")
+        self.recipient = recipient
+        self.device = dist.comm_device(group)
+        self.sync_id = dist.next_sync_id(group)
+        self.start = time.monotonic()
+        self.deadline = self.start + timeout_s
+
+    # -- the protocol -------------------------------------------------------------------
+
+    def run(self, values, updated, merge, on_header) -> Optional[List[torch.Tensor]]:
+        plan = self.plan
+        if len(values) != len(plan.specs):
+            raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
+        table, lengths, updated_anywhere = self._exchange_header(values, updated)
+        if on_header is not None:
+            on_header(updated_anywhere)
+
+        pending = []  # (kind, payload, work)
+        for g in plan.fixed_groups:
+            buf = self._pack_fixed(g, values)
+            pending.append(("fixed", (g, buf), self._reduce(buf, g.reduce)))
+        var_layout = self._var_layout(lengths)
+        if var_layout is not None:
+            block, offsets = var_layout
+            local = self._pack_var(values, block, offsets)
+            out, work = self._gather(local, block)
+            pending.append(("var", (out, block, offsets), work))
+        for _, _, work in pending:
+            self._wait(work, "data collectives")
+
+        if self.recipient is not None and self.rank != self.recipient:
+            return None
+        synced: List[Optional[torch.Tensor]] = [None] * len(plan.specs)
+        for kind, payload, _ in pending:
+            if kind == "fixed":
+                self._unpack_fixed(payload[0], payload[1], values, synced)
+            else:
+                self._unpack_var(*payload, lengths, values, synced, merge)
+        for j, i in enumerate(plan.var_indices):
+            if synced[i] is None:  # every rank empty: nothing was gathered
+                synced[i] = self._combine_var(i, [values[i].new_empty((0,) + plan.specs[i].shape)] * self.world, merge)
+        return synced  # type: ignore[return-value]
+
+    def _exchange_header(self, values, updated):
+        plan = self.plan
+        status, problem, detail = 0, 0, ""
+        for i, (spec, value) in enumerate(zip(plan.specs, values)):
+            problem, detail = _local_problem(spec, value)
+            if problem:
+                status = i + 1
+                break
+        words = [0] * plan.n_flag_words
+        for u in range(plan.n_units):
+            if updated is None or updated[u]:
+                words[u // _FLAG_BITS] |= 1 << (u % _FLAG_BITS)
+        var_lengths = [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
+        options = 0 if self.recipient is None else self.recipient + 1
+        header = [plan.fingerprint, status, problem, options] + words + var_lengths
+        fixed_part = header[:HEADER_SLOTS] + [0] * max(0, HEADER_SLOTS - len(header))
+
+        table = self._all_gather_ints(fixed_part, "header")
+        self._check_agreement(table)
+        if status or any(row[_STATUS] for row in table):
+            self._raise_local_problem(table, detail)
+        if len(header) > HEADER_SLOTS:
+            rest = self._all_gather_ints(header[HEADER_SLOTS:], "header (overflow)")
+            table = [row + extra for row, extra in zip(table, rest)]
+
+        base = _HEADER_FIXED
+        updated_anywhere = [
+            any((row[base + u // _FLAG_BITS] >> (u % _FLAG_BITS)) & 1 for row in table) for u in range(plan.n_units)
+        ]
+        base += plan.n_flag_words
+        lengths = [row[base : base + len(plan.var_indices)] for row in table]
+        return table, lengths, updated_anywhere
+
+    def _all_gather_ints(self, ints: List[int], stage: str) -> List[List[int]]:
+        n = len(ints)
+        local = torch.tensor(ints, dtype=torch.int64, device=self.device)
+        out = torch.empty(self.world * n, dtype=torch.int64, device=self.device)
+        self._wait(self._start(_all_gather_flat, out, local, stage=stage), stage)
+        return out.view(self.world, n).tolist()
+
+    def _check_agreement(self, table: List[List[int]]) -> None:
+        fps = [row[_FP] for row in table]
+        opts = [row[_OPTIONS] for row in table]
+        if len(set(fps)) == 1 and len(set(opts)) == 1:
+            return
+        # Every rank saw the same table, so every rank is here: describing the plans with one
+        # more (object) gather is safe and gives the user the actual difference.
+        mine = {"plan": self.plan.describe(), "recipient": self.recipient}
+        plans: List[Any] = [None] * self.world
+        try:
+            torch.distributed.all_gather_object(plans, mine, group=self.group)
+            message = _describe_mismatch(plans)
+        except Exception as exc:  # pragma: no cover - depends on the failure
+            message = f"plan fingerprints per rank {fps}, options per rank {opts} (describing failed: {exc})"
+        raise SyncError(
+            f"torchtally sync #{self.sync_id}: ranks disagree on what to sync, detected before any data "
+            f"was exchanged: {message}",
+            sync_id=self.sync_id,
+        )
+
+    def _raise_local_problem(self, table: List[List[int]], my_detail: str) -> None:
+        parts = []
+        for r, row in enumerate(table):
+            if row[_STATUS]:
+                spec = self.plan.specs[row[_STATUS] - 1]
+                what = _PROBLEMS.get(row[_PROBLEM], "value")
+                got = f" (got {my_detail})" if r == self.rank else ""
+                parts.append(f"rank {r}: state '{spec.label}' changed {what} since it was declared as {spec.describe()}{got}")
+        raise SyncError(
+            f"torchtally sync #{self.sync_id}: " + "; ".join(parts) + ". Assign states only values of their "
+            "declared shape and dtype.",
+            sync_id=self.sync_id,
+        )
+
+    # -- fixed-shape states -------------------------------------------------------------
+
+    def _pack_fixed(self, g: _FixedGroup, values) -> torch.Tensor:
+        parts = []
+        for i in g.indices:
+            v = values[i].detach()
+            if v.dtype != g.dtype or v.device != self.device:
+                v = v.to(device=self.device, dtype=g.dtype)
+            parts.append(v.reshape(-1))
+        return torch.cat(parts)  # always a fresh buffer: the collective never touches local state
+
+    def _reduce(self, buf: torch.Tensor, reduce: str):
+        op = _REDUCE_OPS[reduce]
+        if self.recipient is None:
+            return self._start(torch.distributed.all_reduce, buf, op=op, stage="all_reduce")
+        dst = dist.global_rank_of(self.group, self.recipient)
+        return self._start(torch.distributed.reduce, buf, dst=dst, op=op, stage="reduce")
+
+    def _unpack_fixed(self, g: _FixedGroup, buf: torch.Tensor, values, synced) -> None:
+        for i, chunk in zip(g.indices, buf.split(list(g.numels))):
+            spec = self.plan.specs[i]
+            out = chunk.view(spec.shape)
+            if out.dtype != spec.dtype or out.device != values[i].device:
+                out = out.to(device=values[i].device, dtype=spec.dtype)
+            synced[i] = out
+
+    # -- cat and merge states: one byte gather ------------------------------------------
+
+    def _var_layout(self, lengths: List[List[int]]) -> Optional[Tuple[int, List[int]]]:
+        if not self.plan.var_indices:
+            return None
+        offsets, block = [], 0
+        for j, row_bytes in enumerate(self.plan.row_bytes):
+            offsets.append(block)
+            longest = max(rank_lengths[j] for rank_lengths in lengths)
+            block += _align8(longest * row_bytes)
+        return (block, offsets) if block else None
+
+    def _pack_var(self, values, block: int, offsets: List[int]) -> torch.Tensor:
+        buf = torch.zeros(block, dtype=torch.uint8, device=self.device)
+        for j, i in enumerate(self.plan.var_indices):
+            v = values[i]
+            if v.numel() == 0:
+                continue
+            raw = v.detach().to(self.device).contiguous().view(-1).view(torch.uint8)
+            buf[offsets[j] : offsets[j] + raw.numel()] = raw
+        return buf
+
+    def _gather(self, local: torch.Tensor, block: int):
+        out = torch.empty(self.world * block, dtype=torch.uint8, device=self.device)
+        if self.recipient is None:
+            return out, self._start(_all_gather_flat, out, local, stage="all_gather")
+        dst = dist.global_rank_of(self.group, self.recipient)
+        parts = list(out.split(block)) if self.rank == self.recipient else None
+        return out, self._start(torch.distributed.gather, local, gather_list=parts, dst=dst, stage="gather")
+
+    def _unpack_var(self, out, block, offsets, lengths, values, synced, merge) -> None:
+        plan = self.plan
+        for j, i in enumerate(plan.var_indices):
+            spec = plan.specs[i]
+            per_rank = []
+            for r in range(self.world):
+                start = r * block + offsets[j]
+                n = lengths[r][j]
+                raw = out[start : start + n * plan.row_bytes[j]]
+                per_rank.append(raw.view(spec.dtype).view((n,) + spec.shape).to(values[i].device))
+            synced[i] = self._combine_var(i, per_rank, merge)
+
+    def _combine_var(self, i: int, per_rank: List[torch.Tensor], merge: Optional[MergeFn]) -> torch.Tensor:
+        if self.plan.specs[i].reduce == "cat":
+            return torch.cat(per_rank)
+        if merge is None:
+            raise ValueError(f"state '{self.plan.specs[i].label}' reduces by 'merge' but no merge function was given")
+        return merge(i, per_rank)
+
+    # -- waiting and failing ------------------------------------------------------------
+
+    def _start(self, collective, *args, stage: str, **kwargs):
+        try:
+            return collective(*args, group=self.group, async_op=True, **kwargs)
+        except Exception as exc:
+            self._fail(stage, exc)
+
+    def _wait(self, work, stage: str) -> None:
+        try:
+            dist.wait(work, self.deadline)
+        except Exception as exc:
+            self._fail(stage, exc)
+
+    def _fail(self, stage: str, exc: BaseException) -> None:
+        elapsed = time.monotonic() - self.start
+        grace = min(max(0.25 * self.timeout_s, 0.5), 5.0)
+        missing = dist.find_missing_ranks(self.group, self.sync_id, grace)
+        members = dist.group_ranks(self.group)
+        if missing is None:
+            who = "the ranks that did not answer could not be determined (the store is unreachable)"
+        elif missing:
+            who = f"rank(s) {missing} did not reach this sync"
+        else:
+            who = "every rank reached this sync, but it did not complete (a peer may have given up first)"
+        raise SyncError(
+            f"torchtally sync #{self.sync_id} over ranks {members} failed in the {stage} after "
+            f"{elapsed:.1f}s (timeout {self.timeout_s:g}s): {who}. Cause: {exc}. The process group should "
+            "be considered broken.",
+            missing_ranks=missing,
+            sync_id=self.sync_id,
+        ) from exc
+
+
+def _all_gather_flat(output: torch.Tensor, input: torch.Tensor, **kwargs):
+    # torch 2.13 renamed all_gather_into_tensor to all_gather_single; look both up at call time
+    # so that instrumentation of torch.distributed sees the call.
+    fn = getattr(torch.distributed, "all_gather_single", None) or torch.distributed.all_gather_into_tensor
+    return fn(output, input, **kwargs)
+
+
+def _align8(n: int) -> int:
+    return (n + 7) & ~7
+
+
+def _describe_mismatch(plans: List[Dict[str, Any]]) -> str:
+    reference = plans[0]
+    notes = []
+    for r, other in enumerate(plans[1:], start=1):
+        if other == reference:
+            continue
+        if other["recipient"] != reference["recipient"]:
+            notes.append(f"rank 0 asks for recipient_rank={reference['recipient']}, rank {r} for {other['recipient']}")
+        a, b = reference["plan"], other["plan"]
+        if a != b:
+            k = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+            left = a[k] if k < len(a) else "<nothing>"
+            right = b[k] if k < len(b) else "<nothing>"
+            notes.append(
+                f"rank 0 syncs {len(a) - 1} state(s), rank {r} syncs {len(b) - 1}; first difference at entry {k}: "
+                f"rank 0 has [{left}], rank {r} has [{right}]"
+            )
+    return "; ".join(notes) if notes else "plans differ"
