@@ -18,7 +18,7 @@ def _thresholds(thresholds: object, out: Tensor) -> Tensor:
     if thresholds.dim() != 1 or not thresholds.is_contiguous():
         chk.fail("thresholds", thresholds, expected, True)
     chk.same_device("thresholds", thresholds, out)
-    chk.no_nan("thresholds", thresholds, None)
+    chk.no_nan("thresholds", thresholds, "index")
     i = chk.first(thresholds[1:] < thresholds[:-1], None)
     if i is not None:
         a, b = float(thresholds[i]), float(thresholds[i + 1])
@@ -29,12 +29,6 @@ def _thresholds(thresholds: object, out: Tensor) -> Tensor:
 def _out_shape(out: Tensor, t: int) -> None:
     if out.shape[1] != t + 1 or out.shape[2] != 2:
         chk.fail("out", out, f"an int64 tensor of shape [K, T + 1, 2] with T = {t} (thresholds)", True)
-
-
-def _uniform(uniform: object) -> bool:
-    if not isinstance(uniform, bool):
-        raise TypeError(f"uniform: expected a bool, got {type(uniform).__name__}")
-    return uniform
 
 
 def binned_update(out, preds, target, mask, ignore_index, thresholds, uniform, /) -> None:
@@ -50,18 +44,18 @@ def binned_update(out, preds, target, mask, ignore_index, thresholds, uniform, /
     shapes = ((n,),) if preds.dim() == 1 else ((n,), (n, k))
     expected = "an integer or bool label tensor of shape " + " or ".join(f"{list(s)}" for s in shapes)
     target = chk.labels("target", target, out, expected, lambda s: s in shapes).long()
-    _uniform(uniform)
+    bool(uniform)  # a hint only, but it must have a truth value
     keep = chk.keep_elements(chk.mask(mask, n, out), target, chk.index_value("ignore_index", ignore_index))
     multiclass = preds.dim() == 2 and target.dim() == 1
     chk.label_range("target", target, keep, k if multiclass else 2)
-    chk.no_nan("preds", preds, keep)
+    chk.no_nan("preds", preds)
 
-    bins = torch.searchsorted(thresholds, preds.double(), right=True).view(n, -1)
+    bins = torch.searchsorted(thresholds, preds.double().contiguous(), right=True).view(n, k)
     if multiclass:
         positive = (target[:, None] == torch.arange(k, device=out.device)).long()
     else:
-        positive = target.view(n, -1)
+        positive = target.view(n, k)
     index = torch.arange(k, device=out.device) * (2 * (t + 1)) + bins * 2 + positive
     if keep is not None:
-        index = index[keep.view(n, -1).expand(n, k)]
+        index = index[keep.view(n, -1).expand(n, k)]  # keep is [N] (per sample) or [N, K]
     out.add_(torch.bincount(index.reshape(-1), minlength=out.numel()).view(out.shape))

@@ -86,13 +86,24 @@ def mask(t: object, n: int, out: Tensor) -> Optional[Tensor]:
 
 
 def index_value(name: str, v: object, allow_none: bool = True) -> Optional[int]:
-    """`ignore_index` (None or an int) and `k` (an int)."""
+    """`ignore_index` (None or an int) and `k` (an int): a Python int, not a bool, within int64."""
     if v is None and allow_none:
         return None
-    try:
-        return operator.index(v)
-    except TypeError:
-        raise TypeError(f"{name}: expected {'None or ' if allow_none else ''}an int, got {type(v).__name__}") from None
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{name}: expected {'None or ' if allow_none else ''}an int, got {type(v).__name__}")
+    if not -(2**63) <= v < 2**63:
+        raise ValueError(f"{name}: expected an int64, got {v}")
+    return v
+
+
+def float_value(name: str, v: object) -> float:
+    """`threshold`: a Python float or int (not a bool), not NaN."""
+    if not isinstance(v, (float, int)) or isinstance(v, bool):
+        raise TypeError(f"{name}: expected a float, got {type(v).__name__}")
+    value = float(v)
+    if value != value:
+        raise ValueError(f"{name}: expected a number, got NaN")
+    return value
 
 
 def keep_elements(keep_rows: Optional[Tensor], target64: Tensor, ignore_index: Optional[int]) -> Optional[Tensor]:
@@ -107,10 +118,10 @@ def keep_elements(keep_rows: Optional[Tensor], target64: Tensor, ignore_index: O
 
 
 def where_text(flat: int, shape: Sequence[int]) -> str:
-    """`index 3` for a vector, `index (3, 1)` for a matrix: where the first bad value sits."""
+    """`index 3` for a vector, `sample 3, column 1` for a matrix: where the first bad value sits."""
     if len(shape) <= 1:
         return f"index {flat}"
-    return f"index ({flat // shape[1]}, {flat % shape[1]})"
+    return f"sample {flat // shape[1]}, column {flat % shape[1]}"
 
 
 def first(bad: Tensor, keep: Optional[Tensor]) -> Optional[int]:
@@ -130,7 +141,9 @@ def label_range(name: str, t64: Tensor, keep: Optional[Tensor], hi: int) -> None
         raise ValueError(f"{name}: label {label} at {where_text(i, t64.shape)} is out of range [0, {hi})")
 
 
-def no_nan(name: str, t: Tensor, keep: Optional[Tensor]) -> None:
-    i = first(torch.isnan(t), keep)
+def no_nan(name: str, t: Tensor, where: str = "sample") -> None:
+    """NaN anywhere in a score/value input is an error, also in a masked or ignored sample."""
+    bad = torch.isnan(t)
+    i = first(bad if bad.dim() < 2 else bad.any(dim=1), None)
     if i is not None:
-        raise ValueError(f"{name}: NaN at {where_text(i, t.shape)}")
+        raise ValueError(f"{name}: NaN at {where} {i}")

@@ -52,10 +52,12 @@ def confmat_scores(out, scores, target, mask, ignore_index, /) -> None:
     expected = f"a floating tensor of shape [N, C] with C = {c}"
     scores = chk.scores("preds", scores, out, expected, lambda s: len(s) == 2 and s[1] == c)
     n = scores.shape[0]
+    if c == 0 and n > 0:
+        chk.fail("preds", scores, "at least one class column", True)
     target = _labels_1d("target", target, out, n).long()
     keep = chk.keep_elements(chk.mask(mask, n, out), target, chk.index_value("ignore_index", ignore_index))
     chk.label_range("target", target, keep, c)
-    chk.no_nan("preds", scores, keep)
+    chk.no_nan("preds", scores)
     if keep is not None:
         scores, target = scores[keep], target[keep]
     if target.numel() == 0:  # also covers C = 0, where argmax has no identity
@@ -88,16 +90,6 @@ def _threshold_preds(preds: object, out: Tensor) -> Tensor:
     return preds
 
 
-def _threshold_value(threshold: object) -> float:
-    try:
-        value = float(threshold)
-    except (TypeError, ValueError):
-        raise TypeError(f"threshold: expected a float, got {type(threshold).__name__}") from None
-    if value != value:
-        raise ValueError("threshold: expected a number, got NaN")
-    return value
-
-
 def confmat_threshold(out, preds, target, mask, ignore_index, threshold, /) -> None:
     """out[l, target, prediction] += 1 per kept element; prediction = preds > threshold (float preds)."""
     out = _threshold_out(out)
@@ -107,9 +99,9 @@ def confmat_threshold(out, preds, target, mask, ignore_index, threshold, /) -> N
     target = chk.labels("target", target, out, expected, lambda s: s == shape).long()
     keep = chk.keep_elements(chk.mask(mask, shape[0], out), target, chk.index_value("ignore_index", ignore_index))
     chk.label_range("target", target, keep, 2)
+    value = chk.float_value("threshold", threshold)
     if preds.is_floating_point():
-        value = _threshold_value(threshold)
-        chk.no_nan("preds", preds, keep)
+        chk.no_nan("preds", preds)
         predicted = (preds.double() > value).long()  # exact comparison, whatever the score dtype
     else:
         predicted = preds.long()

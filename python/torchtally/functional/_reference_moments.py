@@ -44,7 +44,7 @@ def _values(name: str, t: object, state: Tensor, like: Optional[Tensor] = None) 
     else:
         expected, ok = f"a floating tensor of shape {list(like.shape)} (as x)", lambda s: s == tuple(like.shape)
     t = chk.scores(name, t, state, expected, ok)
-    chk.no_nan(name, t, None)
+    chk.no_nan(name, t)
     return t
 
 
@@ -56,52 +56,63 @@ def _weights(t: object, n: int, state: Tensor) -> Optional[Tensor]:
     if t is None:
         return None
     t = chk.scores("weights", t, state, f"None or a floating tensor of shape [N] with N = {n} (x)", lambda s: s == (n,))
-    chk.no_nan("weights", t, None)
-    i = chk.first(t < 0, None)
+    i = chk.first(~(torch.isfinite(t) & (t >= 0)), None)
     if i is not None:
-        raise ValueError(f"weights: expected non-negative values, got {float(t[i])} at index {i}")
+        raise ValueError(f"weights: expected finite weights >= 0, got {float(t[i])} at sample {i}")
     return t.double()[:, None]
 
 
 def _chan(na: Tensor, nb: Tensor, mean_a: Tensor, mean_b: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-    """Merged count and mean, and na * nb / n (the weight of delta^2 in M2); exact when a side is empty."""
+    """Merged count and mean, and na * nb / n (the weight of delta^2 in M2).
+
+    An empty side leaves the other exactly as it is; the operation order is the C core's.
+    """
     n = na + nb
-    frac = torch.where(n > 0, nb / n, torch.zeros_like(n))
-    mean = torch.where(nb == 0, mean_a, torch.where(na == 0, mean_b, mean_a + (mean_b - mean_a) * frac))
-    return n, mean, na * frac
+    safe = torch.where(n > 0, n, torch.ones_like(n))
+    mean = torch.where(nb == 0, mean_a, torch.where(na == 0, mean_b, mean_a + (mean_b - mean_a) * (nb / safe)))
+    return n, mean, na * nb / safe
+
+
+def _pair_term(na: Tensor, nb: Tensor, a: Tensor, b: Tensor, delta_product: Tensor, w: Tensor) -> Tensor:
+    """M2 or co-moment of the merge: a + (b + delta_x * delta_y * w), exact when a side is empty."""
+    return torch.where(nb == 0, a, torch.where(na == 0, b, a + (b + delta_product * w)))
 
 
 def _merge_moments(a: Tensor, b: Tensor) -> Tensor:
-    n, mean, w = _chan(a[:, 0], b[:, 0], a[:, 2], b[:, 2])
+    na, nb = a[:, 0], b[:, 0]
+    n, mean, w = _chan(na, nb, a[:, 2], b[:, 2])
     delta = b[:, 2] - a[:, 2]
-    m2 = a[:, 3] + b[:, 3] + torch.where(w > 0, delta * delta * w, torch.zeros_like(w))
+    m2 = _pair_term(na, nb, a[:, 3], b[:, 3], delta * delta, w)
     low, high = torch.minimum(a[:, 4], b[:, 4]), torch.maximum(a[:, 5], b[:, 5])
     return torch.stack([n, a[:, 1] + b[:, 1], mean, m2, low, high], dim=1)
 
 
 def _merge_comoments(a: Tensor, b: Tensor) -> Tensor:
-    n, mean_x, w = _chan(a[:, 0], b[:, 0], a[:, 1], b[:, 1])
-    _, mean_y, _ = _chan(a[:, 0], b[:, 0], a[:, 2], b[:, 2])
+    na, nb = a[:, 0], b[:, 0]
+    n, mean_x, w = _chan(na, nb, a[:, 1], b[:, 1])
+    _, mean_y, _ = _chan(na, nb, a[:, 2], b[:, 2])
     dx, dy = b[:, 1] - a[:, 1], b[:, 2] - a[:, 2]
-    zero = torch.zeros_like(w)
-    extra = [torch.where(w > 0, p * q * w, zero) for p, q in ((dx, dx), (dy, dy), (dx, dy))]
-    m2_x, m2_y, c_xy = (a[:, i] + b[:, i] + e for i, e in zip((3, 4, 5), extra))
+    m2_x, m2_y, c_xy = (_pair_term(na, nb, a[:, i], b[:, i], p, w) for i, p in ((3, dx * dx), (4, dy * dy), (5, dx * dy)))
     return torch.stack([n, mean_x, mean_y, m2_x, m2_y, c_xy], dim=1)
 
 
 def _batch_moments(x: Tensor, w: Optional[Tensor]) -> Tensor:
+    """(n, sum, mean, m2, min, max) per column; min and max over the samples of positive weight."""
     d = x.shape[1]
     if w is None:
         n = torch.full((d,), float(x.shape[0]), dtype=_F64, device=x.device)
         total = x.sum(0)
         mean = total / n
         m2 = ((x - mean) ** 2).sum(0)
+        low, high = x.amin(0), x.amax(0)
     else:
         n = w.sum().expand(d)
         total = (w * x).sum(0)
         mean = torch.where(n > 0, total / n, torch.zeros_like(total))
         m2 = (w * (x - mean) ** 2).sum(0)
-    return torch.stack([n, total, mean, m2, x.amin(0), x.amax(0)], dim=1)
+        inf = torch.tensor(float("inf"), dtype=_F64, device=x.device)
+        low, high = torch.where(w > 0, x, inf).amin(0), torch.where(w > 0, x, -inf).amax(0)
+    return torch.stack([n, total, mean, m2, low, high], dim=1)
 
 
 def moments_update(state, x, weights, /) -> None:

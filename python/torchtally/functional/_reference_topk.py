@@ -25,7 +25,7 @@ def topk_update(out, preds, target, mask, ignore_index, k, /) -> None:
     if not 1 <= k <= c:
         raise ValueError(f"k: expected an int with 1 <= k <= C = {c}, got {k}")
     chk.label_range("target", target, keep, c)
-    chk.no_nan("preds", preds, keep)
+    chk.no_nan("preds", preds)
     if keep is not None:
         preds, target = preds[keep], target[keep]
     top = preds.sort(dim=1, descending=True, stable=True).indices[:, :k]
