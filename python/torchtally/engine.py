@@ -120,11 +120,12 @@ def _wrap_metrics(metrics: Any) -> Any:
         bad = [name for name, m in metrics.items() if not is_metric_like(m)]
         if bad:
             raise TypeError(f"metrics: entries {bad} lack reset/update/compute")
-        try:
-            from .collection import MetricCollection
-        except ImportError:  # the collection module is optional for duck-typed metrics
-            return _DictOfMetrics(dict(metrics))
-        return MetricCollection(dict(metrics))
+        from .collection import MetricCollection
+        from .metric import Metric
+
+        if all(isinstance(m, Metric) for m in metrics.values()):
+            return MetricCollection(dict(metrics))  # one packed sync for all of them
+        return _DictOfMetrics(dict(metrics))  # other libraries' metrics: one sync each
     if not is_metric_like(metrics):
         raise TypeError(
             "metrics: expected a metric, a MetricCollection or a dict of metrics (objects with "
@@ -134,7 +135,8 @@ def _wrap_metrics(metrics: Any) -> Any:
 
 
 class _DictOfMetrics:
-    """Fallback for a dict of duck-typed metrics: same calls, in insertion order."""
+    """A dict of metrics that are not all torchtally's (e.g. torchmetrics'): the same calls on
+    each, in insertion order."""
 
     def __init__(self, metrics: Dict[str, Any]) -> None:
         self.metrics = metrics
@@ -234,13 +236,18 @@ class MetricHook:
     def start_epoch(self, loader: Any = None, *, sampler: Any = None) -> None:
         """Epoch started: reset (per the usage) and find the loader's DistributedSampler.
 
-        ``loader`` is the DataLoader about to be iterated (or an explicit ``sampler``); without
+        ``loader`` is the DataLoader about to be iterated (or give its ``sampler``); without
         either, nothing is treated as padding.
         """
         if self.usage.name != "batch_wise" and self.usage.reset_each_epoch:
             self.metrics.reset()
-        self.position = 0
         self.iteration = 0
+        self.start_loader(loader, sampler=sampler)
+
+    def start_loader(self, loader: Any = None, *, sampler: Any = None) -> None:
+        """A (further) loader starts within the epoch: restart the position count for it,
+        without resetting the metrics (for several evaluation loaders in one epoch)."""
+        self.position = 0
         self.layout = None
         source = sampler if sampler is not None else loader
         found = find_distributed_sampler(source) if source is not None else None
@@ -257,7 +264,7 @@ class MetricHook:
                 "DataLoader(in_order=False) may deliver the last batch early, so padding "
                 "duplicates cannot be located; they are kept. Use in_order=True for evaluation.",
                 SamplerWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
             return
         self._check_even_batches(layout, loader)
