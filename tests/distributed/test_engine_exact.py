@@ -3,43 +3,19 @@ dataset, with a shuffling DistributedSampler that pads, on 2 and 3 gloo processe
 
 One spawned process group per world size runs every dataset size and batch size.
 """
-import os
-import tempfile
-from datetime import timedelta
-
 import numpy as np
 import pytest
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn.functional as F
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, roc_auc_score
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from torchtally.metric import Metric
+from torchtally.testing import run_distributed
 
 pytestmark = pytest.mark.distributed
 
 C = 3
-
-
-# ---- process-group helper -------------------------------------------------------------------
-
-
-def _entry(rank, world_size, init_method, fn, args):
-    dist.init_process_group(
-        "gloo", init_method=init_method, rank=rank, world_size=world_size, timeout=timedelta(seconds=60)
-    )
-    try:
-        fn(rank, world_size, *args)
-    finally:
-        dist.destroy_process_group()
-
-
-def spawn(fn, world_size, *args):
-    with tempfile.TemporaryDirectory() as tmp:
-        init = "file://" + os.path.join(tmp, "store")
-        mp.spawn(_entry, args=(world_size, init, fn, args), nprocs=world_size, join=True)
 
 
 # ---- metrics under test ---------------------------------------------------------------------
@@ -181,4 +157,4 @@ def _ignite_and_plain_loop(rank, world_size):
 
 @pytest.mark.parametrize("world_size", [2, 3])
 def test_ignite_and_plain_loop_equal_sklearn(world_size):
-    spawn(_ignite_and_plain_loop, world_size)
+    run_distributed(_ignite_and_plain_loop, world_size)
