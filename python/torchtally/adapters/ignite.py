@@ -95,6 +95,9 @@ def attach(
     hook = MetricHook(
         metrics, output_transform, usage=resolve_usage(usage, every), model=model, device=device
     )
+    keys = hook.metrics.keys() if callable(getattr(hook.metrics, "keys", None)) else ()
+    if name in keys:
+        raise ValueError(f"name: {name!r} collides with a metric of the collection {list(keys)}")
     handlers: List[Tuple[Any, Callable[..., None]]] = []
 
     def add(event: Any, fn: Callable[..., None]) -> None:
