@@ -1,0 +1,167 @@
+"""MetricCollection in one process: construction, update/compute, state sharing by state_key,
+reset, merge_state, state_dict, clone, pickling. Distributed: tests/distributed/test_sync.py."""
+import pickle
+
+import pytest
+import torch
+
+from toy_metrics import C, CatMetric, ExtremesMetric, MeanScore, MomentsMetric, SumMetric, batches, make_data, mixed_metrics
+from torchtally import Metric, MetricCollection, NotComputableError
+
+DATA = make_data(30, seed=2)
+
+
+def feed(target, start=0, stop=30):
+    for batch in batches(DATA, start, stop):
+        target.update(*batch)
+    return target
+
+
+def same(a, b):
+    """Integers exactly, floats to 1e-12 relative (summation order may differ)."""
+    if isinstance(a, torch.Tensor):
+        if a.dtype.is_floating_point:
+            return a.shape == b.shape and bool(torch.allclose(a, b, rtol=1e-12, atol=0))
+        return torch.equal(a, b)
+    return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+
+
+def test_results_equal_each_metric_alone():
+    coll = feed(MetricCollection(mixed_metrics()))
+    alone = {name: feed(m).compute() for name, m in mixed_metrics().items()}
+    got = coll.compute()
+    assert list(got) == list(alone)
+    assert all(same(got[n], alone[n]) for n in alone)
+
+
+def test_list_construction_names_by_class_and_rejects_duplicates():
+    coll = MetricCollection([SumMetric(), CatMetric()])
+    assert list(coll) == ["SumMetric", "CatMetric"]
+    with pytest.raises(ValueError, match="two metrics are named 'SumMetric'"):
+        MetricCollection([SumMetric(), SumMetric()])
+    m = SumMetric()
+    with pytest.raises(ValueError, match="same object"):
+        MetricCollection({"a": m, "b": m})
+    with pytest.raises(TypeError, match="metrics\\['x'\\]: expected a torchtally.Metric"):
+        MetricCollection({"x": object()})
+
+
+def test_update_returns_self_and_compute_is_cached():
+    coll = MetricCollection(mixed_metrics())
+    assert feed(coll) is coll
+    first = coll.compute()
+    second = coll.compute()
+    assert all(first[n] is second[n] for n in first)
+    coll.update(*next(batches(DATA, 0, 2)))
+    assert coll.compute()["sum"][0].sum() == 32
+
+
+def test_not_computable_names_the_metrics():
+    coll = MetricCollection(mixed_metrics())
+    with pytest.raises(NotComputableError, match="'sum', 'ext', 'cat', 'mom'"):
+        coll.compute()
+
+
+def test_shared_state_updates_once_per_batch():
+    SumMetric.calls = 0
+    coll = MetricCollection(
+        {"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "other": SumMetric(num_classes=C + 1, shared=True)}
+    )
+    feed(coll)
+    n_batches = len(list(batches(DATA, 0, 30)))
+    # "counts" and "mean" share one state (owner "counts"); "other" has its own key.
+    assert SumMetric.calls == 2 * n_batches
+    got = coll.compute()
+    assert same(got["counts"], feed(SumMetric()).compute())
+    torch.testing.assert_close(got["mean"], feed(MeanScore()).compute(), rtol=0, atol=0)
+    assert coll["mean"].counts is coll["counts"].counts
+    # The sync plan carries the shared state once.
+    labels = [s.label for s in coll._sync_plan().specs]
+    assert labels == ["counts=SumMetric.counts", "counts=SumMetric.total", "other=SumMetric.counts", "other=SumMetric.total"]
+
+
+def test_shared_state_key_with_different_states_is_rejected():
+    class Other(Metric):
+        state_key = ("toy_sums", C)
+
+        def __init__(self):
+            super().__init__()
+            self.add_state("counts", torch.zeros(C, dtype=torch.int32))
+
+        def update(self, *a):
+            pass
+
+        def compute(self):
+            return self.counts
+
+    with pytest.raises(ValueError, match="same state_key .* but declare different states"):
+        MetricCollection({"a": SumMetric(shared=True), "b": Other()})
+
+
+def test_shared_state_survives_reset_load_and_merge():
+    def make():
+        return MetricCollection({"counts": SumMetric(shared=True), "mean": MeanScore(shared=True)})
+
+    a = feed(make(), 0, 10)
+    a.reset()
+    feed(a, 0, 10)
+    b = feed(make(), 10, 30)
+    a.merge_state([b])
+    whole = feed(make())
+    assert same(a.compute()["counts"], whole.compute()["counts"])
+    c = make().load_state_dict(a.state_dict())
+    assert set(a.state_dict()) == {"counts.counts", "counts.total"}
+    assert same(c.compute()["mean"], whole.compute()["mean"])
+
+
+def test_reset_clears_all():
+    coll = feed(MetricCollection(mixed_metrics()))
+    coll.compute()
+    coll.reset()
+    with pytest.raises(NotComputableError):
+        coll.compute()
+    assert coll["cat"].rows.shape == (0, 3)
+
+
+def test_merge_state_equals_one_collection_over_all_data():
+    parts = [feed(MetricCollection(mixed_metrics()), a, b) for a, b in [(0, 11), (11, 11), (11, 30)]]
+    merged = parts[0].merge_state(parts[1:]).compute()
+    whole = feed(MetricCollection(mixed_metrics())).compute()
+    for name in whole:
+        for got, want in zip(merged[name], whole[name]):
+            if want.dtype.is_floating_point:
+                torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12 * float(want.abs().max()))
+            else:
+                assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="merge_state"):
+        parts[0].merge_state([MetricCollection({"sum": SumMetric()})])
+
+
+def test_state_dict_roundtrip_and_bad_input_leaves_state_unchanged():
+    coll = feed(MetricCollection(mixed_metrics()))
+    sd = coll.state_dict()
+    assert "cat.rows" in sd and sd["cat.rows"].shape == (30, 3)
+    fresh = MetricCollection(mixed_metrics()).load_state_dict(sd)
+    assert all(same(fresh.compute()[n], coll.compute()[n]) for n in coll)
+    before = fresh.state_dict()
+    bad = dict(sd, **{"mom.moments": torch.zeros(2, 4, dtype=torch.float64)})
+    with pytest.raises(ValueError, match="moments"):
+        fresh.load_state_dict(bad)
+    with pytest.raises(KeyError, match="unexpected"):
+        fresh.load_state_dict(dict(sd, **{"nope.x": torch.zeros(1)}))
+    assert all(torch.equal(before[k], v) for k, v in fresh.state_dict().items())
+
+
+def test_clone_and_pickle_are_independent_and_keep_sharing():
+    coll = feed(MetricCollection({"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "cat": CatMetric()}), 0, 10)
+    for copy_ in (coll.clone(), pickle.loads(pickle.dumps(coll))):
+        feed(copy_, 10, 30)
+        assert copy_["mean"].counts is copy_["counts"].counts
+        assert copy_.compute()["counts"][0].sum() == 30
+    assert coll.compute()["counts"][0].sum() == 10
+
+
+def test_compute_local_per_metric():
+    coll = feed(MetricCollection({"ext": ExtremesMetric(), "mom": MomentsMetric()}))
+    local = coll.compute_local()
+    assert same(local["ext"], coll.compute()["ext"])
