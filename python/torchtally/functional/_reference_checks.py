@@ -4,7 +4,6 @@ Every check raises before any output is touched: TypeError for a wrong type or d
 ValueError for a wrong shape, device or value. Messages start with the argument's name and
 say what was expected and what arrived, as the C core's do.
 """
-import operator
 from typing import Optional, Sequence
 
 import torch

@@ -2,6 +2,7 @@
 
 Row = target, column = prediction. All checks run first; `out` is written once, at the end.
 """
+import math
 from typing import Optional
 
 import torch
@@ -90,6 +91,19 @@ def _threshold_preds(preds: object, out: Tensor) -> Tensor:
     return preds
 
 
+def _greater(preds: Tensor, value: float) -> Tensor:
+    """preds > value on the exact values, with no float64 unless preds is float64 (MPS has none).
+
+    For a float32 p and any real v: p > v  <=>  p > (the largest float32 <= v).
+    """
+    if preds.dtype == torch.float64:
+        return preds > value
+    below = torch.tensor(value, dtype=torch.float32)
+    if float(below) > value:
+        below = torch.nextafter(below, torch.tensor(-math.inf))
+    return preds.float() > float(below)
+
+
 def confmat_threshold(out, preds, target, mask, ignore_index, threshold, /) -> None:
     """out[l, target, prediction] += 1 per kept element; prediction = preds > threshold (float preds)."""
     out = _threshold_out(out)
@@ -102,7 +116,7 @@ def confmat_threshold(out, preds, target, mask, ignore_index, threshold, /) -> N
     value = chk.float_value("threshold", threshold)
     if preds.is_floating_point():
         chk.no_nan("preds", preds)
-        predicted = (preds.double() > value).long()  # exact comparison, whatever the score dtype
+        predicted = _greater(preds, value).long()
     else:
         predicted = preds.long()
         chk.label_range("preds", predicted, keep, 2)
