@@ -101,6 +101,8 @@ def test_keyword_defaults_match_positional_calls(backend, backend_restored):
         getattr(_kernels, name)(a, *inputs, **keywords)
         getattr(impl, name)(b, *inputs, *rest)
         assert torch.equal(a, b) and not torch.equal(a, before), name
+    with pytest.raises(TypeError, match="^thresholds: "):
+        _kernels.binned_update(start_counts(shapes["binned_update"], g), s, t)  # thresholds left out
     state_a, state_b = torch.zeros(4, 6, dtype=torch.float64), torch.zeros(4, 6, dtype=torch.float64)
     _kernels.comoments_update(state_a, s, 2 * s)
     impl.comoments_update(state_b, s, 2 * s)

@@ -7,7 +7,8 @@ torch reference (`_reference`) otherwise. This is the hot path of every `update`
 allocation, copy or device sync on the way to the C core.
 
 `backend()` says which path CPU tensors take; `set_backend("reference")` forces the reference
-(tests), `set_backend("c")` restores the C core.
+(tests), `set_backend("c")` restores the C core. `thresholds` of binned_update has a None
+default only because it follows optional arguments; None is rejected like any non-tensor.
 """
 from typing import Optional
 
