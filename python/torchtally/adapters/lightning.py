@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 import torch
 
@@ -36,6 +36,18 @@ def _flatten_loaders(iterables: Any) -> List[Any]:
     return [iterables]
 
 
+def _flatten(result: Mapping, parent: str = "") -> List[Tuple[str, Any]]:
+    """{"acc": t, "pr": {"p": t1, "r": t2}} -> [("acc", t), ("pr_p", t1), ("pr_r", t2)]."""
+    items: List[Tuple[str, Any]] = []
+    for key, value in result.items():
+        name = f"{parent}_{key}" if parent else str(key)
+        if isinstance(value, Mapping):
+            items += _flatten(value, name)
+        else:
+            items.append((name, value))
+    return items
+
+
 class MetricCallback(Callback):
     """Exact, synced metrics for a Lightning stage, logged without ``sync_dist``.
 
@@ -47,7 +59,8 @@ class MetricCallback(Callback):
             ``{"y_pred", "y"}``).
         stage: ``"validate"`` (default; also the validation inside ``fit``), ``"test"`` or
             ``"train"``.
-        prefix: prepended to the logged names (default ``"val_"``, ``"test_"``, ``"train_"``).
+        prefix: prepended to the logged names (default ``"val_"``, ``"test_"``, ``"train_"``);
+            a nested dict result is logged as ``prefix + "outer_inner"``.
         name: logged name of a non-dict result (default ``"metric"``).
         log: log the scalar results with ``pl_module.log`` (default True).
         log_kwargs: extra keyword arguments for ``pl_module.log`` (e.g. ``prog_bar=True``).
@@ -147,7 +160,7 @@ class MetricCallback(Callback):
         result = self.hook.end_epoch()
         if not self.log_results:
             return
-        items = result.items() if isinstance(result, Mapping) else [(self.name, result)]
+        items = _flatten(result) if isinstance(result, Mapping) else [(self.name, result)]
         for key, value in items:
             if isinstance(value, torch.Tensor) and value.numel() != 1:
                 continue  # per-class vectors, curves: kept in .result, not loggable
