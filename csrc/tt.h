@@ -161,21 +161,25 @@ void tt_load_keep(const tt_view *mask, int64_t start, int64_t n, uint8_t *keep);
 
 /* ---- walk positions ------------------------------------------------------------------------ */
 
-/* Kernels over [N, K] inputs walk chunks of rows and, within a chunk, column by column. A bad
- * element stops the walk; the same walk with sign -1 and `stop` at that element undoes it.
- * `stop` is the first element not to visit. */
+/* Kernels over [N, K] inputs walk chunks of TT_CHUNK rows and, within a chunk, column by
+ * column. A bad element stops the walk; the same walk with sign -1 and `stop` at that element
+ * undoes it. `stop` is the first element not to visit. */
 typedef struct {
     int64_t row, col;
 } tt_position;
 
 static const tt_position TT_WALK_ALL = {INT64_MAX - TT_CHUNK, 0};
 
-static inline int tt_precedes(int64_t row, int64_t col, tt_position stop)
+/* How many rows of the chunk starting at `start` (n rows) to visit in column `col` before
+ * reaching `stop`: n when stop lies beyond, fewer when it lies inside, 0 once it has passed.
+ * One comparison per (chunk, column), not per element. */
+static inline int64_t tt_rows_before(int64_t start, int64_t n, int64_t col, tt_position stop)
 {
-    const int64_t chunk = row / TT_CHUNK, stop_chunk = stop.row / TT_CHUNK;
-    if (chunk != stop_chunk)
-        return chunk < stop_chunk;
-    return col < stop.col || (col == stop.col && row < stop.row);
+    if (stop.row >= start + TT_CHUNK)
+        return n; /* stop lies in a later chunk */
+    if (stop.row < start || col > stop.col)
+        return 0;
+    return col < stop.col ? n : stop.row - start;
 }
 
 #endif /* TT_H */

@@ -70,10 +70,9 @@ static int binned_walk(const binned_job *job, int64_t sign, tt_position stop, tt
                 tt_load_labels(job->target, start, n, col, targets);
             const int64_t nan_at = tt_load_scores(preds, start, n, col, scores);
             int64_t *hist = job->out + col * bins * 2;
-            for (int64_t i = 0; i < n; i++) {
+            const int64_t visit = tt_rows_before(start, n, col, stop);
+            for (int64_t i = 0; i < visit; i++) {
                 const int64_t row = start + i;
-                if (!tt_precedes(row, col, stop))
-                    return 0;
                 if (i == nan_at) {
                     if (sign > 0)
                         tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld",
@@ -99,6 +98,8 @@ static int binned_walk(const binned_job *job, int64_t sign, tt_position stop, tt
                                       : bin_by_search(job->thresholds, job->n_thresholds, scores[i]);
                 hist[b * 2 + positive] += sign;
             }
+            if (visit < n)
+                return 0; /* reached `stop` */
         }
     }
     return 0;

@@ -243,10 +243,9 @@ static int threshold_walk(const threshold_job *job, int64_t sign, tt_position st
             else
                 tt_load_labels(preds, start, n, col, labels);
             int64_t *cell = job->out + col * 4;
-            for (int64_t i = 0; i < n; i++) {
+            const int64_t visit = tt_rows_before(start, n, col, stop);
+            for (int64_t i = 0; i < visit; i++) {
                 const int64_t row = start + i;
-                if (!tt_precedes(row, col, stop))
-                    return 0;
                 if (i == nan_at) {
                     if (sign > 0)
                         tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld",
@@ -271,6 +270,8 @@ static int threshold_walk(const threshold_job *job, int64_t sign, tt_position st
                 }
                 cell[t * 2 + p] += sign;
             }
+            if (visit < n)
+                return 0; /* reached `stop` */
         }
     }
     return 0;

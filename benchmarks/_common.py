@@ -1,0 +1,71 @@
+"""Shared helpers for the benchmarks: timing, copy bandwidth, markdown tables, RESULTS.md.
+
+Timings are medians over repeats of a timed loop; every benchmark prints its table and
+replaces its own section of benchmarks/RESULTS.md, so one `make bench` refreshes all figures.
+"""
+import platform
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import Callable, List, Sequence
+
+import torch
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+
+
+def time_call(fn: Callable[[], object], min_seconds: float = 0.2, repeats: int = 5) -> float:
+    """Median seconds per call of fn, each repeat running long enough to be measurable."""
+    fn()  # warm-up: first-call allocations, lazy imports
+    calls, elapsed = 1, 0.0
+    while True:  # find a loop length that takes about min_seconds / repeats
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds / repeats or calls >= 1 << 20:
+            break
+        calls *= 4
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - start) / calls)
+    return statistics.median(samples)
+
+
+def copy_bandwidth_gbs(n_bytes: int = 256 << 20) -> float:
+    """Bytes read plus bytes written per second by torch's copy_ of a large float32 buffer."""
+    src = torch.empty(n_bytes // 4, dtype=torch.float32).uniform_()
+    dst = torch.empty_like(src)
+    seconds = time_call(lambda: dst.copy_(src), min_seconds=0.5, repeats=5)
+    return 2 * n_bytes / seconds / 1e9
+
+
+def machine_line() -> str:
+    return (f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
+            f"{torch.get_num_threads()} torch thread(s), Python {platform.python_version()}")
+
+
+def markdown_table(header: Sequence[str], rows: List[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def replace_section(title: str, body: str, path: Path = RESULTS) -> None:
+    """Writes `## title` + body into RESULTS.md, replacing that section if it exists."""
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    section = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section + "\n", text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text.rstrip("\n") + "\n")
+
+
+def fmt_us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.1f}"
