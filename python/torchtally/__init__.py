@@ -8,5 +8,7 @@ __version__ = "0.1.0"
 
 from .collection import MetricCollection
 from .decorators import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
+from .engine import MetricHook
 from .errors import NotComputableError, SyncError
 from .metric import Metric
+from .sampler import UnpaddedDistributedSampler
