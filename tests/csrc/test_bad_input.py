@@ -127,7 +127,7 @@ def common_cases():
         yield Case(kernel, "ignore_index-str", put(4, "0"), TypeError, ("ignore_index",))
         yield Case(kernel, "ignore_index-bool", put(4, True), TypeError, ("ignore_index",))
         yield Case(kernel, "ignore_index-overflow", put(4, 2**64), ValueError, ("ignore_index",))
-        yield Case(kernel, "preds-on-meta-device", put(1, lambda a: a[1].to("meta")), ValueError, ("preds",))
+        yield Case(kernel, "preds-on-meta-device", put(1, lambda a: a[1].to("meta")), ValueError, ("preds",), "meta")
         yield Case(kernel, "preds-3d", put(1, lambda a: a[1].reshape(N, -1)[..., None]), ValueError, ("preds",))
     for kernel in SCORE_KERNELS:
         yield Case(kernel, "preds-nan", last(1, NAN), ValueError, ("preds",), "NaN")
