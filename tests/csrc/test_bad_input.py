@@ -10,6 +10,8 @@ from typing import Callable, NamedTuple, Tuple
 import pytest
 import torch
 
+from torchtally.functional import _reference
+
 from ._helpers import N, empty_moments, generator, labels, same_bits, start_counts
 
 C, L, K, T, D = 5, 3, 4, 11, 3
@@ -34,8 +36,6 @@ def good_args(kernel: str) -> list:
     x, y = torch.randn(N, D, generator=g), torch.randn(N, D, generator=g)
     update = kernel.replace("_merge", "_update")
     second = torch.rand(N, generator=g) if update == "moments_update" else y
-    from torchtally.functional import _reference
-
     getattr(_reference, update)(state, x, second)  # a state with content
     if kernel.endswith("_merge"):
         other = state.clone()
