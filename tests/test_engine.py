@@ -7,6 +7,7 @@ import torch
 from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, TensorDataset
 
+from torchtally import Metric
 from torchtally.dataparallel import _gather_device, check_no_metrics_inside, metric_device
 from torchtally.engine import MetricHook, Usage, as_update_args, resolve_usage
 from torchtally.sampler import SamplerWarning, UnpaddedDistributedSampler
@@ -90,16 +91,38 @@ def test_epoch_after_epoch_restarts_the_position_counter():
         assert hook.result.tolist() == expected
 
 
-def test_a_batch_of_only_padding_updates_with_zero_rows():
+class Rows(Metric):
+    """A torchtally metric that records the length of every update."""
+
+    def __init__(self):
+        super().__init__()
+        self.add_state("lengths", torch.empty(0, dtype=torch.int64), reduce="cat")
+
+    def update(self, preds, target):
+        self.append_state("lengths", torch.tensor([len(target)]))
+
+    def compute(self):
+        return self.lengths.tolist()
+
+
+def test_a_batch_of_only_padding():
     n, w, r = 5, 4, 3  # rank 3: positions 3 (real) and 7 (padding)
-    metric = Collect()
     loader = loader_for(dataset(n), w, r, 1, shuffle=False)
+    # another library's metric may reject empty input: the batch is skipped
+    metric = Collect()
     hook = MetricHook(metric)
     with hook.epoch(loader):
         for x, y in loader:
             hook.update(x, y)
-    assert metric.calls == ["reset", ("update", 1), ("update", 0), "compute"]
+    assert metric.calls == ["reset", ("update", 1), "compute"]
     assert hook.result.tolist() == [3]
+    # a torchtally metric gets a zero-row update, so every rank updates before a running sync
+    for usage in ("epoch_wise", "running"):
+        hook = MetricHook(Rows(), usage=usage)
+        with hook.epoch(loader):
+            for x, y in loader:
+                hook.update(x, y)
+        assert hook.result == [1, 0]
 
 
 def test_usages_call_reset_update_compute_at_the_right_events():

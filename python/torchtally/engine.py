@@ -134,6 +134,13 @@ def _wrap_metrics(metrics: Any) -> Any:
     return metrics
 
 
+def _is_torchtally(metrics: Any) -> bool:
+    from .collection import MetricCollection
+    from .metric import Metric
+
+    return isinstance(metrics, (Metric, MetricCollection))
+
+
 class _DictOfMetrics:
     """A dict of metrics that are not all torchtally's (e.g. torchmetrics'): the same calls on
     each, in insertion order."""
@@ -208,6 +215,10 @@ class MetricHook:
                 f"output_transform: expected a callable, got {type(output_transform).__name__}"
             )
         self.metrics = _wrap_metrics(metrics)
+        # torchtally metrics take zero-row updates (and must see one, so that every rank
+        # updates before a running sync); other libraries' may reject them, so an all-padding
+        # batch is skipped for those.
+        self._takes_empty = _is_torchtally(self.metrics)
         self.output_transform = output_transform
         self.usage = resolve_usage(usage, every)
         self.drop_padding = bool(drop_padding)
@@ -283,13 +294,15 @@ class MetricHook:
         Call it once per batch, in the loader's order. For ``batch_wise`` and ``running``
         usages it also syncs and computes (every rank must make the same number of calls).
         """
-        args, kwargs = self._drop_duplicates(args, kwargs)
+        args, kwargs, kept = self._drop_duplicates(args, kwargs)
+        only_padding = kept == 0
         if self.device is not None:
             device = self.device
             args, kwargs = _map_tensors(args, kwargs, lambda t: t.to(device, non_blocking=True))
         if self.usage.name == "batch_wise":
             self.metrics.reset()
-        self.metrics.update(*args, **kwargs)
+        if not (only_padding and not self._takes_empty):
+            self.metrics.update(*args, **kwargs)
         self.iteration += 1
         self.computed = self.usage.name == "batch_wise" or (
             self.usage.name == "running" and self.iteration % self.usage.every == 0
@@ -332,11 +345,12 @@ class MetricHook:
 
     # ---- padding ------------------------------------------------------------------------
 
-    def _drop_duplicates(self, args: tuple, kwargs: dict) -> Tuple[tuple, dict]:
+    def _drop_duplicates(self, args: tuple, kwargs: dict) -> Tuple[tuple, dict, Optional[int]]:
+        """The arguments without padding rows, and how many rows were kept (None: unknown)."""
         layout = self.layout
         first = _first_batched_tensor(args, kwargs)
         if layout is None:
-            return args, kwargs
+            return args, kwargs, None
         if first is None:
             if layout.pads:  # same answer on every rank, so every rank raises
                 raise ValueError(
@@ -344,7 +358,7 @@ class MetricHook:
                     "which are dropped per sample, but no argument has a batch dimension (got "
                     "only scalars). Pass per-sample values (e.g. a loss with reduction='none')."
                 )
-            return args, kwargs
+            return args, kwargs, None
         count = first.shape[0]
         start = self.position
         if start + count > layout.num_samples:
@@ -356,7 +370,7 @@ class MetricHook:
         keep = layout.valid_in(start, count)
         if keep == count:
             self.position += count
-            return args, kwargs
+            return args, kwargs, keep
         for value in (*args, *kwargs.values()):
             if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] != count:
                 raise ValueError(
@@ -364,7 +378,8 @@ class MetricHook:
                     f"{count} rows on dim 0 (as the first one), got shape {tuple(value.shape)}"
                 )
         self.position += count
-        return _map_tensors(args, kwargs, lambda t: t[:keep] if t.dim() >= 1 else t)
+        args, kwargs = _map_tensors(args, kwargs, lambda t: t[:keep] if t.dim() >= 1 else t)
+        return args, kwargs, keep
 
     def _check_even_batches(self, layout: ShardLayout, loader: Any) -> None:
         if not self.usage.syncs_per_iteration or layout.even:
