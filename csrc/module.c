@@ -290,20 +290,34 @@ static PyObject *int_tuple(const int64_t *values, int n)
 static PyObject *py_dlpack_info(PyObject *m, PyObject *tensor)
 {
     module_state *st = get_state(m);
-    tt_view v;
+    tt_DLTensor t;
     tt_borrow borrow;
-    if (tt_view_from_object(&st->dlpack, tensor, "tensor", &v, &borrow) < 0)
+    if (tt_dltensor_from_object(&st->dlpack, tensor, "tensor", &t, &borrow) < 0)
         return NULL;
     static const char *const paths[] = {"exchange", "versioned", "legacy"};
-    PyObject *shape = int_tuple(v.shape, v.ndim), *strides = int_tuple(v.stride, v.ndim);
-    PyObject *info = NULL;
-    if (shape && strides)
-        info = Py_BuildValue("{s:i,s:i,s:s,s:i,s:O,s:O,s:K,s:s}", "device_type", (int)v.device_type,
-                             "device_id", (int)v.device_id, "dtype", tt_dtype_name(v.dtype), "ndim",
-                             v.ndim, "shape", shape, "strides", strides, "data_ptr",
-                             (unsigned long long)(uintptr_t)v.data, "path", paths[borrow.path]);
+    int64_t strides[TT_MAX_NDIM];
+    PyObject *info = NULL, *shape = NULL, *stride_tuple = NULL;
+    if (t.ndim < 0 || t.ndim > TT_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "tensor: expected at most %d dimensions, got %d", TT_MAX_NDIM,
+                     (int)t.ndim);
+        goto done;
+    }
+    for (int d = 0; d < t.ndim; d++) /* NULL strides (compact row-major) are reported as such */
+        strides[d] = t.strides ? t.strides[d] : 0;
+    shape = int_tuple(t.shape, t.ndim);
+    stride_tuple = t.strides ? int_tuple(strides, t.ndim) : Py_NewRef(Py_None);
+    if (shape && stride_tuple)
+        info = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:K,s:s,s:O}",
+                             "device_type", (int)t.device.device_type,
+                             "device_id", (int)t.device.device_id, "code", (int)t.dtype.code,
+                             "bits", (int)t.dtype.bits, "lanes", (int)t.dtype.lanes, "ndim",
+                             (int)t.ndim, "shape", shape, "strides", stride_tuple, "byte_offset",
+                             (unsigned long long)t.byte_offset, "data_ptr",
+                             (unsigned long long)(uintptr_t)t.data, "path", paths[borrow.path],
+                             "versioned", borrow.path == TT_PATH_LEGACY ? Py_False : Py_True);
+done:
     Py_XDECREF(shape);
-    Py_XDECREF(strides);
+    Py_XDECREF(stride_tuple);
     tt_borrow_release(&borrow);
     return info;
 }

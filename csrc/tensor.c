@@ -31,12 +31,17 @@ void tt_dlpack_cache_clear(tt_dlpack_cache *cache)
 
 void tt_borrow_release(tt_borrow *borrow)
 {
+    /* A producer's deleter may run Python code (a ctypes callback, say): keep a pending
+     * exception out of its way and put it back afterwards. */
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
     if (borrow->versioned != NULL && borrow->versioned->deleter != NULL)
         borrow->versioned->deleter(borrow->versioned);
     if (borrow->legacy != NULL && borrow->legacy->deleter != NULL)
         borrow->legacy->deleter(borrow->legacy);
     borrow->versioned = NULL;
     borrow->legacy = NULL;
+    PyErr_Restore(type, value, traceback);
 }
 
 static int dtype_from_dlpack(tt_DLDataType dt, tt_dtype *out)
@@ -122,6 +127,30 @@ static const tt_DLPackExchangeAPI *exchange_api_for(tt_dlpack_cache *cache, PyOb
     return api;
 }
 
+/* Replaces the producer's exception (torch's carries a C++ backtrace) with a ValueError that
+ * names the argument and keeps the first line of the producer's message. */
+static void raise_export_error(const char *arg)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    const char *message = text ? PyUnicode_AsUTF8(text) : NULL;
+    PyErr_Clear();
+    if (message == NULL)
+        message = "unknown reason";
+    const char *newline = strchr(message, '\n');
+    PyObject *first_line = PyUnicode_FromStringAndSize(
+        message, newline ? (Py_ssize_t)(newline - message) : (Py_ssize_t)strlen(message));
+    if (first_line != NULL)
+        PyErr_Format(PyExc_ValueError, "%s: could not read the tensor through DLPack: %U", arg,
+                     first_line);
+    Py_XDECREF(first_line);
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+}
+
 /* Calls obj.__dlpack__(max_version=(1, 0)), falling back to obj.__dlpack__() for producers that
  * predate the keyword. */
 static PyObject *call_dlpack(tt_dlpack_cache *cache, PyObject *obj, const char *arg)
@@ -134,61 +163,55 @@ static PyObject *call_dlpack(tt_dlpack_cache *cache, PyObject *obj, const char *
         capsule = PyObject_VectorcallMethod(cache->str_dlpack, call_args,
                                             1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     }
-    if (capsule == NULL) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        PyErr_Format(PyExc_TypeError, "%s: could not export the tensor through DLPack: %S", arg,
-                     value ? value : Py_None);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(traceback);
-    }
+    if (capsule == NULL)
+        raise_export_error(arg);
     return capsule;
 }
 
-static int view_from_capsule(PyObject *capsule, const char *arg, tt_view *view, tt_borrow *borrow)
+/* Takes ownership of the capsule's managed tensor (renaming the capsule) and returns its
+ * DLTensor, or NULL with an exception set. */
+static const tt_DLTensor *dltensor_from_capsule(PyObject *capsule, const char *arg,
+                                                tt_borrow *borrow)
 {
     if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
         tt_DLManagedTensorVersioned *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
         if (PyCapsule_SetName(capsule, "used_dltensor_versioned") < 0)
-            return -1;
+            return NULL;
         borrow->versioned = m; /* ours now: released by tt_borrow_release on every path */
         borrow->path = TT_PATH_VERSIONED;
         if (m->version.major != 1) {
             PyErr_Format(PyExc_TypeError, "%s: unsupported DLPack version %u.%u (expected 1.x)",
                          arg, m->version.major, m->version.minor);
-            return -1;
+            return NULL;
         }
-        return view_from_dltensor(&m->dl_tensor, arg, view);
+        return &m->dl_tensor;
     }
     if (PyCapsule_IsValid(capsule, "dltensor")) {
         tt_DLManagedTensor *m = PyCapsule_GetPointer(capsule, "dltensor");
         if (PyCapsule_SetName(capsule, "used_dltensor") < 0)
-            return -1;
+            return NULL;
         borrow->legacy = m;
         borrow->path = TT_PATH_LEGACY;
-        return view_from_dltensor(&m->dl_tensor, arg, view);
+        return &m->dl_tensor;
     }
     PyErr_Format(PyExc_TypeError, "%s: __dlpack__ returned %R, not an unused DLPack capsule", arg,
                  capsule);
-    return -1;
+    return NULL;
 }
 
-int tt_view_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *arg, tt_view *view,
-                        tt_borrow *borrow)
+int tt_dltensor_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *arg,
+                            tt_DLTensor *out, tt_borrow *borrow)
 {
     memset(borrow, 0, sizeof *borrow);
     const tt_DLPackExchangeAPI *api = cache->use_exchange ? exchange_api_for(cache, obj) : NULL;
     if (api != NULL) {
-        tt_DLTensor t;
-        memset(&t, 0, sizeof t);
-        if (api->dltensor_from_py_object_no_sync(obj, &t) != 0) {
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_TypeError, "%s: the producer could not export this tensor", arg);
+        memset(out, 0, sizeof *out);
+        if (api->dltensor_from_py_object_no_sync(obj, out) != 0) {
+            raise_export_error(arg);
             return -1;
         }
         borrow->path = TT_PATH_EXCHANGE;
-        return view_from_dltensor(&t, arg, view);
+        return 0;
     }
     if (!PyObject_HasAttr(obj, cache->str_dlpack)) {
         PyErr_Format(PyExc_TypeError, "%s: expected a tensor (an object with __dlpack__), got %s",
@@ -198,9 +221,25 @@ int tt_view_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *arg, 
     PyObject *capsule = call_dlpack(cache, obj, arg);
     if (capsule == NULL)
         return -1;
-    int rc = view_from_capsule(capsule, arg, view, borrow);
+    const tt_DLTensor *t = dltensor_from_capsule(capsule, arg, borrow);
     Py_DECREF(capsule);
-    if (rc < 0)
+    if (t == NULL) {
         tt_borrow_release(borrow);
-    return rc;
+        return -1;
+    }
+    *out = *t; /* the struct is copied; shape/strides stay valid until the borrow is released */
+    return 0;
+}
+
+int tt_view_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *arg, tt_view *view,
+                        tt_borrow *borrow)
+{
+    tt_DLTensor t;
+    if (tt_dltensor_from_object(cache, obj, arg, &t, borrow) < 0)
+        return -1;
+    if (view_from_dltensor(&t, arg, view) < 0) {
+        tt_borrow_release(borrow);
+        return -1;
+    }
+    return 0;
 }

@@ -39,6 +39,10 @@ typedef struct {
 int tt_dlpack_cache_init(tt_dlpack_cache *cache);
 void tt_dlpack_cache_clear(tt_dlpack_cache *cache);
 
+/* The raw DLTensor of `obj` (for introspection); same rules as tt_view_from_object. */
+int tt_dltensor_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *arg,
+                            tt_DLTensor *out, tt_borrow *borrow);
+
 /* Reads `obj` into *view. Returns 0, or -1 with a Python exception naming `arg` set (and
  * nothing left to release). */
 int tt_view_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *arg, tt_view *view,

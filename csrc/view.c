@@ -59,6 +59,9 @@ tt_status tt_check_cpu(const tt_view *v, const char *arg, tt_error *err)
 
 static int is_contiguous(const tt_view *v)
 {
+    for (int d = 0; d < v->ndim; d++)
+        if (v->shape[d] == 0)
+            return 1; /* no elements: any strides will do */
     int64_t expected = 1;
     for (int d = v->ndim - 1; d >= 0; d--) {
         if (v->shape[d] != 1 && v->stride[d] != expected)

@@ -9,6 +9,8 @@
  */
 #include "binned.h"
 
+#include <math.h>
+
 typedef struct {
     const tt_view *preds, *target, *mask;
     const int64_t *ignore_index;
@@ -39,7 +41,7 @@ static inline int64_t bin_by_formula(const binned_job *job, double s)
     const double *thr = job->thresholds;
     const int64_t count = job->n_thresholds;
     double guess = (s - job->origin) * job->scale + 1.0;
-    int64_t b = guess <= 0.0 ? 0 : guess >= (double)count ? count : (int64_t)guess;
+    int64_t b = !(guess > 0.0) ? 0 : guess >= (double)count ? count : (int64_t)guess;
     while (b < count && thr[b] <= s)
         b++;
     while (b > 0 && thr[b - 1] > s)
@@ -162,9 +164,10 @@ tt_status tt_binned_update(const tt_view *out, const tt_view *preds, const tt_vi
     binned_job job = {preds, target, mask, ignore_index, thr, count, 0, 0.0, 0.0, multiclass,
                       (int64_t *)out->data};
     if (uniform && count >= 2 && thr[count - 1] > thr[0]) {
-        job.use_formula = 1;
         job.origin = thr[0];
         job.scale = (double)(count - 1) / (thr[count - 1] - thr[0]);
+        /* infinite ends or a tiny span give no usable formula: binary search instead */
+        job.use_formula = isfinite(job.origin) && isfinite(job.scale) && job.scale > 0.0;
     }
     tt_position bad;
     if (!binned_walk(&job, +1, TT_WALK_ALL, &bad, err))

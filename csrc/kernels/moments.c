@@ -168,26 +168,41 @@ tt_status tt_moments_update(const tt_view *state, const tt_view *x, const tt_vie
     return TT_OK;
 }
 
-/* Both states float64 [D, 6] with the same D. */
+/* state float64 [D, 6] (contiguous, written) and other float64 [D, 6] (any strides, read). */
 static tt_status check_merge(const tt_view *state, const tt_view *other, tt_error *err)
 {
     char got[96];
-    if (other->ndim != 2 || other->shape[1] != 6)
-        return tt_fail(err, TT_EVALUE, "other", "expected a float64 state [D, 6], got %s",
-                       tt_describe(other, got, sizeof got));
-    if (tt_check_out(other, "other", TT_F64, 2, other->shape, err))
+    if (other->dtype != TT_F64 || other->ndim != 2 || other->shape[1] != 6)
+        return tt_fail(err, other->dtype != TT_F64 ? TT_ETYPE : TT_EVALUE, "other",
+                       "expected a float64 state [D, 6], got %s", tt_describe(other, got, sizeof got));
+    if (tt_check_cpu(other, "other", err))
         return err->status;
     return check_state(state, "state", other->shape[0], err);
 }
 
-tt_status tt_moments_merge(const tt_view *state, const tt_view *other, tt_error *err)
+/* Row `col` of a possibly strided [D, 6] float64 view. */
+static void read_state_row(const tt_view *v, int64_t col, double *row)
+{
+    for (int c = 0; c < 6; c++)
+        row[c] = *(const double *)(v->data + col * tt_step(v, 0) + c * tt_step(v, 1));
+}
+
+static tt_status merge_rows(const tt_view *state, const tt_view *other,
+                            void (*merge_row)(double *, const double *), tt_error *err)
 {
     if (check_merge(state, other, err))
         return err->status;
-    for (int64_t col = 0; col < other->shape[0]; col++)
-        merge_moment_row((double *)state->data + col * TT_MOM_WIDTH,
-                         (const double *)other->data + col * TT_MOM_WIDTH);
+    for (int64_t col = 0; col < other->shape[0]; col++) {
+        double row[6];
+        read_state_row(other, col, row);
+        merge_row((double *)state->data + col * 6, row);
+    }
     return TT_OK;
+}
+
+tt_status tt_moments_merge(const tt_view *state, const tt_view *other, tt_error *err)
+{
+    return merge_rows(state, other, merge_moment_row, err);
 }
 
 /* ---- co-moments --------------------------------------------------------------------------- */
@@ -265,10 +280,5 @@ tt_status tt_comoments_update(const tt_view *state, const tt_view *x, const tt_v
 
 tt_status tt_comoments_merge(const tt_view *state, const tt_view *other, tt_error *err)
 {
-    if (check_merge(state, other, err))
-        return err->status;
-    for (int64_t col = 0; col < other->shape[0]; col++)
-        merge_comoment_row((double *)state->data + col * TT_CO_WIDTH,
-                           (const double *)other->data + col * TT_CO_WIDTH);
-    return TT_OK;
+    return merge_rows(state, other, merge_comoment_row, err);
 }
