@@ -256,6 +256,10 @@ def test_syncing_usages_refuse_uneven_shards():
         with pytest.raises(ValueError, match=r"\[3, 2, 2\]"):
             MetricHook(Collect(), usage="running").start_epoch(loader)
         MetricHook(Collect()).start_epoch(loader)  # epoch-wise syncs once: fine
+    # the batch size of an explicit BatchSampler counts too
+    loader = DataLoader(ds, batch_sampler=BatchSampler(UnpaddedDistributedSampler(ds, num_replicas=3, rank=2), 2, False))
+    with pytest.raises(ValueError, match=r"\[2, 1, 1\]"):
+        MetricHook(Collect(), usage="batch_wise").start_epoch(loader)
     # same number of batches on every rank despite uneven shards: fine
     loader = DataLoader(ds, batch_size=3, sampler=UnpaddedDistributedSampler(ds, num_replicas=3, rank=0))
     MetricHook(Collect(), usage="batch_wise").start_epoch(loader)

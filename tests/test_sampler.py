@@ -196,3 +196,14 @@ def test_drop_last_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert warn_lost_samples(DataLoader(ds, sampler=DistributedSampler(ds, num_replicas=4, rank=0))) == 0
+
+
+def test_docstring_examples():
+    import doctest
+
+    import torchtally.dataparallel
+    import torchtally.sampler
+
+    for module in (torchtally.sampler, torchtally.dataparallel):
+        failed, attempted = doctest.testmod(module)
+        assert attempted > 0 and failed == 0, module.__name__

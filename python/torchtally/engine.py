@@ -384,8 +384,9 @@ class MetricHook:
     def _check_even_batches(self, layout: ShardLayout, loader: Any) -> None:
         if not self.usage.syncs_per_iteration or layout.even:
             return
-        batch_size = getattr(loader, "batch_size", None)
-        drop_last = bool(getattr(loader, "drop_last", False))
+        batch_sampler = getattr(loader, "batch_sampler", None)
+        batch_size = getattr(batch_sampler, "batch_size", None)
+        drop_last = bool(getattr(batch_sampler, "drop_last", False))
         if not isinstance(batch_size, int) or batch_size < 1:
             return
         counts = layout.batches_per_rank(batch_size, drop_last)
