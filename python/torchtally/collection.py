@@ -7,7 +7,7 @@ import torch
 from . import dist
 from .errors import NotComputableError
 from .metric import Metric
-from .sync import SyncPlan, sync_states
+from .sync import UNCHANGED, SyncPlan, sync_states
 
 
 class MetricCollection:
@@ -19,7 +19,8 @@ class MetricCollection:
     * ``compute()`` returns ``{name: result}``. When it has to sync (torch.distributed
       initialised, world size > 1, ``sync_on_compute``), all metrics' states go through one
       packed sync: a header, one all_reduce per (dtype, op) group and at most one gather,
-      however many metrics there are; a shared state is sent once.
+      however many metrics there are; a shared state is sent once. It is then a collective:
+      every rank calls it (a repeated compute with no new data anywhere costs the header only).
 
     The collection's sync options (same meaning as Metric's) apply to all its metrics.
     If one metric's ``update`` raises, the metrics before it in the collection have already
@@ -140,10 +141,11 @@ class MetricCollection:
     def compute(self) -> Dict[str, Any]:
         """{name: result} for every metric; one packed sync for all of them when needed."""
         metrics = self._metrics
-        if all(m._cache is not None for m in metrics.values()):
-            return {name: m._cache[0] for name, m in metrics.items()}
+        cached = all(m._cache is not None for m in metrics.values())
         if self.sync_on_compute and dist.needs_sync(self.process_group):
-            return self._compute_synced()
+            return self._compute_synced(dirty=not cached)
+        if cached:
+            return {name: m._cache[0] for name, m in metrics.items()}
         not_updated = [n for n in self._owners if not metrics[n]._updated]
         if not_updated:
             raise NotComputableError(self._not_computable_message(not_updated, "on this rank"))
@@ -158,7 +160,7 @@ class MetricCollection:
         """{name: compute_local()}: every metric on this rank's state only."""
         return {name: metric.compute_local() for name, metric in self._metrics.items()}
 
-    def _compute_synced(self) -> Dict[str, Any]:
+    def _compute_synced(self, dirty: bool) -> Dict[str, Any]:
         owners = [self._metrics[n] for n in self._owners]
         names_per_owner = [list(m._specs) for m in owners]
         slots = [(u, state) for u, names in enumerate(names_per_owner) for state in names]
@@ -181,7 +183,10 @@ class MetricCollection:
             updated=[m._updated for m in owners],
             merge=merge,
             on_header=require_updates,
+            dirty=dirty,
         )
+        if synced is UNCHANGED:  # nobody has new data: every rank keeps its cached results
+            return {name: m._cache[0] for name, m in self._metrics.items()}
         per_owner: List[Optional[Dict[str, torch.Tensor]]] = [None] * len(owners) if synced is None else [
             {} for _ in owners
         ]

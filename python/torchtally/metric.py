@@ -21,7 +21,7 @@ import torch
 
 from . import dist
 from .errors import NotComputableError
-from .sync import SyncPlan, StateSpec, check_declarable, sync_states
+from .sync import UNCHANGED, SyncPlan, StateSpec, check_declarable, sync_states
 
 _WRAPPED = "_torchtally_wrapped"
 
@@ -40,11 +40,10 @@ class Metric:
       duration of the call (restored even if it raises), so updating after ``compute`` keeps
       accumulating this rank's data only.
 
-    In a distributed run ``compute()`` is a collective when it has to sync: every rank of the
-    process group must call it, also ranks that saw no data. A rank that has not updated since
-    its last ``compute`` returns its cached result without communicating, so ranks must not
-    diverge in that respect (one updating, another not) between two computes; ``reset()`` on
-    every rank (at each epoch start) clears the caches together.
+    In a distributed run ``compute()`` is a collective: every rank of the process group must
+    call it, also ranks that saw no data. When no rank has updated since the last compute, the
+    cached result is returned after one small header exchange (no data moves); a rank that saw
+    no new data still takes part when others did, so results stay right with uneven shards.
 
     Keyword-only options: ``sync_on_compute`` (default True), ``process_group`` (default: the
     world), ``sync_timeout`` (seconds or timedelta, default 300 s; after it the sync raises
@@ -247,7 +246,7 @@ class Metric:
                     else:
                         d[n] = old
 
-    def _compute_synced(self) -> Any:
+    def _compute_synced(self, cache: Optional[Tuple[Any]]) -> Any:
         names = list(self._specs)
 
         def require_update(updated_anywhere: List[bool]) -> None:
@@ -263,7 +262,10 @@ class Metric:
             updated=[self._updated],
             merge=lambda i, values: self.merge_state_values(names[i], values),
             on_header=require_update,
+            dirty=cache is None,
         )
+        if synced is UNCHANGED:
+            return cache[0]  # type: ignore[index]
         if synced is None:
             return None
         return self._compute_with(dict(zip(names, synced)))
@@ -434,17 +436,17 @@ def _wrap_compute(fn):
         d = self.__dict__
         if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
             return fn(self)
-        if d["_cache"] is not None:
-            return d["_cache"][0]
         if self._should_sync():
-            result = self._compute_synced()
+            # Even with a cached result, the ranks must agree that nobody has new data.
+            result = self._compute_synced(d["_cache"])
+        elif d["_cache"] is not None:
+            return d["_cache"][0]
+        elif not d["_updated"]:
+            raise NotComputableError(self._not_computable_message(local=True))
         else:
-            if not d["_updated"]:
-                raise NotComputableError(self._not_computable_message(local=True))
             result = self._compute_with(None)
         d["_cache"] = (result,)
         return result
 
     setattr(compute, _WRAPPED, True)
     return compute
-

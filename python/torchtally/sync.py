@@ -5,8 +5,9 @@ decorated object (never from data), so every rank derives the same plan and make
 collectives in the same order. One sync is:
 
   1. one header all_gather of HEADER_SLOTS int64 per rank: the plan's fingerprint, this rank's
-     local status, the sync options, which units (metrics) were updated, and the dim-0 length
-     of every cat/merge state. Every rank sees every header, so a fingerprint that differs, or
+     local status, the sync options, whether this rank has data its last result did not see
+     ("dirty"), which units (metrics) were updated, and the dim-0 length of every cat/merge
+     state. When no rank is dirty, every rank keeps its cached result and the sync ends here. Every rank sees every header, so a fingerprint that differs, or
      a rank whose state no longer matches its declaration, raises the same SyncError on every
      rank before any data is exchanged. (A second, plan-sized header all_gather happens only
      when a plan has more flags and lengths than the fixed header holds.)
@@ -40,8 +41,8 @@ VAR_REDUCES = ("cat", "merge")
 REDUCES = FIXED_REDUCES + VAR_REDUCES
 
 HEADER_SLOTS = 64
-_FP, _STATUS, _PROBLEM, _OPTIONS = 0, 1, 2, 3
-_HEADER_FIXED = 4
+_FP, _STATUS, _PROBLEM, _OPTIONS, _DIRTY = 0, 1, 2, 3, 4
+_HEADER_FIXED = 5
 _FLAG_BITS = 62  # unit flags per int64 header word (bit 63 left alone)
 _PROTOCOL = "torchtally-sync-1"
 
@@ -189,6 +190,15 @@ def _local_problem(spec: StateSpec, value: Any) -> Tuple[int, str]:
 MergeFn = Callable[[int, List[torch.Tensor]], torch.Tensor]
 
 
+class _Unchanged:
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+# Returned by sync_states when no rank had new data (dirty=False everywhere).
+UNCHANGED: Any = _Unchanged()
+
+
 def sync_states(
     plan: SyncPlan,
     values: Sequence[torch.Tensor],
@@ -199,7 +209,8 @@ def sync_states(
     updated: Optional[Sequence[bool]] = None,
     merge: Optional[MergeFn] = None,
     on_header: Optional[Callable[[List[bool]], None]] = None,
-) -> Optional[List[torch.Tensor]]:
+    dirty: bool = True,
+) -> Any:
     """Sync ``values`` (one per plan spec, in plan order) across ``group``.
 
     Returns the synced tensors in plan order, on the devices of ``values``; None on ranks other
@@ -207,9 +218,12 @@ def sync_states(
     unit u was updated on this rank; after the header, ``on_header`` receives, per unit, whether
     any rank updated it, and may raise (consistently on every rank) before any data moves.
     ``merge(i, per_rank_values)`` combines spec i's per-rank values (rank order) for a "merge"
-    state. Must be called by every rank of ``group``; a no-op world (size 1) is the caller's job.
+    state. ``dirty=False`` says this rank's state has not changed since its last synced result;
+    when that holds on every rank, only the header is exchanged and UNCHANGED is returned, so
+    that cached results stay in step across ranks. Must be called by every rank of ``group``;
+    a world of size 1 is the caller's job (no sync at all).
     """
-    return _Sync(plan, group, timeout_s, recipient).run(values, updated, merge, on_header)
+    return _Sync(plan, group, timeout_s, recipient).run(values, updated, merge, on_header, dirty)
 
 
 class _Sync:
@@ -231,13 +245,15 @@ class _Sync:
 
     # -- the protocol -------------------------------------------------------------------
 
-    def run(self, values, updated, merge, on_header) -> Optional[List[torch.Tensor]]:
+    def run(self, values, updated, merge, on_header, dirty) -> Any:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
-        table, lengths, updated_anywhere = self._exchange_header(values, updated)
+        table, lengths, updated_anywhere = self._exchange_header(values, updated, dirty)
         if on_header is not None:
             on_header(updated_anywhere)
+        if not any(row[_DIRTY] for row in table):
+            return UNCHANGED
 
         pending = []  # (kind, payload, work)
         for g in plan.fixed_groups:
@@ -265,7 +281,7 @@ class _Sync:
                 synced[i] = self._combine_var(i, [values[i].new_empty((0,) + plan.specs[i].shape)] * self.world, merge)
         return synced  # type: ignore[return-value]
 
-    def _exchange_header(self, values, updated):
+    def _exchange_header(self, values, updated, dirty):
         plan = self.plan
         status, problem, detail = 0, 0, ""
         for i, (spec, value) in enumerate(zip(plan.specs, values)):
@@ -279,7 +295,7 @@ class _Sync:
                 words[u // _FLAG_BITS] |= 1 << (u % _FLAG_BITS)
         var_lengths = [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
         options = 0 if self.recipient is None else self.recipient + 1
-        header = [plan.fingerprint, status, problem, options] + words + var_lengths
+        header = [plan.fingerprint, status, problem, options, int(bool(dirty))] + words + var_lengths
         fixed_part = header[:HEADER_SLOTS] + [0] * max(0, HEADER_SLOTS - len(header))
 
         table = self._all_gather_ints(fixed_part, "header")
@@ -441,8 +457,9 @@ class _Sync:
             who = "every rank reached this sync, but it did not complete (a peer may have given up first)"
         raise SyncError(
             f"torchtally sync #{self.sync_id} over ranks {members} failed in the {stage} after "
-            f"{elapsed:.1f}s (timeout {self.timeout_s:g}s): {who}. Cause: {exc}. The process group should "
-            "be considered broken.",
+            f"{elapsed:.1f}s (timeout {self.timeout_s:g}s): {who}. Cause: {exc}. (Every rank of the group "
+            "must call compute() of the same metrics in the same order.) The process group should be "
+            "considered broken.",
             missing_ranks=missing,
             sync_id=self.sync_id,
         ) from exc

@@ -82,7 +82,7 @@ def run_distributed(
 
 # After the first failure, give the other ranks this long to report (their own errors, or
 # SyncError from a sync the failed rank abandoned) before killing them.
-_FAILURE_GRACE_S = 15.0
+_FAILURE_GRACE_S = 5.0
 
 
 def _collect(procs, conns, deadline: float) -> Dict[int, tuple]:
