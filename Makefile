@@ -19,7 +19,7 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip "setuptools>=64" wheel
+	$(PIP) install -q --upgrade pip "setuptools>=77" wheel
 	$(PIP) install -q "$(TORCH_SPEC)"
 	$(PIP) install -q --no-build-isolation -e ".[test,bench]"
 	touch $@

@@ -79,28 +79,30 @@ tt_status tt_check_mask(const tt_view *mask, int64_t n, tt_error *err);
 
 /* ---- element loads ---------------------------------------------------------------------- */
 
+/* IEEE half -> float without a loop: move exponent and mantissa into place and rebias the
+ * exponent (15 -> 127); inf/NaN get the full float exponent, and subnormals are renormalised
+ * by one float subtraction (the "magic number" method). */
 static inline float tt_half_to_float(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exponent = (h >> 10) & 0x1fu;
-    uint32_t mantissa = h & 0x3ffu;
-    uint32_t bits;
-    if (exponent == 0x1f) {                 /* inf or NaN */
-        bits = sign | 0x7f800000u | (mantissa << 13);
-    } else if (exponent != 0) {             /* normal */
-        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    } else if (mantissa != 0) {             /* subnormal: normalise */
-        int shift = 0;
-        while ((mantissa & 0x400u) == 0) {
-            mantissa <<= 1;
-            shift++;
-        }
-        bits = sign | ((uint32_t)(113 - shift) << 23) | ((mantissa & 0x3ffu) << 13);
-    } else {                                /* zero */
-        bits = sign;
-    }
+    const uint32_t exponent_mask = 0x7c00u << 13; /* the half exponent, at float position */
+    uint32_t bits = (uint32_t)(h & 0x7fffu) << 13;
+    const uint32_t exponent = bits & exponent_mask;
+    bits += (uint32_t)(127 - 15) << 23;
     float f;
-    memcpy(&f, &bits, sizeof f);
+    if (exponent == exponent_mask) {          /* inf or NaN */
+        bits += (uint32_t)(128 - 16) << 23;
+        memcpy(&f, &bits, sizeof f);
+    } else if (exponent == 0) {               /* zero or subnormal */
+        bits += (uint32_t)1 << 23;
+        memcpy(&f, &bits, sizeof f);
+        f -= 6.103515625e-05f;                /* 2^-14 */
+    } else {
+        memcpy(&f, &bits, sizeof f);
+    }
+    uint32_t with_sign;
+    memcpy(&with_sign, &f, sizeof with_sign);
+    with_sign |= (uint32_t)(h & 0x8000u) << 16;
+    memcpy(&f, &with_sign, sizeof f);
     return f;
 }
 
