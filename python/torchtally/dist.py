@@ -8,6 +8,7 @@ the store-based check-in that names the ranks that did not reach a sync.
 import datetime
 import hashlib
 import time
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
@@ -78,12 +79,41 @@ def global_rank_of(group: Optional[Any], group_rank: int) -> int:
     return torch.distributed.get_global_rank(group, group_rank)
 
 
-def comm_device(group: Optional[Any] = None) -> torch.device:
-    """Device the group's collectives need their buffers on: CUDA for NCCL-only groups."""
+@dataclass(frozen=True)
+class GroupInfo:
+    """What a sync needs to know about its process group (looked up once per group)."""
+
+    size: int
+    rank: int
+    ranks: Tuple[int, ...]  # global ranks, in group-rank order
+    nccl_only: bool  # collectives need CUDA buffers
+
+    @property
+    def device(self) -> torch.device:
+        if self.nccl_only:
+            return torch.device("cuda", torch.cuda.current_device())
+        return torch.device("cpu")
+
+
+_group_infos: Dict[int, Tuple[Any, GroupInfo]] = {}
+
+
+def group_info(group: Optional[Any] = None) -> GroupInfo:
+    """Size, rank, members and device of ``group`` (default: the world), cached per group
+    object: the c10d queries behind it cost more than a small sync's own Python."""
+    pg = group if group is not None else torch.distributed.group.WORLD
+    entry = _group_infos.get(id(pg))
+    if entry is not None and entry[0] is pg:
+        return entry[1]
     backend = str(torch.distributed.get_backend(group)).lower()
-    if "nccl" in backend and "gloo" not in backend:
-        return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
+    info = GroupInfo(
+        size=world_size(group),
+        rank=rank(group),
+        ranks=tuple(group_ranks(group)),
+        nccl_only="nccl" in backend and "gloo" not in backend,
+    )
+    _group_infos[id(pg)] = (pg, info)  # holding pg keeps its id from being reused
+    return info
 
 
 def wait(work: Any, deadline: float) -> None:
@@ -98,7 +128,7 @@ _sync_counters: Dict[Tuple[int, ...], int] = {}
 
 
 def next_sync_id(group: Optional[Any] = None) -> int:
-    key = tuple(group_ranks(group))
+    key = group_info(group).ranks
     _sync_counters[key] = _sync_counters.get(key, 0) + 1
     return _sync_counters[key]
 

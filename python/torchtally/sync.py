@@ -233,12 +233,13 @@ class _Sync:
         self.plan = plan
         self.group = group
         self.timeout_s = timeout_s
-        self.world = dist.world_size(group)
-        self.rank = dist.rank(group)
+        info = dist.group_info(group)
+        self.world = info.size
+        self.rank = info.rank
         if recipient is not None and not 0 <= recipient < self.world:
             raise ValueError(f"recipient_rank must be in [0, {self.world}) for this process group, got {recipient}")
         self.recipient = recipient
-        self.device = dist.comm_device(group)
+        self.device = info.device
         self.sync_id = dist.next_sync_id(group)
         self.start = time.monotonic()
         self.deadline = self.start + timeout_s
