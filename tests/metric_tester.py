@@ -40,6 +40,11 @@ A ``MetricCase`` holds:
   between differently ordered accumulations (merge, distributed). Integer results are compared
   exactly. NaN equals NaN.
 * ``allow_empty_rank``: whether the distributed check may give a rank no batch at all.
+* ``sharded_reference``: only for metrics whose merged result is NOT the result over the
+  concatenated data (e.g. RunningMean: each rank keeps its own window). Called as
+  ``sharded_reference(shards)`` with ``shards[i]`` the list of batches that part/rank i saw,
+  it gives the expected result of merge_state / a sync; it then replaces the single-process
+  expectation in check 4 and in the distributed check.
 
 ``check_metric(case)`` (one process) asserts, naming the case and the check on failure:
   1. update with every batch, then compute == reference;
@@ -59,7 +64,7 @@ case and every shard layout, gives each rank a contiguous, uneven shard of the b
 order = rank order; in one layout a rank gets none when ``allow_empty_rank``), updates with the
 first half of each shard, computes, updates with the rest, computes twice. It then asserts in
 this process that every rank's results equal a single process fed the same data (and the final
-one the reference), that the second compute is identical, and that each rank's local state is
+one the reference; or, when given, ``sharded_reference`` of the ranks' shards), that the second compute is identical, and that each rank's local state is
 exactly what that rank alone accumulated (sync never mutates local state).
 
 ``assert_rejects(metric, args, exc_type, match)`` checks that ``metric.update(*args)`` raises
@@ -92,6 +97,7 @@ class MetricCase:
     atol: float = 1e-9
     allow_empty_rank: bool = True
     reference_on_batches: bool = False
+    sharded_reference: Optional[Callable[[List[List[Batch]]], Any]] = None
 
     def __post_init__(self) -> None:
         self.batches = [b if isinstance(b, tuple) else (b,) for b in self.batches]
@@ -246,11 +252,13 @@ def check_metric(case: MetricCase) -> None:
     assert_same(m.compute(), result, what=f"[{name}] update after compute", **tol)
 
     parts = [case.factory() for _ in range(3)]
-    for part, (lo, hi) in zip(parts, split_uneven(len(batches), 3, empty=1)):
-        feed(part, batches[lo:hi])
+    shards = [list(batches[lo:hi]) for lo, hi in split_uneven(len(batches), 3, empty=1)]
+    for part, shard in zip(parts, shards):
+        feed(part, shard)
     others_before = [_state(p) for p in parts[1:]]
     parts[0].merge_state(parts[1:])
-    assert_same(parts[0].compute(), result, what=f"[{name}] merge_state", **tol)
+    merged = result if case.sharded_reference is None else case.sharded_reference(shards)
+    assert_same(parts[0].compute(), merged, what=f"[{name}] merge_state", **tol)
     for i, (p, before) in enumerate(zip(parts[1:], others_before)):
         assert_states_equal(_state(p), before, f"[{name}] merge_state changed merged-in metric {i + 1}")
 
@@ -348,11 +356,15 @@ def _check_distributed_row(case: MetricCase, layout: str, rows: List[Dict], worl
     batches, tol = case.batches, dict(rtol=case.rtol, atol=case.atol)
     empty = dict(_layouts(case, world_size))[layout]
     bounds = split_uneven(len(batches), world_size, empty)
-    firsts = [batches[a:b] for (a, b), _ in map(_phases, bounds)]
-    first_data = [batch for part in firsts for batch in part]
-    expected_first = feed(case.factory(), first_data).compute()
-    expected_final = feed(case.factory(), batches).compute()
-    reference = case.expected(batches) if case.reference is not None else None
+    firsts = [list(batches[a:b]) for (a, b), _ in map(_phases, bounds)]
+    if case.sharded_reference is not None:
+        expected_first = case.sharded_reference(firsts)
+        expected_final = case.sharded_reference([list(batches[lo:hi]) for lo, hi in bounds])
+        reference = None
+    else:
+        expected_first = feed(case.factory(), [batch for part in firsts for batch in part]).compute()
+        expected_final = feed(case.factory(), batches).compute()
+        reference = case.expected(batches) if case.reference is not None else None
     for rank, row in enumerate(rows):
         what = f"[{case.name}, {layout}, rank {rank}]"
         assert_same(row["first"], expected_first, what=f"{what} first compute vs one process", **tol)

@@ -54,6 +54,24 @@ class MaxCount(Mean):
         self.add_state("count", torch.tensor(0), reduce="max")
 
 
+class LastBatchSum(Metric):
+    """Keeps only the sum of its last batch; merged/synced: the sum of each part's last batch."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.add_state("last", torch.tensor(0.0, dtype=torch.float64), reduce="sum")
+
+    def update(self, x):
+        self.last = x.sum(dtype=torch.float64)
+
+    def compute(self):
+        return self.last.clone()
+
+
+def last_sums(shards):
+    return sum(float(shard[-1][0].sum()) for shard in shards if shard)
+
+
 def both() -> MetricCollection:
     return MetricCollection({"mean": Mean(), "rows": Rows()})
 
@@ -83,6 +101,12 @@ def test_correct_metrics_pass():
     check_metric(case("mean", Mean))
     check_metric(case("rows", Rows, reference=lambda x: x.float()))
     check_metric(case("collection", both, reference=lambda x: {"mean": x.mean(), "rows": x.float()}))
+    last = MetricCase("last", LastBatchSum, BATCHES, lambda b: b[-1][0].sum(), reference_on_batches=True,
+                      sharded_reference=last_sums)
+    check_metric(last)
+    last.sharded_reference = None
+    with pytest.raises(AssertionError, match="merge_state"):
+        check_metric(last)
 
 
 @pytest.mark.parametrize(
@@ -122,10 +146,12 @@ def test_distributed_passes_correct_and_names_broken_cases():
         case("rows", Rows, reference=lambda x: x.float()),
         case("collection", both, reference=lambda x: {"mean": x.mean(), "rows": x.float()}),
         case("maxcount", MaxCount),
+        MetricCase("last", LastBatchSum, BATCHES, lambda b: b[-1][0].sum(), reference_on_batches=True,
+                   sharded_reference=last_sums),
     ]
     with pytest.raises(AssertionError) as info:
         run_distributed_cases(cases)
     message = str(info.value)
     assert "[maxcount," in message
-    for good in ("[mean,", "[rows,", "[collection,"):
+    for good in ("[mean,", "[rows,", "[collection,", "[last,"):
         assert good not in message
