@@ -267,6 +267,14 @@ class MetricCollection:
         self._alias_shared()
         return self
 
+    def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
+        """Attach to a pytorch-ignite ``Engine`` as ignite's metrics do; results land in
+        ``engine.state.metrics[name]``. See ``torchtally.adapters.ignite.attach`` (keyword
+        options: output_transform, every, model, device); returns the driving MetricHook."""
+        from .adapters.ignite import attach
+
+        return attach(self, engine, name, usage, **kwargs)
+
     def clone(self) -> "MetricCollection":
         return copy.deepcopy(self)
 

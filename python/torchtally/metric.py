@@ -374,6 +374,14 @@ class Metric:
         self.__dict__["_cache"] = None
         return self
 
+    def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
+        """Attach to a pytorch-ignite ``Engine`` as ignite's metrics do; results land in
+        ``engine.state.metrics[name]``. See ``torchtally.adapters.ignite.attach`` (keyword
+        options: output_transform, every, model, device); returns the driving MetricHook."""
+        from .adapters.ignite import attach
+
+        return attach(self, engine, name, usage, **kwargs)
+
     def clone(self) -> "Metric":
         """A deep copy (states, cached result, options); the process group is shared, not copied."""
         return copy.deepcopy(self)
