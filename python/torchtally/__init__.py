@@ -12,3 +12,4 @@ from .engine import MetricHook
 from .errors import NotComputableError, SyncError
 from .metric import Metric
 from .sampler import UnpaddedDistributedSampler
+from .metrics.classification import *  # noqa: F401,F403,E402  (Binary/Multiclass/Multilabel classification metrics)

@@ -1,0 +1,46 @@
+"""Classification metric classes (names and options as torchmetrics'), all on the confusion-matrix
+and top-k kernels. Metrics of one task with the same state options share their state in a
+MetricCollection: one kernel call per batch, one slot in the sync."""
+from .confusion_matrix import (  # noqa: F401
+    BinaryCohenKappa,
+    BinaryConfusionMatrix,
+    BinaryJaccardIndex,
+    BinaryMatthewsCorrCoef,
+    MulticlassCohenKappa,
+    MulticlassConfusionMatrix,
+    MulticlassJaccardIndex,
+    MulticlassMatthewsCorrCoef,
+    MultilabelConfusionMatrix,
+    MultilabelJaccardIndex,
+    MultilabelMatthewsCorrCoef,
+)
+from .precision_recall import (  # noqa: F401
+    BinaryDice,
+    BinaryF1Score,
+    BinaryFBetaScore,
+    BinaryPrecision,
+    BinaryRecall,
+    MulticlassDice,
+    MulticlassF1Score,
+    MulticlassFBetaScore,
+    MulticlassPrecision,
+    MulticlassRecall,
+    MultilabelDice,
+    MultilabelF1Score,
+    MultilabelFBetaScore,
+    MultilabelPrecision,
+    MultilabelRecall,
+)
+from .stat_scores import (  # noqa: F401
+    BinaryAccuracy,
+    BinarySpecificity,
+    BinaryStatScores,
+    MulticlassAccuracy,
+    MulticlassSpecificity,
+    MulticlassStatScores,
+    MultilabelAccuracy,
+    MultilabelSpecificity,
+    MultilabelStatScores,
+)
+
+__all__ = [name for name in dir() if name.startswith(("Binary", "Multiclass", "Multilabel"))]
