@@ -13,3 +13,14 @@ from .errors import NotComputableError, SyncError
 from .metric import Metric
 from .sampler import UnpaddedDistributedSampler
 from .metrics.classification import *  # noqa: F401,F403,E402  (Binary/Multiclass/Multilabel classification metrics)
+from .metrics.curves import *  # noqa: F401,F403,E402  (AUROC, AveragePrecision, ROC, PrecisionRecallCurve)
+from .metrics.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric  # noqa: F401,E402
+from .metrics.regression import (  # noqa: F401,E402
+    CosineSimilarity,
+    ExplainedVariance,
+    MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredError,
+    PearsonCorrCoef,
+    R2Score,
+)

@@ -1,0 +1,202 @@
+"""What a curve metric accumulates, and how one batch is checked and turned into that state.
+
+A CurveTask fixes the task ("binary", "multiclass", "multilabel"), its number of columns K
+(1, num_classes or num_labels), the thresholds and ignore_index. Two metrics with the same
+CurveTask hold the same state, so AUROC, AveragePrecision, ROC and PrecisionRecallCurve of one
+task share it in a MetricCollection (`state_key`).
+
+State
+  binned (thresholds given)  "hist"   int64 [K, T + 1, 2], sum-reduced: binned_update's
+                                      histogram, hist[k, bin, is_positive].
+  exact (thresholds=None)    "scores" float32 [N] (binary) or [N, K], cat-reduced;
+                             "labels" uint8 [N] (binary), [N, L] (multilabel: 0, 1 or 2 =
+                                      ignored), or [N] class ids in the smallest integer dtype
+                                      that holds C (multiclass: uint8 up to 256 classes).
+  Bytes per sample: binary 5, multilabel 5 per label, multiclass 4*C + 1 (C <= 256).
+
+Probabilities or logits (as torchmetrics): a batch whose scores all lie in [0, 1] is taken as
+probabilities; otherwise sigmoid (binary, multilabel) or softmax over the classes (multiclass)
+is applied to the whole batch. Binary and multiclass decide on the samples that are not
+ignored, multilabel on every element. The decision costs one min/max pass, which also finds
+NaN: a NaN score raises ValueError naming `preds` (also in an ignored sample, as the kernels),
+before any state changes.
+"""
+from typing import List, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from . import _kernels
+from ._curve_args import Thresholds, check_ignore_index, parse_thresholds
+
+LABEL_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+SCORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+IGNORED = 2  # exact multilabel: the stored label of an ignored element
+TASKS = ("binary", "multiclass", "multilabel")
+
+
+def _describe(t: Tensor) -> str:
+    return f"{str(t.dtype).replace('torch.', '')} {list(t.shape)}"
+
+
+def class_label_dtype(num_classes: int) -> torch.dtype:
+    """The smallest integer dtype that holds class ids 0 .. num_classes - 1."""
+    for dtype in (torch.uint8, torch.int16, torch.int32):
+        if num_classes - 1 <= torch.iinfo(dtype).max:
+            return dtype
+    return torch.int64
+
+
+class CurveTask:
+    """The state layout of one task's curve metrics, and the update of that state.
+
+    >>> task = CurveTask("binary", 1, thresholds=5)
+    >>> hist = torch.zeros(task.declare()[0][1].shape, dtype=torch.int64)
+    >>> task.accumulate(hist, torch.tensor([0.1, 0.8, 0.6]), torch.tensor([0, 1, 0]))
+    >>> hist[0, :, 1].tolist()   # positives per bin: 0.8 lies in bin 4 (>= 0.75)
+    [0, 0, 0, 0, 1, 0]
+    """
+
+    def __init__(self, task: str, num: int, thresholds: object = None, ignore_index: Optional[int] = None) -> None:
+        if task not in TASKS:
+            raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
+        self.task = task
+        self.num = num
+        self.thresholds: Optional[Thresholds] = parse_thresholds(thresholds)
+        self.ignore_index = check_ignore_index(ignore_index)
+        self._kernel_thresholds = {}  # device -> float64 thresholds on that device
+
+    @property
+    def binned(self) -> bool:
+        return self.thresholds is not None
+
+    @property
+    def state_key(self) -> tuple:
+        bins = self.thresholds.key if self.binned else None
+        return ("torchtally.curves", self.task, self.num, bins, self.ignore_index)
+
+    @property
+    def label_dtype(self) -> torch.dtype:
+        return class_label_dtype(self.num) if self.task == "multiclass" else torch.uint8
+
+    def declare(self) -> List[Tuple[str, Tensor, str]]:
+        """(name, default, reduce) of every state."""
+        if self.binned:
+            t = self.thresholds.kernel.numel()
+            return [("hist", torch.zeros(self.num, t + 1, 2, dtype=torch.int64), "sum")]
+        row = () if self.task == "binary" else (self.num,)
+        label_row = row if self.task != "multiclass" else ()
+        return [
+            ("scores", torch.empty((0,) + row, dtype=torch.float32), "cat"),
+            ("labels", torch.empty((0,) + label_row, dtype=self.label_dtype), "cat"),
+        ]
+
+    # -- one batch -------------------------------------------------------------------
+
+    def accumulate(self, hist: Tensor, preds: Tensor, target: Tensor) -> None:
+        """Binned mode: add the batch to `hist` (unchanged if anything is wrong)."""
+        with torch.no_grad():
+            preds, target = self._flatten(preds, target, hist.device)
+            preds = self._probabilities(preds, target)
+            thresholds = self._kernel_thresholds.get(hist.device)
+            if thresholds is None:
+                thresholds = self.thresholds.kernel.to(hist.device)
+                self._kernel_thresholds[hist.device] = thresholds
+            _kernels.binned_update(hist, preds, target, None, self.ignore_index, thresholds, self.thresholds.uniform)
+
+    def rows(self, preds: Tensor, target: Tensor, device: torch.device) -> Tuple[Tensor, Tensor]:
+        """Exact mode: the (scores, labels) rows of the batch, checked, owned (never the caller's memory)."""
+        with torch.no_grad():
+            preds, target = self._flatten(preds, target, device)
+            preds = self._probabilities(preds, target)
+            if self.task == "multilabel":
+                return _owned(preds, torch.float32), self._multilabel_labels(target)
+            keep = self._kept(target)
+            if keep is not None:
+                preds, target = preds[keep], target[keep]
+            _check_range(target, 2 if self.task == "binary" else self.num)
+            return _owned(preds, torch.float32), _owned(target, self.label_dtype)
+
+    def _kept(self, target: Tensor) -> Optional[Tensor]:
+        return None if self.ignore_index is None else target != self.ignore_index
+
+    def _multilabel_labels(self, target: Tensor) -> Tensor:
+        """uint8 labels: 0 or 1, and IGNORED where target == ignore_index."""
+        keep = self._kept(target)
+        _check_range(target, 2, keep)
+        labels = _owned(target, torch.uint8)
+        if keep is not None:
+            labels.masked_fill_(~keep, IGNORED)
+        return labels
+
+    def _flatten(self, preds: Tensor, target: Tensor, device: torch.device) -> Tuple[Tensor, Tensor]:
+        """Check types, shapes and device; fold extra dims into samples: [N] or [N, K]."""
+        k = self.num
+        if self.task == "binary":
+            shape = "[N, ...]"
+        else:
+            shape = f"[N, {'C' if self.task == 'multiclass' else 'L'}, ...] with {'C' if self.task == 'multiclass' else 'L'} = {k}"
+        if not isinstance(preds, Tensor):
+            raise TypeError(f"preds: expected a tensor, got {type(preds).__name__}")
+        if not isinstance(target, Tensor):
+            raise TypeError(f"target: expected a tensor, got {type(target).__name__}")
+        if preds.dtype not in SCORE_DTYPES:
+            raise TypeError(f"preds: expected a floating tensor of shape {shape}, got {_describe(preds)}")
+        if target.dtype not in LABEL_DTYPES:
+            raise TypeError(f"target: expected an integer or bool label tensor, got {_describe(target)}")
+        for name, t in (("preds", preds), ("target", target)):
+            if t.device != torch.device(device):
+                raise ValueError(f"{name}: expected a tensor on {device} (the device of the metric state), got {t.device}")
+        if self.task != "binary" and (preds.dim() < 2 or preds.shape[1] != k):
+            raise ValueError(f"preds: expected a floating tensor of shape {shape}, got {_describe(preds)}")
+        if self.task == "multiclass":
+            want = preds.shape[:1] + preds.shape[2:]
+        else:
+            want = preds.shape
+        if target.shape != want:
+            raise ValueError(f"target: expected shape {list(want)} to match preds {list(preds.shape)}, got {_describe(target)}")
+        if self.task == "binary":
+            return preds.reshape(-1), target.reshape(-1)
+        if preds.dim() > 2:
+            preds = preds.movedim(1, -1).reshape(-1, k)
+            target = target.reshape(-1) if self.task == "multiclass" else target.movedim(1, -1).reshape(-1, k)
+        return preds, target
+
+    def _probabilities(self, preds: Tensor, target: Tensor) -> Tensor:
+        """Raise on NaN; apply sigmoid/softmax when the batch is not in [0, 1] (see module doc)."""
+        if preds.numel() == 0:
+            return preds
+        lo, hi = torch.stack(torch.aminmax(preds)).tolist()
+        if lo != lo:  # NaN propagates through min/max
+            bad = torch.isnan(preds).reshape(preds.shape[0], -1).any(1)
+            raise ValueError(f"preds: NaN at sample {int(bad.nonzero()[0, 0])}")
+        keep = None if self.task == "multilabel" else self._kept(target)
+        if keep is not None:
+            kept = preds[keep]
+            if kept.numel() == 0:
+                return preds
+            lo, hi = torch.stack(torch.aminmax(kept)).tolist()
+        if lo >= 0 and hi <= 1:
+            return preds
+        return preds.softmax(dim=1) if self.task == "multiclass" else preds.sigmoid()
+
+
+def _check_range(target: Tensor, hi: int, keep: Optional[Tensor] = None) -> None:
+    """Every (kept) label in [0, hi); else ValueError naming the first bad one."""
+    if target.dtype == torch.bool or target.numel() == 0:
+        return
+    bad = (target < 0) | (target >= hi)
+    if keep is not None:
+        bad &= keep
+    if bad.any():
+        i = int(bad.reshape(-1).nonzero()[0, 0])
+        value = int(target.reshape(-1)[i])
+        raise ValueError(f"target: label {value} at index {i} is out of range [0, {hi})")
+
+
+def _owned(t: Tensor, dtype: torch.dtype) -> Tensor:
+    """`t` as `dtype`, contiguous, in memory that no caller holds."""
+    out = t.to(dtype).contiguous()
+    if out.data_ptr() == t.data_ptr() and out.numel() > 0:
+        out = out.clone()
+    return out

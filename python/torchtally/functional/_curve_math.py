@@ -1,0 +1,179 @@
+"""Shared compute of the curve metrics: counts at every threshold, areas and curves.
+
+Both modes reduce to Counts: cumulative true/false positives at thresholds in DESCENDING
+order, one row per column (class or label).
+
+* binned: from the histogram hist[k, bin, is_positive] (bin b holds scores with exactly b
+  thresholds <= score). "score >= thresholds[i]" <=> bin > i, so TP(i) is the suffix sum of
+  the positive counts over bins i+1 .. T. Every threshold is a point; the curve does not start
+  at the origin (as torchmetrics' binned mode).
+* exact: the scores sorted descending; one point per distinct score (ties form one step, as
+  scikit-learn), preceded by the origin (0, 0) for ROC.
+
+Values are computed in float64 and returned as float32 (torchmetrics' result dtype).
+"""
+import warnings
+from typing import List, NamedTuple, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+OUT_DTYPE = torch.float32
+
+
+class Counts(NamedTuple):
+    tp: Tensor  # [R, M] float64, cumulative true positives at descending thresholds
+    fp: Tensor  # [R, M] float64, cumulative false positives
+    pos: Tensor  # [R] float64, positives (TP at -inf)
+    neg: Tensor  # [R] float64, negatives
+    thresholds: Tensor  # [M], descending
+    exact: bool  # exact mode: origin point for ROC, recall 1 without positives (scikit-learn)
+
+
+def binned_counts(hist: Tensor, thresholds: Tensor) -> Counts:
+    """Counts of a histogram [R, T + 1, 2] with bin edges `thresholds` [T] (ascending)."""
+    suffix = hist.flip(1).cumsum(1).flip(1).double()  # suffix[:, b] = sum over bins >= b
+    tp = suffix[:, 1:, 1].flip(1)
+    fp = suffix[:, 1:, 0].flip(1)
+    return Counts(tp, fp, suffix[:, 0, 1], suffix[:, 0, 0], thresholds.flip(0), False)
+
+
+def exact_counts(scores: Tensor, positive: Tensor) -> Counts:
+    """Counts of one column: scores [N] (every one counted), positive [N] bool."""
+    scores, order = torch.sort(scores, descending=True)
+    tp = positive[order].to(torch.float64).cumsum(0)
+    fp = torch.arange(1, scores.numel() + 1, dtype=torch.float64, device=scores.device) - tp
+    last = torch.ones_like(scores, dtype=torch.bool)  # last sample of its tie group
+    last[:-1] = scores[1:] != scores[:-1]
+    tp, fp, thresholds = tp[last], fp[last], scores[last]
+    zero = torch.zeros(1, dtype=torch.float64, device=scores.device)
+    pos = tp[-1:] if tp.numel() else zero
+    neg = fp[-1:] if fp.numel() else zero
+    return Counts(tp[None], fp[None], pos, neg, thresholds, True)
+
+
+def _ratio(num: Tensor, den: Tensor, if_zero: float) -> Tensor:
+    """num / den, `if_zero` where den == 0 (den broadcasts against num)."""
+    den = den.expand_as(num)
+    return torch.where(den > 0, num / den.clamp(min=1), torch.full_like(num, if_zero))
+
+
+def roc_rates(c: Counts) -> Tuple[Tensor, Tensor, Tensor]:
+    """(fpr, tpr, thresholds) in float64; 0 where a rate is undefined (as torchmetrics)."""
+    fpr = _ratio(c.fp, c.neg[:, None], 0.0)
+    tpr = _ratio(c.tp, c.pos[:, None], 0.0)
+    thresholds = c.thresholds
+    if c.exact:  # start at the origin, at a threshold above every probability
+        origin = torch.zeros(fpr.shape[0], 1, dtype=fpr.dtype, device=fpr.device)
+        fpr, tpr = torch.cat([origin, fpr], 1), torch.cat([origin, tpr], 1)
+        thresholds = torch.cat([torch.ones(1, dtype=thresholds.dtype, device=thresholds.device), thresholds])
+    return fpr, tpr, thresholds
+
+
+def pr_curve(c: Counts) -> Tuple[Tensor, Tensor, Tensor]:
+    """(precision, recall, thresholds): thresholds ascending, then the point (recall 0, precision 1).
+
+    Undefined values: binned mode gives NaN (0/0), as torchmetrics; exact mode sets recall to 1
+    when there is no positive, as scikit-learn and torchmetrics.
+    """
+    nan = float("nan")
+    precision = _ratio(c.tp, c.tp + c.fp, nan)
+    recall = _ratio(c.tp, c.pos[:, None], 1.0 if c.exact else nan)
+    ones = torch.ones(precision.shape[0], 1, dtype=precision.dtype, device=precision.device)
+    precision = torch.cat([precision.flip(1), ones], 1)
+    recall = torch.cat([recall.flip(1), torch.zeros_like(ones)], 1)
+    return precision, recall, c.thresholds.flip(0)
+
+
+def auroc(c: Counts) -> Tensor:
+    """[R] trapezoidal area under the ROC curve; NaN for a column without positives or negatives."""
+    fpr, tpr, _ = roc_rates(c)
+    area = torch.trapezoid(tpr, fpr, dim=1)
+    return torch.where((c.pos > 0) & (c.neg > 0), area, torch.full_like(area, float("nan")))
+
+
+def partial_auroc(c: Counts, max_fpr: float) -> Tensor:
+    """[1] McClish-standardised area up to fpr = max_fpr (one column), as scikit-learn's max_fpr."""
+    fpr, tpr, _ = roc_rates(c)
+    fpr, tpr = fpr[0], tpr[0]
+    if not (c.pos > 0).all() or not (c.neg > 0).all():
+        return torch.full((1,), float("nan"), dtype=torch.float64, device=fpr.device)
+    if max_fpr == 1 or fpr.sum() == 0 or tpr.sum() == 0:
+        return auroc(c)
+    stop = int((fpr <= max_fpr).sum())  # fpr is non-decreasing
+    if stop == 0:
+        area = fpr.new_zeros(())
+    else:
+        if stop < fpr.numel():  # interpolate the tpr at max_fpr
+            w = (max_fpr - fpr[stop - 1]) / (fpr[stop] - fpr[stop - 1])
+            end = tpr[stop - 1] + w * (tpr[stop] - tpr[stop - 1])
+        else:
+            end = tpr[-1]
+        x = torch.cat([fpr[:stop], fpr.new_full((1,), max_fpr)])
+        y = torch.cat([tpr[:stop], end.reshape(1)])
+        area = torch.trapezoid(y, x)
+    min_area = 0.5 * max_fpr ** 2
+    return (0.5 * (1 + (area - min_area) / (max_fpr - min_area))).reshape(1)
+
+
+def average_precision(c: Counts) -> Tensor:
+    """[R] sum over thresholds (descending) of (recall step) * precision; 0 without positives."""
+    prev = torch.cat([torch.zeros_like(c.tp[:, :1]), c.tp[:, :-1]], 1)
+    precision = _ratio(c.tp, c.tp + c.fp, 0.0)
+    steps = ((c.tp - prev) * precision).sum(1)
+    return _ratio(steps, c.pos, 0.0)
+
+
+def warn_undefined(values: Tensor, what: str, columns: Optional[str]) -> None:
+    """One warning naming the columns whose value is NaN (undefined)."""
+    bad = torch.isnan(values).nonzero().flatten().tolist()
+    if bad:
+        where = f" for {columns} {bad}" if columns else ""
+        warnings.warn(f"{what} is undefined (NaN){where}: no positive or no negative sample", UserWarning, stacklevel=3)
+
+
+def warn_no_positive(pos: Tensor, what: str, columns: Optional[str]) -> None:
+    bad = (pos == 0).nonzero().flatten().tolist()
+    if bad:
+        where = f" for {columns} {bad}" if columns else ""
+        warnings.warn(f"{what}: no positive sample{where}; its value is 0", UserWarning, stacklevel=3)
+
+
+def reduce_average(values: Tensor, average: Optional[str], weights: Tensor) -> Tensor:
+    """None: per column; "macro": mean of the defined (non-NaN) columns; "weighted": their mean
+    weighted by `weights` (support), 0 when those weights sum to 0 (as torchmetrics)."""
+    if average is None:
+        return values.to(OUT_DTYPE)
+    ok = ~torch.isnan(values)
+    if not ok.any():
+        return torch.tensor(float("nan"), dtype=OUT_DTYPE, device=values.device)
+    if average == "macro":
+        return values[ok].mean().to(OUT_DTYPE)
+    w = weights[ok].to(values.dtype)
+    total = w.sum()
+    out = (values[ok] * w).sum() / total if total > 0 else total * 0
+    return out.to(OUT_DTYPE)
+
+
+def interp(x: Tensor, xp: Tensor, fp: Tensor) -> Tensor:
+    """Piecewise-linear value at x of the polyline (xp, fp), on the segment that starts at the
+    k-th point, k = #{xp <= x} - 1 clamped to a valid segment; a vertical segment has slope 0.
+    For increasing xp this is plain linear interpolation; the count also defines the value for
+    the non-monotone precision of a PR curve (torchmetrics' macro-averaged curves)."""
+    if xp.numel() < 2:
+        return fp[:1].expand_as(x).clone() if xp.numel() else torch.full_like(x, float("nan"))
+    dx = xp[1:] - xp[:-1]
+    slope = torch.where(dx != 0, (fp[1:] - fp[:-1]) / torch.where(dx != 0, dx, torch.ones_like(dx)), torch.zeros_like(dx))
+    known = torch.where(torch.isnan(xp), torch.full_like(xp, float("inf")), xp).sort().values
+    count = torch.searchsorted(known, x.contiguous(), right=True)
+    count = torch.where(torch.isnan(x), torch.zeros_like(count), count)
+    k = (count - 1).clamp(0, dx.numel() - 1)
+    return fp[k] + slope[k] * (x - xp[k])
+
+
+def macro_curve(xs: List[Tensor], ys: List[Tensor], thresholds: List[Tensor], descending: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    """Average of per-class curves: every class's y interpolated at the union of all x values."""
+    x = torch.cat(xs).sort().values
+    y = torch.stack([interp(x, xi, yi) for xi, yi in zip(xs, ys)]).mean(0)
+    t = torch.cat(thresholds).sort(descending=descending).values
+    return x, y, t

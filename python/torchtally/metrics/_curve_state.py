@@ -1,0 +1,70 @@
+"""The state of the curve metrics (AUROC, AveragePrecision, ROC, PrecisionRecallCurve), one
+base class per task; the metrics differ only in compute.
+
+Metrics of one task with the same ``thresholds`` and ``ignore_index`` (and num_classes /
+num_labels) declare the same ``state_key`` and the same states, so a MetricCollection updates
+the histogram (binned) or the score/label rows (exact) once per batch and syncs them once.
+Layout and bytes per sample: torchtally.functional._curve_inputs.
+
+``validate_args`` is accepted for torchmetrics compatibility; inputs are always validated.
+"""
+from typing import Any, Dict, Optional
+
+from torch import Tensor
+
+from ..functional._curve_args import check_num
+from ..functional._curve_inputs import CurveTask
+from ..metric import Metric
+
+
+class CurveState(Metric):
+    """Declares the CurveTask's states and updates them; ``self.thresholds`` is None (exact
+    mode) or the thresholds tensor, as torchmetrics."""
+
+    def __init__(self, task: CurveTask, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._curve = task
+        self.thresholds = task.thresholds.values if task.binned else None
+        self.ignore_index = task.ignore_index
+        self.state_key = task.state_key
+        for name, default, reduce in task.declare():
+            self.add_state(name, default, reduce=reduce)
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        """Add a batch: preds probabilities or logits, target labels (shapes: the subclass)."""
+        task = self._curve
+        if task.binned:
+            task.accumulate(self.hist, preds, target)
+        else:
+            scores, labels = task.rows(preds, target, self.device)
+            self.append_state("scores", scores)
+            self.append_state("labels", labels)
+
+    def _states(self) -> Dict[str, Tensor]:
+        return {name: getattr(self, name) for name in self.state_names}
+
+
+class BinaryCurveState(CurveState):
+    """preds [N, ...] float, target [N, ...] in {0, 1} (or ignore_index)."""
+
+    def __init__(self, *, thresholds: Any = None, ignore_index: Optional[int] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(CurveTask("binary", 1, thresholds, ignore_index), **kwargs)
+
+
+class MulticlassCurveState(CurveState):
+    """preds [N, C, ...] float, target [N, ...] class ids in [0, C) (or ignore_index)."""
+
+    def __init__(self, num_classes: int, *, thresholds: Any = None, ignore_index: Optional[int] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        self.num_classes = check_num("num_classes", num_classes, 2)
+        super().__init__(CurveTask("multiclass", num_classes, thresholds, ignore_index), **kwargs)
+
+
+class MultilabelCurveState(CurveState):
+    """preds [N, L, ...] float, target [N, L, ...] in {0, 1} (or ignore_index)."""
+
+    def __init__(self, num_labels: int, *, thresholds: Any = None, ignore_index: Optional[int] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        self.num_labels = check_num("num_labels", num_labels, 1)
+        super().__init__(CurveTask("multilabel", num_labels, thresholds, ignore_index), **kwargs)
