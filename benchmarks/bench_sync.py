@@ -23,6 +23,7 @@ Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_sync.py
 """
 import argparse
 import os
+import platform
 import statistics
 import sys
 import time
@@ -34,7 +35,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine_line, markdown_table, replace_section  # noqa: E402
+from _common import markdown_table, replace_section  # noqa: E402
 
 import torchtally  # noqa: E402
 from torchtally import Metric, MetricCollection  # noqa: E402
@@ -221,9 +222,10 @@ def main() -> None:
             f"(for every K measured: {counts_tt}; target <= 4) and is **{tm16[1] / c16[1]:.1f}x** faster than "
             f"torchmetrics (target >= 5x).\n\n"
         )
+    machine = f"{platform.processor() or platform.machine()}, torch {torch.__version__}, Python {platform.python_version()}"
     body = (
-        f"Machine: {machine_line()}; {cores} CPU core(s), so world size 4 runs 4 processes on "
-        f"{cores} core(s): gloo over loopback, one torch thread per process. "
+        f"Machine: {machine}, {cores} CPU core(s), shared with other jobs. World size W runs W processes "
+        f"(gloo over loopback, one torch thread each), so at W = 4 two processes share each core. "
         f"Batch of {BATCH} samples per metric before the timed syncs; K metrics with 5..4+K classes.\n\n"
         + target
         + "Time = median over repeats of the slowest rank's sync + compute of all K metrics "

@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 
 import torchtally
-from toy_metrics import C, ConfusionAccuracy, ExtremesMetric, MeanScore, SumMetric, batches, make_data, mixed_metrics
+from toy_metrics import C, CatMetric, ConfusionAccuracy, ExtremesMetric, MeanScore, SumMetric, batches, make_data, mixed_metrics
 from torchtally import MetricCollection, NotComputableError, SyncError, all_reduced_synchronized
 from torchtally.testing import count_collectives, run_distributed
 
@@ -177,6 +177,13 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         with count_collectives() as counter:
             sums.compute()
         out["sum_only_count_by_k"][k] = counter.total
+
+    # More cat states than the fixed header has slots for their lengths: one extra header gather.
+    many_cats = MetricCollection({f"cat{i}": CatMetric() for i in range(35)})  # 70 cat states
+    feed(many_cats, *shard(ws, rank, "all"))
+    with count_collectives() as counter:
+        out["many_cats"] = many_cats.compute()["cat34"]
+    out["many_cats_count"] = (dict(counter.by_name), many_cats._sync_plan().collectives_per_sync)
 
     # State shared by state_key: one update per batch on the owner, one slot in the sync.
     SumMetric.calls = 0
@@ -385,6 +392,16 @@ def test_collectives_per_sync_are_fixed_by_the_plan(ws):
         assert out["count_by_k"] == {k: 7 for k in K_VALUES}
         # Accuracy-like metrics with only int64 sums: header + one all_reduce, whatever K.
         assert out["sum_only_count_by_k"] == {k: 2 for k in K_VALUES}
+
+
+@pytest.mark.parametrize("ws", WORLD_SIZES)
+def test_header_overflow_for_many_cat_states(ws):
+    whole = reference(ws, "all")["cat"]
+    for out in results(ws):
+        assert_same(out["many_cats"], whole)
+        by_name, planned = out["many_cats_count"]
+        assert planned == 3  # header + overflow header + one byte gather
+        assert by_name == ({} if ws == 1 else {"all_gather_single": 3})
 
 
 @pytest.mark.parametrize("ws", [2, 3, 4])
