@@ -138,9 +138,8 @@ def feed(metric: Any, batches: Sequence[Batch]) -> Any:
 def _as_tensor(value: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value.detach().cpu()
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        return torch.from_numpy(np.asarray(value).copy())
-    return torch.as_tensor(value)
+    # Through numpy, so that Python floats stay float64 (torch.as_tensor would make float32).
+    return torch.from_numpy(np.array(value))
 
 
 def assert_same(actual: Any, expected: Any, rtol: float = 0.0, atol: float = 0.0, what: str = "result") -> None:
