@@ -112,9 +112,9 @@ class CurveTask:
             if self.task == "multilabel":
                 return _owned(preds, torch.float32), self._multilabel_labels(target)
             keep = self._kept(target)
+            _check_range(target, 2 if self.task == "binary" else self.num, keep)
             if keep is not None:
                 preds, target = preds[keep], target[keep]
-            _check_range(target, 2 if self.task == "binary" else self.num)
             return _owned(preds, torch.float32), _owned(target, self.label_dtype)
 
     def _kept(self, target: Tensor) -> Optional[Tensor]:
@@ -191,7 +191,8 @@ def _check_range(target: Tensor, hi: int, keep: Optional[Tensor] = None) -> None
     if bad.any():
         i = int(bad.reshape(-1).nonzero()[0, 0])
         value = int(target.reshape(-1)[i])
-        raise ValueError(f"target: label {value} at index {i} is out of range [0, {hi})")
+        sample = i // max(1, target[0].numel())
+        raise ValueError(f"target: label {value} at sample {sample} is out of range [0, {hi})")
 
 
 def _owned(t: Tensor, dtype: torch.dtype) -> Tensor:
