@@ -27,7 +27,8 @@ A ``MetricCase`` holds:
 
 * ``factory``: a zero-argument callable returning a fresh Metric (or MetricCollection). It is
   sent to the spawned ranks, so it must be picklable: a class or a ``functools.partial`` of one,
-  or a function defined at module level of an importable module (not a lambda).
+  ``CollectionFactory(name=factory, ...)`` for a MetricCollection, or a function defined at
+  module level of an importable module (not a lambda).
 * ``batches``: the per-batch positional ``update`` arguments, each a tuple (a bare value is
   taken as a 1-tuple). Tensors are sent to the ranks by value.
 * ``reference``: the expected result over all the data, called in this process only (so a
@@ -108,6 +109,22 @@ class MetricCase:
         if self.reference_on_batches:
             return self.reference(list(batches))
         return self.reference(*concat_batches(batches))
+
+
+class CollectionFactory:
+    """A picklable factory of a fresh MetricCollection: ``CollectionFactory(r2=R2Score,
+    ev=functools.partial(ExplainedVariance, num_outputs=3))`` (each value a metric factory)."""
+
+    def __init__(self, **factories: Callable[[], Any]) -> None:
+        self.factories = factories
+
+    def __call__(self) -> Any:
+        from torchtally import MetricCollection
+
+        return MetricCollection({name: make() for name, make in self.factories.items()})
+
+    def __repr__(self) -> str:
+        return f"CollectionFactory({', '.join(self.factories)})"
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sklearn.metrics as skm
 import torch
 import torchmetrics
 
-from metric_tester import MetricCase, assert_rejects, check_metric
+from metric_tester import CollectionFactory, MetricCase, assert_rejects, check_metric
 from torchtally import (
     CosineSimilarity,
     ExplainedVariance,
@@ -133,6 +133,13 @@ CASES = [
     case("cosine_sum", CosineSimilarity, THREE, cosine_ref("sum")),
     case("cosine_mean", P(CosineSimilarity, reduction="mean"), THREE, cosine_ref("mean")),
     case("cosine_none", P(CosineSimilarity, reduction="none"), THREE, cosine_ref("none")),
+    # R2 and explained variance share one moments state in a collection (one merge slot).
+    case("collection_shared_moments",
+         CollectionFactory(r2=P(R2Score, num_outputs=3), ev=P(ExplainedVariance, num_outputs=3),
+                           mse=P(MeanSquaredError, num_outputs=3), pearson=P(PearsonCorrCoef, num_outputs=3)),
+         BIG3, lambda p, t: {"r2": sk(skm.r2_score)(p, t), "ev": sk(skm.explained_variance_score)(p, t),
+                             "mse": sk(skm.mean_squared_error, multioutput="raw_values")(p, t),
+                             "pearson": pearson_ref(p, t)}),
 ]
 
 
