@@ -334,3 +334,15 @@ def test_different_thresholds_or_ignore_index_do_not_share():
                              "c": BinaryAUROC(thresholds=10, ignore_index=-1), "d": BinaryAUROC(),
                              "e": BinaryROC(thresholds=torch.linspace(0, 1, 10))})
     assert coll._owners == ["a", "b", "c", "d"]  # "e": the same bin edges as "a"
+
+
+def test_docstring_examples():
+    import doctest
+
+    import torchtally.functional._curve_inputs as inputs
+    import torchtally.functional.curves as functional
+    import torchtally.metrics.curves as classes
+
+    for module in (functional, classes, inputs):
+        failed, attempted = doctest.testmod(module)
+        assert attempted > 0 and failed == 0, f"{module.__name__}: {failed} of {attempted} examples failed"
