@@ -1,0 +1,431 @@
+"""Classification metric classes: the shared tester's life cycle (one process and 3 gloo ranks),
+state shared in a MetricCollection (one kernel call per batch, one sync slot), bad input,
+options, and the docstring examples."""
+import doctest
+import functools
+
+import pytest
+import torch
+
+import torchtally
+import torchtally.functional._kernels as kernels
+from classification_refs import (
+    BETA,
+    binary_data,
+    binary_labels,
+    multiclass_data,
+    multiclass_labels,
+    multilabel_data,
+    sk_binary,
+    sk_multiclass,
+    sk_multilabel,
+    sk_topk_accuracy,
+)
+from metric_tester import MetricCase, assert_rejects, assert_same, check_metric, feed, run_distributed_cases
+from torchtally import MetricCollection, NotComputableError
+from torchtally import metrics as M
+from torchtally.testing import count_collectives, run_distributed
+
+C, L, N = 4, 3, 97
+SIZES = [10, 23, 5, 31, 1, 27]  # uneven batches, N in total
+TOL = dict(rtol=1e-6, atol=1e-7)
+
+
+def _split(*tensors):
+    out, lo = [], 0
+    for size in SIZES:
+        out.append(tuple(t[lo:lo + size] for t in tensors))
+        lo += size
+    return out
+
+
+def _binary_batches():
+    preds, target = binary_data(N, seed=31, kind="logits")
+    target[::9] = -1  # ignored by the cases with ignore_index=-1
+    return _split(preds, target)
+
+
+BINARY_BATCHES = _binary_batches()
+MULTICLASS_BATCHES = _split(*multiclass_data(N, C, seed=32))
+MULTILABEL_BATCHES = _split(*multilabel_data(N, L, seed=33, kind="logits"))
+
+
+def _bin(name, ignore=None, threshold=0.5, **kw):
+    def ref(p, t):
+        keep = (t != ignore) if ignore is not None else torch.ones_like(t, dtype=torch.bool)
+        return sk_binary(name, t[keep].numpy(), binary_labels(p[keep], threshold), **kw)
+    return ref
+
+
+def _mc(name, average="macro", **kw):
+    return lambda p, t: sk_multiclass(name, t.numpy(), multiclass_labels(p), C, average, **kw)
+
+
+def _ml(name, average="macro", **kw):
+    return lambda p, t: sk_multilabel(name, t.numpy(), binary_labels(p), average, **kw)
+
+
+def _case(name, factory, batches, reference):
+    return MetricCase(name, factory, batches, reference, **TOL)
+
+
+P = functools.partial
+CASES = [
+    _case("BinaryAccuracy", P(M.BinaryAccuracy, ignore_index=-1), BINARY_BATCHES, _bin("accuracy", -1)),
+    _case("BinaryPrecision", P(M.BinaryPrecision, ignore_index=-1, threshold=0.3), BINARY_BATCHES,
+          _bin("precision", -1, 0.3)),
+    _case("BinaryRecall", P(M.BinaryRecall, ignore_index=-1), BINARY_BATCHES, _bin("recall", -1)),
+    _case("BinaryF1Score", P(M.BinaryF1Score, ignore_index=-1), BINARY_BATCHES, _bin("f1_score", -1)),
+    _case("BinaryFBetaScore", P(M.BinaryFBetaScore, BETA, ignore_index=-1), BINARY_BATCHES, _bin("fbeta_score", -1)),
+    _case("BinaryDice", P(M.BinaryDice, ignore_index=-1), BINARY_BATCHES, _bin("dice", -1)),
+    _case("BinarySpecificity", P(M.BinarySpecificity, ignore_index=-1), BINARY_BATCHES, _bin("specificity", -1)),
+    _case("BinaryStatScores", P(M.BinaryStatScores, ignore_index=-1), BINARY_BATCHES, _bin("stat_scores", -1)),
+    _case("BinaryConfusionMatrix", P(M.BinaryConfusionMatrix, ignore_index=-1, normalize="true"), BINARY_BATCHES,
+          _bin("confusion_matrix", -1, normalize="true")),
+    _case("BinaryJaccardIndex", P(M.BinaryJaccardIndex, ignore_index=-1), BINARY_BATCHES, _bin("jaccard_index", -1)),
+    _case("BinaryMatthewsCorrCoef", P(M.BinaryMatthewsCorrCoef, ignore_index=-1), BINARY_BATCHES,
+          _bin("matthews_corrcoef", -1)),
+    _case("BinaryCohenKappa", P(M.BinaryCohenKappa, ignore_index=-1, weights="linear"), BINARY_BATCHES,
+          _bin("cohen_kappa", -1, weights="linear")),
+    _case("MulticlassAccuracy", P(M.MulticlassAccuracy, C), MULTICLASS_BATCHES, _mc("accuracy")),
+    _case("MulticlassAccuracy-top2", P(M.MulticlassAccuracy, C, top_k=2, average="weighted"), MULTICLASS_BATCHES,
+          lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "weighted")),
+    _case("MulticlassPrecision", P(M.MulticlassPrecision, C, average="weighted"), MULTICLASS_BATCHES,
+          _mc("precision", "weighted")),
+    _case("MulticlassRecall-top2", P(M.MulticlassRecall, C, top_k=2, average=None), MULTICLASS_BATCHES,
+          lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "none")),
+    _case("MulticlassF1Score", P(M.MulticlassF1Score, C, average=None), MULTICLASS_BATCHES, _mc("f1_score", "none")),
+    _case("MulticlassFBetaScore", P(M.MulticlassFBetaScore, BETA, C, average="micro"), MULTICLASS_BATCHES,
+          _mc("fbeta_score", "micro")),
+    _case("MulticlassDice", P(M.MulticlassDice, C), MULTICLASS_BATCHES, _mc("dice")),
+    _case("MulticlassSpecificity", P(M.MulticlassSpecificity, C), MULTICLASS_BATCHES, _mc("specificity")),
+    _case("MulticlassStatScores", P(M.MulticlassStatScores, C, average=None), MULTICLASS_BATCHES,
+          _mc("stat_scores", "none")),
+    _case("MulticlassConfusionMatrix", P(M.MulticlassConfusionMatrix, C), MULTICLASS_BATCHES, _mc("confusion_matrix")),
+    _case("MulticlassJaccardIndex", P(M.MulticlassJaccardIndex, C, average="micro"), MULTICLASS_BATCHES,
+          _mc("jaccard_index", "micro")),
+    _case("MulticlassMatthewsCorrCoef", P(M.MulticlassMatthewsCorrCoef, C), MULTICLASS_BATCHES,
+          _mc("matthews_corrcoef")),
+    _case("MulticlassCohenKappa", P(M.MulticlassCohenKappa, C, weights="quadratic"), MULTICLASS_BATCHES,
+          _mc("cohen_kappa", weights="quadratic")),
+    _case("MultilabelAccuracy", P(M.MultilabelAccuracy, L), MULTILABEL_BATCHES, _ml("accuracy")),
+    _case("MultilabelPrecision", P(M.MultilabelPrecision, L, average="micro"), MULTILABEL_BATCHES,
+          _ml("precision", "micro")),
+    _case("MultilabelRecall", P(M.MultilabelRecall, L, average="weighted"), MULTILABEL_BATCHES,
+          _ml("recall", "weighted")),
+    _case("MultilabelF1Score", P(M.MultilabelF1Score, L), MULTILABEL_BATCHES, _ml("f1_score")),
+    _case("MultilabelFBetaScore", P(M.MultilabelFBetaScore, BETA, L, average=None), MULTILABEL_BATCHES,
+          _ml("fbeta_score", "none")),
+    _case("MultilabelDice", P(M.MultilabelDice, L), MULTILABEL_BATCHES, _ml("dice")),
+    _case("MultilabelSpecificity", P(M.MultilabelSpecificity, L), MULTILABEL_BATCHES, _ml("specificity")),
+    _case("MultilabelStatScores", P(M.MultilabelStatScores, L, average="micro"), MULTILABEL_BATCHES,
+          _ml("stat_scores", "micro")),
+    _case("MultilabelConfusionMatrix", P(M.MultilabelConfusionMatrix, L, normalize="all"), MULTILABEL_BATCHES,
+          _ml("confusion_matrix", normalize="all")),
+    _case("MultilabelJaccardIndex", P(M.MultilabelJaccardIndex, L), MULTILABEL_BATCHES, _ml("jaccard_index")),
+    _case("MultilabelMatthewsCorrCoef", P(M.MultilabelMatthewsCorrCoef, L), MULTILABEL_BATCHES,
+          _ml("matthews_corrcoef")),
+]
+
+
+def shared_multiclass_collection() -> MetricCollection:
+    """Eight metrics on one [C, C] confusion matrix, two on one top-2 state (module level: picklable)."""
+    return MetricCollection({
+        "acc": M.MulticlassAccuracy(C, average="micro"),
+        "prec": M.MulticlassPrecision(C),
+        "rec": M.MulticlassRecall(C, average="weighted"),
+        "f1": M.MulticlassF1Score(C),
+        "spec": M.MulticlassSpecificity(C),
+        "cm": M.MulticlassConfusionMatrix(C),
+        "mcc": M.MulticlassMatthewsCorrCoef(C),
+        "kappa": M.MulticlassCohenKappa(C),
+        "top2": M.MulticlassAccuracy(C, top_k=2, average="micro"),
+        "rec2": M.MulticlassRecall(C, top_k=2, average="micro"),
+    })
+
+
+SHARED_REFERENCE = {
+    "acc": _mc("accuracy", "micro"), "prec": _mc("precision"), "rec": _mc("recall", "weighted"),
+    "f1": _mc("f1_score"), "spec": _mc("specificity"), "cm": _mc("confusion_matrix"),
+    "mcc": _mc("matthews_corrcoef"), "kappa": _mc("cohen_kappa"),
+    "top2": lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "micro"),
+    "rec2": lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "micro"),
+}
+CASES.append(_case("shared-collection", shared_multiclass_collection, MULTICLASS_BATCHES,
+                   lambda p, t: {k: ref(p, t) for k, ref in SHARED_REFERENCE.items()}))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_lifecycle(case):
+    check_metric(case)
+
+
+@pytest.mark.distributed
+def test_distributed_three_ranks():
+    run_distributed_cases(CASES)  # ONE spawned 3-rank gloo run for all the cases
+
+
+def test_every_class_is_covered():
+    covered = {c.name.split("-")[0] for c in CASES}
+    exported = set(M.classification.__all__)
+    assert exported - covered == set()
+    assert len(exported) == 35
+    assert all(getattr(torchtally, name) is getattr(M, name) for name in exported)
+
+
+# -- shared state -----------------------------------------------------------------------------
+
+
+def _count_kernel_calls(monkeypatch):
+    calls = {}
+    for name in ("confmat_scores", "confmat_labels", "confmat_threshold", "topk_update"):
+        original = getattr(kernels, name)
+
+        def counted(*args, _name=name, _original=original, **kwargs):
+            calls[_name] = calls.get(_name, 0) + 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(kernels, name, counted)
+    return calls
+
+
+def test_shared_state_one_kernel_call_per_batch_and_one_sync_slot(monkeypatch):
+    calls = _count_kernel_calls(monkeypatch)
+    collection = feed(shared_multiclass_collection(), MULTICLASS_BATCHES)
+    assert calls == {"confmat_scores": len(SIZES), "topk_update": len(SIZES)}
+    owners = {collection._owner_of[name] for name in collection}
+    assert owners == {"acc", "top2"}
+    plan = collection._sync_plan()
+    assert [s.shape for s in plan.specs] == [(C, C), (C, 3)]
+    assert len(plan.fixed_groups) == 1  # both int64 sum states in one packed all_reduce
+    results = collection.compute()
+    for name in collection:  # the same numbers as the metrics alone
+        alone = feed(shared_multiclass_collection()[name].clone(), MULTICLASS_BATCHES)
+        assert_same(results[name], alone.compute(), what=name)
+
+
+def test_binary_and_multilabel_metrics_share_their_state(monkeypatch):
+    calls = _count_kernel_calls(monkeypatch)
+    binary = MetricCollection([M.BinaryAccuracy(), M.BinaryF1Score(), M.BinaryMatthewsCorrCoef(),
+                               M.BinaryConfusionMatrix(), M.BinaryCohenKappa(), M.BinaryJaccardIndex()])
+    feed(binary, [(p, t.clamp(min=0)) for p, t in BINARY_BATCHES])
+    assert calls == {"confmat_threshold": len(SIZES)}
+    multilabel = MetricCollection([M.MultilabelAccuracy(L), M.MultilabelPrecision(L), M.MultilabelRecall(L),
+                                   M.MultilabelStatScores(L), M.MultilabelMatthewsCorrCoef(L)])
+    feed(multilabel, MULTILABEL_BATCHES)
+    assert calls == {"confmat_threshold": 2 * len(SIZES)}
+    assert len(binary._sync_plan().specs) == 1 and len(multilabel._sync_plan().specs) == 1
+
+
+def test_different_state_options_do_not_share():
+    keys = [m.state_key for m in (
+        M.MulticlassAccuracy(C), M.MulticlassAccuracy(C, ignore_index=0), M.MulticlassAccuracy(C + 1),
+        M.MulticlassAccuracy(C, top_k=2), M.MulticlassAccuracy(C, top_k=3),
+        M.BinaryAccuracy(), M.BinaryAccuracy(threshold=0.3), M.BinaryAccuracy(ignore_index=-1),
+        M.MultilabelAccuracy(L), M.MultilabelAccuracy(L, threshold=0.7), M.MultilabelAccuracy(L + 1),
+    )]
+    assert len(set(keys)) == len(keys)
+    assert M.MulticlassAccuracy(C).state_key == M.MulticlassCohenKappa(C).state_key
+    collection = MetricCollection({"a": M.BinaryAccuracy(), "b": M.BinaryAccuracy(threshold=0.9)})
+    preds, target = torch.tensor([0.2, 0.6, 0.95]), torch.tensor([0, 1, 1])
+    out = collection.update(preds, target).compute()
+    assert float(out["a"]) == 1.0 and abs(float(out["b"]) - 2 / 3) < 1e-6
+
+
+def _sync_count_worker(rank, world_size):
+    """Per rank: its shard of the batches, then one counted compute of the shared collection."""
+    collection = shared_multiclass_collection()
+    feed(collection, MULTICLASS_BATCHES[rank::world_size])
+    reduced = []
+    with count_collectives() as counter:
+        counting = torch.distributed.all_reduce
+
+        def recording(tensor, *args, **kwargs):
+            reduced.append(tensor.numel())
+            return counting(tensor, *args, **kwargs)
+
+        torch.distributed.all_reduce = recording
+        try:
+            results = collection.compute()
+        finally:
+            torch.distributed.all_reduce = counting
+    return dict(counter.by_name), reduced, results
+
+
+@pytest.mark.distributed
+def test_shared_state_syncs_once():
+    per_rank = run_distributed(_sync_count_worker, 2)
+    expected = feed(shared_multiclass_collection(), MULTICLASS_BATCHES).compute()
+    for by_name, reduced, results in per_rank:
+        assert sum(by_name.values()) == 2, by_name  # the header, then one packed all_reduce
+        assert reduced == [C * C + C * 3], reduced  # one confusion matrix, one top-k table
+        assert_same(results, expected, **TOL)
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+NAN = float("nan")
+BAD_INPUTS = [
+    # (metric factory, preds, target, exception, message pattern)
+    (M.BinaryAccuracy, torch.tensor([0.2, NAN]), torch.tensor([0, 1]), ValueError, "preds: NaN"),
+    (P(M.BinaryAccuracy, ignore_index=-1), torch.tensor([0.2, NAN]), torch.tensor([0, -1]), ValueError, "preds: NaN"),
+    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0, 1, 1]), ValueError, r"target: expected the shape of preds \[2\]"),
+    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0, 2]), ValueError, "target: .*2.* not a binary label"),
+    (M.BinaryAccuracy, torch.tensor([0, 3]), torch.tensor([0, 1]), ValueError, "preds: .*3"),
+    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0.0, 1.0]), TypeError, "target: expected an integer"),
+    (M.BinaryAccuracy, [0.2, 0.3], torch.tensor([0, 1]), TypeError, "preds: expected a torch.Tensor"),
+    (P(M.MulticlassAccuracy, C), torch.tensor([[0.1] * C, [NAN] * C]), torch.tensor([0, 1]), ValueError, "preds: NaN"),
+    (P(M.MulticlassAccuracy, C), torch.randn(2, C + 1), torch.tensor([0, 1]), ValueError,
+     r"preds: expected scores \[N, C, \.\.\.\] with C = num_classes = 4"),
+    (P(M.MulticlassAccuracy, C), torch.randn(3, C), torch.tensor([0, 1]), ValueError, r"target: expected shape \[3\]"),
+    (P(M.MulticlassAccuracy, C), torch.randn(2, C), torch.tensor([0, C]), ValueError, "target: label 4 .* out of range"),
+    (P(M.MulticlassAccuracy, C), torch.tensor([0, 7]), torch.tensor([0, 1]), ValueError, "preds: label 7 .* out of range"),
+    (P(M.MulticlassAccuracy, C), torch.tensor([0.0, 1.0]), torch.tensor([0, 1]), TypeError, "preds: expected integer class labels"),
+    (P(M.MulticlassAccuracy, C), torch.randint(0, C, (2, C)), torch.tensor([0, 1]), TypeError, "preds: with one dim more"),
+    (P(M.MulticlassAccuracy, C), torch.randn(2, C, 2, 2), torch.tensor([0, 1]), ValueError, "preds: expected labels"),
+    (P(M.MulticlassAccuracy, C, top_k=2), torch.tensor([0, 1]), torch.tensor([0, 1]), ValueError, "preds: top_k = 2 needs float scores"),
+    (P(M.MulticlassAccuracy, C, top_k=2), torch.tensor([[0.1] * C, [NAN] * C]), torch.tensor([0, 1]), ValueError, "preds: NaN"),
+    (P(M.MultilabelAccuracy, L), torch.rand(2, L + 1), torch.randint(0, 2, (2, L + 1)), ValueError,
+     r"preds: expected shape \[N, L, \.\.\.\] with L = num_labels = 3"),
+    (P(M.MultilabelAccuracy, L), torch.tensor([[0.1, NAN, 0.3]]), torch.tensor([[0, 1, 1]]), ValueError, "preds: NaN"),
+    (P(M.MultilabelAccuracy, L), torch.rand(2, L), torch.tensor([[0, 1, 1], [1, 3, 0]]), ValueError, "target: .*3"),
+    (P(M.MultilabelAccuracy, L), torch.rand(2, L), torch.randint(0, 2, (2, L)).float(), TypeError, "target"),
+]
+
+
+def _good_batch(metric):
+    if isinstance(metric, M.MulticlassAccuracy):
+        return MULTICLASS_BATCHES[0]
+    if isinstance(metric, M.MultilabelAccuracy):
+        return MULTILABEL_BATCHES[0]
+    preds, target = BINARY_BATCHES[0]
+    return preds, target.clamp(min=0)
+
+
+@pytest.mark.parametrize("factory, preds, target, exc, match", BAD_INPUTS)
+def test_bad_input_raises_and_leaves_state_unchanged(factory, preds, target, exc, match):
+    metric = factory()
+    assert_rejects(metric, (preds, target), exc, match)  # before any update
+    metric.update(*_good_batch(metric))
+    assert_rejects(metric, (preds, target), exc, match)  # after one, inside a collection too
+    collection = MetricCollection({"m": metric})
+    before = metric.state_dict()
+    with pytest.raises(exc):
+        collection.update(preds, target)
+    assert all(torch.equal(before[k], v) for k, v in metric.state_dict().items())
+
+
+def test_device_mismatch_is_rejected():
+    metric = M.MulticlassAccuracy(C)
+    assert_rejects(metric, (torch.randn(2, C, device="meta"), torch.tensor([0, 1], device="meta")),
+                   ValueError, "preds")
+
+
+@pytest.mark.parametrize("factory", [case.factory for case in CASES[:-1]], ids=[c.name for c in CASES[:-1]])
+def test_compute_before_update_raises(factory):
+    metric = factory()
+    with pytest.raises(NotComputableError):
+        metric.compute()
+
+
+def test_empty_batch_counts_as_an_update():
+    metric = M.MulticlassConfusionMatrix(C).update(torch.empty(0, C), torch.empty(0, dtype=torch.long))
+    assert metric.compute().sum() == 0
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: M.MulticlassAccuracy(1), "num_classes: expected an int >= 2"),
+        (lambda: M.MulticlassAccuracy(3.0), "num_classes: expected an int >= 2"),
+        (lambda: M.MultilabelAccuracy(0), "num_labels: expected an int >= 2"),
+        (lambda: M.BinaryAccuracy(threshold=1.5), r"threshold: expected a float in \[0, 1\]"),
+        (lambda: M.BinaryAccuracy(threshold="0.5"), "threshold"),
+        (lambda: M.MulticlassAccuracy(C, average="binary"), "average: expected one of"),
+        (lambda: M.MulticlassAccuracy(C, top_k=C + 1), r"top_k: expected an int in \[1, num_classes = 4\]"),
+        (lambda: M.MulticlassPrecision(C, top_k=2), "top_k: MulticlassPrecision supports only top_k = 1"),
+        (lambda: M.BinaryPrecision(zero_division=0.5), "zero_division: expected 0 or 1"),
+        (lambda: M.MulticlassConfusionMatrix(C, normalize="rows"), "normalize: expected"),
+        (lambda: M.MulticlassCohenKappa(C, weights="cubic"), "weights: expected"),
+        (lambda: M.BinaryFBetaScore(beta=0.0), "beta: expected a number > 0"),
+        (lambda: M.BinaryAccuracy(ignore_index=1.5), "ignore_index: expected None or an int"),
+        (lambda: M.BinaryAccuracy(multidim_average="samplewise"), "multidim_average: only 'global'"),
+    ],
+)
+def test_bad_options_are_named(make, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make()
+
+
+def test_torchmetrics_style_options_are_accepted():
+    m = M.MulticlassAccuracy(num_classes=C, average="micro", multidim_average="global", validate_args=False,
+                             sync_on_compute=False)
+    preds, target = MULTICLASS_BATCHES[1]
+    assert abs(float(m.update(preds, target).compute()) - float((preds.argmax(1) == target).float().mean())) < 1e-6
+
+
+# -- dtypes, layouts, backends ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_score_dtypes(dtype):
+    preds, target = MULTICLASS_BATCHES[3]
+    preds = preds.to(dtype)
+    expected = M.MulticlassConfusionMatrix(C).update(preds.double(), target).compute()
+    assert torch.equal(M.MulticlassConfusionMatrix(C).update(preds, target).compute(), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.bool])
+def test_label_dtypes(dtype):
+    preds, target = MULTILABEL_BATCHES[3]
+    expected = M.MultilabelStatScores(L, average=None).update(preds, target).compute()
+    assert torch.equal(M.MultilabelStatScores(L, average=None).update(preds, target.to(dtype)).compute(), expected)
+    labels = (preds > 0).to(dtype)
+    assert torch.equal(M.MultilabelStatScores(L, average=None).update(labels, target).compute(), expected)
+
+
+def test_non_contiguous_and_grad_inputs():
+    preds, target = MULTICLASS_BATCHES[3]
+    strided = preds.t().contiguous().t()  # column-major
+    assert not strided.is_contiguous()
+    a = M.MulticlassConfusionMatrix(C).update(preds, target).compute()
+    assert torch.equal(M.MulticlassConfusionMatrix(C).update(strided, target).compute(), a)
+    assert torch.equal(M.MulticlassConfusionMatrix(C).update(preds.requires_grad_(), target).compute(), a)
+    logits, t = BINARY_BATCHES[3]
+    b = M.BinaryStatScores().update(logits.clone().requires_grad_(), t.clamp(min=0)).compute()
+    assert torch.equal(b, M.BinaryStatScores().update(logits, t.clamp(min=0)).compute())
+
+
+def test_reference_backend_gives_the_same_state():
+    """The update path on the torch reference (other devices) equals the C core."""
+    if not kernels.has_c():
+        pytest.skip("torchtally._C is not built: both paths are the reference")
+    factories = [shared_multiclass_collection, lambda: M.BinaryStatScores(ignore_index=-1),
+                 lambda: M.MultilabelStatScores(L, average=None)]
+    data = [MULTICLASS_BATCHES, BINARY_BATCHES, MULTILABEL_BATCHES]
+    for factory, batches in zip(factories, data):
+        c_state = feed(factory(), batches).state_dict()
+        previous = kernels.set_backend("reference")
+        try:
+            ref_state = feed(factory(), batches).state_dict()
+        finally:
+            kernels.set_backend(previous)
+        assert c_state.keys() == ref_state.keys()
+        assert all(torch.equal(c_state[k], ref_state[k]) for k in c_state)
+
+
+# -- docstring examples -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["stat_scores", "precision_recall", "confusion_matrix"])
+def test_docstring_examples(module):
+    import importlib
+    mod = importlib.import_module(f"torchtally.metrics.{module}")
+    failed, attempted = doctest.testmod(mod)
+    assert attempted > 0 and failed == 0
+
+
+def test_functional_docstring_examples():
+    import torchtally.functional.classification as fc
+    failed, attempted = doctest.testmod(fc)
+    assert attempted > 0 and failed == 0
