@@ -181,6 +181,18 @@ def test_average_loss_weighs_by_batch_size():
     assert float(AverageLoss().update(2.0, 0).update(3.0, 4).compute()) == 3.0
 
 
+@pytest.mark.parametrize(
+    "cls, extra",
+    [(SumMetric, ()), (MeanMetric, ()), (MaxMetric, ()), (CatMetric, ()), (RunningMean, ()), (AverageLoss, (4,))],
+)
+def test_a_loss_that_requires_grad_leaves_no_graph_in_the_state(cls, extra):
+    loss = (torch.randn(3, requires_grad=True) ** 2).mean()
+    metric = cls().update(loss, *extra)
+    tensors = [v for v in metric.__dict__.values() if isinstance(v, torch.Tensor)]
+    tensors += [c for chunks in metric._cat_chunks.values() for c in chunks]
+    assert tensors and not any(t.requires_grad for t in tensors)
+
+
 def test_functional_forms():
     values, weights = VALUES[0], WEIGHTS[0]
     expected = (values * weights).sum() / weights.sum()

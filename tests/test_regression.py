@@ -297,6 +297,15 @@ def test_r2_and_explained_variance_share_state_in_a_collection():
     np.testing.assert_allclose(got["r2_raw"], skm.r2_score(target, preds, multioutput="raw_values"), rtol=1e-10)
 
 
+@pytest.mark.parametrize("factory", ALL)
+def test_inputs_that_require_grad_leave_no_graph_in_the_state(factory):
+    shape = (5, 3) if "Cosine" in str(factory) else (5,)
+    preds = torch.randn(shape, requires_grad=True)
+    metric = factory().update(preds * 2, torch.randn(shape))
+    assert not any(v.requires_grad for v in metric.state_dict().values())
+    assert not any(v.requires_grad for v in metric.__dict__.values() if isinstance(v, torch.Tensor))
+
+
 def test_c_core_and_reference_agree():
     if not _kernels.has_c():
         pytest.skip("torchtally._C is not built")

@@ -47,7 +47,7 @@ def real(name: str, t: object, device: Optional[torch.device] = None) -> Tensor:
         raise TypeError(f"{name}: expected a floating or integer tensor, got {describe(t)}")
     if device is not None and t.device != device:
         raise ValueError(f"{name}: expected a tensor on {device} (the metric's device), got {t.device}")
-    return t
+    return t.detach()  # states never join an autograd graph
 
 
 def _is_integer(t: Tensor) -> bool:

@@ -104,7 +104,7 @@ def residual_moments_update(state: Tensor, preds: Tensor, target: Tensor, num_ou
 
 def merge_moments(values, comoments: bool = False) -> Tensor:
     """Chan's merge of several moments (or co-moments) states of one shape, in order."""
-    out = values[0].clone()
+    out = values[0].clone(memory_format=torch.contiguous_format)
     merge = _kernels.comoments_merge if comoments else _kernels.moments_merge
     for other in values[1:]:
         merge(out, other.to(out.device).contiguous())
