@@ -107,24 +107,25 @@ class CurveTask:
     def rows(self, preds: Tensor, target: Tensor, device: torch.device) -> Tuple[Tensor, Tensor]:
         """Exact mode: the (scores, labels) rows of the batch, checked, owned (never the caller's memory)."""
         with torch.no_grad():
+            given = (preds, target)
             preds, target = self._flatten(preds, target, device)
             preds = self._probabilities(preds, target)
             if self.task == "multilabel":
-                return _owned(preds, torch.float32), self._multilabel_labels(target)
+                return _owned(preds, torch.float32, given[0]), self._multilabel_labels(target, given[1])
             keep = self._kept(target)
             _check_range(target, 2 if self.task == "binary" else self.num, keep)
             if keep is not None:
                 preds, target = preds[keep], target[keep]
-            return _owned(preds, torch.float32), _owned(target, self.label_dtype)
+            return _owned(preds, torch.float32, given[0]), _owned(target, self.label_dtype, given[1])
 
     def _kept(self, target: Tensor) -> Optional[Tensor]:
         return None if self.ignore_index is None else target != self.ignore_index
 
-    def _multilabel_labels(self, target: Tensor) -> Tensor:
+    def _multilabel_labels(self, target: Tensor, given: Tensor) -> Tensor:
         """uint8 labels: 0 or 1, and IGNORED where target == ignore_index."""
         keep = self._kept(target)
         _check_range(target, 2, keep)
-        labels = _owned(target, torch.uint8)
+        labels = _owned(target, torch.uint8, given)
         if keep is not None:
             labels.masked_fill_(~keep, IGNORED)
         return labels
@@ -132,10 +133,8 @@ class CurveTask:
     def _flatten(self, preds: Tensor, target: Tensor, device: torch.device) -> Tuple[Tensor, Tensor]:
         """Check types, shapes and device; fold extra dims into samples: [N] or [N, K]."""
         k = self.num
-        if self.task == "binary":
-            shape = "[N, ...]"
-        else:
-            shape = f"[N, {'C' if self.task == 'multiclass' else 'L'}, ...] with {'C' if self.task == 'multiclass' else 'L'} = {k}"
+        dim = "C" if self.task == "multiclass" else "L"
+        shape = "[N, ...]" if self.task == "binary" else f"[N, {dim}, ...] with {dim} = {k}"
         if not isinstance(preds, Tensor):
             raise TypeError(f"preds: expected a tensor, got {type(preds).__name__}")
         if not isinstance(target, Tensor):
@@ -195,9 +194,9 @@ def _check_range(target: Tensor, hi: int, keep: Optional[Tensor] = None) -> None
         raise ValueError(f"target: label {value} at sample {sample} is out of range [0, {hi})")
 
 
-def _owned(t: Tensor, dtype: torch.dtype) -> Tensor:
-    """`t` as `dtype`, contiguous, in memory that no caller holds."""
+def _owned(t: Tensor, dtype: torch.dtype, given: Tensor) -> Tensor:
+    """`t` as `dtype`, contiguous, copied if it still lives in the caller's tensor `given`."""
     out = t.to(dtype).contiguous()
-    if out.data_ptr() == t.data_ptr() and out.numel() > 0:
+    if out.numel() > 0 and out.untyped_storage().data_ptr() == given.untyped_storage().data_ptr():
         out = out.clone()
     return out
