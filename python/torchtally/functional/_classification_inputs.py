@@ -190,7 +190,8 @@ def kernel_threshold(preds: Tensor, threshold: float) -> float:
     if not preds.is_floating_point() or preds.numel() == 0:
         return threshold
     lo, hi = torch.aminmax(preds.detach())
-    if bool((lo >= 0) & (hi <= 1)):
+    lo, hi = (lo.item(), hi.item()) if preds.is_cpu else torch.stack((lo, hi)).tolist()  # one device sync
+    if lo >= 0 and hi <= 1:
         return threshold
     if threshold <= 0.0:
         return -math.inf
