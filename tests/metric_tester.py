@@ -65,8 +65,12 @@ case and every shard layout, gives each rank a contiguous, uneven shard of the b
 order = rank order; in one layout a rank gets none when ``allow_empty_rank``), updates with the
 first half of each shard, computes, updates with the rest, computes twice. It then asserts in
 this process that every rank's results equal a single process fed the same data (and the final
-one the reference; or, when given, ``sharded_reference`` of the ranks' shards), that the second compute is identical, and that each rank's local state is
-exactly what that rank alone accumulated (sync never mutates local state).
+one the reference; or, when given, ``sharded_reference`` of the ranks' shards), that the second
+compute is identical, and that each rank's local state is exactly what that rank alone
+accumulated (sync never mutates local state). All cases are checked; one AssertionError lists
+every failing case, layout and rank. A rank that raises fails the run with that rank's traceback
+(torchtally.testing.run_distributed); ``timeout`` bounds the whole run. The spawned ranks start
+with this process's sys.path, so modules under tests/ (this one included) import there too.
 
 ``assert_rejects(metric, args, exc_type, match)`` checks that ``metric.update(*args)`` raises
 ``exc_type`` with a message matching ``match`` and leaves the state unchanged.
@@ -202,8 +206,13 @@ def assert_states_equal(actual: Dict[str, torch.Tensor], expected: Dict[str, tor
     assert actual.keys() == expected.keys(), f"{what}: state names {list(actual)} != {list(expected)}"
     for key in expected:
         a, e = actual[key], expected[key]
-        same = a.dtype == e.dtype and a.shape == e.shape and torch.equal(a.nan_to_num(), e.nan_to_num())
-        same = same and torch.equal(torch.isnan(a) if a.is_floating_point() else a, torch.isnan(e) if e.is_floating_point() else e)
+        assert a.dtype == e.dtype and a.shape == e.shape, (
+            f"{what}: state '{key}' is {a.dtype} {list(a.shape)}, expected {e.dtype} {list(e.shape)}"
+        )
+        same = torch.equal(a, e)
+        if not same and a.is_floating_point():  # NaN counts as equal to NaN in the same place
+            nan = torch.isnan(a)
+            same = torch.equal(nan, torch.isnan(e)) and torch.equal(a[~nan], e[~nan])
         assert same, f"{what}: state '{key}' changed: {a} != {e}"
 
 
