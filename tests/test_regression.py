@@ -359,7 +359,8 @@ def _pairs(*shape):
     [
         (P(MeanSquaredError, num_outputs=3), _pairs(2, 3), _pairs(4, 2), r"preds: expected shape \[N, 3\]"),
         (P(R2Score, num_outputs=2), _pairs(2, 2), _pairs(4), r"preds: expected shape \[N, 2\]"),
-        (PearsonCorrCoef, _pairs(3), _pairs(4, 2), r"preds: expected shape \[N\] or \[N, 1\]"),
+        (PearsonCorrCoef, _pairs(3), _pairs(4, 2),
+         r"preds: expected shape \[N\] or \[N, 1\] \(num_outputs=1\), got float32 \[4, 2\]; for 2 outputs pass num_outputs=2"),
         (P(PearsonCorrCoef, num_outputs=2), _pairs(3, 2), (torch.randn(4, 2), torch.randn(4, 3)),
          r"target: expected the shape"),
         (CosineSimilarity, _pairs(3, 4), _pairs(4), r"preds: expected shape \[N, d\]"),

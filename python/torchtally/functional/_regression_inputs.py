@@ -90,7 +90,8 @@ def columns(preds: object, target: object, num_outputs: int,
     ok = (p.dim() == 2 and p.shape[1] == num_outputs) or (p.dim() == 1 and num_outputs == 1)
     if not ok:
         want = "[N] or [N, 1]" if num_outputs == 1 else f"[N, {num_outputs}]"
-        raise ValueError(f"preds: expected shape {want} (num_outputs={num_outputs}), got {describe(p)}")
+        hint = f"; for {p.shape[1]} outputs pass num_outputs={p.shape[1]}" if p.dim() == 2 else ""
+        raise ValueError(f"preds: expected shape {want} (num_outputs={num_outputs}), got {describe(p)}{hint}")
     p, t = _pair(p, target, device)
     return p.reshape(p.shape[0], num_outputs), t.reshape(t.shape[0], num_outputs)
 
