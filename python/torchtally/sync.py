@@ -277,8 +277,8 @@ class _Sync:
                 self._unpack_fixed(payload[0], payload[1], values, synced)
             else:
                 self._unpack_var(*payload, lengths, values, synced, merge)
-        for j, i in enumerate(plan.var_indices):
-            if synced[i] is None:  # every rank empty: nothing was gathered
+        for i in plan.var_indices:
+            if synced[i] is None:  # empty on every rank: nothing was gathered
                 synced[i] = self._combine_var(i, [values[i].new_empty((0,) + plan.specs[i].shape)] * self.world, merge)
         return synced  # type: ignore[return-value]
 
