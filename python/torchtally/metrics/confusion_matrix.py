@@ -81,7 +81,14 @@ class BinaryJaccardIndex(BinaryConfmatState):
 
 class MulticlassJaccardIndex(MulticlassConfmatState):
     """tp / (tp + fp + fn) per class; "macro" leaves out classes absent from target and preds
-    and the class ``ignore_index``; "weighted" weights by support; "micro" pools the counts."""
+    and the class ``ignore_index``; "weighted" weights by support; "micro" pools the counts.
+
+        >>> import torch
+        >>> from torchtally.metrics import MulticlassJaccardIndex
+        >>> m = MulticlassJaccardIndex(3, average=None)
+        >>> m.update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
+        tensor([1.0000, 0.5000, 0.5000])
+    """
 
     def __init__(self, num_classes: int, *, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
                  zero_division: float = 0, **kwargs: Any) -> None:

@@ -183,7 +183,13 @@ class BinaryDice(BinaryF1Score):
 
 
 class MulticlassDice(MulticlassF1Score):
-    """Dice coefficient per class (= F1), averaged as MulticlassPrecision."""
+    """Dice coefficient per class (= F1), averaged as MulticlassPrecision.
+
+        >>> import torch
+        >>> from torchtally.metrics import MulticlassDice
+        >>> MulticlassDice(3, average="micro").update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
+        tensor(0.7500)
+    """
 
 
 class MultilabelDice(MultilabelF1Score):

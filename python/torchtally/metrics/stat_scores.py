@@ -98,7 +98,15 @@ class MulticlassAccuracy(MulticlassConfmatState):
 
 class MultilabelAccuracy(MultilabelConfmatState):
     """Share of correct elements, per label and averaged ("macro", "weighted"), pooled over
-    labels ("micro") or per label ("none")."""
+    labels ("micro") or per label ("none").
+
+        >>> import torch
+        >>> from torchtally.metrics import MultilabelAccuracy
+        >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])  # probabilities (or logits)
+        >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+        >>> MultilabelAccuracy(3, average=None).update(preds, target).compute()
+        tensor([1., 1., 0.])
+    """
 
     def __init__(self, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
                  ignore_index: Optional[int] = None, **kwargs: Any) -> None:
