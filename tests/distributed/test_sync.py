@@ -254,6 +254,16 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         # The process group still works afterwards.
         out["after_errors"] = feed(SumMetric(), *shard(ws, rank, "all")).compute()
 
+    if ws >= 3:
+        # A process group of ranks 0 and 2 only (every rank must create it); the recipient is a
+        # rank *within* that group: group rank 1 = global rank 2.
+        sub = dist.new_group([0, 2])
+        if rank in (0, 2):
+            out["subgroup"] = (
+                feed(SumMetric(process_group=sub, recipient_rank=1), *shard(ws, rank, "all")).compute(),
+                feed(CatMetric(process_group=sub), *shard(ws, rank, "all")).compute(),
+            )
+
     if merged_state_dicts is not None:
         restored = MetricCollection(mixed_metrics()).load_state_dict(merged_state_dicts[rank])
         out["restored"] = restored.compute()
@@ -499,6 +509,20 @@ def test_mismatched_declarations_raise_sync_error_on_every_rank(ws):
         if rank == ws - 1:
             assert "got shape (6,)" in message
         assert_same(out["after_errors"], reference(ws, "all")["sum"])
+
+
+@pytest.mark.parametrize("ws", [3, 4])
+def test_sync_over_a_subgroup_with_a_recipient_inside_it(ws):
+    coll = MetricCollection({"sum": SumMetric(), "cat": CatMetric()})
+    for rank in (0, 2):
+        feed(coll, *shard(ws, rank, "all"))
+    want = coll.compute()
+    runs = results(ws)
+    assert "subgroup" not in runs[1]
+    assert runs[0]["subgroup"][0] is None
+    assert_same(runs[2]["subgroup"][0], want["sum"])
+    for rank in (0, 2):
+        assert_same(runs[rank]["subgroup"][1], want["cat"])
 
 
 def test_missing_rank_raises_sync_error_naming_it_on_every_live_rank():
