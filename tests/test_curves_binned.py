@@ -53,7 +53,7 @@ def _ids(v):
     return type(v).__name__ if not isinstance(v, int) else f"T{v}"
 
 
-@pytest.mark.parametrize("thresholds", THRESHOLDS, ids=_ids)
+@pytest.mark.parametrize("thresholds", THRESHOLDS + [1000], ids=_ids)
 @pytest.mark.parametrize("logits", [False, True])
 def test_binary_counts_and_values_match_torchmetrics(thresholds, logits):
     preds, target = _binary(logits=logits)
