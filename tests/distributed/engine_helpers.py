@@ -1,7 +1,7 @@
 """Metrics and checks shared by the engine tests under tests/distributed/ (test_engine_*.py).
 
-The metrics are small torchtally.Metric subclasses, so they sync through the real plan:
-a confusion matrix (sum), every (scores, target) row (cat) and a mean (sum, sum).
+Beside the catalogue metrics under test, two small torchtally.Metric subclasses show what the
+hook passed on: a confusion matrix (sum-synced) and every (scores, target) row (cat-synced).
 """
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, roc_auc_score
 from torch.utils.data import TensorDataset
 
+from torchtally import MeanMetric, MulticlassAccuracy, MulticlassAUROC, MulticlassF1Score
 from torchtally.metric import Metric
 
 C = 3
@@ -44,58 +45,57 @@ class GatheredScores(Metric):
         return self.rows.clone()
 
 
-class MeanValue(Metric):
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.add_state("total", torch.tensor(0.0, dtype=torch.float64), reduce="sum")
-        self.add_state("count", torch.tensor(0, dtype=torch.int64), reduce="sum")
-
-    def update(self, value):
-        self.total = self.total + value.double().sum()
-        self.count = self.count + value.numel()
-
-    def compute(self):
-        return self.total / self.count
-
-
 def make_metrics():
-    return {"confmat": ConfusionCounts(), "rows": GatheredScores()}
+    """The catalogue metrics under test, plus two that expose what the hook passed on."""
+    return {
+        "confmat": ConfusionCounts(),
+        "rows": GatheredScores(),
+        "accuracy": MulticlassAccuracy(num_classes=C, average="micro"),
+        "f1": MulticlassF1Score(num_classes=C, average="macro"),
+        "auroc": MulticlassAUROC(num_classes=C, thresholds=None),
+    }
 
 
 # ---- the data and the single-process reference ----------------------------------------------
 
 
 def make_dataset(n, seed):
+    """(probabilities, target) rows; probabilities so that no batch is mistaken for logits."""
     g = torch.Generator().manual_seed(seed)
-    logits = torch.randn(n, C, generator=g, dtype=torch.float64)
+    probs = torch.randn(n, C, generator=g, dtype=torch.float64).softmax(dim=1)
     target = torch.randint(0, C, (n,), generator=g)
-    return TensorDataset(logits, target)
+    return TensorDataset(probs, target)
+
+
+def per_sample_loss(probs, target):
+    return F.nll_loss(probs.log(), target, reduction="none")
 
 
 def check_against_sklearn(result, loss, ds, label):
-    logits, target = ds.tensors
-    probs = logits.softmax(dim=1)
-    y, y_hat = target.numpy(), logits.argmax(dim=1).numpy()
+    probs, target = ds.tensors
+    y, y_hat = target.numpy(), probs.argmax(dim=1).numpy()
     n = len(y)
+    labels = list(range(C))
     confmat = result["confmat"]
     assert int(confmat.sum()) == n, f"{label}: {int(confmat.sum())} samples counted, dataset has {n}"
-    np.testing.assert_array_equal(confmat.numpy(), confusion_matrix(y, y_hat, labels=list(range(C))), err_msg=label)
+    np.testing.assert_array_equal(confmat.numpy(), confusion_matrix(y, y_hat, labels=labels), err_msg=label)
     # every sample arrived exactly once, with its own scores
     rows = result["rows"]
-    expected_rows = torch.cat([logits, target.double()[:, None]], dim=1)
+    expected_rows = torch.cat([probs, target.double()[:, None]], dim=1)
     assert torch.equal(_sorted_rows(rows), _sorted_rows(expected_rows)), label
-    acc = confmat.diag().sum().item() / n
-    assert acc == accuracy_score(y, y_hat), label
-    tp = confmat.diag().double()
-    f1 = (2 * tp / (confmat.sum(0) + confmat.sum(1)).double()).nan_to_num(0.0).mean().item()
-    assert f1 == pytest.approx(f1_score(y, y_hat, average="macro", labels=list(range(C)), zero_division=0), abs=1e-12)
-    if len(set(y.tolist())) == C:
-        gathered_probs = rows[:, :C].softmax(dim=1).numpy()
-        ours = roc_auc_score(rows[:, C].long().numpy(), gathered_probs, multi_class="ovr")
-        assert ours == pytest.approx(roc_auc_score(y, probs.numpy(), multi_class="ovr"), abs=1e-12), label
+    if n == 0:
+        return
+    assert float(result["accuracy"]) == pytest.approx(accuracy_score(y, y_hat), abs=1e-6), label
+    # macro over the classes present in target or prediction (torchmetrics' and sklearn's
+    # default; labels=range(C) would also average in absent classes as 0)
+    ref_f1 = f1_score(y, y_hat, average="macro", zero_division=0)
+    assert float(result["f1"]) == pytest.approx(ref_f1, abs=1e-6), label
+    if len(set(y.tolist())) == C:  # sklearn's AUROC needs every class present
+        ref_auroc = roc_auc_score(y, probs.numpy(), multi_class="ovr", average="macro")
+        assert float(result["auroc"]) == pytest.approx(ref_auroc, abs=1e-6), label
     if loss is not None:
-        ref_loss = F.cross_entropy(logits, target).item()
-        assert loss == pytest.approx(ref_loss, rel=1e-12), label
+        ref_loss = per_sample_loss(probs, target).mean().item()
+        assert float(loss) == pytest.approx(ref_loss, rel=1e-9), label
 
 
 def _sorted_rows(rows):

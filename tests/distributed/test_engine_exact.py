@@ -4,10 +4,10 @@ dataset, with a shuffling DistributedSampler that pads, on 2 and 3 gloo processe
 One spawned process group per world size runs every dataset size and batch size.
 """
 import pytest
-import torch.nn.functional as F
 from torch.utils.data import DataLoader, DistributedSampler
 
-from engine_helpers import MeanValue, check_against_sklearn, dataset_sizes, make_dataset, make_metrics
+from engine_helpers import check_against_sklearn, dataset_sizes, make_dataset, make_metrics, per_sample_loss
+from torchtally import MeanMetric
 from torchtally.testing import run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -30,12 +30,12 @@ def _ignite_and_plain_loop(rank, world_size):
             label = f"W={world_size} N={n} batch={batch_size} rank={rank}"
 
             def step(engine, batch):
-                logits, target = batch
-                return {"y_pred": logits, "y": target, "loss": F.cross_entropy(logits, target, reduction="none")}
+                probs, target = batch
+                return {"y_pred": probs, "y": target, "loss": per_sample_loss(probs, target)}
 
             evaluator = Engine(step)
             attach(make_metrics(), evaluator, "metrics")
-            attach(MeanValue(), evaluator, "loss", output_transform=lambda out: out["loss"])
+            attach(MeanMetric(), evaluator, "loss", output_transform=lambda out: out["loss"])
 
             @evaluator.on(Events.EPOCH_STARTED)
             def _(engine):
@@ -46,13 +46,13 @@ def _ignite_and_plain_loop(rank, world_size):
             check_against_sklearn(evaluator.state.metrics["metrics"], evaluator.state.metrics["loss"], ds, "ignite " + label)
 
             hook = MetricHook(make_metrics())
-            loss_hook = MetricHook(MeanValue())
+            loss_hook = MetricHook(MeanMetric())
             for epoch in range(2):
                 sampler.set_epoch(epoch)
                 with hook.epoch(loader), loss_hook.epoch(loader):
-                    for logits, target in loader:
-                        hook.update(logits, target)
-                        loss_hook.update(F.cross_entropy(logits, target, reduction="none"))
+                    for probs, target in loader:
+                        hook.update(probs, target)
+                        loss_hook.update(per_sample_loss(probs, target))
                 check_against_sklearn(hook.result, loss_hook.result.item(), ds, f"loop epoch {epoch} " + label)
 
 
