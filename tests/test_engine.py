@@ -370,3 +370,17 @@ def test_data_parallel_model_may_not_hold_metrics():
         check_no_metrics_inside(nn.DataParallel(net))
     check_no_metrics_inside(net)  # not DataParallel: allowed
     check_no_metrics_inside(nn.DataParallel(nn.Sequential(nn.Linear(2, 2))))
+
+
+def test_other_libraries_metrics_work_and_skip_all_padding_batches():
+    from torchmetrics.classification import MulticlassAccuracy as TMAccuracy
+
+    n, w, r = 5, 4, 3  # rank 3: positions 3 (real), 7 (padding); batch size 1
+    ds = TensorDataset(torch.randn(n, 3), torch.randint(0, 3, (n,)))
+    loader = DataLoader(ds, batch_size=1, sampler=DistributedSampler(ds, num_replicas=w, rank=r, shuffle=False))
+    hook = MetricHook({"acc": TMAccuracy(num_classes=3, average="micro")})
+    with hook.epoch(loader):
+        for x, y in loader:
+            hook.update(x, y)  # torchmetrics rejects an empty batch: it must not get one
+    x, y = ds.tensors
+    assert hook.result["acc"].item() == float(x[3].argmax() == y[3])

@@ -172,8 +172,9 @@ class MetricHook:
 
     Args:
         metrics: a metric, a ``MetricCollection``, or a dict ``name -> metric`` (made into a
-            collection, so all of them sync together). Anything with ``reset``, ``update`` and
-            ``compute`` works.
+            ``MetricCollection``, so all of them sync together). Anything with ``reset``,
+            ``update`` and ``compute`` works, e.g. torchmetrics' metrics (each then syncs on
+            its own, and a batch holding only padding is skipped instead of passed empty).
         output_transform: maps what :meth:`iteration_completed` receives (the engine's output)
             to ``update``'s arguments: a tuple ``(preds, target)``, a dict (keyword arguments;
             ignite's ``{"y_pred", "y"}`` becomes ``(y_pred, y)``) or one tensor. Samples must
