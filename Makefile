@@ -2,6 +2,7 @@
 #   make test   virtual environment, torch, the package, its test extras; then pytest
 #   make demo   a 2-process torchrun training job with synced, exact metrics
 #   make bench  every benchmark in benchmarks/, results in benchmarks/RESULTS.md
+#   make cuda-compile  the CUDA sources through nvcc with warnings as errors (no GPU needed)
 # TORCH_SPEC selects torch (a CPU build of 2.13.0 by default); VENV the environment's folder.
 
 PYTHON ?= python3
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.torchtally-deps
 C_SOURCES := $(wildcard csrc/*.c csrc/*.h csrc/kernels/*.c csrc/kernels/*.h)
 EXT_STAMP := python/torchtally/.built
 
-.PHONY: venv build test test-sanitize demo bench clean
+.PHONY: venv build test test-sanitize demo bench cuda-compile clean
 
 venv: $(STAMP)
 
@@ -48,6 +49,15 @@ demo: build
 
 bench: build
 	$(PY) benchmarks/run_all.py
+
+# torchtally._C_cuda built with TORCHTALLY_CUDA_STRICT (nvcc -Werror, host -Werror) for the
+# default arch list into a temporary folder, then checked: it imports without a GPU and links no
+# shared CUDA library. Needs nvcc, not a GPU; not part of `make test` (CI has no CUDA build).
+cuda-compile: $(STAMP)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	TORCHTALLY_CUDA=1 TORCHTALLY_CUDA_STRICT=1 $(PY) setup.py -q build_ext --force \
+		--build-lib "$$tmp/lib" --build-temp "$$tmp/tmp" && \
+	$(PY) tests/cuda/check_build.py "$$tmp/lib/torchtally"
 
 clean:
 	rm -rf build $(EXT_STAMP) python/torchtally/*.so

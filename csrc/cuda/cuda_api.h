@@ -1,0 +1,102 @@
+/*
+ * cuda_api.h: the CUDA kernels' launchers, shared by the .cu files (which define them) and
+ * launch.c (which validates on the host and calls them). Plain C: every launcher takes tt_views
+ * whose pointers are device pointers on the current device, enqueues its kernels on `stream`,
+ * never synchronises, and returns the launch status (cudaGetLastError).
+ *
+ * Value errors (an out-of-range label, a NaN, a bad weight) cannot stop a kernel: a kernel that
+ * meets one skips that sample and lowers the call's device error record to the sample's key
+ * with atomicMin, so the record ends holding the FIRST bad position (and, at one position, the
+ * check the CPU core would report first). The host reads the record once per call; see launch.c
+ * for what happens then (undo walk or no merge).
+ */
+#ifndef TT_CUDA_API_H
+#define TT_CUDA_API_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h> /* tt.h's includes, outside the extern "C" block below */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "../tt.h"
+
+/* A device status outside tt_status's range: CUDA itself failed (RuntimeError in Python). */
+#define TT_ECUDA ((tt_status)64)
+
+/* The per-call error record in device memory: `key` for the inputs, `thr_key` for the
+ * thresholds of binned_update. TT_CUDA_CLEAR means no error. */
+typedef struct {
+    unsigned long long key;
+    unsigned long long thr_key;
+} tt_cuda_record;
+
+#define TT_CUDA_CLEAR 0xFFFFFFFFFFFFFFFFull
+#define TT_CUDA_KEY(pos, code) (((unsigned long long)(pos) << 3) | (unsigned long long)(code))
+#define TT_CUDA_KEY_POS(key) ((int64_t)((key) >> 3))
+#define TT_CUDA_KEY_CODE(key) ((int)((key) & 7u))
+
+/* Codes, in the order the CPU core checks one position. `pos` is the sample (row) for the
+ * per-sample kernels (confmat_labels, confmat_scores, topk) and row * columns + column for the
+ * elementwise ones (confmat_threshold, binned, moments). */
+enum {
+    TT_CODE_NAN = 0,    /* NaN in preds / x */
+    TT_CODE_NAN_Y = 1,  /* NaN in y */
+    TT_CODE_WEIGHT = 2, /* weight < 0, inf or NaN */
+    TT_CODE_TARGET = 3, /* target label out of range */
+    TT_CODE_PREDS = 4,  /* preds label out of range */
+};
+enum { TT_THR_NAN = 0, TT_THR_ORDER = 1 }; /* thresholds: NaN, decreasing */
+
+/* Counting launchers add `sign` (+1, or -1 to undo a call) per counted sample into the int64
+ * `out`; `rec` may be NULL (the undo walk reports nothing). `ignore_index` may be NULL, `mask`
+ * NULL or a bool/uint8 [N] view. Arguments are already validated (launch.c). */
+cudaError_t tt_cuda_confmat_labels_launch(const tt_view *out, const tt_view *preds,
+                                          const tt_view *target, const tt_view *mask,
+                                          const int64_t *ignore_index, int64_t sign,
+                                          tt_cuda_record *rec, cudaStream_t stream);
+cudaError_t tt_cuda_confmat_scores_launch(const tt_view *out, const tt_view *preds,
+                                          const tt_view *target, const tt_view *mask,
+                                          const int64_t *ignore_index, int64_t sign,
+                                          tt_cuda_record *rec, cudaStream_t stream);
+cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view *preds,
+                                             const tt_view *target, const tt_view *mask,
+                                             const int64_t *ignore_index, double threshold,
+                                             int64_t sign, tt_cuda_record *rec,
+                                             cudaStream_t stream);
+cudaError_t tt_cuda_binned_launch(const tt_view *out, const tt_view *preds, const tt_view *target,
+                                  const tt_view *mask, const int64_t *ignore_index,
+                                  const tt_view *thresholds, int uniform, int64_t sign,
+                                  tt_cuda_record *rec, cudaStream_t stream);
+cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *preds, const tt_view *target,
+                                const tt_view *mask, const int64_t *ignore_index, int64_t k,
+                                int64_t sign, tt_cuda_record *rec, cudaStream_t stream);
+
+/* Moments: a batch is reduced into `batch` (a device float64 [D, 6] in the state's column
+ * order, in scratch memory of at least tt_cuda_moments_scratch_bytes), then merged into the
+ * state by the merge launcher only when the record is clear. */
+size_t tt_cuda_moments_scratch_bytes(int64_t rows, int64_t columns, int device);
+cudaError_t tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weights, int64_t columns,
+                                         double *scratch, double *batch, tt_cuda_record *rec,
+                                         cudaStream_t stream);
+cudaError_t tt_cuda_comoments_batch_launch(const tt_view *x, const tt_view *y, int64_t columns,
+                                           double *scratch, double *batch, tt_cuda_record *rec,
+                                           cudaStream_t stream);
+/* state float64 [D, 6] contiguous += other ([D, 6], any strides) by Chan's merge. */
+cudaError_t tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,
+                                         cudaStream_t stream);
+cudaError_t tt_cuda_comoments_merge_launch(const tt_view *state, const tt_view *other,
+                                           cudaStream_t stream);
+
+/* The error record checks of binned_update's thresholds (NaN, decreasing). */
+cudaError_t tt_cuda_thresholds_check_launch(const tt_view *thresholds, tt_cuda_record *rec,
+                                            cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TT_CUDA_API_H */

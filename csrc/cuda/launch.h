@@ -1,0 +1,51 @@
+/*
+ * launch.h: the host side of torchtally._C_cuda's kernels, one function per kernel of
+ * csrc/API.md. Plain C, no Python. Each function first validates (every tensor a CUDA tensor on
+ * out's device, then the CPU core's shape and dtype rules, with the CPU core's messages), and
+ * returns there when ctx->check_only is set: that part makes no CUDA call, so module_cuda.c
+ * runs it with the GIL held before it asks torch for the stream. Otherwise it runs the kernel
+ * on ctx->stream (on out's device) and returns TT_OK, TT_EVALUE/TT_ETYPE with `err` filled, or
+ * TT_ECUDA when CUDA itself failed.
+ *
+ * Bad values (labels, NaN, weights): see launch.c. The call reads the error record back (the
+ * one host synchronisation of an update); on an error the counts are undone by a replay with
+ * sign -1 and the moments batch is never merged, so out / state end exactly as they were.
+ * The merges read nothing back and never synchronise.
+ */
+#ifndef TT_CUDA_LAUNCH_H
+#define TT_CUDA_LAUNCH_H
+
+#include "cuda_api.h"
+
+typedef struct {
+    int check_only;      /* validate and return */
+    cudaStream_t stream; /* torch's current stream on out's device */
+} tt_cuda_ctx;
+
+tt_status tt_cuda_confmat_labels(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
+                                 const tt_view *target, const tt_view *mask,
+                                 const int64_t *ignore_index, tt_error *err);
+tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
+                                 const tt_view *target, const tt_view *mask,
+                                 const int64_t *ignore_index, tt_error *err);
+tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
+                                    const tt_view *preds, const tt_view *target,
+                                    const tt_view *mask, const int64_t *ignore_index,
+                                    double threshold, tt_error *err);
+tt_status tt_cuda_binned_update(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
+                                const tt_view *target, const tt_view *mask,
+                                const int64_t *ignore_index, const tt_view *thresholds,
+                                int uniform, tt_error *err);
+tt_status tt_cuda_topk_update(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
+                              const tt_view *target, const tt_view *mask,
+                              const int64_t *ignore_index, int64_t k, tt_error *err);
+tt_status tt_cuda_moments_update(const tt_cuda_ctx *ctx, const tt_view *state, const tt_view *x,
+                                 const tt_view *weights, tt_error *err);
+tt_status tt_cuda_moments_merge(const tt_cuda_ctx *ctx, const tt_view *state,
+                                const tt_view *other, tt_error *err);
+tt_status tt_cuda_comoments_update(const tt_cuda_ctx *ctx, const tt_view *state, const tt_view *x,
+                                   const tt_view *y, tt_error *err);
+tt_status tt_cuda_comoments_merge(const tt_cuda_ctx *ctx, const tt_view *state,
+                                  const tt_view *other, tt_error *err);
+
+#endif /* TT_CUDA_LAUNCH_H */

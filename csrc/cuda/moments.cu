@@ -1,0 +1,296 @@
+/*
+ * moments.cu: per-column moments and co-moments on the GPU, the CUDA twin of kernels/moments.c
+ * (contract in csrc/API.md). One pass: every thread keeps a Welford state (n, mean, M2, plus
+ * sum, min, max; or the co-moment form) over the rows it strides, in float64; the threads of a
+ * block that share a column are folded with Chan's pairwise merge, then the per-block partials
+ * of a column are merged in block order by a second small kernel into `batch` [D, 6]. The
+ * host merges `batch` into the state (the merge launchers here) only once it has seen that
+ * the error record is clear, so a NaN leaves the state untouched.
+ *
+ * Chan et al.: n = na + nb, d = mean_b - mean_a, mean = mean_a + d * nb / n,
+ *              M2 = M2_a + M2_b + d^2 * na * nb / n,  C = C_a + C_b + dx * dy * na * nb / n.
+ * Partials and batch rows use the state's column order: moments (n, sum, mean, m2, min, max),
+ * co-moments (n, mean_x, mean_y, m2_x, m2_y, c_xy).
+ */
+#include "common.cuh"
+
+#define MAX_ROW_BLOCKS 1024
+
+typedef struct {
+    double v[6];
+} row6;
+
+enum { N_ = 0, SUM_ = 1, MEAN_ = 2, M2_ = 3, MIN_ = 4, MAX_ = 5 };
+enum { MX_ = 1, MY_ = 2, M2X_ = 3, M2Y_ = 4, CXY_ = 5 };
+
+/* ---- merges (the CPU core's operation order) ---------------------------------------------- */
+
+__host__ __device__ __forceinline__ void merge_moments(row6 &a, const row6 &b)
+{
+    a.v[SUM_] += b.v[SUM_];
+    if (b.v[MIN_] < a.v[MIN_])
+        a.v[MIN_] = b.v[MIN_];
+    if (b.v[MAX_] > a.v[MAX_])
+        a.v[MAX_] = b.v[MAX_];
+    const double na = a.v[N_], nb = b.v[N_], total = na + nb;
+    if (nb == 0.0)
+        return;
+    if (na == 0.0) {
+        a.v[N_] = nb;
+        a.v[MEAN_] = b.v[MEAN_];
+        a.v[M2_] = b.v[M2_];
+        return;
+    }
+    const double delta = b.v[MEAN_] - a.v[MEAN_];
+    a.v[MEAN_] += delta * (nb / total);
+    a.v[M2_] += b.v[M2_] + delta * delta * (na * nb / total);
+    a.v[N_] = total;
+}
+
+__host__ __device__ __forceinline__ void merge_comoments(row6 &a, const row6 &b)
+{
+    const double na = a.v[N_], nb = b.v[N_];
+    if (nb == 0.0)
+        return;
+    if (na == 0.0) {
+        a = b;
+        return;
+    }
+    const double total = na + nb, weight = na * nb / total;
+    const double dx = b.v[MX_] - a.v[MX_], dy = b.v[MY_] - a.v[MY_];
+    a.v[MX_] += dx * (nb / total);
+    a.v[MY_] += dy * (nb / total);
+    a.v[M2X_] += b.v[M2X_] + dx * dx * weight;
+    a.v[M2Y_] += b.v[M2Y_] + dy * dy * weight;
+    a.v[CXY_] += b.v[CXY_] + dx * dy * weight;
+    a.v[N_] = total;
+}
+
+__device__ __forceinline__ row6 empty_moments(void)
+{
+    row6 r = {{0.0, 0.0, 0.0, 0.0, INFINITY, -INFINITY}};
+    return r;
+}
+
+__device__ __forceinline__ row6 empty_comoments(void)
+{
+    row6 r = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0}};
+    return r;
+}
+
+/* ---- geometry: blockDim.x columns by blockDim.y rows, both powers of two ------------------ */
+
+typedef struct {
+    dim3 block, grid;
+} geometry;
+
+static geometry geometry_of(int64_t rows, int64_t columns)
+{
+    geometry g;
+    unsigned bx = 1;
+    while (bx < 32 && (int64_t)bx < columns)
+        bx <<= 1;
+    const unsigned by = TT_THREADS / bx;
+    const int64_t gx = (columns + bx - 1) / bx;
+    int64_t gy = (rows + by - 1) / by;
+    const int64_t want = ((int64_t)tt_sm_count() * 4 + gx - 1) / gx; /* about 4 blocks per SM */
+    if (gy > want)
+        gy = want;
+    if (gy > MAX_ROW_BLOCKS)
+        gy = MAX_ROW_BLOCKS;
+    if (gy < 1)
+        gy = 1;
+    g.block = dim3(bx, by, 1);
+    g.grid = dim3((unsigned)gx, (unsigned)gy, 1);
+    return g;
+}
+
+extern "C" size_t tt_cuda_moments_scratch_bytes(int64_t rows, int64_t columns, int device)
+{
+    (void)device; /* the geometry reads the current device, which the caller has set */
+    const geometry g = geometry_of(rows, columns);
+    return (size_t)g.grid.y * (size_t)(columns > 0 ? columns : 1) * sizeof(row6);
+}
+
+/* Folds the block's rows of each column together (Chan) and stores row 0's result. */
+template <bool CO>
+__device__ __forceinline__ void block_fold(row6 mine, int64_t col, int64_t columns, row6 *partials)
+{
+    __shared__ row6 sh[TT_THREADS];
+    const unsigned x = threadIdx.x, y = threadIdx.y, bx = blockDim.x;
+    sh[y * bx + x] = mine;
+    __syncthreads();
+    for (unsigned s = blockDim.y / 2; s > 0; s >>= 1) {
+        if (y < s) {
+            if (CO)
+                merge_comoments(sh[y * bx + x], sh[(y + s) * bx + x]);
+            else
+                merge_moments(sh[y * bx + x], sh[(y + s) * bx + x]);
+        }
+        __syncthreads();
+    }
+    if (y == 0 && col < columns)
+        partials[(int64_t)blockIdx.y * columns + col] = sh[x];
+}
+
+__global__ void __launch_bounds__(TT_THREADS)
+    moments_partial_kernel(tt_dview x, tt_dview w, int64_t columns, row6 *partials,
+                           tt_cuda_record *rec)
+{
+    const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t stride = (int64_t)gridDim.y * blockDim.y;
+    row6 m = empty_moments();
+    for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; col < columns && row < x.rows;
+         row += stride) {
+        const double v = tt_ld_score(x.data + row * x.rstep + col * x.cstep, x.dtype);
+        if (v != v) {
+            tt_report(rec, TT_CUDA_KEY(row * columns + col, TT_CODE_NAN));
+            continue;
+        }
+        double wi = 1.0;
+        if (w.data != NULL) {
+            wi = tt_ld_score(w.data + row * w.rstep, w.dtype);
+            if (!(wi >= 0.0) || isinf(wi)) {
+                tt_report(rec, TT_CUDA_KEY(row * columns + col, TT_CODE_WEIGHT));
+                continue;
+            }
+        }
+        m.v[N_] += wi;
+        m.v[SUM_] += wi * v;
+        if (wi > 0.0) { /* weighted Welford */
+            const double d = v - m.v[MEAN_];
+            m.v[MEAN_] += d * (wi / m.v[N_]);
+            m.v[M2_] += wi * d * (v - m.v[MEAN_]);
+            if (v < m.v[MIN_])
+                m.v[MIN_] = v;
+            if (v > m.v[MAX_])
+                m.v[MAX_] = v;
+        }
+    }
+    block_fold<false>(m, col, columns, partials);
+}
+
+__global__ void __launch_bounds__(TT_THREADS)
+    comoments_partial_kernel(tt_dview x, tt_dview y, int64_t columns, row6 *partials,
+                             tt_cuda_record *rec)
+{
+    const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t stride = (int64_t)gridDim.y * blockDim.y;
+    row6 m = empty_comoments();
+    for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; col < columns && row < x.rows;
+         row += stride) {
+        const double vx = tt_ld_score(x.data + row * x.rstep + col * x.cstep, x.dtype);
+        const double vy = tt_ld_score(y.data + row * y.rstep + col * y.cstep, y.dtype);
+        if (vx != vx || vy != vy) {
+            tt_report(rec, TT_CUDA_KEY(row * columns + col, vx != vx ? TT_CODE_NAN : TT_CODE_NAN_Y));
+            continue;
+        }
+        m.v[N_] += 1.0;
+        const double dx = vx - m.v[MX_];
+        m.v[MX_] += dx / m.v[N_];
+        const double dy = vy - m.v[MY_];
+        m.v[MY_] += dy / m.v[N_];
+        m.v[M2X_] += dx * (vx - m.v[MX_]);
+        m.v[M2Y_] += dy * (vy - m.v[MY_]);
+        m.v[CXY_] += dx * (vy - m.v[MY_]);
+    }
+    block_fold<true>(m, col, columns, partials);
+}
+
+/* batch[col] = the column's partials merged in block order. */
+template <bool CO>
+__global__ void finalize_kernel(const row6 *partials, int64_t groups, int64_t columns, row6 *batch)
+{
+    const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= columns)
+        return;
+    row6 m = partials[col];
+    for (int64_t g = 1; g < groups; g++) {
+        if (CO)
+            merge_comoments(m, partials[g * columns + col]);
+        else
+            merge_moments(m, partials[g * columns + col]);
+    }
+    batch[col] = m;
+}
+
+template <bool CO>
+static cudaError_t launch_batch(const tt_view *x, const tt_view *second, int64_t columns,
+                                double *scratch, double *batch, tt_cuda_record *rec,
+                                cudaStream_t stream)
+{
+    const int64_t rows = x->shape[0];
+    if (rows == 0 || columns == 0)
+        return cudaSuccess;
+    const geometry g = geometry_of(rows, columns);
+    row6 *partials = (row6 *)scratch;
+    const tt_dview xv = tt_dview_of(x), sv = tt_dview_of(second); /* [N]: one column, cstep 0 */
+    if (CO) {
+        comoments_partial_kernel<<<g.grid, g.block, 0, stream>>>(xv, sv, columns, partials, rec);
+    } else {
+        moments_partial_kernel<<<g.grid, g.block, 0, stream>>>(xv, sv, columns, partials, rec);
+    }
+    const unsigned blocks = (unsigned)((columns + TT_THREADS - 1) / TT_THREADS);
+    finalize_kernel<CO><<<blocks, TT_THREADS, 0, stream>>>(partials, g.grid.y, columns, (row6 *)batch);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weights,
+                                                    int64_t columns, double *scratch,
+                                                    double *batch, tt_cuda_record *rec,
+                                                    cudaStream_t stream)
+{
+    return launch_batch<false>(x, weights, columns, scratch, batch, rec, stream);
+}
+
+extern "C" cudaError_t tt_cuda_comoments_batch_launch(const tt_view *x, const tt_view *y,
+                                                      int64_t columns, double *scratch,
+                                                      double *batch, tt_cuda_record *rec,
+                                                      cudaStream_t stream)
+{
+    return launch_batch<true>(x, y, columns, scratch, batch, rec, stream);
+}
+
+/* ---- state merges -------------------------------------------------------------------------- */
+
+template <bool CO>
+__global__ void merge_kernel(double *state, tt_dview other, int64_t rows)
+{
+    const int64_t d = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (d >= rows)
+        return;
+    row6 a, b;
+    for (int c = 0; c < 6; c++) {
+        a.v[c] = state[d * 6 + c];
+        b.v[c] = *(const double *)(other.data + d * other.rstep + c * other.cstep);
+    }
+    if (CO)
+        merge_comoments(a, b);
+    else
+        merge_moments(a, b);
+    for (int c = 0; c < 6; c++)
+        state[d * 6 + c] = a.v[c];
+}
+
+template <bool CO>
+static cudaError_t launch_merge(const tt_view *state, const tt_view *other, cudaStream_t stream)
+{
+    const int64_t rows = state->shape[0];
+    if (rows == 0)
+        return cudaSuccess;
+    const unsigned blocks = (unsigned)((rows + TT_THREADS - 1) / TT_THREADS);
+    merge_kernel<CO><<<blocks, TT_THREADS, 0, stream>>>((double *)state->data, tt_dview_of(other), rows);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,
+                                                    cudaStream_t stream)
+{
+    return launch_merge<false>(state, other, stream);
+}
+
+extern "C" cudaError_t tt_cuda_comoments_merge_launch(const tt_view *state, const tt_view *other,
+                                                      cudaStream_t stream)
+{
+    return launch_merge<true>(state, other, stream);
+}

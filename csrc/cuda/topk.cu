@@ -1,0 +1,138 @@
+/*
+ * topk.cu: top-k membership counts per class on the GPU, the CUDA twin of kernels/topk.c
+ * (contract in csrc/API.md). Classes rank by score descending, lower index first among equal
+ * scores (a stable order); out[c] = (times in a top k, hits of the target, target support).
+ *
+ * A warp takes a row and selects its k best in k rounds: each round every lane scans its
+ * columns for the best (score, index) that ranks strictly after the previous round's pick, and
+ * a butterfly shuffle leaves the winner in every lane. O(k * C / 32) per lane and no sort; the
+ * first round also finds NaN (an error even in a masked row). Top-k accuracy uses small k; for
+ * k near C the rounds cost O(k * C) per row.
+ */
+#include "common.cuh"
+
+typedef struct {
+    tt_dview preds, target, mask;
+    int64_t classes, k;
+    int has_ignore;
+    int64_t ignore;
+    int64_t sign;
+    long long *out; /* [C, 3] */
+    tt_cuda_record *rec;
+} topk_args;
+
+/* (best, best_j) becomes the warp's best in every lane: higher score, then lower index. */
+template <typename A>
+__device__ __forceinline__ void warp_best(A &best, int64_t &best_j)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const A other = __shfl_xor_sync(TT_FULL_MASK, best, offset);
+        const int64_t other_j = __shfl_xor_sync(TT_FULL_MASK, best_j, offset);
+        if (other > best || (other == best && other_j < best_j)) {
+            best = other;
+            best_j = other_j;
+        }
+    }
+}
+
+template <typename T, bool SHARED>
+__global__ void __launch_bounds__(TT_THREADS) topk_kernel(topk_args a)
+{
+    typedef typename tt_score<T>::acc acc;
+    extern __shared__ unsigned sh[];
+    const int64_t classes = a.classes, bins = classes * 3;
+    if (SHARED)
+        tt_hist_zero(sh, bins);
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+
+    for (int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < a.preds.rows;
+         row += warps) {
+        const char *p = a.preds.data + row * a.preds.rstep;
+        /* every lane reads the same flags and label: all branches below are warp-uniform */
+        int counted = tt_ld_keep(a.mask, row);
+        const int64_t t = tt_ld_label(a.target.data + row * a.target.rstep, a.target.dtype);
+        if (a.has_ignore && t == a.ignore)
+            counted = 0;
+        acc previous = 0;
+        int64_t previous_j = -1;
+        for (int64_t round = 0; round < a.k; round++) {
+            acc best = -INFINITY;
+            int64_t best_j = INT64_MAX; /* loses to any real index, even at -inf */
+            int nan = 0;
+            for (int64_t j = lane; j < classes; j += 32) {
+                const acc v = tt_score<T>::at(p + j * a.preds.cstep);
+                if (round == 0)
+                    nan |= v != v;
+                else if (!(v < previous || (v == previous && j > previous_j)))
+                    continue; /* picked already, or ranked ahead of the last pick */
+                if (v > best || (v == best && j < best_j)) {
+                    best = v;
+                    best_j = j;
+                }
+            }
+            warp_best<acc>(best, best_j);
+            if (round == 0) {
+                if (__any_sync(TT_FULL_MASK, nan)) {
+                    if (lane == 0)
+                        tt_report(a.rec, TT_CUDA_KEY(row, TT_CODE_NAN));
+                    counted = 0;
+                    break;
+                }
+                if (!counted)
+                    break; /* masked or ignored: the NaN check was all it needed */
+                if ((uint64_t)t >= (uint64_t)classes) {
+                    if (lane == 0)
+                        tt_report(a.rec, TT_CUDA_KEY(row, TT_CODE_TARGET));
+                    counted = 0;
+                    break;
+                }
+            }
+            if (lane == 0) {
+                tt_count<SHARED>(sh, a.out, best_j * 3 + 0, a.sign);
+                if (best_j == t)
+                    tt_count<SHARED>(sh, a.out, t * 3 + 1, a.sign);
+            }
+            previous = best;
+            previous_j = best_j;
+        }
+        if (lane == 0 && counted)
+            tt_count<SHARED>(sh, a.out, t * 3 + 2, a.sign);
+    }
+    if (SHARED)
+        tt_hist_flush(sh, a.out, bins, a.sign);
+}
+
+template <typename T>
+static void launch_topk(const topk_args &a, cudaStream_t stream)
+{
+    const size_t shared = (size_t)(a.classes * 3) * sizeof(unsigned);
+    const unsigned grid = tt_grid(a.preds.rows, TT_THREADS / 32, 8); /* a warp per row */
+    if (shared <= TT_SHARED_BYTES)
+        topk_kernel<T, true><<<grid, TT_THREADS, shared, stream>>>(a);
+    else
+        topk_kernel<T, false><<<grid, TT_THREADS, 0, stream>>>(a);
+}
+
+extern "C" cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *preds,
+                                           const tt_view *target, const tt_view *mask,
+                                           const int64_t *ignore_index, int64_t k, int64_t sign,
+                                           tt_cuda_record *rec, cudaStream_t stream)
+{
+    topk_args a;
+    memset(&a, 0, sizeof a);
+    a.preds = tt_dview_of(preds);
+    a.target = tt_dview_of(target);
+    a.mask = tt_dview_of(mask);
+    a.classes = preds->shape[1];
+    a.k = k;
+    a.has_ignore = ignore_index != NULL;
+    a.ignore = ignore_index != NULL ? *ignore_index : 0;
+    a.sign = sign;
+    a.out = (long long *)out->data;
+    a.rec = rec;
+    if (a.preds.rows == 0 || a.classes == 0)
+        return cudaSuccess;
+    TT_DISPATCH_SCORES(preds->dtype, T, launch_topk<T>(a, stream));
+    return cudaGetLastError();
+}

@@ -1,0 +1,372 @@
+/*
+ * nccl_module.c: torchtally._nccl, a thin Python binding of the run-time loaded NCCL (nccl.h)
+ * for the "nccl" sync backend (python/torchtally/nccl.py). Communicators, buffers and streams
+ * cross as Python ints (pointers); the caller owns their lifetimes. Calls that can block
+ * (communicator creation and teardown, collective launches) release the GIL.
+ *
+ * Errors: OSError when the library cannot be loaded or lacks a symbol (the message names the
+ * path and the symbol), RuntimeError before a library is loaded, NcclError (a RuntimeError)
+ * when NCCL returns an error, with NCCL's own description and the numeric result.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "nccl.h"
+
+#define PATH_SIZE 1024
+
+typedef struct {
+    tt_nccl_lib lib;
+    char path[PATH_SIZE];
+    Py_ssize_t open_comms; /* communicators made and not yet destroyed or aborted */
+    PyObject *nccl_error;
+} module_state;
+
+static module_state *get_state(PyObject *module) { return PyModule_GetState(module); }
+
+static const tt_nccl_lib *loaded(PyObject *module)
+{
+    module_state *st = get_state(module);
+    if (st->lib.handle == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "torchtally._nccl: NCCL is not loaded; call load(path) first");
+        return NULL;
+    }
+    return &st->lib;
+}
+
+static PyObject *nccl_fail(PyObject *module, const char *call, int result)
+{
+    module_state *st = get_state(module);
+    const char *text = st->lib.get_error_string ? st->lib.get_error_string(result) : NULL;
+    PyErr_Format(st->nccl_error, "%s failed: %s (ncclResult_t %d)", call,
+                 text ? text : "unknown error", result);
+    return NULL;
+}
+
+static int arg_pointer(PyObject *obj, const char *name, void **out)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected an int (a pointer), got %s", name,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsVoidPtr(obj);
+    return *out == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
+static int arg_int(PyObject *obj, const char *name, long long *out)
+{
+    if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", name, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsLongLong(obj);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int check_nargs(const char *fname, Py_ssize_t nargs, Py_ssize_t expected)
+{
+    if (nargs == expected)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments, got %zd", fname, expected,
+                 nargs);
+    return -1;
+}
+
+/* ---- loading -------------------------------------------------------------------------------- */
+
+static PyObject *py_load(PyObject *module, PyObject *path_obj)
+{
+    module_state *st = get_state(module);
+    const char *path = PyUnicode_Check(path_obj) ? PyUnicode_AsUTF8(path_obj) : NULL;
+    if (path == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "path: expected a str, got %s", Py_TYPE(path_obj)->tp_name);
+        return NULL;
+    }
+    if (strlen(path) >= PATH_SIZE) {
+        PyErr_Format(PyExc_ValueError, "path: longer than %d bytes", PATH_SIZE - 1);
+        return NULL;
+    }
+    if (st->lib.handle != NULL && strcmp(st->path, path) != 0) {
+        if (st->open_comms > 0) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "torchtally._nccl: %zd communicator(s) of '%s' are still open; destroy "
+                         "them before loading '%s'",
+                         st->open_comms, st->path, path);
+            return NULL;
+        }
+        tt_nccl_close(&st->lib);
+        st->path[0] = '\0';
+    }
+    if (st->lib.handle == NULL) {
+        char message[512];
+        tt_nccl_lib lib;
+        if (tt_nccl_open(&lib, path, message, sizeof message) < 0) {
+            PyErr_SetString(PyExc_OSError, message);
+            return NULL;
+        }
+        st->lib = lib;
+        snprintf(st->path, sizeof st->path, "%s", path);
+    }
+    int version = 0;
+    const int rc = st->lib.get_version(&version);
+    if (rc != TT_NCCL_SUCCESS)
+        return nccl_fail(module, "ncclGetVersion", rc);
+    return PyLong_FromLong(version);
+}
+
+static PyObject *py_loaded_path(PyObject *module, PyObject *unused)
+{
+    module_state *st = get_state(module);
+    if (st->lib.handle == NULL)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(st->path);
+}
+
+static PyObject *py_version_parts(PyObject *module, PyObject *code_obj)
+{
+    long long code;
+    if (arg_int(code_obj, "code", &code) < 0)
+        return NULL;
+    int major, minor, patch;
+    tt_nccl_version_parts((int)code, &major, &minor, &patch);
+    return Py_BuildValue("(iii)", major, minor, patch);
+}
+
+static PyObject *py_has_async_error(PyObject *module, PyObject *unused)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    if (lib == NULL)
+        return NULL;
+    return PyBool_FromLong(lib->comm_get_async_error != NULL);
+}
+
+static PyObject *py_error_string(PyObject *module, PyObject *code_obj)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    long long code;
+    if (lib == NULL || arg_int(code_obj, "code", &code) < 0)
+        return NULL;
+    const char *text = lib->get_error_string((int)code);
+    return PyUnicode_FromString(text ? text : "");
+}
+
+/* ---- communicators -------------------------------------------------------------------------- */
+
+static PyObject *py_unique_id(PyObject *module, PyObject *unused)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    if (lib == NULL)
+        return NULL;
+    tt_nccl_unique_id id;
+    memset(&id, 0, sizeof id);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lib->get_unique_id(&id);
+    Py_END_ALLOW_THREADS
+    if (rc != TT_NCCL_SUCCESS)
+        return nccl_fail(module, "ncclGetUniqueId", rc);
+    return PyBytes_FromStringAndSize(id.internal, sizeof id.internal);
+}
+
+/* comm_init_rank(nranks, unique_id: bytes, rank) -> communicator; on the current CUDA device. */
+static PyObject *py_comm_init_rank(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    long long nranks, rank;
+    if (lib == NULL || check_nargs("comm_init_rank", nargs, 3) < 0 ||
+        arg_int(args[0], "nranks", &nranks) < 0 || arg_int(args[2], "rank", &rank) < 0)
+        return NULL;
+    if (!PyBytes_Check(args[1]) || PyBytes_GET_SIZE(args[1]) != TT_NCCL_UNIQUE_ID_BYTES) {
+        PyErr_Format(PyExc_ValueError, "unique_id: expected %d bytes (from unique_id()), got %R",
+                     TT_NCCL_UNIQUE_ID_BYTES, args[1]);
+        return NULL;
+    }
+    if (nranks < 1 || nranks > 1 << 20 || rank < 0 || rank >= nranks) {
+        PyErr_Format(PyExc_ValueError, "rank: expected 0 <= rank < nranks, got rank %lld of %lld",
+                     rank, nranks);
+        return NULL;
+    }
+    tt_nccl_unique_id id;
+    memcpy(id.internal, PyBytes_AS_STRING(args[1]), sizeof id.internal);
+    tt_nccl_comm comm = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lib->comm_init_rank(&comm, (int)nranks, id, (int)rank);
+    Py_END_ALLOW_THREADS
+    if (rc != TT_NCCL_SUCCESS)
+        return nccl_fail(module, "ncclCommInitRank", rc);
+    get_state(module)->open_comms++;
+    return PyLong_FromVoidPtr(comm);
+}
+
+/* all_reduce(comm, send, recv, count, dtype, op, stream): ncclDataType_t / ncclRedOp_t codes. */
+static PyObject *py_all_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    void *comm, *send, *recv, *stream;
+    long long count, dtype, op;
+    if (lib == NULL || check_nargs("all_reduce", nargs, 7) < 0 ||
+        arg_pointer(args[0], "comm", &comm) < 0 || arg_pointer(args[1], "send", &send) < 0 ||
+        arg_pointer(args[2], "recv", &recv) < 0 || arg_int(args[3], "count", &count) < 0 ||
+        arg_int(args[4], "dtype", &dtype) < 0 || arg_int(args[5], "op", &op) < 0)
+        return NULL;
+    if (args[6] == Py_None)
+        stream = NULL;
+    else if (arg_pointer(args[6], "stream", &stream) < 0)
+        return NULL;
+    if (count < 0) {
+        PyErr_Format(PyExc_ValueError, "count: expected >= 0, got %lld", count);
+        return NULL;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lib->all_reduce(send, recv, (size_t)count, (int)dtype, (int)op, comm, stream);
+    Py_END_ALLOW_THREADS
+    if (rc != TT_NCCL_SUCCESS)
+        return nccl_fail(module, "ncclAllReduce", rc);
+    Py_RETURN_NONE;
+}
+
+/* all_gather(comm, send, recv, count, dtype, stream): `count` elements per rank. */
+static PyObject *py_all_gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    void *comm, *send, *recv, *stream;
+    long long count, dtype;
+    if (lib == NULL || check_nargs("all_gather", nargs, 6) < 0 ||
+        arg_pointer(args[0], "comm", &comm) < 0 || arg_pointer(args[1], "send", &send) < 0 ||
+        arg_pointer(args[2], "recv", &recv) < 0 || arg_int(args[3], "count", &count) < 0 ||
+        arg_int(args[4], "dtype", &dtype) < 0)
+        return NULL;
+    if (args[5] == Py_None)
+        stream = NULL;
+    else if (arg_pointer(args[5], "stream", &stream) < 0)
+        return NULL;
+    if (count < 0) {
+        PyErr_Format(PyExc_ValueError, "count: expected >= 0, got %lld", count);
+        return NULL;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lib->all_gather(send, recv, (size_t)count, (int)dtype, comm, stream);
+    Py_END_ALLOW_THREADS
+    if (rc != TT_NCCL_SUCCESS)
+        return nccl_fail(module, "ncclAllGather", rc);
+    Py_RETURN_NONE;
+}
+
+/* comm_async_error(comm) -> ncclResult_t of the communicator's background work (0 = fine,
+ * 7 = in progress), or None when this NCCL cannot tell. */
+static PyObject *py_comm_async_error(PyObject *module, PyObject *comm_obj)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    void *comm;
+    if (lib == NULL || arg_pointer(comm_obj, "comm", &comm) < 0)
+        return NULL;
+    if (lib->comm_get_async_error == NULL)
+        Py_RETURN_NONE;
+    int result = 0;
+    const int rc = lib->comm_get_async_error(comm, &result);
+    if (rc != TT_NCCL_SUCCESS)
+        return nccl_fail(module, "ncclCommGetAsyncError", rc);
+    return PyLong_FromLong(result);
+}
+
+static PyObject *end_comm(PyObject *module, PyObject *comm_obj, int abort)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    void *comm;
+    if (lib == NULL || arg_pointer(comm_obj, "comm", &comm) < 0)
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = abort ? lib->comm_abort(comm) : lib->comm_destroy(comm);
+    Py_END_ALLOW_THREADS
+    module_state *st = get_state(module);
+    if (st->open_comms > 0)
+        st->open_comms--; /* gone either way: NCCL frees the communicator even on error */
+    if (rc != TT_NCCL_SUCCESS)
+        return nccl_fail(module, abort ? "ncclCommAbort" : "ncclCommDestroy", rc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_comm_abort(PyObject *module, PyObject *comm) { return end_comm(module, comm, 1); }
+
+static PyObject *py_comm_destroy(PyObject *module, PyObject *comm) { return end_comm(module, comm, 0); }
+
+/* ---- module --------------------------------------------------------------------------------- */
+
+#define FASTCALL(name, doc) {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL, doc}
+
+static PyMethodDef module_methods[] = {
+    {"load", py_load, METH_O,
+     "load(path) -> NCCL version code. dlopen()s `path` (a soname or a file) and resolves the "
+     "entry points; loading the same path again is a no-op."},
+    {"loaded_path", py_loaded_path, METH_NOARGS, "The path NCCL was loaded from, or None."},
+    {"version_parts", py_version_parts, METH_O, "(major, minor, patch) of a version code."},
+    {"has_async_error", py_has_async_error, METH_NOARGS,
+     "Whether the loaded NCCL has ncclCommGetAsyncError."},
+    {"error_string", py_error_string, METH_O, "ncclGetErrorString(code)."},
+    {"unique_id", py_unique_id, METH_NOARGS, "ncclGetUniqueId() as 128 bytes."},
+    FASTCALL(comm_init_rank, "comm_init_rank(nranks, unique_id, rank) -> communicator (int)."),
+    FASTCALL(all_reduce, "all_reduce(comm, send, recv, count, dtype, op, stream)."),
+    FASTCALL(all_gather, "all_gather(comm, send, recv, count, dtype, stream)."),
+    {"comm_async_error", py_comm_async_error, METH_O,
+     "ncclCommGetAsyncError(comm) -> result code, or None when unavailable."},
+    {"comm_abort", py_comm_abort, METH_O, "ncclCommAbort(comm)."},
+    {"comm_destroy", py_comm_destroy, METH_O, "ncclCommDestroy(comm)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static int module_exec(PyObject *module)
+{
+    module_state *st = get_state(module);
+    memset(&st->lib, 0, sizeof st->lib);
+    st->path[0] = '\0';
+    st->open_comms = 0;
+    st->nccl_error = PyErr_NewExceptionWithDoc(
+        "torchtally._nccl.NcclError", "An NCCL call returned an error.", PyExc_RuntimeError, NULL);
+    if (st->nccl_error == NULL)
+        return -1;
+    return PyModule_AddObjectRef(module, "NcclError", st->nccl_error);
+}
+
+static int module_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    module_state *st = get_state(module);
+    if (st != NULL)
+        Py_VISIT(st->nccl_error);
+    return 0;
+}
+
+static int module_clear(PyObject *module)
+{
+    module_state *st = get_state(module);
+    if (st != NULL)
+        Py_CLEAR(st->nccl_error);
+    return 0; /* the library stays loaded: a communicator may outlive the module object */
+}
+
+static void module_free(void *module) { module_clear((PyObject *)module); }
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "torchtally._nccl",
+    .m_doc = "Run-time loaded NCCL for torchtally's nccl sync backend.",
+    .m_size = sizeof(module_state),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit__nccl(void) { return PyModuleDef_Init(&module_def); }
