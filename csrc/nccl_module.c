@@ -117,6 +117,21 @@ static PyObject *py_load(PyObject *module, PyObject *path_obj)
     return PyLong_FromLong(version);
 }
 
+/* unload(): dlclose the library (refused while communicators are open). */
+static PyObject *py_unload(PyObject *module, PyObject *unused)
+{
+    module_state *st = get_state(module);
+    if (st->open_comms > 0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torchtally._nccl: %zd communicator(s) of '%s' are still open; destroy them first",
+                     st->open_comms, st->path);
+        return NULL;
+    }
+    tt_nccl_close(&st->lib);
+    st->path[0] = '\0';
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_loaded_path(PyObject *module, PyObject *unused)
 {
     module_state *st = get_state(module);
@@ -305,6 +320,7 @@ static PyMethodDef module_methods[] = {
     {"load", py_load, METH_O,
      "load(path) -> NCCL version code. dlopen()s `path` (a soname or a file) and resolves the "
      "entry points; loading the same path again is a no-op."},
+    {"unload", py_unload, METH_NOARGS, "dlclose the library (refused while communicators are open)."},
     {"loaded_path", py_loaded_path, METH_NOARGS, "The path NCCL was loaded from, or None."},
     {"version_parts", py_version_parts, METH_O, "(major, minor, patch) of a version code."},
     {"has_async_error", py_has_async_error, METH_NOARGS,

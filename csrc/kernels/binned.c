@@ -36,11 +36,10 @@ static inline int64_t bin_by_search(const double *thresholds, int64_t count, dou
     return lo;
 }
 
-static inline int64_t bin_by_formula(const binned_job *job, double s)
+static inline int64_t bin_by_formula(const double *thr, int64_t count, double origin, double scale,
+                                     double s)
 {
-    const double *thr = job->thresholds;
-    const int64_t count = job->n_thresholds;
-    double guess = (s - job->origin) * job->scale + 1.0;
+    double guess = (s - origin) * scale + 1.0;
     int64_t b = !(guess > 0.0) ? 0 : guess >= (double)count ? count : (int64_t)guess;
     while (b < count && thr[b] <= s)
         b++;
@@ -61,6 +60,12 @@ static int binned_walk(const binned_job *job, int64_t sign, tt_position stop, tt
     const int64_t bins = job->n_thresholds + 1;
     const int has_ignore = job->ignore_index != NULL;
     const int64_t ignore = has_ignore ? *job->ignore_index : 0;
+    /* locals, not job->...: stores into the histogram could alias the job's fields, which would
+     * make the compiler reload them for every sample */
+    const double *thr = job->thresholds;
+    const int64_t count = job->n_thresholds;
+    const double origin = job->origin, scale = job->scale;
+    const int use_formula = job->use_formula, multiclass = job->multiclass;
 
     for (int64_t start = 0; start < rows; start += TT_CHUNK) {
         const int64_t n = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
@@ -83,9 +88,10 @@ static int binned_walk(const binned_job *job, int64_t sign, tt_position stop, tt
                     return 1;
                 }
                 const int64_t t = targets[i];
-                if (!keep[i] || (has_ignore && t == ignore))
+                /* bitwise, not ||: a branch on the random label would mispredict half the time */
+                if ((keep[i] == 0) | (has_ignore & (t == ignore)))
                     continue;
-                const int64_t limit = job->multiclass ? cols : 2;
+                const int64_t limit = multiclass ? cols : 2;
                 if ((uint64_t)t >= (uint64_t)limit) {
                     if (sign > 0)
                         tt_fail(err, TT_EVALUE, "target",
@@ -94,10 +100,9 @@ static int binned_walk(const binned_job *job, int64_t sign, tt_position stop, tt
                     *bad = (tt_position){row, col};
                     return 1;
                 }
-                const int64_t positive = job->multiclass ? t == col : t;
-                const int64_t b = job->use_formula
-                                      ? bin_by_formula(job, scores[i])
-                                      : bin_by_search(job->thresholds, job->n_thresholds, scores[i]);
+                const int64_t positive = multiclass ? t == col : t;
+                const int64_t b = use_formula ? bin_by_formula(thr, count, origin, scale, scores[i])
+                                              : bin_by_search(thr, count, scores[i]);
                 hist[b * 2 + positive] += sign;
             }
             if (visit < n)

@@ -82,6 +82,8 @@ static int64_t topk_walk(const topk_job *job, int64_t sign, int64_t stop, tt_err
     uint8_t keep[TT_CHUNK];
     const tt_view *preds = job->preds;
     const int64_t rows = preds->shape[0], classes = preds->shape[1];
+    const int has_ignore = job->ignore_index != NULL;
+    const int64_t ignore = has_ignore ? *job->ignore_index : 0;
 
     for (int64_t start = 0; start < rows && start < stop; start += TT_CHUNK) {
         const int64_t n = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
@@ -97,7 +99,7 @@ static int64_t topk_walk(const topk_job *job, int64_t sign, int64_t stop, tt_err
                     tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld", (long long)r);
                 return r;
             }
-            if (!keep[i] || (job->ignore_index != NULL && t == *job->ignore_index))
+            if ((keep[i] == 0) | (has_ignore & (t == ignore)))
                 continue;
             if ((uint64_t)t >= (uint64_t)classes) {
                 if (sign > 0)
