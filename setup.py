@@ -178,8 +178,9 @@ if sanitize:
     extra_compile += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
     extra_link += ["-fsanitize=address,undefined"]
 
-if __name__ == "__main__":  # also under pip: setuptools runs this file as __main__
-    extensions = [
+def extensions(env: Mapping[str, str] = os.environ, which=shutil.which) -> List[Extension]:
+    """torchtally._C and torchtally._nccl always; torchtally._C_cuda when TORCHTALLY_CUDA asks."""
+    built = [
         Extension(
             "torchtally._C",
             sources=c_sources(),
@@ -198,7 +199,11 @@ if __name__ == "__main__":  # also under pip: setuptools runs this file as __mai
             extra_link_args=extra_link,
         ),
     ]
-    cuda = cuda_wanted()
+    cuda = cuda_wanted(env, which)
     if cuda is not None:
-        extensions.append(cuda_extension(*cuda))
-    setup(ext_modules=extensions, cmdclass={"build_ext": BuildExt})
+        built.append(cuda_extension(*cuda, env=env))
+    return built
+
+
+if __name__ == "__main__":  # also under pip: setuptools runs this file as __main__
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

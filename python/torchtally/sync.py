@@ -24,6 +24,10 @@ not reach the sync (see dist.find_missing_ranks).
 
 Sync never writes to the values it is given: packing copies them into fresh buffers, and the
 returned tensors are views of those buffers.
+
+A transport registered for a group (register_transport; torchtally.nccl's "nccl" backend is
+one) carries steps 2 and 3 instead of torch.distributed; the header and every check and error
+report stay on torch.distributed.
 """
 import hashlib
 import time
@@ -199,6 +203,42 @@ class _Unchanged:
 UNCHANGED: Any = _Unchanged()
 
 
+# -- transports: who carries the data collectives of a group ----------------------------------
+#
+# A transport has `.device` (where the packed buffers must live) and two collectives with
+# torch.distributed's calling convention, each returning a work whose wait(timeout=timedelta)
+# returns once the collective is done and raises when it failed or timed out:
+#     all_reduce(buf, op=ReduceOp, group=..., async_op=True)
+#     all_gather_flat(out, inp, group=..., async_op=True)   # out = the ranks' inp, in rank order
+# With a recipient rank, a transport still reduces / gathers everywhere; the others drop it.
+
+_TRANSPORTS: Dict[int, Tuple[Any, Any]] = {}
+
+
+def _group_key(group: Optional[Any]) -> Any:
+    return group if group is not None else torch.distributed.group.WORLD
+
+
+def register_transport(group: Optional[Any], transport: Any) -> None:
+    """Make ``transport`` carry the data collectives of every later sync over ``group``."""
+    pg = _group_key(group)
+    _TRANSPORTS[id(pg)] = (pg, transport)  # holding pg keeps its id from being reused
+
+
+def unregister_transport(group: Optional[Any]) -> Optional[Any]:
+    """Give ``group``'s data collectives back to torch.distributed; returns the transport, if any."""
+    entry = _TRANSPORTS.pop(id(_group_key(group)), None)
+    return None if entry is None else entry[1]
+
+
+def transport_for(group: Optional[Any]) -> Optional[Any]:
+    """The transport registered for ``group``, or None (torch.distributed carries everything)."""
+    if not _TRANSPORTS:
+        return None
+    entry = _TRANSPORTS.get(id(_group_key(group)))
+    return entry[1] if entry is not None and entry[0] is _group_key(group) else None
+
+
 def sync_states(
     plan: SyncPlan,
     values: Sequence[torch.Tensor],
@@ -239,7 +279,9 @@ class _Sync:
         if recipient is not None and not 0 <= recipient < self.world:
             raise ValueError(f"recipient_rank must be in [0, {self.world}) for this process group, got {recipient}")
         self.recipient = recipient
-        self.device = info.device
+        self.device = info.device  # the header's
+        self.transport = transport_for(group)
+        self.data_device = self.transport.device if self.transport is not None else self.device
         self.sync_id = dist.next_sync_id(group)
         self.start = time.monotonic()
         self.deadline = self.start + timeout_s
@@ -362,13 +404,15 @@ class _Sync:
         parts = []
         for i in g.indices:
             v = values[i].detach()
-            if v.dtype != g.dtype or v.device != self.device:
-                v = v.to(device=self.device, dtype=g.dtype)
+            if v.dtype != g.dtype or v.device != self.data_device:
+                v = v.to(device=self.data_device, dtype=g.dtype)
             parts.append(v.reshape(-1))
         return torch.cat(parts)  # always a fresh buffer: the collective never touches local state
 
     def _reduce(self, buf: torch.Tensor, reduce: str):
         op = _REDUCE_OPS[reduce]
+        if self.transport is not None:
+            return self._start(self.transport.all_reduce, buf, op=op, stage="all_reduce")
         if self.recipient is None:
             return self._start(torch.distributed.all_reduce, buf, op=op, stage="all_reduce")
         dst = dist.global_rank_of(self.group, self.recipient)
@@ -395,17 +439,19 @@ class _Sync:
         return (block, offsets) if block else None
 
     def _pack_var(self, values, block: int, offsets: List[int]) -> torch.Tensor:
-        buf = torch.zeros(block, dtype=torch.uint8, device=self.device)
+        buf = torch.zeros(block, dtype=torch.uint8, device=self.data_device)
         for j, i in enumerate(self.plan.var_indices):
             v = values[i]
             if v.numel() == 0:
                 continue
-            raw = v.detach().to(self.device).contiguous().view(-1).view(torch.uint8)
+            raw = v.detach().to(self.data_device).contiguous().view(-1).view(torch.uint8)
             buf[offsets[j] : offsets[j] + raw.numel()] = raw
         return buf
 
     def _gather(self, local: torch.Tensor, block: int):
-        out = torch.empty(self.world * block, dtype=torch.uint8, device=self.device)
+        out = torch.empty(self.world * block, dtype=torch.uint8, device=self.data_device)
+        if self.transport is not None:
+            return out, self._start(self.transport.all_gather_flat, out, local, stage="all_gather")
         if self.recipient is None:
             return out, self._start(_all_gather_flat, out, local, stage="all_gather")
         dst = dist.global_rank_of(self.group, self.recipient)

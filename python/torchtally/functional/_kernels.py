@@ -6,6 +6,10 @@ the C core `torchtally._C` when `out` / `state` is a CPU tensor and the extensio
 torch reference (`_reference`) otherwise. This is the hot path of every `update`: no extra
 allocation, copy or device sync on the way to the C core.
 
+CUDA tensors go to `torchtally._C_cuda` (the CUDA kernels, built only with TORCHTALLY_CUDA=1 or
+auto) when it is importable, else to the reference; `cuda_backend()` / `set_cuda_backend()` say
+and choose. The CPU test comes first, so CPU calls pay nothing for the CUDA route.
+
 `backend()` says which path CPU tensors take; `set_backend("reference")` forces the reference
 (tests), `set_backend("c")` restores the C core. `thresholds` of binned_update has a None
 default only because it follows optional arguments; None is rejected like any non-tensor.
@@ -21,7 +25,13 @@ try:
 except ImportError:  # not built (or a platform without a compiler): the reference serves all devices
     _C_MODULE = None
 
+try:
+    from .. import _C_cuda as _CUDA_MODULE
+except ImportError:  # the default build has no CUDA kernels: CUDA tensors take the reference
+    _CUDA_MODULE = None
+
 _c = _C_MODULE  # the module CPU calls go to; None routes everything to the reference
+_cuda = _CUDA_MODULE  # the module CUDA calls go to; None routes them to the reference
 
 
 def has_c() -> bool:
@@ -46,10 +56,35 @@ def set_backend(name: str) -> str:
     return previous
 
 
+def has_cuda() -> bool:
+    """True when the CUDA kernels torchtally._C_cuda are importable."""
+    return _CUDA_MODULE is not None
+
+
+def cuda_backend() -> str:
+    """`"cuda"` when CUDA tensors go to torchtally._C_cuda, `"reference"` when they go to the torch reference."""
+    return "cuda" if _cuda is not None else "reference"
+
+
+def set_cuda_backend(name: str) -> str:
+    """Route CUDA tensors to `"cuda"` or `"reference"`; returns the previous backend's name."""
+    global _cuda
+    if name not in ("cuda", "reference"):
+        raise ValueError(f"name: expected 'cuda' or 'reference', got {name!r}")
+    if name == "cuda" and _CUDA_MODULE is None:
+        raise ImportError("torchtally._C_cuda is not built (build with TORCHTALLY_CUDA=1)")
+    previous = cuda_backend()
+    _cuda = _CUDA_MODULE if name == "cuda" else None
+    return previous
+
+
 def _impl(out: object):
-    """torchtally._C for CPU tensors when it is active, else the reference (also for non-tensors)."""
+    """torchtally._C for CPU tensors when it is active, torchtally._C_cuda for CUDA tensors when it
+    is built, else the reference (also for non-tensors)."""
     if _c is not None and getattr(out, "is_cpu", True):
         return _c
+    if _cuda is not None and getattr(out, "is_cuda", False):
+        return _cuda
     return _reference
 
 

@@ -1,0 +1,104 @@
+"""Routing in torchtally.functional._kernels: CPU tensors to torchtally._C (unchanged), CUDA
+tensors to torchtally._C_cuda when it is built, else to the torch reference. Runs without a GPU:
+a stand-in object that says is_cuda plays the CUDA tensor, and spies replace the modules."""
+import pytest
+import torch
+
+from torchtally.functional import _kernels, _reference
+
+KERNELS = ("confmat_labels", "confmat_scores", "confmat_threshold", "binned_update", "topk_update",
+           "moments_update", "moments_merge", "comoments_update", "comoments_merge")
+
+
+class Spy:
+    """Records (kernel, arguments) and does nothing else."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name, args))
+        return call
+
+
+class CudaStandIn:
+    """What _kernels looks at on a CUDA tensor."""
+    is_cpu = False
+    is_cuda = True
+    requires_grad = False
+
+
+@pytest.fixture
+def spies(monkeypatch):
+    cuda, ref = Spy(), Spy()
+    monkeypatch.setattr(_kernels, "_CUDA_MODULE", cuda)
+    monkeypatch.setattr(_kernels, "_cuda", cuda)
+    monkeypatch.setattr(_kernels, "_reference", ref)
+    return cuda, ref
+
+
+def call(kernel: str, out) -> None:
+    """The kernel with its required arguments: (state, other) for merges, (out, a, b) otherwise."""
+    getattr(_kernels, kernel)(out, *[CudaStandIn()] * (1 if kernel.endswith("merge") else 2))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_cuda_tensors_go_to_the_cuda_module(spies, kernel):
+    cuda, ref = spies
+    out = CudaStandIn()
+    call(kernel, out)
+    assert [name for name, _ in cuda.calls] == [kernel] and ref.calls == []
+    assert cuda.calls[0][1][0] is out
+
+
+def test_cuda_backend_switch(spies):
+    cuda, ref = spies
+    assert _kernels.has_cuda() and _kernels.cuda_backend() == "cuda"
+    assert _kernels.set_cuda_backend("reference") == "cuda"
+    call("confmat_labels", CudaStandIn())
+    assert (len(cuda.calls), [n for n, _ in ref.calls]) == (0, ["confmat_labels"])
+    assert _kernels.set_cuda_backend("cuda") == "reference"
+    call("confmat_labels", CudaStandIn())
+    assert len(cuda.calls) == 1
+    with pytest.raises(ValueError, match="name"):
+        _kernels.set_cuda_backend("c")
+
+
+def test_without_the_cuda_build_cuda_goes_to_the_reference(spies, monkeypatch):
+    cuda, ref = spies
+    monkeypatch.setattr(_kernels, "_CUDA_MODULE", None)
+    monkeypatch.setattr(_kernels, "_cuda", None)
+    assert not _kernels.has_cuda() and _kernels.cuda_backend() == "reference"
+    call("topk_update", CudaStandIn())
+    assert [n for n, _ in ref.calls] == ["topk_update"] and cuda.calls == []
+    with pytest.raises(ImportError, match="TORCHTALLY_CUDA=1"):
+        _kernels.set_cuda_backend("cuda")
+
+
+def test_cpu_and_other_devices_never_reach_the_cuda_module(spies):
+    cuda, ref = spies
+    out = torch.zeros(3, 3, dtype=torch.int64)
+    labels = torch.tensor([0, 1, 2, 2])
+    _kernels.confmat_labels(out, labels, labels)  # the real C core (or the reference when unbuilt)
+    assert out.diagonal().tolist() == [1, 1, 2]
+    meta = torch.zeros(3, 3, dtype=torch.int64, device="meta")
+    _kernels.confmat_labels(meta, labels, labels)
+    assert cuda.calls == [] and [n for n, _ in ref.calls] == ["confmat_labels"]
+
+
+def test_inputs_are_detached_on_the_cuda_route(spies):
+    cuda, _ = spies
+    scores = torch.randn(4, 3, requires_grad=True)
+    _kernels.confmat_scores(CudaStandIn(), scores, CudaStandIn())
+    passed = cuda.calls[0][1][1]
+    assert not passed.requires_grad and passed.data_ptr() == scores.data_ptr()
+
+
+def test_the_real_cuda_module_matches_the_contract():
+    """When torchtally._C_cuda is built it has every kernel of csrc/API.md (same names as _C)."""
+    module = _kernels._CUDA_MODULE
+    if module is None:
+        pytest.skip("torchtally._C_cuda is not built (TORCHTALLY_CUDA=0, the default)")
+    assert all(callable(getattr(module, k, None)) for k in KERNELS)
+    assert _reference is not module
