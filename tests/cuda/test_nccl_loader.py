@@ -7,7 +7,7 @@ import torch
 import torchtally.nccl as nccl_backend
 from torchtally import _nccl
 
-from .fake_nccl import compile_fake, hooks
+from fake_nccl import compile_fake, hooks
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,98 @@
+"""torchtally._C_cuda's host side without a GPU: argument parsing and validation, through
+stand-in "CUDA" tensors (fake_cuda.FakeCuda: CPU memory exported as a CUDA device).
+
+Every bad-input case of the C-core suite (tests/csrc/test_bad_input.py) is replayed on stand-ins:
+a case the C core rejects while validating (type, dtype, shape, layout, argument) must get the
+same exception and the same message from the CUDA module; a case it rejects for a value (NaN,
+out-of-range label, weight, thresholds) passes the CUDA module's host checks (values are checked
+by the kernels) and reaches its first CUDA step, asking torch for the current stream, which
+fails on this CPU-only torch. Devices: CPU tensors and other GPUs are refused, naming the
+argument. Runs only where torchtally._C_cuda is built (TORCHTALLY_CUDA=1) and no GPU exists: on
+a GPU the stand-ins' host memory must not reach a kernel, and tests/cuda/test_cuda_kernels.py
+covers the real thing.
+"""
+import pytest
+import torch
+
+from csrc.test_bad_input import CASES, TENSOR_ARGS, good_args
+from fake_cuda import FakeCuda, on_fake_cuda
+from torchtally import _C
+
+try:
+    from torchtally import _C_cuda
+except ImportError:
+    _C_cuda = None
+
+pytestmark = [
+    pytest.mark.skipif(_C_cuda is None, reason="torchtally._C_cuda is not built (TORCHTALLY_CUDA=0, the default)"),
+    pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present: stand-in tensors must not reach its kernels"),
+]
+
+STREAM_STEP = "could not get torch's current CUDA stream on cuda:0"
+VALUE_WORDS = ("NaN at", "NaN in", "out of range", "not a binary label", "non-decreasing", "finite weights")
+
+
+def cpu_error(kernel: str, args: list) -> BaseException:
+    with pytest.raises(Exception) as info:
+        getattr(_C, kernel)(*args)
+    return info.value
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.kernel}-{c.what}" for c in CASES])
+def test_bad_input_is_refused_as_the_c_core_refuses_it(case):
+    args = good_args(case.kernel)
+    case.change(args)
+    expected = cpu_error(case.kernel, args)
+    with pytest.raises(Exception) as info:
+        getattr(_C_cuda, case.kernel)(*on_fake_cuda(args))
+    got = info.value
+    if any(word in str(expected) for word in VALUE_WORDS):  # a value: the kernels' job
+        assert isinstance(got, RuntimeError) and STREAM_STEP in str(got), (str(expected), str(got))
+    else:
+        assert (type(got), str(got)) == (type(expected), str(expected))
+
+
+@pytest.mark.parametrize("kernel", list(TENSOR_ARGS))
+def test_good_arguments_pass_validation(kernel):
+    """Valid arguments get through every check to the first CUDA step."""
+    with pytest.raises(RuntimeError, match=STREAM_STEP):
+        getattr(_C_cuda, kernel)(*on_fake_cuda(good_args(kernel)))
+
+
+@pytest.mark.parametrize("kernel", list(TENSOR_ARGS))
+def test_every_tensor_must_share_the_device_of_out(kernel):
+    names = TENSOR_ARGS[kernel]
+    first = names[0]
+    for i, name in enumerate(names):
+        args = good_args(kernel)
+        if name is None or not isinstance(args[i], torch.Tensor):
+            continue
+        if i == 0:
+            with pytest.raises(ValueError, match=rf"^{first}: expected a CUDA tensor, got one on the CPU"):
+                getattr(_C_cuda, kernel)(*([args[0]] + on_fake_cuda(args[1:])))
+            continue
+        on_cpu = on_fake_cuda(args)
+        on_cpu[i] = args[i]
+        with pytest.raises(ValueError, match=rf"^{name}: expected a CUDA tensor on cuda:0 \(the device of {first}\), got one on the CPU"):
+            getattr(_C_cuda, kernel)(*on_cpu)
+        elsewhere = on_fake_cuda(args)
+        elsewhere[i] = FakeCuda(args[i], device_id=1)
+        with pytest.raises(ValueError, match=rf"^{name}: expected a tensor on cuda:0 \(the device of {first}\), got one on cuda:1"):
+            getattr(_C_cuda, kernel)(*elsewhere)
+        pinned = on_fake_cuda(args)
+        pinned[i] = FakeCuda(args[i], device_type=3)  # kDLCUDAHost: host memory, not for kernels
+        with pytest.raises(ValueError, match=rf"^{name}: expected a CUDA tensor .* pinned CPU memory"):
+            getattr(_C_cuda, kernel)(*pinned)
+
+
+def test_wrong_argument_counts():
+    with pytest.raises(TypeError, match=r"confmat_labels\(\) takes 5 positional arguments"):
+        _C_cuda.confmat_labels(None)
+    with pytest.raises(TypeError, match=r"^out: expected a tensor"):
+        _C_cuda.confmat_labels([1], None, None, None, None)
+
+
+def test_build_info_without_a_driver():
+    info = _C_cuda.build_info()
+    assert info["cudart"] >= 11000 and info["arch"]
+    assert isinstance(info["driver"], int)
