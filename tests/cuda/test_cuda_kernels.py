@@ -1,0 +1,317 @@
+"""torchtally._C_cuda on a GPU: every kernel against the C core (the CPU oracle, itself tested
+against the torch reference and scikit-learn) on the same values, for every score dtype
+(float16 and bfloat16 included), label dtypes, contiguous / sliced / transposed inputs, masks and
+ignore_index, sizes that take each kernel variant (shared or global histograms, thread or warp per
+row, vector loads or not), on torch's current stream and on a non-default one; and every
+bad-input case of the C-core suite, which must raise as the C core does and leave the state
+bit-identical (the undo / no-merge protocol of csrc/cuda/launch.c).
+
+Skips, with the reason, without a CUDA device or without the CUDA build (TORCHTALLY_CUDA=1).
+"""
+import pytest
+import torch
+
+from csrc._helpers import LABEL_DTYPES, LAYOUTS, SCORE_DTYPES, dtype_id, empty_moments, generator, labels, layout, same_bits, scores, start_counts
+from csrc.test_bad_input import CASES, good_args
+from torchtally import _C
+from torchtally.functional import _kernels
+
+try:
+    from torchtally import _C_cuda
+except ImportError:
+    _C_cuda = None
+
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
+    pytest.mark.skipif(_C_cuda is None, reason="torchtally._C_cuda is not built (build with TORCHTALLY_CUDA=1)"),
+]
+
+DEV = "cuda"
+
+
+def gpu(t):
+    """`t` on the GPU with the same shape and strides (sliced and transposed layouts survive)."""
+    if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+        return t
+    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=DEV)
+    out.copy_(t)
+    return out
+
+
+def on_gpu(args):
+    return [gpu(a) for a in args]
+
+
+def check_counts(kernel: str, args: list) -> None:
+    """Runs `kernel` on CPU (C core) and GPU (_C_cuda) from the same starting `out`; equal counts."""
+    cpu_args = [a.clone() if i == 0 else a for i, a in enumerate(args)]
+    getattr(_C, kernel)(*cpu_args)
+    gpu_args = on_gpu(args)
+    getattr(_C_cuda, kernel)(*gpu_args)
+    torch.cuda.synchronize()
+    assert torch.equal(gpu_args[0].cpu(), cpu_args[0]), kernel
+
+
+def check_moments(kernel: str, args: list) -> None:
+    cpu_args = [a.clone() if i == 0 else a for i, a in enumerate(args)]
+    getattr(_C, kernel)(*cpu_args)
+    gpu_args = on_gpu(args)
+    getattr(_C_cuda, kernel)(*gpu_args)
+    torch.cuda.synchronize()
+    got, want = gpu_args[0].cpu(), cpu_args[0]
+    # counts, min and max are exact; sums, means and M2 agree to rounding (one-pass Welford+Chan
+    # on the GPU, two-pass on the CPU)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-9, equal_nan=True)
+
+
+# ---- confusion matrices ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", LABEL_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("kind", LAYOUTS)
+@pytest.mark.parametrize("c", [5, 200])  # shared-memory histogram / global atomics
+def test_confmat_labels(dtype, kind, c):
+    g = generator(1)
+    n = 30_000
+    c_eff = min(c, {torch.bool: 2, torch.int8: 127}.get(dtype, c))  # labels the dtype can hold
+    p, t = labels((n,), c_eff, dtype, g), labels((n,), c_eff, dtype, g)
+    mask = torch.rand(n, generator=g) < 0.8
+    check_counts("confmat_labels", [start_counts((c, c), g), layout(p, kind), layout(t, kind), None, None])
+    check_counts("confmat_labels", [start_counts((c, c), g), layout(p, kind), layout(t, kind), layout(mask, kind), 1])
+
+
+@pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("kind", LAYOUTS)
+@pytest.mark.parametrize("c", [3, 16, 37, 100, 128, 1000])  # thread / warp per row; shared / global; vector tails
+def test_confmat_scores(dtype, kind, c):
+    g = generator(2)
+    n = 4000 if c <= 128 else 1500
+    s = scores((n, c), dtype, g, ties=True)  # many exact ties and a few infinities
+    t = labels((n,), c, torch.int64, g)
+    mask = torch.rand(n, generator=g) < 0.9
+    check_counts("confmat_scores", [start_counts((c, c), g), layout(s, kind), layout(t, kind), None, None])
+    check_counts("confmat_scores", [start_counts((c, c), g), layout(s, kind), t, mask, 0])
+
+
+def test_confmat_scores_rows_of_minus_inf_pick_class_0():
+    s = torch.full((64, 40), -float("inf"))
+    s[::2, 7] = 1.0
+    check_counts("confmat_scores", [torch.zeros(40, 40, dtype=torch.int64), s, torch.zeros(64, dtype=torch.int64), None, None])
+
+
+def test_confmat_scores_large_batch_many_blocks():
+    g = generator(3)
+    s, t = torch.randn(200_000, 64, generator=g), labels((200_000,), 64, torch.int32, g)
+    check_counts("confmat_scores", [start_counts((64, 64), g), s, t, None, None])
+
+
+@pytest.mark.parametrize("dtype", SCORE_DTYPES + (torch.uint8, torch.int64), ids=dtype_id)
+@pytest.mark.parametrize("shape", [(5000,), (5000, 7), (3000, 4000)])  # binary, multilabel, >3072 labels (global)
+def test_confmat_threshold(dtype, shape):
+    g = generator(4)
+    if dtype.is_floating_point:
+        p = torch.rand(shape, generator=g).to(dtype)
+        p.view(-1)[::97] = 0.5  # exactly at the threshold: not above it
+    else:
+        p = labels(shape, 2, dtype, g)
+    t = labels(shape, 2, torch.int64, g)
+    l = shape[1] if len(shape) == 2 else 1
+    out_shape = (l, 2, 2) if len(shape) == 2 else (2, 2)
+    mask = torch.rand(shape[0], generator=g) < 0.7
+    check_counts("confmat_threshold", [start_counts(out_shape, g), p, t, None, None, 0.5])
+    check_counts("confmat_threshold", [start_counts(out_shape, g), layout(p, "transposed"), t, mask, 1, 0.25])
+
+
+# ---- binned histograms -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
+@pytest.mark.parametrize("t_count", [11, 1000, 5000])  # shared thresholds and histogram / shared thresholds / global
+def test_binned(dtype, task, t_count):
+    g = generator(5)
+    n, k = 3000, 6
+    preds = torch.rand((n,) if task == "binary" else (n, k), generator=g).to(dtype)
+    target = labels((n,) if task != "multilabel" else (n, k), 2 if task != "multiclass" else k, torch.int64, g)
+    k_out = 1 if task == "binary" else k
+    for uniform, thresholds in ((True, torch.linspace(0, 1, t_count, dtype=torch.float64)),
+                                (False, torch.rand(t_count, generator=g, dtype=torch.float64).sort().values)):
+        check_counts("binned_update", [start_counts((k_out, t_count + 1, 2), g), preds, target, None, None, thresholds, uniform])
+    mask = torch.rand(n, generator=g) < 0.6
+    check_counts("binned_update", [start_counts((k_out, t_count + 1, 2), g), layout(preds, "sliced"), target, mask, 0,
+                                   torch.linspace(0, 1, t_count, dtype=torch.float64), True])
+
+
+# ---- top-k -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("c,k", [(5, 1), (5, 5), (40, 3), (1000, 5)])
+def test_topk(dtype, c, k):
+    g = generator(6)
+    n = 2000
+    s = scores((n, c), dtype, g, ties=True)
+    t = labels((n,), c, torch.int64, g)
+    mask = torch.rand(n, generator=g) < 0.8
+    check_counts("topk_update", [start_counts((c, 3), g), s, t, None, None, k])
+    check_counts("topk_update", [start_counts((c, 3), g), layout(s, "transposed"), t, mask, 2, k])
+
+
+# ---- moments -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", [(7000,), (7000, 3), (500, 300)])
+def test_moments(dtype, shape):
+    g = generator(7)
+    d = shape[1] if len(shape) == 2 else 1
+    x = (torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 1e4).to(dtype)  # a large mean: Welford's case
+    w = torch.rand(shape[0], generator=g)
+    w[::5] = 0.0
+    state = empty_moments(d)
+    _C.moments_update(state, torch.randn(shape, generator=g), None)  # a state with content
+    check_moments("moments_update", [state, x, None])
+    check_moments("moments_update", [state, layout(x, "transposed"), w])
+    check_moments("moments_update", [empty_moments(d), x[:0], None])  # empty batch: no change
+    y = (torch.randn(shape, generator=g, dtype=torch.float64) - 5).to(dtype)
+    co = torch.zeros(d, 6, dtype=torch.float64)
+    check_moments("comoments_update", [co, x, y])
+    check_moments("comoments_update", [co, layout(x, "sliced"), y])
+
+
+def test_merges():
+    g = generator(8)
+    a, b = empty_moments(4), empty_moments(4)
+    _C.moments_update(a, torch.randn(100, 4, generator=g), None)
+    _C.moments_update(b, torch.randn(50, 4, generator=g) + 7, None)
+    check_moments("moments_merge", [a, b])
+    check_moments("moments_merge", [a, layout(b, "transposed")])
+    check_moments("moments_merge", [empty_moments(4), b])
+    ca, cb = torch.zeros(4, 6, dtype=torch.float64), torch.zeros(4, 6, dtype=torch.float64)
+    _C.comoments_update(ca, torch.randn(80, 4, generator=g), torch.randn(80, 4, generator=g))
+    _C.comoments_update(cb, torch.randn(30, 4, generator=g), torch.randn(30, 4, generator=g) - 3)
+    check_moments("comoments_merge", [ca, cb])
+
+
+# ---- streams, devices, paths ---------------------------------------------------------------------------
+
+def test_runs_on_the_current_stream():
+    """On a busy non-default stream, the kernel must see the values that stream wrote last: it
+    runs on torch's current stream (a kernel on another stream would read them too early)."""
+    g = generator(9)
+    n, c = 200_000, 10
+    preds, target = labels((n,), c, torch.int64, g), labels((n,), c, torch.int64, g)
+    stale = gpu(torch.zeros(n, dtype=torch.int64))
+    fresh = gpu(preds)
+    out = torch.zeros(c, c, dtype=torch.int64, device=DEV)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(100_000_000)  # keep the stream busy for a while
+        stale.copy_(fresh)
+        _kernels.confmat_labels(out, stale, gpu(target))
+        state = torch.tensor([[0.0, 0.0, 0.0, 0.0, float("inf"), -float("inf")]], dtype=torch.float64, device=DEV)
+        _kernels.moments_update(state, stale.double())
+    s.synchronize()
+    expected = torch.zeros(c, c, dtype=torch.int64)
+    _C.confmat_labels(expected, preds, target, None, None)
+    assert torch.equal(out.cpu(), expected)
+    assert state[0, 0].item() == n and state[0, 1].item() == float(preds.sum())
+
+
+def test_both_dlpack_paths():
+    g = generator(10)
+    s, t = torch.randn(3000, 12, generator=g), labels((3000,), 12, torch.int64, g)
+    previous = _C_cuda._use_exchange_api(False)  # capsules, and the stream from torch.cuda
+    try:
+        check_counts("confmat_scores", [start_counts((12, 12), g), s, t, None, None])
+    finally:
+        _C_cuda._use_exchange_api(previous)
+    check_counts("confmat_scores", [start_counts((12, 12), g), s, t, None, None])
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_another_device_and_the_current_device_is_kept():
+    g = generator(11)
+    p, t = labels((5000,), 7, torch.int64, g), labels((5000,), 7, torch.int64, g)
+    expected = torch.zeros(7, 7, dtype=torch.int64)
+    _C.confmat_labels(expected, p, t, None, None)
+    out = torch.zeros(7, 7, dtype=torch.int64, device="cuda:1")
+    with torch.cuda.device(0):
+        _C_cuda.confmat_labels(out, p.to("cuda:1"), t.to("cuda:1"), None, None)
+        assert torch.cuda.current_device() == 0
+    assert torch.equal(out.cpu(), expected)
+    with pytest.raises(ValueError, match=r"^preds: expected a tensor on cuda:1 \(the device of out\), got one on cuda:0"):
+        _C_cuda.confmat_labels(out, p.to("cuda:0"), t.to("cuda:1"), None, None)
+
+
+def test_cpu_tensor_with_cuda_out_is_refused():
+    out = torch.zeros(3, 3, dtype=torch.int64, device=DEV)
+    with pytest.raises(ValueError, match=r"^preds: expected a CUDA tensor on cuda:\d \(the device of out\), got one on the CPU"):
+        _C_cuda.confmat_labels(out, torch.zeros(4, dtype=torch.int64), torch.zeros(4, dtype=torch.int64, device=DEV), None, None)
+    assert int(out.sum()) == 0
+
+
+def test_routing_sends_cuda_tensors_to_the_cuda_kernels(monkeypatch):
+    calls = []
+    real = _kernels._cuda
+
+    class Spy:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(real, name)
+
+    monkeypatch.setattr(_kernels, "_cuda", Spy())
+    out = torch.zeros(3, 3, dtype=torch.int64, device=DEV)
+    labels_ = torch.tensor([0, 1, 2, 2], device=DEV)
+    _kernels.confmat_labels(out, labels_, labels_)
+    assert calls == ["confmat_labels"] and out.diagonal().tolist() == [1, 1, 2]
+
+
+def test_a_metric_on_the_gpu_equals_the_cpu():
+    from torchtally import MulticlassAccuracy, MulticlassF1Score, MetricCollection
+    g = generator(12)
+    s, t = torch.randn(20_000, 30, generator=g), labels((20_000,), 30, torch.int64, g)
+    on_cpu = MetricCollection([MulticlassAccuracy(num_classes=30), MulticlassF1Score(num_classes=30, average="macro")])
+    on_gpu_ = MetricCollection([MulticlassAccuracy(num_classes=30), MulticlassF1Score(num_classes=30, average="macro")]).to(DEV)
+    for lo in range(0, 20_000, 4096):
+        on_cpu.update(s[lo:lo + 4096], t[lo:lo + 4096])
+        on_gpu_.update(gpu(s[lo:lo + 4096]), gpu(t[lo:lo + 4096]))
+    a, b = on_cpu.compute(), on_gpu_.compute()
+    for key in a:
+        torch.testing.assert_close(b[key].cpu(), a[key], rtol=0, atol=0)
+
+
+# ---- bad input -----------------------------------------------------------------------------------------
+
+GPU_CASES = [c for c in CASES if "meta" not in c.what]
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=[f"{c.kernel}-{c.what}" for c in GPU_CASES])
+def test_bad_input_raises_and_leaves_state(case):
+    args = good_args(case.kernel)
+    case.change(args)
+    args = on_gpu(args)
+    target_of_write = args[0] if isinstance(args[0], torch.Tensor) else None
+    before = None if target_of_write is None else target_of_write.clone()
+    with pytest.raises(case.error) as info:
+        getattr(_C_cuda, case.kernel)(*args)
+    message = str(info.value)
+    assert message.split(":", 1)[0] in case.names, message
+    assert case.shows in message, message
+    if before is not None:
+        torch.cuda.synchronize()
+        assert same_bits(target_of_write.cpu(), before.cpu())
+
+
+def test_the_first_bad_sample_is_reported():
+    n = 50_000
+    target = torch.zeros(n, dtype=torch.int64)
+    target[[40_000, 123, 7_777]] = 9
+    out = torch.zeros(5, 5, dtype=torch.int64, device=DEV)
+    with pytest.raises(ValueError, match=r"^target: label 9 at index 123 is out of range \[0, 5\)"):
+        _C_cuda.confmat_labels(out, gpu(torch.zeros(n, dtype=torch.int64)), gpu(target), None, None)
+    s = torch.randn(n, 5)
+    s[30_000, 1] = float("nan")
+    s[2_000, 4] = float("nan")
+    with pytest.raises(ValueError, match=r"^preds: NaN in the scores of sample 2000"):
+        _C_cuda.confmat_scores(out, gpu(s), gpu(torch.zeros(n, dtype=torch.int64)), None, None)
+    torch.cuda.synchronize()
+    assert int(out.abs().sum()) == 0
