@@ -80,6 +80,41 @@ static void merge_comoment_row(double *a, const double *b)
 
 /* ---- moments ------------------------------------------------------------------------------ */
 
+/* The unweighted loops keep four partial sums: a single running sum is one long chain of
+ * dependent additions, while four chains overlap (and the compiler can use vector lanes). */
+static void sum_lo_hi(const double *v, int64_t n, double *sum, double *lo, double *hi)
+{
+    double s[4] = {0.0, 0.0, 0.0, 0.0}, low = *lo, high = *hi;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        for (int k = 0; k < 4; k++) {
+            s[k] += v[i + k];
+            low = v[i + k] < low ? v[i + k] : low;
+            high = v[i + k] > high ? v[i + k] : high;
+        }
+    }
+    for (; i < n; i++) {
+        s[0] += v[i];
+        low = v[i] < low ? v[i] : low;
+        high = v[i] > high ? v[i] : high;
+    }
+    *sum += (s[0] + s[1]) + (s[2] + s[3]);
+    *lo = low;
+    *hi = high;
+}
+
+static double squared_deviations(const double *v, int64_t n, double mean)
+{
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++)
+            s[k] += (v[i + k] - mean) * (v[i + k] - mean);
+    for (; i < n; i++)
+        s[0] += (v[i] - mean) * (v[i] - mean);
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 /* Batch moments of column `col` into row[6]; returns 1 and fills err on NaN or a bad weight. */
 static int batch_moments(const tt_view *x, const tt_view *weights, int64_t col, double *row,
                          tt_error *err)
@@ -107,13 +142,17 @@ static int batch_moments(const tt_view *x, const tt_view *weights, int64_t col, 
                 return 1;
             }
         }
+        if (weights == NULL) {
+            sum_lo_hi(values, len, &sum, &lo, &hi);
+            n += (double)len;
+            continue;
+        }
         for (int64_t i = 0; i < len; i++) {
-            const double wi = weights ? w[i] : 1.0;
-            n += wi;
-            sum += wi * values[i];
-            if (wi > 0.0 && values[i] < lo)
+            n += w[i];
+            sum += w[i] * values[i];
+            if (w[i] > 0.0 && values[i] < lo)
                 lo = values[i];
-            if (wi > 0.0 && values[i] > hi)
+            if (w[i] > 0.0 && values[i] > hi)
                 hi = values[i];
         }
     }
@@ -122,11 +161,14 @@ static int batch_moments(const tt_view *x, const tt_view *weights, int64_t col, 
     for (int64_t start = 0; start < rows && n > 0.0; start += TT_CHUNK) {
         const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
         tt_load_scores(x, start, len, col, values);
-        if (weights != NULL)
-            tt_load_scores(weights, start, len, 0, w);
+        if (weights == NULL) {
+            m2 += squared_deviations(values, len, mean);
+            continue;
+        }
+        tt_load_scores(weights, start, len, 0, w);
         for (int64_t i = 0; i < len; i++) {
             const double d = values[i] - mean;
-            m2 += (weights ? w[i] : 1.0) * d * d;
+            m2 += w[i] * d * d;
         }
     }
     row[TT_MOM_N] = n;
