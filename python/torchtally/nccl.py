@@ -175,6 +175,12 @@ class NcclCommunicator:
     It is a sync transport (see torchtally.sync): ``device``, ``all_reduce`` and
     ``all_gather_flat`` with torch.distributed's calling convention. Made by ``enable``; every
     rank of the group must make it together (a collective).
+
+        >>> comm = torchtally.nccl.enable()                    # doctest: +SKIP
+        >>> buf = torch.ones(8, device=comm.device)           # doctest: +SKIP
+        >>> comm.all_reduce(buf).wait()                        # doctest: +SKIP
+        >>> buf[0].item() == comm.size                         # doctest: +SKIP
+        True
     """
 
     def __init__(self, group: Optional[Any] = None, *, device: Optional[Any] = None,
