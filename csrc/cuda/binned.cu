@@ -154,14 +154,18 @@ extern "C" cudaError_t tt_cuda_binned_launch(const tt_view *out, const tt_view *
     const size_t hist_bytes = (size_t)(a.preds.cols * (a.count + 1) * 2) * sizeof(unsigned);
     const int sh_hist = thr_bytes + hist_bytes <= TT_SHARED_BYTES;
     const size_t shared = thr_bytes + (sh_hist ? hist_bytes : 0);
-    const unsigned grid = tt_grid(total, sh_hist ? TT_THREADS * 4 : TT_THREADS, 8);
+    const int64_t per_block = sh_hist ? TT_THREADS * 4 : TT_THREADS;
+#define LAUNCH_BINNED(h, t)                                                                     \
+    binned_kernel<h, t><<<tt_grid_for(binned_kernel<h, t>, total, per_block, shared), TT_THREADS, \
+                          shared, stream>>>(a)
     if (sh_hist && thr_bytes)
-        binned_kernel<true, true><<<grid, TT_THREADS, shared, stream>>>(a);
+        LAUNCH_BINNED(true, true);
     else if (sh_hist)
-        binned_kernel<true, false><<<grid, TT_THREADS, shared, stream>>>(a);
+        LAUNCH_BINNED(true, false);
     else if (thr_bytes)
-        binned_kernel<false, true><<<grid, TT_THREADS, shared, stream>>>(a);
+        LAUNCH_BINNED(false, true);
     else
-        binned_kernel<false, false><<<grid, TT_THREADS, 0, stream>>>(a);
+        LAUNCH_BINNED(false, false);
+#undef LAUNCH_BINNED
     return cudaGetLastError();
 }

@@ -170,7 +170,9 @@ static inline int tt_sm_count(void)
 }
 
 /* Blocks for `work` items at `per_block` items per block, at most `blocks_per_sm` per SM, and
- * at least enough that no block counts 2^31 items. */
+ * at least enough that no block counts 2^31 items. Grid-stride kernels take one full wave: a
+ * grid a little larger than what fits on the GPU at once would leave a second, nearly empty wave
+ * holding a full share of the work. */
 static inline unsigned tt_grid(int64_t work, int64_t per_block, int blocks_per_sm)
 {
     int64_t g = (work + per_block - 1) / per_block;
@@ -183,6 +185,18 @@ static inline unsigned tt_grid(int64_t work, int64_t per_block, int blocks_per_s
     if (g > 0x7fffffff)
         g = 0x7fffffff;
     return (unsigned)(g < 1 ? 1 : g);
+}
+
+/* tt_grid with blocks_per_sm = how many blocks of `kernel` (TT_THREADS threads, `shared` bytes)
+ * fit on one SM at once. */
+template <typename Kernel>
+static inline unsigned tt_grid_for(Kernel kernel, int64_t work, int64_t per_block, size_t shared)
+{
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TT_THREADS, shared) != cudaSuccess ||
+        per_sm < 1)
+        per_sm = 1;
+    return tt_grid(work, per_block, per_sm);
 }
 
 #endif /* TT_CUDA_COMMON_CUH */

@@ -265,10 +265,13 @@ extern "C" cudaError_t tt_cuda_confmat_labels_launch(const tt_view *out, const t
     if (n == 0)
         return cudaSuccess;
     const size_t shared = (size_t)(a.classes * a.classes) * sizeof(unsigned);
-    if (shared <= TT_SHARED_BYTES)
-        confmat_labels_kernel<true><<<tt_grid(n, TT_THREADS * 4, 8), TT_THREADS, shared, stream>>>(a);
-    else
-        confmat_labels_kernel<false><<<tt_grid(n, TT_THREADS, 8), TT_THREADS, 0, stream>>>(a);
+    if (shared <= TT_SHARED_BYTES) {
+        const unsigned grid = tt_grid_for(confmat_labels_kernel<true>, n, TT_THREADS * 4, shared);
+        confmat_labels_kernel<true><<<grid, TT_THREADS, shared, stream>>>(a);
+    } else {
+        const unsigned grid = tt_grid_for(confmat_labels_kernel<false>, n, TT_THREADS, 0);
+        confmat_labels_kernel<false><<<grid, TT_THREADS, 0, stream>>>(a);
+    }
     return cudaGetLastError();
 }
 
@@ -284,19 +287,19 @@ static void launch_scores(labels_args a, cudaStream_t stream)
     const int thread_per_row = classes <= 16 || cstep > rstep;
     a.vectorised = a.preds.cstep == (int64_t)sizeof(T) && (uintptr_t)a.preds.data % 16 == 0 &&
                    a.preds.rstep % 16 == 0;
-    if (thread_per_row) {
-        const unsigned grid = tt_grid(n, TT_THREADS, 8);
-        if (fits)
-            confmat_scores_thread_kernel<T, true><<<grid, TT_THREADS, shared, stream>>>(a);
-        else
-            confmat_scores_thread_kernel<T, false><<<grid, TT_THREADS, 0, stream>>>(a);
-    } else {
-        const unsigned grid = tt_grid(n, TT_THREADS / 32, 8); /* a warp per row */
-        if (fits)
-            confmat_scores_warp_kernel<T, true><<<grid, TT_THREADS, shared, stream>>>(a);
-        else
-            confmat_scores_warp_kernel<T, false><<<grid, TT_THREADS, 0, stream>>>(a);
-    }
+    const int64_t rows_per_block = thread_per_row ? TT_THREADS : TT_THREADS / 32; /* or a warp per row */
+    if (thread_per_row && fits)
+        confmat_scores_thread_kernel<T, true><<<tt_grid_for(confmat_scores_thread_kernel<T, true>, n, rows_per_block, shared),
+                                                TT_THREADS, shared, stream>>>(a);
+    else if (thread_per_row)
+        confmat_scores_thread_kernel<T, false><<<tt_grid_for(confmat_scores_thread_kernel<T, false>, n, rows_per_block, 0),
+                                                 TT_THREADS, 0, stream>>>(a);
+    else if (fits)
+        confmat_scores_warp_kernel<T, true><<<tt_grid_for(confmat_scores_warp_kernel<T, true>, n, rows_per_block, shared),
+                                              TT_THREADS, shared, stream>>>(a);
+    else
+        confmat_scores_warp_kernel<T, false><<<tt_grid_for(confmat_scores_warp_kernel<T, false>, n, rows_per_block, 0),
+                                               TT_THREADS, 0, stream>>>(a);
 }
 
 extern "C" cudaError_t tt_cuda_confmat_scores_launch(const tt_view *out, const tt_view *preds,
@@ -333,9 +336,12 @@ extern "C" cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, cons
     if (total == 0)
         return cudaSuccess;
     const size_t shared = (size_t)(4 * a.preds.cols) * sizeof(unsigned);
-    if (shared <= TT_SHARED_BYTES)
-        confmat_threshold_kernel<true><<<tt_grid(total, TT_THREADS * 4, 8), TT_THREADS, shared, stream>>>(a);
-    else
-        confmat_threshold_kernel<false><<<tt_grid(total, TT_THREADS, 8), TT_THREADS, 0, stream>>>(a);
+    if (shared <= TT_SHARED_BYTES) {
+        const unsigned grid = tt_grid_for(confmat_threshold_kernel<true>, total, TT_THREADS * 4, shared);
+        confmat_threshold_kernel<true><<<grid, TT_THREADS, shared, stream>>>(a);
+    } else {
+        const unsigned grid = tt_grid_for(confmat_threshold_kernel<false>, total, TT_THREADS, 0);
+        confmat_threshold_kernel<false><<<grid, TT_THREADS, 0, stream>>>(a);
+    }
     return cudaGetLastError();
 }

@@ -107,11 +107,13 @@ template <typename T>
 static void launch_topk(const topk_args &a, cudaStream_t stream)
 {
     const size_t shared = (size_t)(a.classes * 3) * sizeof(unsigned);
-    const unsigned grid = tt_grid(a.preds.rows, TT_THREADS / 32, 8); /* a warp per row */
+    const int64_t rows_per_block = TT_THREADS / 32; /* a warp per row */
     if (shared <= TT_SHARED_BYTES)
-        topk_kernel<T, true><<<grid, TT_THREADS, shared, stream>>>(a);
+        topk_kernel<T, true><<<tt_grid_for(topk_kernel<T, true>, a.preds.rows, rows_per_block, shared), TT_THREADS,
+                               shared, stream>>>(a);
     else
-        topk_kernel<T, false><<<grid, TT_THREADS, 0, stream>>>(a);
+        topk_kernel<T, false><<<tt_grid_for(topk_kernel<T, false>, a.preds.rows, rows_per_block, 0), TT_THREADS, 0,
+                                stream>>>(a);
 }
 
 extern "C" cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *preds,
