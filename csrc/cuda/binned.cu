@@ -75,9 +75,10 @@ __global__ void __launch_bounds__(TT_THREADS) binned_kernel(binned_args a)
     }
 
     const int64_t total = a.preds.rows * cols, stride = (int64_t)gridDim.x * blockDim.x;
-    const int64_t limit = a.multiclass ? cols : 2;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
-        const int64_t row = cols == 1 ? e : e / cols, col = e - row * cols;
+    const int64_t limit = a.multiclass ? cols : 2, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    tt_walk w = tt_walk_start(first, stride, cols);
+    for (int64_t e = first; e < total; e += stride, tt_walk_next(w)) {
+        const int64_t row = w.row, col = w.col;
         const double s = tt_ld_score(a.preds.data + row * a.preds.rstep + col * a.preds.cstep,
                                      a.preds.dtype);
         if (s != s) { /* an error even in a masked or ignored sample */

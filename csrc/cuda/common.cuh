@@ -112,6 +112,37 @@ template <> struct tt_score<__nv_bfloat16> {
         }                                                                                      \
     } while (0)
 
+/* ---- elementwise walks over [rows, cols] ---------------------------------------------------- */
+
+/* A grid-stride walk over the elements of a row-major [rows, cols] index space keeps (row, col)
+ * up to date by addition: one 64-bit division per thread, not one per element. */
+typedef struct {
+    int64_t row, col;
+    int64_t step_rows, step_cols; /* the grid stride as (rows, cols) */
+    int64_t cols;
+} tt_walk;
+
+__device__ __forceinline__ tt_walk tt_walk_start(int64_t e, int64_t stride, int64_t cols)
+{
+    tt_walk w;
+    w.cols = cols;
+    w.row = e / cols;
+    w.col = e - w.row * cols;
+    w.step_rows = stride / cols;
+    w.step_cols = stride - w.step_rows * cols;
+    return w;
+}
+
+__device__ __forceinline__ void tt_walk_next(tt_walk &w)
+{
+    w.row += w.step_rows;
+    w.col += w.step_cols;
+    if (w.col >= w.cols) {
+        w.col -= w.cols;
+        w.row++;
+    }
+}
+
 /* ---- errors ------------------------------------------------------------------------------- */
 
 __device__ __forceinline__ void tt_report(tt_cuda_record *rec, unsigned long long key)

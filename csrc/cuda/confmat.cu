@@ -217,9 +217,10 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_threshold_kernel(threshold
     const int64_t cols = a.preds.cols, total = a.preds.rows * cols, bins = 4 * cols;
     if (SHARED)
         tt_hist_zero(sh, bins);
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
-        const int64_t row = cols == 1 ? e : e / cols, col = e - row * cols;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    tt_walk w = tt_walk_start(first, stride, cols);
+    for (int64_t e = first; e < total; e += stride, tt_walk_next(w)) {
+        const int64_t row = w.row, col = w.col;
         const char *pp = a.preds.data + row * a.preds.rstep + col * a.preds.cstep;
         int64_t p = 0;
         if (a.float_preds) {
