@@ -185,15 +185,52 @@ def dlpack_costs():
     return markdown_table(["path", "us per tensor"], rows)
 
 
+# Why a target can be missed, per kernel (printed only when the measurement misses it).
+MISS_REASONS = {
+    "top-5 hits, [N, 10]": "each row ranks its 10 scores pairwise (100 compares, branch-free) in "
+                           "scalar C; torch's topk is vectorised, so the per-row work, not the call "
+                           "overhead, bounds the ratio",
+    "moments [N] f32 -> float64 state": "the kernel reads the input twice (exact two-pass mean and "
+                                        "M2 in float64) while torch's float64 ops are vectorised",
+}
+
+
+def target_lines(measured, copy):
+    """One line per issue-2 target, computed from this run's numbers."""
+    lines = []
+    for title, _, _ in CASES:
+        for n, floor in ((256, 5.0), (1_000_000, 2.0)):
+            ratio = measured[(title, n)][0]
+            if ratio < floor:
+                lines.append(f"- MISSED: {title} at N = {n:,}: {ratio:.1f}x against a target of "
+                             f"{floor:.0f}x ({ratio / floor:.0%} of it): {MISS_REASONS.get(title, 'see the table')}.")
+    met = sum(1 for title, _, _ in CASES for n in (256, 1_000_000)) - len(lines)
+    lines.insert(0, f"- {met} of {2 * len(CASES)} kernel/size pairs meet the speed targets "
+                    "(>= 5x the torch-ops path at N = 256, >= 2x at N = 1e6).")
+    gbs = measured[(CASES[0][0], 1_000_000)][1]
+    verdict = "met" if gbs >= copy / 2 else "MISSED"
+    lines.append(
+        f"- Bandwidth target ({verdict}): the multiclass confusion matrix from [1e6, 10] float32 "
+        f"scores reads {gbs:.2f} GB/s against half the copy bandwidth, {copy / 2:.2f} GB/s "
+        f"({gbs / (copy / 2):.0%} of the target)."
+        + ("" if verdict == "met" else
+           " The argmax is compute-bound on one core: SSE2 compares four rows per vector but "
+           "must gather each row's scores lane by lane (no AVX2 is assumed, so one binary "
+           "serves every x86-64 machine); at N <= 65536, where inputs stay in cache, the same "
+           "kernel runs at about twice this rate."))
+    return "\n".join(lines)
+
+
 def main():
     torch.set_num_threads(1)
     torch.manual_seed(0)
     copy = copy_bandwidth_gbs()
-    rows = []
+    rows, measured = [], {}
     for title, peer, make in CASES:
         for n in SIZES:
             ours, theirs, read_bytes = make(n)
             t_ours, t_theirs = time_call(ours), time_call(theirs)
+            measured[(title, n)] = (t_theirs / t_ours, read_bytes / t_ours / 1e9)
             rows.append([title, peer, f"{n:,}", fmt_us(t_ours), fmt_us(t_theirs),
                          f"**{t_theirs / t_ours:.1f}x**", f"{read_bytes / t_ours / 1e9:.2f}"])
             print(" | ".join(str(c) for c in rows[-1]), flush=True)
@@ -201,7 +238,10 @@ def main():
         ["kernel", "torch-ops path", "N", "torchtally us", "torch-ops us", "speed-up", "input GB/s"], rows)
     body = "\n\n".join([
         f"Machine: {machine_line()}. One CPU core (`torch.set_num_threads(1)`).",
-        f"Copy bandwidth measured in the same run (bytes read + written by `copy_`): **{copy:.1f} GB/s**.",
+        f"Copy bandwidth measured in the same run (bytes read + written by `copy_`): **{copy:.1f} GB/s**. "
+        "Other jobs may share the machine's 2 cores: times are medians, and the ratios (both "
+        "sides measured back to back) are the figures to rely on.",
+        "Targets, from this run:\n" + target_lines(measured, copy),
         table,
         "DLPack: per-tensor cost of handing a tensor to the C core.",
         dlpack_costs(),
