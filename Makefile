@@ -3,11 +3,15 @@
 #   make demo   a 2-process torchrun training job with synced, exact metrics
 #   make bench  every benchmark in benchmarks/, results in benchmarks/RESULTS.md
 #   make cuda-compile  the CUDA sources through nvcc with warnings as errors (no GPU needed)
-# TORCH_SPEC selects torch (a CPU build of 2.13.0 by default); VENV the environment's folder.
+# TORCH_SPEC selects torch (torch==2.13.0 by default; any pip spec brings your own);
+# TORCH_INDEX, when set, is the index torch comes from, e.g. https://download.pytorch.org/whl/cpu
+# for a CPU build on a machine where PyPI would serve the multi-GB CUDA build. VENV: the
+# environment's folder.
 
 PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.torchtally-deps
@@ -21,7 +25,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip "setuptools>=77" wheel
-	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
 	$(PIP) install -q --no-build-isolation -e ".[test,bench]"
 	touch $@
 
