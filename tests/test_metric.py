@@ -332,6 +332,25 @@ def test_plan_packs_by_transport_dtype_and_op():
     assert transport_dtype(torch.float16) == torch.float32
 
 
+def test_plan_groups_python_numbers_by_the_kind_the_ranks_agree_on():
+    from torchtally.sync import number_spec
+
+    plan = SyncPlan([StateSpec("t", "sum", torch.int64, (2,)), number_spec("n", "sum"), number_spec("m", "max")])
+    assert "n: sum number ()" in plan.describe()
+    # Kinds (0 bool, 1 int, 2 float) are agreed in the header; the plan is the same for all.
+    groups = {(g.dtype, g.reduce): (g.indices, g.out_dtypes) for g in plan.fixed_groups_for([1, 0])}
+    assert groups == {(torch.int64, "sum"): ((0, 1), (torch.int64, torch.int64)), (torch.int64, "max"): ((2,), (torch.bool,))}
+    groups = {(g.dtype, g.reduce): (g.indices, g.out_dtypes) for g in plan.fixed_groups_for([2, 2])}
+    assert groups == {
+        (torch.int64, "sum"): ((0,), (torch.int64,)),
+        (torch.float64, "sum"): ((1,), (torch.float64,)),
+        (torch.float64, "max"): ((2,), (torch.float64,)),
+    }
+    assert plan.collectives_per_sync == 1 + 4  # header + int64/float64 x sum/max at most
+    with pytest.raises(ValueError, match="Python number reduces by one of"):
+        number_spec("x", "cat")
+
+
 def test_plan_collectives_do_not_grow_with_states():
     few = SyncPlan([StateSpec(f"s{i}", "sum", torch.int64, (4,)) for i in range(2)])
     many = SyncPlan([StateSpec(f"s{i}", "sum", torch.int64, (4,)) for i in range(200)])

@@ -16,10 +16,16 @@ Two spellings, same machinery (DESIGN.md §4):
 Each attribute is a tensor or a Python number, "name" or "name:OP" with OP in SUM (default),
 MAX, MIN, PRODUCT. When compute() runs with torch.distributed initialised and more than one
 rank, all named attributes are synced in one packed pass (a header, then one all_reduce per
-(dtype, op) group; Python ints travel as int64 and floats as float64, so both stay exact),
-the synced values are set on the object for the duration of compute, and the local values
-are put back afterwards, also when compute raises. Every call of compute syncs (as ignite
-does), so every rank must call it; local state is never overwritten.
+(dtype, op) group), the synced values are set on the object for the duration of compute, and
+the local values are put back afterwards, also when compute raises. Every call of compute
+syncs (as ignite does), so every rank must call it; local state is never overwritten.
+
+A Python number may be an int on one rank and a float on another (ignite metrics reset
+``self._sum = 0`` and add floats, so a rank without batches still holds the int): the ranks
+agree on its kind in the header. The result is an int, exact (int64), when every rank holds an
+int; a float (float64) when any rank holds a float. A bool is a number too: the result is a
+bool when every rank holds a bool (SUM and MAX: any rank True; MIN and PRODUCT: all True), an
+int when bools meet ints.
 """
 import functools
 import numbers
@@ -28,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 import torch
 
 from . import dist
-from .sync import StateSpec, SyncPlan, sync_states
+from .sync import StateSpec, SyncPlan, number_spec, sync_states
 
 _OPS = {"SUM": "sum", "MAX": "max", "MIN": "min", "PRODUCT": "prod"}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -142,18 +148,18 @@ def _plan_for(specs: Tuple[StateSpec, ...]) -> SyncPlan:
     return plan
 
 
-def _as_tensor(owner: str, name: str, value: Any) -> Tuple[torch.Tensor, Any]:
-    """(tensor to sync, how to convert the synced tensor back)."""
+def _as_tensor(owner: str, name: str, value: Any) -> torch.Tensor:
+    """The tensor to sync: the value itself, or a 0-dim bool/int64/float64 tensor for a number."""
     if isinstance(value, torch.Tensor):
-        return value.detach(), None
+        return value.detach()
     if isinstance(value, bool):
-        return torch.tensor(int(value), dtype=torch.int64), bool
+        return torch.tensor(value, dtype=torch.bool)
     if isinstance(value, numbers.Integral):
         if not _INT64_MIN <= int(value) <= _INT64_MAX:
             raise OverflowError(f"{owner}.{name} = {value} does not fit in int64 and cannot be synced exactly")
-        return torch.tensor(int(value), dtype=torch.int64), int
+        return torch.tensor(int(value), dtype=torch.int64)
     if isinstance(value, numbers.Real):
-        return torch.tensor(float(value), dtype=torch.float64), float
+        return torch.tensor(float(value), dtype=torch.float64)
     raise TypeError(f"{owner}.{name} must be a tensor or a Python number to be synced, got {type(value).__name__}")
 
 
@@ -170,23 +176,25 @@ def _call_synced(
         return compute(self, *args, **kwargs)
     owner = type(self).__qualname__
     originals: List[Any] = []
-    tensors, back, specs = [], [], []
+    tensors, specs = [], []
     for name, reduce in attrs:
         try:
             value = getattr(self, name)
         except AttributeError:
             raise AttributeError(f"{owner} has no attribute '{name}' to sync (was reset() called?)") from None
-        tensor, convert = _as_tensor(owner, name, value)
+        tensor = _as_tensor(owner, name, value)
         originals.append(value)
         tensors.append(tensor)
-        back.append(convert)
-        specs.append(StateSpec(f"{owner}.{name}", reduce, tensor.dtype, tuple(tensor.shape)))
+        if isinstance(value, torch.Tensor):
+            specs.append(StateSpec(f"{owner}.{name}", reduce, tensor.dtype, tuple(tensor.shape)))
+        else:  # declared as "a number", whatever kind this rank holds: the ranks agree on the kind
+            specs.append(number_spec(f"{owner}.{name}", reduce))
     synced = sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s)
     assert synced is not None  # no recipient rank: every rank gets the result
     _syncing.add(id(self))
     try:
-        for (name, _), value, convert in zip(attrs, synced, back):
-            setattr(self, name, value if convert is None else convert(value.item()))
+        for (name, _), spec, value in zip(attrs, specs, synced):
+            setattr(self, name, value.item() if spec.number else value)
         return compute(self, *args, **kwargs)
     finally:
         for (name, _), value in zip(attrs, originals):

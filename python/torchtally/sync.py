@@ -6,14 +6,18 @@ collectives in the same order. One sync is:
 
   1. one header all_gather of HEADER_SLOTS int64 per rank: the plan's fingerprint, this rank's
      local status, the sync options, whether this rank has data its last result did not see
-     ("dirty"), which units (metrics) were updated, and the dim-0 length of every cat/merge
-     state. When no rank is dirty, every rank keeps its cached result and the sync ends here. Every rank sees every header, so a fingerprint that differs, or
+     ("dirty"), which units (metrics) were updated, the dim-0 length of every cat/merge
+     state, and the kind (bool, int, float) of every Python number. When no rank is dirty, every rank keeps its cached result and the sync ends here. Every rank sees every header, so a fingerprint that differs, or
      a rank whose state no longer matches its declaration, raises the same SyncError on every
      rank before any data is exchanged. (A second, plan-sized header all_gather happens only
      when a plan has more flags and lengths than the fixed header holds.)
   2. one all_reduce per (transport dtype, op) group of fixed-shape states, packed into one
      flat buffer across all metrics of the plan. Integer and bool states travel as int64 and
      half floats as float32, so a collection of int64/int32 counters costs one all_reduce.
+     A Python number (a "number" state: bool, int or float, possibly a different one on each
+     rank) travels as int64 when no rank holds a float and as float64 otherwise, as the
+     header's kinds say; so ints stay exact, and an int on one rank and a float on another
+     (an empty rank still holding its reset value 0) sync like any other state.
   3. one all_gather of raw bytes for all cat and merge states together, each padded to its
      longest rank and trimmed by the header's lengths; skipped when they are empty on every
      rank. Ranks with no samples take part like any other.
@@ -52,6 +56,10 @@ _PROTOCOL = "torchtally-sync-1"
 
 _PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}
 
+# A number state's value is a 0-dim tensor of one of these dtypes; the index is its kind, and
+# ranks agree on the widest kind any of them holds.
+_NUMBER_KINDS = (torch.bool, torch.int64, torch.float64)
+
 _INT_LIKE = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 _FLOAT_LIKE = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _COMPLEX = (torch.complex64, torch.complex128)
@@ -66,6 +74,7 @@ class StateSpec:
     dtype: the state's dtype.
     shape: full shape of a fixed state; for cat/merge the shape of one row (dims after dim 0).
     unit: index of the metric/object owning the state (for the "was updated" flags).
+    number: a Python number (see number_spec); dtype and shape are then float64 and ().
     """
 
     label: str
@@ -73,10 +82,20 @@ class StateSpec:
     dtype: torch.dtype
     shape: Tuple[int, ...]
     unit: int = 0
+    number: bool = False
 
     def describe(self) -> str:
         shape = ("N",) + self.shape if self.reduce in VAR_REDUCES else self.shape
-        return f"{self.label}: {self.reduce} {str(self.dtype).replace('torch.', '')} {tuple(shape)}"
+        dtype = "number" if self.number else str(self.dtype).replace("torch.", "")
+        return f"{self.label}: {self.reduce} {dtype} {tuple(shape)}"
+
+
+def number_spec(label: str, reduce: str, unit: int = 0) -> StateSpec:
+    """A Python number state: its value is a 0-dim bool, int64 or float64 tensor, whichever
+    this rank holds; the synced value has the widest kind any rank held (float64 > int64 > bool)."""
+    if reduce not in FIXED_REDUCES:
+        raise ValueError(f"state '{label}': a Python number reduces by one of {FIXED_REDUCES}, got {reduce!r}")
+    return StateSpec(label, reduce, torch.float64, (), unit, number=True)
 
 
 def check_declarable(label: str, dtype: torch.dtype, reduce: str) -> None:
@@ -119,6 +138,22 @@ class _FixedGroup:
     reduce: str
     indices: Tuple[int, ...]
     numels: Tuple[int, ...]
+    out_dtypes: Tuple[torch.dtype, ...]  # what each state comes back as
+
+
+def _group_fixed(specs: Sequence[StateSpec], number_kinds: Dict[int, int]) -> Tuple[_FixedGroup, ...]:
+    """One group per (transport dtype, op), in first-appearance order; ``number_kinds`` maps the
+    index of every number state to the kind the ranks agreed on."""
+    groups: Dict[Tuple[torch.dtype, str], List[int]] = {}
+    dtypes: Dict[int, torch.dtype] = {}
+    for i, s in enumerate(specs):
+        if s.reduce in FIXED_REDUCES:
+            dtypes[i] = _NUMBER_KINDS[number_kinds[i]] if s.number else s.dtype
+            groups.setdefault((transport_dtype(dtypes[i]), s.reduce), []).append(i)
+    return tuple(
+        _FixedGroup(dt, red, tuple(idx), tuple(_numel(specs[i].shape) for i in idx), tuple(dtypes[i] for i in idx))
+        for (dt, red), idx in groups.items()
+    )
 
 
 class SyncPlan:
@@ -132,33 +167,45 @@ class SyncPlan:
             check_declarable(s.label, s.dtype, s.reduce)
             if not 0 <= s.unit < n_units:
                 raise ValueError(f"state '{s.label}': unit {s.unit} out of range for {n_units} units")
+            if s.number and (s.reduce not in FIXED_REDUCES or s.shape != ()):
+                raise ValueError(f"state '{s.label}': a number state is 0-dim and reduces by one of {FIXED_REDUCES}")
         self.specs: Tuple[StateSpec, ...] = tuple(specs)
         self.n_units = n_units
 
-        groups: Dict[Tuple[torch.dtype, str], List[int]] = {}
-        for i, s in enumerate(self.specs):
-            if s.reduce in FIXED_REDUCES:
-                groups.setdefault((transport_dtype(s.dtype), s.reduce), []).append(i)
-        self.fixed_groups: Tuple[_FixedGroup, ...] = tuple(
-            _FixedGroup(dt, red, tuple(idx), tuple(_numel(self.specs[i].shape) for i in idx))
-            for (dt, red), idx in groups.items()
+        self.number_indices: Tuple[int, ...] = tuple(i for i, s in enumerate(self.specs) if s.number)
+        self._groups_by_kinds: Dict[Tuple[int, ...], Tuple[_FixedGroup, ...]] = {}
+        # The groups of a sync in which every number is an int (all groups, without numbers).
+        self.fixed_groups = self.fixed_groups_for([_NUMBER_KINDS.index(torch.int64)] * len(self.number_indices))
+        # A number may land in its op's int64 or float64 group: count both for the bound.
+        self._max_fixed_groups = len(
+            {(dt, s.reduce) for s in self.specs if s.reduce in FIXED_REDUCES
+             for dt in ((torch.int64, torch.float64) if s.number else (transport_dtype(s.dtype),))}
         )
         self.var_indices: Tuple[int, ...] = tuple(i for i, s in enumerate(self.specs) if s.reduce in VAR_REDUCES)
         self.row_bytes: Tuple[int, ...] = tuple(
             _numel(self.specs[i].shape) * _itemsize(self.specs[i].dtype) for i in self.var_indices
         )
         self.n_flag_words = (n_units + _FLAG_BITS - 1) // _FLAG_BITS
-        self.header_extra = self.n_flag_words + len(self.var_indices)
+        self.header_extra = self.n_flag_words + len(self.var_indices) + len(self.number_indices)
         self.fingerprint = _fingerprint(self.describe())
 
     def describe(self) -> List[str]:
         return [f"{self.n_units} unit(s)"] + [s.describe() for s in self.specs]
 
+    def fixed_groups_for(self, number_kinds: Sequence[int]) -> Tuple[_FixedGroup, ...]:
+        """The fixed groups of a sync whose number states have the agreed ``number_kinds`` (in
+        number_indices order). Every rank gets the same kinds from the header, so the same groups."""
+        key = tuple(number_kinds)
+        groups = self._groups_by_kinds.get(key)
+        if groups is None:
+            groups = self._groups_by_kinds[key] = _group_fixed(self.specs, dict(zip(self.number_indices, key)))
+        return groups
+
     @property
     def collectives_per_sync(self) -> int:
         """Upper bound of collectives one successful sync makes (the var gather may be skipped)."""
         overflow = 1 if _HEADER_FIXED + self.header_extra > HEADER_SLOTS else 0
-        return 1 + overflow + len(self.fixed_groups) + (1 if self.var_indices else 0)
+        return 1 + overflow + self._max_fixed_groups + (1 if self.var_indices else 0)
 
 
 def _numel(shape: Tuple[int, ...]) -> int:
@@ -181,6 +228,10 @@ def _local_problem(spec: StateSpec, value: Any) -> Tuple[int, str]:
     """(problem code, detail) when ``value`` no longer matches ``spec``; (0, "") when it does."""
     if not isinstance(value, torch.Tensor):
         return 3, f"a {type(value).__name__}, not a tensor"
+    if spec.number:
+        if value.dtype not in _NUMBER_KINDS:
+            return 2, f"dtype {value.dtype}"
+        return (1, f"shape {tuple(value.shape)}") if value.dim() else (0, "")
     if value.dtype != spec.dtype:
         return 2, f"dtype {value.dtype}"
     if spec.reduce in VAR_REDUCES:
@@ -292,14 +343,14 @@ class _Sync:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
-        table, lengths, updated_anywhere = self._exchange_header(values, updated, dirty)
+        table, lengths, updated_anywhere, number_kinds = self._exchange_header(values, updated, dirty)
         if on_header is not None:
             on_header(updated_anywhere)
         if not any(row[_DIRTY] for row in table):
             return UNCHANGED
 
         pending = []  # (kind, payload, work)
-        for g in plan.fixed_groups:
+        for g in plan.fixed_groups_for(number_kinds):
             buf = self._pack_fixed(g, values)
             pending.append(("fixed", (g, buf), self._reduce(buf, g.reduce)))
         var_layout = self._var_layout(lengths)
@@ -337,8 +388,9 @@ class _Sync:
             if updated is None or updated[u]:
                 words[u // _FLAG_BITS] |= 1 << (u % _FLAG_BITS)
         var_lengths = [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
+        kinds = [_NUMBER_KINDS.index(values[i].dtype) if status == 0 else 0 for i in plan.number_indices]
         options = 0 if self.recipient is None else self.recipient + 1
-        header = [plan.fingerprint, status, problem, options, int(bool(dirty))] + words + var_lengths
+        header = [plan.fingerprint, status, problem, options, int(bool(dirty))] + words + var_lengths + kinds
         fixed_part = header[:HEADER_SLOTS] + [0] * max(0, HEADER_SLOTS - len(header))
 
         table = self._all_gather_ints(fixed_part, "header")
@@ -355,7 +407,9 @@ class _Sync:
         ]
         base += plan.n_flag_words
         lengths = [row[base : base + len(plan.var_indices)] for row in table]
-        return table, lengths, updated_anywhere
+        base += len(plan.var_indices)
+        number_kinds = [max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
+        return table, lengths, updated_anywhere, number_kinds
 
     def _all_gather_ints(self, ints: List[int], stage: str) -> List[List[int]]:
         n = len(ints)
@@ -419,11 +473,10 @@ class _Sync:
         return self._start(torch.distributed.reduce, buf, dst=dst, op=op, stage="reduce")
 
     def _unpack_fixed(self, g: _FixedGroup, buf: torch.Tensor, values, synced) -> None:
-        for i, chunk in zip(g.indices, buf.split(list(g.numels))):
-            spec = self.plan.specs[i]
-            out = chunk.view(spec.shape)
-            if out.dtype != spec.dtype or out.device != values[i].device:
-                out = out.to(device=values[i].device, dtype=spec.dtype)
+        for i, dtype, chunk in zip(g.indices, g.out_dtypes, buf.split(list(g.numels))):
+            out = chunk.view(self.plan.specs[i].shape)
+            if out.dtype != dtype or out.device != values[i].device:
+                out = out.to(device=values[i].device, dtype=dtype)
             synced[i] = out
 
     # -- cat and merge states: one byte gather ------------------------------------------

@@ -110,6 +110,43 @@ def make_ignite_counts(sync_all_reduce, reinit__is_reduced):
     return Counts
 
 
+class MixedNumbers(ignite.metrics.Metric):
+    """ignite's usual pattern: Python numbers reset to ints (or a bool) and accumulated as
+    floats. Fed on rank 0 only, so at compute the other ranks still hold the ints."""
+
+    @torchtally.reinit__is_reduced
+    def reset(self):
+        self._sum = 0
+        self._num_examples = 0
+        self._largest = 0
+        self._smallest = 10**6
+        self._scale = 1
+        self._seen = False
+        self._floor = float("-inf")  # a float everywhere, never updated
+        self._votes = False  # a bool on the empty ranks, an int on rank 0
+
+    @torchtally.reinit__is_reduced
+    def update(self, scores):
+        self._sum += float(scores.sum())
+        self._num_examples += scores.numel()
+        self._largest = max(self._largest, float(scores.max()))
+        self._smallest = min(self._smallest, float(scores.min()))
+        self._scale *= 1.5
+        self._seen = True
+        self._votes += 2
+
+    @torchtally.sync_all_reduce(
+        "_sum", "_num_examples", "_largest:MAX", "_smallest:MIN", "_scale:PRODUCT", "_seen:MAX", "_floor:MAX", "_votes"
+    )
+    def compute(self):
+        return (self._sum, self._num_examples, self._largest, self._smallest, self._scale, self._seen, self._floor,
+                self._votes)
+
+
+def mixed_numbers_scores():
+    return DATA[1][:9, 0]  # about 1e3: the max and min are rank 0's floats
+
+
 TallyIgniteCounts = make_ignite_counts(torchtally.sync_all_reduce, torchtally.reinit__is_reduced)
 IgniteOwnCounts = make_ignite_counts(ignite.metrics.metric.sync_all_reduce, ignite.metrics.metric.reinit__is_reduced)
 
@@ -238,6 +275,20 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     out["plain_restored"] = all(
         (torch.equal(a, b) if isinstance(a, torch.Tensor) else (a == b and type(a) is type(b))) for a, b in zip(local, now)
     )
+    # Python numbers that are ints on some ranks and floats on others (issue 3: empty ranks).
+    mixed = MixedNumbers()
+    if rank == 0:
+        mixed.update(mixed_numbers_scores())
+    local = mixed.compute.__wrapped__(mixed)
+    with count_collectives() as counter:
+        try:
+            out["mixed_numbers"] = mixed.compute()
+        except SyncError as exc:
+            out["mixed_numbers"] = f"SyncError: {exc}"
+    out["mixed_numbers_count"] = dict(counter.by_name)
+    out["mixed_numbers_restored"] = [(v, type(v)) for v in local] == [
+        (v, type(v)) for v in mixed.compute.__wrapped__(mixed)
+    ]
     out["ignite_tally"] = run_ignite_engine(TallyIgniteCounts, ws, rank)
     out["ignite_own"] = run_ignite_engine(IgniteOwnCounts, ws, rank)
 
@@ -472,6 +523,31 @@ def test_decorators_sync_python_numbers_exactly_and_restore(ws):
         # One packed pass: header + (int64 sum, float64 max, float64 prod) groups.
         assert out["plain_count"] == (4 if ws > 1 else 0)
         assert out["plain_restored"]
+
+
+@pytest.mark.parametrize("ws", [2, 3, 4])
+def test_decorators_sync_numbers_that_are_ints_on_some_ranks_and_floats_on_others(ws):
+    scores = mixed_numbers_scores()
+    want = (
+        float(scores.sum()),
+        9,
+        float(scores.max()),
+        float(scores.min()),
+        1.5,
+        True,
+        float("-inf"),
+        2,
+    )
+    for rank, out in enumerate(results(ws)):
+        got = out["mixed_numbers"]
+        assert isinstance(got, tuple), f"rank {rank}: {got}"
+        assert [type(v) for v in got] == [type(v) for v in want], f"rank {rank}: {got}"
+        assert got == want, f"rank {rank}"
+        assert out["mixed_numbers_restored"]
+        # One packed pass: the header (which also agrees on each number's kind), then one
+        # all_reduce per (dtype, op) group: int64 sum (_num_examples), float64 sum (_sum), int64
+        # max (_seen), float64 max (_largest, _floor), float64 min, float64 prod.
+        assert out["mixed_numbers_count"] == {"all_gather_single": 1, "all_reduce": 6}
 
 
 @pytest.mark.parametrize("ws", [2, 4])
