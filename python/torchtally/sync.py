@@ -19,8 +19,13 @@ collectives in the same order. One sync is:
      header's kinds say; so ints stay exact, and an int on one rank and a float on another
      (an empty rank still holding its reset value 0) sync like any other state.
   3. one all_gather of raw bytes for all cat and merge states together, each padded to its
-     longest rank and trimmed by the header's lengths; skipped when they are empty on every
-     rank. Ranks with no samples take part like any other.
+     longest rank (and to the plan's largest itemsize, so each can be viewed as its dtype) and
+     trimmed by the header's lengths; skipped when they are empty on every rank. Ranks with no
+     samples take part like any other.
+
+A failure after the data collectives (unpacking, or a metric's merge) raises SyncError naming
+the state; every rank has the same data then, so a rank that unpacks fails alike, and the
+process group stays usable.
 
 With a recipient rank, steps 2 and 3 become reduce and gather to that rank. Every wait is
 bounded by the sync's timeout; a failure is turned into SyncError naming the ranks that did
@@ -33,10 +38,11 @@ A transport registered for a group (register_transport; torchtally.nccl's "nccl"
 one) carries steps 2 and 3 instead of torch.distributed; the header and every check and error
 report stay on torch.distributed.
 """
+import contextlib
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed
@@ -185,6 +191,9 @@ class SyncPlan:
         self.row_bytes: Tuple[int, ...] = tuple(
             _numel(self.specs[i].shape) * _itemsize(self.specs[i].dtype) for i in self.var_indices
         )
+        # Every state's bytes start at a multiple of the largest itemsize (a power of two, so a
+        # multiple of every other): each one can be viewed back as its dtype in place.
+        self.var_align = max((_itemsize(self.specs[i].dtype) for i in self.var_indices), default=1)
         self.n_flag_words = (n_units + _FLAG_BITS - 1) // _FLAG_BITS
         self.header_extra = self.n_flag_words + len(self.var_indices) + len(self.number_indices)
         self.fingerprint = _fingerprint(self.describe())
@@ -372,8 +381,24 @@ class _Sync:
                 self._unpack_var(*payload, lengths, values, synced, merge)
         for i in plan.var_indices:
             if synced[i] is None:  # empty on every rank: nothing was gathered
-                synced[i] = self._combine_var(i, [values[i].new_empty((0,) + plan.specs[i].shape)] * self.world, merge)
+                with self._unpacking(i):
+                    empty = values[i].new_empty((0,) + plan.specs[i].shape)
+                    synced[i] = self._combine_var(i, [empty] * self.world, merge)
         return synced  # type: ignore[return-value]
+
+    @contextlib.contextmanager
+    def _unpacking(self, i: int) -> Iterator[None]:
+        """Turn a failure while unpacking or merging state i into a SyncError naming it. The
+        data has arrived on every rank by then, so the process group is still usable."""
+        try:
+            yield
+        except Exception as exc:
+            raise SyncError(
+                f"torchtally sync #{self.sync_id}: the data collectives completed, but unpacking state "
+                f"'{self.plan.specs[i].label}' failed: {type(exc).__name__}: {exc}",
+                missing_ranks=[],  # every rank reached the sync
+                sync_id=self.sync_id,
+            ) from exc
 
     def _exchange_header(self, values, updated, dirty):
         plan = self.plan
@@ -474,10 +499,11 @@ class _Sync:
 
     def _unpack_fixed(self, g: _FixedGroup, buf: torch.Tensor, values, synced) -> None:
         for i, dtype, chunk in zip(g.indices, g.out_dtypes, buf.split(list(g.numels))):
-            out = chunk.view(self.plan.specs[i].shape)
-            if out.dtype != dtype or out.device != values[i].device:
-                out = out.to(device=values[i].device, dtype=dtype)
-            synced[i] = out
+            with self._unpacking(i):
+                out = chunk.view(self.plan.specs[i].shape)
+                if out.dtype != dtype or out.device != values[i].device:
+                    out = out.to(device=values[i].device, dtype=dtype)
+                synced[i] = out
 
     # -- cat and merge states: one byte gather ------------------------------------------
 
@@ -488,7 +514,7 @@ class _Sync:
         for j, row_bytes in enumerate(self.plan.row_bytes):
             offsets.append(block)
             longest = max(rank_lengths[j] for rank_lengths in lengths)
-            block += _align8(longest * row_bytes)
+            block += _align(longest * row_bytes, self.plan.var_align)
         return (block, offsets) if block else None
 
     def _pack_var(self, values, block: int, offsets: List[int]) -> torch.Tensor:
@@ -515,13 +541,14 @@ class _Sync:
         plan = self.plan
         for j, i in enumerate(plan.var_indices):
             spec = plan.specs[i]
-            per_rank = []
-            for r in range(self.world):
-                start = r * block + offsets[j]
-                n = lengths[r][j]
-                raw = out[start : start + n * plan.row_bytes[j]]
-                per_rank.append(raw.view(spec.dtype).view((n,) + spec.shape).to(values[i].device))
-            synced[i] = self._combine_var(i, per_rank, merge)
+            with self._unpacking(i):
+                per_rank = []
+                for r in range(self.world):
+                    start = r * block + offsets[j]
+                    n = lengths[r][j]
+                    raw = out[start : start + n * plan.row_bytes[j]]
+                    per_rank.append(raw.view(spec.dtype).view((n,) + spec.shape).to(values[i].device))
+                synced[i] = self._combine_var(i, per_rank, merge)
 
     def _combine_var(self, i: int, per_rank: List[torch.Tensor], merge: Optional[MergeFn]) -> torch.Tensor:
         if self.plan.specs[i].reduce == "cat":
@@ -572,8 +599,8 @@ def _all_gather_flat(output: torch.Tensor, input: torch.Tensor, **kwargs):
     return fn(output, input, **kwargs)
 
 
-def _align8(n: int) -> int:
-    return (n + 7) & ~7
+def _align(n: int, alignment: int) -> int:
+    return -(-n // alignment) * alignment
 
 
 def _describe_mismatch(plans: List[Dict[str, Any]]) -> str:

@@ -17,7 +17,18 @@ import torch
 import torch.distributed as dist
 
 import torchtally
-from toy_metrics import C, CatMetric, ConfusionAccuracy, ExtremesMetric, MeanScore, SumMetric, batches, make_data, mixed_metrics
+from toy_metrics import (
+    C,
+    CatMetric,
+    ConfusionAccuracy,
+    ExtremesMetric,
+    MeanScore,
+    MomentsMetric,
+    SumMetric,
+    batches,
+    make_data,
+    mixed_metrics,
+)
 from torchtally import MetricCollection, NotComputableError, SyncError, all_reduced_synchronized
 from torchtally.testing import count_collectives, run_distributed
 
@@ -141,6 +152,27 @@ class MixedNumbers(ignite.metrics.Metric):
     def compute(self):
         return (self._sum, self._num_examples, self._largest, self._smallest, self._scale, self._seen, self._floor,
                 self._votes)
+
+
+class ByteAndComplexRows(torchtally.Metric):
+    """A uint8 cat state with an odd number of bytes per rank, then a 16-byte complex one."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.add_state("flags", torch.empty(0, dtype=torch.uint8), reduce="cat")
+        self.add_state("phases", torch.empty(0, dtype=torch.complex128), reduce="cat")
+
+    def update(self, rank):
+        self.append_state("flags", torch.arange(2 * rank + 1, dtype=torch.uint8))
+        self.append_state("phases", torch.full((rank + 1,), complex(rank, -rank), dtype=torch.complex128))
+
+    def compute(self):
+        return self.flags.clone(), self.phases.clone()
+
+
+class BrokenMerge(MomentsMetric):
+    def merge_state_values(self, name, values):
+        raise RuntimeError("merge failed on purpose")
 
 
 def mixed_numbers_scores():
@@ -275,6 +307,17 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     out["plain_restored"] = all(
         (torch.equal(a, b) if isinstance(a, torch.Tensor) else (a == b and type(a) is type(b))) for a, b in zip(local, now)
     )
+    # Cat states of 1- and 16-byte dtypes in one byte gather; a merge that fails after it.
+    try:
+        out["byte_and_complex"] = ByteAndComplexRows().update(rank).compute()
+    except Exception as exc:
+        out["byte_and_complex"] = f"{type(exc).__name__}: {exc}"
+    try:
+        feed(BrokenMerge(), *shard(ws, rank, "all")).compute()
+        out["broken_merge"] = "no error"
+    except Exception as exc:
+        out["broken_merge"] = (type(exc).__name__, str(exc), type(exc.__cause__).__name__)
+
     # Python numbers that are ints on some ranks and floats on others (issue 3: empty ranks).
     mixed = MixedNumbers()
     if rank == 0:
@@ -523,6 +566,24 @@ def test_decorators_sync_python_numbers_exactly_and_restore(ws):
         # One packed pass: header + (int64 sum, float64 max, float64 prod) groups.
         assert out["plain_count"] == (4 if ws > 1 else 0)
         assert out["plain_restored"]
+
+
+@pytest.mark.parametrize("ws", [2, 3, 4])
+def test_cat_states_of_mixed_itemsizes_unpack_aligned(ws):
+    flags = torch.cat([torch.arange(2 * r + 1, dtype=torch.uint8) for r in range(ws)])
+    phases = torch.cat([torch.full((r + 1,), complex(r, -r), dtype=torch.complex128) for r in range(ws)])
+    for rank, out in enumerate(results(ws)):
+        assert isinstance(out["byte_and_complex"], tuple), f"rank {rank}: {out['byte_and_complex']}"
+        assert_same(out["byte_and_complex"][0], flags)
+        assert torch.equal(out["byte_and_complex"][1], phases)
+
+
+@pytest.mark.parametrize("ws", [2, 4])
+def test_a_failure_after_the_data_collectives_is_a_sync_error(ws):
+    for out in results(ws):
+        kind, message, cause = out["broken_merge"]
+        assert kind == "SyncError" and cause == "RuntimeError"
+        assert "BrokenMerge.moments" in message and "merge failed on purpose" in message
 
 
 @pytest.mark.parametrize("ws", [2, 3, 4])
