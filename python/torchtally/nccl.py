@@ -2,7 +2,7 @@
 their own, for metric state that lives on the GPU.
 
 ``enable(group)`` makes an NCCL communicator over the ranks of a torch.distributed group and
-registers it with the sync engine (torchtally.sync.register_transport): from then on every sync
+registers it with the sync engine (torchtally.transport.register_transport): from then on every sync
 over that group sends its data collectives through it, while the small header exchange, the
 agreement checks and the failure reports stay on torch.distributed. The process group itself
 can be gloo: only the metric data needs NCCL. The collectives run on the communicator's own
@@ -34,7 +34,8 @@ from typing import Any, List, Optional, Tuple
 import torch
 import torch.distributed
 
-from . import dist, sync
+from . import dist
+from .transport import register_transport, unregister_transport
 
 ENV_PATH = "TORCHTALLY_NCCL_PATH"
 UNIQUE_ID_BYTES = 128
@@ -172,7 +173,7 @@ class NcclWork:
 class NcclCommunicator:
     """An NCCL communicator over the ranks of a torch.distributed group, with its own stream.
 
-    It is a sync transport (see torchtally.sync): ``device``, ``all_reduce`` and
+    It is a sync transport (see torchtally.transport): ``device``, ``all_reduce`` and
     ``all_gather_flat`` with torch.distributed's calling convention. Made by ``enable``; every
     rank of the group must make it together (a collective).
 
@@ -311,12 +312,12 @@ def enable(group: Optional[Any] = None, *, device: Optional[Any] = None,
     """
     comm = NcclCommunicator(group, device=device, timeout_s=dist.timeout_seconds(timeout))
     disable(group)
-    sync.register_transport(group, comm)
+    register_transport(group, comm)
     return comm
 
 
 def disable(group: Optional[Any] = None) -> None:
     """Give ``group``'s syncs back to torch.distributed and close its NCCL communicator, if any."""
-    previous = sync.unregister_transport(group) if dist.initialized() else None
+    previous = unregister_transport(group) if dist.initialized() else None
     if isinstance(previous, NcclCommunicator):
         previous.close()

@@ -34,9 +34,9 @@ not reach the sync (see dist.find_missing_ranks).
 Sync never writes to the values it is given: packing copies them into fresh buffers, and the
 returned tensors are views of those buffers.
 
-A transport registered for a group (register_transport; torchtally.nccl's "nccl" backend is
-one) carries steps 2 and 3 instead of torch.distributed; the header and every check and error
-report stay on torch.distributed.
+A transport registered for a group (torchtally.transport.register_transport; torchtally.nccl's
+"nccl" backend is one) carries steps 2 and 3 instead of torch.distributed; the header and every
+check and error report stay on torch.distributed.
 """
 import contextlib
 import hashlib
@@ -49,6 +49,7 @@ import torch.distributed
 
 from . import dist
 from .errors import SyncError
+from .transport import transport_for
 
 FIXED_REDUCES = ("sum", "max", "min", "prod")
 VAR_REDUCES = ("cat", "merge")
@@ -261,42 +262,6 @@ class _Unchanged:
 
 # Returned by sync_states when no rank had new data (dirty=False everywhere).
 UNCHANGED: Any = _Unchanged()
-
-
-# -- transports: who carries the data collectives of a group ----------------------------------
-#
-# A transport has `.device` (where the packed buffers must live) and two collectives with
-# torch.distributed's calling convention, each returning a work whose wait(timeout=timedelta)
-# returns once the collective is done and raises when it failed or timed out:
-#     all_reduce(buf, op=ReduceOp, group=..., async_op=True)
-#     all_gather_flat(out, inp, group=..., async_op=True)   # out = the ranks' inp, in rank order
-# With a recipient rank, a transport still reduces / gathers everywhere; the others drop it.
-
-_TRANSPORTS: Dict[int, Tuple[Any, Any]] = {}
-
-
-def _group_key(group: Optional[Any]) -> Any:
-    return group if group is not None else torch.distributed.group.WORLD
-
-
-def register_transport(group: Optional[Any], transport: Any) -> None:
-    """Make ``transport`` carry the data collectives of every later sync over ``group``."""
-    pg = _group_key(group)
-    _TRANSPORTS[id(pg)] = (pg, transport)  # holding pg keeps its id from being reused
-
-
-def unregister_transport(group: Optional[Any]) -> Optional[Any]:
-    """Give ``group``'s data collectives back to torch.distributed; returns the transport, if any."""
-    entry = _TRANSPORTS.pop(id(_group_key(group)), None)
-    return None if entry is None else entry[1]
-
-
-def transport_for(group: Optional[Any]) -> Optional[Any]:
-    """The transport registered for ``group``, or None (torch.distributed carries everything)."""
-    if not _TRANSPORTS:
-        return None
-    entry = _TRANSPORTS.get(id(_group_key(group)))
-    return entry[1] if entry is not None and entry[0] is _group_key(group) else None
 
 
 def sync_states(

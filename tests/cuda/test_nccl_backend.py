@@ -28,8 +28,9 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
     import torch.distributed as td
 
     import torchtally.nccl as backend
-    from torchtally import MulticlassAccuracy, sync
+    from torchtally import MulticlassAccuracy
     from torchtally.sync import StateSpec, SyncPlan, sync_states
+    from torchtally.transport import register_transport, transport_for, unregister_transport
 
     if shared_gpu:
         os.environ["NCCL_MULTI_RANK_GPU_ENABLE"] = "1"
@@ -40,7 +41,7 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
         comm = backend.enable(device=device, timeout=60)
     except backend.NcclUnavailable as exc:
         return {"refused": str(exc)}
-    seen["transport"] = sync.transport_for(None) is comm
+    seen["transport"] = transport_for(None) is comm
 
     # a packed sync: int64 sum (two states share one buffer), float64 max, a cat state
     plan = SyncPlan([StateSpec("counts", "sum", torch.int64, (4,)), StateSpec("more", "sum", torch.int32, (2,)),
@@ -52,10 +53,10 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
         seen["synced"] = [t.cpu().tolist() for t in synced]
         seen["devices"] = sorted({str(t.device) for t in synced})
         # the same through gloo alone
-        sync.unregister_transport(None)
+        unregister_transport(None)
         plain = sync_states(plan, [v.cpu() for v in values])
         seen["plain"] = [t.tolist() for t in plain]
-        sync.register_transport(None, comm)
+        register_transport(None, comm)
         # a metric on the GPU, synced at compute
         metric = MulticlassAccuracy(num_classes=5).to(device)
         g = torch.Generator().manual_seed(rank)
@@ -85,10 +86,10 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
         td.barrier()  # over gloo: rank 1 waits here while rank 0 times out
         if rank == 1:
             comm.abort("test over")
-        sync.unregister_transport(None)
+        unregister_transport(None)
     else:
         backend.disable()
-        seen["disabled"] = sync.transport_for(None) is None
+        seen["disabled"] = transport_for(None) is None
     return seen
 
 

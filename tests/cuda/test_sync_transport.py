@@ -1,5 +1,5 @@
-"""The sync engine's transport hook (torchtally.sync.register_transport), which the nccl backend
-plugs into, exercised on the CPU with a recording transport over gloo: 2 real processes, one
+"""The sync engine's transport hook (torchtally.transport.register_transport), which the nccl
+backend plugs into, exercised on the CPU with a recording transport over gloo: 2 real processes, one
 spawned run for every check.
 
 A registered transport must carry every data collective of a sync (one all_reduce per packed
@@ -48,8 +48,9 @@ class _FailingWork:
 
 
 def transport_checks(rank: int, world_size: int) -> dict:
-    from torchtally import SyncError, sync
+    from torchtally import SyncError
     from torchtally.sync import StateSpec, SyncPlan, sync_states
+    from torchtally.transport import register_transport, transport_for, unregister_transport
     from torchtally.testing import count_collectives
 
     plan = SyncPlan([
@@ -61,15 +62,15 @@ def transport_checks(rank: int, world_size: int) -> dict:
     values = [torch.tensor([rank, 1, 10 * rank]), torch.tensor([rank, 2], dtype=torch.int32),
               torch.tensor([float(rank) - 0.5]), torch.full((rank + 1, 2), float(rank))]
     seen = {}
-    assert sync.transport_for(None) is None
+    assert transport_for(None) is None
 
     with count_collectives() as counter:
         plain = sync_states(plan, values)
     seen["plain_collectives"] = counter.total
 
     transport = RecordingTransport()
-    sync.register_transport(None, transport)
-    seen["registered"] = sync.transport_for(None) is transport
+    register_transport(None, transport)
+    seen["registered"] = transport_for(None) is transport
     with count_collectives() as counter:
         routed = sync_states(plan, values)
     seen["routed_collectives"] = dict(counter.by_name)
@@ -82,14 +83,14 @@ def transport_checks(rank: int, world_size: int) -> dict:
     seen["recipient"] = None if to_one is None else all(torch.equal(a, b) for a, b in zip(plain, to_one))
     seen["recipient_calls"] = [c[0] for c in transport.calls]
 
-    sync.register_transport(None, RecordingTransport(fail=True))
+    register_transport(None, RecordingTransport(fail=True))
     try:
         sync_states(plan, values, timeout_s=2.0)
         seen["failure"] = None
     except SyncError as exc:
         seen["failure"] = str(exc)
 
-    seen["unregistered"] = isinstance(sync.unregister_transport(None), RecordingTransport)
+    seen["unregistered"] = isinstance(unregister_transport(None), RecordingTransport)
     with count_collectives() as counter:
         again = sync_states(plan, values)
     seen["after_collectives"] = counter.total
