@@ -161,6 +161,31 @@ def test_clone_and_pickle_are_independent_and_keep_sharing():
     assert coll.compute()["counts"][0].sum() == 10
 
 
+class UncopyableGroup:
+    """Stands in for a ProcessGroup: neither deep-copyable nor picklable."""
+
+    def __deepcopy__(self, memo):
+        raise TypeError("a process group cannot be copied")
+
+    def __reduce__(self):
+        raise TypeError("a process group cannot be pickled")
+
+
+@pytest.mark.parametrize("collection", [False, True])
+def test_clone_shares_the_process_group_and_plan_and_pickle_drops_them(collection):
+    group = UncopyableGroup()
+    original = MetricCollection({"sum": SumMetric()}, process_group=group) if collection else SumMetric(process_group=group)
+    feed(original, 0, 10)
+    plan = original._sync_plan()
+    clone = original.clone()
+    assert clone.process_group is group and clone._plan is plan
+    restored = pickle.loads(pickle.dumps(original))
+    assert restored.process_group is None and restored._plan is None
+    assert original.process_group is group and original._plan is plan
+    result = restored.compute()
+    assert same(result["sum"] if collection else result, feed(SumMetric(), 0, 10).compute())
+
+
 def test_compute_local_per_metric():
     coll = feed(MetricCollection({"ext": ExtremesMetric(), "mom": MomentsMetric()}))
     local = coll.compute_local()

@@ -5,12 +5,13 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 import torch
 
 from . import dist
+from ._group_copy import GroupBoundCopy
 from .errors import NotComputableError
 from .metric import Metric
 from .sync import UNCHANGED, SyncPlan, sync_states
 
 
-class MetricCollection:
+class MetricCollection(GroupBoundCopy):
     """A named group of metrics updated with the same inputs and synced together.
 
     * ``update(*args, **kwargs)`` calls ``update`` of every metric with the same arguments,
@@ -50,6 +51,8 @@ class MetricCollection:
         >>> metrics.update(torch.tensor([1.0, 5.0])).compute()
         {'total': tensor(6.), 'largest': tensor(5.)}
     """
+
+    _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_plan_key": None}
 
     def __init__(
         self,
@@ -278,21 +281,8 @@ class MetricCollection:
     def clone(self) -> "MetricCollection":
         return copy.deepcopy(self)
 
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "MetricCollection":
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        for key, value in self.__dict__.items():
-            new.__dict__[key] = value if key in ("process_group", "_plan") else copy.deepcopy(value, memo)
-        return new
-
-    def __getstate__(self) -> Dict[str, Any]:
-        state = dict(self.__dict__)
-        state["process_group"] = None
-        state["_plan"] = state["_plan_key"] = None
-        return state
-
     def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        super().__setstate__(state)
         self._alias_shared()
 
     # -- mapping protocol ---------------------------------------------------------------

@@ -20,13 +20,14 @@ from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple
 import torch
 
 from . import dist
+from ._group_copy import GroupBoundCopy
 from .errors import NotComputableError
 from .sync import UNCHANGED, SyncPlan, StateSpec, check_declarable, sync_states
 
 _WRAPPED = "_torchtally_wrapped"
 
 
-class Metric:
+class Metric(GroupBoundCopy):
     """Base class of torchtally metrics.
 
     Subclasses declare state with ``add_state`` and write plain ``update`` / ``compute``
@@ -74,6 +75,7 @@ class Metric:
     """
 
     state_key: Optional[Hashable] = None
+    _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_computing": False}
 
     def __init__(
         self,
@@ -385,24 +387,6 @@ class Metric:
     def clone(self) -> "Metric":
         """A deep copy (states, cached result, options); the process group is shared, not copied."""
         return copy.deepcopy(self)
-
-    def __deepcopy__(self, memo: Dict[int, Any]) -> "Metric":
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        for key, value in self.__dict__.items():
-            new.__dict__[key] = value if key in ("process_group", "_plan") else copy.deepcopy(value, memo)
-        return new
-
-    def __getstate__(self) -> Dict[str, Any]:
-        # A ProcessGroup cannot be pickled: an unpickled metric syncs over the default group.
-        state = dict(self.__dict__)
-        state["process_group"] = None
-        state["_plan"] = None
-        state["_computing"] = False
-        return state
-
-    def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         states = ", ".join(f"{n}:{r}" for n, (r, _) in self._specs.items())
