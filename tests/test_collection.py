@@ -161,6 +161,58 @@ def test_clone_and_pickle_are_independent_and_keep_sharing():
     assert coll.compute()["counts"][0].sum() == 10
 
 
+class InPlaceCounts(Metric):
+    """Adds into its state tensor in place, as the C kernels do."""
+
+    def __init__(self):
+        super().__init__()
+        self.add_state("counts", torch.zeros(C, dtype=torch.int64))
+
+    def update(self, labels, scores, rows):
+        self.counts.add_(torch.bincount(labels, minlength=C))
+
+    def compute(self):
+        return self.counts.clone()
+
+
+class Picky(SumMetric):
+    """Rejects label C - 1 (before mutating); its large extra state makes it the last one updated."""
+
+    def __init__(self):
+        super().__init__(num_classes=C - 1)
+        self.add_state("unused", torch.zeros(1000))
+
+
+def test_a_batch_rejected_by_a_later_metric_leaves_every_metric_unchanged():
+    def make():
+        return MetricCollection({
+            "counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "inplace": InPlaceCounts(),
+            **mixed_metrics(), "picky": Picky(),
+        })
+
+    labels, scores, rows = DATA
+    good = (labels[:10].clamp(max=C - 2), scores[:10], rows[:10])
+    bad = (torch.full((4,), C - 1), scores[10:14], rows[10:14])
+
+    fresh = make()
+    with pytest.raises(ValueError, match="labels: expected values in"):
+        fresh.update(*bad)
+    with pytest.raises(NotComputableError, match="\\['counts', 'inplace', 'sum', 'ext', 'cat', 'mom', 'picky'\\]"):
+        fresh.compute()  # still "never updated", every one of them
+
+    coll = make().update(*good)
+    before = coll.state_dict()
+    result = coll.compute()
+    with pytest.raises(ValueError, match="labels: expected values in"):
+        coll.update(*bad)
+    after = coll.state_dict()
+    assert after.keys() == before.keys() and all(torch.equal(before[k], after[k]) for k in before)
+    assert coll.compute()["cat"] is result["cat"]  # the cached results were kept, too
+    assert coll["mean"].counts is coll["counts"].counts  # and the shared state
+    coll.update(*good)  # a good batch after the bad one counts once
+    assert coll.compute()["inplace"].sum() == 20 and coll["cat"].rows.shape == (20, 3)
+
+
 class UncopyableGroup:
     """Stands in for a ProcessGroup: neither deep-copyable nor picklable."""
 

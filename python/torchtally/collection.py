@@ -24,8 +24,8 @@ class MetricCollection(GroupBoundCopy):
       every rank calls it (a repeated compute with no new data anywhere costs the header only).
 
     The collection's sync options (same meaning as Metric's) apply to all its metrics.
-    If one metric's ``update`` raises, the metrics before it in the collection have already
-    been updated with that batch.
+    A batch that one metric rejects (its ``update`` raises) leaves the whole collection as it
+    was: states, "updated" flags and cached results (see ``update``).
 
     Example:
 
@@ -90,6 +90,9 @@ class MetricCollection(GroupBoundCopy):
         self.recipient_rank = recipient_rank
         self._owner_of: Dict[str, str] = self._share_states()
         self._owners: List[str] = [n for n in self._metrics if self._owner_of[n] == n]
+        # Update order: the owner with the most fixed-state bytes last, as the last one needs no
+        # snapshot (see update).
+        self._update_order: List[Metric] = sorted((self._metrics[n] for n in self._owners), key=_fixed_state_bytes)
         self._plan: Optional[SyncPlan] = None
         self._plan_key: Optional[Tuple] = None
         self._alias_shared()
@@ -136,8 +139,28 @@ class MetricCollection(GroupBoundCopy):
     # -- update / compute ---------------------------------------------------------------
 
     def update(self, *args: Any, **kwargs: Any) -> "MetricCollection":
-        for name in self._owners:
-            self._metrics[name].update(*args, **kwargs)
+        """Update every state owner with the batch. If one raises, the owners updated before it
+        are put back as they were and the error propagates.
+
+        A metric leaves its own state unchanged when its update raises (the bad-input rule), so
+        only the owners before the last one updated need a snapshot: each of their fixed and
+        merge states is cloned, and each cat state's block list is cut back to its length (so
+        an update must add cat rows with ``append_state`` or assign the state, not rewrite the
+        list of blocks). Owners are updated in increasing order of state size, so the largest
+        state is never copied; with one owner (metrics sharing one state) nothing is.
+        """
+        owners = self._update_order
+        flags = [(m._updated, m._cache) for m in owners]
+        saved = [_snapshot_states(m) for m in owners[:-1]]
+        try:
+            for metric in owners:
+                metric.update(*args, **kwargs)
+        except BaseException:
+            for metric, states in zip(owners, saved):
+                _restore_states(metric, states)
+            for metric, (updated, cache) in zip(owners, flags):
+                metric.__dict__["_updated"], metric.__dict__["_cache"] = updated, cache
+            raise  # the restored owners hold their original objects: sharing metrics still alias them
         self._alias_shared()
         return self
 
@@ -311,6 +334,36 @@ class MetricCollection(GroupBoundCopy):
     def __repr__(self) -> str:
         shared = {n: o for n, o in self._owner_of.items() if n != o}
         return f"MetricCollection({list(self._metrics)}, shared={shared})"
+
+
+def _fixed_state_bytes(metric: Metric) -> int:
+    return sum(d.numel() * d.element_size() for reduce, d in metric._specs.values() if reduce != "cat")
+
+
+def _snapshot_states(metric: Metric) -> Dict[str, Tuple[Any, Any]]:
+    """{state: (the object the metric holds, what restores it)}: a clone for a fixed or merge
+    state, the length of a cat state's block list."""
+    saved: Dict[str, Tuple[Any, Any]] = {}
+    for name in metric._specs:
+        chunks = metric._cat_chunks.get(name)
+        if chunks is not None:
+            saved[name] = (chunks, len(chunks))
+        else:
+            value = metric.__dict__[name]
+            saved[name] = (value, value.clone())
+    return saved
+
+
+def _restore_states(metric: Metric, saved: Dict[str, Tuple[Any, Any]]) -> None:
+    """Put back the objects ``_snapshot_states`` saw, with their contents then (in place, so that
+    every alias of them sees the restored value)."""
+    for name, (held, before) in saved.items():
+        if name in metric._cat_chunks:
+            del held[before:]
+            metric._cat_chunks[name] = held
+        else:
+            held.copy_(before)
+            metric.__dict__[name] = held
 
 
 def _state_layout(metric: Metric) -> List[Tuple[str, str, torch.dtype, Tuple[int, ...]]]:
