@@ -219,6 +219,69 @@ def test_scalar_only_updates_raise_when_the_sampler_pads():
     assert hook.result == torch.tensor(1.0)
 
 
+class Targets(Metric):
+    """A torchtally metric that keeps its targets and rejects non-int64 ones before mutating."""
+
+    def __init__(self):
+        super().__init__()
+        self.add_state("targets", torch.empty(0, dtype=torch.int64), reduce="cat")
+
+    def update(self, preds, target):
+        if target.dtype != torch.int64:
+            raise TypeError(f"target: expected int64, got {target.dtype}")
+        self.append_state("targets", target)
+
+    def compute(self):
+        return self.targets.tolist()
+
+
+@pytest.mark.parametrize("usage", ["epoch_wise", "batch_wise", "running"])
+def test_a_rejected_batch_leaves_the_hook_as_it_was(usage):
+    loader = loader_for(dataset(5), 2, 1, 1, shuffle=False)  # rank 1: samples 1, 3, then padding
+    hook = MetricHook(Targets(), usage=usage, every=2)
+    results = []
+
+    def hook_state():
+        return (hook.position, hook.iteration, hook.computed, hook.result, hook.metrics.targets.tolist(),
+                hook.metrics._updated, hook.metrics._cache)
+
+    with hook.epoch(loader):
+        for i, (x, y) in enumerate(loader):
+            if i == 1:
+                before = hook_state()
+                with pytest.raises(TypeError, match="target: expected int64"):
+                    hook.update(x, y.double())  # rejected; fixed and sent again below
+                assert hook_state() == before
+            hook.update(x, y)
+            results.append(hook.result)
+    results.append(hook.result)  # after the epoch
+    want = {
+        "epoch_wise": [None, None, None, [1, 3]],
+        "batch_wise": [[1], [3], [], []],  # the last batch is padding only
+        "running": [None, [1, 3], [1, 3], [1, 3]],
+    }
+    assert results == want[usage]
+
+
+class PositiveTargets(Targets):
+    def update(self, preds, target):
+        if (target <= 0).any():
+            raise ValueError("target: expected values > 0")
+        super().update(preds, target)
+
+
+def test_batch_wise_undoes_its_reset_for_a_collection_too():
+    hook = MetricHook({"all": Targets(), "positive": PositiveTargets()}, usage="batch_wise")
+    hook.update(torch.zeros(2, 3), torch.tensor([4, 5]))
+    before = hook.metrics.state_dict(), hook.result
+    with pytest.raises(ValueError, match="expected values > 0"):
+        hook.update(torch.zeros(2, 3), torch.tensor([0, 1]))  # "all" takes it, "positive" does not
+    after = hook.metrics.state_dict(), hook.result
+    assert {k: v.tolist() for k, v in after[0].items()} == {k: v.tolist() for k, v in before[0].items()}
+    assert after[1] == before[1] == {"all": [4, 5], "positive": [4, 5]}
+    assert hook.metrics.compute() == before[1]  # still updated, cached result kept
+
+
 def test_more_rows_than_the_shard_raises():
     loader = loader_for(dataset(5), 2, 1, 2)
     metric = Collect()

@@ -134,6 +134,35 @@ def _wrap_metrics(metrics: Any) -> Any:
     return metrics
 
 
+def _reset_undoably(metrics: Any) -> Callable[[], None]:
+    """Reset ``metrics``; return a function that undoes the reset.
+
+    torchtally's reset() gives every state a new object (a fresh tensor, an empty block list)
+    and leaves the old ones untouched, so holding each metric's attributes and block lists is
+    enough to put it back exactly, flags and cached result included: no copies. Other
+    libraries' metrics cannot be put back; for them the undo does nothing.
+    """
+    from .collection import MetricCollection
+    from .metric import Metric
+
+    if isinstance(metrics, Metric):
+        members = [metrics]
+    elif isinstance(metrics, MetricCollection):
+        members = list(metrics.values())
+    else:
+        members = []
+    held = [(m, dict(m.__dict__), dict(m._cat_chunks)) for m in members]
+    metrics.reset()
+
+    def undo() -> None:
+        for m, attrs, chunks in held:
+            m.__dict__.update(attrs)
+            m._cat_chunks.clear()
+            m._cat_chunks.update(chunks)
+
+    return undo
+
+
 def _is_torchtally(metrics: Any) -> bool:
     from .collection import MetricCollection
     from .metric import Metric
@@ -294,16 +323,26 @@ class MetricHook:
 
         Call it once per batch, in the loader's order. For ``batch_wise`` and ``running``
         usages it also syncs and computes (every rank must make the same number of calls).
+
+        A batch the metrics reject (``update`` raises) leaves the hook as it was: the sampler
+        positions it covered are not counted (so the batch can be fixed and sent again), and
+        ``batch_wise``'s reset before it is undone (for torchtally metrics; other libraries'
+        metrics stay reset).
         """
-        args, kwargs, kept = self._drop_duplicates(args, kwargs)
+        args, kwargs, kept, rows = self._drop_duplicates(args, kwargs)
         only_padding = kept == 0
         if self.device is not None:
             device = self.device
             args, kwargs = _map_tensors(args, kwargs, lambda t: t.to(device, non_blocking=True))
-        if self.usage.name == "batch_wise":
-            self.metrics.reset()
+        undo_reset = _reset_undoably(self.metrics) if self.usage.name == "batch_wise" else None
         if not (only_padding and not self._takes_empty):
-            self.metrics.update(*args, **kwargs)
+            try:
+                self.metrics.update(*args, **kwargs)
+            except BaseException:
+                if undo_reset is not None:
+                    undo_reset()
+                raise
+        self.position += rows
         self.iteration += 1
         self.computed = self.usage.name == "batch_wise" or (
             self.usage.name == "running" and self.iteration % self.usage.every == 0
@@ -346,12 +385,13 @@ class MetricHook:
 
     # ---- padding ------------------------------------------------------------------------
 
-    def _drop_duplicates(self, args: tuple, kwargs: dict) -> Tuple[tuple, dict, Optional[int]]:
-        """The arguments without padding rows, and how many rows were kept (None: unknown)."""
+    def _drop_duplicates(self, args: tuple, kwargs: dict) -> Tuple[tuple, dict, Optional[int], int]:
+        """The arguments without padding rows, how many rows were kept (None: unknown), and how
+        many sampler positions the batch covers (the caller counts them once the update took)."""
         layout = self.layout
         first = _first_batched_tensor(args, kwargs)
         if layout is None:
-            return args, kwargs, None
+            return args, kwargs, None, 0
         if first is None:
             if layout.pads:  # same answer on every rank, so every rank raises
                 raise ValueError(
@@ -359,7 +399,7 @@ class MetricHook:
                     "which are dropped per sample, but no argument has a batch dimension (got "
                     "only scalars). Pass per-sample values (e.g. a loss with reduction='none')."
                 )
-            return args, kwargs, None
+            return args, kwargs, None, 0
         count = first.shape[0]
         start = self.position
         if start + count > layout.num_samples:
@@ -370,17 +410,15 @@ class MetricHook:
             )
         keep = layout.valid_in(start, count)
         if keep == count:
-            self.position += count
-            return args, kwargs, keep
+            return args, kwargs, keep, count
         for value in (*args, *kwargs.values()):
             if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] != count:
                 raise ValueError(
                     "update arguments: expected every batched tensor to have "
                     f"{count} rows on dim 0 (as the first one), got shape {tuple(value.shape)}"
                 )
-        self.position += count
         args, kwargs = _map_tensors(args, kwargs, lambda t: t[:keep] if t.dim() >= 1 else t)
-        return args, kwargs, keep
+        return args, kwargs, keep, count
 
     def _check_even_batches(self, layout: ShardLayout, loader: Any) -> None:
         if not self.usage.syncs_per_iteration or layout.even:
