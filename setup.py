@@ -126,13 +126,15 @@ def cudart_static_dir(home: str) -> str:
 
 
 def cuda_extension(nvcc: str, home: str, env: Mapping[str, str] = os.environ) -> Extension:
-    """torchtally._C_cuda: csrc/cuda (host C and .cu), plus the C core's DLPack reader and checks."""
+    """torchtally._C_cuda: csrc/cuda (host C and .cu), plus the C core's argument parsing, DLPack
+    reader and checks."""
     strict = env.get("TORCHTALLY_CUDA_STRICT") == "1"
     arches = cuda_arches(env)
     host_flags = compile_flags() + (["-Werror"] if strict else [])
     ext = Extension(
         "torchtally._C_cuda",
-        sources=sorted(glob.glob("csrc/cuda/*.c")) + ["csrc/tensor.c", "csrc/view.c"] + sorted(glob.glob("csrc/cuda/*.cu")),
+        sources=sorted(glob.glob("csrc/cuda/*.c")) + ["csrc/binding.c", "csrc/tensor.c", "csrc/view.c"]
+        + sorted(glob.glob("csrc/cuda/*.cu")),
         include_dirs=["csrc", os.path.join(home, "include")],
         depends=sorted(glob.glob("csrc/*.h") + glob.glob("csrc/cuda/*.h") + glob.glob("csrc/cuda/*.cuh") + glob.glob("csrc/cuda/*.cu")),
         define_macros=[("TT_CUDA_ARCH_LIST", '"' + ";".join(arches) + '"')],
@@ -193,7 +195,7 @@ def extensions(env: Mapping[str, str] = os.environ, which=shutil.which) -> List[
             "torchtally._nccl",
             sources=["csrc/nccl.c", "csrc/nccl_module.c"],
             include_dirs=["csrc"],
-            depends=["csrc/nccl.h"],
+            depends=["csrc/nccl.h", "csrc/module_def.h"],
             libraries=["dl"],
             extra_compile_args=extra_compile,
             extra_link_args=extra_link,

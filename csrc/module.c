@@ -1,19 +1,19 @@
 /*
- * module.c: torchtally._C. Multi-phase module init (PEP 489), the method table, argument
- * parsing for METH_FASTCALL, and the one place where a kernel's status becomes a Python
- * exception. Each method is described by a kernel_spec (its argument names and kinds, and a
- * thunk that calls the kernel); call_kernel parses, releases the GIL around the kernel, and
- * releases every DLPack borrow on every path.
+ * module.c: torchtally._C, the Python binding of the C kernels (csrc/kernels/). The module
+ * (PEP 489 multi-phase init, state holding the DLPack cache), a thunk per kernel method, and
+ * the introspection the tests use (DLPack struct layout, what is read from a tensor). Argument
+ * parsing, the GIL release around the kernel, status -> exception and the release of every
+ * DLPack borrow are binding.c's, shared with torchtally._C_cuda; the methods and their
+ * arguments are listed once, in binding.h (TT_KERNELS).
  */
 #include <stddef.h>
 
-#include "tensor.h"
+#include "binding.h"
+#include "module_def.h"
 #include "kernels/binned.h"
 #include "kernels/confmat.h"
 #include "kernels/moments.h"
 #include "kernels/topk.h"
-
-#define MAX_ARGS 8
 
 typedef struct {
     tt_dlpack_cache dlpack;
@@ -21,213 +21,56 @@ typedef struct {
 
 static module_state *get_state(PyObject *module) { return PyModule_GetState(module); }
 
-/* ---- argument parsing ----------------------------------------------------------------------- */
+/* ---- the kernels: a thunk per method of TT_KERNELS (binding.h) ------------------------------ */
 
-typedef enum {
-    ARG_TENSOR,       /* required tensor */
-    ARG_OPT_TENSOR,   /* tensor or None */
-    ARG_OPT_INT,      /* int or None */
-    ARG_INT,          /* int */
-    ARG_FLOAT,        /* float or int */
-    ARG_BOOL,         /* anything with a truth value */
-} arg_kind;
-
-typedef struct {
-    const char *name;
-    arg_kind kind;
-} arg_spec;
-
-typedef struct {
-    tt_view views[MAX_ARGS];
-    const tt_view *tensor[MAX_ARGS]; /* NULL for None */
-    tt_borrow borrows[MAX_ARGS];
-    int64_t ints[MAX_ARGS];
-    const int64_t *opt_int[MAX_ARGS]; /* NULL for None */
-    double floats[MAX_ARGS];
-} parsed_args;
-
-typedef tt_status (*kernel_thunk)(const parsed_args *a, tt_error *err);
-
-typedef struct {
-    const char *name;
-    const arg_spec *args;
-    Py_ssize_t nargs;
-    kernel_thunk run;
-} kernel_spec;
-
-static int parse_int(PyObject *obj, const char *name, int64_t *out)
-{
-    if (!PyLong_Check(obj) || PyBool_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", name, Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    long long value = PyLong_AsLongLong(obj);
-    if (value == -1 && PyErr_Occurred()) {
-        PyErr_Format(PyExc_ValueError, "%s: expected an int64, got %R", name, obj);
-        return -1;
-    }
-    *out = value;
-    return 0;
-}
-
-static int parse_arg(module_state *st, const arg_spec *spec, PyObject *obj, int i, parsed_args *a)
-{
-    switch (spec->kind) {
-    case ARG_OPT_TENSOR:
-        if (obj == Py_None)
-            return 0;
-        /* fall through */
-    case ARG_TENSOR:
-        if (tt_view_from_object(&st->dlpack, obj, spec->name, &a->views[i], &a->borrows[i]) < 0)
-            return -1;
-        a->tensor[i] = &a->views[i];
-        return 0;
-    case ARG_OPT_INT:
-        if (obj == Py_None)
-            return 0;
-        if (parse_int(obj, spec->name, &a->ints[i]) < 0)
-            return -1;
-        a->opt_int[i] = &a->ints[i];
-        return 0;
-    case ARG_INT:
-        return parse_int(obj, spec->name, &a->ints[i]);
-    case ARG_FLOAT:
-        if (!PyFloat_Check(obj) && !(PyLong_Check(obj) && !PyBool_Check(obj))) {
-            PyErr_Format(PyExc_TypeError, "%s: expected a float, got %s", spec->name,
-                         Py_TYPE(obj)->tp_name);
-            return -1;
-        }
-        a->floats[i] = PyFloat_AsDouble(obj);
-        return a->floats[i] == -1.0 && PyErr_Occurred() ? -1 : 0;
-    case ARG_BOOL: {
-        int truth = PyObject_IsTrue(obj);
-        if (truth < 0)
-            return -1;
-        a->ints[i] = truth;
-        return 0;
-    }
-    }
-    return 0;
-}
-
-static PyObject *raise_status(const tt_error *err)
-{
-    PyObject *type = err->status == TT_ETYPE    ? PyExc_TypeError
-                     : err->status == TT_ENOMEM ? PyExc_MemoryError
-                                                : PyExc_ValueError;
-    PyErr_SetString(type, err->message);
-    return NULL;
-}
-
-static PyObject *call_kernel(PyObject *module, const kernel_spec *spec, PyObject *const *args,
-                             Py_ssize_t nargs)
-{
-    if (nargs != spec->nargs) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments (%s, ...), got %zd",
-                     spec->name, spec->nargs, spec->args[0].name, nargs);
-        return NULL;
-    }
-    module_state *st = get_state(module);
-    parsed_args a;
-    memset(&a, 0, sizeof a);
-    PyObject *result = NULL;
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        if (parse_arg(st, &spec->args[i], args[i], (int)i, &a) < 0)
-            goto done;
-
-    tt_error err = {TT_OK, {0}};
-    tt_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = spec->run(&a, &err);
-    Py_END_ALLOW_THREADS
-    if (status != TT_OK) {
-        if (err.status == TT_OK) /* a kernel must fill err; never raise without a message */
-            tt_fail(&err, status, spec->name, "failed without a message");
-        raise_status(&err);
-        goto done;
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
-done:
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        tt_borrow_release(&a.borrows[i]);
-    return result;
-}
-
-/* ---- the kernels ---------------------------------------------------------------------------- */
-
-#define LABEL_ARGS(first)                                                                      \
-    {first, ARG_TENSOR}, {"preds", ARG_TENSOR}, {"target", ARG_TENSOR},                        \
-        {"mask", ARG_OPT_TENSOR}, {"ignore_index", ARG_OPT_INT}
-
-static const arg_spec confmat_args[] = {LABEL_ARGS("out")};
-static const arg_spec threshold_args[] = {LABEL_ARGS("out"), {"threshold", ARG_FLOAT}};
-static const arg_spec binned_args[] = {LABEL_ARGS("out"), {"thresholds", ARG_TENSOR},
-                                       {"uniform", ARG_BOOL}};
-static const arg_spec topk_args[] = {LABEL_ARGS("out"), {"k", ARG_INT}};
-static const arg_spec moments_args[] = {{"state", ARG_TENSOR}, {"x", ARG_TENSOR},
-                                        {"weights", ARG_OPT_TENSOR}};
-static const arg_spec comoments_args[] = {{"state", ARG_TENSOR}, {"x", ARG_TENSOR},
-                                          {"y", ARG_TENSOR}};
-static const arg_spec merge_args[] = {{"state", ARG_TENSOR}, {"other", ARG_TENSOR}};
-
-static tt_status run_confmat_labels(const parsed_args *a, tt_error *err)
+static tt_status run_confmat_labels(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_confmat_labels(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4], err);
 }
-static tt_status run_confmat_scores(const parsed_args *a, tt_error *err)
+static tt_status run_confmat_scores(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_confmat_scores(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4], err);
 }
-static tt_status run_confmat_threshold(const parsed_args *a, tt_error *err)
+static tt_status run_confmat_threshold(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_confmat_threshold(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
                                 a->opt_int[4], a->floats[5], err);
 }
-static tt_status run_binned(const parsed_args *a, tt_error *err)
+static tt_status run_binned_update(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_binned_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4],
                             a->tensor[5], (int)a->ints[6], err);
 }
-static tt_status run_topk(const parsed_args *a, tt_error *err)
+static tt_status run_topk_update(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_topk_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4],
                           a->ints[5], err);
 }
-static tt_status run_moments(const parsed_args *a, tt_error *err)
+static tt_status run_moments_update(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_moments_update(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
-static tt_status run_moments_merge(const parsed_args *a, tt_error *err)
+static tt_status run_moments_merge(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_moments_merge(a->tensor[0], a->tensor[1], err);
 }
-static tt_status run_comoments(const parsed_args *a, tt_error *err)
+static tt_status run_comoments_update(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_comoments_update(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
-static tt_status run_comoments_merge(const parsed_args *a, tt_error *err)
+static tt_status run_comoments_merge(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_comoments_merge(a->tensor[0], a->tensor[1], err);
 }
 
-#define SPEC(fname, arg_table, thunk)                                                          \
-    static const kernel_spec fname##_spec = {#fname, arg_table,                                \
-                                             sizeof arg_table / sizeof arg_table[0], thunk};   \
-    static PyObject *py_##fname(PyObject *m, PyObject *const *args, Py_ssize_t nargs)          \
-    {                                                                                          \
-        return call_kernel(m, &fname##_spec, args, nargs);                                     \
-    }
+/* The CPU kernels need nothing but their arguments: the whole call is binding.c's. */
+static PyObject *call_kernel(PyObject *module, const tt_kernel_spec *spec, PyObject *const *args,
+                             Py_ssize_t nargs)
+{
+    return tt_call_kernel(&get_state(module)->dlpack, spec, NULL, args, nargs);
+}
 
-SPEC(confmat_labels, confmat_args, run_confmat_labels)
-SPEC(confmat_scores, confmat_args, run_confmat_scores)
-SPEC(confmat_threshold, threshold_args, run_confmat_threshold)
-SPEC(binned_update, binned_args, run_binned)
-SPEC(topk_update, topk_args, run_topk)
-SPEC(moments_update, moments_args, run_moments)
-SPEC(moments_merge, merge_args, run_moments_merge)
-SPEC(comoments_update, comoments_args, run_comoments)
-SPEC(comoments_merge, merge_args, run_comoments_merge)
+TT_KERNELS(TT_DEFINE_KERNEL)
 
 /* ---- introspection -------------------------------------------------------------------------- */
 
@@ -324,29 +167,13 @@ done:
 
 static PyObject *py_use_exchange_api(PyObject *m, PyObject *flag)
 {
-    module_state *st = get_state(m);
-    int previous = st->dlpack.use_exchange;
-    int truth = PyObject_IsTrue(flag);
-    if (truth < 0)
-        return NULL;
-    st->dlpack.use_exchange = truth;
-    return PyBool_FromLong(previous);
+    return tt_use_exchange_api(&get_state(m)->dlpack, flag);
 }
 
 /* ---- module --------------------------------------------------------------------------------- */
 
-#define KERNEL(name, doc) {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL, doc}
-
 static PyMethodDef module_methods[] = {
-    KERNEL(confmat_labels, "confmat_labels(out, preds, target, mask, ignore_index)"),
-    KERNEL(confmat_scores, "confmat_scores(out, preds, target, mask, ignore_index)"),
-    KERNEL(confmat_threshold, "confmat_threshold(out, preds, target, mask, ignore_index, threshold)"),
-    KERNEL(binned_update, "binned_update(out, preds, target, mask, ignore_index, thresholds, uniform)"),
-    KERNEL(topk_update, "topk_update(out, preds, target, mask, ignore_index, k)"),
-    KERNEL(moments_update, "moments_update(state, x, weights)"),
-    KERNEL(moments_merge, "moments_merge(state, other)"),
-    KERNEL(comoments_update, "comoments_update(state, x, y)"),
-    KERNEL(comoments_merge, "comoments_merge(state, other)"),
+    TT_KERNELS(TT_KERNEL_METHOD)
     {"dlpack_layout", py_dlpack_layout, METH_NOARGS, "Sizes and offsets of the DLPack structs."},
     {"dlpack_info", py_dlpack_info, METH_O, "What the C core reads from a tensor."},
     {"_use_exchange_api", py_use_exchange_api, METH_O,
@@ -375,23 +202,6 @@ static int module_clear(PyObject *module)
     return 0;
 }
 
-static void module_free(void *module) { module_clear((PyObject *)module); }
-
-static PyModuleDef_Slot module_slots[] = {
-    {Py_mod_exec, module_exec},
-    {0, NULL},
-};
-
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "torchtally._C",
-    .m_doc = "torchtally's C kernels; the contract is csrc/API.md.",
-    .m_size = sizeof(module_state),
-    .m_methods = module_methods,
-    .m_slots = module_slots,
-    .m_traverse = module_traverse,
-    .m_clear = module_clear,
-    .m_free = module_free,
-};
+TT_MODULE_DEF("torchtally._C", "torchtally's C kernels; the contract is csrc/API.md.", module_state);
 
 PyMODINIT_FUNC PyInit__C(void) { return PyModuleDef_Init(&module_def); }

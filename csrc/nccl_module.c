@@ -8,9 +8,7 @@
  * path and the symbol), RuntimeError before a library is loaded, NcclError (a RuntimeError)
  * when NCCL returns an error, with NCCL's own description and the numeric result.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
+#include "module_def.h" /* Python.h and TT_MODULE_DEF */
 #include "nccl.h"
 
 #define PATH_SIZE 1024
@@ -366,23 +364,7 @@ static int module_clear(PyObject *module)
     return 0; /* the library stays loaded: a communicator may outlive the module object */
 }
 
-static void module_free(void *module) { module_clear((PyObject *)module); }
-
-static PyModuleDef_Slot module_slots[] = {
-    {Py_mod_exec, module_exec},
-    {0, NULL},
-};
-
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "torchtally._nccl",
-    .m_doc = "Run-time loaded NCCL for torchtally's nccl sync backend.",
-    .m_size = sizeof(module_state),
-    .m_methods = module_methods,
-    .m_slots = module_slots,
-    .m_traverse = module_traverse,
-    .m_clear = module_clear,
-    .m_free = module_free,
-};
+TT_MODULE_DEF("torchtally._nccl", "Run-time loaded NCCL for torchtally's nccl sync backend.",
+              module_state);
 
 PyMODINIT_FUNC PyInit__nccl(void) { return PyModuleDef_Init(&module_def); }

@@ -1,6 +1,6 @@
 /*
  * tt.h: what every torchtally C file shares. Status codes and the error record that kernels
- * fill (module.c alone turns them into Python exceptions), the dtype enum, tt_view (a borrowed,
+ * fill (binding.c alone turns them into Python exceptions), the dtype enum, tt_view (a borrowed,
  * validated tensor: pointer, dtype, shape, strides in elements), and small inline loaders that
  * read one element of any supported dtype as int64 or double.
  *
@@ -21,6 +21,7 @@ typedef enum {
     TT_ETYPE,   /* wrong type or dtype: TypeError */
     TT_EVALUE,  /* wrong shape, device or value: ValueError */
     TT_ENOMEM,  /* allocation failed: MemoryError */
+    TT_ECUDA = 64, /* a CUDA call failed (torchtally._C_cuda only): RuntimeError */
 } tt_status;
 
 typedef struct {
@@ -76,6 +77,37 @@ tt_status tt_check_out(const tt_view *out, const char *arg, tt_dtype dtype, int 
 tt_status tt_check_labels(const tt_view *v, const char *arg, int ndim, tt_error *err);
 tt_status tt_check_scores(const tt_view *v, const char *arg, int ndim, tt_error *err);
 tt_status tt_check_mask(const tt_view *mask, int64_t n, tt_error *err);
+
+/* Three checks that two kernel families share with the CUDA host side (cuda/launch.c). Inline,
+ * as they were when each file had its own copy: an exported function of a shared object is
+ * called through the PLT, and a kernel call on a small batch is short. */
+
+/* out: an int64 [classes, classes] confusion matrix (tt_check_out's rules). */
+static inline tt_status tt_check_square_out(const tt_view *out, int64_t classes, tt_error *err)
+{
+    const int64_t shape[2] = {classes, classes};
+    return tt_check_out(out, "out", TT_I64, 2, shape, err);
+}
+
+/* v has as many samples (shape[0]) as target. */
+static inline tt_status tt_check_same_length(const tt_view *v, const char *arg,
+                                             const tt_view *target, tt_error *err)
+{
+    if (v->shape[0] == target->shape[0])
+        return TT_OK;
+    return tt_fail(err, TT_EVALUE, arg, "expected %lld samples (as target), got %lld",
+                   (long long)target->shape[0], (long long)v->shape[0]);
+}
+
+/* x: floating values [N] or [N, D] (the moments kernels' x and y). */
+static inline tt_status tt_check_values(const tt_view *x, const char *arg, tt_error *err)
+{
+    char got[96];
+    if (x->ndim != 1 && x->ndim != 2)
+        return tt_fail(err, TT_EVALUE, arg, "expected values [N] or [N, D], got %s",
+                       tt_describe(x, got, sizeof got));
+    return tt_check_scores(x, arg, x->ndim, err);
+}
 
 /* ---- element loads ---------------------------------------------------------------------- */
 
@@ -183,5 +215,15 @@ static inline int64_t tt_rows_before(int64_t start, int64_t n, int64_t col, tt_p
         return 0;
     return col < stop.col ? n : stop.row - start;
 }
+
+/* A walk that meets a bad element at `at`: sets *bad = at and returns 1, the walks' "stopped".
+ * The counting walk (sign > 0) also records a TT_EVALUE error naming `arg`; the undo walk
+ * (sign < 0) leaves `err` alone, so the first walk's message is the one raised. */
+int tt_walk_stop(tt_position *bad, tt_position at, int64_t sign, tt_error *err, const char *arg,
+                 const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
 
 #endif /* TT_H */

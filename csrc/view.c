@@ -1,24 +1,43 @@
 /*
- * view.c: plain-C helpers over tt_view shared by every kernel family: error records, dtype
- * names and sizes, the contract checks (device, dtype, rank, output layout) and chunked label
- * loading. Nothing here touches Python.
+ * view.c: plain-C helpers over tt_view shared by every kernel family (and by the CUDA host side,
+ * csrc/cuda/launch.c): error records and a walk's bad-element report, dtype names and sizes, the
+ * contract checks (device, dtype, rank, output layout) and chunked label loading. Nothing here
+ * touches Python.
  */
 #include "tt.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-tt_status tt_fail(tt_error *err, tt_status status, const char *arg, const char *fmt, ...)
+static void fail_v(tt_error *err, tt_status status, const char *arg, const char *fmt, va_list ap)
 {
     int used = snprintf(err->message, sizeof err->message, "%s: ", arg);
     if (used < 0 || (size_t)used >= sizeof err->message)
         used = 0;
+    vsnprintf(err->message + used, sizeof err->message - (size_t)used, fmt, ap);
+    err->status = status;
+}
+
+tt_status tt_fail(tt_error *err, tt_status status, const char *arg, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->message + used, sizeof err->message - (size_t)used, fmt, ap);
+    fail_v(err, status, arg, fmt, ap);
     va_end(ap);
-    err->status = status;
     return status;
+}
+
+int tt_walk_stop(tt_position *bad, tt_position at, int64_t sign, tt_error *err, const char *arg,
+                 const char *fmt, ...)
+{
+    *bad = at;
+    if (sign > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fail_v(err, TT_EVALUE, arg, fmt, ap);
+        va_end(ap);
+    }
+    return 1;
 }
 
 static const char *const dtype_names[TT_NDTYPES] = {

@@ -22,10 +22,7 @@
 extern "C" {
 #endif
 
-#include "../tt.h"
-
-/* A device status outside tt_status's range: CUDA itself failed (RuntimeError in Python). */
-#define TT_ECUDA ((tt_status)64)
+#include "../tt.h" /* tt_status, with TT_ECUDA for a failed CUDA call */
 
 /* The per-call error record in device memory: `key` for the inputs, `thr_key` for the
  * thresholds of binned_update. TT_CUDA_CLEAR means no error. */

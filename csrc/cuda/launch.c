@@ -375,21 +375,6 @@ static cudaError_t launch_topk(const count_job *j, int64_t sign, tt_cuda_record 
 
 /* ---- confusion matrices --------------------------------------------------------------------- */
 
-static tt_status check_square_out(const tt_view *out, int64_t classes, tt_error *err)
-{
-    const int64_t shape[2] = {classes, classes};
-    return tt_check_out(out, "out", TT_I64, 2, shape, err);
-}
-
-static tt_status check_same_length(const tt_view *a, const char *arg, const tt_view *target,
-                                   tt_error *err)
-{
-    if (a->shape[0] == target->shape[0])
-        return TT_OK;
-    return tt_fail(err, TT_EVALUE, arg, "expected %lld samples (as target), got %lld",
-                   (long long)target->shape[0], (long long)a->shape[0]);
-}
-
 /* Device checks of the four tensors every counting kernel takes; copies into o, p, t, m. */
 static tt_status label_devices(const tt_view *out, const tt_view *preds, const tt_view *target,
                                const tt_view *mask, tt_view *o, tt_view *p, tt_view *t, tt_view *m,
@@ -411,8 +396,8 @@ tt_status tt_cuda_confmat_labels(const tt_cuda_ctx *ctx, const tt_view *out, con
         return err->status;
     if (o.ndim != 2)
         return tt_fail(err, TT_EVALUE, "out", "expected an int64 [C, C] matrix, got %d-D", o.ndim);
-    if (check_square_out(&o, o.shape[0], err) || tt_check_labels(&p, "preds", 1, err) ||
-        tt_check_labels(&t, "target", 1, err) || check_same_length(&p, "preds", &t, err) ||
+    if (tt_check_square_out(&o, o.shape[0], err) || tt_check_labels(&p, "preds", 1, err) ||
+        tt_check_labels(&t, "target", 1, err) || tt_check_same_length(&p, "preds", &t, err) ||
         tt_check_mask(mask ? &m : NULL, t.shape[0], err))
         return err->status;
     if (ctx->check_only || t.shape[0] == 0)
@@ -433,8 +418,8 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
     if (classes == 0 && p.shape[0] > 0)
         return tt_fail(err, TT_EVALUE, "preds", "expected at least one class column, got [%lld, 0]",
                        (long long)p.shape[0]);
-    if (check_square_out(&o, classes, err) || tt_check_labels(&t, "target", 1, err) ||
-        check_same_length(&p, "preds", &t, err) || tt_check_mask(mask ? &m : NULL, t.shape[0], err))
+    if (tt_check_square_out(&o, classes, err) || tt_check_labels(&t, "target", 1, err) ||
+        tt_check_same_length(&p, "preds", &t, err) || tt_check_mask(mask ? &m : NULL, t.shape[0], err))
         return err->status;
     if (ctx->check_only || t.shape[0] == 0)
         return TT_OK;
@@ -550,15 +535,6 @@ tt_status tt_cuda_topk_update(const tt_cuda_ctx *ctx, const tt_view *out, const 
 
 static int64_t columns_of(const tt_view *x) { return x->ndim == 2 ? x->shape[1] : 1; }
 
-static tt_status check_values(const tt_view *x, const char *arg, tt_error *err)
-{
-    char got[96];
-    if (x->ndim != 1 && x->ndim != 2)
-        return tt_fail(err, TT_EVALUE, arg, "expected values [N] or [N, D], got %s",
-                       tt_describe(x, got, sizeof got));
-    return tt_check_scores(x, arg, x->ndim, err);
-}
-
 static tt_status check_state(const tt_view *state, int64_t columns, tt_error *err)
 {
     const int64_t shape[2] = {columns, 6};
@@ -640,7 +616,7 @@ tt_status tt_cuda_moments_update(const tt_cuda_ctx *ctx, const tt_view *state, c
     if (cuda_out(state, "state", &s, err) || same_device(x, "x", state, "state", &xv, err) ||
         same_device(weights, "weights", state, "state", &w, err))
         return err->status;
-    if (check_values(&xv, "x", err) || check_state(&s, columns_of(&xv), err))
+    if (tt_check_values(&xv, "x", err) || check_state(&s, columns_of(&xv), err))
         return err->status;
     if (weights != NULL) {
         if (tt_check_scores(&w, "weights", 1, err))
@@ -662,7 +638,7 @@ tt_status tt_cuda_comoments_update(const tt_cuda_ctx *ctx, const tt_view *state,
     if (cuda_out(state, "state", &s, err) || same_device(x, "x", state, "state", &xv, err) ||
         same_device(y, "y", state, "state", &yv, err))
         return err->status;
-    if (check_values(&xv, "x", err) || check_values(&yv, "y", err))
+    if (tt_check_values(&xv, "x", err) || tt_check_values(&yv, "y", err))
         return err->status;
     if (xv.ndim != yv.ndim || xv.shape[0] != yv.shape[0] || columns_of(&xv) != columns_of(&yv))
         return tt_fail(err, TT_EVALUE, "y", "expected the shape of x (%s), got %s",

@@ -80,26 +80,19 @@ static int binned_walk(const binned_job *job, int64_t sign, tt_position stop, tt
             const int64_t visit = tt_rows_before(start, n, col, stop);
             for (int64_t i = 0; i < visit; i++) {
                 const int64_t row = start + i;
-                if (i == nan_at) {
-                    if (sign > 0)
-                        tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld",
-                                (long long)row, (long long)col);
-                    *bad = (tt_position){row, col};
-                    return 1;
-                }
+                if (i == nan_at)
+                    return tt_walk_stop(bad, (tt_position){row, col}, sign, err, "preds",
+                                        "NaN at sample %lld, column %lld", (long long)row,
+                                        (long long)col);
                 const int64_t t = targets[i];
                 /* bitwise, not ||: a branch on the random label would mispredict half the time */
                 if ((keep[i] == 0) | (has_ignore & (t == ignore)))
                     continue;
                 const int64_t limit = multiclass ? cols : 2;
-                if ((uint64_t)t >= (uint64_t)limit) {
-                    if (sign > 0)
-                        tt_fail(err, TT_EVALUE, "target",
-                                "label %lld at sample %lld is out of range [0, %lld)",
-                                (long long)t, (long long)row, (long long)limit);
-                    *bad = (tt_position){row, col};
-                    return 1;
-                }
+                if ((uint64_t)t >= (uint64_t)limit)
+                    return tt_walk_stop(bad, (tt_position){row, col}, sign, err, "target",
+                                        "label %lld at sample %lld is out of range [0, %lld)",
+                                        (long long)t, (long long)row, (long long)limit);
                 const int64_t positive = multiclass ? t == col : t;
                 const int64_t b = use_formula ? bin_by_formula(thr, count, origin, scale, scores[i])
                                               : bin_by_search(thr, count, scores[i]);

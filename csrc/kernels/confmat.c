@@ -212,29 +212,14 @@ static tt_status labels_run(const labels_job *job, tt_error *err)
     return err->status;
 }
 
-static tt_status check_square_out(const tt_view *out, int64_t classes, tt_error *err)
-{
-    const int64_t shape[2] = {classes, classes};
-    return tt_check_out(out, "out", TT_I64, 2, shape, err);
-}
-
-static tt_status check_same_length(const tt_view *a, const char *arg, const tt_view *target,
-                                   tt_error *err)
-{
-    if (a->shape[0] == target->shape[0])
-        return TT_OK;
-    return tt_fail(err, TT_EVALUE, arg, "expected %lld samples (as target), got %lld",
-                   (long long)target->shape[0], (long long)a->shape[0]);
-}
-
 tt_status tt_confmat_labels(const tt_view *out, const tt_view *preds, const tt_view *target,
                             const tt_view *mask, const int64_t *ignore_index, tt_error *err)
 {
     if (out->ndim != 2)
         return tt_fail(err, TT_EVALUE, "out", "expected an int64 [C, C] matrix, got %d-D", out->ndim);
-    if (check_square_out(out, out->shape[0], err) || tt_check_labels(preds, "preds", 1, err) ||
+    if (tt_check_square_out(out, out->shape[0], err) || tt_check_labels(preds, "preds", 1, err) ||
         tt_check_labels(target, "target", 1, err) ||
-        check_same_length(preds, "preds", target, err) ||
+        tt_check_same_length(preds, "preds", target, err) ||
         tt_check_mask(mask, target->shape[0], err))
         return err->status;
     labels_job job = {preds, target, mask, ignore_index, out->shape[0], 0, (int64_t *)out->data};
@@ -250,8 +235,8 @@ tt_status tt_confmat_scores(const tt_view *out, const tt_view *preds, const tt_v
     if (classes == 0 && preds->shape[0] > 0)
         return tt_fail(err, TT_EVALUE, "preds", "expected at least one class column, got [%lld, 0]",
                        (long long)preds->shape[0]);
-    if (check_square_out(out, classes, err) || tt_check_labels(target, "target", 1, err) ||
-        check_same_length(preds, "preds", target, err) ||
+    if (tt_check_square_out(out, classes, err) || tt_check_labels(target, "target", 1, err) ||
+        tt_check_same_length(preds, "preds", target, err) ||
         tt_check_mask(mask, target->shape[0], err))
         return err->status;
     labels_job job = {preds, target, mask, ignore_index, classes, 1, (int64_t *)out->data};
@@ -295,26 +280,20 @@ static int threshold_walk(const threshold_job *job, int64_t sign, tt_position st
             const int64_t visit = tt_rows_before(start, n, col, stop);
             for (int64_t i = 0; i < visit; i++) {
                 const int64_t row = start + i;
-                if (i == nan_at) {
-                    if (sign > 0)
-                        tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld",
-                                (long long)row, (long long)col);
-                    *bad = (tt_position){row, col};
-                    return 1;
-                }
+                if (i == nan_at)
+                    return tt_walk_stop(bad, (tt_position){row, col}, sign, err, "preds",
+                                        "NaN at sample %lld, column %lld", (long long)row,
+                                        (long long)col);
                 const int64_t t = targets[i];
                 if ((keep[i] == 0) | (has_ignore & (t == ignore)))
                     continue;
                 const int64_t p = float_preds ? scores[i] > threshold : labels[i];
                 const char *which = (uint64_t)t > 1 ? "target" : (uint64_t)p > 1 ? "preds" : NULL;
-                if (which != NULL) {
-                    if (sign > 0)
-                        tt_fail(err, TT_EVALUE, which,
-                                "value %lld at sample %lld, column %lld is not a binary label (0 or 1)",
-                                (long long)(which[0] == 't' ? t : p), (long long)row, (long long)col);
-                    *bad = (tt_position){row, col};
-                    return 1;
-                }
+                if (which != NULL)
+                    return tt_walk_stop(
+                        bad, (tt_position){row, col}, sign, err, which,
+                        "value %lld at sample %lld, column %lld is not a binary label (0 or 1)",
+                        (long long)(which[0] == 't' ? t : p), (long long)row, (long long)col);
                 cell[t * 2 + p] += sign;
             }
             if (visit < n)

@@ -13,19 +13,13 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* Both state layouts are [D, 6]: the row helpers below step by 6. */
+_Static_assert(TT_MOM_WIDTH == 6 && TT_CO_WIDTH == 6, "moments and co-moments rows are 6 wide");
+
 static tt_status check_state(const tt_view *state, const char *arg, int64_t columns, tt_error *err)
 {
     const int64_t shape[2] = {columns, 6};
     return tt_check_out(state, arg, TT_F64, 2, shape, err);
-}
-
-static tt_status check_values(const tt_view *x, const char *arg, tt_error *err)
-{
-    char got[96];
-    if (x->ndim != 1 && x->ndim != 2)
-        return tt_fail(err, TT_EVALUE, arg, "expected values [N] or [N, D], got %s",
-                       tt_describe(x, got, sizeof got));
-    return tt_check_scores(x, arg, x->ndim, err);
 }
 
 static int64_t columns_of(const tt_view *x) { return x->ndim == 2 ? x->shape[1] : 1; }
@@ -76,6 +70,33 @@ static void merge_comoment_row(double *a, const double *b)
     a[TT_CO_M2_Y] += b[TT_CO_M2_Y] + dy * dy * weight;
     a[TT_CO_C_XY] += b[TT_CO_C_XY] + dx * dy * weight;
     a[TT_CO_N] = total;
+}
+
+/* A batch reducer: one column of x (and of `second`: weights or y) into a state row; returns 1
+ * with err filled on a bad value. */
+typedef int (*batch_fn)(const tt_view *x, const tt_view *second, int64_t col, double *row,
+                        tt_error *err);
+
+/* Reduces every column of the batch into scratch, then merges the scratch into the state rows
+ * (float64 [D, 6]): a bad value anywhere leaves the state untouched. */
+static tt_status update_rows(const tt_view *state, const tt_view *x, const tt_view *second,
+                             batch_fn batch_row, void (*merge_row)(double *, const double *),
+                             tt_error *err)
+{
+    const int64_t columns = columns_of(x);
+    double *batch = malloc((size_t)(columns > 0 ? columns : 1) * 6 * sizeof *batch);
+    if (batch == NULL)
+        return tt_fail(err, TT_ENOMEM, "x", "out of memory for %lld columns", (long long)columns);
+    for (int64_t col = 0; col < columns; col++) {
+        if (batch_row(x, second, col, batch + col * 6, err)) {
+            free(batch);
+            return err->status;
+        }
+    }
+    for (int64_t col = 0; col < columns; col++)
+        merge_row((double *)state->data + col * 6, batch + col * 6);
+    free(batch);
+    return TT_OK;
 }
 
 /* ---- moments ------------------------------------------------------------------------------ */
@@ -184,7 +205,7 @@ tt_status tt_moments_update(const tt_view *state, const tt_view *x, const tt_vie
                             tt_error *err)
 {
     char got[96];
-    if (check_values(x, "x", err) || check_state(state, "state", columns_of(x), err))
+    if (tt_check_values(x, "x", err) || check_state(state, "state", columns_of(x), err))
         return err->status;
     if (weights != NULL) {
         if (tt_check_scores(weights, "weights", 1, err))
@@ -193,21 +214,7 @@ tt_status tt_moments_update(const tt_view *state, const tt_view *x, const tt_vie
             return tt_fail(err, TT_EVALUE, "weights", "expected [%lld] (one per sample), got %s",
                            (long long)x->shape[0], tt_describe(weights, got, sizeof got));
     }
-    const int64_t columns = columns_of(x);
-    double *batch = malloc((size_t)(columns > 0 ? columns : 1) * TT_MOM_WIDTH * sizeof *batch);
-    if (batch == NULL)
-        return tt_fail(err, TT_ENOMEM, "x", "out of memory for %lld columns", (long long)columns);
-    for (int64_t col = 0; col < columns; col++) {
-        if (batch_moments(x, weights, col, batch + col * TT_MOM_WIDTH, err)) {
-            free(batch);
-            return err->status;
-        }
-    }
-    double *rows = (double *)state->data;
-    for (int64_t col = 0; col < columns; col++)
-        merge_moment_row(rows + col * TT_MOM_WIDTH, batch + col * TT_MOM_WIDTH);
-    free(batch);
-    return TT_OK;
+    return update_rows(state, x, weights, batch_moments, merge_moment_row, err);
 }
 
 /* state float64 [D, 6] (contiguous, written) and other float64 [D, 6] (any strides, read). */
@@ -297,27 +304,14 @@ tt_status tt_comoments_update(const tt_view *state, const tt_view *x, const tt_v
                               tt_error *err)
 {
     char got[96], want[96];
-    if (check_values(x, "x", err) || check_values(y, "y", err))
+    if (tt_check_values(x, "x", err) || tt_check_values(y, "y", err))
         return err->status;
     if (x->ndim != y->ndim || x->shape[0] != y->shape[0] || columns_of(x) != columns_of(y))
         return tt_fail(err, TT_EVALUE, "y", "expected the shape of x (%s), got %s",
                        tt_describe(x, want, sizeof want), tt_describe(y, got, sizeof got));
-    const int64_t columns = columns_of(x);
-    if (check_state(state, "state", columns, err))
+    if (check_state(state, "state", columns_of(x), err))
         return err->status;
-    double *batch = malloc((size_t)(columns > 0 ? columns : 1) * TT_CO_WIDTH * sizeof *batch);
-    if (batch == NULL)
-        return tt_fail(err, TT_ENOMEM, "x", "out of memory for %lld columns", (long long)columns);
-    for (int64_t col = 0; col < columns; col++) {
-        if (batch_comoments(x, y, col, batch + col * TT_CO_WIDTH, err)) {
-            free(batch);
-            return err->status;
-        }
-    }
-    for (int64_t col = 0; col < columns; col++)
-        merge_comoment_row((double *)state->data + col * TT_CO_WIDTH, batch + col * TT_CO_WIDTH);
-    free(batch);
-    return TT_OK;
+    return update_rows(state, x, y, batch_comoments, merge_comoment_row, err);
 }
 
 tt_status tt_comoments_merge(const tt_view *state, const tt_view *other, tt_error *err)
