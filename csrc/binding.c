@@ -30,9 +30,15 @@ static int parse_arg(tt_dlpack_cache *cache, const tt_arg_spec *spec, PyObject *
             return 0;
         /* fall through */
     case TT_ARG_TENSOR:
+    case TT_ARG_OUT_TENSOR:
         if (tt_view_from_object(cache, obj, spec->name, &a->views[i], &a->borrows[i]) < 0)
             return -1;
         a->tensor[i] = &a->views[i];
+        if (spec->kind == TT_ARG_OUT_TENSOR && a->borrows[i].read_only) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: expected a writable tensor, got a read-only DLPack export", spec->name);
+            return -1; /* the caller releases the borrows parsed so far, this one included */
+        }
         return 0;
     case TT_ARG_OPT_INT:
         if (obj == Py_None)

@@ -21,6 +21,7 @@
 
 typedef enum {
     TT_ARG_TENSOR,     /* required tensor */
+    TT_ARG_OUT_TENSOR, /* required tensor the kernel writes: a read-only export is refused */
     TT_ARG_OPT_TENSOR, /* tensor or None */
     TT_ARG_OPT_INT,    /* int or None */
     TT_ARG_INT,        /* int */
@@ -90,7 +91,7 @@ PyObject *tt_use_exchange_api(tt_dlpack_cache *cache, PyObject *flag);
  * TT_KERNELS(TT_DEFINE_KERNEL) defines the methods' specs and py_<name> functions, and
  * TT_KERNELS(TT_KERNEL_METHOD) lists them in its PyMethodDef table. */
 #define TT_LABEL_ARGS                                                                          \
-    {"out", TT_ARG_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},                \
+    {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},                \
         {"mask", TT_ARG_OPT_TENSOR}, {"ignore_index", TT_ARG_OPT_INT}
 
 #define TT_KERNELS(X)                                                                          \
@@ -103,13 +104,13 @@ PyObject *tt_use_exchange_api(tt_dlpack_cache *cache, PyObject *flag);
       TT_LABEL_ARGS, {"thresholds", TT_ARG_TENSOR}, {"uniform", TT_ARG_BOOL})                   \
     X(topk_update, "topk_update(out, preds, target, mask, ignore_index, k)", TT_LABEL_ARGS,     \
       {"k", TT_ARG_INT})                                                                       \
-    X(moments_update, "moments_update(state, x, weights)", {"state", TT_ARG_TENSOR},            \
+    X(moments_update, "moments_update(state, x, weights)", {"state", TT_ARG_OUT_TENSOR},            \
       {"x", TT_ARG_TENSOR}, {"weights", TT_ARG_OPT_TENSOR})                                     \
-    X(moments_merge, "moments_merge(state, other)", {"state", TT_ARG_TENSOR},                   \
+    X(moments_merge, "moments_merge(state, other)", {"state", TT_ARG_OUT_TENSOR},                   \
       {"other", TT_ARG_TENSOR})                                                                \
-    X(comoments_update, "comoments_update(state, x, y)", {"state", TT_ARG_TENSOR},              \
+    X(comoments_update, "comoments_update(state, x, y)", {"state", TT_ARG_OUT_TENSOR},              \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR})                                               \
-    X(comoments_merge, "comoments_merge(state, other)", {"state", TT_ARG_TENSOR},               \
+    X(comoments_merge, "comoments_merge(state, other)", {"state", TT_ARG_OUT_TENSOR},               \
       {"other", TT_ARG_TENSOR})
 
 #define TT_DEFINE_KERNEL(name, signature, ...)                                                 \

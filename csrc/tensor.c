@@ -179,6 +179,7 @@ static const tt_DLTensor *dltensor_from_capsule(PyObject *capsule, const char *a
             return NULL;
         borrow->versioned = m; /* ours now: released by tt_borrow_release on every path */
         borrow->path = TT_PATH_VERSIONED;
+        borrow->read_only = (m->flags & TT_DL_FLAG_READ_ONLY) != 0;
         if (m->version.major != 1) {
             PyErr_Format(PyExc_TypeError, "%s: unsupported DLPack version %u.%u (expected 1.x)",
                          arg, m->version.major, m->version.minor);

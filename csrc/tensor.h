@@ -34,6 +34,7 @@ typedef struct {
     tt_DLManagedTensor *legacy;
     tt_DLManagedTensorVersioned *versioned;
     tt_dlpack_path path;
+    int read_only; /* the producer marked the export read-only (versioned capsules only) */
 } tt_borrow;
 
 int tt_dlpack_cache_init(tt_dlpack_cache *cache);

@@ -79,8 +79,10 @@ class Producer:
     """Exports `backing` (a contiguous tensor that owns the memory) with the given DLPack fields.
     Every capsule it hands out is recorded; `deleted` counts deleter calls."""
 
-    def __init__(self, backing, shape, strides=None, byte_offset=0, dtype=None, device=(1, 0), versioned=True):
+    def __init__(self, backing, shape, strides=None, byte_offset=0, dtype=None, device=(1, 0), versioned=True,
+                 flags=0):
         self.backing, self.shape, self.strides, self.byte_offset = backing, shape, strides, byte_offset
+        self.flags = flags  # DLManagedTensorVersioned.flags (bit 0: read-only)
         self.code, self.bits = DL_DTYPES[backing.dtype] if dtype is None else dtype[:2]
         self.lanes = 1 if dtype is None or len(dtype) < 3 else dtype[2]
         self.device, self.versioned = device, versioned
@@ -107,7 +109,7 @@ class Producer:
                           ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64)) if strides is not None else None,
                           self.byte_offset)
         if versioned:
-            managed, name = DLManagedTensorVersioned(DLPackVersion(1, 0), None, self._deleter, 0, tensor), b"dltensor_versioned"
+            managed, name = DLManagedTensorVersioned(DLPackVersion(1, 0), None, self._deleter, self.flags, tensor), b"dltensor_versioned"
         else:
             managed, name = DLManagedTensor(tensor, None, self._deleter), b"dltensor"
         self._keep.append((shape, strides, managed, name))
@@ -340,3 +342,32 @@ def test_no_reference_or_storage_leak(c_core, path):
     gc.collect()
     assert all(s.expired() for s in storages)
     assert alive is None or alive() is None
+
+
+READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
+
+
+@pytest.mark.parametrize("kernel", ["confmat_labels", "moments_update"])
+def test_read_only_output_is_refused_and_left_alone(c_core, kernel):
+    """A versioned export flagged read-only may be read but never written: as out/state it is a
+    ValueError naming the argument, its memory is untouched, and its deleter still runs once."""
+    g = generator(71)
+    if kernel == "confmat_labels":
+        out = start_counts((4, 4), g)
+        args = [labels((50,), 4, torch.int64, g), labels((50,), 4, torch.int64, g), None, None]
+        name = "out"
+    else:
+        out = torch.zeros(1, 6, dtype=torch.float64)
+        args = [torch.randn(50, generator=g), None]
+        name = "state"
+    before = out.clone()
+    exported = producer_of(out, flags=READ_ONLY)
+    exported.backing = out  # export out's own memory, so a write would show
+    with pytest.raises(ValueError, match=rf"^{name}: expected a writable tensor"):
+        getattr(c_core, kernel)(exported, *args)
+    assert torch.equal(out, before)
+    assert exported.all_used_once()
+    # the same flag on an input is fine: inputs are only read
+    if kernel == "confmat_labels":
+        c_core.confmat_labels(out, producer_of(args[0], flags=READ_ONLY), args[1], None, None)
+        assert int(out.sum()) == int(before.sum()) + 50
