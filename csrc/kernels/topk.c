@@ -1,8 +1,9 @@
 /*
  * topk.c: which classes fall in each row's top k, without sorting the row. Classes are ordered
- * by score descending, lower index first among equal scores (a stable order), and a row keeps a
- * small sorted list of its best k while it scans the C scores once: O(C*k) worst case, O(C) in
- * practice for the small k that top-k accuracy uses.
+ * by score descending, lower index first among equal scores (a stable order). Rows of up to 32
+ * classes count each class's rank pairwise (O(C^2) compares, no branches); wider rows keep a
+ * small sorted list of their best k while scanning the C scores once: O(C*k) worst case, O(C)
+ * in practice for the small k that top-k accuracy uses.
  *
  * A row is loaded and checked before anything is counted for it; a bad row stops the walk and
  * the rows before it are uncounted again by a second walk with sign -1.
