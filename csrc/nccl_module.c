@@ -215,28 +215,43 @@ static PyObject *py_comm_init_rank(PyObject *module, PyObject *const *args, Py_s
     return PyLong_FromVoidPtr(comm);
 }
 
+/* The arguments all_reduce and all_gather share: (comm, send, recv, count, dtype, ..., stream),
+ * the stream last (None: NCCL's default stream). Returns 0, or -1 with an exception set. */
+typedef struct {
+    void *comm, *send, *recv, *stream;
+    long long count, dtype;
+} collective_args;
+
+static int parse_collective(const char *name, PyObject *const *args, Py_ssize_t nargs,
+                            Py_ssize_t expected, collective_args *c)
+{
+    if (check_nargs(name, nargs, expected) < 0 || arg_pointer(args[0], "comm", &c->comm) < 0 ||
+        arg_pointer(args[1], "send", &c->send) < 0 || arg_pointer(args[2], "recv", &c->recv) < 0 ||
+        arg_int(args[3], "count", &c->count) < 0 || arg_int(args[4], "dtype", &c->dtype) < 0)
+        return -1;
+    PyObject *stream = args[expected - 1];
+    c->stream = NULL;
+    if (stream != Py_None && arg_pointer(stream, "stream", &c->stream) < 0)
+        return -1;
+    if (c->count < 0) {
+        PyErr_Format(PyExc_ValueError, "count: expected >= 0, got %lld", c->count);
+        return -1;
+    }
+    return 0;
+}
+
 /* all_reduce(comm, send, recv, count, dtype, op, stream): ncclDataType_t / ncclRedOp_t codes. */
 static PyObject *py_all_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     const tt_nccl_lib *lib = loaded(module);
-    void *comm, *send, *recv, *stream;
-    long long count, dtype, op;
-    if (lib == NULL || check_nargs("all_reduce", nargs, 7) < 0 ||
-        arg_pointer(args[0], "comm", &comm) < 0 || arg_pointer(args[1], "send", &send) < 0 ||
-        arg_pointer(args[2], "recv", &recv) < 0 || arg_int(args[3], "count", &count) < 0 ||
-        arg_int(args[4], "dtype", &dtype) < 0 || arg_int(args[5], "op", &op) < 0)
+    collective_args c;
+    long long op;
+    if (lib == NULL || parse_collective("all_reduce", args, nargs, 7, &c) < 0 ||
+        arg_int(args[5], "op", &op) < 0)
         return NULL;
-    if (args[6] == Py_None)
-        stream = NULL;
-    else if (arg_pointer(args[6], "stream", &stream) < 0)
-        return NULL;
-    if (count < 0) {
-        PyErr_Format(PyExc_ValueError, "count: expected >= 0, got %lld", count);
-        return NULL;
-    }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = lib->all_reduce(send, recv, (size_t)count, (int)dtype, (int)op, comm, stream);
+    rc = lib->all_reduce(c.send, c.recv, (size_t)c.count, (int)c.dtype, (int)op, c.comm, c.stream);
     Py_END_ALLOW_THREADS
     if (rc != TT_NCCL_SUCCESS)
         return nccl_fail(module, "ncclAllReduce", rc);
@@ -247,24 +262,12 @@ static PyObject *py_all_reduce(PyObject *module, PyObject *const *args, Py_ssize
 static PyObject *py_all_gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     const tt_nccl_lib *lib = loaded(module);
-    void *comm, *send, *recv, *stream;
-    long long count, dtype;
-    if (lib == NULL || check_nargs("all_gather", nargs, 6) < 0 ||
-        arg_pointer(args[0], "comm", &comm) < 0 || arg_pointer(args[1], "send", &send) < 0 ||
-        arg_pointer(args[2], "recv", &recv) < 0 || arg_int(args[3], "count", &count) < 0 ||
-        arg_int(args[4], "dtype", &dtype) < 0)
+    collective_args c;
+    if (lib == NULL || parse_collective("all_gather", args, nargs, 6, &c) < 0)
         return NULL;
-    if (args[5] == Py_None)
-        stream = NULL;
-    else if (arg_pointer(args[5], "stream", &stream) < 0)
-        return NULL;
-    if (count < 0) {
-        PyErr_Format(PyExc_ValueError, "count: expected >= 0, got %lld", count);
-        return NULL;
-    }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = lib->all_gather(send, recv, (size_t)count, (int)dtype, comm, stream);
+    rc = lib->all_gather(c.send, c.recv, (size_t)c.count, (int)c.dtype, c.comm, c.stream);
     Py_END_ALLOW_THREADS
     if (rc != TT_NCCL_SUCCESS)
         return nccl_fail(module, "ncclAllGather", rc);
