@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The 2.14 layout NCCL's C ABI fixes (LP64): blocking at byte 16, 24 bytes in all. */
+_Static_assert(offsetof(tt_nccl_config_v21400, blocking) == 16, "ncclConfig_v21400: blocking at 16");
+_Static_assert(sizeof(tt_nccl_config_v21400) == 24, "ncclConfig_v21400: 24 bytes");
+
 /* dlsym into a function pointer: POSIX guarantees the conversion, C does not; go through memcpy. */
 static int resolve(void *handle, const char *name, void *slot, size_t slot_size)
 {
@@ -20,6 +24,12 @@ static int resolve(void *handle, const char *name, void *slot, size_t slot_size)
     memcpy(slot, &symbol, slot_size);
     return 0;
 }
+
+#define OPTIONAL(field, name)                                                                   \
+    do {                                                                                        \
+        if (resolve(lib->handle, name, &lib->field, sizeof lib->field) < 0)                     \
+            lib->field = NULL;                                                                  \
+    } while (0)
 
 #define REQUIRED(field, name)                                                                   \
     do {                                                                                        \
@@ -48,14 +58,27 @@ int tt_nccl_open(tt_nccl_lib *lib, const char *path, char *message, size_t size)
     REQUIRED(comm_abort, "ncclCommAbort");
     REQUIRED(comm_destroy, "ncclCommDestroy");
     REQUIRED(get_error_string, "ncclGetErrorString");
-    if (resolve(lib->handle, "ncclCommGetAsyncError", &lib->comm_get_async_error,
-                sizeof lib->comm_get_async_error) < 0)
-        lib->comm_get_async_error = NULL;
+    OPTIONAL(comm_get_async_error, "ncclCommGetAsyncError");
+    OPTIONAL(comm_init_rank_config, "ncclCommInitRankConfig");
     return 0;
 fail:
     snprintf(message, size, "'%s' is not a usable NCCL: it has no symbol %s", path, missing);
     tt_nccl_close(lib);
     return -1;
+}
+
+int tt_nccl_has_nonblocking_init(const tt_nccl_lib *lib)
+{
+    return lib->handle != NULL && lib->comm_init_rank_config != NULL && lib->comm_get_async_error != NULL;
+}
+
+void tt_nccl_config_init(tt_nccl_config_v21400 *config, int blocking)
+{
+    memset(config, 0, sizeof *config); /* the tail padding too: NCCL copies all `size` bytes */
+    config->size = sizeof *config;
+    config->magic = TT_NCCL_CONFIG_MAGIC;
+    config->version = TT_NCCL_CONFIG_VERSION;
+    config->blocking = blocking;
 }
 
 void tt_nccl_close(tt_nccl_lib *lib)

@@ -4,6 +4,13 @@
  * cross as Python ints (pointers); the caller owns their lifetimes. Calls that can block
  * (communicator creation and teardown, collective launches) release the GIL.
  *
+ * Communicators come in two kinds. comm_init_rank (ncclCommInitRank) blocks until every rank
+ * has joined, forever if one never does. comm_init_rank_nonblocking (ncclCommInitRankConfig with
+ * blocking = 0, NCCL >= 2.14; has_nonblocking_init() says whether the library can) returns at
+ * once; its setup, and the enqueue of its collectives, may still be in progress (result 7,
+ * ncclInProgress, which is not an error): the caller polls comm_async_error, with a deadline of
+ * its own, until it is no longer 7 (python/torchtally/nccl.py: wait_until_ready).
+ *
  * Errors: OSError when the library cannot be loaded or lacks a symbol (the message names the
  * path and the symbol), RuntimeError before a library is loaded, NcclError (a RuntimeError)
  * when NCCL returns an error, with NCCL's own description and the numeric result.
@@ -156,6 +163,14 @@ static PyObject *py_has_async_error(PyObject *module, PyObject *unused)
     return PyBool_FromLong(lib->comm_get_async_error != NULL);
 }
 
+static PyObject *py_has_nonblocking_init(PyObject *module, PyObject *unused)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    if (lib == NULL)
+        return NULL;
+    return PyBool_FromLong(tt_nccl_has_nonblocking_init(lib));
+}
+
 static PyObject *py_error_string(PyObject *module, PyObject *code_obj)
 {
     const tt_nccl_lib *lib = loaded(module);
@@ -184,35 +199,87 @@ static PyObject *py_unique_id(PyObject *module, PyObject *unused)
     return PyBytes_FromStringAndSize(id.internal, sizeof id.internal);
 }
 
-/* comm_init_rank(nranks, unique_id: bytes, rank) -> communicator; on the current CUDA device. */
-static PyObject *py_comm_init_rank(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* The arguments both comm_init_rank forms take: (nranks, unique_id: bytes, rank). */
+static int parse_init(const char *name, PyObject *const *args, Py_ssize_t nargs, int *nranks,
+                      tt_nccl_unique_id *id, int *rank)
 {
-    const tt_nccl_lib *lib = loaded(module);
-    long long nranks, rank;
-    if (lib == NULL || check_nargs("comm_init_rank", nargs, 3) < 0 ||
-        arg_int(args[0], "nranks", &nranks) < 0 || arg_int(args[2], "rank", &rank) < 0)
-        return NULL;
+    long long n, r;
+    if (check_nargs(name, nargs, 3) < 0 || arg_int(args[0], "nranks", &n) < 0 ||
+        arg_int(args[2], "rank", &r) < 0)
+        return -1;
     if (!PyBytes_Check(args[1]) || PyBytes_GET_SIZE(args[1]) != TT_NCCL_UNIQUE_ID_BYTES) {
         PyErr_Format(PyExc_ValueError, "unique_id: expected %d bytes (from unique_id()), got %R",
                      TT_NCCL_UNIQUE_ID_BYTES, args[1]);
-        return NULL;
+        return -1;
     }
-    if (nranks < 1 || nranks > 1 << 20 || rank < 0 || rank >= nranks) {
-        PyErr_Format(PyExc_ValueError, "rank: expected 0 <= rank < nranks, got rank %lld of %lld",
-                     rank, nranks);
-        return NULL;
+    if (n < 1 || n > 1 << 20 || r < 0 || r >= n) {
+        PyErr_Format(PyExc_ValueError, "rank: expected 0 <= rank < nranks, got rank %lld of %lld", r,
+                     n);
+        return -1;
     }
+    memcpy(id->internal, PyBytes_AS_STRING(args[1]), sizeof id->internal);
+    *nranks = (int)n;
+    *rank = (int)r;
+    return 0;
+}
+
+/* comm_init_rank(nranks, unique_id: bytes, rank) -> communicator; on the current CUDA device.
+ * ncclCommInitRank: blocks until every rank has joined (forever if one never does). */
+static PyObject *py_comm_init_rank(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    int nranks, rank;
     tt_nccl_unique_id id;
-    memcpy(id.internal, PyBytes_AS_STRING(args[1]), sizeof id.internal);
+    if (lib == NULL || parse_init("comm_init_rank", args, nargs, &nranks, &id, &rank) < 0)
+        return NULL;
     tt_nccl_comm comm = NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = lib->comm_init_rank(&comm, (int)nranks, id, (int)rank);
+    rc = lib->comm_init_rank(&comm, nranks, id, rank);
     Py_END_ALLOW_THREADS
     if (rc != TT_NCCL_SUCCESS)
         return nccl_fail(module, "ncclCommInitRank", rc);
     get_state(module)->open_comms++;
     return PyLong_FromVoidPtr(comm);
+}
+
+/* comm_init_rank_nonblocking(nranks, unique_id, rank) -> (communicator, result): a non-blocking
+ * communicator (ncclCommInitRankConfig, blocking = 0) that returns at once. result 0: ready;
+ * 7 (ncclInProgress): setup goes on in the background, poll comm_async_error until it is not 7
+ * (or comm_abort it). On an immediate error a communicator NCCL left behind is aborted. */
+static PyObject *py_comm_init_rank_nonblocking(PyObject *module, PyObject *const *args,
+                                               Py_ssize_t nargs)
+{
+    const tt_nccl_lib *lib = loaded(module);
+    int nranks, rank;
+    tt_nccl_unique_id id;
+    if (lib == NULL ||
+        parse_init("comm_init_rank_nonblocking", args, nargs, &nranks, &id, &rank) < 0)
+        return NULL;
+    if (!tt_nccl_has_nonblocking_init(lib)) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "torchtally._nccl: '%s' cannot make non-blocking communicators (it lacks "
+                     "ncclCommInitRankConfig or ncclCommGetAsyncError: NCCL < 2.14); use "
+                     "comm_init_rank",
+                     get_state(module)->path);
+        return NULL;
+    }
+    tt_nccl_config_v21400 config;
+    tt_nccl_config_init(&config, 0);
+    tt_nccl_comm comm = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lib->comm_init_rank_config(&comm, nranks, id, rank, &config);
+    if (rc != TT_NCCL_SUCCESS && rc != TT_NCCL_IN_PROGRESS && comm != NULL)
+        lib->comm_abort(comm);
+    Py_END_ALLOW_THREADS
+    if (rc != TT_NCCL_SUCCESS && rc != TT_NCCL_IN_PROGRESS)
+        return nccl_fail(module, "ncclCommInitRankConfig", rc);
+    get_state(module)->open_comms++;
+    PyObject *comm_obj = PyLong_FromVoidPtr(comm);
+    if (comm_obj == NULL)
+        return NULL;
+    return Py_BuildValue("(Ni)", comm_obj, rc);
 }
 
 /* The arguments all_reduce and all_gather share: (comm, send, recv, count, dtype, ..., stream),
@@ -240,7 +307,18 @@ static int parse_collective(const char *name, PyObject *const *args, Py_ssize_t 
     return 0;
 }
 
-/* all_reduce(comm, send, recv, count, dtype, op, stream): ncclDataType_t / ncclRedOp_t codes. */
+/* A collective's result: 0 (enqueued), or 7 (ncclInProgress: a non-blocking communicator is
+ * still enqueueing; poll comm_async_error until it is not 7 before the next NCCL call or before
+ * ordering work after the stream); anything else raises NcclError. */
+static PyObject *collective_result(PyObject *module, const char *call, int rc)
+{
+    if (rc != TT_NCCL_SUCCESS && rc != TT_NCCL_IN_PROGRESS)
+        return nccl_fail(module, call, rc);
+    return PyLong_FromLong(rc);
+}
+
+/* all_reduce(comm, send, recv, count, dtype, op, stream) -> 0 or 7: ncclDataType_t / ncclRedOp_t
+ * codes. */
 static PyObject *py_all_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     const tt_nccl_lib *lib = loaded(module);
@@ -253,12 +331,10 @@ static PyObject *py_all_reduce(PyObject *module, PyObject *const *args, Py_ssize
     Py_BEGIN_ALLOW_THREADS
     rc = lib->all_reduce(c.send, c.recv, (size_t)c.count, (int)c.dtype, (int)op, c.comm, c.stream);
     Py_END_ALLOW_THREADS
-    if (rc != TT_NCCL_SUCCESS)
-        return nccl_fail(module, "ncclAllReduce", rc);
-    Py_RETURN_NONE;
+    return collective_result(module, "ncclAllReduce", rc);
 }
 
-/* all_gather(comm, send, recv, count, dtype, stream): `count` elements per rank. */
+/* all_gather(comm, send, recv, count, dtype, stream) -> 0 or 7: `count` elements per rank. */
 static PyObject *py_all_gather(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     const tt_nccl_lib *lib = loaded(module);
@@ -269,9 +345,7 @@ static PyObject *py_all_gather(PyObject *module, PyObject *const *args, Py_ssize
     Py_BEGIN_ALLOW_THREADS
     rc = lib->all_gather(c.send, c.recv, (size_t)c.count, (int)c.dtype, c.comm, c.stream);
     Py_END_ALLOW_THREADS
-    if (rc != TT_NCCL_SUCCESS)
-        return nccl_fail(module, "ncclAllGather", rc);
-    Py_RETURN_NONE;
+    return collective_result(module, "ncclAllGather", rc);
 }
 
 /* comm_async_error(comm) -> ncclResult_t of the communicator's background work (0 = fine,
@@ -326,11 +400,21 @@ static PyMethodDef module_methods[] = {
     {"version_parts", py_version_parts, METH_O, "(major, minor, patch) of a version code."},
     {"has_async_error", py_has_async_error, METH_NOARGS,
      "Whether the loaded NCCL has ncclCommGetAsyncError."},
+    {"has_nonblocking_init", py_has_nonblocking_init, METH_NOARGS,
+     "Whether the loaded NCCL can make non-blocking communicators (ncclCommInitRankConfig and "
+     "ncclCommGetAsyncError: NCCL >= 2.14)."},
     {"error_string", py_error_string, METH_O, "ncclGetErrorString(code)."},
     {"unique_id", py_unique_id, METH_NOARGS, "ncclGetUniqueId() as 128 bytes."},
-    FASTCALL(comm_init_rank, "comm_init_rank(nranks, unique_id, rank) -> communicator (int)."),
-    FASTCALL(all_reduce, "all_reduce(comm, send, recv, count, dtype, op, stream)."),
-    FASTCALL(all_gather, "all_gather(comm, send, recv, count, dtype, stream)."),
+    FASTCALL(comm_init_rank,
+             "comm_init_rank(nranks, unique_id, rank) -> communicator (int); blocks until every "
+             "rank joined."),
+    FASTCALL(comm_init_rank_nonblocking,
+             "comm_init_rank_nonblocking(nranks, unique_id, rank) -> (communicator, result): "
+             "returns at once; result 7 (ncclInProgress): poll comm_async_error."),
+    FASTCALL(all_reduce, "all_reduce(comm, send, recv, count, dtype, op, stream) -> 0, or 7 "
+                         "(ncclInProgress: still enqueueing)."),
+    FASTCALL(all_gather, "all_gather(comm, send, recv, count, dtype, stream) -> 0, or 7 "
+                         "(ncclInProgress: still enqueueing)."),
     {"comm_async_error", py_comm_async_error, METH_O,
      "ncclCommGetAsyncError(comm) -> result code, or None when unavailable."},
     {"comm_abort", py_comm_abort, METH_O, "ncclCommAbort(comm)."},

@@ -16,6 +16,16 @@ aborts the communicator (ncclCommAbort) and raises; the sync engine turns that i
 SyncError that names the ranks that did not reach the sync. Two ranks on one GPU need NCCL
 2.30.3 or newer with NCCL_MULTI_RANK_GPU_ENABLE=1; otherwise ``enable`` refuses, on every rank.
 
+Setup never hangs with NCCL >= 2.14: the communicator is made non-blocking
+(ncclCommInitRankConfig, blocking = 0) and ``enable`` polls ncclCommGetAsyncError until it is
+ready; past the setup timeout it aborts the communicator and raises TimeoutError (a rank that
+died or never called ``enable``). On a non-blocking communicator a collective may return
+ncclInProgress while NCCL is still enqueueing it; the launch then waits (same polling, same
+timeout) before it orders anything after the collective. With an NCCL older than 2.14 (no
+ncclCommInitRankConfig) setup uses the blocking ncclCommInitRank, which can block forever if a
+rank never joins; NCCL_COMM_BLOCKING=1 in the environment makes NCCL keep the communicator
+blocking too (the setup then returns only when every rank has joined).
+
 Example (every rank, after torch.distributed.init_process_group):
 
     >>> import torchtally.nccl
@@ -29,7 +39,7 @@ import os
 import socket
 import sys
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import torch
 import torch.distributed
@@ -134,6 +144,75 @@ def _version_at_least(version: Tuple[int, int, int], wanted: Tuple[int, int, int
     return tuple(version) >= wanted
 
 
+def wait_until_ready(nccl: Any, comm: int, deadline: float, what: str, *, timeout_s: float,
+                     done: Optional[Callable[[], bool]] = None, abort: Optional[Callable[[str], None]] = None,
+                     blame: str = "") -> None:
+    """Poll NCCL until ``what`` on communicator ``comm`` is finished: ncclCommGetAsyncError
+    (``nccl.comm_async_error``) no longer says ncclInProgress and ``done()`` (if given) is true.
+
+    ``deadline`` is a time.monotonic() value; ``timeout_s`` is only for the message. Past the
+    deadline the communicator is aborted and TimeoutError is raised ("<what> did not complete
+    within <timeout_s>s; the communicator was aborted (<blame>)"); when NCCL reports an error the
+    communicator is aborted and NcclError is raised with NCCL's text. ``abort(reason)`` defaults
+    to ``nccl.comm_abort(comm)``. No CUDA calls of its own: ``done`` brings any.
+
+        >>> wait_until_ready(_nccl, comm, time.monotonic() + 60, "NCCL setup", timeout_s=60)  # doctest: +SKIP
+    """
+    def give_up(reason: str) -> None:
+        if abort is not None:
+            abort(reason)
+        else:
+            nccl.comm_abort(comm)
+
+    delay = 1e-5
+    while True:
+        try:
+            code = nccl.comm_async_error(comm)  # None: this NCCL cannot tell (< 2.4)
+        except nccl.NcclError as exc:
+            give_up(f"ncclCommGetAsyncError failed during {what}: {exc}")
+            raise
+        if code not in (None, 0, _RESULT_IN_PROGRESS):
+            text = f"{nccl.error_string(code)} (ncclResult_t {code})"
+            give_up(f"NCCL reported an error during {what}: {text}")
+            raise nccl.NcclError(f"torchtally nccl: {what} failed: {text}; the communicator was aborted")
+        if code != _RESULT_IN_PROGRESS and (done is None or done()):
+            return
+        if time.monotonic() >= deadline:
+            give_up(f"{what} did not complete within {timeout_s:g}s")
+            why = f" ({blame})" if blame else ""
+            raise TimeoutError(f"torchtally nccl: {what} did not complete within {timeout_s:g}s; the communicator "
+                               f"was aborted{why}")
+        time.sleep(delay)
+        delay = min(2 * delay, 1e-3)
+
+
+def nonblocking_init_available() -> bool:
+    """Whether the loaded NCCL makes non-blocking communicators (ncclCommInitRankConfig, NCCL >=
+    2.14), so that setup cannot hang. Loads NCCL first if needed."""
+    nccl = _module()
+    if nccl.loaded_path() is None:
+        load()
+    return bool(nccl.has_nonblocking_init())
+
+
+def init_communicator(nccl: Any, nranks: int, unique_id: bytes, rank: int, deadline: float, *,
+                      timeout_s: float) -> int:
+    """Make this rank's communicator (on the current CUDA device) and return it once it is ready.
+
+    Non-blocking where the library can (NCCL >= 2.14): ncclCommInitRankConfig returns at once and
+    wait_until_ready polls until setup is done; past ``deadline`` the communicator is aborted and
+    TimeoutError says that the other ranks probably did not reach ``enable()``. Without
+    ncclCommInitRankConfig the blocking ncclCommInitRank is used: it returns only when every rank
+    has joined (it can block forever if one never does; ``deadline`` cannot help there).
+    """
+    if not nccl.has_nonblocking_init():
+        return nccl.comm_init_rank(nranks, unique_id, rank)
+    comm, _ = nccl.comm_init_rank_nonblocking(nranks, unique_id, rank)  # 0, or 7: in progress
+    wait_until_ready(nccl, comm, deadline, f"NCCL communicator setup (rank {rank} of {nranks})", timeout_s=timeout_s,
+                     blame="the other ranks probably did not reach torchtally.nccl.enable(), or one died")
+    return comm
+
+
 class NcclWork:
     """One collective in flight on the communicator's stream; ``wait`` as torch's Work.wait."""
 
@@ -146,23 +225,15 @@ class NcclWork:
     def wait(self, timeout: Optional[datetime.timedelta] = None) -> bool:
         """Block until the collective is done, then order torch's current stream after it.
 
-        Polls the event (and NCCL's asynchronous error state); past ``timeout`` (default: the
-        communicator's) the communicator is aborted and TimeoutError is raised.
+        Polls the event and NCCL's asynchronous error state (wait_until_ready); past ``timeout``
+        (default: the communicator's) the communicator is aborted and TimeoutError is raised.
         """
         seconds = timeout.total_seconds() if timeout is not None else self.comm.timeout_s
-        deadline = time.monotonic() + seconds
-        delay = 1e-5
-        while not self.event.query():
-            problem = self.comm.async_error()
-            if problem is not None:
-                self.comm.abort(f"NCCL reported an error during {self.what}: {problem}")
-                raise self.comm.error()
-            if time.monotonic() >= deadline:
-                self.comm.abort(f"{self.what} did not complete within {seconds:g}s")
-                raise TimeoutError(f"torchtally nccl: {self.what} did not complete within {seconds:g}s; the "
-                                   "communicator was aborted (a rank that did not join the collective holds it)")
-            time.sleep(delay)
-            delay = min(2 * delay, 1e-3)
+        if not self.event.query():
+            comm = self.comm.handle()
+            wait_until_ready(self.comm._nccl, comm, time.monotonic() + seconds, self.what, timeout_s=seconds,
+                             done=self.event.query, abort=self.comm.abort,
+                             blame="a rank that did not join the collective holds it")
         torch.cuda.current_stream(self.comm.device).wait_event(self.event)
         return True
 
@@ -175,7 +246,9 @@ class NcclCommunicator:
 
     It is a sync transport (see torchtally.transport): ``device``, ``all_reduce`` and
     ``all_gather_flat`` with torch.distributed's calling convention. Made by ``enable``; every
-    rank of the group must make it together (a collective).
+    rank of the group must make it together (a collective). Setup raises TimeoutError after
+    ``timeout_s`` if another rank never joins, where NCCL >= 2.14 allows a non-blocking
+    communicator (``nonblocking``); with an older NCCL it blocks until every rank has joined.
 
         >>> comm = torchtally.nccl.enable()                    # doctest: +SKIP
         >>> buf = torch.ones(8, device=comm.device)           # doctest: +SKIP
@@ -199,12 +272,15 @@ class NcclCommunicator:
         self.device = _cuda_device(device)
         self.comm: Optional[int] = None
         self._broken: Optional[str] = None
-        unique_id = self._exchange_setup(info.device)
+        self.nonblocking = bool(self._nccl.has_nonblocking_init())
+        deadline = time.monotonic() + self.timeout_s  # for the whole setup: id exchange and init
+        unique_id = self._exchange_setup(info.device, deadline)
         with torch.cuda.device(self.device):
             self.stream = torch.cuda.Stream(self.device)
-            self.comm = self._nccl.comm_init_rank(self.size, unique_id, self.rank)
+            self.comm = init_communicator(self._nccl, self.size, unique_id, self.rank, deadline,
+                                          timeout_s=self.timeout_s)
 
-    def _exchange_setup(self, header_device: torch.device) -> bytes:
+    def _exchange_setup(self, header_device: torch.device, deadline: float) -> bytes:
         """One all_gather over the group: rank 0's ncclUniqueId, and every rank's GPU (to refuse
         two ranks on one GPU where NCCL cannot share it, on every rank alike)."""
         mine = self._nccl.unique_id() if self.rank == 0 else bytes(UNIQUE_ID_BYTES)
@@ -215,7 +291,7 @@ class NcclCommunicator:
         table = torch.empty(self.size * row.numel(), dtype=torch.uint8, device=header_device)
         gather = getattr(torch.distributed, "all_gather_single", None) or torch.distributed.all_gather_into_tensor
         work = gather(table, row, group=self.group, async_op=True)
-        dist.wait(work, time.monotonic() + self.timeout_s)
+        dist.wait(work, deadline)
         rows = table.view(self.size, -1).cpu()
         keys = [bytes(r[UNIQUE_ID_BYTES:].tolist()) for r in rows]
         if len(set(keys)) < len(keys):
@@ -241,6 +317,14 @@ class NcclCommunicator:
             if t.device != self.device or not t.is_contiguous():
                 raise ValueError(f"the nccl backend needs contiguous tensors on {self.device}, got {t.device}, "
                                  f"strides {tuple(t.stride())}")
+
+    def handle(self) -> int:
+        """The live ncclComm_t; raises the abort's NcclError (or RuntimeError once closed)."""
+        if self._broken is not None:
+            raise self.error()
+        if self.comm is None:
+            raise RuntimeError("torchtally nccl communicator is closed")
+        return self.comm
 
     def async_error(self) -> Optional[str]:
         """NCCL's description of an asynchronous failure of this communicator, or None."""
@@ -270,6 +354,16 @@ class NcclCommunicator:
         self.stream.wait_stream(torch.cuda.current_stream(self.device))  # buffers are written there
         return self.stream.cuda_stream
 
+    def _enqueued(self, result: int, what: str) -> NcclWork:
+        """The work of a launched collective. On a non-blocking communicator NCCL may still be
+        enqueueing it (ncclInProgress): until it has, neither another NCCL call nor an event on
+        the stream is valid, so wait (same polling and timeout as any wait) before recording."""
+        if result == _RESULT_IN_PROGRESS:
+            wait_until_ready(self._nccl, self.handle(), time.monotonic() + self.timeout_s, f"enqueue of {what}",
+                             timeout_s=self.timeout_s, abort=self.abort,
+                             blame="a rank that did not join the collective holds it")
+        return NcclWork(self, what)
+
     def all_reduce(self, buf: torch.Tensor, op: Any = torch.distributed.ReduceOp.SUM, group: Any = None,
                    async_op: bool = True) -> NcclWork:
         """In-place all_reduce of ``buf`` over the communicator's ranks."""
@@ -279,10 +373,12 @@ class NcclCommunicator:
         if buf.is_complex() and reduce != _NCCL_SUM:
             raise ValueError("the nccl backend reduces complex tensors only by SUM")
         stream = self._launch()
+        result = 0
         if flat.numel():
-            self._nccl.all_reduce(self.comm, flat.data_ptr(), flat.data_ptr(), flat.numel(), code, reduce, stream)
+            result = self._nccl.all_reduce(self.comm, flat.data_ptr(), flat.data_ptr(), flat.numel(), code, reduce,
+                                           stream)
         buf.record_stream(self.stream)
-        return NcclWork(self, f"all_reduce of {buf.numel()} {str(buf.dtype)[6:]}")
+        return self._enqueued(result, f"all_reduce of {buf.numel()} {str(buf.dtype)[6:]}")
 
     def all_gather_flat(self, out: torch.Tensor, inp: torch.Tensor, group: Any = None,
                         async_op: bool = True) -> NcclWork:
@@ -293,11 +389,13 @@ class NcclCommunicator:
                              f"got {out.numel()} {out.dtype}")
         src, dst = _as_real(inp), _as_real(out)
         stream = self._launch()
+        result = 0
         if src.numel():
-            self._nccl.all_gather(self.comm, src.data_ptr(), dst.data_ptr(), src.numel(), dtype_code(src.dtype), stream)
+            result = self._nccl.all_gather(self.comm, src.data_ptr(), dst.data_ptr(), src.numel(),
+                                           dtype_code(src.dtype), stream)
         inp.record_stream(self.stream)
         out.record_stream(self.stream)
-        return NcclWork(self, f"all_gather of {inp.numel()} {str(inp.dtype)[6:]} per rank")
+        return self._enqueued(result, f"all_gather of {inp.numel()} {str(inp.dtype)[6:]} per rank")
 
 
 def enable(group: Optional[Any] = None, *, device: Optional[Any] = None,
@@ -306,9 +404,11 @@ def enable(group: Optional[Any] = None, *, device: Optional[Any] = None,
 
     Every rank of the group must call it (it makes one communicator together). ``device``: this
     rank's GPU (default: the current CUDA device). ``timeout``: how long setup may wait for the
-    other ranks (seconds or timedelta; default as for syncs). Replaces (and closes) a backend the
-    group had. Raises NcclUnavailable without a GPU, without NCCL, or with two ranks on one GPU
-    where NCCL cannot share it.
+    other ranks (seconds or timedelta; default as for syncs): past it the half-made communicator
+    is aborted and TimeoutError is raised, with NCCL >= 2.14; with an older NCCL the final
+    ncclCommInitRank blocks until every rank has joined (see nonblocking_init_available()).
+    Replaces (and closes) a backend the group had. Raises NcclUnavailable without a GPU, without
+    NCCL, or with two ranks on one GPU where NCCL cannot share it; NcclError when NCCL fails.
     """
     comm = NcclCommunicator(group, device=device, timeout_s=dist.timeout_seconds(timeout))
     disable(group)
