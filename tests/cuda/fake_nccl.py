@@ -238,6 +238,13 @@ void fake_reset(void)
 }
 
 int fake_alive(void) { return alive; }
+void *fake_any_live(void)
+{
+    for (int i = 0; i < POOL; i++)
+        if (comms[i].live != FREE)
+            return &comms[i];
+    return NULL;
+}
 void *fake_last_stream(void) { return last_stream; }
 int fake_init_calls(void) { return init_calls; }
 int fake_config_calls(void) { return config_calls; }
@@ -270,6 +277,15 @@ def compile_fake(folder: Path, name: str, version: int = 23003, omit_all_gather:
     return out
 
 
+def release_leftovers(nccl, path: Path) -> None:
+    """Aborts, through torchtally._nccl, every communicator a failed test left open in the fake at
+    `path`, so that the next test can unload it (a failure then stays in its own test)."""
+    if nccl.loaded_path() == str(path):
+        fake = hooks(path)
+        while fake.fake_any_live():
+            nccl.comm_abort(fake.fake_any_live())
+
+
 def hooks(path: Path) -> ctypes.CDLL:
     """The fake's recording symbols (the same loaded copy: dlopen of one path returns one handle)."""
     lib = ctypes.CDLL(str(path))
@@ -278,6 +294,7 @@ def hooks(path: Path) -> ctypes.CDLL:
         getattr(lib, name).restype = ctypes.c_int
     lib.fake_last_stream.restype = ctypes.c_void_p
     lib.fake_last_aborted.restype = ctypes.c_void_p
+    lib.fake_any_live.restype = ctypes.c_void_p
     lib.fake_seen_size.restype = ctypes.c_size_t
     lib.fake_seen_magic.restype = ctypes.c_uint
     lib.fake_seen_version.restype = ctypes.c_uint

@@ -15,7 +15,7 @@ def fakes(tmp_path_factory):
     folder = tmp_path_factory.mktemp("fake_nccl")
     return {
         "full": compile_fake(folder, "libfake_nccl.so"),
-        "old": compile_fake(folder, "libfake_nccl_old.so", version=2804),
+        "old": compile_fake(folder, "libfake_nccl_old.so", version=2804, omit_init_config=True),
         "no_all_gather": compile_fake(folder, "libfake_nccl_partial.so", omit_all_gather=True),
     }
 
@@ -66,14 +66,17 @@ def test_missing_symbol_is_named(fakes):
 def test_versions(fakes):
     assert nccl_backend.load(str(fakes["full"])) == (2, 30, 3)
     assert _nccl.loaded_path() == str(fakes["full"])
+    assert _nccl.has_nonblocking_init() is True  # ncclCommInitRankConfig and ncclCommGetAsyncError
     assert nccl_backend.load(str(fakes["old"])) == (2, 8, 4)  # another path replaces the first
     assert _nccl.loaded_path() == str(fakes["old"])
+    assert _nccl.has_nonblocking_init() is False  # an NCCL before 2.14: no ncclCommInitRankConfig
     assert _nccl.version_parts(22703) == (2, 27, 3)
     assert _nccl.has_async_error() is True
 
 
 def test_not_loaded():
-    for call in (_nccl.unique_id, _nccl.has_async_error, lambda: _nccl.comm_init_rank(1, bytes(128), 0)):
+    for call in (_nccl.unique_id, _nccl.has_async_error, _nccl.has_nonblocking_init,
+                 lambda: _nccl.comm_init_rank(1, bytes(128), 0), lambda: _nccl.comm_init_rank_nonblocking(1, bytes(128), 0)):
         with pytest.raises(RuntimeError, match="not loaded"):
             call()
 
@@ -89,8 +92,8 @@ def test_calls_reach_nccl_and_errors_come_back(fakes):
 
     send = torch.arange(5, dtype=torch.float32)
     recv = torch.zeros(5, dtype=torch.float32)
-    _nccl.all_reduce(comm, send.data_ptr(), recv.data_ptr(), 5, nccl_backend.dtype_code(torch.float32),
-                     nccl_backend.op_code(torch.distributed.ReduceOp.SUM), 0xABC0)
+    assert _nccl.all_reduce(comm, send.data_ptr(), recv.data_ptr(), 5, nccl_backend.dtype_code(torch.float32),
+                            nccl_backend.op_code(torch.distributed.ReduceOp.SUM), 0xABC0) == 0  # enqueued
     assert torch.equal(recv, 2 * send)
     assert fake.fake_last_stream() == 0xABC0
 
