@@ -316,7 +316,8 @@ def test_bad_input_raises_and_leaves_state_unchanged(factory, preds, target, exc
 
 
 def test_device_mismatch_is_rejected():
-    metric = M.MulticlassAccuracy(C)
+    # A fresh metric follows its input's device (tests/test_metric_device.py); one holding data refuses.
+    metric = M.MulticlassAccuracy(C).update(torch.randn(2, C), torch.tensor([0, 1]))
     assert_rejects(metric, (torch.randn(2, C, device="meta"), torch.tensor([0, 1], device="meta")),
                    ValueError, "preds")
 

@@ -7,7 +7,7 @@ import torch
 from . import dist
 from ._group_copy import GroupBoundCopy
 from .errors import NotComputableError
-from .metric import Metric
+from .metric import Metric, first_tensor
 from .sync import UNCHANGED, SyncPlan, sync_states
 
 
@@ -148,8 +148,23 @@ class MetricCollection(GroupBoundCopy):
         an update must add cat rows with ``append_state`` or assign the state, not rewrite the
         list of blocks). Owners are updated in increasing order of state size, so the largest
         state is never copied; with one owner (metrics sharing one state) nothing is.
+
+        Device: as for a Metric, state follows the first tensor argument while it holds no
+        data, but the collection decides once, before any member updates, and moves all its
+        metrics together, so shared states stay one object. An owner holding data on another
+        device makes the batch fail (ValueError) before anything changes.
         """
         owners = self._update_order
+        x = args[0] if args else None
+        if not isinstance(x, torch.Tensor):
+            x = first_tensor(args, kwargs)
+        moved = None
+        if x is not None:
+            device = x.device
+            for m in owners:
+                if m.device != device:
+                    moved = self._follow_device(x, args, kwargs)
+                    break
         flags = [(m._updated, m._cache) for m in owners]
         saved = [_snapshot_states(m) for m in owners[:-1]]
         try:
@@ -160,9 +175,29 @@ class MetricCollection(GroupBoundCopy):
                 _restore_states(metric, states)
             for metric, (updated, cache) in zip(owners, flags):
                 metric.__dict__["_updated"], metric.__dict__["_cache"] = updated, cache
+            if moved is not None:  # back to the device (and objects) from before this batch
+                for metric, placement in moved:
+                    metric._restore_placement(placement)
             raise  # the restored owners hold their original objects: sharing metrics still alias them
         self._alias_shared()
         return self
+
+    def _follow_device(self, x: torch.Tensor, args: tuple, kwargs: dict) -> List[Tuple[Metric, Tuple[Any, ...]]]:
+        """Move every metric to ``x``'s device (owners' states, everyone's defaults), or raise
+        if an owner that is elsewhere holds data. Returns what undoes the move."""
+        device = x.device
+        for name in self._owners:
+            metric = self._metrics[name]
+            if metric.device != device and metric._updated:
+                raise metric._device_mismatch(
+                    type(metric).update, args, kwargs, x, where=f"the state of this collection's metric '{name}' is"
+                )
+        moved = [(m, m._placement()) for m in self._metrics.values()]
+        for name, metric in self._metrics.items():
+            metric._place(device, states=self._owner_of[name] == name)
+            metric.__dict__["_cache"] = None
+        self._alias_shared()
+        return moved
 
     def compute(self) -> Dict[str, Any]:
         """{name: result} for every metric; one packed sync for all of them when needed."""
@@ -288,8 +323,12 @@ class MetricCollection(GroupBoundCopy):
         return self
 
     def to(self, device: Any) -> "MetricCollection":
+        """Move every metric's states and defaults to ``device`` (shared states stay shared)."""
         for name in self._owners:
             self._metrics[name].to(device)
+        for name, owner in self._owner_of.items():
+            if owner != name:  # its states are the owner's (aliased below); move its defaults
+                self._metrics[name]._place(self._metrics[owner].device, states=False)
         self._alias_shared()
         return self
 

@@ -15,6 +15,7 @@ State kinds, by ``reduce`` (how ranks, and ``merge_state``, combine them):
 """
 import copy
 import functools
+import inspect
 from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple
 
 import torch
@@ -50,7 +51,19 @@ class Metric(GroupBoundCopy):
     world), ``sync_timeout`` (seconds or timedelta, default 300 s; after it the sync raises
     SyncError naming the ranks that did not answer), ``recipient_rank`` (None: result on every
     rank; a rank of the group: only that rank gets the result, the others get None), and
-    ``device`` for the states (default CPU).
+    ``device``: where the states start (default CPU).
+
+    Device: the state follows the input. While the metric holds no data (freshly made, or
+    after ``reset()``), an ``update`` whose first tensor argument (positional or keyword;
+    non-tensors are skipped) is on another device first moves the states, their defaults and
+    any cat rows there, so ``Metric()`` needs no ``device=`` and no ``.to()`` for CUDA inputs.
+    ``device=`` therefore sets only the initial placement: a placement fixed for good would
+    make every later batch on the model's device fail, because the kernels do not mix
+    devices. Once the metric holds data (an accepted update, ``load_state_dict``, a
+    ``merge_state`` with data), an input on another device raises ValueError naming the
+    argument and both devices, with the state unchanged; ``reset()`` or an explicit
+    ``.to(device)`` (allowed at any time) lets it move. A rejected first update also puts
+    the state back where it was. When devices already match this costs one device compare.
 
     Example:
 
@@ -100,7 +113,7 @@ class Metric(GroupBoundCopy):
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
         self.recipient_rank = recipient_rank
-        self.device = torch.device(device) if device is not None else torch.device("cpu")
+        self.device = _canonical_device(device) if device is not None else torch.device("cpu")
 
     # -- declaring and holding state ----------------------------------------------------
 
@@ -364,16 +377,64 @@ class Metric(GroupBoundCopy):
         return checked
 
     def to(self, device: Any) -> "Metric":
-        """Move states (and their defaults) to ``device``; returns self."""
-        device = torch.device(device)
-        self.device = device
-        for name, (reduce, default) in list(self._specs.items()):
-            self._specs[name] = (reduce, default.to(device))
+        """Move states (and their defaults) to ``device``; returns self. Allowed at any time,
+        also when the metric holds data."""
+        self._place(_canonical_device(device), states=True)
+        self.__dict__["_cache"] = None
+        return self
+
+    # -- placement: the state follows the input's device (see the class docstring) -------
+
+    def _place(self, device: torch.device, states: bool) -> None:
+        """Put the defaults (and with ``states`` the states) on ``device``. New objects
+        throughout (a new spec dict, new block lists), so a ``_placement()`` taken before
+        still holds the old ones."""
+        d = self.__dict__
+        d["device"] = device
+        d["_specs"] = {name: (reduce, default.to(device)) for name, (reduce, default) in self._specs.items()}
+        if not states:
+            return
+        for name, (reduce, _) in self._specs.items():
             if reduce == "cat":
                 self._cat_chunks[name] = [c.to(device) for c in self._cat_chunks[name]]
             else:
-                self.__dict__[name] = self.__dict__[name].to(device)
-        self.__dict__["_cache"] = None
+                d[name] = d[name].to(device)
+
+    def _placement(self) -> Tuple[Any, ...]:
+        """What ``_restore_placement`` needs to undo a ``_place``: references, no copies."""
+        d = self.__dict__
+        fixed = {n: d[n] for n in self._specs if n not in self._cat_chunks}
+        return d["device"], d["_specs"], fixed, dict(self._cat_chunks), d["_cache"]
+
+    def _restore_placement(self, placement: Tuple[Any, ...]) -> None:
+        d = self.__dict__
+        d["device"], d["_specs"], fixed, chunks, d["_cache"] = placement
+        d.update(fixed)
+        self._cat_chunks.update(chunks)
+
+    def _device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
+                         where: str = "this metric's state is") -> ValueError:
+        """The error for an input on another device than state that holds data."""
+        name = _argument_name(fn, args, kwargs, got)
+        return ValueError(
+            f"{name}: expected a tensor on {self.device}, where {where} (it holds data from earlier "
+            f"updates), got one on {got.device}; call reset() or .to({str(got.device)!r}) first"
+        )
+
+    def _update_elsewhere(self, fn: Any, x: torch.Tensor, args: tuple, kwargs: dict) -> "Metric":
+        """update() with the first tensor input ``x`` on another device than the state."""
+        d = self.__dict__
+        if d["_updated"]:
+            raise self._device_mismatch(fn, args, kwargs, x)
+        before = self._placement()
+        self._place(x.device, states=True)
+        d["_cache"] = None
+        try:
+            fn(self, *args, **kwargs)
+        except BaseException:
+            self._restore_placement(before)  # a rejected first batch leaves the metric where it was
+            raise
+        d["_updated"] = True
         return self
 
     def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
@@ -410,12 +471,58 @@ def _combine(reduce: str, values: List[torch.Tensor]) -> torch.Tensor:
     return out
 
 
+def _canonical_device(device: Any) -> torch.device:
+    """``device`` as tensors on it report theirs ("cuda" -> "cuda:<current>"), so that the
+    update's device check compares like with like."""
+    device = torch.device(device)
+    if device.index is None and device.type not in ("cpu", "meta"):
+        try:
+            return torch.empty(0, device=device).device
+        except (RuntimeError, AssertionError):  # no such device here: the first use will say so
+            return device
+    return device
+
+
+def first_tensor(args: tuple, kwargs: dict) -> Optional[torch.Tensor]:
+    """The first tensor among an update's arguments (positional, then keyword), or None."""
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            return value
+    for value in kwargs.values():
+        if isinstance(value, torch.Tensor):
+            return value
+    return None
+
+
+def _argument_name(fn: Any, args: tuple, kwargs: dict, x: torch.Tensor) -> str:
+    """The parameter name ``x`` was passed as (error messages only)."""
+    for key, value in kwargs.items():
+        if value is x:
+            return key
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]  # without self
+    except (TypeError, ValueError):
+        params = []
+    for i, value in enumerate(args):
+        if value is x:
+            if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY, params[i].POSITIONAL_OR_KEYWORD):
+                return params[i].name
+            return f"argument {i}"
+    return "input"
+
+
 def _wrap_update(fn):
     @functools.wraps(fn)
     def update(self, *args, **kwargs):
-        self.__dict__["_cache"] = None
+        d = self.__dict__
+        x = args[0] if args else None
+        if not isinstance(x, torch.Tensor):
+            x = first_tensor(args, kwargs)
+        if x is not None and x.device != d["device"]:
+            return self._update_elsewhere(fn, x, args, kwargs)
+        d["_cache"] = None
         fn(self, *args, **kwargs)
-        self.__dict__["_updated"] = True
+        d["_updated"] = True
         return self
 
     setattr(update, _WRAPPED, True)
