@@ -107,7 +107,7 @@ static tt_status run_without_gil(const tt_kernel_spec *spec, const void *ctx, co
     return status;
 }
 
-static void raise_status(const tt_error *err)
+void tt_raise_status(const tt_error *err)
 {
     PyObject *type = err->status == TT_ETYPE    ? PyExc_TypeError
                      : err->status == TT_ENOMEM ? PyExc_MemoryError
@@ -125,7 +125,7 @@ static PyObject *args_finish(const tt_kernel_spec *spec, tt_args *a, tt_status s
     } else {
         if (err->status == TT_OK) /* a kernel must fill err; never raise without a message */
             tt_fail(err, status, spec->name, "failed without a message");
-        raise_status(err);
+        tt_raise_status(err);
     }
     args_release(a);
     return result;

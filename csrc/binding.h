@@ -82,6 +82,10 @@ PyObject *tt_call_kernel(tt_dlpack_cache *cache, const tt_kernel_spec *spec, con
 /* _use_exchange_api(flag): switches the DLPack C exchange path of `cache` on or off (tests and
  * benchmarks). Returns the previous setting as a bool, or NULL with an exception set when
  * `flag` has no truth value (the setting then stays). */
+/* Sets the Python exception of a failed status: TypeError, MemoryError, RuntimeError for a CUDA
+ * failure, else ValueError, with err->message. */
+void tt_raise_status(const tt_error *err);
+
 PyObject *tt_use_exchange_api(tt_dlpack_cache *cache, PyObject *flag);
 
 /* ---- the methods of csrc/API.md ---------------------------------------------------------- */

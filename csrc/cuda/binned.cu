@@ -22,7 +22,8 @@ typedef struct {
     int uniform;
     int64_t sign;
     long long *out; /* [K, T + 1, 2] */
-    tt_cuda_record *rec;
+    tt_cuda_record *rec;        /* sign +1: where errors go */
+    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
 } binned_args;
 
 __device__ __forceinline__ int64_t bin_by_search(const double *thr, int64_t count, double s)
@@ -53,6 +54,8 @@ __device__ __forceinline__ int64_t bin_by_formula(const double *thr, int64_t cou
 template <bool SH_HIST, bool SH_THR>
 __global__ void __launch_bounds__(TT_THREADS) binned_kernel(binned_args a)
 {
+    if (tt_nothing_to_undo(a.gate))
+        return; /* an undo replay of a call that had no error */
     extern __shared__ double shared_thr[]; /* [T] thresholds, then the uint32 histogram */
     unsigned *sh = (unsigned *)(shared_thr + (SH_THR ? a.count : 0));
     const int64_t cols = a.preds.cols, bins = a.count + 1, hist_bins = cols * bins * 2;
@@ -146,7 +149,8 @@ extern "C" cudaError_t tt_cuda_binned_launch(const tt_view *out, const tt_view *
     a.uniform = uniform;
     a.sign = sign;
     a.out = (long long *)out->data;
-    a.rec = rec;
+    a.rec = sign > 0 ? rec : NULL;
+    a.gate = sign < 0 ? rec : NULL;
     const int64_t total = a.preds.rows * a.preds.cols;
     if (total == 0)
         return cudaSuccess;

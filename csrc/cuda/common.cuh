@@ -152,6 +152,13 @@ __device__ __forceinline__ void tt_report(tt_cuda_record *rec, unsigned long lon
         atomicMin(&rec->key, key);
 }
 
+/* True when `gate` (the record of the call an undo replay would undo) holds no error: the
+ * replay then has nothing to do and every block returns at once. NULL: not a replay. */
+__device__ __forceinline__ bool tt_nothing_to_undo(const tt_cuda_record *gate)
+{
+    return gate != NULL && gate->key == TT_CUDA_CLEAR && gate->thr_key == TT_CUDA_CLEAR;
+}
+
 /* ---- privatised histograms ---------------------------------------------------------------- */
 
 template <bool SHARED>

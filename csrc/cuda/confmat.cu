@@ -23,7 +23,8 @@ typedef struct {
     int vectorised; /* scores rows are contiguous and 16-byte aligned */
     int64_t sign;
     long long *out;
-    tt_cuda_record *rec;
+    tt_cuda_record *rec;        /* sign +1: where errors go */
+    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
 } labels_args;
 
 static labels_args labels_args_of(const tt_view *out, const tt_view *preds, const tt_view *target,
@@ -40,7 +41,8 @@ static labels_args labels_args_of(const tt_view *out, const tt_view *preds, cons
     a.ignore = ignore_index != NULL ? *ignore_index : 0;
     a.sign = sign;
     a.out = (long long *)out->data;
-    a.rec = rec;
+    a.rec = sign > 0 ? rec : NULL;
+    a.gate = sign < 0 ? rec : NULL;
     return a;
 }
 
@@ -70,6 +72,8 @@ __device__ __forceinline__ void count_sample(const labels_args &a, unsigned *sh,
 template <bool SHARED>
 __global__ void __launch_bounds__(TT_THREADS) confmat_labels_kernel(labels_args a)
 {
+    if (tt_nothing_to_undo(a.gate))
+        return; /* an undo replay of a call that had no error */
     extern __shared__ unsigned sh[];
     const int64_t bins = a.classes * a.classes;
     if (SHARED)
@@ -110,6 +114,8 @@ __device__ __forceinline__ int64_t argmax_index(int64_t best_j)
 template <typename T, bool SHARED>
 __global__ void __launch_bounds__(TT_THREADS) confmat_scores_warp_kernel(labels_args a)
 {
+    if (tt_nothing_to_undo(a.gate))
+        return; /* an undo replay of a call that had no error */
     typedef typename tt_score<T>::acc acc;
     const int per = 16 / (int)sizeof(T); /* elements per 16-byte vector */
     extern __shared__ unsigned sh[];
@@ -174,6 +180,8 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_scores_warp_kernel(labels_
 template <typename T, bool SHARED>
 __global__ void __launch_bounds__(TT_THREADS) confmat_scores_thread_kernel(labels_args a)
 {
+    if (tt_nothing_to_undo(a.gate))
+        return; /* an undo replay of a call that had no error */
     typedef typename tt_score<T>::acc acc;
     extern __shared__ unsigned sh[];
     const int64_t classes = a.classes, bins = classes * classes;
@@ -207,12 +215,15 @@ typedef struct {
     int64_t ignore;
     int64_t sign;
     long long *out; /* [L, 2, 2] */
-    tt_cuda_record *rec;
+    tt_cuda_record *rec;        /* sign +1: where errors go */
+    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
 } threshold_args;
 
 template <bool SHARED>
 __global__ void __launch_bounds__(TT_THREADS) confmat_threshold_kernel(threshold_args a)
 {
+    if (tt_nothing_to_undo(a.gate))
+        return; /* an undo replay of a call that had no error */
     extern __shared__ unsigned sh[];
     const int64_t cols = a.preds.cols, total = a.preds.rows * cols, bins = 4 * cols;
     if (SHARED)
@@ -332,7 +343,8 @@ extern "C" cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, cons
     a.ignore = ignore_index != NULL ? *ignore_index : 0;
     a.sign = sign;
     a.out = (long long *)out->data;
-    a.rec = rec;
+    a.rec = sign > 0 ? rec : NULL;
+    a.gate = sign < 0 ? rec : NULL;
     const int64_t total = a.preds.rows * a.preds.cols;
     if (total == 0)
         return cudaSuccess;

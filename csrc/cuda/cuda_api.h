@@ -7,8 +7,10 @@
  * Value errors (an out-of-range label, a NaN, a bad weight) cannot stop a kernel: a kernel that
  * meets one skips that sample and lowers the call's device error record to the sample's key
  * with atomicMin, so the record ends holding the FIRST bad position (and, at one position, the
- * check the CPU core would report first). The host reads the record once per call; see launch.c
- * for what happens then (undo walk or no merge).
+ * check the CPU core would report first). Everything after that stays on the device: a replay
+ * gated on the record undoes the counts, the moments merge is gated on it, and a one-thread
+ * latch kernel copies the record and the rejected value into host memory (tt_cuda_report),
+ * where launch.c finds it later without ever waiting for it (pending.h).
  */
 #ifndef TT_CUDA_API_H
 #define TT_CUDA_API_H
@@ -48,9 +50,13 @@ enum {
 };
 enum { TT_THR_NAN = 0, TT_THR_ORDER = 1 }; /* thresholds: NaN, decreasing */
 
-/* Counting launchers add `sign` (+1, or -1 to undo a call) per counted sample into the int64
- * `out`; `rec` may be NULL (the undo walk reports nothing). `ignore_index` may be NULL, `mask`
- * NULL or a bool/uint8 [N] view. Arguments are already validated (launch.c). */
+/* Counting launchers add `sign` per counted sample into the int64 `out`. With sign +1 `rec` is
+ * the record the call reports into (may be NULL). With sign -1 the call is the undo replay and
+ * `rec` is the record of the call being undone: the replay does nothing unless that record
+ * holds an error, so it can be enqueued unconditionally, with no host look at the record. The
+ * replay skips exactly the samples the first pass skipped, so it removes exactly what was added.
+ * `ignore_index` may be NULL, `mask` NULL or a bool/uint8 [N] view. Arguments are already
+ * validated (launch.c). */
 cudaError_t tt_cuda_confmat_labels_launch(const tt_view *out, const tt_view *preds,
                                           const tt_view *target, const tt_view *mask,
                                           const int64_t *ignore_index, int64_t sign,
@@ -74,7 +80,7 @@ cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *preds, const 
 
 /* Moments: a batch is reduced into `batch` (a device float64 [D, 6] in the state's column
  * order, in scratch memory of at least tt_cuda_moments_scratch_bytes), then merged into the
- * state by the merge launcher only when the record is clear. */
+ * state by the merge launcher, gated on the record. */
 size_t tt_cuda_moments_scratch_bytes(int64_t rows, int64_t columns, int device);
 cudaError_t tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weights, int64_t columns,
                                          double *scratch, double *batch, tt_cuda_record *rec,
@@ -82,15 +88,38 @@ cudaError_t tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weight
 cudaError_t tt_cuda_comoments_batch_launch(const tt_view *x, const tt_view *y, int64_t columns,
                                            double *scratch, double *batch, tt_cuda_record *rec,
                                            cudaStream_t stream);
-/* state float64 [D, 6] contiguous += other ([D, 6], any strides) by Chan's merge. */
+/* state float64 [D, 6] contiguous += other ([D, 6], any strides) by Chan's merge; with a
+ * non-NULL `gate`, only when that record is clear (no error). */
 cudaError_t tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,
-                                         cudaStream_t stream);
+                                         const tt_cuda_record *gate, cudaStream_t stream);
 cudaError_t tt_cuda_comoments_merge_launch(const tt_view *state, const tt_view *other,
-                                           cudaStream_t stream);
+                                           const tt_cuda_record *gate, cudaStream_t stream);
 
 /* The error record checks of binned_update's thresholds (NaN, decreasing). */
 cudaError_t tt_cuda_thresholds_check_launch(const tt_view *thresholds, tt_cuda_record *rec,
                                             cudaStream_t stream);
+
+/* What the latch kernel leaves in host memory for one call: the record, and the rejected
+ * element (read where the record points, before the caller may reuse the input). */
+typedef struct {
+    unsigned long long key, thr_key; /* the record; TT_CUDA_CLEAR when clean */
+    long long label;                 /* the rejected element read as a label (integer dtypes) */
+    double value;                    /* ... read as a number (weights) */
+    double thr_here, thr_before;     /* thresholds[i] and thresholds[i - 1] for a thr_key error */
+} tt_cuda_report;
+
+/* Where the latch finds the rejected element: per error code, the tensor holding it (a NULL
+ * view: no value to read); a position is row * columns + column (columns = 1 for the
+ * per-sample kernels; a 1-D tensor ignores the column). */
+typedef struct {
+    const tt_view *by_code[5];
+    int64_t columns;
+    const tt_view *thresholds;
+} tt_cuda_latch_spec;
+
+/* Enqueues one thread that fills *report (host memory mapped into the device) from `rec`. */
+cudaError_t tt_cuda_latch_launch(const tt_cuda_record *rec, const tt_cuda_latch_spec *spec,
+                                 tt_cuda_report *report, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -3,28 +3,29 @@
  * per-device workspace, and the protocol that keeps the contract "bad input -> exception, state
  * unchanged" for kernels that cannot raise.
  *
- * Why one synchronisation per update. A kernel meeting a bad sample skips it and lowers the
- * call's device error record (cuda_api.h). Raising at the call, as csrc/API.md asks, needs that
- * record on the host: a 16-byte device-to-host copy, which waits for the update's kernels.
- * Deferring it (raise at the next call, or at compute) would leave updates fully asynchronous
- * but would report a bad batch late and away from the call that made it; torchtally takes the
- * copy. It costs O(10 us) per update; peers pay as much or more for their own value checks
- * (torchmetrics' validate_args, torchtally's torch reference: several syncs per update).
+ * No host synchronisation in an update. A kernel meeting a bad sample skips it and lowers the
+ * call's device error record (cuda_api.h). Counting kernels count straight into `out`; after
+ * them the same launch is enqueued again with sign -1 and the record as its gate: on good input
+ * every block of that replay returns at once, on bad input it removes exactly what the first
+ * pass added (it skips the same samples; integer counts make this exact). Moments reduce the
+ * batch into scratch and a merge gated on the record adds it to the state. So `out` / `state`
+ * end unchanged on bad input without the host ever reading the record during the call.
+ * (The alternative, counting into a scratch matrix added only when clean, would zero, sum and
+ * re-read C^2 int64 per call: 8 MB at C = 1000, more than the scores of a small batch.)
  *
- * Given the copy, there are two ways to leave `out` unchanged on error: count into a per-call
- * scratch matrix and add it to `out` only when the record is clear, or count straight into
- * `out` and, on error, replay the call with sign -1 (the kernels skip exactly the same samples,
- * so the replay removes exactly what was added; integer counts make this exact). The replay
- * costs nothing on good input, where the scratch would be zeroed, summed and re-read on every
- * call (C^2 int64: 8 MB at C = 1000, more than the scores of a small batch), so counting
- * kernels replay. Moments reduce the batch into scratch anyway, and merge it only when clear.
+ * The exception. A one-thread latch kernel copies the record and the rejected element into a
+ * pinned report slot, and pending.c keeps the call in flight. Deferred checks (the default)
+ * raise a rejected call's ValueError at the next update into the same state (before running
+ * that update) or when the metric asks with wait (compute), with the CPU core's message;
+ * immediate checks (ctx->immediate) wait for the call's own latch and raise at the call: one
+ * host synchronisation per update, as torch's reference path pays anyway.
  *
  * One workspace per device holds the record and the moments scratch, under a mutex held from
- * the record's reset to its read. A cudaEvent recorded after each call's last kernel makes the
- * next call's stream wait for it on the device (a moments merge may still be reading the
- * scratch when the mutex is released): no host wait.
+ * the record's reset to the latch. A cudaEvent recorded after each call's last kernel makes the
+ * next call's stream wait for it on the device: no host wait.
  */
 #include "launch.h"
+#include "pending.h"
 
 #include <pthread.h>
 
@@ -111,8 +112,9 @@ typedef struct {
     const tt_cuda_ctx *ctx;
     int device, previous_device, switched, locked;
     workspace *ws;
-    tt_cuda_record *rec; /* device */
-    char *scratch;       /* device, after the record */
+    tt_cuda_record *rec;    /* device */
+    char *scratch;          /* device, after the record */
+    tt_cuda_report *report; /* the call's report slot, as the device sees it (pending.h) */
 } cuda_call;
 
 static tt_status call_enter(cuda_call *c, const tt_cuda_ctx *ctx, int device, tt_error *err)
@@ -168,7 +170,20 @@ static tt_status call_begin(cuda_call *c, size_t scratch, tt_error *err)
     c->scratch = ws->buffer + RECORD_BYTES;
     if ((e = cudaMemsetAsync(c->rec, 0xff, sizeof(tt_cuda_record), c->ctx->stream)) != cudaSuccess)
         return cuda_fail(err, e, "clearing the error record");
-    return TT_OK;
+    return tt_pending_slot(c->device, &c->report, err);
+}
+
+/* After the call's kernels: the latch into the report slot, the call in flight, and with
+ * immediate checks the wait for it (the one host synchronisation, on request only). */
+static tt_status call_report(cuda_call *c, const void *out, const tt_cuda_latch_spec *spec,
+                             const tt_cuda_explain *why, tt_error *err)
+{
+    const cudaError_t e = tt_cuda_latch_launch(c->rec, spec, c->report, c->ctx->stream);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "the error report's launch");
+    if (tt_pending_push(c->device, out, why, c->ctx->stream, err))
+        return err->status;
+    return c->ctx->immediate ? tt_pending_check(c->device, out, 1, 0, err) : TT_OK;
 }
 
 static void call_end(cuda_call *c)
@@ -181,56 +196,7 @@ static void call_end(cuda_call *c)
         cudaSetDevice(c->previous_device);
 }
 
-/* The record, on the host: the one synchronisation of an update. */
-static tt_status read_record(const cuda_call *c, tt_cuda_record *found, tt_error *err)
-{
-    cudaError_t e = cudaMemcpyAsync(found, c->rec, sizeof *found, cudaMemcpyDeviceToHost,
-                                    c->ctx->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(c->ctx->stream);
-    return e == cudaSuccess ? TT_OK : cuda_fail(err, e, "an update's kernels");
-}
-
-/* One element of `v` at (row, col), copied to the host; only ever after an error. */
-typedef union {
-    int64_t i;
-    double d;
-    char bytes[8];
-} element;
-
-static tt_status read_element(const tt_view *v, int64_t row, int64_t col, cudaStream_t stream,
-                              element *out, tt_error *err)
-{
-    memset(out, 0, sizeof *out);
-    const int64_t offset = row * tt_step(v, 0) + (v->ndim == 2 ? col * tt_step(v, 1) : 0);
-    cudaError_t e = cudaMemcpyAsync(out->bytes, v->data + offset, tt_dtype_size(v->dtype),
-                                    cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(stream);
-    return e == cudaSuccess ? TT_OK : cuda_fail(err, e, "reading a rejected value");
-}
-
-static tt_status label_at(const tt_view *v, int64_t row, int64_t col, cudaStream_t stream,
-                          long long *label, tt_error *err)
-{
-    element value;
-    if (read_element(v, row, col, stream, &value, err))
-        return err->status;
-    *label = (long long)tt_load_label(value.bytes, v->dtype);
-    return TT_OK;
-}
-
-static tt_status score_at(const tt_view *v, int64_t row, int64_t col, cudaStream_t stream,
-                          double *score, tt_error *err)
-{
-    element value;
-    if (read_element(v, row, col, stream, &value, err))
-        return err->status;
-    *score = tt_load_score(value.bytes, v->dtype);
-    return TT_OK;
-}
-
-/* ---- the counting protocol: count, read the record, replay with sign -1 on error ---------- */
+/* ---- the counting protocol: count, undo gated on the record, report ------------------------ */
 
 typedef struct {
     const tt_view *out, *preds, *target, *mask, *thresholds;
@@ -238,103 +204,39 @@ typedef struct {
     double threshold;
     int uniform;
     int64_t k;
-    int64_t classes; /* the label range of target (and of preds labels) */
-    int64_t columns; /* columns of preds: positions are row * columns + column */
 } count_job;
 
 typedef cudaError_t (*count_launch)(const count_job *job, int64_t sign, tt_cuda_record *rec,
                                     cudaStream_t stream);
-typedef tt_status (*count_explain)(const count_job *job, const tt_cuda_record *found,
-                                   cudaStream_t stream, tt_error *err);
 
-static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, count_explain explain,
-                            const count_job *job, tt_error *err)
+/* A rejected earlier update into `out`, found without waiting: raised before this call runs. */
+static tt_status earlier_rejection(int device, const void *out, tt_error *err)
+{
+    return tt_pending_check(device, out, 0, 1, err);
+}
+
+static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const count_job *job,
+                            const tt_cuda_latch_spec *spec, const tt_cuda_explain *why,
+                            tt_error *err)
 {
     cuda_call c;
-    tt_cuda_record found;
     cudaError_t e;
     tt_status status = call_enter(&c, ctx, job->out->device_id, err);
+    if (status == TT_OK)
+        status = earlier_rejection(c.device, job->out->data, err);
     if (status == TT_OK)
         status = call_begin(&c, 0, err);
     if (status != TT_OK)
         goto done;
-    if ((e = launch(job, +1, c.rec, ctx->stream)) != cudaSuccess) {
+    if ((e = launch(job, +1, c.rec, ctx->stream)) != cudaSuccess ||
+        (e = launch(job, -1, c.rec, ctx->stream)) != cudaSuccess) {
         status = cuda_fail(err, e, "a kernel launch");
         goto done;
     }
-    if ((status = read_record(&c, &found, err)) != TT_OK)
-        goto done;
-    if (found.key == TT_CUDA_CLEAR && found.thr_key == TT_CUDA_CLEAR)
-        goto done;
-    if ((e = launch(job, -1, NULL, ctx->stream)) != cudaSuccess) {
-        status = cuda_fail(err, e, "undoing a rejected update");
-        goto done;
-    }
-    status = explain(job, &found, ctx->stream, err);
+    status = call_report(&c, job->out->data, spec, why, err);
 done:
     call_end(&c);
     return status;
-}
-
-/* Per-sample kernels (confmat_labels, confmat_scores, topk): the key's position is the row. */
-static tt_status explain_sample(const count_job *job, const tt_cuda_record *found,
-                                cudaStream_t stream, tt_error *err)
-{
-    const long long row = TT_CUDA_KEY_POS(found->key);
-    const int code = TT_CUDA_KEY_CODE(found->key);
-    if (code == TT_CODE_NAN)
-        return tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld", row);
-    const int is_target = code == TT_CODE_TARGET;
-    long long label;
-    if (label_at(is_target ? job->target : job->preds, row, 0, stream, &label, err))
-        return err->status;
-    return tt_fail(err, TT_EVALUE, is_target ? "target" : "preds",
-                   "label %lld at index %lld is out of range [0, %lld)", label, row,
-                   (long long)job->classes);
-}
-
-static tt_status explain_threshold(const count_job *job, const tt_cuda_record *found,
-                                   cudaStream_t stream, tt_error *err)
-{
-    const int64_t pos = TT_CUDA_KEY_POS(found->key);
-    const long long row = pos / job->columns, col = pos % job->columns;
-    const int code = TT_CUDA_KEY_CODE(found->key);
-    if (code == TT_CODE_NAN)
-        return tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld", row, col);
-    const int is_target = code == TT_CODE_TARGET;
-    long long value;
-    if (label_at(is_target ? job->target : job->preds, row, col, stream, &value, err))
-        return err->status;
-    return tt_fail(err, TT_EVALUE, is_target ? "target" : "preds",
-                   "value %lld at sample %lld, column %lld is not a binary label (0 or 1)", value,
-                   row, col);
-}
-
-static tt_status explain_binned(const count_job *job, const tt_cuda_record *found,
-                                cudaStream_t stream, tt_error *err)
-{
-    if (found->thr_key != TT_CUDA_CLEAR) { /* the CPU core checks the thresholds first */
-        const long long i = TT_CUDA_KEY_POS(found->thr_key);
-        if (TT_CUDA_KEY_CODE(found->thr_key) == TT_THR_NAN)
-            return tt_fail(err, TT_EVALUE, "thresholds", "NaN at index %lld", i);
-        double here, before;
-        if (score_at(job->thresholds, i, 0, stream, &here, err) ||
-            score_at(job->thresholds, i - 1, 0, stream, &before, err))
-            return err->status;
-        return tt_fail(err, TT_EVALUE, "thresholds",
-                       "expected non-decreasing values, got %g after %g at index %lld", here,
-                       before, i);
-    }
-    const int64_t pos = TT_CUDA_KEY_POS(found->key);
-    const long long row = pos / job->columns, col = pos % job->columns;
-    if (TT_CUDA_KEY_CODE(found->key) == TT_CODE_NAN)
-        return tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld", row, col);
-    const int multiclass = job->preds->ndim == 2 && job->target->ndim == 1;
-    long long label;
-    if (label_at(job->target, row, multiclass ? 0 : col, stream, &label, err))
-        return err->status;
-    return tt_fail(err, TT_EVALUE, "target", "label %lld at sample %lld is out of range [0, %lld)",
-                   label, row, (long long)(multiclass ? job->columns : 2));
 }
 
 static cudaError_t launch_labels(const count_job *j, int64_t sign, tt_cuda_record *rec, cudaStream_t s)
@@ -358,7 +260,7 @@ static cudaError_t launch_threshold(const count_job *j, int64_t sign, tt_cuda_re
 
 static cudaError_t launch_binned(const count_job *j, int64_t sign, tt_cuda_record *rec, cudaStream_t s)
 {
-    if (rec != NULL) { /* the replay needs no second look at the thresholds */
+    if (sign > 0) { /* the replay needs no second look at the thresholds */
         const cudaError_t e = tt_cuda_thresholds_check_launch(j->thresholds, rec, s);
         if (e != cudaSuccess)
             return e;
@@ -371,6 +273,19 @@ static cudaError_t launch_topk(const count_job *j, int64_t sign, tt_cuda_record 
 {
     return tt_cuda_topk_launch(j->out, j->preds, j->target, j->mask, j->ignore_index, j->k, sign,
                                rec, s);
+}
+
+/* Where the latch finds a rejected label (cuda_api.h): target's, and preds' when preds are labels. */
+static tt_cuda_latch_spec latch_spec(const tt_view *target, const tt_view *preds_labels,
+                                     int64_t columns, const tt_view *thresholds)
+{
+    tt_cuda_latch_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.by_code[TT_CODE_TARGET] = target;
+    spec.by_code[TT_CODE_PREDS] = preds_labels;
+    spec.columns = columns;
+    spec.thresholds = thresholds;
+    return spec;
 }
 
 /* ---- confusion matrices --------------------------------------------------------------------- */
@@ -402,8 +317,10 @@ tt_status tt_cuda_confmat_labels(const tt_cuda_ctx *ctx, const tt_view *out, con
         return err->status;
     if (ctx->check_only || t.shape[0] == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0, o.shape[0], 1};
-    return count_call(ctx, launch_labels, explain_sample, &job, err);
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0};
+    const tt_cuda_latch_spec spec = latch_spec(target, preds, 1, NULL);
+    const tt_cuda_explain why = {TT_EXPLAIN_SAMPLE, o.shape[0], 1, 0};
+    return count_call(ctx, launch_labels, &job, &spec, &why, err);
 }
 
 tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
@@ -423,8 +340,10 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
         return err->status;
     if (ctx->check_only || t.shape[0] == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0, classes, 1};
-    return count_call(ctx, launch_scores, explain_sample, &job, err);
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0};
+    const tt_cuda_latch_spec spec = latch_spec(target, NULL, 1, NULL);
+    const tt_cuda_explain why = {TT_EXPLAIN_SAMPLE, classes, 1, 0};
+    return count_call(ctx, launch_scores, &job, &spec, &why, err);
 }
 
 tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
@@ -458,8 +377,10 @@ tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
         return err->status;
     if (ctx->check_only || p.shape[0] * cols == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, threshold, 0, 0, 2, cols};
-    return count_call(ctx, launch_threshold, explain_threshold, &job, err);
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, threshold, 0, 0};
+    const tt_cuda_latch_spec spec = latch_spec(target, preds, cols, NULL);
+    const tt_cuda_explain why = {TT_EXPLAIN_THRESHOLD, 2, cols, 0};
+    return count_call(ctx, launch_threshold, &job, &spec, &why, err);
 }
 
 /* ---- binned histograms ---------------------------------------------------------------------- */
@@ -499,9 +420,10 @@ tt_status tt_cuda_binned_update(const tt_cuda_ctx *ctx, const tt_view *out, cons
     /* an empty batch still has its thresholds checked, as on the CPU */
     if (ctx->check_only || (p.shape[0] * cols == 0 && thr.shape[0] == 0))
         return TT_OK;
-    const count_job job = {out,        preds, target, mask, thresholds, ignore_index,
-                           0.0,        uniform, 0,    multiclass ? cols : 2, cols};
-    return count_call(ctx, launch_binned, explain_binned, &job, err);
+    const count_job job = {out, preds, target, mask, thresholds, ignore_index, 0.0, uniform, 0};
+    const tt_cuda_latch_spec spec = latch_spec(target, NULL, cols, thresholds);
+    const tt_cuda_explain why = {TT_EXPLAIN_BINNED, multiclass ? cols : 2, cols, multiclass};
+    return count_call(ctx, launch_binned, &job, &spec, &why, err);
 }
 
 /* ---- top-k ---------------------------------------------------------------------------------- */
@@ -527,8 +449,10 @@ tt_status tt_cuda_topk_update(const tt_cuda_ctx *ctx, const tt_view *out, const 
         return err->status;
     if (ctx->check_only || p.shape[0] == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, k, classes, 1};
-    return count_call(ctx, launch_topk, explain_sample, &job, err);
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, k};
+    const tt_cuda_latch_spec spec = latch_spec(target, NULL, 1, NULL);
+    const tt_cuda_explain why = {TT_EXPLAIN_SAMPLE, classes, 1, 0};
+    return count_call(ctx, launch_topk, &job, &spec, &why, err);
 }
 
 /* ---- moments -------------------------------------------------------------------------------- */
@@ -541,7 +465,7 @@ static tt_status check_state(const tt_view *state, int64_t columns, tt_error *er
     return tt_check_out(state, "state", TT_F64, 2, shape, err);
 }
 
-/* Batch into scratch, read the record, merge into the state only when it is clear. */
+/* Batch into scratch, merge into the state gated on the record, report. */
 static tt_status moments_call(const tt_cuda_ctx *ctx, const tt_view *state, const tt_view *x,
                               const tt_view *second, int co, tt_error *err)
 {
@@ -549,9 +473,10 @@ static tt_status moments_call(const tt_cuda_ctx *ctx, const tt_view *state, cons
     if (rows == 0 || columns == 0)
         return TT_OK; /* an empty batch merges as a no-op */
     cuda_call c;
-    tt_cuda_record found;
     cudaError_t e;
     tt_status status = call_enter(&c, ctx, state->device_id, err);
+    if (status == TT_OK)
+        status = earlier_rejection(c.device, state->data, err);
     if (status != TT_OK)
         goto done;
     const size_t batch_bytes = ((size_t)columns * 6 * sizeof(double) + 255) & ~(size_t)255;
@@ -565,44 +490,29 @@ static tt_status moments_call(const tt_cuda_ctx *ctx, const tt_view *state, cons
         status = cuda_fail(err, e, "a kernel launch");
         goto done;
     }
-    if ((status = read_record(&c, &found, err)) != TT_OK)
-        goto done;
-    if (found.key == TT_CUDA_CLEAR) {
-        tt_view bv;
-        memset(&bv, 0, sizeof bv);
-        bv.data = (char *)batch;
-        bv.dtype = TT_F64;
-        bv.ndim = 2;
-        bv.shape[0] = columns;
-        bv.shape[1] = 6;
-        bv.stride[0] = 6;
-        bv.stride[1] = 1;
-        bv.device_type = TT_DL_CUDA;
-        bv.device_id = c.device;
-        e = co ? tt_cuda_comoments_merge_launch(state, &bv, ctx->stream)
-               : tt_cuda_moments_merge_launch(state, &bv, ctx->stream);
-        if (e != cudaSuccess)
-            status = cuda_fail(err, e, "the state merge");
+    tt_view bv;
+    memset(&bv, 0, sizeof bv);
+    bv.data = (char *)batch;
+    bv.dtype = TT_F64;
+    bv.ndim = 2;
+    bv.shape[0] = columns;
+    bv.shape[1] = 6;
+    bv.stride[0] = 6;
+    bv.stride[1] = 1;
+    bv.device_type = TT_DL_CUDA;
+    bv.device_id = c.device;
+    e = co ? tt_cuda_comoments_merge_launch(state, &bv, c.rec, ctx->stream)
+           : tt_cuda_moments_merge_launch(state, &bv, c.rec, ctx->stream);
+    if (e != cudaSuccess) {
+        status = cuda_fail(err, e, "the state merge");
         goto done;
     }
-    const int64_t pos = TT_CUDA_KEY_POS(found.key);
-    const long long row = pos / columns, col = pos % columns;
-    switch (TT_CUDA_KEY_CODE(found.key)) {
-    case TT_CODE_NAN:
-        status = tt_fail(err, TT_EVALUE, "x", "NaN at sample %lld, column %lld", row, col);
-        break;
-    case TT_CODE_NAN_Y:
-        status = tt_fail(err, TT_EVALUE, "y", "NaN at sample %lld, column %lld", row, col);
-        break;
-    default: {
-        double w = 0.0;
-        status = score_at(second, row, 0, ctx->stream, &w, err);
-        if (status == TT_OK)
-            status = tt_fail(err, TT_EVALUE, "weights",
-                             "expected finite weights >= 0, got %g at sample %lld", w, row);
-        break;
-    }
-    }
+    tt_cuda_latch_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.by_code[TT_CODE_WEIGHT] = co ? NULL : second;
+    spec.columns = columns;
+    const tt_cuda_explain why = {TT_EXPLAIN_MOMENTS, 0, columns, 0};
+    status = call_report(&c, state->data, &spec, &why, err);
 done:
     call_end(&c);
     return status;
@@ -668,8 +578,8 @@ static tt_status merge_call(const tt_cuda_ctx *ctx, const tt_view *state, const 
     cuda_call c;
     tt_status status = call_enter(&c, ctx, state->device_id, err);
     if (status == TT_OK) {
-        const cudaError_t e = co ? tt_cuda_comoments_merge_launch(state, other, ctx->stream)
-                                 : tt_cuda_moments_merge_launch(state, other, ctx->stream);
+        const cudaError_t e = co ? tt_cuda_comoments_merge_launch(state, other, NULL, ctx->stream)
+                                 : tt_cuda_moments_merge_launch(state, other, NULL, ctx->stream);
         if (e != cudaSuccess)
             status = cuda_fail(err, e, "the state merge");
     }
@@ -688,3 +598,23 @@ tt_status tt_cuda_comoments_merge(const tt_cuda_ctx *ctx, const tt_view *state,
 {
     return merge_call(ctx, state, other, 1, err);
 }
+
+/* ---- deferred checks ------------------------------------------------------------------------ */
+
+tt_status tt_cuda_check(int device, const void *out, int wait, tt_error *err)
+{
+    if (!tt_pending_known(device))
+        return TT_OK; /* no update ever ran on that device: nothing to check, no CUDA call */
+    int previous = 0;
+    cudaError_t e = cudaGetDevice(&previous);
+    if (e == cudaSuccess && previous != device)
+        e = cudaSetDevice(device); /* the events belong to that device */
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "cudaSetDevice");
+    const tt_status status = tt_pending_check(device, out, wait, 1, err);
+    if (previous != device)
+        cudaSetDevice(previous);
+    return status;
+}
+
+void tt_cuda_discard(int device, const void *out) { tt_pending_discard(device, out); }

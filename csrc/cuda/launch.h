@@ -7,10 +7,10 @@
  * on ctx->stream (on out's device) and returns TT_OK, TT_EVALUE/TT_ETYPE with `err` filled, or
  * TT_ECUDA when CUDA itself failed.
  *
- * Bad values (labels, NaN, weights): see launch.c. The call reads the error record back (the
- * one host synchronisation of an update); on an error the counts are undone by a replay with
- * sign -1 and the moments batch is never merged, so out / state end exactly as they were.
- * The merges read nothing back and never synchronise.
+ * Bad values (labels, NaN, weights): see launch.c. An update never waits for its kernels: a
+ * rejected batch is undone on the device and reported at the next update into the same state,
+ * or by tt_cuda_check (with wait: Metric.compute), unless ctx->immediate asks for the wait at
+ * the call. Either way out / state end exactly as they were. The merges read nothing back.
  */
 #ifndef TT_CUDA_LAUNCH_H
 #define TT_CUDA_LAUNCH_H
@@ -19,8 +19,16 @@
 
 typedef struct {
     int check_only;      /* validate and return */
+    int immediate;       /* wait for the call's own error check and raise at the call */
     cudaStream_t stream; /* torch's current stream on out's device */
 } tt_cuda_ctx;
+
+/* Raises (TT_EVALUE, err filled) the oldest rejected update into the state whose data starts
+ * at `out` on `device` (NULL: into any state), after waiting for those updates when `wait`. */
+tt_status tt_cuda_check(int device, const void *out, int wait, tt_error *err);
+
+/* Forgets the rejected updates into `out` (its state was reset). */
+void tt_cuda_discard(int device, const void *out);
 
 tt_status tt_cuda_confmat_labels(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
                                  const tt_view *target, const tt_view *mask,

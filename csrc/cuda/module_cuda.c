@@ -25,6 +25,7 @@
 typedef struct {
     tt_dlpack_cache dlpack;
     PyObject *current_stream; /* torch.cuda.current_stream, looked up on first need */
+    int immediate;            /* set_immediate_checks: raise a bad batch at its own call */
 } module_state;
 
 static module_state *get_state(PyObject *module) { return PyModule_GetState(module); }
@@ -85,7 +86,7 @@ static PyObject *call_kernel(PyObject *module, const tt_kernel_spec *spec, PyObj
     if (tt_args_parse(&st->dlpack, spec, args, nargs, &a) < 0)
         return NULL;
     tt_error err = {TT_OK, {0}};
-    tt_cuda_ctx ctx = {1, NULL};
+    tt_cuda_ctx ctx = {1, st->immediate, NULL};
     tt_status status = spec->run(&ctx, &a, &err); /* validation only, with the GIL */
     if (status == TT_OK) {
         if (current_stream(st, args[0], (int)a.tensor[0]->device_id, &ctx.stream) < 0) {
@@ -158,6 +159,68 @@ static PyObject *py_use_exchange_api(PyObject *m, PyObject *flag)
     return tt_use_exchange_api(&get_state(m)->dlpack, flag);
 }
 
+/* ---- error checks ------------------------------------------------------------------------- */
+
+static PyObject *py_set_immediate_checks(PyObject *m, PyObject *flag)
+{
+    module_state *st = get_state(m);
+    const int previous = st->immediate, truth = PyObject_IsTrue(flag);
+    if (truth < 0)
+        return NULL;
+    st->immediate = truth;
+    return PyBool_FromLong(previous);
+}
+
+/* (device, data_ptr) from the first two arguments: a CUDA device index and a state's data
+ * pointer (0: every state of the device). */
+static int parse_state(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                       Py_ssize_t expected, int *device, void **out)
+{
+    if (nargs != expected) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments, got %zd", fname,
+                     expected, nargs);
+        return -1;
+    }
+    const long d = PyLong_AsLong(args[0]);
+    if (d == -1 && PyErr_Occurred())
+        return -1;
+    if (d < 0 || d > 0xffff) {
+        PyErr_Format(PyExc_ValueError, "device: expected a CUDA device index, got %ld", d);
+        return -1;
+    }
+    *device = (int)d;
+    *out = PyLong_AsVoidPtr(args[1]);
+    return *out == NULL && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *py_check(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    int device, wait;
+    void *out;
+    if (parse_state("check", args, nargs, 3, &device, &out) < 0 || (wait = PyObject_IsTrue(args[2])) < 0)
+        return NULL;
+    tt_error err = {TT_OK, {0}};
+    tt_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = tt_cuda_check(device, out, wait, &err);
+    Py_END_ALLOW_THREADS
+    if (status != TT_OK) {
+        tt_raise_status(&err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_discard(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    int device;
+    void *out;
+    if (parse_state("discard", args, nargs, 2, &device, &out) < 0)
+        return NULL;
+    tt_cuda_discard(device, out);
+    Py_RETURN_NONE;
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -165,6 +228,15 @@ static PyMethodDef module_methods[] = {
     {"build_info", py_build_info, METH_NOARGS,
      "dict(cudart=CUDA runtime version built against, arch=target list, driver=installed driver "
      "version or 0)."},
+    {"set_immediate_checks", py_set_immediate_checks, METH_O,
+     "set_immediate_checks(flag) -> previous flag. True: an update waits for its own error check "
+     "and raises at the call (one host synchronisation per update); False (default): a rejected "
+     "batch, undone on the device, raises at the next update into the same state or at check()."},
+    {"check", (PyCFunction)(void (*)(void))py_check, METH_FASTCALL,
+     "check(device, data_ptr, wait): raise the oldest rejected update into the state at data_ptr "
+     "on cuda:device (0: any state), waiting for its updates first when `wait`."},
+    {"discard", (PyCFunction)(void (*)(void))py_discard, METH_FASTCALL,
+     "discard(device, data_ptr): forget the rejected updates into that state (it was reset)."},
     {"_use_exchange_api", py_use_exchange_api, METH_O,
      "Turn the DLPack C exchange path (tensors and stream) on or off; returns the previous setting."},
     {NULL, NULL, 0, NULL},
@@ -174,6 +246,7 @@ static int module_exec(PyObject *module)
 {
     module_state *st = get_state(module);
     st->current_stream = NULL;
+    st->immediate = 0;
     return tt_dlpack_cache_init(&st->dlpack);
 }
 

@@ -4,8 +4,8 @@
  * sum, min, max; or the co-moment form) over the rows it strides, in float64; the threads of a
  * block that share a column are folded with Chan's pairwise merge, then the per-block partials
  * of a column are merged in block order by a second small kernel into `batch` [D, 6]. The
- * host merges `batch` into the state (the merge launchers here) only once it has seen that
- * the error record is clear, so a NaN leaves the state untouched.
+ * merge of `batch` into the state is gated on the call's error record (a kernel test, not a
+ * host read), so a NaN leaves the state untouched.
  *
  * Chan et al.: n = na + nb, d = mean_b - mean_a, mean = mean_a + d * nb / n,
  *              M2 = M2_a + M2_b + d^2 * na * nb / n,  C = C_a + C_b + dx * dy * na * nb / n.
@@ -254,11 +254,11 @@ extern "C" cudaError_t tt_cuda_comoments_batch_launch(const tt_view *x, const tt
 /* ---- state merges -------------------------------------------------------------------------- */
 
 template <bool CO>
-__global__ void merge_kernel(double *state, tt_dview other, int64_t rows)
+__global__ void merge_kernel(double *state, tt_dview other, int64_t rows, const tt_cuda_record *gate)
 {
     const int64_t d = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (d >= rows)
-        return;
+    if (d >= rows || (gate != NULL && gate->key != TT_CUDA_CLEAR))
+        return; /* a batch with a bad value is never merged */
     row6 a, b;
     for (int c = 0; c < 6; c++) {
         a.v[c] = state[d * 6 + c];
@@ -273,24 +273,25 @@ __global__ void merge_kernel(double *state, tt_dview other, int64_t rows)
 }
 
 template <bool CO>
-static cudaError_t launch_merge(const tt_view *state, const tt_view *other, cudaStream_t stream)
+static cudaError_t launch_merge(const tt_view *state, const tt_view *other, const tt_cuda_record *gate,
+                                cudaStream_t stream)
 {
     const int64_t rows = state->shape[0];
     if (rows == 0)
         return cudaSuccess;
     const unsigned blocks = (unsigned)((rows + TT_THREADS - 1) / TT_THREADS);
-    merge_kernel<CO><<<blocks, TT_THREADS, 0, stream>>>((double *)state->data, tt_dview_of(other), rows);
+    merge_kernel<CO><<<blocks, TT_THREADS, 0, stream>>>((double *)state->data, tt_dview_of(other), rows, gate);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,
-                                                    cudaStream_t stream)
+                                                    const tt_cuda_record *gate, cudaStream_t stream)
 {
-    return launch_merge<false>(state, other, stream);
+    return launch_merge<false>(state, other, gate, stream);
 }
 
 extern "C" cudaError_t tt_cuda_comoments_merge_launch(const tt_view *state, const tt_view *other,
-                                                      cudaStream_t stream)
+                                                      const tt_cuda_record *gate, cudaStream_t stream)
 {
-    return launch_merge<true>(state, other, stream);
+    return launch_merge<true>(state, other, gate, stream);
 }

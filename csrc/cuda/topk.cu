@@ -18,7 +18,8 @@ typedef struct {
     int64_t ignore;
     int64_t sign;
     long long *out; /* [C, 3] */
-    tt_cuda_record *rec;
+    tt_cuda_record *rec;        /* sign +1: where errors go */
+    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
 } topk_args;
 
 /* (best, best_j) becomes the warp's best in every lane: higher score, then lower index. */
@@ -38,6 +39,8 @@ __device__ __forceinline__ void warp_best(A &best, int64_t &best_j)
 template <typename T, bool SHARED>
 __global__ void __launch_bounds__(TT_THREADS) topk_kernel(topk_args a)
 {
+    if (tt_nothing_to_undo(a.gate))
+        return; /* an undo replay of a call that had no error */
     typedef typename tt_score<T>::acc acc;
     extern __shared__ unsigned sh[];
     const int64_t classes = a.classes, bins = classes * 3;
@@ -132,7 +135,8 @@ extern "C" cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *pr
     a.ignore = ignore_index != NULL ? *ignore_index : 0;
     a.sign = sign;
     a.out = (long long *)out->data;
-    a.rec = rec;
+    a.rec = sign > 0 ? rec : NULL;
+    a.gate = sign < 0 ? rec : NULL;
     if (a.preds.rows == 0 || a.classes == 0)
         return cudaSuccess;
     TT_DISPATCH_SCORES(preds->dtype, T, launch_topk<T>(a, stream));

@@ -102,3 +102,73 @@ def test_the_real_cuda_module_matches_the_contract():
         pytest.skip("torchtally._C_cuda is not built (TORCHTALLY_CUDA=0, the default)")
     assert all(callable(getattr(module, k, None)) for k in KERNELS)
     assert _reference is not module
+
+
+# ---- when a CUDA batch rejected on the device raises ---------------------------------------------
+
+class CudaState:
+    """What the check helpers look at on a CUDA state tensor."""
+    is_cuda = True
+
+    def __init__(self, index: int, pointer: int, numel: int = 4):
+        self.device = torch.device("cuda", index)
+        self._pointer, self._numel = pointer, numel
+
+    def data_ptr(self):
+        return self._pointer
+
+    def numel(self):
+        return self._numel
+
+
+@pytest.fixture
+def checks_mode():
+    previous = _kernels.cuda_checks()
+    yield
+    _kernels.set_cuda_checks(previous)
+
+
+def test_set_cuda_checks_tells_the_cuda_module(spies, checks_mode):
+    cuda, _ = spies
+    assert _kernels.set_cuda_checks("immediate") == "deferred"
+    assert _kernels.cuda_checks() == "immediate"
+    assert _kernels.set_cuda_checks("deferred") == "immediate"
+    assert cuda.calls == [("set_immediate_checks", (True,)), ("set_immediate_checks", (False,))]
+
+
+def test_set_cuda_checks_refuses_other_modes(spies, checks_mode):
+    with pytest.raises(ValueError, match=r"^mode: expected one of \('deferred', 'immediate'\), got 'eager'"):
+        _kernels.set_cuda_checks("eager")
+    assert _kernels.cuda_checks() == "deferred" and spies[0].calls == []
+
+
+def test_compute_time_check_waits_on_cuda_states_only(spies):
+    cuda, _ = spies
+    states = [torch.zeros(3), CudaState(1, 0x1000), CudaState(0, 0x2000, numel=0), CudaState(0, 0x3000)]
+    _kernels.raise_rejected_cuda_updates(states)
+    assert cuda.calls == [("check", (1, 0x1000, True)), ("check", (0, 0x3000, True))]
+    _kernels.forget_rejected_cuda_updates(states)
+    assert cuda.calls[2:] == [("discard", (1, 0x1000)), ("discard", (0, 0x3000))]
+
+
+def test_no_check_where_cuda_tensors_take_the_reference(spies):
+    cuda, _ = spies
+    _kernels.set_cuda_backend("reference")
+    try:
+        _kernels.raise_rejected_cuda_updates([CudaState(0, 0x1000)])
+    finally:
+        _kernels.set_cuda_backend("cuda")
+    assert cuda.calls == []
+
+
+@pytest.mark.parametrize("value, expected", [("immediate", "immediate"), (" Deferred ", "deferred"),
+                                             ("sometimes", "TORCHTALLY_CUDA_CHECKS: mode: expected one of")])
+def test_cuda_checks_from_the_environment(value, expected):
+    import os
+    import subprocess
+    import sys
+    code = "from torchtally.functional import _kernels; print(_kernels.cuda_checks())"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "TORCHTALLY_CUDA_CHECKS": value})
+    assert expected in (run.stdout if run.returncode == 0 else run.stderr), run.stderr
+    assert (run.returncode == 0) == (expected != "TORCHTALLY_CUDA_CHECKS: mode: expected one of")

@@ -284,15 +284,30 @@ def test_a_metric_on_the_gpu_equals_the_cpu():
 GPU_CASES = [c for c in CASES if "meta" not in c.what]
 
 
+@pytest.fixture(params=["immediate", "deferred"])
+def checks(request):
+    """Both error-check modes of _C_cuda (see set_immediate_checks)."""
+    previous = _C_cuda.set_immediate_checks(request.param == "immediate")
+    yield request.param
+    _C_cuda.set_immediate_checks(previous)
+
+
+def run_checked(kernel: str, args: list) -> None:
+    """Runs `kernel`; then asks, waiting, for a rejection the device found (deferred mode)."""
+    getattr(_C_cuda, kernel)(*args)
+    out = args[0]
+    _C_cuda.check(out.device.index, out.data_ptr(), True)
+
+
 @pytest.mark.parametrize("case", GPU_CASES, ids=[f"{c.kernel}-{c.what}" for c in GPU_CASES])
-def test_bad_input_raises_and_leaves_state(case):
+def test_bad_input_raises_and_leaves_state(case, checks):
     args = good_args(case.kernel)
     case.change(args)
     args = on_gpu(args)
     target_of_write = args[0] if isinstance(args[0], torch.Tensor) else None
     before = None if target_of_write is None else target_of_write.clone()
     with pytest.raises(case.error) as info:
-        getattr(_C_cuda, case.kernel)(*args)
+        run_checked(case.kernel, args)
     message = str(info.value)
     assert message.split(":", 1)[0] in case.names, message
     assert case.shows in message, message
@@ -301,17 +316,119 @@ def test_bad_input_raises_and_leaves_state(case):
         assert same_bits(target_of_write.cpu(), before.cpu())
 
 
-def test_the_first_bad_sample_is_reported():
+def test_the_first_bad_sample_is_reported(checks):
     n = 50_000
     target = torch.zeros(n, dtype=torch.int64)
     target[[40_000, 123, 7_777]] = 9
     out = torch.zeros(5, 5, dtype=torch.int64, device=DEV)
     with pytest.raises(ValueError, match=r"^target: label 9 at index 123 is out of range \[0, 5\)"):
-        _C_cuda.confmat_labels(out, gpu(torch.zeros(n, dtype=torch.int64)), gpu(target), None, None)
+        run_checked("confmat_labels", [out, gpu(torch.zeros(n, dtype=torch.int64)), gpu(target), None, None])
     s = torch.randn(n, 5)
     s[30_000, 1] = float("nan")
     s[2_000, 4] = float("nan")
     with pytest.raises(ValueError, match=r"^preds: NaN in the scores of sample 2000"):
-        _C_cuda.confmat_scores(out, gpu(s), gpu(torch.zeros(n, dtype=torch.int64)), None, None)
+        run_checked("confmat_scores", [out, gpu(s), gpu(torch.zeros(n, dtype=torch.int64)), None, None])
+    torch.cuda.synchronize()
+    assert int(out.abs().sum()) == 0
+
+
+# ---- deferred checks: no host synchronisation in an update -----------------------------------------
+
+@pytest.fixture
+def deferred():
+    previous = _C_cuda.set_immediate_checks(False)
+    yield
+    _C_cuda.set_immediate_checks(previous)
+
+
+def busy_stream():
+    """Keeps the current stream busy for about a second (a spinning kernel)."""
+    torch.cuda.synchronize()
+    torch.cuda._sleep(2_000_000_000)
+    assert not torch.cuda.current_stream().query()
+
+
+@pytest.mark.parametrize("kernel", ["confmat_scores", "binned_update", "topk_update", "moments_update"])
+def test_a_deferred_update_does_not_wait_for_the_gpu(deferred, kernel):
+    from csrc.test_bad_input import good_args as args_of
+    args = on_gpu(args_of(kernel))
+    getattr(_C_cuda, kernel)(*args)  # first use: workspace and pinned reports (may synchronise)
+    busy_stream()
+    getattr(_C_cuda, kernel)(*args)
+    assert not torch.cuda.current_stream().query(), "the update waited for the GPU"
+    torch.cuda.synchronize()
+    _C_cuda.check(args[0].device.index, args[0].data_ptr(), True)
+
+
+def test_an_immediate_update_waits_and_raises_at_the_call():
+    previous = _C_cuda.set_immediate_checks(True)
+    try:
+        out = torch.zeros(5, 5, dtype=torch.int64, device=DEV)
+        _C_cuda.confmat_labels(out, gpu(torch.tensor([1])), gpu(torch.tensor([1])), None, None)
+        out.zero_()
+        busy_stream()
+        with pytest.raises(ValueError, match=r"^target: label 7 at index 0"):
+            _C_cuda.confmat_labels(out, gpu(torch.tensor([1])), gpu(torch.tensor([7])), None, None)
+        assert torch.cuda.current_stream().query()
+        assert int(out.abs().sum()) == 0
+    finally:
+        _C_cuda.set_immediate_checks(previous)
+
+
+def test_a_rejected_batch_raises_at_the_next_update_into_that_state(deferred):
+    n = 1000
+    preds, good = gpu(torch.arange(n) % 5), gpu(torch.arange(n) % 5)
+    bad = gpu(torch.where(torch.arange(n) == 3, 9, torch.arange(n) % 5))
+    out = torch.zeros(5, 5, dtype=torch.int64, device=DEV)
+    other = torch.zeros(5, 5, dtype=torch.int64, device=DEV)
+    _C_cuda.confmat_labels(out, preds, bad, None, None)  # returns: the check runs on the device
+    torch.cuda.synchronize()
+    assert int(out.abs().sum()) == 0  # already undone on the device
+    _C_cuda.confmat_labels(other, preds, good, None, None)  # another state is not concerned
+    with pytest.raises(ValueError, match=r"^target: label 9 at index 3 is out of range \[0, 5\) \(found on the GPU after that earlier update"):
+        _C_cuda.confmat_labels(out, preds, good, None, None)
+    torch.cuda.synchronize()
+    assert int(out.abs().sum()) == 0  # the call that raised did not run its batch
+    _C_cuda.confmat_labels(out, preds, good, None, None)  # reported once: the state works again
+    _C_cuda.check(out.device.index, out.data_ptr(), True)
+    want = torch.zeros(5, 5, dtype=torch.int64)
+    _C.confmat_labels(want, preds.cpu(), good.cpu(), None, None)
+    assert torch.equal(out.cpu(), want) and torch.equal(other.cpu(), want)
+
+
+def test_a_rejected_moments_batch_is_never_merged(deferred):
+    state = gpu(empty_moments(2))
+    x = torch.randn(500, 2)
+    _C_cuda.moments_update(state, gpu(x), None)
+    torch.cuda.synchronize()
+    before = state.clone()
+    x[321, 1] = float("nan")
+    _C_cuda.moments_update(state, gpu(x), None)
+    with pytest.raises(ValueError, match=r"^x: NaN at sample 321, column 1"):
+        _C_cuda.check(state.device.index, state.data_ptr(), True)
+    assert same_bits(state.cpu(), before.cpu())
+    w = torch.ones(500, dtype=torch.float64)
+    w[17] = -2.0
+    single = gpu(empty_moments(1))
+    _C_cuda.moments_update(single, gpu(torch.randn(500)), gpu(w))
+    with pytest.raises(ValueError, match=r"^weights: expected finite weights >= 0, got -2 at sample 17"):
+        _C_cuda.check(single.device.index, 0, True)  # 0: any state of the device
+
+
+def test_discard_forgets_a_rejection(deferred):
+    out = torch.zeros(3, 3, dtype=torch.int64, device=DEV)
+    _C_cuda.confmat_labels(out, gpu(torch.tensor([0])), gpu(torch.tensor([5])), None, None)
+    _C_cuda.discard(out.device.index, out.data_ptr())
+    _C_cuda.check(out.device.index, out.data_ptr(), True)  # nothing left to raise
+    torch.cuda.synchronize()
+    assert int(out.abs().sum()) == 0
+
+
+def test_the_bad_threshold_values_are_named(deferred):
+    out = torch.zeros(1, 4, 2, dtype=torch.int64, device=DEV)
+    thr = gpu(torch.tensor([0.1, 0.7, 0.4], dtype=torch.float64))
+    _C_cuda.binned_update(out, gpu(torch.rand(10)), gpu(torch.zeros(10, dtype=torch.int64)), None, None, thr, False)
+    with pytest.raises(ValueError, match=r"^thresholds: expected non-decreasing values, got 0.4 after 0.7 at index 2"):
+        _C_cuda.check(out.device.index, out.data_ptr(), True)
     torch.cuda.synchronize()
     assert int(out.abs().sum()) == 0

@@ -10,11 +10,18 @@ CUDA tensors go to `torchtally._C_cuda` (the CUDA kernels, built only with TORCH
 auto) when it is importable, else to the reference; `cuda_backend()` / `set_cuda_backend()` say
 and choose. The CPU test comes first, so CPU calls pay nothing for the CUDA route.
 
+CUDA value checks (out-of-range labels, NaN, bad weights) run on the device and never make an
+update wait: a rejected batch is undone on the GPU and its ValueError raised at the next update
+into the same state or by `raise_rejected_cuda_updates` (Metric.compute calls it, waiting).
+`set_cuda_checks("immediate")` (or TORCHTALLY_CUDA_CHECKS=immediate) raises at the call itself,
+at one host synchronisation per update. Shape, dtype and device errors always raise at the call.
+
 `backend()` says which path CPU tensors take; `set_backend("reference")` forces the reference
 (tests), `set_backend("c")` restores the C core. `thresholds` of binned_update has a None
 default only because it follows optional arguments; None is rejected like any non-tensor.
 """
-from typing import Optional
+import os
+from typing import Iterable, Optional
 
 from torch import Tensor
 
@@ -76,6 +83,62 @@ def set_cuda_backend(name: str) -> str:
     previous = cuda_backend()
     _cuda = _CUDA_MODULE if name == "cuda" else None
     return previous
+
+
+CUDA_CHECK_MODES = ("deferred", "immediate")
+_cuda_checks = "deferred"
+
+
+def cuda_checks() -> str:
+    """`"deferred"` (a bad CUDA batch raises later, no host sync) or `"immediate"` (at its call)."""
+    return _cuda_checks
+
+
+def set_cuda_checks(mode: str) -> str:
+    """Choose when a CUDA batch rejected on the device raises; returns the previous mode.
+
+    "deferred" (default): the update returns without waiting for the GPU; the rejected batch is
+    undone on the device and its ValueError raised by the next update into the same state (which
+    then does not run) or by compute(). "immediate": every CUDA update waits for its own check
+    and raises at the call (one host synchronisation per update). Either way the state is left
+    exactly as it was before the bad batch.
+    """
+    global _cuda_checks
+    if mode not in CUDA_CHECK_MODES:
+        raise ValueError(f"mode: expected one of {CUDA_CHECK_MODES}, got {mode!r}")
+    previous, _cuda_checks = _cuda_checks, mode
+    if _CUDA_MODULE is not None:
+        _CUDA_MODULE.set_immediate_checks(mode == "immediate")
+    return previous
+
+
+def raise_rejected_cuda_updates(states: Iterable[object]) -> None:
+    """Wait for the CUDA updates into `states` and raise the ValueError of the first rejected one.
+
+    A no-op for CPU tensors and where the CUDA kernels are not in use (the torch reference raises
+    at the call)."""
+    if _cuda is None:
+        return
+    for t in states:
+        if getattr(t, "is_cuda", False) and t.numel():
+            _cuda.check(t.device.index, t.data_ptr(), True)
+
+
+def forget_rejected_cuda_updates(states: Iterable[object]) -> None:
+    """Drop the not yet raised rejections of CUDA updates into `states` (they are being reset)."""
+    if _CUDA_MODULE is None:
+        return
+    for t in states:
+        if getattr(t, "is_cuda", False) and t.numel():
+            _CUDA_MODULE.discard(t.device.index, t.data_ptr())
+
+
+_mode_from_env = os.environ.get("TORCHTALLY_CUDA_CHECKS", "").strip().lower()
+if _mode_from_env:
+    try:
+        set_cuda_checks(_mode_from_env)
+    except ValueError as exc:
+        raise ValueError(f"TORCHTALLY_CUDA_CHECKS: {exc}") from None
 
 
 def _impl(out: object):

@@ -1,0 +1,65 @@
+/*
+ * pending.h: the CUDA updates whose error checks the host has not seen yet.
+ *
+ * An update never waits for its kernels. Its last kernel, the latch (report.cu), writes the
+ * call's error record into a report slot in pinned host memory, and a CUDA event recorded
+ * after it says when the slot is filled. The host looks at finished calls whenever it comes
+ * back (the next update of any metric on that device, or an explicit check: Metric.compute
+ * asks, waiting) and keeps the rejected ones, each tied to the state (`out`) it counted into,
+ * until that state's owner is told. The state itself was already restored on the device (the
+ * gated undo), so a late report changes nothing but where the exception surfaces.
+ *
+ * Per device: a ring of TT_PENDING_RING calls in flight (a full ring waits for its oldest call:
+ * the only host wait of the deferred mode, reached only when the host runs that far ahead) and
+ * up to TT_PENDING_REJECTED rejected calls not yet reported (beyond that the oldest is dropped:
+ * its batch was undone all the same). Thread-safe; plain C over the CUDA runtime.
+ */
+#ifndef TT_CUDA_PENDING_H
+#define TT_CUDA_PENDING_H
+
+#include "cuda_api.h"
+
+#define TT_PENDING_RING 1024
+#define TT_PENDING_REJECTED 64
+
+/* How to put a report into words (launch.c's explain): which kernel family and its sizes. */
+typedef enum {
+    TT_EXPLAIN_SAMPLE,    /* confmat_labels, confmat_scores, topk: positions are rows */
+    TT_EXPLAIN_THRESHOLD, /* confmat_threshold: positions are row * columns + column */
+    TT_EXPLAIN_BINNED,
+    TT_EXPLAIN_MOMENTS,
+} tt_explain_kind;
+
+typedef struct {
+    tt_explain_kind kind;
+    int64_t classes; /* label range */
+    int64_t columns;
+    int multiclass; /* binned: target holds class labels */
+} tt_cuda_explain;
+
+/* Puts a rejected call's report into words (the CPU core's messages); defined in launch.c. */
+tt_status tt_cuda_explain_report(const tt_cuda_explain *why, const tt_cuda_report *report,
+                                 tt_error *err);
+
+/* The device pointer of the report slot the next call on `device` fills (its latch writes
+ * there). Waits for the oldest call in flight when the ring is full. Call under the device's
+ * workspace lock (launch.c), which also covers the push that follows. */
+tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err);
+
+/* Registers that call as in flight: an event recorded on `stream` after its latch. */
+tt_status tt_pending_push(int device, const void *out, const tt_cuda_explain *why,
+                          cudaStream_t stream, tt_error *err);
+
+/* Looks at the finished calls of `device` (with `wait`: first waits for every call in flight
+ * that counted into `out`, or every call when `out` is NULL) and fails with the oldest rejected
+ * call of `out` (NULL: of any state), which it forgets. `earlier`: the call is reported from a
+ * later one, and the message says so. TT_OK when there is none. */
+tt_status tt_pending_check(int device, const void *out, int wait, int earlier, tt_error *err);
+
+/* Whether an update ever ran on `device` (no CUDA call). */
+int tt_pending_known(int device);
+
+/* Forgets the rejected calls of `out` (the state was reset or is going away). */
+void tt_pending_discard(int device, const void *out);
+
+#endif /* TT_CUDA_PENDING_H */
