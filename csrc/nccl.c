@@ -11,7 +11,8 @@
 #include <string.h>
 
 /* The 2.14 layout NCCL's C ABI fixes (LP64): blocking at byte 16, 24 bytes in all. */
-_Static_assert(offsetof(tt_nccl_config_v21400, blocking) == 16, "ncclConfig_v21400: blocking at 16");
+_Static_assert(offsetof(tt_nccl_config_v21400, blocking) == 16,
+               "ncclConfig_v21400: blocking at byte 16");
 _Static_assert(sizeof(tt_nccl_config_v21400) == 24, "ncclConfig_v21400: 24 bytes");
 
 /* dlsym into a function pointer: POSIX guarantees the conversion, C does not; go through memcpy. */
@@ -69,7 +70,8 @@ fail:
 
 int tt_nccl_has_nonblocking_init(const tt_nccl_lib *lib)
 {
-    return lib->handle != NULL && lib->comm_init_rank_config != NULL && lib->comm_get_async_error != NULL;
+    return lib->handle != NULL && lib->comm_init_rank_config != NULL &&
+           lib->comm_get_async_error != NULL;
 }
 
 void tt_nccl_config_init(tt_nccl_config_v21400 *config, int blocking)

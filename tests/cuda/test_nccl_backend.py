@@ -2,6 +2,8 @@
 time) for the data. World size 1, and world size 2 where it can run: one GPU per rank, or two
 ranks on one GPU with NCCL >= 2.30.3 and NCCL_MULTI_RANK_GPU_ENABLE=1 (with an older NCCL the
 backend must refuse the shared GPU on every rank, and that is what is checked then).
+With NCCL >= 2.14 the communicator is non-blocking, and world size 1 also checks that setup with
+a peer that never comes ends in TimeoutError (and an aborted communicator) instead of a hang.
 
 Skips, with the reason, without a CUDA device or without a loadable NCCL.
 """
@@ -42,6 +44,7 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
     except backend.NcclUnavailable as exc:
         return {"refused": str(exc)}
     seen["transport"] = transport_for(None) is comm
+    seen["nonblocking"] = comm.nonblocking
 
     # a packed sync: int64 sum (two states share one buffer), float64 max, a cat state
     plan = SyncPlan([StateSpec("counts", "sum", torch.int64, (4,)), StateSpec("more", "sum", torch.int32, (2,)),
@@ -69,10 +72,13 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
     out = torch.empty(world_size * 3, dtype=torch.uint8, device=device)
     comm.all_gather_flat(out, torch.full((3,), rank, dtype=torch.uint8, device=device)).wait()
     seen["all_gather"] = out.cpu().tolist()
-    # a timeout: rank 0 waits for a collective rank 1 never joins; the communicator is aborted
+    # a timeout: rank 0 waits for a collective rank 1 never joins; the communicator is aborted.
+    # The communicator's own timeout bounds the enqueue too (a non-blocking communicator may still
+    # be connecting to the absent peer when ncclAllReduce returns ncclInProgress).
     if world_size > 1:
         import datetime
         if rank == 0:
+            comm.timeout_s = 3.0
             try:
                 comm.all_reduce(torch.ones(4, device=device)).wait(timeout=datetime.timedelta(seconds=3))
                 seen["timeout"] = None
@@ -90,6 +96,18 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
     else:
         backend.disable()
         seen["disabled"] = transport_for(None) is None
+        # setup of a 2-rank communicator whose rank 1 never comes (as if it died before enable())
+        if comm.nonblocking:
+            import time
+
+            from torchtally import _nccl
+            start = time.monotonic()
+            try:
+                backend.init_communicator(_nccl, 2, _nccl.unique_id(), 0, time.monotonic() + 3.0, timeout_s=3.0)
+                seen["setup_timeout"] = None
+            except TimeoutError as exc:
+                seen["setup_timeout"] = str(exc)
+            seen["setup_waited_s"] = time.monotonic() - start
     return seen
 
 
@@ -99,6 +117,11 @@ def test_world_size_1():
     assert "refused" not in seen, seen
     assert seen["transport"] and seen["disabled"]
     assert seen["all_reduce"] == 1.0 and seen["all_gather"] == [0, 0, 0]
+    if not seen["nonblocking"]:
+        pytest.skip("NCCL < 2.14: setup is blocking, so the setup-timeout check cannot run (the rest was checked)")
+    assert "NCCL communicator setup (rank 0 of 2) did not complete within 3s" in seen["setup_timeout"]
+    assert "did not reach torchtally.nccl.enable()" in seen["setup_timeout"]
+    assert 3.0 <= seen["setup_waited_s"] < 60.0  # it waited for the deadline, and it ended
 
 
 def test_world_size_2():
