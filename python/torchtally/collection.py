@@ -202,6 +202,8 @@ class MetricCollection(GroupBoundCopy):
     def compute(self) -> Dict[str, Any]:
         """{name: result} for every metric; one packed sync for all of them when needed."""
         metrics = self._metrics
+        for name in self._owners:
+            metrics[name]._raise_rejected_cuda_updates()
         cached = all(m._cache is not None for m in metrics.values())
         if self.sync_on_compute and dist.needs_sync(self.process_group):
             return self._compute_synced(dirty=not cached)

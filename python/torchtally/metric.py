@@ -23,6 +23,7 @@ import torch
 from . import dist
 from ._group_copy import GroupBoundCopy
 from .errors import NotComputableError
+from .functional import _kernels
 from .sync import UNCHANGED, SyncPlan, StateSpec, check_declarable, sync_states
 
 _WRAPPED = "_torchtally_wrapped"
@@ -196,6 +197,17 @@ class Metric(GroupBoundCopy):
     def _state_values(self) -> List[torch.Tensor]:
         return [getattr(self, name) for name in self._specs]
 
+    def _tensor_states(self) -> List[torch.Tensor]:
+        """The states kept as one tensor (not the "cat" chunk lists): what the kernels update."""
+        return [self.__dict__[n] for n, (reduce, _) in self._specs.items() if reduce != "cat"]
+
+    def _raise_rejected_cuda_updates(self) -> None:
+        """The CUDA kernels check values on the device and report a rejected batch later (its
+        counts already undone; see functional._kernels.set_cuda_checks): before computing from
+        the state, wait for those checks and raise the first rejection."""
+        if self.__dict__["device"].type == "cuda":
+            _kernels.raise_rejected_cuda_updates(self._tensor_states())
+
     def _set_states(self, states: Dict[str, torch.Tensor]) -> None:
         for name, value in states.items():
             if name in self._cat_chunks:
@@ -220,6 +232,7 @@ class Metric(GroupBoundCopy):
 
     def compute_local(self) -> Any:
         """compute() on this rank's state only: no sync, no cache."""
+        self._raise_rejected_cuda_updates()
         if not self._updated:
             raise NotComputableError(self._not_computable_message(local=True))
         return self._compute_with(None)
@@ -309,6 +322,8 @@ class Metric(GroupBoundCopy):
 
     def reset(self) -> "Metric":
         """Restore every state to its declared default and forget the cached result."""
+        if self.__dict__["device"].type == "cuda":  # a rejection not yet raised dies with its state
+            _kernels.forget_rejected_cuda_updates(self._tensor_states())
         for name, (reduce, default) in self._specs.items():
             if reduce == "cat":
                 self._cat_chunks[name] = []
@@ -535,6 +550,7 @@ def _wrap_compute(fn):
         d = self.__dict__
         if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
             return fn(self)
+        self._raise_rejected_cuda_updates()
         if self._should_sync():
             # Even with a cached result, the ranks must agree that nobody has new data.
             result = self._compute_synced(d["_cache"])

@@ -172,3 +172,29 @@ def test_cuda_checks_from_the_environment(value, expected):
                          env={**os.environ, "TORCHTALLY_CUDA_CHECKS": value})
     assert expected in (run.stdout if run.returncode == 0 else run.stderr), run.stderr
     assert (run.returncode == 0) == (expected != "TORCHTALLY_CUDA_CHECKS: mode: expected one of")
+
+
+def test_compute_and_reset_ask_about_rejected_cuda_updates(spies, monkeypatch):
+    """A metric whose state is on CUDA waits for its deferred checks in compute() and drops them
+    in reset(); the rejection raised by the CUDA module reaches the caller of compute()."""
+    from torchtally import MetricCollection, MulticlassAccuracy
+
+    cuda, _ = spies
+    metric = MulticlassAccuracy(num_classes=3).update(torch.tensor([0, 1]), torch.tensor([0, 2]))
+    metric.__dict__["device"] = torch.device("cuda", 0)  # as if its state lived there
+    states = [CudaState(0, 0x5000)]
+    monkeypatch.setattr(metric, "_tensor_states", lambda: states)
+    metric.compute()
+    assert cuda.calls == [("check", (0, 0x5000, True))]
+
+    def rejected(*args):
+        raise ValueError("target: label 7 at index 1 is out of range [0, 3) (found on the GPU ...)")
+    monkeypatch.setattr(cuda, "check", rejected, raising=False)
+    with pytest.raises(ValueError, match=r"^target: label 7"):
+        metric.compute_local()
+    with pytest.raises(ValueError, match=r"^target: label 7"):
+        MetricCollection({"acc": metric}).compute()
+    monkeypatch.delattr(cuda, "check")
+    cuda.calls.clear()
+    metric.reset()
+    assert cuda.calls == [("discard", (0, 0x5000))]
