@@ -432,3 +432,17 @@ def test_the_bad_threshold_values_are_named(deferred):
         _C_cuda.check(out.device.index, out.data_ptr(), True)
     torch.cuda.synchronize()
     assert int(out.abs().sum()) == 0
+
+
+def test_a_metric_raises_a_rejected_batch_at_compute(deferred):
+    from torchtally import MulticlassAccuracy
+    metric = MulticlassAccuracy(num_classes=3, average="micro").to(DEV)
+    metric.update(gpu(torch.tensor([0, 1, 2])), gpu(torch.tensor([0, 1, 1])))
+    metric.update(gpu(torch.tensor([0, 1])), gpu(torch.tensor([0, 5])))  # returns: checked on the GPU
+    with pytest.raises(ValueError, match=r"^target: label 5 at index 1 is out of range \[0, 3\)"):
+        metric.compute()
+    assert float(metric.compute()) == pytest.approx(2 / 3)  # the bad batch left no trace
+    metric.update(gpu(torch.tensor([0])), gpu(torch.tensor([9])))
+    metric.reset()  # the pending rejection goes with the state it concerned
+    metric.update(gpu(torch.tensor([1])), gpu(torch.tensor([1])))
+    assert float(metric.compute()) == 1.0
