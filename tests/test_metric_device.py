@@ -292,3 +292,12 @@ def test_collection_to_keeps_sharing_and_moves_every_default():
     assert_shared(col)
     col.update(torch.ones(1, device="meta"))
     assert_shared(col)
+
+
+def test_metric_docstring_example():
+    import doctest
+
+    import torchtally.metric
+
+    failed, attempted = doctest.testmod(torchtally.metric)
+    assert attempted >= 5 and failed == 0

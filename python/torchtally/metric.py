@@ -82,6 +82,12 @@ class Metric(GroupBoundCopy):
         ...         return self.total / self.count
         >>> Mean().update(torch.tensor([1.0, 2.0])).update(torch.tensor([6.0])).compute()
         tensor(3., dtype=torch.float64)
+        >>> m = Mean().update(torch.ones(2, device="meta"))  # a fresh metric follows its input
+        >>> m.total.device
+        device(type='meta')
+        >>> m.update(torch.ones(2))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: x: expected a tensor on meta, where this metric's state is (it holds data ...), got one on cpu; ...
 
     ``state_key``: metrics with equal, non-None ``state_key`` inside one MetricCollection share
     their state (one update per batch, one slot in the sync). Set it (in ``__init__`` or on the
