@@ -153,6 +153,21 @@ def test_a_rejected_first_update_leaves_the_metric_where_it_was():
     assert state_devices(m) == {META}
 
 
+def test_a_first_update_rejected_after_a_nested_update_still_goes_back():
+    class Checked(Total):
+        def update(self, x, scale=1.0):
+            super().update(x)  # a wrapped update inside the wrapped update: it marks the metric updated
+            if scale < 0:
+                raise ValueError("scale: expected >= 0")
+
+    m = Checked()
+    with pytest.raises(ValueError, match="scale"):
+        m.update(torch.ones(3, device="meta"), scale=-1.0)
+    assert state_devices(m) == {CPU} and not m._updated and float(m.total) == 0.0
+    m.update(torch.ones(3, device="meta"))
+    assert state_devices(m) == {META}
+
+
 def test_loaded_state_counts_as_data():
     m = Total().load_state_dict({"total": torch.tensor(1.0), "largest": torch.tensor(1.0)})
     with pytest.raises(ValueError, match=r"^x: expected a tensor on cpu"):

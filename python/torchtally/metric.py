@@ -454,6 +454,7 @@ class Metric(GroupBoundCopy):
             fn(self, *args, **kwargs)
         except BaseException:
             self._restore_placement(before)  # a rejected first batch leaves the metric where it was
+            d["_updated"] = False  # (a nested wrapped update, super().update(), may have set it)
             raise
         d["_updated"] = True
         return self
