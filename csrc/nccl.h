@@ -9,7 +9,6 @@
 #ifndef TT_NCCL_H
 #define TT_NCCL_H
 
-#include <limits.h>
 #include <stddef.h>
 
 #define TT_NCCL_UNIQUE_ID_BYTES 128
@@ -34,10 +33,11 @@ enum { TT_NCCL_SUCCESS = 0, TT_NCCL_IN_PROGRESS = 7 };
  * sizeof(ncclConfig_t)) bytes over its own NCCL_CONFIG_INITIALIZER, refuses a wrong `magic`, and
  * resets every field newer than `version` to its default (a 2.14 config's bytes 20..23 are tail
  * padding here and cgaClusterSize from 2.17 on, which NCCL then resets because version < 2.17).
- * So this 2.14-sized struct, with version 2.14.0, is valid for every NCCL >= 2.14. */
+ * So this 2.14-sized struct, with version 2.14.0, is valid for every NCCL >= 2.14. (NCCL's
+ * "unset" sentinels, NCCL_CONFIG_UNDEF_INT = INT_MIN and NCCL_CONFIG_UNDEF_PTR = NULL, are not
+ * needed: `blocking` is the one field and it is always set.) */
 #define TT_NCCL_CONFIG_MAGIC 0xcafebeefu
 #define TT_NCCL_CONFIG_VERSION TT_NCCL_VERSION(2, 14, 0) /* 21400 */
-#define TT_NCCL_CONFIG_UNDEF_INT INT_MIN                 /* NCCL_CONFIG_UNDEF_INT: "NCCL decides" */
 
 typedef struct {
     size_t size;          /* sizeof this struct: 24 on LP64 (4 bytes of tail padding) */
