@@ -12,6 +12,7 @@ from .engine import MetricHook
 from .errors import NotComputableError, SyncError
 from .metric import Metric
 from .sampler import UnpaddedDistributedSampler
+from .functional._kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
 from .metrics.classification import *  # noqa: F401,F403,E402  (Binary/Multiclass/Multilabel classification metrics)
 from .metrics.curves import *  # noqa: F401,F403,E402  (AUROC, AveragePrecision, ROC, PrecisionRecallCurve)
 from .metrics.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric  # noqa: F401,E402

@@ -198,3 +198,9 @@ def test_compute_and_reset_ask_about_rejected_cuda_updates(spies, monkeypatch):
     cuda.calls.clear()
     metric.reset()
     assert cuda.calls == [("discard", (0, 0x5000))]
+
+
+def test_the_switch_is_public():
+    import torchtally
+    assert torchtally.set_cuda_checks is _kernels.set_cuda_checks
+    assert torchtally.cuda_checks is _kernels.cuda_checks
