@@ -183,7 +183,7 @@ static tt_status call_report(cuda_call *c, const void *out, const tt_cuda_latch_
         return cuda_fail(err, e, "the error report's launch");
     if (tt_pending_push(c->device, out, why, c->ctx->stream, err))
         return err->status;
-    return c->ctx->immediate ? tt_pending_check(c->device, out, 1, 0, err) : TT_OK;
+    return c->ctx->immediate ? tt_pending_check(c->device, out, 1, TT_PENDING_AT_CALL, err) : TT_OK;
 }
 
 static void call_end(cuda_call *c)
@@ -212,7 +212,7 @@ typedef cudaError_t (*count_launch)(const count_job *job, int64_t sign, tt_cuda_
 /* A rejected earlier update into `out`, found without waiting: raised before this call runs. */
 static tt_status earlier_rejection(int device, const void *out, tt_error *err)
 {
-    return tt_pending_check(device, out, 0, 1, err);
+    return tt_pending_check(device, out, 0, TT_PENDING_AT_UPDATE, err);
 }
 
 static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const count_job *job,
@@ -611,7 +611,7 @@ tt_status tt_cuda_check(int device, const void *out, int wait, tt_error *err)
         e = cudaSetDevice(device); /* the events belong to that device */
     if (e != cudaSuccess)
         return cuda_fail(err, e, "cudaSetDevice");
-    const tt_status status = tt_pending_check(device, out, wait, 1, err);
+    const tt_status status = tt_pending_check(device, out, wait, TT_PENDING_AT_CHECK, err);
     if (previous != device)
         cudaSetDevice(previous);
     return status;

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 
 #define MAX_DEVICES 64
-#define SUFFIX                                                                                 \
+/* The note after the CPU core's message, by where the rejection is raised (pending.h). */
+#define NOTE_AT_UPDATE                                                                         \
     " (found on the GPU after that earlier update returned: none of its batch was counted, "  \
     "and this call's batch was not run either)"
+#define NOTE_AT_CHECK " (found on the GPU after that update returned: none of its batch was counted)"
 
 typedef enum { SLOT_FREE = 0, SLOT_IN_FLIGHT, SLOT_SEEN } slot_state;
 
@@ -174,7 +176,7 @@ tt_status tt_pending_push(int device, const void *out, const tt_cuda_explain *wh
     return e == cudaSuccess ? TT_OK : cuda_error(err, e, "cudaEventRecord");
 }
 
-tt_status tt_pending_check(int device, const void *out, int wait, int earlier, tt_error *err)
+tt_status tt_pending_check(int device, const void *out, int wait, int when, tt_error *err)
 {
     device_table *t = table_of(device, 0, err);
     if (t == NULL)
@@ -188,9 +190,10 @@ tt_status tt_pending_check(int device, const void *out, int wait, int earlier, t
         memmove(&t->rejected[k], &t->rejected[k + 1], sizeof c * (size_t)(t->n_rejected - k - 1));
         t->n_rejected--;
         status = tt_cuda_explain_report(&c.why, &c.report, err);
-        if (earlier) {
+        if (when != TT_PENDING_AT_CALL) {
             const size_t used = strlen(err->message);
-            snprintf(err->message + used, sizeof err->message - used, "%s", SUFFIX);
+            snprintf(err->message + used, sizeof err->message - used, "%s",
+                     when == TT_PENDING_AT_UPDATE ? NOTE_AT_UPDATE : NOTE_AT_CHECK);
         }
     }
     pthread_mutex_unlock(&t->lock);

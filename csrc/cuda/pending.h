@@ -50,11 +50,16 @@ tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err);
 tt_status tt_pending_push(int device, const void *out, const tt_cuda_explain *why,
                           cudaStream_t stream, tt_error *err);
 
+/* Where a rejection is raised: at its own call (immediate checks), at a later update into the
+ * same state (which then does not run), or by an explicit check (compute); the message says
+ * which. */
+enum { TT_PENDING_AT_CALL = 0, TT_PENDING_AT_UPDATE = 1, TT_PENDING_AT_CHECK = 2 };
+
 /* Looks at the finished calls of `device` (with `wait`: first waits for every call in flight
  * that counted into `out`, or every call when `out` is NULL) and fails with the oldest rejected
- * call of `out` (NULL: of any state), which it forgets. `earlier`: the call is reported from a
- * later one, and the message says so. TT_OK when there is none. */
-tt_status tt_pending_check(int device, const void *out, int wait, int earlier, tt_error *err);
+ * call of `out` (NULL: of any state), which it forgets, its message noted per `when`. TT_OK when
+ * there is none. */
+tt_status tt_pending_check(int device, const void *out, int wait, int when, tt_error *err);
 
 /* Whether an update ever ran on `device` (no CUDA call). */
 int tt_pending_known(int device);

@@ -404,8 +404,10 @@ def test_a_rejected_moments_batch_is_never_merged(deferred):
     before = state.clone()
     x[321, 1] = float("nan")
     _C_cuda.moments_update(state, gpu(x), None)
-    with pytest.raises(ValueError, match=r"^x: NaN at sample 321, column 1"):
+    with pytest.raises(ValueError, match=r"^x: NaN at sample 321, column 1") as info:
         _C_cuda.check(state.device.index, state.data_ptr(), True)
+    # raised by a check, not by a later update: no claim about a batch of this call
+    assert str(info.value).endswith("(found on the GPU after that update returned: none of its batch was counted)")
     assert same_bits(state.cpu(), before.cpu())
     w = torch.ones(500, dtype=torch.float64)
     w[17] = -2.0
