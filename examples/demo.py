@@ -160,6 +160,9 @@ def main() -> int:
             f"{'equal' if verdict.item() else 'differ from'} the single-process values "
             f"({time.perf_counter() - start:.1f} s)"
         )
+    # Tear down only once every rank is past its last collective: a rank that closes its gloo
+    # sockets while a peer still sends makes that peer abort at exit (seen under load).
+    dist.barrier()
     dist.destroy_process_group()
     return 0 if verdict.item() else 1
 
