@@ -122,6 +122,7 @@ static tt_status call_enter(cuda_call *c, const tt_cuda_ctx *ctx, int device, tt
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
     c->device = device;
+    (void)cudaGetLastError(); /* a stale launch error of another library must not be blamed on ours */
     if (device < 0 || device >= MAX_DEVICES)
         return tt_fail(err, TT_EVALUE, "out", "CUDA device %d is beyond the %d devices supported",
                        device, MAX_DEVICES);
@@ -183,7 +184,8 @@ static tt_status call_report(cuda_call *c, const void *out, const tt_cuda_latch_
         return cuda_fail(err, e, "the error report's launch");
     if (tt_pending_push(c->device, out, why, c->ctx->stream, err))
         return err->status;
-    return c->ctx->immediate ? tt_pending_check(c->device, out, 1, TT_PENDING_AT_CALL, err) : TT_OK;
+    const tt_span mine = {out, 1};
+    return c->ctx->immediate ? tt_pending_check(c->device, mine, 1, TT_PENDING_AT_CALL, err) : TT_OK;
 }
 
 static void call_end(cuda_call *c)
@@ -212,7 +214,8 @@ typedef cudaError_t (*count_launch)(const count_job *job, int64_t sign, tt_cuda_
 /* A rejected earlier update into `out`, found without waiting: raised before this call runs. */
 static tt_status earlier_rejection(int device, const void *out, tt_error *err)
 {
-    return tt_pending_check(device, out, 0, TT_PENDING_AT_UPDATE, err);
+    const tt_span state = {out, 1};
+    return tt_pending_check(device, state, 0, TT_PENDING_AT_UPDATE, err);
 }
 
 static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const count_job *job,
@@ -601,7 +604,7 @@ tt_status tt_cuda_comoments_merge(const tt_cuda_ctx *ctx, const tt_view *state,
 
 /* ---- deferred checks ------------------------------------------------------------------------ */
 
-tt_status tt_cuda_check(int device, const void *out, int wait, tt_error *err)
+tt_status tt_cuda_check(int device, const void *begin, size_t bytes, int wait, tt_error *err)
 {
     if (!tt_pending_known(device))
         return TT_OK; /* no update ever ran on that device: nothing to check, no CUDA call */
@@ -611,10 +614,15 @@ tt_status tt_cuda_check(int device, const void *out, int wait, tt_error *err)
         e = cudaSetDevice(device); /* the events belong to that device */
     if (e != cudaSuccess)
         return cuda_fail(err, e, "cudaSetDevice");
-    const tt_status status = tt_pending_check(device, out, wait, TT_PENDING_AT_CHECK, err);
+    const tt_span span = {begin, bytes};
+    const tt_status status = tt_pending_check(device, span, wait, TT_PENDING_AT_CHECK, err);
     if (previous != device)
         cudaSetDevice(previous);
     return status;
 }
 
-void tt_cuda_discard(int device, const void *out) { tt_pending_discard(device, out); }
+void tt_cuda_discard(int device, const void *begin, size_t bytes)
+{
+    const tt_span span = {begin, bytes};
+    tt_pending_discard(device, span);
+}

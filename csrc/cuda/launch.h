@@ -23,12 +23,13 @@ typedef struct {
     cudaStream_t stream; /* torch's current stream on out's device */
 } tt_cuda_ctx;
 
-/* Raises (TT_EVALUE, err filled) the oldest rejected update into the state whose data starts
- * at `out` on `device` (NULL: into any state), after waiting for those updates when `wait`. */
-tt_status tt_cuda_check(int device, const void *out, int wait, tt_error *err);
+/* Raises (TT_EVALUE, err filled) the oldest rejected update into the state occupying
+ * [begin, begin + bytes) on `device` (begin NULL: into any state), after waiting for those
+ * updates when `wait`. */
+tt_status tt_cuda_check(int device, const void *begin, size_t bytes, int wait, tt_error *err);
 
-/* Forgets the rejected updates into `out` (its state was reset). */
-void tt_cuda_discard(int device, const void *out);
+/* Forgets the updates into the state at [begin, begin + bytes) (it was reset or is going away). */
+void tt_cuda_discard(int device, const void *begin, size_t bytes);
 
 tt_status tt_cuda_confmat_labels(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
                                  const tt_view *target, const tt_view *mask,

@@ -171,10 +171,10 @@ static PyObject *py_set_immediate_checks(PyObject *m, PyObject *flag)
     return PyBool_FromLong(previous);
 }
 
-/* (device, data_ptr) from the first two arguments: a CUDA device index and a state's data
- * pointer (0: every state of the device). */
+/* (device, data_ptr, nbytes) from the first three arguments: a CUDA device index and the span
+ * of a state's memory (data_ptr 0: every state of the device). */
 static int parse_state(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-                       Py_ssize_t expected, int *device, void **out)
+                       Py_ssize_t expected, int *device, void **begin, size_t *bytes)
 {
     if (nargs != expected) {
         PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments, got %zd", fname,
@@ -189,20 +189,30 @@ static int parse_state(const char *fname, PyObject *const *args, Py_ssize_t narg
         return -1;
     }
     *device = (int)d;
-    *out = PyLong_AsVoidPtr(args[1]);
-    return *out == NULL && PyErr_Occurred() ? -1 : 0;
+    *begin = PyLong_AsVoidPtr(args[1]);
+    if (*begin == NULL && PyErr_Occurred())
+        return -1;
+    *bytes = PyLong_AsSize_t(args[2]);
+    if (*bytes == (size_t)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "nbytes: expected an int >= 0, got %R", args[2]);
+        return -1;
+    }
+    return 0;
 }
 
 static PyObject *py_check(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     int device, wait;
-    void *out;
-    if (parse_state("check", args, nargs, 3, &device, &out) < 0 || (wait = PyObject_IsTrue(args[2])) < 0)
+    void *begin;
+    size_t bytes;
+    if (parse_state("check", args, nargs, 4, &device, &begin, &bytes) < 0 ||
+        (wait = PyObject_IsTrue(args[3])) < 0)
         return NULL;
     tt_error err = {TT_OK, {0}};
     tt_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = tt_cuda_check(device, out, wait, &err);
+    status = tt_cuda_check(device, begin, bytes, wait, &err);
     Py_END_ALLOW_THREADS
     if (status != TT_OK) {
         tt_raise_status(&err);
@@ -214,10 +224,11 @@ static PyObject *py_check(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *py_discard(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     int device;
-    void *out;
-    if (parse_state("discard", args, nargs, 2, &device, &out) < 0)
+    void *begin;
+    size_t bytes;
+    if (parse_state("discard", args, nargs, 3, &device, &begin, &bytes) < 0)
         return NULL;
-    tt_cuda_discard(device, out);
+    tt_cuda_discard(device, begin, bytes);
     Py_RETURN_NONE;
 }
 
@@ -233,10 +244,11 @@ static PyMethodDef module_methods[] = {
      "and raises at the call (one host synchronisation per update); False (default): a rejected "
      "batch, undone on the device, raises at the next update into the same state or at check()."},
     {"check", (PyCFunction)(void (*)(void))py_check, METH_FASTCALL,
-     "check(device, data_ptr, wait): raise the oldest rejected update into the state at data_ptr "
-     "on cuda:device (0: any state), waiting for its updates first when `wait`."},
+     "check(device, data_ptr, nbytes, wait): raise the oldest rejected update into the state at "
+     "[data_ptr, data_ptr + nbytes) on cuda:device (data_ptr 0: any state), waiting for its "
+     "updates first when `wait`."},
     {"discard", (PyCFunction)(void (*)(void))py_discard, METH_FASTCALL,
-     "discard(device, data_ptr): forget the rejected updates into that state (it was reset)."},
+     "discard(device, data_ptr, nbytes): forget the updates into that state (it was reset)."},
     {"_use_exchange_api", py_use_exchange_api, METH_O,
      "Turn the DLPack C exchange path (tensors and stream) on or off; returns the previous setting."},
     {NULL, NULL, 0, NULL},

@@ -16,6 +16,8 @@
     "and this call's batch was not run either)"
 #define NOTE_AT_CHECK " (found on the GPU after that update returned: none of its batch was counted)"
 
+static const tt_span ANY_STATE = {NULL, 0};
+
 typedef enum { SLOT_FREE = 0, SLOT_IN_FLIGHT, SLOT_SEEN } slot_state;
 
 typedef struct {
@@ -82,6 +84,12 @@ static device_table *table_of(int device, int create, tt_error *err)
     return t;
 }
 
+static int within(tt_span span, const void *out)
+{
+    const char *at = out;
+    return span.begin == NULL || (at >= span.begin && at < span.begin + (span.bytes ? span.bytes : 1));
+}
+
 /* A finished call: keep it when rejected (dropping the oldest kept one if full). */
 static void take_report(device_table *t, unsigned i)
 {
@@ -100,14 +108,14 @@ static void take_report(device_table *t, unsigned i)
 }
 
 /* Slots whose call finished, from the oldest on, until the first still running; with `wait`,
- * first waits for every call in flight into `out` (NULL: all of them). */
-static tt_status look(device_table *t, const void *out, int wait, tt_error *err)
+ * first waits for every call in flight into `span`. */
+static tt_status look(device_table *t, tt_span span, int wait, tt_error *err)
 {
     cudaError_t e;
     if (wait) {
         for (unsigned long long n = t->tail; n < t->head; n++) {
             const unsigned i = (unsigned)(n % TT_PENDING_RING);
-            if (t->state[i] != SLOT_IN_FLIGHT || (out != NULL && t->out[i] != out))
+            if (t->state[i] != SLOT_IN_FLIGHT || !within(span, t->out[i]))
                 continue;
             if ((e = cudaEventSynchronize(t->events[i])) != cudaSuccess)
                 return cuda_error(err, e, "waiting for an update's kernels");
@@ -136,13 +144,13 @@ tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err)
     if (t == NULL)
         return err->status;
     pthread_mutex_lock(&t->lock);
-    tt_status status = look(t, NULL, 0, err);
+    tt_status status = look(t, ANY_STATE, 0, err);
     if (status == TT_OK && t->head - t->tail == TT_PENDING_RING) {
         /* the host is a full ring ahead of the device: wait for the oldest call */
         const unsigned i = (unsigned)(t->tail % TT_PENDING_RING);
         const cudaError_t e = t->state[i] == SLOT_IN_FLIGHT ? cudaEventSynchronize(t->events[i])
                                                             : cudaSuccess;
-        status = e == cudaSuccess ? look(t, NULL, 0, err) : cuda_error(err, e, "an update's kernels");
+        status = e == cudaSuccess ? look(t, ANY_STATE, 0, err) : cuda_error(err, e, "an update's kernels");
     }
     const unsigned i = (unsigned)(t->head % TT_PENDING_RING);
     if (status == TT_OK && !t->has_event[i]) {
@@ -176,15 +184,15 @@ tt_status tt_pending_push(int device, const void *out, const tt_cuda_explain *wh
     return e == cudaSuccess ? TT_OK : cuda_error(err, e, "cudaEventRecord");
 }
 
-tt_status tt_pending_check(int device, const void *out, int wait, int when, tt_error *err)
+tt_status tt_pending_check(int device, tt_span span, int wait, int when, tt_error *err)
 {
     device_table *t = table_of(device, 0, err);
     if (t == NULL)
         return TT_OK; /* no call ever ran on this device */
     pthread_mutex_lock(&t->lock);
-    tt_status status = look(t, out, wait, err);
+    tt_status status = look(t, span, wait, err);
     for (int k = 0; status == TT_OK && k < t->n_rejected; k++) {
-        if (out != NULL && t->rejected[k].out != out)
+        if (!within(span, t->rejected[k].out))
             continue;
         const rejected_call c = t->rejected[k];
         memmove(&t->rejected[k], &t->rejected[k + 1], sizeof c * (size_t)(t->n_rejected - k - 1));
@@ -206,7 +214,7 @@ int tt_pending_known(int device)
     return table_of(device, 0, &ignored) != NULL;
 }
 
-void tt_pending_discard(int device, const void *out)
+void tt_pending_discard(int device, tt_span span)
 {
     tt_error ignored;
     device_table *t = table_of(device, 0, &ignored);
@@ -214,11 +222,11 @@ void tt_pending_discard(int device, const void *out)
         return;
     pthread_mutex_lock(&t->lock);
     for (unsigned long long n = t->tail; n < t->head; n++)
-        if (t->out[n % TT_PENDING_RING] == out)
+        if (t->out[n % TT_PENDING_RING] != NULL && within(span, t->out[n % TT_PENDING_RING]))
             t->out[n % TT_PENDING_RING] = NULL;
     int kept = 0;
     for (int k = 0; k < t->n_rejected; k++)
-        if (t->rejected[k].out != out)
+        if (!within(span, t->rejected[k].out))
             t->rejected[kept++] = t->rejected[k];
     t->n_rejected = kept;
     pthread_mutex_unlock(&t->lock);

@@ -50,21 +50,27 @@ tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err);
 tt_status tt_pending_push(int device, const void *out, const tt_cuda_explain *why,
                           cudaStream_t stream, tt_error *err);
 
+/* The states a look concerns: the calls whose `out` lies in [begin, begin + bytes), so that a
+ * check of a whole state also finds updates into a part of it; begin NULL: every state. */
+typedef struct {
+    const char *begin;
+    size_t bytes;
+} tt_span;
+
 /* Where a rejection is raised: at its own call (immediate checks), at a later update into the
  * same state (which then does not run), or by an explicit check (compute); the message says
  * which. */
 enum { TT_PENDING_AT_CALL = 0, TT_PENDING_AT_UPDATE = 1, TT_PENDING_AT_CHECK = 2 };
 
 /* Looks at the finished calls of `device` (with `wait`: first waits for every call in flight
- * that counted into `out`, or every call when `out` is NULL) and fails with the oldest rejected
- * call of `out` (NULL: of any state), which it forgets, its message noted per `when`. TT_OK when
- * there is none. */
-tt_status tt_pending_check(int device, const void *out, int wait, int when, tt_error *err);
+ * into `span`) and fails with the oldest rejected call into `span`, which it forgets, its
+ * message noted per `when`. TT_OK when there is none. */
+tt_status tt_pending_check(int device, tt_span span, int wait, int when, tt_error *err);
 
 /* Whether an update ever ran on `device` (no CUDA call). */
 int tt_pending_known(int device);
 
-/* Forgets the rejected calls of `out` (the state was reset or is going away). */
-void tt_pending_discard(int device, const void *out);
+/* Forgets the calls into `span`, finished or not (the state was reset or is going away). */
+void tt_pending_discard(int device, tt_span span);
 
 #endif /* TT_CUDA_PENDING_H */

@@ -214,6 +214,18 @@ class Metric(GroupBoundCopy):
         if self.__dict__["device"].type == "cuda":
             _kernels.raise_rejected_cuda_updates(self._tensor_states())
 
+    def _forget_rejected_cuda_updates(self) -> None:
+        """A rejection not yet raised dies with the state it concerned (reset, load, deletion):
+        the allocator will hand that memory to other tensors."""
+        if self.__dict__["device"].type == "cuda":
+            _kernels.forget_rejected_cuda_updates(self._tensor_states())
+
+    def __del__(self) -> None:
+        try:
+            self._forget_rejected_cuda_updates()
+        except Exception:  # a half-built metric, or interpreter shutdown
+            pass
+
     def _set_states(self, states: Dict[str, torch.Tensor]) -> None:
         for name, value in states.items():
             if name in self._cat_chunks:
@@ -328,8 +340,7 @@ class Metric(GroupBoundCopy):
 
     def reset(self) -> "Metric":
         """Restore every state to its declared default and forget the cached result."""
-        if self.__dict__["device"].type == "cuda":  # a rejection not yet raised dies with its state
-            _kernels.forget_rejected_cuda_updates(self._tensor_states())
+        self._forget_rejected_cuda_updates()
         for name, (reduce, default) in self._specs.items():
             if reduce == "cat":
                 self._cat_chunks[name] = []
@@ -366,7 +377,9 @@ class Metric(GroupBoundCopy):
     def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> "Metric":
         """Load states saved by ``state_dict``; the metric then counts as updated. All entries
         are checked before any is assigned, so a bad state_dict leaves the metric unchanged."""
-        self._set_states(self._check_state_dict(state_dict, strict))
+        checked = self._check_state_dict(state_dict, strict)
+        self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
+        self._set_states(checked)
         self.__dict__["_updated"] = True
         self.__dict__["_cache"] = None
         return self
@@ -399,8 +412,12 @@ class Metric(GroupBoundCopy):
 
     def to(self, device: Any) -> "Metric":
         """Move states (and their defaults) to ``device``; returns self. Allowed at any time,
-        also when the metric holds data."""
-        self._place(_canonical_device(device), states=True)
+        also when the metric holds data. A CUDA batch rejected on the device and not yet raised
+        is raised here, before its state's memory is left behind."""
+        device = _canonical_device(device)
+        if device != self.__dict__["device"]:
+            self._raise_rejected_cuda_updates()
+        self._place(device, states=True)
         self.__dict__["_cache"] = None
         return self
 

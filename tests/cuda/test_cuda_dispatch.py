@@ -120,6 +120,9 @@ class CudaState:
     def numel(self):
         return self._numel
 
+    def element_size(self):
+        return 8
+
 
 @pytest.fixture
 def checks_mode():
@@ -146,9 +149,9 @@ def test_compute_time_check_waits_on_cuda_states_only(spies):
     cuda, _ = spies
     states = [torch.zeros(3), CudaState(1, 0x1000), CudaState(0, 0x2000, numel=0), CudaState(0, 0x3000)]
     _kernels.raise_rejected_cuda_updates(states)
-    assert cuda.calls == [("check", (1, 0x1000, True)), ("check", (0, 0x3000, True))]
+    assert cuda.calls == [("check", (1, 0x1000, 32, True)), ("check", (0, 0x3000, 32, True))]
     _kernels.forget_rejected_cuda_updates(states)
-    assert cuda.calls[2:] == [("discard", (1, 0x1000)), ("discard", (0, 0x3000))]
+    assert cuda.calls[2:] == [("discard", (1, 0x1000, 32)), ("discard", (0, 0x3000, 32))]
 
 
 def test_no_check_where_cuda_tensors_take_the_reference(spies):
@@ -185,7 +188,7 @@ def test_compute_and_reset_ask_about_rejected_cuda_updates(spies, monkeypatch):
     states = [CudaState(0, 0x5000)]
     monkeypatch.setattr(metric, "_tensor_states", lambda: states)
     metric.compute()
-    assert cuda.calls == [("check", (0, 0x5000, True))]
+    assert cuda.calls == [("check", (0, 0x5000, 32, True))]
 
     def rejected(*args):
         raise ValueError("target: label 7 at index 1 is out of range [0, 3) (found on the GPU ...)")
@@ -197,10 +200,40 @@ def test_compute_and_reset_ask_about_rejected_cuda_updates(spies, monkeypatch):
     monkeypatch.delattr(cuda, "check")
     cuda.calls.clear()
     metric.reset()
-    assert cuda.calls == [("discard", (0, 0x5000))]
+    assert cuda.calls == [("discard", (0, 0x5000, 32))]
 
 
 def test_the_switch_is_public():
     import torchtally
     assert torchtally.set_cuda_checks is _kernels.set_cuda_checks
     assert torchtally.cuda_checks is _kernels.cuda_checks
+
+
+def _metric_on_fake_cuda(monkeypatch, pointer: int):
+    from torchtally import MulticlassAccuracy
+
+    metric = MulticlassAccuracy(num_classes=3).update(torch.tensor([0, 1]), torch.tensor([0, 2]))
+    metric.__dict__["device"] = torch.device("cuda", 0)  # as if its state lived there
+    metric.__dict__["_tensor_states"] = lambda: [CudaState(0, pointer)]  # not monkeypatch: it would keep metric alive
+    return metric
+
+
+def test_moving_a_cuda_metric_first_raises_what_its_old_memory_holds(spies, monkeypatch):
+    cuda, _ = spies
+    metric = _metric_on_fake_cuda(monkeypatch, 0x7000)
+    metric.to("cpu")
+    assert cuda.calls == [("check", (0, 0x7000, 32, True))]
+
+
+def test_loading_or_deleting_a_cuda_metric_forgets_its_rejections(spies, monkeypatch):
+    import gc
+
+    cuda, _ = spies
+    metric = _metric_on_fake_cuda(monkeypatch, 0x8000)
+    saved = {k: v for k, v in metric.state_dict().items()}
+    metric.__dict__["_check_state_dict"] = lambda states, strict: states  # no real GPU to load onto
+    metric.load_state_dict(saved)
+    assert cuda.calls == [("discard", (0, 0x8000, 32))]
+    del metric
+    gc.collect()
+    assert cuda.calls[1:] == [("discard", (0, 0x8000, 32))]

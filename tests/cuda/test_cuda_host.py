@@ -105,17 +105,19 @@ def test_error_checks_switch_and_arguments():
         assert _C_cuda.set_immediate_checks(False) is False
     finally:
         _C_cuda.set_immediate_checks(previous)
-    with pytest.raises(TypeError, match=r"^check\(\) takes 3 positional arguments, got 2"):
-        _C_cuda.check(0, 0)
+    with pytest.raises(TypeError, match=r"^check\(\) takes 4 positional arguments, got 3"):
+        _C_cuda.check(0, 0, 8)
     with pytest.raises(ValueError, match=r"^device: expected a CUDA device index, got -1"):
-        _C_cuda.check(-1, 0, True)
-    with pytest.raises(TypeError, match=r"^discard\(\) takes 2 positional arguments, got 3"):
-        _C_cuda.discard(0, 0, 0)
+        _C_cuda.check(-1, 0, 8, True)
+    with pytest.raises(ValueError, match=r"^nbytes: expected an int >= 0, got -8"):
+        _C_cuda.check(0, 0, -8, True)
+    with pytest.raises(TypeError, match=r"^discard\(\) takes 3 positional arguments, got 2"):
+        _C_cuda.discard(0, 0)
 
 
 def test_checking_a_device_that_never_ran_an_update_makes_no_cuda_call():
     # no update ever reached a kernel here (no GPU): nothing is pending, so check returns at once,
     # where a CUDA call (setting the device, querying an event) would raise without a driver
-    assert _C_cuda.check(0, 0, True) is None
-    assert _C_cuda.check(3, 0x1234, False) is None
-    assert _C_cuda.discard(0, 0x1234) is None
+    assert _C_cuda.check(0, 0, 0, True) is None
+    assert _C_cuda.check(3, 0x1234, 64, False) is None
+    assert _C_cuda.discard(0, 0x1234, 64) is None

@@ -292,11 +292,15 @@ def checks(request):
     _C_cuda.set_immediate_checks(previous)
 
 
+def check(state: torch.Tensor) -> None:
+    """Waits for the updates into `state` and raises the first rejection the device found."""
+    _C_cuda.check(state.device.index, state.data_ptr(), state.numel() * state.element_size(), True)
+
+
 def run_checked(kernel: str, args: list) -> None:
     """Runs `kernel`; then asks, waiting, for a rejection the device found (deferred mode)."""
     getattr(_C_cuda, kernel)(*args)
-    out = args[0]
-    _C_cuda.check(out.device.index, out.data_ptr(), True)
+    check(args[0])
 
 
 @pytest.mark.parametrize("case", GPU_CASES, ids=[f"{c.kernel}-{c.what}" for c in GPU_CASES])
@@ -357,7 +361,7 @@ def test_a_deferred_update_does_not_wait_for_the_gpu(deferred, kernel):
     getattr(_C_cuda, kernel)(*args)
     assert not torch.cuda.current_stream().query(), "the update waited for the GPU"
     torch.cuda.synchronize()
-    _C_cuda.check(args[0].device.index, args[0].data_ptr(), True)
+    check(args[0])
 
 
 def test_an_immediate_update_waits_and_raises_at_the_call():
@@ -390,7 +394,7 @@ def test_a_rejected_batch_raises_at_the_next_update_into_that_state(deferred):
     torch.cuda.synchronize()
     assert int(out.abs().sum()) == 0  # the call that raised did not run its batch
     _C_cuda.confmat_labels(out, preds, good, None, None)  # reported once: the state works again
-    _C_cuda.check(out.device.index, out.data_ptr(), True)
+    check(out)
     want = torch.zeros(5, 5, dtype=torch.int64)
     _C.confmat_labels(want, preds.cpu(), good.cpu(), None, None)
     assert torch.equal(out.cpu(), want) and torch.equal(other.cpu(), want)
@@ -405,7 +409,7 @@ def test_a_rejected_moments_batch_is_never_merged(deferred):
     x[321, 1] = float("nan")
     _C_cuda.moments_update(state, gpu(x), None)
     with pytest.raises(ValueError, match=r"^x: NaN at sample 321, column 1") as info:
-        _C_cuda.check(state.device.index, state.data_ptr(), True)
+        check(state)
     # raised by a check, not by a later update: no claim about a batch of this call
     assert str(info.value).endswith("(found on the GPU after that update returned: none of its batch was counted)")
     assert same_bits(state.cpu(), before.cpu())
@@ -414,14 +418,14 @@ def test_a_rejected_moments_batch_is_never_merged(deferred):
     single = gpu(empty_moments(1))
     _C_cuda.moments_update(single, gpu(torch.randn(500)), gpu(w))
     with pytest.raises(ValueError, match=r"^weights: expected finite weights >= 0, got -2 at sample 17"):
-        _C_cuda.check(single.device.index, 0, True)  # 0: any state of the device
+        _C_cuda.check(single.device.index, 0, 0, True)  # 0: any state of the device
 
 
 def test_discard_forgets_a_rejection(deferred):
     out = torch.zeros(3, 3, dtype=torch.int64, device=DEV)
     _C_cuda.confmat_labels(out, gpu(torch.tensor([0])), gpu(torch.tensor([5])), None, None)
-    _C_cuda.discard(out.device.index, out.data_ptr())
-    _C_cuda.check(out.device.index, out.data_ptr(), True)  # nothing left to raise
+    _C_cuda.discard(out.device.index, out.data_ptr(), out.numel() * out.element_size())
+    check(out)  # nothing left to raise
     torch.cuda.synchronize()
     assert int(out.abs().sum()) == 0
 
@@ -431,7 +435,7 @@ def test_the_bad_threshold_values_are_named(deferred):
     thr = gpu(torch.tensor([0.1, 0.7, 0.4], dtype=torch.float64))
     _C_cuda.binned_update(out, gpu(torch.rand(10)), gpu(torch.zeros(10, dtype=torch.int64)), None, None, thr, False)
     with pytest.raises(ValueError, match=r"^thresholds: expected non-decreasing values, got 0.4 after 0.7 at index 2"):
-        _C_cuda.check(out.device.index, out.data_ptr(), True)
+        check(out)
     torch.cuda.synchronize()
     assert int(out.abs().sum()) == 0
 
@@ -448,3 +452,14 @@ def test_a_metric_raises_a_rejected_batch_at_compute(deferred):
     metric.reset()  # the pending rejection goes with the state it concerned
     metric.update(gpu(torch.tensor([1])), gpu(torch.tensor([1])))
     assert float(metric.compute()) == 1.0
+
+
+def test_a_check_of_a_state_covers_updates_into_a_part_of_it(deferred):
+    state = gpu(empty_moments(4))
+    x = torch.randn(100, 2)
+    x[5, 0] = float("nan")
+    _C_cuda.moments_update(state[2:], gpu(x), None)  # a view: its data starts 2 rows in
+    check(state[:2])  # the other half is not concerned
+    with pytest.raises(ValueError, match=r"^x: NaN at sample 5, column 0"):
+        check(state)
+    assert same_bits(state.cpu(), empty_moments(4))

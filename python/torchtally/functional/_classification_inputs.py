@@ -241,24 +241,24 @@ def _device(preds: object) -> torch.device:
 def binary_confmat(preds: object, target: object, threshold: float, ignore_index: Optional[int]) -> Tensor:
     confmat = torch.zeros(2, 2, dtype=torch.int64, device=_device(preds))
     binary_update(confmat, preds, target, threshold, ignore_index)
-    return confmat
+    return _kernels.settled(confmat)
 
 
 def multiclass_confmat(preds: object, target: object, num_classes: int, ignore_index: Optional[int]) -> Tensor:
     confmat = torch.zeros(num_classes, num_classes, dtype=torch.int64, device=_device(preds))
     multiclass_update(confmat, preds, target, ignore_index)
-    return confmat
+    return _kernels.settled(confmat)
 
 
 def multiclass_topk(preds: object, target: object, num_classes: int, ignore_index: Optional[int],
                     top_k: int) -> Tensor:
     state = torch.zeros(num_classes, 3, dtype=torch.int64, device=_device(preds))
     multiclass_topk_update(state, preds, target, ignore_index, top_k)
-    return state
+    return _kernels.settled(state)
 
 
 def multilabel_confmat(preds: object, target: object, num_labels: int, threshold: float,
                        ignore_index: Optional[int]) -> Tensor:
     confmat = torch.zeros(num_labels, 2, 2, dtype=torch.int64, device=_device(preds))
     multilabel_update(confmat, preds, target, threshold, ignore_index)
-    return confmat
+    return _kernels.settled(confmat)

@@ -121,7 +121,14 @@ def raise_rejected_cuda_updates(states: Iterable[object]) -> None:
         return
     for t in states:
         if getattr(t, "is_cuda", False) and t.numel():
-            _cuda.check(t.device.index, t.data_ptr(), True)
+            _cuda.check(t.device.index, t.data_ptr(), _span_bytes(t), True)
+
+
+def settled(state):
+    """`state`, filled from scratch by one functional call, once its CUDA checks are done: a
+    function that returns a result has no later update or compute to raise a rejection in."""
+    raise_rejected_cuda_updates((state,))
+    return state
 
 
 def forget_rejected_cuda_updates(states: Iterable[object]) -> None:
@@ -130,7 +137,13 @@ def forget_rejected_cuda_updates(states: Iterable[object]) -> None:
         return
     for t in states:
         if getattr(t, "is_cuda", False) and t.numel():
-            _CUDA_MODULE.discard(t.device.index, t.data_ptr())
+            _CUDA_MODULE.discard(t.device.index, t.data_ptr(), _span_bytes(t))
+
+
+def _span_bytes(t) -> int:
+    """Bytes from t's first element to past its last (states are contiguous; views of a part of
+    one are updated by kernels too, and a check of the whole state covers them)."""
+    return t.numel() * t.element_size()
 
 
 _mode_from_env = os.environ.get("TORCHTALLY_CUDA_CHECKS", "").strip().lower()

@@ -31,6 +31,7 @@ from torch import Tensor
 
 from ._curve_args import check_average, check_max_fpr, check_num
 from ._curve_compute import States, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
+from . import _kernels
 from ._curve_inputs import CurveTask
 
 Thresholds = Optional[Union[int, List[float], Tensor]]
@@ -47,7 +48,7 @@ def _states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
         device = preds.device if isinstance(preds, Tensor) else None
         hist = default.to(device)
         task.accumulate(hist, preds, target)
-        return {name: hist}
+        return {name: _kernels.settled(hist)}
     device = preds.device if isinstance(preds, Tensor) else torch.device("cpu")
     scores, labels = task.rows(preds, target, device)
     return {"scores": scores, "labels": labels}
