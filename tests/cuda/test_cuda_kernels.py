@@ -463,3 +463,11 @@ def test_a_check_of_a_state_covers_updates_into_a_part_of_it(deferred):
     with pytest.raises(ValueError, match=r"^x: NaN at sample 5, column 0"):
         check(state)
     assert same_bits(state.cpu(), empty_moments(4))
+
+
+def test_functional_forms_raise_a_rejected_batch_before_returning(deferred):
+    from torchtally.functional import binary_auroc, multiclass_accuracy
+    with pytest.raises(ValueError, match=r"^target: label 4 at index 1 is out of range \[0, 3\)"):
+        multiclass_accuracy(gpu(torch.tensor([0, 1])), gpu(torch.tensor([0, 4])), num_classes=3)
+    with pytest.raises(ValueError, match=r"^target: label 2 at sample 0 is out of range \[0, 2\)"):
+        binary_auroc(gpu(torch.tensor([0.2, 0.7])), gpu(torch.tensor([2, 0])), thresholds=5)
