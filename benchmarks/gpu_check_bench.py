@@ -2,8 +2,9 @@
 
 The classification collection of issue 4 at C = 1000 on CUDA tensors: Accuracy (micro),
 Precision, Recall, F1 (macro) and ConfusionMatrix. torchtally: one MetricCollection, the five
-metrics share one [C, C] state, so an update is one confmat_scores kernel (argmax fused) plus one
-16-byte read of its error record; torchmetrics: MetricCollection with compute groups (its default,
+metrics share one [C, C] state, so an update is one confmat_scores kernel (argmax fused), its
+gated undo and a one-thread error latch, with no host synchronisation (deferred checks; the
+immediate mode, which waits, is timed too); torchmetrics: MetricCollection with compute groups (its default,
 validate_args on) and the same with validate_args=False. Inputs: float32 scores [B, 1000] and
 int64 targets, B up to 1e6 (a 4 GB score tensor).
 
