@@ -33,6 +33,8 @@ LABEL_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, t
 SCORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 IGNORED = 2  # exact multilabel: the stored label of an ignored element
 TASKS = ("binary", "multiclass", "multilabel")
+_LABEL_DTYPE_SET = frozenset(LABEL_DTYPES)  # membership tests on every update
+_SCORE_DTYPE_SET = frozenset(SCORE_DTYPES)
 
 
 def _describe(t: Tensor) -> str:
@@ -64,11 +66,10 @@ class CurveTask:
         self.num = num
         self.thresholds: Optional[Thresholds] = parse_thresholds(thresholds)
         self.ignore_index = check_ignore_index(ignore_index)
-        self._kernel_thresholds = {}  # device -> float64 thresholds on that device
-
-    @property
-    def binned(self) -> bool:
-        return self.thresholds is not None
+        self.binned = self.thresholds is not None  # a plain attribute: read on every update
+        # Per-update constants, derived once (the task never changes after construction).
+        self._uniform = self.binned and self.thresholds.uniform
+        self._kernel_thresholds = {}  # non-CPU device -> float64 thresholds on that device
 
     @property
     def state_key(self) -> tuple:
@@ -95,28 +96,34 @@ class CurveTask:
 
     def accumulate(self, hist: Tensor, preds: Tensor, target: Tensor) -> None:
         """Binned mode: add the batch to `hist` (unchanged if anything is wrong)."""
-        with torch.no_grad():
-            preds, target = self._flatten(preds, target, hist.device)
-            preds = self._probabilities(preds, target)
-            thresholds = self._kernel_thresholds.get(hist.device)
-            if thresholds is None:
-                thresholds = self.thresholds.kernel.to(hist.device)
-                self._kernel_thresholds[hist.device] = thresholds
-            _kernels.binned_update(hist, preds, target, None, self.ignore_index, thresholds, self.thresholds.uniform)
+        # No torch.no_grad() here (it costs about as much as the checks): _flatten detaches preds,
+        # so the sigmoid/softmax below never records a graph.
+        preds, target = self._flatten(preds, target, hist.device)
+        preds = self._probabilities(preds, target)
+        _kernels.binned_update(hist, preds, target, None, self.ignore_index, self._thresholds_on(hist), self._uniform)
+
+    def _thresholds_on(self, hist: Tensor) -> Tensor:
+        """The kernel's float64 thresholds on hist's device (copied once per device)."""
+        if hist.is_cpu:
+            return self.thresholds.kernel  # already CPU, float64, contiguous (parse_thresholds)
+        thresholds = self._kernel_thresholds.get(hist.device)
+        if thresholds is None:
+            thresholds = self.thresholds.kernel.to(hist.device)
+            self._kernel_thresholds[hist.device] = thresholds
+        return thresholds
 
     def rows(self, preds: Tensor, target: Tensor, device: torch.device) -> Tuple[Tensor, Tensor]:
         """Exact mode: the (scores, labels) rows of the batch, checked, owned (never the caller's memory)."""
-        with torch.no_grad():
-            given = (preds, target)
-            preds, target = self._flatten(preds, target, device)
-            preds = self._probabilities(preds, target)
-            if self.task == "multilabel":
-                return _owned(preds, torch.float32, given[0]), self._multilabel_labels(target, given[1])
-            keep = self._kept(target)
-            _check_range(target, 2 if self.task == "binary" else self.num, keep)
-            if keep is not None:
-                preds, target = preds[keep], target[keep]
-            return _owned(preds, torch.float32, given[0]), _owned(target, self.label_dtype, given[1])
+        given = (preds, target)
+        preds, target = self._flatten(preds, target, device)  # detaches preds: no graph below
+        preds = self._probabilities(preds, target)
+        if self.task == "multilabel":
+            return _owned(preds, torch.float32, given[0]), self._multilabel_labels(target, given[1])
+        keep = self._kept(target)
+        _check_range(target, 2 if self.task == "binary" else self.num, keep)
+        if keep is not None:
+            preds, target = preds[keep], target[keep]
+        return _owned(preds, torch.float32, given[0]), _owned(target, self.label_dtype, given[1])
 
     def _kept(self, target: Tensor) -> Optional[Tensor]:
         return None if self.ignore_index is None else target != self.ignore_index
@@ -131,41 +138,63 @@ class CurveTask:
         return labels
 
     def _flatten(self, preds: Tensor, target: Tensor, device: torch.device) -> Tuple[Tensor, Tensor]:
-        """Check types, shapes and device; fold extra dims into samples: [N] or [N, K]."""
-        k = self.num
-        dim = "C" if self.task == "multiclass" else "L"
-        shape = "[N, ...]" if self.task == "binary" else f"[N, {dim}, ...] with {dim} = {k}"
+        """Check types, device and shapes; fold extra dims into samples: [N] or [N, K].
+        preds comes back detached (a batch that requires grad records no graph in the update)."""
+        self._check_tensors(preds, target, device)
+        if preds.requires_grad:
+            preds = preds.detach()
+        if self.task == "binary":
+            if target.shape != preds.shape:
+                raise ValueError(_target_shape_error(preds.shape, preds, target))
+            return (preds, target) if preds.dim() == 1 else (preds.reshape(-1), target.reshape(-1))
+        return self._fold_columns(preds, target)
+
+    def _check_tensors(self, preds: Tensor, target: Tensor, device: torch.device) -> None:
         if not isinstance(preds, Tensor):
             raise TypeError(f"preds: expected a tensor, got {type(preds).__name__}")
         if not isinstance(target, Tensor):
             raise TypeError(f"target: expected a tensor, got {type(target).__name__}")
-        if preds.dtype not in SCORE_DTYPES:
-            raise TypeError(f"preds: expected a floating tensor of shape {shape}, got {_describe(preds)}")
-        if target.dtype not in LABEL_DTYPES:
+        if preds.dtype not in _SCORE_DTYPE_SET:
+            raise TypeError(f"preds: expected a floating tensor of shape {self._shape_text()}, got {_describe(preds)}")
+        if target.dtype not in _LABEL_DTYPE_SET:
             raise TypeError(f"target: expected an integer or bool label tensor, got {_describe(target)}")
-        for name, t in (("preds", preds), ("target", target)):
-            if t.device != torch.device(device):
-                raise ValueError(f"{name}: expected a tensor on {device} (the device of the metric state), got {t.device}")
-        if self.task != "binary" and (preds.dim() < 2 or preds.shape[1] != k):
-            raise ValueError(f"preds: expected a floating tensor of shape {shape}, got {_describe(preds)}")
-        if self.task == "multiclass":
-            want = preds.shape[:1] + preds.shape[2:]
-        else:
-            want = preds.shape
+        if not (preds.is_cpu and target.is_cpu and device.type == "cpu"):  # all on the one CPU: nothing to compare
+            device = torch.device(device)
+            for name, t in (("preds", preds), ("target", target)):
+                if t.device != device:
+                    raise ValueError(f"{name}: expected a tensor on {device} (the device of the metric state), got {t.device}")
+
+    def _fold_columns(self, preds: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
+        """Multiclass / multilabel: preds [N, K, ...] -> [N, K]; target [N, ...] / [N, K, ...] alike."""
+        k = self.num
+        dims = preds.dim()
+        if dims < 2 or preds.shape[1] != k:
+            raise ValueError(f"preds: expected a floating tensor of shape {self._shape_text()}, got {_describe(preds)}")
+        multiclass = self.task == "multiclass"
+        if dims == 2:  # the common layout: nothing to fold, and a cheaper shape test than slicing
+            ok = (target.dim() == 1 and target.shape[0] == preds.shape[0]) if multiclass else target.shape == preds.shape
+            if not ok:
+                raise ValueError(_target_shape_error(preds.shape[:1] if multiclass else preds.shape, preds, target))
+            return preds, target
+        want = preds.shape[:1] + preds.shape[2:] if multiclass else preds.shape
         if target.shape != want:
-            raise ValueError(f"target: expected shape {list(want)} to match preds {list(preds.shape)}, got {_describe(target)}")
-        if self.task == "binary":
-            return preds.reshape(-1), target.reshape(-1)
-        if preds.dim() > 2:
-            preds = preds.movedim(1, -1).reshape(-1, k)
-            target = target.reshape(-1) if self.task == "multiclass" else target.movedim(1, -1).reshape(-1, k)
+            raise ValueError(_target_shape_error(want, preds, target))
+        preds = preds.movedim(1, -1).reshape(-1, k)
+        target = target.reshape(-1) if multiclass else target.movedim(1, -1).reshape(-1, k)
         return preds, target
+
+    def _shape_text(self) -> str:
+        """The expected preds shape, for error messages."""
+        if self.task == "binary":
+            return "[N, ...]"
+        dim = "C" if self.task == "multiclass" else "L"
+        return f"[N, {dim}, ...] with {dim} = {self.num}"
 
     def _probabilities(self, preds: Tensor, target: Tensor) -> Tensor:
         """Raise on NaN; apply sigmoid/softmax when the batch is not in [0, 1] (see module doc)."""
         if preds.numel() == 0:
             return preds
-        lo, hi = torch.stack(torch.aminmax(preds)).tolist()
+        lo, hi = _min_max(preds)
         if lo != lo:  # NaN propagates through min/max
             bad = torch.isnan(preds).reshape(preds.shape[0], -1).any(1)
             raise ValueError(f"preds: NaN at sample {int(bad.nonzero()[0, 0])}")
@@ -174,10 +203,22 @@ class CurveTask:
             kept = preds[keep]
             if kept.numel() == 0:
                 return preds
-            lo, hi = torch.stack(torch.aminmax(kept)).tolist()
+            lo, hi = _min_max(kept)
         if lo >= 0 and hi <= 1:
             return preds
         return preds.softmax(dim=1) if self.task == "multiclass" else preds.sigmoid()
+
+
+def _min_max(t: Tensor) -> Tuple[float, float]:
+    """(min, max) of a non-empty float tensor as Python floats (NaN if it holds a NaN)."""
+    lo, hi = torch.aminmax(t)
+    if t.is_cpu:
+        return lo.item(), hi.item()  # two cheap reads; stacking first costs more than it saves
+    return tuple(torch.stack((lo, hi)).tolist())  # one device sync instead of two
+
+
+def _target_shape_error(want: torch.Size, preds: Tensor, target: Tensor) -> str:
+    return f"target: expected shape {list(want)} to match preds {list(preds.shape)}, got {_describe(target)}"
 
 
 def _check_range(target: Tensor, hi: int, keep: Optional[Tensor] = None) -> None:
