@@ -1,9 +1,14 @@
 /*
  * topk.c: which classes fall in each row's top k, without sorting the row. Classes are ordered
- * by score descending, lower index first among equal scores (a stable order). Rows of up to 32
- * classes count each class's rank pairwise (O(C^2) compares, no branches); wider rows keep a
- * small sorted list of their best k while scanning the C scores once: O(C*k) worst case, O(C)
- * in practice for the small k that top-k accuracy uses.
+ * by score descending, lower index first among equal scores (a stable order). The workload is
+ * top-k accuracy: N from hundreds to millions, C mostly small (10, 100), k mostly 1 or 5.
+ *
+ * Rows of up to 32 classes count each class's rank from its pairs of classes: with i < j, i is
+ * ahead of j iff s_i >= s_j, and otherwise j is ahead of i, so one compare per pair settles both
+ * ranks (C(C-1)/2 compares, no branches). On SSE2 four rows share the lanes of one vector, so
+ * one compare serves four rows, and a class's top-k count is summed in its lanes over a chunk.
+ * Wider rows keep a small sorted list of their best k while scanning the C scores once: O(C*k)
+ * worst case, O(C) in practice for the small k that top-k accuracy uses.
  *
  * A row is loaded and checked before anything is counted for it; a bad row stops the walk and
  * the rows before it are uncounted again by a second walk with sign -1.
@@ -22,24 +27,27 @@ typedef struct {
     int64_t *best;     /* scratch [C + 1]: their class indices */
 } topk_job;
 
-/* Up to this many classes a row's ranks are counted pairwise, O(C^2) but free of branches; the
- * insertion below mispredicts a branch at almost every insertion on random scores. */
+/* Up to this many classes a row's ranks are counted from its pairs, O(C^2) but free of
+ * branches; the insertion below mispredicts a branch at almost every insertion on random
+ * scores. */
 #define PAIRWISE_MAX_CLASSES 32
 
-/* Fills job->best with the classes whose stable rank is below k, in class order. */
+/* Fills job->best with the classes whose stable rank is below k, in class order. One compare per
+ * pair (i < j): i is ahead of j iff s_i >= s_j, else j is ahead of i (the row holds no NaN). */
 static void select_top_pairwise(const topk_job *job, int64_t classes)
 {
     const double *row = job->row;
+    int64_t rank[PAIRWISE_MAX_CLASSES] = {0};
+    for (int64_t i = 0; i < classes; i++)
+        for (int64_t j = i + 1; j < classes; j++) {
+            const int64_t i_ahead = row[i] >= row[j];
+            rank[j] += i_ahead;
+            rank[i] += 1 - i_ahead;
+        }
     int64_t count = 0;
     for (int64_t j = 0; j < classes; j++) {
-        const double v = row[j];
-        int64_t rank = 0;
-        for (int64_t i = 0; i < j; i++) /* earlier classes win ties */
-            rank += row[i] >= v;
-        for (int64_t i = j + 1; i < classes; i++)
-            rank += row[i] > v;
         job->best[count] = j;
-        count += rank < job->k;
+        count += rank[j] < job->k;
     }
 }
 
@@ -64,6 +72,196 @@ static void select_top_insertion(const topk_job *job, int64_t classes)
         best[pos] = j;
     }
 }
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* ---- rows of up to PAIRWISE_MAX_CLASSES classes, four rows in the lanes of SSE2 vectors ---- */
+
+/* v[j] after a group's pairs, per lane: #{i < j : i ahead of j} - #{i > j : j ahead of i}, so
+ * that j's rank is v[j] + (C - 1 - j). A union, so the hit check reads one lane. */
+typedef union {
+    __m128i v[PAIRWISE_MAX_CLASSES];
+    int32_t lane[PAIRWISE_MAX_CLASSES][4];
+} group_ranks;
+
+/* float16, bfloat16 and float32 are exact in float; the compare is s_i >= s_j per lane. */
+static void pairs_f32(const __m128 *s, int64_t classes, group_ranks *g)
+{
+    for (int64_t j = 0; j < classes; j++)
+        g->v[j] = _mm_setzero_si128();
+    for (int64_t i = 0; i < classes; i++) {
+        const __m128 si = s[i];
+        __m128i behind_i = g->v[i];
+        for (int64_t j = i + 1; j < classes; j++) {
+            const __m128i i_ahead = _mm_castps_si128(_mm_cmpge_ps(si, s[j])); /* -1 or 0 */
+            behind_i = _mm_add_epi32(behind_i, i_ahead);
+            g->v[j] = _mm_sub_epi32(g->v[j], i_ahead);
+        }
+        g->v[i] = behind_i;
+    }
+}
+
+/* float64 compares in double: rows 0, 1 in d[2j], rows 2, 3 in d[2j + 1]; the two 64-bit masks
+ * are narrowed to four 32-bit lanes by taking the low half of each. */
+static void pairs_f64(const __m128d *d, int64_t classes, group_ranks *g)
+{
+    for (int64_t j = 0; j < classes; j++)
+        g->v[j] = _mm_setzero_si128();
+    for (int64_t i = 0; i < classes; i++) {
+        const __m128d lo = d[2 * i], hi = d[2 * i + 1];
+        __m128i behind_i = g->v[i];
+        for (int64_t j = i + 1; j < classes; j++) {
+            const __m128 m_lo = _mm_castpd_ps(_mm_cmpge_pd(lo, d[2 * j]));
+            const __m128 m_hi = _mm_castpd_ps(_mm_cmpge_pd(hi, d[2 * j + 1]));
+            const __m128i i_ahead = _mm_castps_si128(_mm_shuffle_ps(m_lo, m_hi, _MM_SHUFFLE(2, 0, 2, 0)));
+            behind_i = _mm_add_epi32(behind_i, i_ahead);
+            g->v[j] = _mm_sub_epi32(g->v[j], i_ahead);
+        }
+        g->v[i] = behind_i;
+    }
+}
+
+/* Loads column j of the four rows into s[j] (float lanes); returns the lanes holding a NaN. */
+#define LOAD_FLOAT_GROUP(type, convert)                                                        \
+    do {                                                                                       \
+        __m128 nan = _mm_setzero_ps();                                                         \
+        for (int64_t j = 0; j < classes; j++) {                                                \
+            const int64_t at = j * col_step;                                                   \
+            s[j] = _mm_set_ps(convert(*(const type *)(row[3] + at)),                           \
+                              convert(*(const type *)(row[2] + at)),                           \
+                              convert(*(const type *)(row[1] + at)),                           \
+                              convert(*(const type *)(row[0] + at)));                          \
+            nan = _mm_or_ps(nan, _mm_cmpunord_ps(s[j], s[j]));                                 \
+        }                                                                                      \
+        nan_lanes = _mm_movemask_ps(nan);                                                      \
+    } while (0)
+
+#define AS_FLOAT(x) (x)
+
+/* Ranks the four rows at row[0..3] into g; returns the lanes (bit r: row r) holding a NaN. */
+static int group_pairs(tt_dtype dtype, const char *const row[4], int64_t classes, int64_t col_step,
+                       group_ranks *g)
+{
+    int nan_lanes = 0;
+    if (dtype == TT_F64) {
+        __m128d d[2 * PAIRWISE_MAX_CLASSES];
+        __m128d nan = _mm_setzero_pd();
+        for (int64_t j = 0; j < classes; j++) {
+            const int64_t at = j * col_step;
+            d[2 * j] = _mm_set_pd(*(const double *)(row[1] + at), *(const double *)(row[0] + at));
+            d[2 * j + 1] = _mm_set_pd(*(const double *)(row[3] + at), *(const double *)(row[2] + at));
+            nan = _mm_or_pd(nan, _mm_cmpunord_pd(d[2 * j], d[2 * j]));
+            nan_lanes |= _mm_movemask_pd(_mm_cmpunord_pd(d[2 * j + 1], d[2 * j + 1])) << 2;
+        }
+        nan_lanes |= _mm_movemask_pd(nan);
+        pairs_f64(d, classes, g);
+        return nan_lanes;
+    }
+    __m128 s[PAIRWISE_MAX_CLASSES];
+    switch (dtype) {
+    case TT_F16: LOAD_FLOAT_GROUP(uint16_t, tt_half_to_float); break;
+    case TT_BF16: LOAD_FLOAT_GROUP(uint16_t, tt_bf16_to_float); break;
+    default: LOAD_FLOAT_GROUP(float, AS_FLOAT); break;
+    }
+    pairs_f32(s, classes, g);
+    return nan_lanes;
+}
+
+/* int32 lane masks for the 16 sets of counted lanes */
+static const int32_t lane_masks[16][4] = {
+    {0, 0, 0, 0},   {-1, 0, 0, 0},   {0, -1, 0, 0},   {-1, -1, 0, 0},
+    {0, 0, -1, 0},  {-1, 0, -1, 0},  {0, -1, -1, 0},  {-1, -1, -1, 0},
+    {0, 0, 0, -1},  {-1, 0, 0, -1},  {0, -1, 0, -1},  {-1, -1, 0, -1},
+    {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1},
+};
+
+/* topk_walk for classes <= PAIRWISE_MAX_CLASSES: rows in groups of four. A group's NaN rows and
+ * counted rows with an out-of-range label are found first; the rows before the first of them
+ * are counted, then the walk stops there. */
+static int64_t topk_walk_groups(const topk_job *job, int64_t sign, int64_t stop, tt_error *err)
+{
+    int64_t targets[TT_CHUNK];
+    uint8_t keep[TT_CHUNK];
+    const tt_view *preds = job->preds;
+    const int64_t rows = preds->shape[0], classes = preds->shape[1];
+    const int64_t row_step = tt_step(preds, 0), col_step = tt_step(preds, 1);
+    const int has_ignore = job->ignore_index != NULL;
+    const int64_t ignore = has_ignore ? *job->ignore_index : 0;
+    int64_t *out = job->out;
+
+    /* class j is in the top k iff v[j] + (C - 1 - j) < k, i.e. v[j] < limit[j] */
+    int32_t limit[PAIRWISE_MAX_CLASSES];
+    __m128i limit_v[PAIRWISE_MAX_CLASSES], in_top[PAIRWISE_MAX_CLASSES];
+    for (int64_t j = 0; j < classes; j++) {
+        limit[j] = (int32_t)(job->k - (classes - 1 - j));
+        limit_v[j] = _mm_set1_epi32(limit[j]);
+    }
+    group_ranks g;
+
+    for (int64_t start = 0; start < rows && start < stop; start += TT_CHUNK) {
+        const int64_t n = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
+        const int64_t end = stop - start < n ? stop - start : n; /* rows of this chunk to visit */
+        tt_load_labels(job->target, start, n, 0, targets);
+        tt_load_keep(job->mask, start, n, keep);
+        for (int64_t j = 0; j < classes; j++)
+            in_top[j] = _mm_setzero_si128(); /* minus the count per lane */
+        int64_t bad = -1;
+        for (int64_t i = 0; i < end; i += 4) {
+            const int lanes = end - i < 4 ? (int)(end - i) : 4;
+            const char *row[4];
+            for (int r = 0; r < 4; r++) /* missing lanes repeat the first row, never counted */
+                row[r] = preds->data + (start + i + (r < lanes ? r : 0)) * row_step;
+            int stopping = group_pairs(preds->dtype, row, classes, col_step, &g) & ((1 << lanes) - 1);
+            const int nan_lanes = stopping;
+            int counted = 0;
+            for (int r = 0; r < lanes; r++) {
+                const int64_t t = targets[i + r];
+                if ((keep[i + r] == 0) | (has_ignore & (t == ignore)))
+                    continue;
+                if ((uint64_t)t >= (uint64_t)classes)
+                    stopping |= 1 << r;
+                else
+                    counted |= 1 << r;
+            }
+            int first_bad = 4;
+            if (stopping) {
+                first_bad = 0;
+                while (!(stopping >> first_bad & 1))
+                    first_bad++;
+                counted &= (1 << first_bad) - 1;
+            }
+            const __m128i keep_v = _mm_loadu_si128((const __m128i *)lane_masks[counted]);
+            for (int64_t j = 0; j < classes; j++)
+                in_top[j] = _mm_sub_epi32(in_top[j], _mm_and_si128(keep_v, _mm_cmplt_epi32(g.v[j], limit_v[j])));
+            for (int r = 0; r < 4; r++) {
+                if (!(counted >> r & 1))
+                    continue;
+                const int64_t t = targets[i + r];
+                out[t * 3 + 1] += sign & -(int64_t)(g.lane[t][r] < limit[t]);
+                out[t * 3 + 2] += sign;
+            }
+            if (stopping) {
+                bad = start + i + first_bad;
+                if (sign > 0 && (nan_lanes >> first_bad & 1))
+                    tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld", (long long)bad);
+                else if (sign > 0)
+                    tt_fail(err, TT_EVALUE, "target", "label %lld at index %lld is out of range [0, %lld)",
+                            (long long)targets[i + first_bad], (long long)bad, (long long)classes);
+                break;
+            }
+        }
+        for (int64_t j = 0; j < classes; j++) {
+            int32_t count[4];
+            _mm_storeu_si128((__m128i *)count, in_top[j]);
+            out[j * 3] += sign * ((int64_t)count[0] + count[1] + count[2] + count[3]);
+        }
+        if (bad >= 0)
+            return bad;
+    }
+    return -1;
+}
+#endif /* __SSE2__ */
 
 /* Loads row r of preds into job->row; returns 1 when it holds a NaN. */
 static int load_row(const topk_job *job, int64_t r)
@@ -150,9 +348,14 @@ tt_status tt_topk_update(const tt_view *out, const tt_view *preds, const tt_view
         status = tt_fail(err, TT_ENOMEM, "preds", "out of memory for %lld classes", (long long)classes);
         goto done;
     }
-    const int64_t bad = topk_walk(&job, +1, INT64_MAX, err);
+    int64_t (*walk)(const topk_job *, int64_t, int64_t, tt_error *) = topk_walk;
+#if defined(__SSE2__)
+    if (classes <= PAIRWISE_MAX_CLASSES)
+        walk = topk_walk_groups;
+#endif
+    const int64_t bad = walk(&job, +1, INT64_MAX, err);
     if (bad >= 0) {
-        topk_walk(&job, -1, bad, err);
+        walk(&job, -1, bad, err);
         status = err->status;
     }
 done:

@@ -64,3 +64,75 @@ def test_topk_zero_samples(impl):
     g = generator(53)
     got = run(impl.topk_update, torch.zeros(0, 4), torch.zeros(0, dtype=torch.uint8), None, None, 2, 4, g)
     assert not got.any()
+
+
+# The C core ranks rows of up to 32 classes from their pairs, four rows at a time in vector lanes
+# (wider rows take another path): class counts around that boundary, k at both ends, N not a
+# multiple of 4 and beyond one chunk (1024 rows), so partial groups and chunk edges are hit.
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+@pytest.mark.parametrize("k_of", ["1", "half", "all"])
+@pytest.mark.parametrize("classes", [1, 2, 3, 31, 32, 33])
+@pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
+def test_topk_class_counts_around_the_pairwise_limit(impl, dtype, classes, k_of, ties):
+    g = generator(54)
+    k = {"1": 1, "half": (classes + 1) // 2, "all": classes}[k_of]
+    s = scores((1027, classes), dtype, g, ties)
+    target = labels((1027,), classes, torch.int64, g)
+    got = run(impl.topk_update, layout(s, "sliced"), target, None, None, k, classes, g)
+    assert torch.equal(got, np_topk(np_values(s), target.numpy(), k, classes))
+
+
+def test_topk_float64_ranks_in_double(impl):
+    """Scores that are distinct in float64 but equal once rounded to float32 rank as float64."""
+    g = generator(55)
+    classes = 10
+    steps = torch.stack([torch.randperm(classes, generator=g) for _ in range(999)])
+    s = 1.0 + steps.double() * 2.0 ** -40  # distinct doubles, one float32 value
+    target = labels((999,), classes, torch.int64, g)
+    want = np_topk(s.numpy(), target.numpy(), 3, classes)
+    assert not torch.equal(want, np_topk(s.float().numpy(), target.numpy(), 3, classes))
+    got = run(impl.topk_update, s, target, None, None, 3, classes, g)
+    assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("value", [0.0, float("inf"), -float("inf")], ids=str)
+def test_topk_all_equal_rows_take_the_lowest_classes(impl, value):
+    g = generator(56)
+    classes, k, n = 10, 4, 1027
+    s = torch.full((n, classes), value)
+    if value == 0:  # -0.0 and 0.0 are one value
+        s[torch.rand(n, classes, generator=g) < 0.5] = -0.0
+    target = labels((n,), classes, torch.int64, g)
+    got = run(impl.topk_update, s, target, None, None, k, classes, g)
+    first_k = torch.arange(classes) < k
+    support = torch.bincount(target, minlength=classes)
+    assert torch.equal(got[:, 0], first_k.long() * n)
+    assert torch.equal(got[:, 1], torch.where(first_k, support, 0))
+    assert torch.equal(got[:, 2], support)
+
+
+@pytest.mark.parametrize("bad", [0, 1, 2, 3, 5, 1022, 1023, 1024, 1026])
+@pytest.mark.parametrize("what", ["nan", "nan-in-masked-row", "label", "label-then-nan"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=dtype_id)
+def test_topk_bad_row_at_any_lane_leaves_out_unchanged(impl, dtype, what, bad):
+    """A bad row anywhere in a group of four rows, or at a chunk edge: the rows before it are
+    uncounted again, and the message names that row."""
+    g = generator(57)
+    classes, n = 10, 1027
+    s = scores((n, classes), dtype, g)
+    target = labels((n,), classes, torch.int64, g)
+    mask = torch.rand(n, generator=g) < 0.7
+    mask[bad] = what != "nan-in-masked-row"
+    if what.startswith("nan"):
+        s[bad, 4] = float("nan")
+        expected = f"sample {bad}"
+    else:
+        target[bad] = classes + 3
+        expected = f"label {classes + 3} at index {bad}"
+        if what == "label-then-nan" and bad + 1 < n:
+            s[bad + 1, 0] = float("nan")  # a later NaN does not change which row is reported
+    out = start_counts((classes, 3), g)
+    before = out.clone()
+    with pytest.raises(ValueError, match=expected):
+        impl.topk_update(out, s, target, mask, None, 3)
+    assert torch.equal(out, before)
