@@ -13,6 +13,7 @@
 #include "kernels/binned.h"
 #include "kernels/confmat.h"
 #include "kernels/moments.h"
+#include "kernels/simd.h"
 #include "kernels/topk.h"
 
 typedef struct {
@@ -170,6 +171,25 @@ static PyObject *py_use_exchange_api(PyObject *m, PyObject *flag)
     return tt_use_exchange_api(&get_state(m)->dlpack, flag);
 }
 
+/* Test-only: the kernels' SIMD level (kernels/simd.h), to run each path on the same inputs. */
+static PyObject *py_simd_level(PyObject *m, PyObject *unused)
+{
+    return Py_BuildValue("(ii)", (int)tt_simd_level(), (int)tt_simd_max());
+}
+
+static PyObject *py_set_simd_level(PyObject *m, PyObject *arg)
+{
+    const long level = PyLong_AsLong(arg);
+    if (level == -1 && PyErr_Occurred())
+        return NULL;
+    const int previous = level >= 0 && level <= 2 ? tt_simd_set((int)level) : -1;
+    if (previous < 0)
+        return PyErr_Format(PyExc_ValueError,
+                            "level: expected 0 (scalar) to %d (the widest this CPU runs), got %ld",
+                            (int)tt_simd_max(), level);
+    return PyLong_FromLong(previous);
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -178,6 +198,10 @@ static PyMethodDef module_methods[] = {
     {"dlpack_info", py_dlpack_info, METH_O, "What the C core reads from a tensor."},
     {"_use_exchange_api", py_use_exchange_api, METH_O,
      "Turn the DLPack C exchange path on or off; returns the previous setting."},
+    {"_simd_level", py_simd_level, METH_NOARGS,
+     "Test-only: (level in use, widest level available); 0 scalar, 1 SSE2, 2 AVX2."},
+    {"_set_simd_level", py_set_simd_level, METH_O,
+     "Test-only: run the kernels at this SIMD level; returns the previous one."},
     {NULL, NULL, 0, NULL},
 };
 

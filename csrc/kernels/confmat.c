@@ -9,6 +9,7 @@
  * is restored without a scratch copy of a possibly large C x C matrix.
  */
 #include "confmat.h"
+#include "simd.h"
 
 #include <stdio.h>
 
@@ -303,6 +304,247 @@ static int threshold_walk(const threshold_job *job, int64_t sign, tt_position st
     return 0;
 }
 
+/* The dense path below adds per-column sums instead of one cell per element: over the kept
+ * elements of a column, n (how many), t (sum of targets), p (sum of predictions) and tp (both 1),
+ * so that cell (0, 0) gains n - t - p + tp, (0, 1) p - tp, (1, 0) t - tp and (1, 1) tp. It has
+ * no branch per element: a bad element (NaN, a counted label outside {0, 1}) only sets a flag,
+ * nothing is added, and the element walk above runs to find the first one and name it.
+ * (That walk stays the path for other layouts and dtypes: a scalar sums loop over its chunk
+ * buffers measured slower than its well-predicted branches.) */
+typedef struct {
+    int64_t n, t, p, tp;
+} label_sums;
+
+static void add_sums(int64_t *cell, const label_sums *s, int64_t sign)
+{
+    cell[0] += sign * (s->n - s->t - s->p + s->tp);
+    cell[1] += sign * (s->p - s->tp);
+    cell[2] += sign * (s->t - s->tp);
+    cell[3] += sign * s->tp;
+}
+
+/* A tensor whose elements lie in memory order without gaps (row-major [N] or [N, L]). */
+static int is_dense(const tt_view *v)
+{
+    if (v->ndim == 1)
+        return v->shape[0] <= 1 || v->stride[0] == 1;
+    return (v->shape[1] <= 1 || v->stride[1] == 1) && (v->shape[0] <= 1 || v->stride[0] == v->shape[1]);
+}
+
+#if defined(__SSE2__)
+
+/* ---- dense float32 / float64 preds with int64, int32, uint8 or bool targets, on SSE2 -------- */
+
+/* The [N, L] elements are read in memory order, four per vector. Four rows fill L vectors, so
+ * vector m of every group of four rows holds the same columns ((4m + k) mod L in lane k) and
+ * the same rows of its group ((4m + k) / L): one accumulator per m, and a row's mask bit is
+ * found in its lane by a compare with rowbit[m]. */
+#define DENSE_MAX_LABELS 128
+
+/* A lane's counts are packed in the four bytes of an int32 (n, t, p, tp); a lane gains at most
+ * one per group, so they are unpacked into label_sums every 255 groups. */
+#define PACKED_GROUPS 255
+
+/* The largest float <= x, so that for every float s: s > x (in double) <=> s > below(x). */
+static float float_at_or_below(double x)
+{
+    float f = (float)x;
+    if ((double)f > x) {
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        if (f == 0.0f)
+            bits = 0x80000001u; /* the negative number closest to zero */
+        else if (f > 0.0f)
+            bits -= 1; /* also +inf -> FLT_MAX */
+        else
+            bits += 1;
+        memcpy(&f, &bits, sizeof f);
+    }
+    return f;
+}
+
+enum { DENSE_F32, DENSE_F64 };
+enum { DENSE_I64, DENSE_I32, DENSE_U8 };
+
+/* Lanes of 4 labels at element e as two int32 halves (lo, hi) of their int64 value. */
+#define LOAD_TARGET_I64(e)                                                                     \
+    do {                                                                                       \
+        const __m128 a = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(t64 + (e))));       \
+        const __m128 b = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(t64 + (e) + 2)));   \
+        lo = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));                  \
+        hi = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));                  \
+    } while (0)
+#define LOAD_TARGET_I32(e)                                                                     \
+    do {                                                                                       \
+        lo = _mm_loadu_si128((const __m128i *)(t32 + (e)));                                    \
+        hi = _mm_srai_epi32(lo, 31);                                                           \
+    } while (0)
+#define LOAD_TARGET_U8(e)                                                                      \
+    do {                                                                                       \
+        int32_t four;                                                                          \
+        memcpy(&four, t8 + (e), sizeof four);                                                  \
+        lo = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(four), zero), zero);       \
+        hi = zero;                                                                             \
+    } while (0)
+
+/* Lanes (-1 / 0) of the 4 predictions at element e; NaN lanes are or-ed into `nan`. */
+#define LOAD_PREDS_F32(e)                                                                      \
+    do {                                                                                       \
+        const __m128 s = _mm_loadu_ps(f32 + (e));                                              \
+        nan = _mm_or_ps(nan, _mm_cmpunord_ps(s, s));                                           \
+        pm = _mm_castps_si128(_mm_cmpgt_ps(s, thr32));                                         \
+    } while (0)
+#define LOAD_PREDS_F64(e)                                                                      \
+    do {                                                                                       \
+        const __m128d a = _mm_loadu_pd(f64 + (e)), b = _mm_loadu_pd(f64 + (e) + 2);            \
+        nan = _mm_or_ps(nan, _mm_castpd_ps(_mm_or_pd(_mm_cmpunord_pd(a, a), _mm_cmpunord_pd(b, b)))); \
+        pm = _mm_castps_si128(_mm_shuffle_ps(_mm_castpd_ps(_mm_cmpgt_pd(a, thr64)),            \
+                                             _mm_castpd_ps(_mm_cmpgt_pd(b, thr64)),            \
+                                             _MM_SHUFFLE(2, 0, 2, 0)));                        \
+    } while (0)
+
+/* Groups g0..g1 of four rows: adds each vector's packed counts into acc[m]. */
+#define DENSE_GROUPS(LOAD_PREDS, LOAD_TARGET)                                                  \
+    do {                                                                                       \
+        for (int64_t g = g0; g < g1; g++) {                                                    \
+            __m128i bits = all;                                                                \
+            if (mask_data != NULL) {                                                           \
+                const char *mrow = mask_data + 4 * g * mask_step;                              \
+                bits = _mm_set1_epi32((mrow[0] != 0) | (mrow[mask_step] != 0) << 1 |           \
+                                      (mrow[2 * mask_step] != 0) << 2 |                        \
+                                      (mrow[3 * mask_step] != 0) << 3);                        \
+            }                                                                                  \
+            const int64_t e0 = 4 * g * labels;                                                 \
+            for (int64_t m = 0; m < labels; m++) {                                             \
+                __m128i lo, hi, pm;                                                            \
+                LOAD_PREDS(e0 + 4 * m);                                                        \
+                LOAD_TARGET(e0 + 4 * m);                                                       \
+                __m128i kept = all;                                                            \
+                if (mask_data != NULL)                                                         \
+                    kept = _mm_cmpeq_epi32(_mm_and_si128(bits, rowbit[m]), rowbit[m]);         \
+                if (has_ignore)                                                                \
+                    kept = _mm_andnot_si128(_mm_and_si128(_mm_cmpeq_epi32(lo, ignore_lo),      \
+                                                          _mm_cmpeq_epi32(hi, ignore_hi)),     \
+                                            kept);                                             \
+                bad = _mm_or_si128(bad, _mm_and_si128(kept, _mm_or_si128(hi, _mm_andnot_si128(one, lo)))); \
+                const __m128i t = _mm_and_si128(lo, one);                                      \
+                const __m128i fields =                                                         \
+                    _mm_or_si128(_mm_or_si128(one, _mm_slli_epi32(t, 8)),                      \
+                                 _mm_or_si128(_mm_and_si128(pm, p_field),                      \
+                                              _mm_slli_epi32(_mm_and_si128(t, pm), 24)));      \
+                acc[m] = _mm_add_epi32(acc[m], _mm_and_si128(kept, fields));                   \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+/* Adds the counts of the rows of [row0, rows) (fewer than four) to sums, element by element.
+ * Returns 1 when one of them is bad. */
+static int dense_tail(const threshold_job *job, int64_t row0, label_sums *sums)
+{
+    const tt_view *preds = job->preds, *target = job->target, *mask = job->mask;
+    const int64_t rows = preds->shape[0], labels = preds->ndim == 2 ? preds->shape[1] : 1;
+    const size_t psize = tt_dtype_size(preds->dtype), tsize = tt_dtype_size(target->dtype);
+    int bad = 0;
+    for (int64_t r = row0; r < rows; r++) {
+        const int keep = mask == NULL || *(const uint8_t *)(mask->data + r * tt_step(mask, 0)) != 0;
+        for (int64_t l = 0; l < labels; l++) {
+            const double s = tt_load_score(preds->data + (size_t)(r * labels + l) * psize, preds->dtype);
+            const int64_t t = tt_load_label(target->data + (size_t)(r * labels + l) * tsize, target->dtype);
+            const int64_t p = s > job->threshold;
+            const int64_t kept = keep & !(job->ignore_index != NULL && t == *job->ignore_index);
+            bad |= (s != s) | (kept & ((uint64_t)t > 1));
+            sums[l].n += kept;
+            sums[l].t += kept & t;
+            sums[l].p += kept & p;
+            sums[l].tp += kept & t & p;
+        }
+    }
+    return bad;
+}
+
+/* Counts a dense job (is_dense preds and target, float32/float64 preds, int64/int32/uint8/bool
+ * target, 1 <= L <= DENSE_MAX_LABELS) into `out`. Returns 0, or 1 with `out` untouched when an
+ * element is bad. */
+static int threshold_dense_sse2(const threshold_job *job)
+{
+    const tt_view *preds = job->preds, *target = job->target;
+    const int64_t rows = preds->shape[0], labels = preds->ndim == 2 ? preds->shape[1] : 1;
+    const int pkind = preds->dtype == TT_F32 ? DENSE_F32 : DENSE_F64;
+    const int tkind = target->dtype == TT_I64 ? DENSE_I64 : target->dtype == TT_I32 ? DENSE_I32 : DENSE_U8;
+    const float *f32 = (const float *)preds->data;
+    const double *f64 = (const double *)preds->data;
+    const int64_t *t64 = (const int64_t *)target->data;
+    const int32_t *t32 = (const int32_t *)target->data;
+    const uint8_t *t8 = (const uint8_t *)target->data;
+    const char *mask_data = job->mask != NULL ? job->mask->data : NULL;
+    const int64_t mask_step = job->mask != NULL ? tt_step(job->mask, 0) : 0;
+    const int has_ignore = job->ignore_index != NULL;
+    const int64_t ignore = has_ignore ? *job->ignore_index : 0;
+    const __m128i ignore_lo = _mm_set1_epi32((int32_t)(uint32_t)(uint64_t)ignore);
+    const __m128i ignore_hi = _mm_set1_epi32((int32_t)(uint32_t)((uint64_t)ignore >> 32));
+    const __m128 thr32 = _mm_set1_ps(float_at_or_below(job->threshold));
+    const __m128d thr64 = _mm_set1_pd(job->threshold);
+    const __m128i zero = _mm_setzero_si128(), one = _mm_set1_epi32(1), all = _mm_set1_epi32(-1);
+    const __m128i p_field = _mm_set1_epi32(1 << 16);
+
+    __m128i acc[DENSE_MAX_LABELS], rowbit[DENSE_MAX_LABELS];
+    label_sums sums[DENSE_MAX_LABELS];
+    for (int64_t m = 0; m < labels; m++) {
+        int32_t bit[4];
+        for (int k = 0; k < 4; k++)
+            bit[k] = 1 << ((4 * m + k) / labels);
+        rowbit[m] = _mm_loadu_si128((const __m128i *)bit);
+        acc[m] = zero;
+        sums[m] = (label_sums){0, 0, 0, 0};
+    }
+    __m128i bad = zero;
+    __m128 nan = _mm_setzero_ps();
+    const int64_t groups = rows / 4;
+    for (int64_t g0 = 0; g0 < groups; g0 += PACKED_GROUPS) {
+        const int64_t g1 = groups - g0 < PACKED_GROUPS ? groups : g0 + PACKED_GROUPS;
+        switch (pkind * 3 + tkind) {
+        case DENSE_F32 * 3 + DENSE_I64: DENSE_GROUPS(LOAD_PREDS_F32, LOAD_TARGET_I64); break;
+        case DENSE_F32 * 3 + DENSE_I32: DENSE_GROUPS(LOAD_PREDS_F32, LOAD_TARGET_I32); break;
+        case DENSE_F32 * 3 + DENSE_U8: DENSE_GROUPS(LOAD_PREDS_F32, LOAD_TARGET_U8); break;
+        case DENSE_F64 * 3 + DENSE_I64: DENSE_GROUPS(LOAD_PREDS_F64, LOAD_TARGET_I64); break;
+        case DENSE_F64 * 3 + DENSE_I32: DENSE_GROUPS(LOAD_PREDS_F64, LOAD_TARGET_I32); break;
+        default: DENSE_GROUPS(LOAD_PREDS_F64, LOAD_TARGET_U8); break;
+        }
+        if (_mm_movemask_ps(nan) | (_mm_movemask_epi8(_mm_cmpeq_epi32(bad, zero)) ^ 0xffff))
+            return 1;
+        int64_t col = 0;
+        for (int64_t m = 0; m < labels; m++) {
+            uint32_t lane[4];
+            _mm_storeu_si128((__m128i *)lane, acc[m]);
+            acc[m] = zero;
+            for (int k = 0; k < 4; k++) {
+                sums[col].n += lane[k] & 0xff;
+                sums[col].t += lane[k] >> 8 & 0xff;
+                sums[col].p += lane[k] >> 16 & 0xff;
+                sums[col].tp += lane[k] >> 24;
+                col = col + 1 == labels ? 0 : col + 1;
+            }
+        }
+    }
+    if (dense_tail(job, groups * 4, sums))
+        return 1;
+    for (int64_t l = 0; l < labels; l++)
+        add_sums(job->out + l * 4, &sums[l], +1);
+    return 0;
+}
+
+static int dense_eligible(const threshold_job *job)
+{
+    const tt_view *preds = job->preds, *target = job->target;
+    const int64_t labels = preds->ndim == 2 ? preds->shape[1] : 1;
+    const tt_dtype t = target->dtype;
+    return (preds->dtype == TT_F32 || preds->dtype == TT_F64) &&
+           (t == TT_I64 || t == TT_I32 || t == TT_U8 || t == TT_BOOL) && labels >= 1 &&
+           labels <= DENSE_MAX_LABELS && is_dense(preds) && is_dense(target) &&
+           tt_simd_level() >= TT_SIMD_SSE2;
+}
+#endif /* __SSE2__ */
+
 tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const tt_view *target,
                                const tt_view *mask, const int64_t *ignore_index, double threshold,
                                tt_error *err)
@@ -330,6 +572,10 @@ tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const t
         return err->status;
 
     threshold_job job = {preds, target, mask, ignore_index, threshold, (int64_t *)out->data};
+#if defined(__SSE2__)
+    if (dense_eligible(&job) && !threshold_dense_sse2(&job))
+        return TT_OK; /* else nothing was added */
+#endif
     tt_position bad;
     if (!threshold_walk(&job, +1, TT_WALK_ALL, &bad, err))
         return TT_OK;

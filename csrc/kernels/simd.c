@@ -1,0 +1,37 @@
+/*
+ * simd.c: the kernels' instruction-set level, detected once and lowered only by tests.
+ */
+#include "simd.h"
+
+static int current = -1; /* -1: not detected yet */
+
+tt_simd tt_simd_max(void)
+{
+#if defined(TT_HAVE_AVX2_TARGET)
+    __builtin_cpu_init(); /* idempotent; needed when called before libgcc's constructor ran */
+    if (__builtin_cpu_supports("avx2"))
+        return TT_SIMD_AVX2;
+#endif
+#if defined(__SSE2__)
+    return TT_SIMD_SSE2;
+#else
+    return TT_SIMD_SCALAR;
+#endif
+}
+
+tt_simd tt_simd_level(void)
+{
+    int level = current;
+    if (level < 0) /* two threads may both detect: they find the same answer */
+        current = level = (int)tt_simd_max();
+    return (tt_simd)level;
+}
+
+int tt_simd_set(int level)
+{
+    const int previous = (int)tt_simd_level();
+    if (level < 0 || level > (int)tt_simd_max())
+        return -1;
+    current = level;
+    return previous;
+}

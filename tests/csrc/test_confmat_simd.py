@@ -1,0 +1,183 @@
+"""The confusion-matrix kernels' vector paths against their scalar path and the torch reference.
+
+torchtally._C picks a path by SIMD level (0 scalar, 1 SSE2, 2 AVX2 where the CPU has it);
+`_C._set_simd_level` (test-only) forces one, so every path runs on the same inputs and the
+results, error messages and untouched states must agree bit for bit. The sizes sit around the
+paths' edges: four rows per vector, 255 groups of four rows per packed count, 1024-row chunks.
+"""
+import contextlib
+
+import pytest
+import torch
+
+from torchtally.functional import _reference
+
+from ._helpers import dtype_id, generator, kernels, start_counts
+
+
+def levels():
+    return list(range(kernels("c")._simd_level()[1] + 1))
+
+
+@contextlib.contextmanager
+def simd_level(level: int):
+    c = kernels("c")
+    previous = c._set_simd_level(level)
+    try:
+        yield c
+    finally:
+        c._set_simd_level(previous)
+
+
+def run_all(kernel: str, out: torch.Tensor, *args):
+    """("ok", increment) or ("error", message) of the scalar path; every level and the reference
+    must give the same increment or fail (every level with the same message) leaving out as it was."""
+    results = {}
+    for level in levels() + ["reference"]:
+        state = out.clone()
+        impl = _reference if level == "reference" else None
+        with simd_level(0 if level == "reference" else level) as c:
+            try:
+                getattr(impl or c, kernel)(state, *args)
+                results[level] = ("ok", state - out)
+            except ValueError as exc:
+                assert torch.equal(state, out), f"level {level}: state changed by a failed call"
+                results[level] = ("error", str(exc))
+    first = results[0]
+    for level, got in results.items():
+        assert got[0] == first[0], (level, got, first)
+        if got[0] == "ok":
+            assert torch.equal(got[1], first[1]), f"level {level} differs from the scalar path"
+        elif level != "reference":  # the reference's texts may differ in wording
+            assert got[1] == first[1], (level, got[1], first[1])
+    return first
+
+
+def test_simd_level_hook():
+    c = kernels("c")
+    level, widest = c._simd_level()
+    assert 0 <= level <= widest <= 2
+    with pytest.raises(ValueError, match="level: expected 0"):
+        c._set_simd_level(widest + 1)
+    with pytest.raises(ValueError, match="level: expected 0"):
+        c._set_simd_level(-1)
+    assert c._simd_level()[0] == level
+    with simd_level(0):
+        assert c._simd_level() == (0, widest)
+    assert c._simd_level()[0] == level
+
+
+# ---- confmat_threshold: dense float32/float64 preds ----------------------------------------------
+
+ROWS = [0, 1, 3, 4, 5, 7, 8, 1019, 1020, 1021, 1023, 1024, 1025, 2047, 4085]
+WIDTHS = [None, 1, 2, 3, 4, 5, 10, 64, 128, 129]
+
+
+def threshold_case(rows, width, pdtype, tdtype, g):
+    shape = (rows,) if width is None else (rows, width)
+    p = torch.rand(shape, generator=g, dtype=torch.float64)
+    p[torch.rand(shape, generator=g) < 0.1] = 0.5
+    t = torch.randint(0, 2, shape, generator=g).to(tdtype)
+    return p.to(pdtype), t
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=str)
+@pytest.mark.parametrize("rows", ROWS, ids=str)
+def test_threshold_paths_agree_over_sizes(rows, width):
+    g = generator(100 + rows)
+    preds, target = threshold_case(rows, width, torch.float32, torch.int64, g)
+    out = start_counts((2, 2) if width is None else (width, 2, 2), g)
+    assert run_all("confmat_threshold", out, preds, target, None, None, 0.5)[0] == "ok"
+
+
+@pytest.mark.parametrize("tdtype", [torch.int64, torch.int32, torch.uint8, torch.bool, torch.int16], ids=dtype_id)
+@pytest.mark.parametrize("pdtype", [torch.float32, torch.float64, torch.float16], ids=dtype_id)
+@pytest.mark.parametrize("width", [None, 3, 10], ids=str)
+def test_threshold_paths_agree_dtypes_mask_ignore(width, pdtype, tdtype):
+    g = generator(7)
+    rows = 1031
+    preds, target = threshold_case(rows, width, pdtype, tdtype, g)
+    out = start_counts((2, 2) if width is None else (width, 2, 2), g)
+    mask = torch.rand(rows, generator=g) < 0.7
+    run_all("confmat_threshold", out, preds, target, mask, None, 0.5)
+    run_all("confmat_threshold", out, preds, target, mask.to(torch.uint8)[:, None].expand(rows, 3)[:, 1], None, 0.5)
+    if tdtype != torch.bool:
+        # ignored elements may hold any value, also in masked rows: only kept ones are checked
+        ignore = -1 if tdtype.is_signed else 255
+        target = target.clone()
+        target[torch.rand(target.shape, generator=g) < 0.2] = ignore
+        run_all("confmat_threshold", out, preds, target, mask, ignore, 0.5)
+        target[~mask] = 7  # masked rows are not range-checked
+        assert run_all("confmat_threshold", out, preds, target, mask, ignore, 0.5)[0] == "ok"
+        # an ignore_index that matches only in its low 32 bits is not an ignore
+        big = torch.full_like(target, 1)
+        if tdtype == torch.int64:
+            big[5] = (1 << 32) | 1
+            res = run_all("confmat_threshold", out, preds, big, None, 1, 0.5)
+            assert res[0] == "error" and "value 4294967297 at sample 5" in res[1]
+
+
+@pytest.mark.parametrize("pdtype", [torch.float32, torch.float64], ids=dtype_id)
+@pytest.mark.parametrize("threshold", [0.1, 1 / 3, -1e-300, 1e-300, -1e300, 1e300, 3.5e38, float("inf"),
+                                       -float("inf"), 0.0, -0.0])
+def test_threshold_dense_compares_exactly(pdtype, threshold):
+    """The float32 path compares with the largest float at or below the threshold: the same as
+    comparing in double, also for thresholds between floats, tiny, huge or infinite."""
+    import numpy as np
+    g = generator(8)
+    near = [np.nextafter(np.float32(threshold if abs(threshold) < 3e38 else 0), np.float32(d)) for d in (-np.inf, np.inf)]
+    values = [threshold, 0.0, -0.0, float("inf"), -float("inf"), 1e-45, -1e-45, 3.4e38, -3.4e38] + [float(v) for v in near]
+    preds = torch.tensor(values * 4, dtype=torch.float64).to(pdtype).reshape(-1, 4)
+    target = torch.randint(0, 2, preds.shape, generator=g)
+    out = torch.zeros(4, 2, 2, dtype=torch.int64)
+    ok, got = run_all("confmat_threshold", out, preds, target, None, None, threshold)
+    assert ok == "ok"
+    want = torch.zeros(4, 2, 2, dtype=torch.int64)
+    positive = (preds.double() > threshold).long()
+    for col in range(4):
+        for t, p in zip(target[:, col].tolist(), positive[:, col].tolist()):
+            want[col, t, p] += 1
+    assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("pdtype", [torch.float32, torch.float64], ids=dtype_id)
+@pytest.mark.parametrize("width", [None, 3, 10], ids=str)
+def test_threshold_nan_and_bad_target_at_every_lane(width, pdtype):
+    """One bad element at each position of the first groups, of a group near the packed-count
+    flush, and of the tail: the same first bad element named, out unchanged, on every path."""
+    g = generator(9)
+    rows = 1023
+    preds, target = threshold_case(rows, width, pdtype, torch.int64, g)
+    cols = 1 if width is None else width
+    out = start_counts((2, 2) if width is None else (width, 2, 2), g)
+    positions = list(range(0, 8 * cols)) + list(range(1018 * cols, 1023 * cols))
+    for flat in positions:
+        r, c = divmod(flat, cols)
+        p, t = preds.clone(), target.clone()
+        idx = (r,) if width is None else (r, c)
+        p[idx] = float("nan")
+        res = run_all("confmat_threshold", out, p, t, None, None, 0.5)
+        assert res[0] == "error" and f"NaN at sample {r}, column {c}" in res[1]
+        t[idx] = 2 if flat % 2 else -1
+        res = run_all("confmat_threshold", out, preds, t, None, None, 0.5)
+        assert res[0] == "error" and f"at sample {r}, column {c} is not a binary label" in res[1]
+        # a NaN in a masked row is still an error; a bad target there is not
+        mask = torch.ones(rows, dtype=torch.bool)
+        mask[r] = False
+        assert run_all("confmat_threshold", out, p, target, mask, None, 0.5)[0] == "error"
+        assert run_all("confmat_threshold", out, preds, t, mask, None, 0.5)[0] == "ok"
+
+
+def test_threshold_non_dense_layouts_fall_back():
+    g = generator(10)
+    preds, target = threshold_case(1030, 6, torch.float32, torch.int64, g)
+    out = start_counts((6, 2, 2), g)
+    want = run_all("confmat_threshold", out, preds, target, None, None, 0.5)
+    for p, t in [(preds.t().contiguous().t(), target), (preds, target.t().contiguous().t()),
+                 (preds[:, None].expand(1030, 2, 6)[:, 0], target),
+                 (torch.cat([preds, preds], 1)[:, :6], torch.cat([target, target], 1)[:, :6])]:
+        assert torch.equal(run_all("confmat_threshold", out, p, t, None, None, 0.5)[1], want[1])
+    # an offset start of the data (not 16-byte aligned) on the dense path
+    big_p, big_t = torch.cat([preds.flatten()[:1], preds.flatten()]), torch.cat([target.flatten()[:1], target.flatten()])
+    assert torch.equal(run_all("confmat_threshold", out, big_p[1:].view(1030, 6), big_t[1:].view(1030, 6),
+                               None, None, 0.5)[1], want[1])
