@@ -181,3 +181,99 @@ def test_threshold_non_dense_layouts_fall_back():
     big_p, big_t = torch.cat([preds.flatten()[:1], preds.flatten()]), torch.cat([target.flatten()[:1], target.flatten()])
     assert torch.equal(run_all("confmat_threshold", out, big_p[1:].view(1030, 6), big_t[1:].view(1030, 6),
                                None, None, 0.5)[1], want[1])
+
+
+# ---- confmat_scores: the fused argmax (float32 rows: 16 per AVX2 pass, 4 per SSE2 vector) ---------
+
+SCORE_ROWS = [0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 33, 1023, 1024, 1025, 1040, 2063]
+
+
+def score_case(rows, classes, dtype, g, ties=False):
+    if ties:  # few distinct values: many exact ties, also of the maximum
+        s = torch.randint(-2, 3, (rows, classes), generator=g).to(torch.float64) / 2
+    else:
+        s = torch.randn(rows, classes, generator=g, dtype=torch.float64)
+    return s.to(dtype), torch.randint(0, classes, (rows,), generator=g)
+
+
+@pytest.mark.parametrize("classes", [1, 2, 3, 10, 33], ids=str)
+@pytest.mark.parametrize("rows", SCORE_ROWS, ids=str)
+def test_argmax_paths_agree_over_sizes(rows, classes):
+    g = generator(200 + rows)
+    for ties in (False, True):
+        scores, target = score_case(rows, classes, torch.float32, g, ties)
+        out = start_counts((classes, classes), g)
+        ok, got = run_all("confmat_scores", out, scores, target, None, None)
+        assert ok == "ok"
+        want = torch.bincount(target * classes + scores.argmax(1), minlength=classes * classes) if rows else 0
+        assert torch.equal(got.flatten(), want if rows else torch.zeros(classes * classes, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=dtype_id)
+@pytest.mark.parametrize("kind", ["contiguous", "transposed", "sliced", "expanded"])
+def test_argmax_paths_agree_layouts_and_dtypes(dtype, kind):
+    g = generator(3)
+    rows, classes = 1041, 10
+    scores, target = score_case(rows, classes, dtype, g, ties=True)
+    if kind == "transposed":
+        scores = scores.t().contiguous().t()
+    elif kind == "sliced":
+        scores = torch.cat([scores, scores], 1)[:, 3:3 + classes]
+    elif kind == "expanded":  # every row the same memory (row stride 0)
+        scores = scores[:1].expand(rows, classes)
+    mask = torch.rand(rows, generator=g) < 0.8
+    out = start_counts((classes, classes), g)
+    ok, got = run_all("confmat_scores", out, scores, target, mask, 3)
+    assert ok == "ok"
+    keep = mask & (target != 3)
+    want = torch.bincount(target[keep] * classes + scores.float()[keep].argmax(1), minlength=classes * classes)
+    assert torch.equal(got.flatten(), want)
+
+
+def test_argmax_ties_infinities_and_float64_precision():
+    """Ties go to the lowest index; a row of -inf is class 0; float64 values that round to the
+    same float32 are told apart."""
+    rows = 40
+    ninf, inf = float("-inf"), float("inf")
+    patterns = [[ninf] * 5, [1, 1, 1, 1, 1], [0, 2, 2, 1, 2], [ninf, ninf, ninf, ninf, -1e38],
+                [inf, inf, 0, 0, 0], [-0.0, 0.0, -0.0, 0, 0], [0, 0, 0, 0, inf]]
+    want_pattern = [0, 0, 1, 4, 0, 0, 4]
+    s = torch.tensor([patterns[r % len(patterns)] for r in range(rows)], dtype=torch.float32)
+    target = torch.zeros(rows, dtype=torch.int64)
+    ok, got = run_all("confmat_scores", torch.zeros(5, 5, dtype=torch.int64), s, target, None, None)
+    want = torch.bincount(torch.tensor([want_pattern[r % len(patterns)] for r in range(rows)]), minlength=5)
+    assert ok == "ok" and torch.equal(got[0], want)
+    d = torch.tensor([[1.0, 1.0 + 2 ** -40, 1.0]] * 20, dtype=torch.float64)
+    assert d.float()[0, 0] == d.float()[0, 1]
+    ok, got = run_all("confmat_scores", torch.zeros(3, 3, dtype=torch.int64), d, torch.zeros(20, dtype=torch.int64), None, None)
+    assert ok == "ok" and got[0, 1] == 20
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=dtype_id)
+def test_argmax_nan_at_every_lane_and_bad_targets(dtype):
+    """A NaN in each row of the first passes, of a pass across the chunk edge and of the tail, at
+    each column: every path names that sample and leaves out unchanged (also for a masked row);
+    a counted out-of-range target before it is the error named instead."""
+    g = generator(4)
+    rows, classes = 1043, 5
+    scores, target = score_case(rows, classes, dtype, g)
+    out = start_counts((classes, classes), g)
+    for r in list(range(0, 34)) + list(range(1016, 1043)):
+        col = r % classes
+        s = scores.clone()
+        s[r, col] = float("nan")
+        mask = torch.ones(rows, dtype=torch.bool)
+        mask[r] = False
+        for m in (None, mask):
+            res = run_all("confmat_scores", out, s, target, m, None)
+            assert res == ("error", f"preds: NaN in the scores of sample {r}"), res
+        if r == 0:
+            continue  # the out-of-range target would lie in the NaN row itself
+        t = target.clone()
+        t[r // 2] = classes
+        res = run_all("confmat_scores", out, s, t, None, None)
+        assert res == ("error", f"target: label {classes} at index {r // 2} is out of range [0, {classes})"), res
+    # many NaN rows in one pass: the first is named
+    s = scores.clone()
+    s[[21, 18, 30], 0] = float("nan")
+    assert run_all("confmat_scores", out, s, target, None, None) == ("error", "preds: NaN in the scores of sample 18")
