@@ -12,24 +12,36 @@
 # --write-results that report also replaces the "GPU (issue 6)" section of benchmarks/RESULTS.md.
 #
 #   benchmarks/gpu_check.sh [--write-results]        (PYTHON=... to pick the interpreter)
+#
+# No install is needed: the package is imported from python/ (PYTHONPATH), so a machine whose
+# python3 already holds a CUDA torch (no network, no venv) runs it as is. Where the environment
+# names an output folder in $OUT (the device tool), the report, the logs and RESULTS.md are
+# copied there at the end so they come back.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+RETURN_DIR=${OUT:-}
 
 PY=${PYTHON:-}
 if [ -z "$PY" ]; then
     if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
 fi
-OUT=benchmarks/_out
-REPORT=$OUT/gpu_check.md
-LOG=$OUT/gpu_check.log
+OUTDIR=benchmarks/_out
+REPORT=$OUTDIR/gpu_check.md
+LOG=$OUTDIR/gpu_check.log
 WRITE=0
 [ "${1:-}" = "--write-results" ] && WRITE=1
-mkdir -p "$OUT"
+mkdir -p "$OUTDIR"
 : > "$LOG"
 START=$(date +%s)
 
 say() { echo "$*" | tee -a "$LOG"; }
-fail() { say "gpu_check: $*"; printf '%s\n' "gpu_check stopped: $*" >> "$REPORT"; exit 1; }
+fail() {
+    say "gpu_check: $*"
+    printf '%s\n' "gpu_check stopped: $*" >> "$REPORT"
+    [ -n "$RETURN_DIR" ] && [ -d "$RETURN_DIR" ] && cp "$REPORT" "$LOG" "$RETURN_DIR"/ 2>/dev/null
+    exit 1
+}
 
 {
     echo "# GPU check (issue 6)"
@@ -65,10 +77,10 @@ printf '\nBuild: ok in %ss, torchtally._C_cuda %s.\n' "$(( $(date +%s) - START )
 
 # -- 2. GPU tests ------------------------------------------------------------------------------------
 say "== tests/cuda"
-timeout 240 "$PY" -m pytest -q -rs -p no:cacheprovider tests/cuda > "$OUT/gpu_tests.txt" 2>&1
+timeout 240 "$PY" -m pytest -q -rs -p no:cacheprovider tests/cuda > "$OUTDIR/gpu_tests.txt" 2>&1
 TEST_RC=$?
-cat "$OUT/gpu_tests.txt" >> "$LOG"
-SUMMARY=$(grep -E "passed|failed|error" "$OUT/gpu_tests.txt" | tail -1)
+cat "$OUTDIR/gpu_tests.txt" >> "$LOG"
+SUMMARY=$(grep -E "passed|failed|error" "$OUTDIR/gpu_tests.txt" | tail -1)
 [ $TEST_RC -eq 124 ] && SUMMARY="timed out after 240 s: $SUMMARY"
 say "tests: $SUMMARY"
 {
@@ -78,14 +90,14 @@ say "tests: $SUMMARY"
     echo "\`pytest tests/cuda\` (exit status $TEST_RC): $SUMMARY"
     echo
     echo '```'
-    grep -E "^(SKIPPED|FAILED|ERROR)" "$OUT/gpu_tests.txt" | head -40
+    grep -E "^(SKIPPED|FAILED|ERROR)" "$OUTDIR/gpu_tests.txt" | head -40
     echo '```'
 } >> "$REPORT"
 
 # -- 3. benchmark ----------------------------------------------------------------------------------
 say "== benchmark"
-if timeout 200 "$PY" benchmarks/gpu_check_bench.py --out "$OUT/gpu_bench.md" >> "$LOG" 2>&1; then
-    { echo; echo "### Benchmark"; echo; cat "$OUT/gpu_bench.md"; } >> "$REPORT"
+if timeout 200 "$PY" benchmarks/gpu_check_bench.py --out "$OUTDIR/gpu_bench.md" >> "$LOG" 2>&1; then
+    { echo; echo "### Benchmark"; echo; cat "$OUTDIR/gpu_bench.md"; } >> "$REPORT"
 else
     { echo; echo "### Benchmark"; echo; echo "**failed or timed out** (see $LOG):"; echo '```'; tail -15 "$LOG"; echo '```'; } >> "$REPORT"
 fi
@@ -104,5 +116,9 @@ body = Path(sys.argv[1]).read_text().split("\n", 2)[2]  # without the report's o
 replace_section("GPU (issue 6)", body)
 print("RESULTS.md: section 'GPU (issue 6)' replaced")
 PY
+fi
+if [ -n "$RETURN_DIR" ] && [ -d "$RETURN_DIR" ]; then
+    cp "$REPORT" "$LOG" "$OUTDIR/gpu_tests.txt" benchmarks/RESULTS.md "$RETURN_DIR"/ 2>/dev/null
+    [ -f "$OUTDIR/gpu_bench.md" ] && cp "$OUTDIR/gpu_bench.md" "$RETURN_DIR"/
 fi
 [ $TEST_RC -eq 0 ]
