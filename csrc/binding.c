@@ -49,10 +49,15 @@ static int parse_arg(tt_dlpack_cache *cache, const tt_arg_spec *spec, PyObject *
         return 0;
     case TT_ARG_INT:
         return parse_int(obj, spec->name, &a->ints[i]);
+    case TT_ARG_OPT_FLOAT:
+        if (obj == Py_None)
+            return 0;
+        a->opt_float[i] = &a->floats[i];
+        /* fall through */
     case TT_ARG_FLOAT:
         if (!PyFloat_Check(obj) && !(PyLong_Check(obj) && !PyBool_Check(obj))) {
-            PyErr_Format(PyExc_TypeError, "%s: expected a float, got %s", spec->name,
-                         Py_TYPE(obj)->tp_name);
+            PyErr_Format(PyExc_TypeError, "%s: expected a float%s, got %s", spec->name,
+                         spec->kind == TT_ARG_OPT_FLOAT ? " or None" : "", Py_TYPE(obj)->tp_name);
             return -1;
         }
         a->floats[i] = PyFloat_AsDouble(obj);
@@ -81,13 +86,21 @@ static void args_release(tt_args *a)
 static inline int args_parse(tt_dlpack_cache *cache, const tt_kernel_spec *spec,
                              PyObject *const *args, Py_ssize_t nargs, tt_args *a)
 {
-    if (nargs != spec->nargs) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments (%s, ...), got %zd",
-                     spec->name, spec->nargs, spec->args[0].name, nargs);
+    Py_ssize_t least = spec->nargs; /* trailing optional floats may be left out */
+    while (least > 0 && spec->args[least - 1].kind == TT_ARG_OPT_FLOAT)
+        least--;
+    if (nargs < least || nargs > spec->nargs) {
+        if (least == spec->nargs)
+            PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments (%s, ...), got %zd",
+                         spec->name, spec->nargs, spec->args[0].name, nargs);
+        else
+            PyErr_Format(PyExc_TypeError,
+                         "%s() takes %zd to %zd positional arguments (%s, ...), got %zd",
+                         spec->name, least, spec->nargs, spec->args[0].name, nargs);
         return -1;
     }
     memset(a, 0, sizeof *a);
-    a->n = nargs;
+    a->n = nargs; /* the borrows are in the first nargs slots; the rest stay zeroed (None) */
     for (Py_ssize_t i = 0; i < nargs; i++) {
         if (parse_arg(cache, &spec->args[i], args[i], (int)i, a) < 0) {
             args_release(a);

@@ -27,6 +27,7 @@ typedef enum {
     TT_ARG_INT,        /* int */
     TT_ARG_FLOAT,      /* float or int */
     TT_ARG_BOOL,       /* anything with a truth value */
+    TT_ARG_OPT_FLOAT,  /* float, int or None; may be left out when it ends the call (None) */
 } tt_arg_kind;
 
 typedef struct {
@@ -42,6 +43,7 @@ typedef struct {
     int64_t ints[TT_MAX_ARGS];           /* TT_ARG_INT, TT_ARG_OPT_INT, TT_ARG_BOOL (0 or 1) */
     const int64_t *opt_int[TT_MAX_ARGS]; /* NULL for None */
     double floats[TT_MAX_ARGS];
+    const double *opt_float[TT_MAX_ARGS]; /* TT_ARG_OPT_FLOAT: NULL for None or left out */
     Py_ssize_t n; /* the borrows to release */
 } tt_args;
 
@@ -101,8 +103,9 @@ PyObject *tt_use_exchange_api(tt_dlpack_cache *cache, PyObject *flag);
 #define TT_KERNELS(X)                                                                          \
     X(confmat_labels, "confmat_labels(out, preds, target, mask, ignore_index)", TT_LABEL_ARGS)  \
     X(confmat_scores, "confmat_scores(out, preds, target, mask, ignore_index)", TT_LABEL_ARGS)  \
-    X(confmat_threshold, "confmat_threshold(out, preds, target, mask, ignore_index, threshold)", \
-      TT_LABEL_ARGS, {"threshold", TT_ARG_FLOAT})                                               \
+    X(confmat_threshold,                                                                       \
+      "confmat_threshold(out, preds, target, mask, ignore_index, threshold, logit_threshold=None)", \
+      TT_LABEL_ARGS, {"threshold", TT_ARG_FLOAT}, {"logit_threshold", TT_ARG_OPT_FLOAT})        \
     X(binned_update,                                                                           \
       "binned_update(out, preds, target, mask, ignore_index, thresholds, uniform)",            \
       TT_LABEL_ARGS, {"thresholds", TT_ARG_TENSOR}, {"uniform", TT_ARG_BOOL})                   \

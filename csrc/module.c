@@ -35,7 +35,7 @@ static tt_status run_confmat_scores(const void *ctx, const tt_args *a, tt_error 
 static tt_status run_confmat_threshold(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_confmat_threshold(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
-                                a->opt_int[4], a->floats[5], err);
+                                a->opt_int[4], a->floats[5], a->opt_float[6], err);
 }
 static tt_status run_binned_update(const void *ctx, const tt_args *a, tt_error *err)
 {

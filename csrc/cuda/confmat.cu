@@ -211,6 +211,7 @@ typedef struct {
     tt_dview preds, target, mask;
     int float_preds;
     double threshold;
+    const double *threshold_at; /* device: the threshold chosen by the pick kernel, or NULL */
     int has_ignore;
     int64_t ignore;
     int64_t sign;
@@ -228,6 +229,8 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_threshold_kernel(threshold
     const int64_t cols = a.preds.cols, total = a.preds.rows * cols, bins = 4 * cols;
     if (SHARED)
         tt_hist_zero(sh, bins);
+    /* the count and its undo replay read the same chosen threshold */
+    const double threshold = a.threshold_at != NULL ? *a.threshold_at : a.threshold;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     tt_walk w = tt_walk_start(first, stride, cols);
     for (int64_t e = first; e < total; e += stride, tt_walk_next(w)) {
@@ -241,7 +244,7 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_threshold_kernel(threshold
                 tt_report(a.rec, TT_CUDA_KEY(e, TT_CODE_NAN));
                 continue;
             }
-            p = s > a.threshold;
+            p = s > threshold;
         }
         if (!tt_ld_keep(a.mask, row))
             continue;
@@ -263,6 +266,45 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_threshold_kernel(threshold
     }
     if (SHARED)
         tt_hist_flush(sh, a.out, bins, a.sign);
+}
+
+/* Probabilities or logits: does every element of preds lie in [0, 1]? Each block ors its
+ * verdict into counters[0]; the last block to finish (counters[1], after a fence) writes the
+ * chosen threshold. No host read: the threshold kernels after it on the stream read *chosen. */
+__global__ void __launch_bounds__(TT_THREADS)
+threshold_pick_kernel(tt_dview preds, double threshold, double logit_threshold, double *chosen,
+                      unsigned *counters)
+{
+    const int64_t cols = preds.cols, total = preds.rows * cols;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int outside = 0;
+    tt_walk w = tt_walk_start(first, stride, cols);
+    for (int64_t e = first; e < total; e += stride, tt_walk_next(w)) {
+        const double s = tt_ld_score(preds.data + w.row * preds.rstep + w.col * preds.cstep, preds.dtype);
+        outside |= !(s >= 0.0 && s <= 1.0); /* NaN too */
+    }
+    outside = __syncthreads_or(outside);
+    if (threadIdx.x == 0) {
+        if (outside)
+            atomicOr(&counters[0], 1u);
+        __threadfence();
+        if (atomicAdd(&counters[1], 1u) == gridDim.x - 1)
+            *chosen = atomicOr(&counters[0], 0u) ? logit_threshold : threshold;
+    }
+}
+
+extern "C" cudaError_t tt_cuda_threshold_pick_launch(const tt_view *preds, double threshold,
+                                                     double logit_threshold, double *chosen,
+                                                     unsigned *counters, cudaStream_t stream)
+{
+    const tt_dview p = tt_dview_of(preds);
+    cudaError_t e = cudaMemsetAsync(counters, 0, 2 * sizeof(unsigned), stream);
+    if (e != cudaSuccess)
+        return e;
+    const int64_t total = p.rows * p.cols;
+    const unsigned grid = tt_grid_for(threshold_pick_kernel, total > 0 ? total : 1, TT_THREADS * 4, 0);
+    threshold_pick_kernel<<<grid, TT_THREADS, 0, stream>>>(p, threshold, logit_threshold, chosen, counters);
+    return cudaGetLastError();
 }
 
 /* ---- launchers ---------------------------------------------------------------------------- */
@@ -329,7 +371,8 @@ extern "C" cudaError_t tt_cuda_confmat_scores_launch(const tt_view *out, const t
 extern "C" cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view *preds,
                                                         const tt_view *target, const tt_view *mask,
                                                         const int64_t *ignore_index,
-                                                        double threshold, int64_t sign,
+                                                        double threshold,
+                                                        const double *threshold_at, int64_t sign,
                                                         tt_cuda_record *rec, cudaStream_t stream)
 {
     threshold_args a;
@@ -339,6 +382,7 @@ extern "C" cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, cons
     a.mask = tt_dview_of(mask);
     a.float_preds = tt_is_float(preds->dtype);
     a.threshold = threshold;
+    a.threshold_at = threshold_at;
     a.has_ignore = ignore_index != NULL;
     a.ignore = ignore_index != NULL ? *ignore_index : 0;
     a.sign = sign;

@@ -65,11 +65,20 @@ cudaError_t tt_cuda_confmat_scores_launch(const tt_view *out, const tt_view *pre
                                           const tt_view *target, const tt_view *mask,
                                           const int64_t *ignore_index, int64_t sign,
                                           tt_cuda_record *rec, cudaStream_t stream);
+/* confmat_threshold compares float preds against *threshold_at (a device double, written by
+ * tt_cuda_threshold_pick_launch earlier on the stream) when it is not NULL, else `threshold`. */
 cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view *preds,
                                              const tt_view *target, const tt_view *mask,
                                              const int64_t *ignore_index, double threshold,
-                                             int64_t sign, tt_cuda_record *rec,
-                                             cudaStream_t stream);
+                                             const double *threshold_at, int64_t sign,
+                                             tt_cuda_record *rec, cudaStream_t stream);
+/* Probabilities or logits, decided on the device: writes *chosen = `threshold` when every
+ * element of the float `preds` lies in [0, 1], else `logit_threshold` (one outside or NaN).
+ * `counters` is two device uints of scratch, cleared here on the stream. */
+#define TT_CUDA_PICK_BYTES (sizeof(double) + 2 * sizeof(unsigned))
+cudaError_t tt_cuda_threshold_pick_launch(const tt_view *preds, double threshold,
+                                          double logit_threshold, double *chosen,
+                                          unsigned *counters, cudaStream_t stream);
 cudaError_t tt_cuda_binned_launch(const tt_view *out, const tt_view *preds, const tt_view *target,
                                   const tt_view *mask, const int64_t *ignore_index,
                                   const tt_view *thresholds, int uniform, int64_t sign,

@@ -10,6 +10,9 @@
  * pass added (it skips the same samples; integer counts make this exact). Moments reduce the
  * batch into scratch and a merge gated on the record adds it to the state. So `out` / `state`
  * end unchanged on bad input without the host ever reading the record during the call.
+ * confmat_threshold with logit_threshold (probabilities or logits?) is decided the same way: a
+ * scan kernel writes the chosen threshold into the call's scratch, where the count and its
+ * replay read it.
  * (The alternative, counting into a scratch matrix added only when clean, would zero, sum and
  * re-read C^2 int64 per call: 8 MB at C = 1000, more than the scores of a small batch.)
  *
@@ -206,6 +209,9 @@ typedef struct {
     double threshold;
     int uniform;
     int64_t k;
+    int pick;                   /* confmat_threshold: choose threshold / logit_threshold on the device */
+    double logit_threshold;     /* ... the latter (with pick) */
+    const double *threshold_at; /* ... the device double the pick kernel wrote (set by count_call) */
 } count_job;
 
 typedef cudaError_t (*count_launch)(const count_job *job, int64_t sign, tt_cuda_record *rec,
@@ -224,15 +230,26 @@ static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const c
 {
     cuda_call c;
     cudaError_t e;
+    count_job j = *job; /* with the device threshold of a pick */
     tt_status status = call_enter(&c, ctx, job->out->device_id, err);
     if (status == TT_OK)
         status = earlier_rejection(c.device, job->out->data, err);
     if (status == TT_OK)
-        status = call_begin(&c, 0, err);
+        status = call_begin(&c, job->pick ? TT_CUDA_PICK_BYTES : 0, err);
     if (status != TT_OK)
         goto done;
-    if ((e = launch(job, +1, c.rec, ctx->stream)) != cudaSuccess ||
-        (e = launch(job, -1, c.rec, ctx->stream)) != cudaSuccess) {
+    if (job->pick) { /* the chosen threshold stays in scratch for the count and its replay */
+        double *chosen = (double *)c.scratch;
+        if ((e = tt_cuda_threshold_pick_launch(job->preds, job->threshold, job->logit_threshold, chosen,
+                                               (unsigned *)(c.scratch + sizeof(double)),
+                                               ctx->stream)) != cudaSuccess) {
+            status = cuda_fail(err, e, "a kernel launch");
+            goto done;
+        }
+        j.threshold_at = chosen;
+    }
+    if ((e = launch(&j, +1, c.rec, ctx->stream)) != cudaSuccess ||
+        (e = launch(&j, -1, c.rec, ctx->stream)) != cudaSuccess) {
         status = cuda_fail(err, e, "a kernel launch");
         goto done;
     }
@@ -258,7 +275,7 @@ static cudaError_t launch_threshold(const count_job *j, int64_t sign, tt_cuda_re
                                     cudaStream_t s)
 {
     return tt_cuda_confmat_threshold_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
-                                            j->threshold, sign, rec, s);
+                                            j->threshold, j->threshold_at, sign, rec, s);
 }
 
 static cudaError_t launch_binned(const count_job *j, int64_t sign, tt_cuda_record *rec, cudaStream_t s)
@@ -320,7 +337,7 @@ tt_status tt_cuda_confmat_labels(const tt_cuda_ctx *ctx, const tt_view *out, con
         return err->status;
     if (ctx->check_only || t.shape[0] == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0};
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0, 0, 0.0, NULL};
     const tt_cuda_latch_spec spec = latch_spec(target, preds, 1, NULL);
     const tt_cuda_explain why = {TT_EXPLAIN_SAMPLE, o.shape[0], 1, 0};
     return count_call(ctx, launch_labels, &job, &spec, &why, err);
@@ -343,7 +360,7 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
         return err->status;
     if (ctx->check_only || t.shape[0] == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0};
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, 0, 0, 0.0, NULL};
     const tt_cuda_latch_spec spec = latch_spec(target, NULL, 1, NULL);
     const tt_cuda_explain why = {TT_EXPLAIN_SAMPLE, classes, 1, 0};
     return count_call(ctx, launch_scores, &job, &spec, &why, err);
@@ -352,7 +369,8 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
 tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
                                     const tt_view *preds, const tt_view *target,
                                     const tt_view *mask, const int64_t *ignore_index,
-                                    double threshold, tt_error *err)
+                                    double threshold, const double *logit_threshold,
+                                    tt_error *err)
 {
     char got[96], want[96];
     tt_view o, p, t, m;
@@ -368,6 +386,8 @@ tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
                        tt_describe(&p, want, sizeof want), tt_describe(&t, got, sizeof got));
     if (threshold != threshold)
         return tt_fail(err, TT_EVALUE, "threshold", "expected a number, got NaN");
+    if (logit_threshold != NULL && *logit_threshold != *logit_threshold)
+        return tt_fail(err, TT_EVALUE, "logit_threshold", "expected a number, got NaN");
     const int64_t cols = p.ndim == 2 ? p.shape[1] : 1;
     const int64_t shape3[3] = {cols, 2, 2}, shape2[2] = {2, 2};
     if (p.ndim == 1 && o.ndim == 2) {
@@ -380,7 +400,9 @@ tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
         return err->status;
     if (ctx->check_only || p.shape[0] * cols == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, threshold, 0, 0};
+    const int pick = logit_threshold != NULL && tt_is_float(p.dtype);
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, threshold, 0, 0,
+                           pick, pick ? *logit_threshold : 0.0, NULL};
     const tt_cuda_latch_spec spec = latch_spec(target, preds, cols, NULL);
     const tt_cuda_explain why = {TT_EXPLAIN_THRESHOLD, 2, cols, 0};
     return count_call(ctx, launch_threshold, &job, &spec, &why, err);
@@ -423,7 +445,8 @@ tt_status tt_cuda_binned_update(const tt_cuda_ctx *ctx, const tt_view *out, cons
     /* an empty batch still has its thresholds checked, as on the CPU */
     if (ctx->check_only || (p.shape[0] * cols == 0 && thr.shape[0] == 0))
         return TT_OK;
-    const count_job job = {out, preds, target, mask, thresholds, ignore_index, 0.0, uniform, 0};
+    const count_job job = {out, preds, target, mask, thresholds, ignore_index, 0.0, uniform, 0,
+                           0, 0.0, NULL};
     const tt_cuda_latch_spec spec = latch_spec(target, NULL, cols, thresholds);
     const tt_cuda_explain why = {TT_EXPLAIN_BINNED, multiclass ? cols : 2, cols, multiclass};
     return count_call(ctx, launch_binned, &job, &spec, &why, err);
@@ -452,7 +475,7 @@ tt_status tt_cuda_topk_update(const tt_cuda_ctx *ctx, const tt_view *out, const 
         return err->status;
     if (ctx->check_only || p.shape[0] == 0)
         return TT_OK;
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, k};
+    const count_job job = {out, preds, target, mask, NULL, ignore_index, 0.0, 0, k, 0, 0.0, NULL};
     const tt_cuda_latch_spec spec = latch_spec(target, NULL, 1, NULL);
     const tt_cuda_explain why = {TT_EXPLAIN_SAMPLE, classes, 1, 0};
     return count_call(ctx, launch_topk, &job, &spec, &why, err);

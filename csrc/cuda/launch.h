@@ -40,7 +40,8 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
 tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
                                     const tt_view *preds, const tt_view *target,
                                     const tt_view *mask, const int64_t *ignore_index,
-                                    double threshold, tt_error *err);
+                                    double threshold, const double *logit_threshold,
+                                    tt_error *err);
 tt_status tt_cuda_binned_update(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
                                 const tt_view *target, const tt_view *mask,
                                 const int64_t *ignore_index, const tt_view *thresholds,

@@ -112,7 +112,7 @@ static tt_status run_confmat_scores(const void *c, const tt_args *a, tt_error *e
 static tt_status run_confmat_threshold(const void *c, const tt_args *a, tt_error *e)
 {
     return tt_cuda_confmat_threshold(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
-                                     a->opt_int[4], a->floats[5], e);
+                                     a->opt_int[4], a->floats[5], a->opt_float[6], e);
 }
 static tt_status run_binned_update(const void *c, const tt_args *a, tt_error *e)
 {

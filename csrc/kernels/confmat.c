@@ -599,11 +599,66 @@ static int dense_eligible(const threshold_job *job)
            labels <= DENSE_MAX_LABELS && is_dense(preds) && is_dense(target) &&
            tt_simd_level() >= TT_SIMD_SSE2;
 }
+/* ---- probabilities or logits: does every element of float preds lie in [0, 1]? ------------ */
+
+/* Dense float32: four elements per compare; NaN fails both ordered compares. Blocks of 1024
+ * elements end the scan early on the first batch of logits. */
+static int dense_probabilities_f32_sse2(const float *f, int64_t total)
+{
+    const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f);
+    int64_t i = 0;
+    while (i + 4 <= total) {
+        const int64_t end = total - i < 1024 ? i + ((total - i) & ~(int64_t)3) : i + 1024;
+        __m128 ok = _mm_castsi128_ps(_mm_set1_epi32(-1));
+        for (; i < end; i += 4) {
+            const __m128 s = _mm_loadu_ps(f + i);
+            ok = _mm_and_ps(ok, _mm_and_ps(_mm_cmpge_ps(s, zero), _mm_cmple_ps(s, one)));
+        }
+        if (_mm_movemask_ps(ok) != 0xf)
+            return 0;
+    }
+    for (; i < total; i++)
+        if (!(f[i] >= 0.0f && f[i] <= 1.0f))
+            return 0;
+    return 1;
+}
 #endif /* __SSE2__ */
+
+/* 1 when every element of float preds ([N] or [N, L], any strides and float dtype) lies in
+ * [0, 1], an empty tensor included; 0 when one lies outside or is NaN (torchmetrics' rule: such
+ * a batch holds logits). All elements count, masked or ignored ones too. */
+static int all_probabilities(const tt_view *preds)
+{
+    const int64_t rows = preds->shape[0], cols = preds->ndim == 2 ? preds->shape[1] : 1;
+#if defined(__SSE2__)
+    if (preds->dtype == TT_F32 && is_dense(preds) && tt_simd_level() >= TT_SIMD_SSE2)
+        return dense_probabilities_f32_sse2((const float *)preds->data, rows * cols);
+#endif
+    if (preds->dtype == TT_F32 && is_dense(preds)) {
+        const float *f = (const float *)preds->data;
+        for (int64_t i = 0; i < rows * cols; i++)
+            if (!(f[i] >= 0.0f && f[i] <= 1.0f))
+                return 0;
+        return 1;
+    }
+    double scores[TT_CHUNK];
+    for (int64_t start = 0; start < rows; start += TT_CHUNK) {
+        const int64_t n = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
+        for (int64_t col = 0; col < cols; col++) {
+            tt_load_scores(preds, start, n, col, scores);
+            int ok = 1;
+            for (int64_t i = 0; i < n; i++)
+                ok &= (scores[i] >= 0.0) & (scores[i] <= 1.0);
+            if (!ok)
+                return 0;
+        }
+    }
+    return 1;
+}
 
 tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const tt_view *target,
                                const tt_view *mask, const int64_t *ignore_index, double threshold,
-                               tt_error *err)
+                               const double *logit_threshold, tt_error *err)
 {
     char got[96], want[96];
     if (preds->ndim != 1 && preds->ndim != 2)
@@ -616,6 +671,8 @@ tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const t
                        tt_describe(preds, want, sizeof want), tt_describe(target, got, sizeof got));
     if (threshold != threshold)
         return tt_fail(err, TT_EVALUE, "threshold", "expected a number, got NaN");
+    if (logit_threshold != NULL && *logit_threshold != *logit_threshold)
+        return tt_fail(err, TT_EVALUE, "logit_threshold", "expected a number, got NaN");
     const int64_t cols = preds->ndim == 2 ? preds->shape[1] : 1;
     const int64_t shape3[3] = {cols, 2, 2}, shape2[2] = {2, 2};
     if (preds->ndim == 1 && out->ndim == 2) {
@@ -626,6 +683,9 @@ tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const t
     }
     if (tt_check_mask(mask, preds->shape[0], err))
         return err->status;
+    /* chosen once for the whole call, before any path (the SSE2 one takes it by value) */
+    if (logit_threshold != NULL && tt_is_float(preds->dtype) && !all_probabilities(preds))
+        threshold = *logit_threshold;
 
     threshold_job job = {preds, target, mask, ignore_index, threshold, (int64_t *)out->data};
 #if defined(__SSE2__)

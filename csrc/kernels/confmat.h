@@ -18,9 +18,11 @@ tt_status tt_confmat_scores(const tt_view *out, const tt_view *preds, const tt_v
                             const tt_view *mask, const int64_t *ignore_index, tt_error *err);
 
 /* Binary / multilabel. preds [N] or [N, L]: float (prediction = preds > threshold) or labels in
- * {0, 1}; target labels in {0, 1} of the same shape; out int64 [L, 2, 2] (or [2, 2] for 1-D). */
+ * {0, 1}; target labels in {0, 1} of the same shape; out int64 [L, 2, 2] (or [2, 2] for 1-D).
+ * With a non-NULL `logit_threshold`, float preds are compared against `threshold` when every
+ * element of preds lies in [0, 1] (probabilities), else against *logit_threshold (logits). */
 tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const tt_view *target,
                                const tt_view *mask, const int64_t *ignore_index, double threshold,
-                               tt_error *err);
+                               const double *logit_threshold, tt_error *err);
 
 #endif /* TT_CONFMAT_H */

@@ -89,6 +89,7 @@ def test_keyword_defaults_match_positional_calls(backend, backend_restored):
         ("confmat_scores", (s, t), {"ignore_index": 1}, (None, 1)),
         ("confmat_threshold", (s, (s > 0).long()), {"threshold": 0.3}, (None, None, 0.3)),
         ("confmat_threshold", (s, (s > 0).long()), {}, (None, None, 0.5)),
+        ("confmat_threshold", (s, (s > 0).long()), {"threshold": 0.3, "logit_threshold": 0.1}, (None, None, 0.3, 0.1)),
         ("binned_update", (s, t), {"thresholds": thr, "uniform": True}, (None, None, thr, True)),
         ("topk_update", (s, t), {"k": 2}, (None, None, 2)),
         ("topk_update", (s, t), {}, (None, None, 1)),

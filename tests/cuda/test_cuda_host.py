@@ -92,6 +92,23 @@ def test_wrong_argument_counts():
         _C_cuda.confmat_labels([1], None, None, None, None)
 
 
+def test_confmat_threshold_logit_threshold_argument():
+    """The optional 7th argument: a float, None or left out reaches the first CUDA step; a wrong
+    type or NaN is refused as the C core refuses it; an 8th argument is a count error."""
+    args = good_args("confmat_threshold")
+    assert len(args) == 6
+    for extra in ([], [None], [0.25], [-float("inf")]):
+        with pytest.raises(RuntimeError, match=STREAM_STEP):
+            _C_cuda.confmat_threshold(*on_fake_cuda(args), *extra)
+    for bad in ("0.1", True, float("nan")):
+        expected = cpu_error("confmat_threshold", args + [bad])
+        assert "logit_threshold" in str(expected)
+        with pytest.raises(type(expected), match="^" + str(expected).replace("(", r"\(")):
+            _C_cuda.confmat_threshold(*on_fake_cuda(args), bad)
+    with pytest.raises(TypeError, match=r"^confmat_threshold\(\) takes 6 to 7 positional arguments"):
+        _C_cuda.confmat_threshold(*on_fake_cuda(args), 0.1, None)
+
+
 def test_build_info_without_a_driver():
     info = _C_cuda.build_info()
     assert info["cudart"] >= 11000 and info["arch"]

@@ -122,6 +122,65 @@ def test_confmat_threshold(dtype, shape):
     check_counts("confmat_threshold", [start_counts(out_shape, g), layout(p, "transposed"), t, mask, 1, 0.25])
 
 
+@pytest.mark.parametrize("dtype", SCORE_DTYPES + (torch.uint8,), ids=dtype_id)
+@pytest.mark.parametrize("shape", [(5000,), (300_000, 7)])  # one block / many blocks for the scan
+def test_confmat_threshold_auto_logits(dtype, shape):
+    """logit_threshold: the probabilities-or-logits decision made on the device (a scan writing
+    the chosen threshold into the workspace) counts as the C core does, for probabilities (exact
+    0s and 1s included), logits, and probabilities with one value just above 1 (a logit batch)."""
+    g = generator(5)
+    logit = -0.8472978603872037  # log(0.3 / 0.7)
+    t = labels(shape, 2, torch.int64, g)
+    out_shape = (shape[1], 2, 2) if len(shape) == 2 else (2, 2)
+    mask = torch.rand(shape[0], generator=g) < 0.7
+    if dtype.is_floating_point:
+        probs = torch.rand(shape, generator=g).to(dtype)
+        probs.view(-1)[::13] = 0.0
+        probs.view(-1)[5::17] = 1.0
+        flipped = probs.clone()
+        one = torch.tensor(1.0, dtype=dtype)
+        flipped.view(-1)[-1] = torch.nextafter(one, one + 1)
+        batches = [probs, (torch.randn(shape, generator=g) * 3).to(dtype), flipped]
+    else:
+        batches = [labels(shape, 2, dtype, g)]
+    for p in batches:
+        check_counts("confmat_threshold", [start_counts(out_shape, g), p, t, None, None, 0.3, logit])
+        check_counts("confmat_threshold", [start_counts(out_shape, g), layout(p, "transposed"), t, mask, 1, 0.3, logit])
+
+
+def test_confmat_threshold_auto_nan_rejected_state_unchanged():
+    g = generator(6)
+    p, t = torch.rand(10_000, generator=g), labels((10_000,), 2, torch.int64, g)
+    p[7777] = float("nan")
+    out = gpu(start_counts((2, 2), g))
+    before = out.clone()
+    previous = _C_cuda.set_immediate_checks(True)
+    try:
+        with pytest.raises(ValueError, match="^preds: NaN at sample 7777"):
+            _C_cuda.confmat_threshold(out, gpu(p), gpu(t), None, None, 0.5, 0.0)
+    finally:
+        _C_cuda.set_immediate_checks(previous)
+    assert torch.equal(out, before)
+
+
+def test_binary_and_multilabel_metrics_on_cuda_match_cpu():
+    """BinaryAccuracy / MultilabelF1Score updates (which pass logit_threshold) on CUDA tensors
+    give the CPU results, over batches of probabilities and of logits."""
+    import torchtally as tt
+
+    g = generator(7)
+    metrics = {}
+    for device in ("cpu", DEV):
+        acc, f1 = tt.BinaryAccuracy(threshold=0.3).to(device), tt.MultilabelF1Score(num_labels=10).to(device)
+        g = generator(7)
+        for kind in ("probs", "logits", "probs"):
+            make = torch.rand if kind == "probs" else torch.randn
+            acc.update(make(256, generator=g).to(device), labels((256,), 2, torch.int64, g).to(device))
+            f1.update(make(256, 10, generator=g).to(device), labels((256, 10), 2, torch.int64, g).to(device))
+        metrics[device] = (float(acc.compute()), float(f1.compute()))
+    assert metrics["cpu"] == metrics[DEV]
+
+
 # ---- binned histograms -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)

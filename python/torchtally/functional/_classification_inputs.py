@@ -10,7 +10,8 @@ One count state per task, accumulated by the kernels of csrc/API.md:
 Inputs are read as torchmetrics reads them:
 
 * binary: preds and target of one shape [...] (flattened); float preds are probabilities, or
-  logits when any value of the batch lies outside [0, 1]; integer/bool preds are labels 0/1.
+  logits when any value of the batch lies outside [0, 1] (the kernel decides, with no host sync
+  on CUDA: confmat_threshold's logit_threshold); integer/bool preds are labels 0/1.
 * multiclass: float scores [N, C, ...] (argmax / top k over dim 1) with target [N, ...], or
   integer labels of the same shape as target. Extra dims are flattened into samples.
 * multilabel: preds and target [N, L, ...]; preds as for binary, per element.
@@ -23,6 +24,7 @@ Everything that can be checked is checked before a kernel runs, and the kernels 
 unchanged when they raise (out-of-range label, NaN score, wrong dtype or device), so a rejected
 update never changes a metric's state.
 """
+import functools
 import math
 from typing import Optional, Tuple
 
@@ -181,18 +183,11 @@ def multilabel_inputs(preds: object, target: object, num_labels: int) -> Tuple[T
     return preds, target
 
 
-def kernel_threshold(preds: Tensor, threshold: float) -> float:
-    """The threshold on the scale of ``preds``: ``threshold`` for probabilities and labels, its
-    logit when a value of this float batch lies outside [0, 1] (torchmetrics' rule: logits).
-
-    A NaN makes the batch count as logits; the kernel then rejects it, naming preds.
-    """
-    if not preds.is_floating_point() or preds.numel() == 0:
-        return threshold
-    lo, hi = torch.aminmax(preds.detach())
-    lo, hi = (lo.item(), hi.item()) if preds.is_cpu else torch.stack((lo, hi)).tolist()  # one device sync
-    if lo >= 0 and hi <= 1:
-        return threshold
+@functools.lru_cache(maxsize=64)
+def logit_threshold(threshold: float) -> float:
+    """``threshold`` on the logit scale, ``log(t / (1 - t))``: -inf at 0, +inf at 1. The kernel
+    compares float preds against it when a value of the batch lies outside [0, 1] or is NaN
+    (torchmetrics' rule: logits), and against ``threshold`` itself otherwise (csrc/API.md)."""
     if threshold <= 0.0:
         return -math.inf
     if threshold >= 1.0:
@@ -206,7 +201,8 @@ def kernel_threshold(preds: Tensor, threshold: float) -> float:
 def binary_update(confmat: Tensor, preds: object, target: object, threshold: float,
                   ignore_index: Optional[int]) -> None:
     preds, target = binary_inputs(preds, target)
-    _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, kernel_threshold(preds, threshold))
+    _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
+                               logit_threshold(threshold))
 
 
 def multiclass_update(confmat: Tensor, preds: object, target: object, ignore_index: Optional[int]) -> None:
@@ -228,7 +224,8 @@ def multiclass_topk_update(state: Tensor, preds: object, target: object, ignore_
 def multilabel_update(confmat: Tensor, preds: object, target: object, threshold: float,
                       ignore_index: Optional[int]) -> None:
     preds, target = multilabel_inputs(preds, target, confmat.shape[0])
-    _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, kernel_threshold(preds, threshold))
+    _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
+                               logit_threshold(threshold))
 
 
 # -- fresh states (the functional forms accumulate one batch into one) -----------------------

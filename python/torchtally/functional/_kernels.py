@@ -179,8 +179,9 @@ def confmat_scores(out: Tensor, scores: Tensor, target: Tensor, mask: Optional[T
 
 
 def confmat_threshold(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
-                      ignore_index: Optional[int] = None, threshold: float = 0.5) -> None:
-    _impl(out).confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold)
+                      ignore_index: Optional[int] = None, threshold: float = 0.5,
+                      logit_threshold: Optional[float] = None) -> None:
+    _impl(out).confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
 
 
 def binned_update(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,

@@ -104,8 +104,17 @@ def _greater(preds: Tensor, value: float) -> Tensor:
     return preds.float() > float(below)
 
 
-def confmat_threshold(out, preds, target, mask, ignore_index, threshold, /) -> None:
-    """out[l, target, prediction] += 1 per kept element; prediction = preds > threshold (float preds)."""
+def _all_probabilities(preds: Tensor) -> bool:
+    """Every element of float preds in [0, 1] (empty: True); a NaN or one outside -> False (logits)."""
+    return bool(((preds >= 0) & (preds <= 1)).all())
+
+
+def confmat_threshold(out, preds, target, mask, ignore_index, threshold, logit_threshold=None, /) -> None:
+    """out[l, target, prediction] += 1 per kept element; prediction = preds > threshold (float preds).
+
+    With a float `logit_threshold`, float preds are compared against it instead when any element
+    of preds (masked and ignored ones included) lies outside [0, 1] or is NaN: a batch of logits.
+    """
     out = _threshold_out(out)
     preds = _threshold_preds(preds, out)
     shape = tuple(preds.shape)
@@ -114,6 +123,12 @@ def confmat_threshold(out, preds, target, mask, ignore_index, threshold, /) -> N
     keep = chk.keep_elements(chk.mask(mask, shape[0], out), target, chk.index_value("ignore_index", ignore_index))
     chk.label_range("target", target, keep, 2)
     value = chk.float_value("threshold", threshold)
+    if logit_threshold is not None:
+        if not isinstance(logit_threshold, (float, int)) or isinstance(logit_threshold, bool):
+            raise TypeError(f"logit_threshold: expected a float or None, got {type(logit_threshold).__name__}")
+        logit_value = chk.float_value("logit_threshold", logit_threshold)
+        if preds.is_floating_point() and not _all_probabilities(preds):
+            value = logit_value
     if preds.is_floating_point():
         chk.no_nan("preds", preds)
         predicted = _greater(preds, value).long()
