@@ -53,7 +53,12 @@ fail() {
 # -- 0. what this machine has ------------------------------------------------------------------
 say "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG" || true
-command -v nvcc > /dev/null || fail "nvcc is not on PATH (set CUDA_HOME or PATH)"
+if ! command -v nvcc > /dev/null; then  # setup.py finds nvcc on PATH: add CUDA's usual home
+    for home in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+        if [ -n "$home" ] && [ -x "$home/bin/nvcc" ]; then export PATH="$home/bin:$PATH"; break; fi
+    done
+fi
+command -v nvcc > /dev/null || fail "nvcc is not on PATH, CUDA_HOME, CUDA_PATH or /usr/local/cuda/bin"
 NVCC_VERSION=$(nvcc --version | tail -1)
 TORCH_LINE=$(timeout 120 "$PY" -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())" 2>&1) \
     || fail "python/torch not usable: $TORCH_LINE"
