@@ -309,6 +309,23 @@ def test_collection_to_keeps_sharing_and_moves_every_default():
     assert_shared(col)
 
 
+def test_collection_to_raises_a_pending_rejection_before_anything_moves():
+    col = shared_collection().update(torch.tensor([1.0, 2.0]))
+    last = col[col._owners[-1]]
+
+    def rejected():  # stands in for a CUDA batch rejected on the device, not yet raised
+        raise ValueError("target: label 7 at sample 0 is out of range")
+
+    last._raise_rejected_cuda_updates = rejected
+    held = {name: col[name]._state_values() for name in col}
+    with pytest.raises(ValueError, match="label 7"):
+        col.to("meta")
+    for name in col:  # the owners before the rejected one did not move either
+        assert state_devices(col[name]) == {CPU}, name
+        assert all(v is h for v, h in zip(col[name]._state_values(), held[name])), name
+    assert_shared(col)
+
+
 def test_metric_docstring_example():
     import doctest
 

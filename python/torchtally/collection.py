@@ -7,7 +7,7 @@ import torch
 from . import dist
 from ._group_copy import GroupBoundCopy
 from .errors import NotComputableError
-from .metric import Metric, first_tensor
+from .metric import Metric, _canonical_device, first_tensor
 from .sync import UNCHANGED, SyncPlan, sync_states
 
 
@@ -325,9 +325,15 @@ class MetricCollection(GroupBoundCopy):
         return self
 
     def to(self, device: Any) -> "MetricCollection":
-        """Move every metric's states and defaults to ``device`` (shared states stay shared)."""
+        """Move every metric's states and defaults to ``device`` (shared states stay shared).
+        A CUDA batch rejected on the device and not yet raised is raised first, before any
+        metric moves, so that the collection is not left split across devices."""
+        target = _canonical_device(device)
         for name in self._owners:
-            self._metrics[name].to(device)
+            if self._metrics[name].device != target:
+                self._metrics[name]._raise_rejected_cuda_updates()
+        for name in self._owners:
+            self._metrics[name].to(target)
         for name, owner in self._owner_of.items():
             if owner != name:  # its states are the owner's (aliased below); move its defaults
                 self._metrics[name]._place(self._metrics[owner].device, states=False)
