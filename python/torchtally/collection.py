@@ -202,11 +202,12 @@ class MetricCollection(GroupBoundCopy):
     def compute(self) -> Dict[str, Any]:
         """{name: result} for every metric; one packed sync for all of them when needed."""
         metrics = self._metrics
-        for name in self._owners:
-            metrics[name]._raise_rejected_cuda_updates()
+        rejected = next((e for e in (metrics[n]._rejected_cuda_update() for n in self._owners) if e), None)
         cached = all(m._cache is not None for m in metrics.values())
         if self.sync_on_compute and dist.needs_sync(self.process_group):
-            return self._compute_synced(dirty=not cached)
+            return self._compute_synced(dirty=not cached, rejected=rejected)
+        if rejected is not None:
+            raise rejected
         if cached:
             return {name: m._cache[0] for name, m in metrics.items()}
         not_updated = [n for n in self._owners if not metrics[n]._updated]
@@ -223,7 +224,7 @@ class MetricCollection(GroupBoundCopy):
         """{name: compute_local()}: every metric on this rank's state only."""
         return {name: metric.compute_local() for name, metric in self._metrics.items()}
 
-    def _compute_synced(self, dirty: bool) -> Dict[str, Any]:
+    def _compute_synced(self, dirty: bool, rejected: Optional[ValueError] = None) -> Dict[str, Any]:
         owners = [self._metrics[n] for n in self._owners]
         names_per_owner = [list(m._specs) for m in owners]
         slots = [(u, state) for u, names in enumerate(names_per_owner) for state in names]
@@ -247,6 +248,7 @@ class MetricCollection(GroupBoundCopy):
             merge=merge,
             on_header=require_updates,
             dirty=dirty,
+            local_error=rejected,
         )
         if synced is UNCHANGED:  # nobody has new data: every rank keeps its cached results
             return {name: m._cache[0] for name, m in self._metrics.items()}

@@ -214,6 +214,16 @@ class Metric(GroupBoundCopy):
         if self.__dict__["device"].type == "cuda":
             _kernels.raise_rejected_cuda_updates(self._tensor_states())
 
+    def _rejected_cuda_update(self) -> Optional[ValueError]:
+        """The first rejected CUDA batch of this metric's state (waiting for its checks), as the
+        exception to raise, or None. Under torch.distributed the sync announces it to every rank
+        (sync_states' local_error) instead of this rank leaving the others waiting."""
+        try:
+            self._raise_rejected_cuda_updates()
+        except ValueError as exc:
+            return exc
+        return None
+
     def _forget_rejected_cuda_updates(self) -> None:
         """A rejection not yet raised dies with the state it concerned (reset, load, deletion):
         the allocator will hand that memory to other tensors."""
@@ -292,7 +302,7 @@ class Metric(GroupBoundCopy):
                     else:
                         d[n] = old
 
-    def _compute_synced(self, cache: Optional[Tuple[Any]]) -> Any:
+    def _compute_synced(self, cache: Optional[Tuple[Any]], rejected: Optional[ValueError] = None) -> Any:
         names = list(self._specs)
 
         def require_update(updated_anywhere: List[bool]) -> None:
@@ -309,6 +319,7 @@ class Metric(GroupBoundCopy):
             merge=lambda i, values: self.merge_state_values(names[i], values),
             on_header=require_update,
             dirty=cache is None,
+            local_error=rejected,
         )
         if synced is UNCHANGED:
             return cache[0]  # type: ignore[index]
@@ -574,10 +585,12 @@ def _wrap_compute(fn):
         d = self.__dict__
         if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
             return fn(self)
-        self._raise_rejected_cuda_updates()
+        rejected = self._rejected_cuda_update()
         if self._should_sync():
             # Even with a cached result, the ranks must agree that nobody has new data.
-            result = self._compute_synced(d["_cache"])
+            result = self._compute_synced(d["_cache"], rejected)
+        elif rejected is not None:
+            raise rejected
         elif d["_cache"] is not None:
             return d["_cache"][0]
         elif not d["_updated"]:

@@ -62,6 +62,7 @@ _FLAG_BITS = 62  # unit flags per int64 header word (bit 63 left alone)
 _PROTOCOL = "torchtally-sync-1"
 
 _PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}
+_REJECTED = 4  # the problem code of a rank whose compute found a rejected batch (local_error)
 
 # A number state's value is a 0-dim tensor of one of these dtypes; the index is its kind, and
 # ranks agree on the widest kind any of them holds.
@@ -275,6 +276,7 @@ def sync_states(
     merge: Optional[MergeFn] = None,
     on_header: Optional[Callable[[List[bool]], None]] = None,
     dirty: bool = True,
+    local_error: Optional[BaseException] = None,
 ) -> Any:
     """Sync ``values`` (one per plan spec, in plan order) across ``group``.
 
@@ -287,8 +289,12 @@ def sync_states(
     when that holds on every rank, only the header is exchanged and UNCHANGED is returned, so
     that cached results stay in step across ranks. Must be called by every rank of ``group``;
     a world of size 1 is the caller's job (no sync at all).
+
+    ``local_error``: an error this rank found before the sync (a batch its device rejected). It
+    is announced in the header, so every rank stops there: this rank raises it, the others a
+    SyncError naming this rank, and no data moves.
     """
-    return _Sync(plan, group, timeout_s, recipient).run(values, updated, merge, on_header, dirty)
+    return _Sync(plan, group, timeout_s, recipient).run(values, updated, merge, on_header, dirty, local_error)
 
 
 class _Sync:
@@ -313,11 +319,11 @@ class _Sync:
 
     # -- the protocol -------------------------------------------------------------------
 
-    def run(self, values, updated, merge, on_header, dirty) -> Any:
+    def run(self, values, updated, merge, on_header, dirty, local_error=None) -> Any:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
-        table, lengths, updated_anywhere, number_kinds = self._exchange_header(values, updated, dirty)
+        table, lengths, updated_anywhere, number_kinds = self._exchange_header(values, updated, dirty, local_error)
         if on_header is not None:
             on_header(updated_anywhere)
         if not any(row[_DIRTY] for row in table):
@@ -365,7 +371,7 @@ class _Sync:
                 sync_id=self.sync_id,
             ) from exc
 
-    def _exchange_header(self, values, updated, dirty):
+    def _exchange_header(self, values, updated, dirty, local_error=None):
         plan = self.plan
         status, problem, detail = 0, 0, ""
         for i, (spec, value) in enumerate(zip(plan.specs, values)):
@@ -373,6 +379,8 @@ class _Sync:
             if problem:
                 status = i + 1
                 break
+        if not status and local_error is not None:
+            status, problem = 1, _REJECTED
         words = [0] * plan.n_flag_words
         for u in range(plan.n_units):
             if updated is None or updated[u]:
@@ -386,7 +394,7 @@ class _Sync:
         table = self._all_gather_ints(fixed_part, "header")
         self._check_agreement(table)
         if status or any(row[_STATUS] for row in table):
-            self._raise_local_problem(table, detail)
+            self._raise_local_problem(table, detail, local_error)
         if len(header) > HEADER_SLOTS:
             rest = self._all_gather_ints(header[HEADER_SLOTS:], "header (overflow)")
             table = [row + extra for row, extra in zip(table, rest)]
@@ -428,7 +436,19 @@ class _Sync:
             sync_id=self.sync_id,
         )
 
-    def _raise_local_problem(self, table: List[List[int]], my_detail: str) -> None:
+    def _raise_local_problem(self, table: List[List[int]], my_detail: str,
+                             local_error: Optional[BaseException] = None) -> None:
+        if local_error is not None and table[self.rank][_PROBLEM] == _REJECTED:
+            raise local_error  # this rank's own error, as it would be raised without a sync
+        rejected = [r for r, row in enumerate(table) if row[_STATUS] and row[_PROBLEM] == _REJECTED]
+        if rejected:
+            raise SyncError(
+                f"torchtally sync #{self.sync_id}: rank(s) {rejected} stopped the sync: an update's batch "
+                "there was rejected (checked on its device after the update returned; that rank raised "
+                "the ValueError naming the bad value). No data was exchanged; the process group is usable.",
+                missing_ranks=[],
+                sync_id=self.sync_id,
+            )
         parts = []
         for r, row in enumerate(table):
             if row[_STATUS]:

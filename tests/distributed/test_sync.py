@@ -345,6 +345,20 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         if rank == ws - 1:
             bent.counts = torch.zeros(C + 2, dtype=torch.int64)
         out["bent"] = sync_error_of(bent.compute)
+        # A rank whose compute finds a batch its device rejected (deferred CUDA checks, stood in
+        # for here) stops the sync for every rank: it raises its ValueError, the others a
+        # SyncError naming it, at once and before any data moves.
+        rejecting = feed(SumMetric(), *shard(ws, rank, "all"))
+        together = feed(MetricCollection(mixed_metrics()), *shard(ws, rank, "all"))
+        if rank == 0:
+            for m in [rejecting] + list(together._metrics.values()):
+                m.__dict__["_raise_rejected_cuda_updates"] = _reject
+        out["rejected"] = rejection_of(rejecting.compute)
+        out["rejected_collection"] = rejection_of(together.compute)
+        if rank == 0:  # reported once: the next compute syncs as usual
+            for m in [rejecting] + list(together._metrics.values()):
+                del m.__dict__["_raise_rejected_cuda_updates"]
+        out["after_rejection"] = rejecting.compute()
         # The process group still works afterwards.
         out["after_errors"] = feed(SumMetric(), *shard(ws, rank, "all")).compute()
 
@@ -379,6 +393,21 @@ def sync_error_of(fn) -> Dict[str, Any]:
             return {"error": None}
         except SyncError as exc:
             return {"error": str(exc), "counts": dict(counter.by_name)}
+
+
+def _reject():
+    raise ValueError("target: label 7 at index 3 is out of range [0, 5) (found on the GPU after that update returned)")
+
+
+def rejection_of(fn) -> Dict[str, Any]:
+    start = time.monotonic()
+    with count_collectives() as counter:
+        try:
+            fn()
+            return {"kind": None}
+        except (ValueError, SyncError) as exc:
+            return {"kind": type(exc).__name__, "error": str(exc), "counts": dict(counter.by_name),
+                    "seconds": time.monotonic() - start}
 
 
 def check_missing_rank(rank: int, ws: int):
@@ -646,6 +675,20 @@ def test_mismatched_declarations_raise_sync_error_on_every_rank(ws):
         if rank == ws - 1:
             assert "got shape (6,)" in message
         assert_same(out["after_errors"], reference(ws, "all")["sum"])
+
+
+@pytest.mark.parametrize("ws", [2, 3, 4])
+def test_a_rejected_batch_on_one_rank_stops_the_sync_on_every_rank(ws):
+    for rank, out in enumerate(results(ws)):
+        for key in ("rejected", "rejected_collection"):
+            seen = out[key]
+            if rank == 0:
+                assert seen["kind"] == "ValueError" and seen["error"].startswith("target: label 7"), seen
+            else:
+                assert seen["kind"] == "SyncError", seen
+                assert "rank(s) [0] stopped the sync" in seen["error"], seen
+            assert "all_reduce" not in seen["counts"] and seen["seconds"] < 30, seen  # no data, no timeout
+        assert_same(out["after_rejection"], reference(ws, "all")["sum"])
 
 
 @pytest.mark.parametrize("ws", [3, 4])
