@@ -154,13 +154,22 @@ def test_compute_time_check_waits_on_cuda_states_only(spies):
     assert cuda.calls[2:] == [("discard", (1, 0x1000, 32)), ("discard", (0, 0x3000, 32))]
 
 
-def test_no_check_where_cuda_tensors_take_the_reference(spies):
+def test_rejections_made_before_a_switch_to_the_reference_still_surface(spies):
     cuda, _ = spies
     _kernels.set_cuda_backend("reference")
     try:
         _kernels.raise_rejected_cuda_updates([CudaState(0, 0x1000)])
     finally:
         _kernels.set_cuda_backend("cuda")
+    assert cuda.calls == [("check", (0, 0x1000, 32, True))]
+
+
+def test_no_check_without_the_cuda_build(spies, monkeypatch):
+    cuda, _ = spies
+    monkeypatch.setattr(_kernels, "_CUDA_MODULE", None)
+    monkeypatch.setattr(_kernels, "_cuda", None)
+    _kernels.raise_rejected_cuda_updates([CudaState(0, 0x1000)])
+    _kernels.forget_rejected_cuda_updates([CudaState(0, 0x1000)])
     assert cuda.calls == []
 
 

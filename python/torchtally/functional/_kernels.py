@@ -115,13 +115,15 @@ def set_cuda_checks(mode: str) -> str:
 def raise_rejected_cuda_updates(states: Iterable[object]) -> None:
     """Wait for the CUDA updates into `states` and raise the ValueError of the first rejected one.
 
-    A no-op for CPU tensors and where the CUDA kernels are not in use (the torch reference raises
-    at the call)."""
-    if _cuda is None:
+    A no-op for CPU tensors and where the CUDA kernels are not built (the torch reference raises
+    at the call). It asks the CUDA module even while CUDA tensors are routed to the reference:
+    updates made before the switch may still hold a rejection (the module answers without a CUDA
+    call when no update ever ran on that device)."""
+    if _CUDA_MODULE is None:
         return
     for t in states:
         if getattr(t, "is_cuda", False) and t.numel():
-            _cuda.check(t.device.index, t.data_ptr(), _span_bytes(t), True)
+            _CUDA_MODULE.check(t.device.index, t.data_ptr(), _span_bytes(t), True)
 
 
 def settled(state):
