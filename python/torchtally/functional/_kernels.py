@@ -119,11 +119,8 @@ def raise_rejected_cuda_updates(states: Iterable[object]) -> None:
     at the call). It asks the CUDA module even while CUDA tensors are routed to the reference:
     updates made before the switch may still hold a rejection (the module answers without a CUDA
     call when no update ever ran on that device)."""
-    if _CUDA_MODULE is None:
-        return
-    for t in states:
-        if getattr(t, "is_cuda", False) and t.numel():
-            _CUDA_MODULE.check(t.device.index, t.data_ptr(), _span_bytes(t), True)
+    for device, begin, nbytes in _cuda_spans(states):
+        _CUDA_MODULE.check(device, begin, nbytes, True)
 
 
 def settled(state):
@@ -135,17 +132,19 @@ def settled(state):
 
 def forget_rejected_cuda_updates(states: Iterable[object]) -> None:
     """Drop the not yet raised rejections of CUDA updates into `states` (they are being reset)."""
+    for device, begin, nbytes in _cuda_spans(states):
+        _CUDA_MODULE.discard(device, begin, nbytes)
+
+
+def _cuda_spans(states: Iterable[object]):
+    """(device index, first byte, bytes) of each non-empty CUDA tensor in `states`; nothing where
+    the CUDA kernels are not built. States are contiguous: views of a part of one are updated by
+    kernels too, and a span covering the whole state covers them."""
     if _CUDA_MODULE is None:
         return
     for t in states:
         if getattr(t, "is_cuda", False) and t.numel():
-            _CUDA_MODULE.discard(t.device.index, t.data_ptr(), _span_bytes(t))
-
-
-def _span_bytes(t) -> int:
-    """Bytes from t's first element to past its last (states are contiguous; views of a part of
-    one are updated by kernels too, and a check of the whole state covers them)."""
-    return t.numel() * t.element_size()
+            yield t.device.index, t.data_ptr(), t.numel() * t.element_size()
 
 
 _mode_from_env = os.environ.get("TORCHTALLY_CUDA_CHECKS", "").strip().lower()
