@@ -24,6 +24,7 @@ from . import dist
 from ._group_copy import GroupBoundCopy
 from .errors import NotComputableError
 from .functional import _kernels
+from .metric_options import BaseOptions
 from .sync import UNCHANGED, SyncPlan, StateSpec, check_declarable, sync_states
 
 _WRAPPED = "_torchtally_wrapped"
@@ -95,6 +96,10 @@ class Metric(GroupBoundCopy):
     """
 
     state_key: Optional[Hashable] = None
+    # torchmetrics' class attributes (each metric class sets its own values).
+    is_differentiable: Optional[bool] = None
+    higher_is_better: Optional[bool] = None
+    full_state_update: Optional[bool] = None
     _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_computing": False}
 
     def __init__(
@@ -105,9 +110,11 @@ class Metric(GroupBoundCopy):
         sync_timeout: Optional[dist.TimeoutLike] = None,
         recipient_rank: Optional[int] = None,
         device: Optional[torch.device] = None,
+        **torchmetrics_options: Any,
     ) -> None:
         if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
             raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
+        options = BaseOptions.from_kwargs(torchmetrics_options)
         d = self.__dict__
         d["_specs"] = {}  # name -> (reduce, default tensor), in declaration order
         d["_cat_chunks"] = {}  # cat state name -> list of row blocks (read back concatenated)
@@ -116,11 +123,23 @@ class Metric(GroupBoundCopy):
         d["_updated"] = False
         d["_cache"] = None  # (result,) once computed
         d["_computing"] = False
+        d["_dtype"] = torch.get_default_dtype()  # the dtype of float results (see set_dtype)
         self.sync_on_compute = bool(sync_on_compute)
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
         self.recipient_rank = recipient_rank
         self.device = _canonical_device(device) if device is not None else torch.device("cpu")
+        self.compute_on_cpu = options.compute_on_cpu
+        self.dist_sync_on_step = options.dist_sync_on_step
+        self.dist_sync_fn = options.dist_sync_fn
+        self.distributed_available_fn = options.distributed_available_fn
+        self.compute_with_cache = options.compute_with_cache
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The dtype of this metric's floating-point results (torch's default dtype when the
+        metric was made; ``set_dtype`` changes it). Accumulators keep their own exact dtypes."""
+        return self.__dict__["_dtype"]
 
     # -- declaring and holding state ----------------------------------------------------
 
