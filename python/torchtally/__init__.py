@@ -13,15 +13,7 @@ from .errors import NotComputableError, SyncError
 from .metric import Metric
 from .sampler import UnpaddedDistributedSampler
 from .functional._kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
-from .metrics.classification import *  # noqa: F401,F403,E402  (Binary/Multiclass/Multilabel classification metrics)
-from .metrics.curves import *  # noqa: F401,F403,E402  (AUROC, AveragePrecision, ROC, PrecisionRecallCurve)
-from .metrics.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric  # noqa: F401,E402
-from .metrics.regression import (  # noqa: F401,E402
-    CosineSimilarity,
-    ExplainedVariance,
-    MeanAbsoluteError,
-    MeanAbsolutePercentageError,
-    MeanSquaredError,
-    PearsonCorrCoef,
-    R2Score,
-)
+from . import aggregation, classification, functional, regression  # noqa: E402  (torchmetrics' module paths)
+from .classification import *  # noqa: F401,F403,E402  (classification metrics, curves and ranking)
+from .regression import *  # noqa: F401,F403,E402
+from .aggregation import *  # noqa: F401,F403,E402

@@ -28,6 +28,11 @@ from torch import Tensor
 from ..errors import NotComputableError
 from ._reference_checks import describe
 
+__all__ = [
+    "weighted_mean",
+    "weighted_sum",
+]
+
 NanStrategy = Union[str, float]
 NAN_STRATEGIES = ("error", "warn", "ignore", "disable")
 _F64 = torch.float64

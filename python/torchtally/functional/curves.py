@@ -34,6 +34,21 @@ from ._curve_compute import States, auroc_from, average_precision_from, precisio
 from . import _kernels
 from ._curve_inputs import CurveTask
 
+__all__ = [
+    "binary_auroc",
+    "multiclass_auroc",
+    "multilabel_auroc",
+    "binary_average_precision",
+    "multiclass_average_precision",
+    "multilabel_average_precision",
+    "binary_roc",
+    "multiclass_roc",
+    "multilabel_roc",
+    "binary_precision_recall_curve",
+    "multiclass_precision_recall_curve",
+    "multilabel_precision_recall_curve",
+]
+
 Thresholds = Optional[Union[int, List[float], Tensor]]
 Curve = Union[Tuple[Tensor, Tensor, Tensor], Tuple[List[Tensor], List[Tensor], List[Tensor]]]
 _AVERAGES = ("macro", "weighted", "none", None)

@@ -30,6 +30,16 @@ from ..errors import NotComputableError
 from . import _kernels
 from . import _regression_inputs as inp
 
+__all__ = [
+    "cosine_similarity",
+    "explained_variance",
+    "mean_absolute_error",
+    "mean_absolute_percentage_error",
+    "mean_squared_error",
+    "pearson_corrcoef",
+    "r2_score",
+]
+
 _F64 = torch.float64
 # |target| is clamped to this before dividing (float32's smallest normal, as torchmetrics does).
 MAPE_EPS = torch.finfo(torch.float32).tiny

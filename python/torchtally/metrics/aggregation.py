@@ -15,6 +15,16 @@ from ..errors import NotComputableError
 from ..functional import aggregation as A
 from ..metric import Metric
 
+__all__ = [
+    "AverageLoss",
+    "CatMetric",
+    "MaxMetric",
+    "MeanMetric",
+    "MinMetric",
+    "RunningMean",
+    "SumMetric",
+]
+
 _F64 = torch.float64
 
 

@@ -14,6 +14,16 @@ from ..functional import _regression_inputs as inp
 from ..functional import regression as F
 from ..metric import Metric
 
+__all__ = [
+    "CosineSimilarity",
+    "ExplainedVariance",
+    "MeanAbsoluteError",
+    "MeanAbsolutePercentageError",
+    "MeanSquaredError",
+    "PearsonCorrCoef",
+    "R2Score",
+]
+
 _F64 = torch.float64
 
 
