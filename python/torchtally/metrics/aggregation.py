@@ -149,9 +149,10 @@ class CatMetric(_Aggregator):
     def __init__(self, *, nan_strategy: A.NanStrategy = "error", dtype: Optional[torch.dtype] = None,
                  **kwargs: Any) -> None:
         super().__init__(nan_strategy=nan_strategy, **kwargs)
-        self.dtype = dtype if dtype is not None else torch.get_default_dtype()
-        if not isinstance(self.dtype, torch.dtype):
+        dtype = dtype if dtype is not None else torch.get_default_dtype()
+        if not isinstance(dtype, torch.dtype):
             raise TypeError(f"dtype: expected a torch.dtype, got {type(dtype).__name__}")
+        self.__dict__["_dtype"] = dtype  # Metric.dtype: the dtype of the results
         self.add_state("values", torch.empty(0, dtype=self.dtype), reduce="cat")
 
     def update(self, value: Any) -> None:
