@@ -1,7 +1,8 @@
 /*
- * topk.cu: top-k membership counts per class on the GPU, the CUDA twin of kernels/topk.c
- * (contract in csrc/API.md). Classes rank by score descending, lower index first among equal
- * scores (a stable order); out[c] = (times in a top k, hits of the target, target support).
+ * topk.cu: top-k hit counts per class on the GPU, the CUDA twin of kernels/topk.c (contract in
+ * csrc/API.md). Classes rank by score descending, lower index first among equal scores (a
+ * stable order); out[c] = (times predicted: the target on a hit, else the best class; hits of
+ * the target; target support).
  *
  * A warp takes a row and selects its k best in k rounds: each round every lane scans its
  * columns for the best (score, index) that ranks strictly after the previous round's pick, and
@@ -58,7 +59,8 @@ __global__ void __launch_bounds__(TT_THREADS) topk_kernel(topk_args a)
         if (a.has_ignore && t == a.ignore)
             counted = 0;
         acc previous = 0;
-        int64_t previous_j = -1;
+        int64_t previous_j = -1, top1 = -1;
+        int hit = 0;
         for (int64_t round = 0; round < a.k; round++) {
             acc best = -INFINITY;
             int64_t best_j = INT64_MAX; /* loses to any real index, even at -inf */
@@ -90,17 +92,19 @@ __global__ void __launch_bounds__(TT_THREADS) topk_kernel(topk_args a)
                     counted = 0;
                     break;
                 }
+                top1 = best_j;
             }
-            if (lane == 0) {
-                tt_count<SHARED>(sh, a.out, best_j * 3 + 0, a.sign);
-                if (best_j == t)
-                    tt_count<SHARED>(sh, a.out, t * 3 + 1, a.sign);
-            }
+            hit |= best_j == t;
             previous = best;
             previous_j = best_j;
         }
-        if (lane == 0 && counted)
+        if (lane == 0 && counted) {
+            /* the prediction: the target on a hit, else the best class */
+            tt_count<SHARED>(sh, a.out, (hit ? t : top1) * 3 + 0, a.sign);
+            if (hit)
+                tt_count<SHARED>(sh, a.out, t * 3 + 1, a.sign);
             tt_count<SHARED>(sh, a.out, t * 3 + 2, a.sign);
+        }
     }
     if (SHARED)
         tt_hist_flush(sh, a.out, bins, a.sign);

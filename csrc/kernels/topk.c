@@ -1,7 +1,9 @@
 /*
- * topk.c: which classes fall in each row's top k, without sorting the row. Classes are ordered
- * by score descending, lower index first among equal scores (a stable order). The workload is
- * top-k accuracy: N from hundreds to millions, C mostly small (10, 100), k mostly 1 or 5.
+ * topk.c: whether each row's target falls in its top k, without sorting the row. Classes are
+ * ordered by score descending, lower index first among equal scores (a stable order). A row's
+ * prediction is its target when that is in the top k (a hit), else its best class (torchmetrics'
+ * top-k rule, which its precision, F-beta and specificity count). The workload is top-k
+ * accuracy: N from hundreds to millions, C mostly small (10, 100), k mostly 1 or 5.
  *
  * Rows of up to 32 classes count each class's rank from its pairs of classes: with i < j, i is
  * ahead of j iff s_i >= s_j, and otherwise j is ahead of i, so one compare per pair settles both
@@ -25,6 +27,7 @@ typedef struct {
     double *row;       /* scratch [C]: one row of scores */
     double *best_v;    /* scratch [k]: the best scores so far, in rank order */
     int64_t *best;     /* scratch [C + 1]: their class indices */
+    int64_t top1;      /* the loaded row's best class (rank 0) */
 } topk_job;
 
 /* Up to this many classes a row's ranks are counted from its pairs, O(C^2) but free of
@@ -32,9 +35,10 @@ typedef struct {
  * scores. */
 #define PAIRWISE_MAX_CLASSES 32
 
-/* Fills job->best with the classes whose stable rank is below k, in class order. One compare per
- * pair (i < j): i is ahead of j iff s_i >= s_j, else j is ahead of i (the row holds no NaN). */
-static void select_top_pairwise(const topk_job *job, int64_t classes)
+/* Fills job->best with the classes whose stable rank is below k, in class order, and job->top1.
+ * One compare per pair (i < j): i is ahead of j iff s_i >= s_j, else j is ahead of i (the row
+ * holds no NaN). */
+static void select_top_pairwise(topk_job *job, int64_t classes)
 {
     const double *row = job->row;
     int64_t rank[PAIRWISE_MAX_CLASSES] = {0};
@@ -48,11 +52,13 @@ static void select_top_pairwise(const topk_job *job, int64_t classes)
     for (int64_t j = 0; j < classes; j++) {
         job->best[count] = j;
         count += rank[j] < job->k;
+        if (rank[j] == 0)
+            job->top1 = j;
     }
 }
 
-/* Fills job->best with the k best class indices of the loaded row, in rank order. */
-static void select_top_insertion(const topk_job *job, int64_t classes)
+/* Fills job->best with the k best class indices of the loaded row, in rank order, and job->top1. */
+static void select_top_insertion(topk_job *job, int64_t classes)
 {
     const double *row = job->row;
     double *best_v = job->best_v;
@@ -71,6 +77,7 @@ static void select_top_insertion(const topk_job *job, int64_t classes)
         best_v[pos] = v;
         best[pos] = j;
     }
+    job->top1 = best[0];
 }
 
 #if defined(__SSE2__)
@@ -179,7 +186,7 @@ static const int32_t lane_masks[16][4] = {
 /* topk_walk for classes <= PAIRWISE_MAX_CLASSES: rows in groups of four. A group's NaN rows and
  * counted rows with an out-of-range label are found first; the rows before the first of them
  * are counted, then the walk stops there. */
-static int64_t topk_walk_groups(const topk_job *job, int64_t sign, int64_t stop, tt_error *err)
+static int64_t topk_walk_groups(topk_job *job, int64_t sign, int64_t stop, tt_error *err)
 {
     int64_t targets[TT_CHUNK];
     uint8_t keep[TT_CHUNK];
@@ -190,12 +197,13 @@ static int64_t topk_walk_groups(const topk_job *job, int64_t sign, int64_t stop,
     const int64_t ignore = has_ignore ? *job->ignore_index : 0;
     int64_t *out = job->out;
 
-    /* class j is in the top k iff v[j] + (C - 1 - j) < k, i.e. v[j] < limit[j] */
+    /* class j is in the top k iff v[j] + (C - 1 - j) < k, i.e. v[j] < limit[j]; it is the best
+     * class (rank 0) iff v[j] < first_v[j] */
     int32_t limit[PAIRWISE_MAX_CLASSES];
-    __m128i limit_v[PAIRWISE_MAX_CLASSES], in_top[PAIRWISE_MAX_CLASSES];
+    __m128i first_v[PAIRWISE_MAX_CLASSES], missed_best[PAIRWISE_MAX_CLASSES];
     for (int64_t j = 0; j < classes; j++) {
         limit[j] = (int32_t)(job->k - (classes - 1 - j));
-        limit_v[j] = _mm_set1_epi32(limit[j]);
+        first_v[j] = _mm_set1_epi32((int32_t)(1 - (classes - 1 - j)));
     }
     group_ranks g;
 
@@ -205,7 +213,7 @@ static int64_t topk_walk_groups(const topk_job *job, int64_t sign, int64_t stop,
         tt_load_labels(job->target, start, n, 0, targets);
         tt_load_keep(job->mask, start, n, keep);
         for (int64_t j = 0; j < classes; j++)
-            in_top[j] = _mm_setzero_si128(); /* minus the count per lane */
+            missed_best[j] = _mm_setzero_si128(); /* minus the count per lane */
         int64_t bad = -1;
         for (int64_t i = 0; i < end; i += 4) {
             const int lanes = end - i < 4 ? (int)(end - i) : 4;
@@ -231,16 +239,21 @@ static int64_t topk_walk_groups(const topk_job *job, int64_t sign, int64_t stop,
                     first_bad++;
                 counted &= (1 << first_bad) - 1;
             }
-            const __m128i keep_v = _mm_loadu_si128((const __m128i *)lane_masks[counted]);
-            for (int64_t j = 0; j < classes; j++)
-                in_top[j] = _mm_sub_epi32(in_top[j], _mm_and_si128(keep_v, _mm_cmplt_epi32(g.v[j], limit_v[j])));
+            int hits = 0;
             for (int r = 0; r < 4; r++) {
                 if (!(counted >> r & 1))
                     continue;
                 const int64_t t = targets[i + r];
-                out[t * 3 + 1] += sign & -(int64_t)(g.lane[t][r] < limit[t]);
+                const int64_t hit = g.lane[t][r] < limit[t];
+                hits |= (int)hit << r;
+                out[t * 3 + 0] += sign & -hit; /* a hit predicts its target */
+                out[t * 3 + 1] += sign & -hit;
                 out[t * 3 + 2] += sign;
             }
+            /* a miss predicts its best class */
+            const __m128i miss_v = _mm_loadu_si128((const __m128i *)lane_masks[counted & ~hits]);
+            for (int64_t j = 0; j < classes; j++)
+                missed_best[j] = _mm_sub_epi32(missed_best[j], _mm_and_si128(miss_v, _mm_cmplt_epi32(g.v[j], first_v[j])));
             if (stopping) {
                 bad = start + i + first_bad;
                 if (sign > 0 && (nan_lanes >> first_bad & 1))
@@ -253,7 +266,7 @@ static int64_t topk_walk_groups(const topk_job *job, int64_t sign, int64_t stop,
         }
         for (int64_t j = 0; j < classes; j++) {
             int32_t count[4];
-            _mm_storeu_si128((__m128i *)count, in_top[j]);
+            _mm_storeu_si128((__m128i *)count, missed_best[j]);
             out[j * 3] += sign * ((int64_t)count[0] + count[1] + count[2] + count[3]);
         }
         if (bad >= 0)
@@ -275,7 +288,7 @@ static int load_row(const topk_job *job, int64_t r)
     return tt_load_scores(&row, 0, row.shape[0], 0, job->row) >= 0;
 }
 
-static int64_t topk_walk(const topk_job *job, int64_t sign, int64_t stop, tt_error *err)
+static int64_t topk_walk(topk_job *job, int64_t sign, int64_t stop, tt_error *err)
 {
     int64_t targets[TT_CHUNK];
     uint8_t keep[TT_CHUNK];
@@ -310,11 +323,11 @@ static int64_t topk_walk(const topk_job *job, int64_t sign, int64_t stop, tt_err
                 select_top_pairwise(job, classes);
             else
                 select_top_insertion(job, classes);
-            for (int64_t m = 0; m < job->k; m++) {
-                job->out[job->best[m] * 3 + 0] += sign;
-                if (job->best[m] == t)
-                    job->out[t * 3 + 1] += sign;
-            }
+            int64_t hit = 0;
+            for (int64_t m = 0; m < job->k; m++)
+                hit |= job->best[m] == t;
+            job->out[(hit ? t : job->top1) * 3 + 0] += sign;
+            job->out[t * 3 + 1] += sign & -hit;
             job->out[t * 3 + 2] += sign;
         }
     }
@@ -338,7 +351,7 @@ tt_status tt_topk_update(const tt_view *out, const tt_view *preds, const tt_view
     if (tt_check_out(out, "out", TT_I64, 2, shape, err) || tt_check_mask(mask, preds->shape[0], err))
         return err->status;
 
-    topk_job job = {preds, target, mask, ignore_index, k, (int64_t *)out->data, NULL, NULL, NULL};
+    topk_job job = {preds, target, mask, ignore_index, k, (int64_t *)out->data, NULL, NULL, NULL, 0};
     job.row = malloc((size_t)classes * sizeof *job.row);
     job.best_v = malloc((size_t)k * sizeof *job.best_v);
     /* the pairwise path stores a candidate before it knows whether it counts: room for C + 1 */
@@ -348,7 +361,7 @@ tt_status tt_topk_update(const tt_view *out, const tt_view *preds, const tt_view
         status = tt_fail(err, TT_ENOMEM, "preds", "out of memory for %lld classes", (long long)classes);
         goto done;
     }
-    int64_t (*walk)(const topk_job *, int64_t, int64_t, tt_error *) = topk_walk;
+    int64_t (*walk)(topk_job *, int64_t, int64_t, tt_error *) = topk_walk;
 #if defined(__SSE2__)
     if (classes <= PAIRWISE_MAX_CLASSES)
         walk = topk_walk_groups;

@@ -15,7 +15,8 @@ def np_topk(s: np.ndarray, target: np.ndarray, k: int, classes: int, keep=None) 
         s, target = s[keep], target[keep]
     top = np.argsort(-s.astype(np.float64), axis=1, kind="stable")[:, :k]
     hit = (top == target[:, None]).any(axis=1)
-    cols = [np.bincount(v, minlength=classes) for v in (top.ravel(), target[hit], target)]
+    predicted = np.where(hit, target, top[:, 0])  # the target on a hit, else the best class
+    cols = [np.bincount(v, minlength=classes) for v in (predicted, target[hit], target)]
     return torch.from_numpy(np.stack(cols, axis=1).astype(np.int64))
 
 
@@ -106,8 +107,11 @@ def test_topk_all_equal_rows_take_the_lowest_classes(impl, value):
     got = run(impl.topk_update, s, target, None, None, k, classes, g)
     first_k = torch.arange(classes) < k
     support = torch.bincount(target, minlength=classes)
-    assert torch.equal(got[:, 0], first_k.long() * n)
-    assert torch.equal(got[:, 1], torch.where(first_k, support, 0))
+    hits = torch.where(first_k, support, 0)
+    predicted = hits.clone()
+    predicted[0] += n - int(hits.sum())  # a miss predicts the best class, class 0
+    assert torch.equal(got[:, 0], predicted)
+    assert torch.equal(got[:, 1], hits)
     assert torch.equal(got[:, 2], support)
 
 

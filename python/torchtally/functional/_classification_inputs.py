@@ -1,20 +1,27 @@
 """Classification inputs: option checks, input shapes, and the per-batch update of the states.
 
-One count state per task, accumulated by the kernels of csrc/API.md:
+The count states, accumulated by the kernels of csrc/API.md:
 
     binary      int64 [2, 2]     confmat_threshold   row = target, column = prediction
     multiclass  int64 [C, C]     confmat_scores (float [N, C] preds) or confmat_labels ([N] labels)
-    multiclass  int64 [C, 3]     topk_update, for top_k > 1: (in top k, hit, support) per class
+    multiclass  int64 [C, 3]     topk_update, for top_k > 1: (predicted, hit, support) per class
     multilabel  int64 [L, 2, 2]  confmat_threshold   [label, target, prediction]
+
+and, for ``multidim_average="samplewise"``, one row per sample: binary [N, 2, 2] and multilabel
+[N, L, 2, 2] (the same kernel, each sample a column), multiclass [N, C, 4] = (tp, fp, tn, fn).
 
 Inputs are read as torchmetrics reads them:
 
-* binary: preds and target of one shape [...] (flattened); float preds are probabilities, or
-  logits when any value of the batch lies outside [0, 1] (the kernel decides, with no host sync
-  on CUDA: confmat_threshold's logit_threshold); integer/bool preds are labels 0/1.
+* binary: preds and target of one shape [...] (flattened; samplewise: [N, ...], N samples);
+  float preds are probabilities, or logits when any value of the batch lies outside [0, 1]
+  (the kernel decides, with no host sync on CUDA: confmat_threshold's logit_threshold);
+  integer/bool preds are labels 0/1. target: integer/bool labels, or floats holding 0 and 1
+  (and ignore_index); any other float value is an error, never truncated.
 * multiclass: float scores [N, C, ...] (argmax / top k over dim 1) with target [N, ...], or
-  integer labels of the same shape as target. Extra dims are flattened into samples.
-* multilabel: preds and target [N, L, ...]; preds as for binary, per element.
+  integer labels of the same shape as target. Extra dims are flattened into samples (global).
+  With top_k > 1 a sample's prediction is its target when that is among its k highest scores,
+  else its highest-scoring class (torchmetrics 1.9's rule; ties: the lower class ranks first).
+* multilabel: preds and target [N, L, ...]; preds and target as for binary, per element.
 
 A logit batch is thresholded on the logit, `x > log(t / (1 - t))`, which is `sigmoid(x) > t`
 without computing the sigmoid; torchmetrics compares the float32 sigmoid instead, so the two can
@@ -22,7 +29,8 @@ differ for a logit within a few ulps of the threshold's logit (e.g. x = 1e-9 at 
 
 Everything that can be checked is checked before a kernel runs, and the kernels leave the state
 unchanged when they raise (out-of-range label, NaN score, wrong dtype or device), so a rejected
-update never changes a metric's state.
+update never changes a metric's state. Samplewise rows are made in a fresh tensor, checked to the
+end (on CUDA: waited for) and only then appended.
 """
 import functools
 import math
@@ -34,6 +42,7 @@ from torch import Tensor
 from . import _kernels
 
 AVERAGES = ("micro", "macro", "weighted", "none", None)
+MULTIDIM_AVERAGES = ("global", "samplewise")
 
 
 # -- options ----------------------------------------------------------------------------------
@@ -48,6 +57,17 @@ def check_count(name: str, value: object) -> int:
     if not _is_int(value) or value < 2:
         raise ValueError(f"{name}: expected an int >= 2, got {value!r}")
     return value
+
+
+def check_num_classes(num_classes: object) -> int:
+    """num_classes: an int >= 2. torchmetrics also takes None with average="micro" (its micro
+    counts then need no class count); torchtally keeps an exact per-class state and needs it."""
+    if num_classes is None:
+        raise ValueError(
+            "num_classes: expected an int >= 2, got None (torchtally needs the number of classes to keep "
+            "its per-class counts, also for average='micro')"
+        )
+    return check_count("num_classes", num_classes)
 
 
 def check_threshold(threshold: object) -> float:
@@ -103,13 +123,11 @@ def check_kappa_weights(weights: object) -> Optional[str]:
     return None if weights == "none" else weights
 
 
-def check_multidim_average(multidim_average: object) -> None:
-    """torchmetrics' multidim_average: only 'global' (extra dims flattened into samples)."""
-    if multidim_average != "global":
-        raise ValueError(
-            f"multidim_average: only 'global' is supported (extra dims are flattened into samples), "
-            f"got {multidim_average!r}"
-        )
+def check_multidim_average(multidim_average: object) -> str:
+    """'global' (extra dims flattened into samples) or 'samplewise' (one result per sample)."""
+    if multidim_average not in MULTIDIM_AVERAGES:
+        raise ValueError(f"multidim_average: expected 'global' or 'samplewise', got {multidim_average!r}")
+    return multidim_average  # type: ignore[return-value]
 
 
 # -- input shapes -----------------------------------------------------------------------------
@@ -131,10 +149,32 @@ def _same_shape(preds: Tensor, target: Tensor) -> None:
         raise ValueError(f"target: expected the shape of preds {_shape(preds)}, got {_shape(target)}")
 
 
-def binary_inputs(preds: object, target: object) -> Tuple[Tensor, Tensor]:
+def binary_labels(target: Tensor, ignore_index: Optional[int]) -> Tensor:
+    """A float target holding 0 and 1 (and ignore_index) as int64 labels; other tensors as they are.
+
+    Any other float value (0.5, NaN, 2.0) is an error, never truncated to a label: on CPU it is
+    raised here; on CUDA (no host sync) it becomes the label 2 (3 when ignore_index is 2), which
+    the kernel then rejects as out of range like any bad label."""
+    if not target.is_floating_point():
+        return target
+    valid = (target == 0) | (target == 1)
+    if ignore_index is not None:
+        valid |= target == ignore_index
+    if target.device.type == "cpu" and not bool(valid.all()):
+        flat = target.reshape(-1)
+        at = int((~valid.reshape(-1)).nonzero()[0, 0])
+        allowed = "0 or 1" + (f" (or ignore_index = {ignore_index})" if ignore_index is not None else "")
+        raise ValueError(f"target: a float target must hold {allowed}, got {flat[at].item()!r} at index {at}")
+    bad = 3 if ignore_index == 2 else 2
+    return torch.where(valid, target, float(bad)).to(torch.int64)
+
+
+def binary_inputs(preds: object, target: object, ignore_index: Optional[int] = None) -> Tuple[Tensor, Tensor]:
     """preds, target of one shape -> both flattened to [N]."""
     preds, target = _tensors(preds, target)
     _same_shape(preds, target)
+    if target.is_floating_point():
+        target = binary_labels(target, ignore_index)
     return preds.reshape(-1), target.reshape(-1)
 
 
@@ -171,12 +211,15 @@ def multiclass_inputs(preds: object, target: object, num_classes: int) -> Tuple[
     )
 
 
-def multilabel_inputs(preds: object, target: object, num_labels: int) -> Tuple[Tensor, Tensor]:
+def multilabel_inputs(preds: object, target: object, num_labels: int,
+                      ignore_index: Optional[int] = None) -> Tuple[Tensor, Tensor]:
     """preds, target [N, L, ...] -> both [N', L] with the extra dims flattened into samples."""
     preds, target = _tensors(preds, target)
     if preds.dim() < 2 or preds.shape[1] != num_labels:
         raise ValueError(f"preds: expected shape [N, L, ...] with L = num_labels = {num_labels}, got {_shape(preds)}")
     _same_shape(preds, target)
+    if target.is_floating_point():
+        target = binary_labels(target, ignore_index)
     if preds.dim() > 2:
         preds = preds.movedim(1, -1).reshape(-1, num_labels)
         target = target.movedim(1, -1).reshape(-1, num_labels)
@@ -195,12 +238,12 @@ def logit_threshold(threshold: float) -> float:
     return math.log(threshold) - math.log1p(-threshold)
 
 
-# -- updates (state mutated in place by the kernels) ----------------------------------------
+# -- global updates (state mutated in place by the kernels) -----------------------------------
 
 
 def binary_update(confmat: Tensor, preds: object, target: object, threshold: float,
                   ignore_index: Optional[int]) -> None:
-    preds, target = binary_inputs(preds, target)
+    preds, target = binary_inputs(preds, target, ignore_index)
     _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
                                logit_threshold(threshold))
 
@@ -223,9 +266,109 @@ def multiclass_topk_update(state: Tensor, preds: object, target: object, ignore_
 
 def multilabel_update(confmat: Tensor, preds: object, target: object, threshold: float,
                       ignore_index: Optional[int]) -> None:
-    preds, target = multilabel_inputs(preds, target, confmat.shape[0])
+    preds, target = multilabel_inputs(preds, target, confmat.shape[0], ignore_index)
     _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
                                logit_threshold(threshold))
+
+
+# -- samplewise rows (multidim_average="samplewise") -------------------------------------------
+
+
+def _need_dims(t: Tensor, dims: int, layout: str) -> None:
+    if t.dim() < dims:
+        raise ValueError(
+            f"preds: multidim_average='samplewise' needs {layout} (at least {dims} dims: a sample dim N and "
+            f"the dims each sample's statistics are taken over), got {_shape(t)}"
+        )
+
+
+def _elements_per_sample(t: Tensor, leading: int) -> int:
+    return math.prod(t.shape[leading:])
+
+
+def binary_sample_confmats(preds: object, target: object, threshold: float,
+                           ignore_index: Optional[int]) -> Tensor:
+    """[N, 2, 2]: one confusion matrix per sample of preds, target [N, ...]. Each sample is one
+    column of the multilabel kernel (the logits decision is taken over the whole batch)."""
+    preds, target = _tensors(preds, target)
+    _same_shape(preds, target)
+    _need_dims(preds, 2, "preds and target [N, ...]")
+    if target.is_floating_point():
+        target = binary_labels(target, ignore_index)
+    n, m = preds.shape[0], _elements_per_sample(preds, 1)
+    out = torch.zeros(n, 2, 2, dtype=torch.int64, device=preds.device)
+    _kernels.confmat_threshold(out, preds.reshape(n, m).t(), target.reshape(n, m).t(), None, ignore_index,
+                               threshold, logit_threshold(threshold))
+    return _kernels.settled(out)
+
+
+def multilabel_sample_confmats(preds: object, target: object, num_labels: int, threshold: float,
+                               ignore_index: Optional[int]) -> Tensor:
+    """[N, L, 2, 2]: per sample and label, of preds, target [N, L, ...]."""
+    preds, target = _tensors(preds, target)
+    if preds.dim() < 2 or preds.shape[1] != num_labels:
+        raise ValueError(f"preds: expected shape [N, L, ...] with L = num_labels = {num_labels}, got {_shape(preds)}")
+    _same_shape(preds, target)
+    _need_dims(preds, 3, "preds and target [N, L, ...]")
+    if target.is_floating_point():
+        target = binary_labels(target, ignore_index)
+    n, m = preds.shape[0], _elements_per_sample(preds, 2)
+    columns = n * num_labels
+    out = torch.zeros(columns, 2, 2, dtype=torch.int64, device=preds.device)
+    _kernels.confmat_threshold(out, preds.reshape(columns, m).t(), target.reshape(columns, m).t(), None,
+                               ignore_index, threshold, logit_threshold(threshold))
+    return _kernels.settled(out).reshape(n, num_labels, 2, 2)
+
+
+def topk_predictions(scores: Tensor, target: Tensor, top_k: int) -> Tensor:
+    """Per row of scores [R, C]: the target when its stable rank (``#{i: s_i > s_t} + #{i < t:
+    s_i == s_t}``, as the top-k kernel) is below top_k, else the row's best class (first on ties).
+    A target outside [0, C) (ignored, or rejected by the caller) is read as the nearest class."""
+    c = scores.shape[1]
+    t = target.long().clamp(0, c - 1)
+    s_t = scores.gather(1, t[:, None])
+    ahead = (scores > s_t) | ((scores == s_t) & (torch.arange(c, device=scores.device)[None, :] < t[:, None]))
+    hit = ahead.sum(1) < top_k
+    return torch.where(hit, t, scores.argmax(1))
+
+
+def multiclass_sample_stats(preds: object, target: object, num_classes: int, top_k: int,
+                            ignore_index: Optional[int]) -> Tensor:
+    """[N, C, 4] = (tp, fp, tn, fn) per sample and class, of scores [N, C, ...] or labels [N, ...].
+
+    The batch is first checked by the global kernel (same errors, NaN included) on a scratch
+    state; the per-sample counts are then taken from the predicted labels with torch ops."""
+    preds, target = _tensors(preds, target)
+    scores = preds.dim() == target.dim() + 1
+    _need_dims(preds, 3 if scores else 2, "scores [N, C, ...] or labels [N, ...]" if scores else "labels [N, ...]")
+    n = target.shape[0]
+    c = num_classes
+    flat_preds, flat_target = multiclass_inputs(preds, target, c)
+    if top_k > 1:
+        scratch = torch.zeros(c, 3, dtype=torch.int64, device=preds.device)
+        multiclass_topk_update(scratch, preds, target, ignore_index, top_k)
+        labels = topk_predictions(flat_preds, flat_target, top_k)
+    else:
+        scratch = torch.zeros(c, c, dtype=torch.int64, device=preds.device)
+        multiclass_update(scratch, preds, target, ignore_index)
+        labels = flat_preds.argmax(1) if flat_preds.dim() == 2 else flat_preds.long()
+    _kernels.settled(scratch)
+    m = _elements_per_sample(target, 1)
+    sample = torch.arange(n, device=preds.device).repeat_interleave(m)
+    t = flat_target.long()
+    keep = torch.ones_like(t, dtype=torch.bool) if ignore_index is None else t != ignore_index
+    t = torch.where(keep, t, 0)
+    at_target, at_pred = sample * c + t, sample * c + labels
+    kept = keep.long()
+
+    def count(index: Tensor, values: Tensor, size: int) -> Tensor:
+        return torch.zeros(size, dtype=torch.int64, device=preds.device).index_add_(0, index, values)
+
+    tp = count(at_target, kept * (labels == t), n * c).reshape(n, c)
+    fn = count(at_target, kept, n * c).reshape(n, c) - tp
+    fp = count(at_pred, kept, n * c).reshape(n, c) - tp
+    tn = count(sample, kept, n)[:, None] - tp - fp - fn
+    return torch.stack([tp, fp, tn, fn], dim=-1)
 
 
 # -- fresh states (the functional forms accumulate one batch into one) -----------------------
@@ -259,3 +402,22 @@ def multilabel_confmat(preds: object, target: object, num_labels: int, threshold
     confmat = torch.zeros(num_labels, 2, 2, dtype=torch.int64, device=_device(preds))
     multilabel_update(confmat, preds, target, threshold, ignore_index)
     return _kernels.settled(confmat)
+
+
+# -- task names (the task wrappers: Accuracy(task=...), accuracy(..., task=...)) ---------------
+
+TASKS = ("binary", "multiclass", "multilabel")
+
+
+def check_task(task: object, allowed: Tuple[str, ...] = TASKS) -> str:
+    """'binary' | 'multiclass' | 'multilabel' (any case, as torchmetrics' task enum)."""
+    if isinstance(task, str) and task.lower() in allowed:
+        return task.lower()
+    raise ValueError(f"Invalid Classification: expected one of {list(allowed)}, but got {task}.")
+
+
+def check_task_count(name: str, value: object, task: str) -> int:
+    """num_classes / num_labels / top_k of a task wrapper: an int (then checked by the task's metric)."""
+    if not _is_int(value):
+        raise ValueError(f"{name}: expected an int when task is '{task}', got {value!r}")
+    return value  # type: ignore[return-value]

@@ -1,15 +1,19 @@
 """Classification results from the count states (shared by the classes and the functional forms).
 
 Counts are int64; ratios are formed in float64 (exact for counts below 2**53) and returned as
-float32, the dtype torchmetrics returns. Conventions, as torchmetrics 1.x defines them:
+float32, the dtype torchmetrics returns. Conventions, as torchmetrics 1.9 defines them:
 
 * a ratio with a zero denominator is ``zero_division`` (0 unless the metric takes the option);
 * average "micro" sums the counts over classes first; "macro" is the plain mean of the
   per-class scores, except that for multiclass a class that never occurs in target or preds
-  (tp + fp + fn == 0; for top-k: no support) is left out; "weighted" weights by support
-  (tp + fn); "none" returns the per-class scores; a zero total weight gives 0.
-* multilabel accuracy counts correct elements, (tp + tn) / all, per label or pooled ("micro").
+  (tp + fp + fn == 0) is left out, and for accuracy, precision and recall with top_k > 1 a
+  class without support (tp + fn == 0); "weighted" weights by support (tp + fn); "none" returns
+  the per-class scores; a zero total weight gives 0;
+* multilabel accuracy counts correct elements, (tp + tn) / all, per label or pooled ("micro");
+* ``multidim_average="samplewise"``: every count carries a leading sample dim [N, ...] and all
+  of the above happens per sample (classes are always the last dim of tp/fp/tn/fn).
 """
+import warnings
 from typing import NamedTuple, Optional
 
 import torch
@@ -19,34 +23,54 @@ _FLOAT32_EPS = float(torch.finfo(torch.float32).eps)
 
 
 class Stats(NamedTuple):
-    """Per-class (or 0-d, binary) int64 counts. ``kind``: binary | multiclass | multilabel | topk.
-    For "topk" only tp (hits) and fn (support - hits) are known; fp and tn are None."""
+    """int64 counts: [C] per class, [N, C] per sample and class (samplewise); binary: [] or [N].
+    ``kind``: binary | multiclass | multilabel. ``top_k`` > 1 marks multiclass top-k counts,
+    whose macro average leaves out the classes without support (accuracy, precision, recall)."""
 
     tp: Tensor
-    fp: Optional[Tensor]
-    tn: Optional[Tensor]
+    fp: Tensor
+    tn: Tensor
     fn: Tensor
     kind: str
+    top_k: int = 1
+
+
+# -- counts from the states --------------------------------------------------------------------
 
 
 def binary_stats(confmat: Tensor) -> Stats:
-    return Stats(confmat[1, 1], confmat[0, 1], confmat[0, 0], confmat[1, 0], "binary")
+    """confmat [2, 2] or per sample [N, 2, 2] (row = target, column = prediction)."""
+    return Stats(confmat[..., 1, 1], confmat[..., 0, 1], confmat[..., 0, 0], confmat[..., 1, 0], "binary")
+
+
+def multilabel_stats(confmat: Tensor) -> Stats:
+    """confmat [L, 2, 2] or per sample [N, L, 2, 2]."""
+    return Stats(confmat[..., 1, 1], confmat[..., 0, 1], confmat[..., 0, 0], confmat[..., 1, 0], "multilabel")
 
 
 def multiclass_stats(confmat: Tensor) -> Stats:
+    """One-vs-rest counts of a [C, C] confusion matrix."""
     tp = confmat.diagonal()
     fp = confmat.sum(0) - tp
     fn = confmat.sum(1) - tp
     return Stats(tp, fp, confmat.sum() - tp - fp - fn, fn, "multiclass")
 
 
-def multilabel_stats(confmat: Tensor) -> Stats:
-    return Stats(confmat[:, 1, 1], confmat[:, 0, 1], confmat[:, 0, 0], confmat[:, 1, 0], "multilabel")
+def topk_stats(state: Tensor, top_k: int) -> Stats:
+    """Counts of the top-k state [C, 3] = (predicted, hit, support) per class, where a sample's
+    prediction is its target when that is among its k best classes and its best class otherwise
+    (torchmetrics' top-k rule): tp = hits, fp = predicted - hits, fn = support - hits."""
+    predicted, hits, support = state[:, 0], state[:, 1], state[:, 2]
+    tp, fp, fn = hits, predicted - hits, support - hits
+    return Stats(tp, fp, support.sum() - tp - fp - fn, fn, "multiclass", top_k)
 
 
-def topk_stats(state: Tensor) -> Stats:
-    hits, support = state[:, 1], state[:, 2]
-    return Stats(hits, None, None, support - hits, "topk")
+def sample_stats(table: Tensor, top_k: int = 1) -> Stats:
+    """Per-sample multiclass counts [N, C, 4] = (tp, fp, tn, fn)."""
+    return Stats(table[..., 0], table[..., 1], table[..., 2], table[..., 3], "multiclass", top_k)
+
+
+# -- ratios and averages ------------------------------------------------------------------------
 
 
 def _ratio(num: Tensor, den: Tensor, zero_division: float = 0.0) -> Tensor:
@@ -58,8 +82,9 @@ def _result(x: Tensor) -> Tensor:
     return x.to(torch.float32)
 
 
-def _average(score: Tensor, s: Stats, average: str) -> Tensor:
-    """Reduce per-class ``score`` over classes ("macro" / "weighted" / "none")."""
+def _average(score: Tensor, s: Stats, average: str, support_rule: bool = False) -> Tensor:
+    """Reduce per-class ``score`` over the class dim (the last) by "macro" / "weighted", or return
+    it ("none", binary). ``support_rule``: macro leaves out classes without support when top_k > 1."""
     if s.kind == "binary" or average == "none":
         return _result(score)
     if average == "weighted":
@@ -67,10 +92,9 @@ def _average(score: Tensor, s: Stats, average: str) -> Tensor:
     else:
         weights = torch.ones_like(score)
         if s.kind == "multiclass":
-            weights[(s.tp + s.fp + s.fn) == 0] = 0.0
-        elif s.kind == "topk":
-            weights[(s.tp + s.fn) == 0] = 0.0
-    return _result(_ratio((weights * score).sum(), weights.sum()))
+            absent = (s.tp + s.fn == 0) if (support_rule and s.top_k > 1) else (s.tp + s.fp + s.fn == 0)
+            weights = weights.masked_fill(absent, 0.0)
+    return _result(_ratio((weights * score).sum(-1), weights.sum(-1)))
 
 
 def _micro(s: Stats, average: str) -> bool:
@@ -83,8 +107,8 @@ def accuracy(s: Stats, average: str) -> Tensor:
     else:  # multiclass: per class the recall; pooled, the share of correct samples
         correct, total = s.tp, s.tp + s.fn
     if _micro(s, average):
-        return _result(_ratio(correct.sum(), total.sum()))
-    return _average(_ratio(correct, total), s, average)
+        return _result(_ratio(correct.sum(-1), total.sum(-1)))
+    return _average(_ratio(correct, total), s, average, support_rule=True)
 
 
 def precision(s: Stats, average: str, zero_division: float = 0.0) -> Tensor:
@@ -97,8 +121,8 @@ def recall(s: Stats, average: str, zero_division: float = 0.0) -> Tensor:
 
 def _tp_ratio(s: Stats, other: Tensor, average: str, zero_division: float) -> Tensor:
     if _micro(s, average):
-        return _result(_ratio(s.tp.sum(), (s.tp + other).sum(), zero_division))
-    return _average(_ratio(s.tp, s.tp + other, zero_division), s, average)
+        return _result(_ratio(s.tp.sum(-1), (s.tp + other).sum(-1), zero_division))
+    return _average(_ratio(s.tp, s.tp + other, zero_division), s, average, support_rule=True)
 
 
 def fbeta(s: Stats, beta: float, average: str, zero_division: float = 0.0) -> Tensor:
@@ -106,29 +130,36 @@ def fbeta(s: Stats, beta: float, average: str, zero_division: float = 0.0) -> Te
     b2 = beta * beta
     tp, fp, fn = s.tp.double(), s.fp.double(), s.fn.double()
     if _micro(s, average):
-        tp, fp, fn = tp.sum(), fp.sum(), fn.sum()
+        tp, fp, fn = tp.sum(-1), fp.sum(-1), fn.sum(-1)
     score = _ratio((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, zero_division)
     return _result(score) if _micro(s, average) else _average(score, s, average)
 
 
 def specificity(s: Stats, average: str) -> Tensor:
     if _micro(s, average):
-        return _result(_ratio(s.tn.sum(), (s.tn + s.fp).sum()))
+        return _result(_ratio(s.tn.sum(-1), (s.tn + s.fp).sum(-1)))
     return _average(_ratio(s.tn, s.tn + s.fp), s, average)
 
 
 def stat_scores(s: Stats, average: str) -> Tensor:
     """[tp, fp, tn, fn, support] (int64) per class ("none") or summed ("micro"; binary: [5]);
-    "macro" is their float mean over all classes, "weighted" the support-weighted mean."""
+    "macro" is their float mean over all classes, "weighted" the support-weighted mean (a zero
+    total support gives NaN, as torchmetrics). Samplewise: one such row per sample."""
     table = torch.stack([s.tp, s.fp, s.tn, s.fn, s.tp + s.fn], dim=-1)
     if s.kind == "binary" or average == "none":
         return table
     if average == "micro":
-        return table.sum(0)
+        return table.sum(-2)
     if average == "macro":
-        return _result(table.double().mean(0))
+        return _result(table.double().mean(-2))
     support = (s.tp + s.fn).double()
-    return _result((table.double() * (support / support.sum())[:, None]).sum(0))  # 0 support: NaN, as torchmetrics
+    if s.kind == "multilabel":
+        # torchmetrics normalises multilabel weights by the support of all samples together,
+        # also per sample (samplewise); multiclass normalises per sample.
+        total = support.sum()
+    else:
+        total = support.sum(-1, keepdim=True)
+    return _result((table.double() * (support / total)[..., None]).sum(-2))
 
 
 # -- metrics of the whole confusion matrix ------------------------------------------------------
@@ -136,12 +167,18 @@ def stat_scores(s: Stats, average: str) -> Tensor:
 
 def confusion_matrix(confmat: Tensor, normalize: Optional[str]) -> Tensor:
     """The counts (int64, a copy) or normalised over targets ("true": rows), predictions ("pred":
-    columns) or "all"; a 0/0 entry is 0. Multilabel [L, 2, 2] is normalised per label."""
+    columns) or "all" (float32). A 0/0 entry is 0, with torchmetrics' warning that names how many
+    there were. Multilabel [L, 2, 2] is normalised per label."""
     if normalize is None:
         return confmat.clone()
     counts = confmat.double()
     dims = {"true": (-1,), "pred": (-2,), "all": (-2, -1)}[normalize]
-    return _result(_ratio(counts, counts.sum(dim=dims, keepdim=True).expand_as(counts)))
+    totals = counts.sum(dim=dims, keepdim=True).expand_as(counts)
+    empty = int((totals == 0).sum())
+    if empty:
+        warnings.warn(f"{empty} NaN values found in confusion matrix have been replaced with zeros.", UserWarning,
+                      stacklevel=3)
+    return _result(_ratio(counts, totals))
 
 
 def jaccard_index(confmat: Tensor, kind: str, average: str, ignore_index: Optional[int] = None,

@@ -10,7 +10,8 @@ from . import _reference_checks as chk
 
 
 def topk_update(out, preds, target, mask, ignore_index, k, /) -> None:
-    """out[:, 0] += in top k, out[:, 1] += target in top k (hit), out[:, 2] += target (support)."""
+    """out[:, 0] += prediction (the target on a hit, else the rank-0 class), out[:, 1] += target
+    in top k (hit), out[:, 2] += target (support)."""
     expected = "an int64 tensor of shape [C, 3]"
     out = chk.output("out", out, torch.int64, expected, (2,))
     if out.shape[1] != 3:
@@ -30,5 +31,6 @@ def topk_update(out, preds, target, mask, ignore_index, k, /) -> None:
         preds, target = preds[keep], target[keep]
     top = preds.sort(dim=1, descending=True, stable=True).indices[:, :k]
     hit = (top == target[:, None]).any(dim=1)
-    counts = [torch.bincount(v, minlength=c) for v in (top.reshape(-1), target[hit], target)]
+    predicted = torch.where(hit, target, top[:, 0])
+    counts = [torch.bincount(v, minlength=c) for v in (predicted, target[hit], target)]
     out.add_(torch.stack(counts, dim=1))

@@ -1,9 +1,19 @@
 """Functional classification metrics: one batch in, the metric out.
 
-Each function accumulates the batch into a fresh count state with the same kernels and checks
-as the metric classes (torchtally.metrics.classification) and computes the same result from
-it. Inputs (labels, probabilities or logits, extra dims) and averaging follow torchmetrics;
-see `_classification_inputs` and `_classification_reduce` for the exact rules.
+torchmetrics.functional.classification's names and signatures (same positional order and
+defaults). Each function accumulates the batch into a fresh count state with the same kernels
+and checks as the metric classes (torchtally.metrics.classification) and computes the same
+result from it. Inputs (labels, probabilities or logits, float 0/1 targets, extra dims,
+``multidim_average``, ``top_k``) and averaging follow torchmetrics; see
+`_classification_inputs` and `_classification_reduce` for the exact rules. The task forms
+(``accuracy(preds, target, task=...)``, ...) are in `classification_tasks`; the curve functions
+(``binary_auroc``, ...) are re-exported from `curves`, as torchmetrics' module holds them too.
+
+Deliberate differences from torchmetrics: bad input raises even with ``validate_args=False``
+(ValueError naming the argument for an out-of-range or non-0/1 label, a float target holding
+another value, NaN scores; torchmetrics raises RuntimeError, or returns a wrong number when
+validation is off), and multiclass functions need ``num_classes`` (torchmetrics takes None with
+``average="micro"``).
 
     >>> import torch
     >>> from torchtally.functional import multiclass_accuracy, binary_f1_score
@@ -20,6 +30,10 @@ from torch import Tensor
 
 from . import _classification_inputs as _in
 from . import _classification_reduce as _r
+from . import curves as _curves
+from .classification_tasks import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
+from .classification_tasks import __all__ as _task_names
+from .curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
 
 __all__ = [
     f"{task}_{name}"
@@ -27,150 +41,188 @@ __all__ = [
                  "confusion_matrix", "jaccard_index", "dice", "matthews_corrcoef", "cohen_kappa")
     for task in ("binary", "multiclass", "multilabel")
     if not (name == "cohen_kappa" and task == "multilabel")
-]
+] + list(_task_names) + list(_curves.__all__)
 
 
-def _binary(preds: Tensor, target: Tensor, threshold: float, ignore_index: Optional[int]) -> Tensor:
+# -- the count states of one batch ---------------------------------------------------------------
+
+
+def _binary_confmat(preds: Tensor, target: Tensor, threshold: float, ignore_index: Optional[int]) -> Tensor:
     return _in.binary_confmat(preds, target, _in.check_threshold(threshold), _in.check_ignore_index(ignore_index))
 
 
-def _multiclass(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int]) -> Tensor:
-    num_classes = _in.check_count("num_classes", num_classes)
+def _multiclass_confmat(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int]) -> Tensor:
+    num_classes = _in.check_num_classes(num_classes)
     return _in.multiclass_confmat(preds, target, num_classes, _in.check_ignore_index(ignore_index))
 
 
-def _multilabel(preds: Tensor, target: Tensor, num_labels: int, threshold: float,
-                ignore_index: Optional[int]) -> Tensor:
+def _multilabel_confmat(preds: Tensor, target: Tensor, num_labels: int, threshold: float,
+                        ignore_index: Optional[int]) -> Tensor:
     num_labels = _in.check_count("num_labels", num_labels)
     return _in.multilabel_confmat(preds, target, num_labels, _in.check_threshold(threshold),
                                   _in.check_ignore_index(ignore_index))
 
 
-def _multiclass_stats(preds, target, num_classes, ignore_index, top_k: int = 1) -> _r.Stats:
-    num_classes = _in.check_count("num_classes", num_classes)
+def _binary_stats(preds: Tensor, target: Tensor, threshold: float, multidim_average: str,
+                  ignore_index: Optional[int]) -> _r.Stats:
+    if _in.check_multidim_average(multidim_average) == "samplewise":
+        threshold, ignore_index = _in.check_threshold(threshold), _in.check_ignore_index(ignore_index)
+        return _r.binary_stats(_in.binary_sample_confmats(preds, target, threshold, ignore_index))
+    return _r.binary_stats(_binary_confmat(preds, target, threshold, ignore_index))
+
+
+def _multiclass_stats(preds: Tensor, target: Tensor, num_classes: int, top_k: int, multidim_average: str,
+                      ignore_index: Optional[int]) -> _r.Stats:
+    num_classes = _in.check_num_classes(num_classes)
     top_k = _in.check_top_k(top_k, num_classes)
+    ignore_index = _in.check_ignore_index(ignore_index)
+    if _in.check_multidim_average(multidim_average) == "samplewise":
+        return _r.sample_stats(_in.multiclass_sample_stats(preds, target, num_classes, top_k, ignore_index), top_k)
     if top_k == 1:
-        return _r.multiclass_stats(_multiclass(preds, target, num_classes, ignore_index))
-    state = _in.multiclass_topk(preds, target, num_classes, _in.check_ignore_index(ignore_index), top_k)
-    return _r.topk_stats(state)
+        return _r.multiclass_stats(_in.multiclass_confmat(preds, target, num_classes, ignore_index))
+    return _r.topk_stats(_in.multiclass_topk(preds, target, num_classes, ignore_index, top_k), top_k)
 
 
-def _binary_stats(preds, target, threshold, ignore_index) -> _r.Stats:
-    return _r.binary_stats(_binary(preds, target, threshold, ignore_index))
-
-
-def _multilabel_stats(preds, target, num_labels, threshold, ignore_index) -> _r.Stats:
-    return _r.multilabel_stats(_multilabel(preds, target, num_labels, threshold, ignore_index))
+def _multilabel_stats(preds: Tensor, target: Tensor, num_labels: int, threshold: float, multidim_average: str,
+                      ignore_index: Optional[int]) -> _r.Stats:
+    if _in.check_multidim_average(multidim_average) == "samplewise":
+        num_labels = _in.check_count("num_labels", num_labels)
+        threshold, ignore_index = _in.check_threshold(threshold), _in.check_ignore_index(ignore_index)
+        return _r.multilabel_stats(_in.multilabel_sample_confmats(preds, target, num_labels, threshold, ignore_index))
+    return _r.multilabel_stats(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
 
 
 # -- accuracy ---------------------------------------------------------------------------------
 
 
-def binary_accuracy(preds: Tensor, target: Tensor, *, threshold: float = 0.5,
-                    ignore_index: Optional[int] = None) -> Tensor:
-    return _r.accuracy(_binary_stats(preds, target, threshold, ignore_index), "micro")
+def binary_accuracy(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                    ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    return _r.accuracy(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
-def multiclass_accuracy(preds: Tensor, target: Tensor, num_classes: int, *, average: Optional[str] = "macro",
-                        top_k: int = 1, ignore_index: Optional[int] = None) -> Tensor:
+def multiclass_accuracy(preds: Tensor, target: Tensor, num_classes: Optional[int] = None,
+                        average: Optional[str] = "macro", top_k: int = 1, multidim_average: str = "global",
+                        ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     average = _in.check_average(average)
-    return _r.accuracy(_multiclass_stats(preds, target, num_classes, ignore_index, top_k), average)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    return _r.accuracy(stats, average)
 
 
-def multilabel_accuracy(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                        average: Optional[str] = "macro", ignore_index: Optional[int] = None) -> Tensor:
+def multilabel_accuracy(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                        average: Optional[str] = "macro", multidim_average: str = "global",
+                        ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     average = _in.check_average(average)
-    return _r.accuracy(_multilabel_stats(preds, target, num_labels, threshold, ignore_index), average)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.accuracy(stats, average)
 
 
 # -- precision / recall -----------------------------------------------------------------------
 
 
-def binary_precision(preds: Tensor, target: Tensor, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
+def binary_precision(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                     ignore_index: Optional[int] = None, validate_args: bool = True,
                      zero_division: float = 0) -> Tensor:
     zero_division = _in.check_zero_division(zero_division)
-    return _r.precision(_binary_stats(preds, target, threshold, ignore_index), "micro", zero_division)
+    stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
+    return _r.precision(stats, "micro", zero_division)
 
 
-def multiclass_precision(preds: Tensor, target: Tensor, num_classes: int, *, average: Optional[str] = "macro",
-                         ignore_index: Optional[int] = None, zero_division: float = 0) -> Tensor:
+def multiclass_precision(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                         top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                         validate_args: bool = True, zero_division: float = 0) -> Tensor:
     average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
-    return _r.precision(_multiclass_stats(preds, target, num_classes, ignore_index), average, zero_division)
-
-
-def multilabel_precision(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                         average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                         zero_division: float = 0) -> Tensor:
-    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, ignore_index)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return _r.precision(stats, average, zero_division)
 
 
-def binary_recall(preds: Tensor, target: Tensor, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                  zero_division: float = 0) -> Tensor:
-    zero_division = _in.check_zero_division(zero_division)
-    return _r.recall(_binary_stats(preds, target, threshold, ignore_index), "micro", zero_division)
-
-
-def multiclass_recall(preds: Tensor, target: Tensor, num_classes: int, *, average: Optional[str] = "macro",
-                      top_k: int = 1, ignore_index: Optional[int] = None, zero_division: float = 0) -> Tensor:
+def multilabel_precision(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                         average: Optional[str] = "macro", multidim_average: str = "global",
+                         ignore_index: Optional[int] = None, validate_args: bool = True,
+                         zero_division: float = 0) -> Tensor:
     average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
-    return _r.recall(_multiclass_stats(preds, target, num_classes, ignore_index, top_k), average, zero_division)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.precision(stats, average, zero_division)
 
 
-def multilabel_recall(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                      average: Optional[str] = "macro", ignore_index: Optional[int] = None,
+def binary_recall(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                  ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0) -> Tensor:
+    zero_division = _in.check_zero_division(zero_division)
+    stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
+    return _r.recall(stats, "micro", zero_division)
+
+
+def multiclass_recall(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                      top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                      validate_args: bool = True, zero_division: float = 0) -> Tensor:
+    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    return _r.recall(stats, average, zero_division)
+
+
+def multilabel_recall(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                      average: Optional[str] = "macro", multidim_average: str = "global",
+                      ignore_index: Optional[int] = None, validate_args: bool = True,
                       zero_division: float = 0) -> Tensor:
     average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
-    return _r.recall(_multilabel_stats(preds, target, num_labels, threshold, ignore_index), average, zero_division)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.recall(stats, average, zero_division)
 
 
 # -- F-beta, F1, Dice -------------------------------------------------------------------------
 
 
-def binary_fbeta_score(preds: Tensor, target: Tensor, beta: float, *, threshold: float = 0.5,
-                       ignore_index: Optional[int] = None, zero_division: float = 0) -> Tensor:
+def binary_fbeta_score(preds: Tensor, target: Tensor, beta: float, threshold: float = 0.5,
+                       multidim_average: str = "global", ignore_index: Optional[int] = None,
+                       validate_args: bool = True, zero_division: float = 0) -> Tensor:
     beta, zero_division = _in.check_beta(beta), _in.check_zero_division(zero_division)
-    return _r.fbeta(_binary_stats(preds, target, threshold, ignore_index), beta, "micro", zero_division)
+    stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
+    return _r.fbeta(stats, beta, "micro", zero_division)
 
 
-def multiclass_fbeta_score(preds: Tensor, target: Tensor, beta: float, num_classes: int, *,
-                           average: Optional[str] = "macro", ignore_index: Optional[int] = None,
+def multiclass_fbeta_score(preds: Tensor, target: Tensor, beta: float, num_classes: int,
+                           average: Optional[str] = "macro", top_k: int = 1, multidim_average: str = "global",
+                           ignore_index: Optional[int] = None, validate_args: bool = True,
                            zero_division: float = 0) -> Tensor:
     beta, zero_division = _in.check_beta(beta), _in.check_zero_division(zero_division)
     average = _in.check_average(average)
-    return _r.fbeta(_multiclass_stats(preds, target, num_classes, ignore_index), beta, average, zero_division)
-
-
-def multilabel_fbeta_score(preds: Tensor, target: Tensor, beta: float, num_labels: int, *, threshold: float = 0.5,
-                           average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                           zero_division: float = 0) -> Tensor:
-    beta, zero_division = _in.check_beta(beta), _in.check_zero_division(zero_division)
-    average = _in.check_average(average)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, ignore_index)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return _r.fbeta(stats, beta, average, zero_division)
 
 
-def binary_f1_score(preds: Tensor, target: Tensor, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
+def multilabel_fbeta_score(preds: Tensor, target: Tensor, beta: float, num_labels: int, threshold: float = 0.5,
+                           average: Optional[str] = "macro", multidim_average: str = "global",
+                           ignore_index: Optional[int] = None, validate_args: bool = True,
+                           zero_division: float = 0) -> Tensor:
+    beta, zero_division = _in.check_beta(beta), _in.check_zero_division(zero_division)
+    average = _in.check_average(average)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.fbeta(stats, beta, average, zero_division)
+
+
+def binary_f1_score(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                    ignore_index: Optional[int] = None, validate_args: bool = True,
                     zero_division: float = 0) -> Tensor:
-    return binary_fbeta_score(preds, target, 1.0, threshold=threshold, ignore_index=ignore_index,
-                              zero_division=zero_division)
+    return binary_fbeta_score(preds, target, 1.0, threshold, multidim_average, ignore_index, validate_args,
+                              zero_division)
 
 
-def multiclass_f1_score(preds: Tensor, target: Tensor, num_classes: int, *, average: Optional[str] = "macro",
-                        ignore_index: Optional[int] = None, zero_division: float = 0) -> Tensor:
-    return multiclass_fbeta_score(preds, target, 1.0, num_classes, average=average, ignore_index=ignore_index,
-                                  zero_division=zero_division)
+def multiclass_f1_score(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                        top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                        validate_args: bool = True, zero_division: float = 0) -> Tensor:
+    return multiclass_fbeta_score(preds, target, 1.0, num_classes, average, top_k, multidim_average, ignore_index,
+                                  validate_args, zero_division)
 
 
-def multilabel_f1_score(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                        average: Optional[str] = "macro", ignore_index: Optional[int] = None,
+def multilabel_f1_score(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                        average: Optional[str] = "macro", multidim_average: str = "global",
+                        ignore_index: Optional[int] = None, validate_args: bool = True,
                         zero_division: float = 0) -> Tensor:
-    return multilabel_fbeta_score(preds, target, 1.0, num_labels, threshold=threshold, average=average,
-                                  ignore_index=ignore_index, zero_division=zero_division)
+    return multilabel_fbeta_score(preds, target, 1.0, num_labels, threshold, average, multidim_average,
+                                  ignore_index, validate_args, zero_division)
 
 
-# Dice = 2 tp / (2 tp + fp + fn): the F1 score under another name (same averaging).
+# Dice = 2 tp / (2 tp + fp + fn): the F1 score under another name (torchtally's; torchmetrics 1.9
+# has no classification dice).
 binary_dice = binary_f1_score
 multiclass_dice = multiclass_f1_score
 multilabel_dice = multilabel_f1_score
@@ -179,112 +231,122 @@ multilabel_dice = multilabel_f1_score
 # -- specificity, stat scores -------------------------------------------------------------------
 
 
-def binary_specificity(preds: Tensor, target: Tensor, *, threshold: float = 0.5,
-                       ignore_index: Optional[int] = None) -> Tensor:
-    return _r.specificity(_binary_stats(preds, target, threshold, ignore_index), "micro")
+def binary_specificity(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                       ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    return _r.specificity(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
-def multiclass_specificity(preds: Tensor, target: Tensor, num_classes: int, *, average: Optional[str] = "macro",
-                           ignore_index: Optional[int] = None) -> Tensor:
+def multiclass_specificity(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                           top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                           validate_args: bool = True) -> Tensor:
     average = _in.check_average(average)
-    return _r.specificity(_multiclass_stats(preds, target, num_classes, ignore_index), average)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    return _r.specificity(stats, average)
 
 
-def multilabel_specificity(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                           average: Optional[str] = "macro", ignore_index: Optional[int] = None) -> Tensor:
+def multilabel_specificity(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                           average: Optional[str] = "macro", multidim_average: str = "global",
+                           ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     average = _in.check_average(average)
-    return _r.specificity(_multilabel_stats(preds, target, num_labels, threshold, ignore_index), average)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.specificity(stats, average)
 
 
-def binary_stat_scores(preds: Tensor, target: Tensor, *, threshold: float = 0.5,
-                       ignore_index: Optional[int] = None) -> Tensor:
-    """[tp, fp, tn, fn, support] as int64."""
-    return _r.stat_scores(_binary_stats(preds, target, threshold, ignore_index), "micro")
+def binary_stat_scores(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                       ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    """[tp, fp, tn, fn, support] as int64 ([N, 5] samplewise)."""
+    return _r.stat_scores(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
-def multiclass_stat_scores(preds: Tensor, target: Tensor, num_classes: int, *, average: Optional[str] = "macro",
-                           ignore_index: Optional[int] = None) -> Tensor:
+def multiclass_stat_scores(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                           top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                           validate_args: bool = True) -> Tensor:
     """[tp, fp, tn, fn, support]: per class [C, 5] ("none"), summed ("micro") or averaged."""
     average = _in.check_average(average)
-    return _r.stat_scores(_multiclass_stats(preds, target, num_classes, ignore_index), average)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    return _r.stat_scores(stats, average)
 
 
-def multilabel_stat_scores(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                           average: Optional[str] = "macro", ignore_index: Optional[int] = None) -> Tensor:
+def multilabel_stat_scores(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                           average: Optional[str] = "macro", multidim_average: str = "global",
+                           ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """[tp, fp, tn, fn, support]: per label [L, 5] ("none"), summed ("micro") or averaged."""
     average = _in.check_average(average)
-    return _r.stat_scores(_multilabel_stats(preds, target, num_labels, threshold, ignore_index), average)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.stat_scores(stats, average)
 
 
 # -- confusion matrix and its metrics -----------------------------------------------------------
 
 
-def binary_confusion_matrix(preds: Tensor, target: Tensor, *, threshold: float = 0.5,
-                            ignore_index: Optional[int] = None, normalize: Optional[str] = None) -> Tensor:
+def binary_confusion_matrix(preds: Tensor, target: Tensor, threshold: float = 0.5, normalize: Optional[str] = None,
+                            ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """[2, 2], row = target, column = prediction; int64, or float32 when normalised."""
     normalize = _in.check_normalize(normalize)
-    return _r.confusion_matrix(_binary(preds, target, threshold, ignore_index), normalize)
+    return _r.confusion_matrix(_binary_confmat(preds, target, threshold, ignore_index), normalize)
 
 
-def multiclass_confusion_matrix(preds: Tensor, target: Tensor, num_classes: int, *,
-                                ignore_index: Optional[int] = None, normalize: Optional[str] = None) -> Tensor:
+def multiclass_confusion_matrix(preds: Tensor, target: Tensor, num_classes: int, normalize: Optional[str] = None,
+                                ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """[C, C], row = target, column = prediction; int64, or float32 when normalised."""
     normalize = _in.check_normalize(normalize)
-    return _r.confusion_matrix(_multiclass(preds, target, num_classes, ignore_index), normalize)
+    return _r.confusion_matrix(_multiclass_confmat(preds, target, num_classes, ignore_index), normalize)
 
 
-def multilabel_confusion_matrix(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                                ignore_index: Optional[int] = None, normalize: Optional[str] = None) -> Tensor:
+def multilabel_confusion_matrix(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                                normalize: Optional[str] = None, ignore_index: Optional[int] = None,
+                                validate_args: bool = True) -> Tensor:
     """[L, 2, 2]: per label, row = target, column = prediction; int64, or float32 when normalised."""
     normalize = _in.check_normalize(normalize)
-    return _r.confusion_matrix(_multilabel(preds, target, num_labels, threshold, ignore_index), normalize)
+    return _r.confusion_matrix(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index), normalize)
 
 
-def binary_jaccard_index(preds: Tensor, target: Tensor, *, threshold: float = 0.5,
-                         ignore_index: Optional[int] = None, zero_division: float = 0) -> Tensor:
+def binary_jaccard_index(preds: Tensor, target: Tensor, threshold: float = 0.5, ignore_index: Optional[int] = None,
+                         validate_args: bool = True, zero_division: float = 0.0) -> Tensor:
     zero_division = _in.check_zero_division(zero_division)
-    return _r.jaccard_index(_binary(preds, target, threshold, ignore_index), "binary", "micro",
+    return _r.jaccard_index(_binary_confmat(preds, target, threshold, ignore_index), "binary", "micro",
                             zero_division=zero_division)
 
 
-def multiclass_jaccard_index(preds: Tensor, target: Tensor, num_classes: int, *, average: Optional[str] = "macro",
-                             ignore_index: Optional[int] = None, zero_division: float = 0) -> Tensor:
+def multiclass_jaccard_index(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                             ignore_index: Optional[int] = None, validate_args: bool = True,
+                             zero_division: float = 0.0) -> Tensor:
     average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
-    confmat = _multiclass(preds, target, num_classes, ignore_index)
+    confmat = _multiclass_confmat(preds, target, num_classes, ignore_index)
     return _r.jaccard_index(confmat, "multiclass", average, ignore_index, zero_division)
 
 
-def multilabel_jaccard_index(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
+def multilabel_jaccard_index(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                              average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                             zero_division: float = 0) -> Tensor:
+                             validate_args: bool = True, zero_division: float = 0.0) -> Tensor:
     average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
-    confmat = _multilabel(preds, target, num_labels, threshold, ignore_index)
+    confmat = _multilabel_confmat(preds, target, num_labels, threshold, ignore_index)
     return _r.jaccard_index(confmat, "multilabel", average, zero_division=zero_division)
 
 
-def binary_matthews_corrcoef(preds: Tensor, target: Tensor, *, threshold: float = 0.5,
-                             ignore_index: Optional[int] = None) -> Tensor:
-    return _r.matthews_corrcoef(_binary(preds, target, threshold, ignore_index))
+def binary_matthews_corrcoef(preds: Tensor, target: Tensor, threshold: float = 0.5,
+                             ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    return _r.matthews_corrcoef(_binary_confmat(preds, target, threshold, ignore_index))
 
 
-def multiclass_matthews_corrcoef(preds: Tensor, target: Tensor, num_classes: int, *,
-                                 ignore_index: Optional[int] = None) -> Tensor:
-    return _r.matthews_corrcoef(_multiclass(preds, target, num_classes, ignore_index))
+def multiclass_matthews_corrcoef(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int] = None,
+                                 validate_args: bool = True) -> Tensor:
+    return _r.matthews_corrcoef(_multiclass_confmat(preds, target, num_classes, ignore_index))
 
 
-def multilabel_matthews_corrcoef(preds: Tensor, target: Tensor, num_labels: int, *, threshold: float = 0.5,
-                                 ignore_index: Optional[int] = None) -> Tensor:
+def multilabel_matthews_corrcoef(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                                 ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """Matthews' correlation of all labels' elements pooled (as torchmetrics)."""
-    return _r.matthews_corrcoef(_multilabel(preds, target, num_labels, threshold, ignore_index))
+    return _r.matthews_corrcoef(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
 
 
-def binary_cohen_kappa(preds: Tensor, target: Tensor, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                       weights: Optional[str] = None) -> Tensor:
+def binary_cohen_kappa(preds: Tensor, target: Tensor, threshold: float = 0.5, weights: Optional[str] = None,
+                       ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     weights = _in.check_kappa_weights(weights)
-    return _r.cohen_kappa(_binary(preds, target, threshold, ignore_index), weights)
+    return _r.cohen_kappa(_binary_confmat(preds, target, threshold, ignore_index), weights)
 
 
-def multiclass_cohen_kappa(preds: Tensor, target: Tensor, num_classes: int, *, ignore_index: Optional[int] = None,
-                           weights: Optional[str] = None) -> Tensor:
+def multiclass_cohen_kappa(preds: Tensor, target: Tensor, num_classes: int, weights: Optional[str] = None,
+                           ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     weights = _in.check_kappa_weights(weights)
-    return _r.cohen_kappa(_multiclass(preds, target, num_classes, ignore_index), weights)
+    return _r.cohen_kappa(_multiclass_confmat(preds, target, num_classes, ignore_index), weights)

@@ -2,12 +2,20 @@
 
 Every classification metric of a task derives from one of these and differs only in compute.
 Metrics with the same task and state options (num_classes / num_labels, threshold,
-ignore_index, top_k) declare the same ``state_key`` and the same state, so a MetricCollection
-accumulates it once per batch and syncs it once (one slot in the packed all_reduce).
+ignore_index, top_k, multidim_average) declare the same ``state_key`` and the same state, so a
+MetricCollection accumulates it once per batch and syncs it once (one slot in the packed
+all_reduce).
 
-``multidim_average`` and ``validate_args`` are accepted for torchmetrics compatibility: only
-"global" (extra dims flattened into samples) is supported, and inputs are always validated
-(the checks run in the kernels' single pass over the data).
+States (see functional/_classification_inputs for the kernels):
+
+    binary       confmat int64 [2, 2]          samplewise: sample_confmat [N, 2, 2] ("cat")
+    multiclass   confmat int64 [C, C]          top_k > 1: topk [C, 3] (predicted, hit, support)
+                                               samplewise: sample_stats [N, C, 4] ("cat")
+    multilabel   confmat int64 [L, 2, 2]       samplewise: sample_confmat [N, L, 2, 2] ("cat")
+
+``validate_args`` is accepted and kept for torchmetrics compatibility, but inputs are always
+checked: the checks run in the kernels' single pass over the data, so turning them off would
+save nothing, and without them a bad label would be a wrong number.
 """
 from typing import Any, Optional
 
@@ -19,46 +27,83 @@ from ..functional import _classification_reduce as _r
 from ..metric import Metric
 
 
-class BinaryConfmatState(Metric):
-    """State ``confmat`` int64 [2, 2] (row = target, column = prediction)."""
+class _CountState(Metric):
+    """torchmetrics' class attributes of the count metrics (subclasses override where they differ)."""
 
-    def __init__(self, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 multidim_average: str = "global", validate_args: bool = True, **kwargs: Any) -> None:
+    is_differentiable = False
+    higher_is_better: Optional[bool] = True
+    full_state_update = False
+    plot_lower_bound: Optional[float] = 0.0
+    plot_upper_bound: Optional[float] = 1.0
+
+
+def pop_zero_division(kwargs: dict) -> float:
+    """torchmetrics' stat-score classes take ``zero_division`` through ``**kwargs`` (checked, and
+    used by precision and recall); it is not a base-class option."""
+    return _in.check_zero_division(kwargs.pop("zero_division", 0))
+
+
+def reject_options(kwargs: dict, names: tuple, owner: str) -> None:
+    """A state option the metric does not take (e.g. ``top_k`` for a confusion matrix), passed
+    through ``**kwargs``: ValueError, as torchmetrics' base class gives for unknown arguments."""
+    unexpected = [name for name in names if name in kwargs]
+    if unexpected:
+        raise ValueError(f"{owner}: unexpected keyword arguments {unexpected}")
+
+
+class BinaryConfmatState(_CountState):
+    """State ``confmat`` int64 [2, 2] (row = target, column = prediction); samplewise:
+    ``sample_confmat`` [N, 2, 2], one matrix per sample."""
+
+    def __init__(self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        _in.check_multidim_average(multidim_average)
         self.threshold = _in.check_threshold(threshold)
+        self.multidim_average = _in.check_multidim_average(multidim_average)
         self.ignore_index = _in.check_ignore_index(ignore_index)
-        self.state_key = ("torchtally.binary_confmat", self.threshold, self.ignore_index)
-        self.add_state("confmat", torch.zeros(2, 2, dtype=torch.int64), reduce="sum")
+        self.validate_args = bool(validate_args)
+        self._samplewise = self.multidim_average == "samplewise"
+        if self._samplewise:
+            self.state_key = ("torchtally.binary_sample_confmat", self.threshold, self.ignore_index)
+            self.add_state("sample_confmat", torch.zeros(0, 2, 2, dtype=torch.int64), reduce="cat")
+        else:
+            self.state_key = ("torchtally.binary_confmat", self.threshold, self.ignore_index)
+            self.add_state("confmat", torch.zeros(2, 2, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        """preds: probabilities, logits or 0/1 labels; target: 0/1 labels; any one shape [...]."""
-        _in.binary_update(self.confmat, preds, target, self.threshold, self.ignore_index)
+        """preds: probabilities, logits or 0/1 labels; target: 0/1 labels (integer, bool or float);
+        any one shape [...] ([N, ...] for samplewise)."""
+        if self._samplewise:
+            rows = _in.binary_sample_confmats(preds, target, self.threshold, self.ignore_index)
+            self.append_state("sample_confmat", rows)
+        else:
+            _in.binary_update(self.confmat, preds, target, self.threshold, self.ignore_index)
 
     def _stats(self) -> _r.Stats:
-        return _r.binary_stats(self.confmat)
+        return _r.binary_stats(self.sample_confmat if self._samplewise else self.confmat)
 
 
-class MulticlassConfmatState(Metric):
-    """State ``confmat`` int64 [C, C] (row = target, column = prediction), or for top_k > 1
-    (subclasses with ``_top_k_ok``) ``topk`` int64 [C, 3]: (in top k, hit, support) per class."""
+class MulticlassConfmatState(_CountState):
+    """State ``confmat`` int64 [C, C] (row = target, column = prediction); for top_k > 1
+    ``topk`` int64 [C, 3]: (predicted, hit, support) per class; samplewise ``sample_stats``
+    [N, C, 4] = (tp, fp, tn, fn) per sample and class."""
 
-    _top_k_ok = False
+    plot_legend_name = "Class"
 
-    def __init__(self, num_classes: int, *, top_k: int = 1, ignore_index: Optional[int] = None,
-                 multidim_average: str = "global", validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(self, num_classes: Optional[int], top_k: int = 1, multidim_average: str = "global",
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        _in.check_multidim_average(multidim_average)
-        self.num_classes = _in.check_count("num_classes", num_classes)
+        self.num_classes = _in.check_num_classes(num_classes)
         self.top_k = _in.check_top_k(top_k, self.num_classes)
-        if self.top_k > 1 and not self._top_k_ok:
-            raise ValueError(
-                f"top_k: {type(self).__name__} supports only top_k = 1 (top_k > 1: MulticlassAccuracy, "
-                f"MulticlassRecall), got {top_k}"
-            )
+        self.multidim_average = _in.check_multidim_average(multidim_average)
         self.ignore_index = _in.check_ignore_index(ignore_index)
+        self.validate_args = bool(validate_args)
+        self._samplewise = self.multidim_average == "samplewise"
         c = self.num_classes
-        if self.top_k == 1:
+        if self._samplewise:
+            self.state_key = ("torchtally.multiclass_sample_stats", c, self.ignore_index, self.top_k)
+            self.add_state("sample_stats", torch.zeros(0, c, 4, dtype=torch.int64), reduce="cat")
+        elif self.top_k == 1:
             self.state_key = ("torchtally.multiclass_confmat", c, self.ignore_index)
             self.add_state("confmat", torch.zeros(c, c, dtype=torch.int64), reduce="sum")
         else:
@@ -67,31 +112,52 @@ class MulticlassConfmatState(Metric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: scores [N, C, ...] (probabilities or logits) or labels [N, ...]; target: labels [N, ...]."""
-        if self.top_k == 1:
+        if self._samplewise:
+            rows = _in.multiclass_sample_stats(preds, target, self.num_classes, self.top_k, self.ignore_index)
+            self.append_state("sample_stats", rows)
+        elif self.top_k == 1:
             _in.multiclass_update(self.confmat, preds, target, self.ignore_index)
         else:
             _in.multiclass_topk_update(self.topk, preds, target, self.ignore_index, self.top_k)
 
     def _stats(self) -> _r.Stats:
-        return _r.multiclass_stats(self.confmat) if self.top_k == 1 else _r.topk_stats(self.topk)
+        if self._samplewise:
+            return _r.sample_stats(self.sample_stats, self.top_k)
+        if self.top_k == 1:
+            return _r.multiclass_stats(self.confmat)
+        return _r.topk_stats(self.topk, self.top_k)
 
 
-class MultilabelConfmatState(Metric):
-    """State ``confmat`` int64 [L, 2, 2]: per label, row = target, column = prediction."""
+class MultilabelConfmatState(_CountState):
+    """State ``confmat`` int64 [L, 2, 2]: per label, row = target, column = prediction;
+    samplewise ``sample_confmat`` [N, L, 2, 2]."""
 
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 multidim_average: str = "global", validate_args: bool = True, **kwargs: Any) -> None:
+    plot_legend_name = "Label"
+
+    def __init__(self, num_labels: int, threshold: float = 0.5, multidim_average: str = "global",
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        _in.check_multidim_average(multidim_average)
         self.num_labels = _in.check_count("num_labels", num_labels)
         self.threshold = _in.check_threshold(threshold)
+        self.multidim_average = _in.check_multidim_average(multidim_average)
         self.ignore_index = _in.check_ignore_index(ignore_index)
-        self.state_key = ("torchtally.multilabel_confmat", self.num_labels, self.threshold, self.ignore_index)
-        self.add_state("confmat", torch.zeros(self.num_labels, 2, 2, dtype=torch.int64), reduce="sum")
+        self.validate_args = bool(validate_args)
+        self._samplewise = self.multidim_average == "samplewise"
+        n = self.num_labels
+        if self._samplewise:
+            self.state_key = ("torchtally.multilabel_sample_confmat", n, self.threshold, self.ignore_index)
+            self.add_state("sample_confmat", torch.zeros(0, n, 2, 2, dtype=torch.int64), reduce="cat")
+        else:
+            self.state_key = ("torchtally.multilabel_confmat", n, self.threshold, self.ignore_index)
+            self.add_state("confmat", torch.zeros(n, 2, 2, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: probabilities, logits or 0/1 labels [N, L, ...]; target: 0/1 labels of that shape."""
-        _in.multilabel_update(self.confmat, preds, target, self.threshold, self.ignore_index)
+        if self._samplewise:
+            rows = _in.multilabel_sample_confmats(preds, target, self.num_labels, self.threshold, self.ignore_index)
+            self.append_state("sample_confmat", rows)
+        else:
+            _in.multilabel_update(self.confmat, preds, target, self.threshold, self.ignore_index)
 
     def _stats(self) -> _r.Stats:
-        return _r.multilabel_stats(self.confmat)
+        return _r.multilabel_stats(self.sample_confmat if self._samplewise else self.confmat)

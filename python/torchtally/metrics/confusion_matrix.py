@@ -1,16 +1,28 @@
-"""ConfusionMatrix, JaccardIndex, MatthewsCorrCoef and CohenKappa: metrics of the whole matrix."""
+"""ConfusionMatrix, JaccardIndex, MatthewsCorrCoef and CohenKappa: metrics of the whole matrix.
+
+Constructors take torchmetrics' arguments in its order. Deliberate differences from torchmetrics,
+for every class here: bad input raises even with ``validate_args=False`` (out-of-range or
+non-0/1 labels, a float target holding another value, NaN scores): ValueError naming the
+argument, where torchmetrics raises RuntimeError or, with validation off, returns a wrong number.
+"""
 from typing import Any, Optional
 
 from torch import Tensor
 
 from ..functional import _classification_inputs as _in
 from ..functional import _classification_reduce as _r
-from ._classification_state import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
+from ._classification_state import (
+    BinaryConfmatState,
+    MulticlassConfmatState,
+    MultilabelConfmatState,
+    reject_options,
+)
 
 
 class BinaryConfusionMatrix(BinaryConfmatState):
     """[2, 2] counts, row = target, column = prediction (int64); ``normalize`` "true" (over
-    rows), "pred" (over columns) or "all" gives float32 shares, 0 where a row/column is empty.
+    rows), "pred" (over columns) or "all" gives float32 shares, 0 where a row/column is empty
+    (with torchmetrics' warning). Bad labels raise even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import BinaryConfusionMatrix
@@ -19,10 +31,16 @@ class BinaryConfusionMatrix(BinaryConfmatState):
                 [1, 1]])
     """
 
-    def __init__(self, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 normalize: Optional[str] = None, **kwargs: Any) -> None:
-        super().__init__(threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.normalize = _in.check_normalize(normalize)
+    higher_is_better = None
+    plot_lower_bound = None
+    plot_upper_bound = None
+
+    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, normalize: Optional[str] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        normalize = _in.check_normalize(normalize)
+        reject_options(kwargs, ("multidim_average",), type(self).__name__)
+        super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
+        self.normalize = normalize
 
     def compute(self) -> Tensor:
         return _r.confusion_matrix(self.confmat, self.normalize)
@@ -30,6 +48,7 @@ class BinaryConfusionMatrix(BinaryConfmatState):
 
 class MulticlassConfusionMatrix(MulticlassConfmatState):
     """[C, C] counts, row = target, column = prediction; ``normalize`` as BinaryConfusionMatrix.
+    Bad labels raise even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import MulticlassConfusionMatrix
@@ -40,29 +59,45 @@ class MulticlassConfusionMatrix(MulticlassConfmatState):
                 [0.0000, 0.0000, 1.0000]])
     """
 
-    def __init__(self, num_classes: int, *, ignore_index: Optional[int] = None, normalize: Optional[str] = None,
-                 **kwargs: Any) -> None:
-        super().__init__(num_classes, ignore_index=ignore_index, **kwargs)
-        self.normalize = _in.check_normalize(normalize)
+    higher_is_better = None
+    plot_lower_bound = None
+    plot_upper_bound = None
+    plot_legend_name = None
+
+    def __init__(self, num_classes: int, ignore_index: Optional[int] = None, normalize: Optional[str] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        normalize = _in.check_normalize(normalize)
+        reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
+        super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
+        self.normalize = normalize
 
     def compute(self) -> Tensor:
         return _r.confusion_matrix(self.confmat, self.normalize)
 
 
 class MultilabelConfusionMatrix(MultilabelConfmatState):
-    """[L, 2, 2]: per label, row = target, column = prediction; ``normalize`` per label."""
+    """[L, 2, 2]: per label, row = target, column = prediction; ``normalize`` per label. Bad
+    labels raise even with validate_args=False."""
 
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 normalize: Optional[str] = None, **kwargs: Any) -> None:
-        super().__init__(num_labels, threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.normalize = _in.check_normalize(normalize)
+    higher_is_better = None
+    plot_lower_bound = None
+    plot_upper_bound = None
+    plot_legend_name = None
+
+    def __init__(self, num_labels: int, threshold: float = 0.5, ignore_index: Optional[int] = None,
+                 normalize: Optional[str] = None, validate_args: bool = True, **kwargs: Any) -> None:
+        normalize = _in.check_normalize(normalize)
+        reject_options(kwargs, ("multidim_average",), type(self).__name__)
+        super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
+        self.normalize = normalize
 
     def compute(self) -> Tensor:
         return _r.confusion_matrix(self.confmat, self.normalize)
 
 
 class BinaryJaccardIndex(BinaryConfmatState):
-    """Intersection over union of the positive class, tp / (tp + fp + fn).
+    """Intersection over union of the positive class, tp / (tp + fp + fn). Bad labels raise
+    even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import BinaryJaccardIndex
@@ -70,10 +105,12 @@ class BinaryJaccardIndex(BinaryConfmatState):
         tensor(0.5000)
     """
 
-    def __init__(self, *, threshold: float = 0.5, ignore_index: Optional[int] = None, zero_division: float = 0,
-                 **kwargs: Any) -> None:
-        super().__init__(threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.zero_division = _in.check_zero_division(zero_division)
+    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, validate_args: bool = True,
+                 zero_division: float = 0, **kwargs: Any) -> None:
+        zero_division = _in.check_zero_division(zero_division)
+        reject_options(kwargs, ("multidim_average",), type(self).__name__)
+        super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
+        self.zero_division = zero_division
 
     def compute(self) -> Tensor:
         return _r.jaccard_index(self.confmat, "binary", "micro", zero_division=self.zero_division)
@@ -82,6 +119,7 @@ class BinaryJaccardIndex(BinaryConfmatState):
 class MulticlassJaccardIndex(MulticlassConfmatState):
     """tp / (tp + fp + fn) per class; "macro" leaves out classes absent from target and preds
     and the class ``ignore_index``; "weighted" weights by support; "micro" pools the counts.
+    Bad labels raise even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import MulticlassJaccardIndex
@@ -90,31 +128,39 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
         tensor([1.0000, 0.5000, 0.5000])
     """
 
-    def __init__(self, num_classes: int, *, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                 zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(num_classes, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
-        self.zero_division = _in.check_zero_division(zero_division)
+    def __init__(self, num_classes: int, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
+                 validate_args: bool = True, zero_division: float = 0, **kwargs: Any) -> None:
+        average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+        reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
+        super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
+        self.average = average
+        self.zero_division = zero_division
 
     def compute(self) -> Tensor:
         return _r.jaccard_index(self.confmat, "multiclass", self.average, self.ignore_index, self.zero_division)
 
 
 class MultilabelJaccardIndex(MultilabelConfmatState):
-    """tp / (tp + fp + fn) per label, averaged over labels."""
+    """tp / (tp + fp + fn) per label, averaged over labels. Bad labels raise even with
+    validate_args=False."""
 
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(num_labels, threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
-        self.zero_division = _in.check_zero_division(zero_division)
+    def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
+                 ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
+                 **kwargs: Any) -> None:
+        average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+        reject_options(kwargs, ("multidim_average",), type(self).__name__)
+        super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
+        self.average = average
+        self.zero_division = zero_division
 
     def compute(self) -> Tensor:
         return _r.jaccard_index(self.confmat, "multilabel", self.average, zero_division=self.zero_division)
 
 
 class BinaryMatthewsCorrCoef(BinaryConfmatState):
-    """Matthews' correlation coefficient (torchmetrics' values for one-class targets or predictions).
+    """Matthews' correlation coefficient (torchmetrics' values for one-class targets or
+    predictions; always float32, where torchmetrics returns an int64 1 or -1 when every sample is
+    right or every one wrong). Bad labels raise even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import BinaryMatthewsCorrCoef
@@ -122,19 +168,36 @@ class BinaryMatthewsCorrCoef(BinaryConfmatState):
         tensor(0.5774)
     """
 
+    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, validate_args: bool = True,
+                 **kwargs: Any) -> None:
+        reject_options(kwargs, ("multidim_average",), type(self).__name__)
+        super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
+
     def compute(self) -> Tensor:
         return _r.matthews_corrcoef(self.confmat)
 
 
 class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
-    """Matthews' correlation coefficient of a [C, C] confusion matrix (0 when a variance is 0)."""
+    """Matthews' correlation coefficient of a [C, C] confusion matrix (0 when a variance is 0).
+    Bad labels raise even with validate_args=False."""
+
+    def __init__(self, num_classes: int, ignore_index: Optional[int] = None, validate_args: bool = True,
+                 **kwargs: Any) -> None:
+        reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
+        super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
 
     def compute(self) -> Tensor:
         return _r.matthews_corrcoef(self.confmat)
 
 
 class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
-    """Matthews' correlation coefficient of all labels' elements pooled into one 2 x 2 matrix."""
+    """Matthews' correlation coefficient of all labels' elements pooled into one 2 x 2 matrix.
+    Bad labels raise even with validate_args=False."""
+
+    def __init__(self, num_labels: int, threshold: float = 0.5, ignore_index: Optional[int] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        reject_options(kwargs, ("multidim_average",), type(self).__name__)
+        super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
 
     def compute(self) -> Tensor:
         return _r.matthews_corrcoef(self.confmat)
@@ -142,7 +205,8 @@ class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
 
 class BinaryCohenKappa(BinaryConfmatState):
     """Cohen's kappa between target and thresholded predictions; ``weights`` None, "linear" or
-    "quadratic" (disagreement weights |i - j| or (i - j)^2).
+    "quadratic" (disagreement weights |i - j| or (i - j)^2). Bad labels raise even with
+    validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import BinaryCohenKappa
@@ -150,22 +214,27 @@ class BinaryCohenKappa(BinaryConfmatState):
         tensor(0.5000)
     """
 
-    def __init__(self, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 weights: Optional[str] = None, **kwargs: Any) -> None:
-        super().__init__(threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.weights = _in.check_kappa_weights(weights)
+    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, weights: Optional[str] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        weights = _in.check_kappa_weights(weights)
+        reject_options(kwargs, ("multidim_average",), type(self).__name__)
+        super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
+        self.weights = weights
 
     def compute(self) -> Tensor:
         return _r.cohen_kappa(self.confmat, self.weights)
 
 
 class MulticlassCohenKappa(MulticlassConfmatState):
-    """Cohen's kappa of a [C, C] confusion matrix; ``weights`` as BinaryCohenKappa."""
+    """Cohen's kappa of a [C, C] confusion matrix; ``weights`` as BinaryCohenKappa. Bad labels
+    raise even with validate_args=False."""
 
-    def __init__(self, num_classes: int, *, ignore_index: Optional[int] = None, weights: Optional[str] = None,
-                 **kwargs: Any) -> None:
-        super().__init__(num_classes, ignore_index=ignore_index, **kwargs)
-        self.weights = _in.check_kappa_weights(weights)
+    def __init__(self, num_classes: int, ignore_index: Optional[int] = None, weights: Optional[str] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        weights = _in.check_kappa_weights(weights)
+        reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
+        super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
+        self.weights = weights
 
     def compute(self) -> Tensor:
         return _r.cohen_kappa(self.confmat, self.weights)

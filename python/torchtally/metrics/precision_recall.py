@@ -1,7 +1,11 @@
 """Precision, Recall, FBetaScore, F1Score and Dice: binary, multiclass, multilabel.
 
 All read the task's confusion matrix (see _classification_state). ``zero_division`` (0 or 1)
-is the value of a ratio whose denominator is 0, as torchmetrics' option of that name.
+is the value of a ratio whose denominator is 0, as torchmetrics' option of that name
+(Precision and Recall take it through ``**kwargs``, as torchmetrics does). Deliberate
+differences from torchmetrics: those of stat_scores.py (bad labels raise even with
+``validate_args=False``; multiclass needs num_classes). Dice is torchtally's name for F1 on the
+same state (torchmetrics 1.9 has no classification Dice).
 """
 from typing import Any, Optional
 
@@ -10,18 +14,11 @@ from torch import Tensor
 from ..functional import _classification_inputs as _in
 from ..functional import _classification_reduce as _r
 from ._classification_state import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
+from .stat_scores import _BinaryStatBase, _MulticlassStatBase, _MultilabelStatBase
 
 
-class _Averaged:
-    """Mixin: ``average`` and ``zero_division`` options, checked once."""
-
-    def _options(self, average: Optional[str], zero_division: float) -> None:
-        self.average = _in.check_average(average)
-        self.zero_division = _in.check_zero_division(zero_division)
-
-
-class BinaryPrecision(BinaryConfmatState):
-    """tp / (tp + fp).
+class BinaryPrecision(_BinaryStatBase):
+    """tp / (tp + fp). Bad labels raise even with validate_args=False (module docstring).
 
         >>> import torch
         >>> from torchtally.metrics import BinaryPrecision, BinaryRecall
@@ -30,25 +27,22 @@ class BinaryPrecision(BinaryConfmatState):
         (tensor(0.6667), tensor(0.6667))
     """
 
-    def __init__(self, *, threshold: float = 0.5, ignore_index: Optional[int] = None, zero_division: float = 0,
-                 **kwargs: Any) -> None:
-        super().__init__(threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.zero_division = _in.check_zero_division(zero_division)
-
     def compute(self) -> Tensor:
         return _r.precision(self._stats(), "micro", self.zero_division)
 
 
-class BinaryRecall(BinaryPrecision):
-    """tp / (tp + fn) (sensitivity)."""
+class BinaryRecall(_BinaryStatBase):
+    """tp / (tp + fn) (sensitivity). Bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
         return _r.recall(self._stats(), "micro", self.zero_division)
 
 
-class MulticlassPrecision(_Averaged, MulticlassConfmatState):
+class MulticlassPrecision(_MulticlassStatBase):
     """tp / (tp + fp) per class, averaged: "micro" (pooled counts), "macro" (mean over classes
-    present in target or preds), "weighted" (by support) or "none".
+    present in target or preds), "weighted" (by support) or "none". ``top_k``: a sample predicts
+    its target when that is among its k highest scores, else its best class (torchmetrics' rule).
+    num_classes is required; bad labels raise even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import MulticlassPrecision
@@ -57,51 +51,37 @@ class MulticlassPrecision(_Averaged, MulticlassConfmatState):
         tensor([1.0000, 1.0000, 0.5000])
     """
 
-    def __init__(self, num_classes: int, *, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                 zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(num_classes, ignore_index=ignore_index, **kwargs)
-        self._options(average, zero_division)
-
     def compute(self) -> Tensor:
         return _r.precision(self._stats(), self.average, self.zero_division)
 
 
-class MulticlassRecall(_Averaged, MulticlassConfmatState):
+class MulticlassRecall(_MulticlassStatBase):
     """tp / (tp + fn) per class, averaged as MulticlassPrecision. ``top_k``: a sample counts as
-    recalled when its class is among the k highest scores (as MulticlassAccuracy)."""
-
-    _top_k_ok = True
-
-    def __init__(self, num_classes: int, *, top_k: int = 1, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(num_classes, top_k=top_k, ignore_index=ignore_index, **kwargs)
-        self._options(average, zero_division)
+    recalled when its class is among the k highest scores (as MulticlassAccuracy). num_classes
+    is required; bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
         return _r.recall(self._stats(), self.average, self.zero_division)
 
 
-class MultilabelPrecision(_Averaged, MultilabelConfmatState):
-    """tp / (tp + fp) per label, averaged over labels (all labels count in "macro")."""
-
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(num_labels, threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self._options(average, zero_division)
+class MultilabelPrecision(_MultilabelStatBase):
+    """tp / (tp + fp) per label, averaged over labels (all labels count in "macro"). Bad labels
+    raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
         return _r.precision(self._stats(), self.average, self.zero_division)
 
 
-class MultilabelRecall(MultilabelPrecision):
-    """tp / (tp + fn) per label, averaged over labels."""
+class MultilabelRecall(_MultilabelStatBase):
+    """tp / (tp + fn) per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
         return _r.recall(self._stats(), self.average, self.zero_division)
 
 
 class BinaryFBetaScore(BinaryConfmatState):
-    """(1 + beta^2) tp / ((1 + beta^2) tp + beta^2 fn + fp).
+    """(1 + beta^2) tp / ((1 + beta^2) tp + beta^2 fn + fp). Bad labels raise even with
+    validate_args=False (module docstring).
 
         >>> import torch
         >>> from torchtally.metrics import BinaryFBetaScore
@@ -110,9 +90,10 @@ class BinaryFBetaScore(BinaryConfmatState):
         tensor(0.6667)
     """
 
-    def __init__(self, beta: float, *, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(threshold=threshold, ignore_index=ignore_index, **kwargs)
+    def __init__(self, beta: float, threshold: float = 0.5, multidim_average: str = "global",
+                 ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
+                 **kwargs: Any) -> None:
+        super().__init__(threshold, multidim_average, ignore_index, validate_args, **kwargs)
         self.beta = _in.check_beta(beta)
         self.zero_division = _in.check_zero_division(zero_division)
 
@@ -120,8 +101,9 @@ class BinaryFBetaScore(BinaryConfmatState):
         return _r.fbeta(self._stats(), self.beta, "micro", self.zero_division)
 
 
-class MulticlassFBetaScore(_Averaged, MulticlassConfmatState):
-    """F-beta per class, averaged as MulticlassPrecision.
+class MulticlassFBetaScore(MulticlassConfmatState):
+    """F-beta per class, averaged as MulticlassPrecision (top_k as there). num_classes is
+    required; bad labels raise even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import MulticlassF1Score
@@ -129,61 +111,71 @@ class MulticlassFBetaScore(_Averaged, MulticlassConfmatState):
         tensor(0.7778)
     """
 
-    def __init__(self, beta: float, num_classes: int, *, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(num_classes, ignore_index=ignore_index, **kwargs)
+    def __init__(self, beta: float, num_classes: int, top_k: int = 1, average: Optional[str] = "macro",
+                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
+                 zero_division: float = 0, **kwargs: Any) -> None:
+        average = _in.check_average(average)
+        super().__init__(num_classes, top_k, multidim_average, ignore_index, validate_args, **kwargs)
         self.beta = _in.check_beta(beta)
-        self._options(average, zero_division)
+        self.average = average
+        self.zero_division = _in.check_zero_division(zero_division)
 
     def compute(self) -> Tensor:
         return _r.fbeta(self._stats(), self.beta, self.average, self.zero_division)
 
 
-class MultilabelFBetaScore(_Averaged, MultilabelConfmatState):
-    """F-beta per label, averaged over labels."""
+class MultilabelFBetaScore(MultilabelConfmatState):
+    """F-beta per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, beta: float, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(num_labels, threshold=threshold, ignore_index=ignore_index, **kwargs)
+    def __init__(self, beta: float, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
+                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
+                 zero_division: float = 0, **kwargs: Any) -> None:
+        average = _in.check_average(average)
+        super().__init__(num_labels, threshold, multidim_average, ignore_index, validate_args, **kwargs)
         self.beta = _in.check_beta(beta)
-        self._options(average, zero_division)
+        self.average = average
+        self.zero_division = _in.check_zero_division(zero_division)
 
     def compute(self) -> Tensor:
         return _r.fbeta(self._stats(), self.beta, self.average, self.zero_division)
 
 
 class BinaryF1Score(BinaryFBetaScore):
-    """2 tp / (2 tp + fp + fn): F-beta with beta = 1."""
+    """2 tp / (2 tp + fp + fn): F-beta with beta = 1. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, *, threshold: float = 0.5, ignore_index: Optional[int] = None, zero_division: float = 0,
-                 **kwargs: Any) -> None:
-        super().__init__(1.0, threshold=threshold, ignore_index=ignore_index, zero_division=zero_division, **kwargs)
+    def __init__(self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                 validate_args: bool = True, zero_division: float = 0, **kwargs: Any) -> None:
+        super().__init__(1.0, threshold, multidim_average, ignore_index, validate_args, zero_division, **kwargs)
 
 
 class MulticlassF1Score(MulticlassFBetaScore):
-    """F1 per class, averaged as MulticlassPrecision."""
+    """F1 per class, averaged as MulticlassPrecision. num_classes is required; bad labels raise
+    even with validate_args=False."""
 
-    def __init__(self, num_classes: int, *, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
+    def __init__(self, num_classes: int, top_k: int = 1, average: Optional[str] = "macro",
+                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
                  zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(1.0, num_classes, average=average, ignore_index=ignore_index, zero_division=zero_division,
-                         **kwargs)
+        super().__init__(1.0, num_classes, top_k, average, multidim_average, ignore_index, validate_args,
+                         zero_division, **kwargs)
 
 
 class MultilabelF1Score(MultilabelFBetaScore):
-    """F1 per label, averaged over labels."""
+    """F1 per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(1.0, num_labels, threshold=threshold, average=average, ignore_index=ignore_index,
-                         zero_division=zero_division, **kwargs)
+    def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
+                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
+                 zero_division: float = 0, **kwargs: Any) -> None:
+        super().__init__(1.0, num_labels, threshold, average, multidim_average, ignore_index, validate_args,
+                         zero_division, **kwargs)
 
 
 class BinaryDice(BinaryF1Score):
-    """Dice coefficient 2 tp / (2 tp + fp + fn), which is the F1 score (same options, same value)."""
+    """Dice coefficient 2 tp / (2 tp + fp + fn), which is the F1 score (same options, same value).
+    torchtally's own name: torchmetrics 1.9 has no classification Dice."""
 
 
 class MulticlassDice(MulticlassF1Score):
-    """Dice coefficient per class (= F1), averaged as MulticlassPrecision.
+    """Dice coefficient per class (= F1), averaged as MulticlassPrecision. torchtally's own name.
 
         >>> import torch
         >>> from torchtally.metrics import MulticlassDice
@@ -193,4 +185,4 @@ class MulticlassDice(MulticlassF1Score):
 
 
 class MultilabelDice(MultilabelF1Score):
-    """Dice coefficient per label (= F1), averaged over labels."""
+    """Dice coefficient per label (= F1), averaged over labels. torchtally's own name."""

@@ -1,15 +1,70 @@
-"""StatScores, Accuracy and Specificity: binary, multiclass, multilabel (state: the confusion matrix)."""
+"""StatScores, Accuracy and Specificity: binary, multiclass, multilabel (state: the confusion matrix).
+
+The three ``_*StatBase`` classes hold torchmetrics' constructor of its stat-score family
+(StatScores, Accuracy, Precision, Recall, Specificity share one signature per task); the
+public classes differ only in ``compute``.
+
+Deliberate differences from torchmetrics, for every class here and in precision_recall.py:
+
+* bad input raises even with ``validate_args=False`` (an out-of-range or non-0/1 label, a
+  float target holding another value, NaN scores): ValueError naming the argument, where
+  torchmetrics raises RuntimeError or, with validation off, returns a wrong number;
+* multiclass ``num_classes=None`` (torchmetrics: allowed with ``average="micro"``) raises
+  ValueError: the state is an exact per-class count.
+"""
 from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional import _classification_inputs as _in
 from ..functional import _classification_reduce as _r
-from ._classification_state import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
+from ._classification_state import (
+    BinaryConfmatState,
+    MulticlassConfmatState,
+    MultilabelConfmatState,
+    pop_zero_division,
+)
+from ..functional import _classification_inputs as _in
 
 
-class BinaryStatScores(BinaryConfmatState):
-    """[tp, fp, tn, fn, support] (int64) of binary predictions.
+class _BinaryStatBase(BinaryConfmatState):
+    """torchmetrics' Binary stat-score signature (``zero_division`` through kwargs)."""
+
+    def __init__(self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        zero_division = pop_zero_division(kwargs)
+        super().__init__(threshold, multidim_average, ignore_index, validate_args, **kwargs)
+        self.zero_division = zero_division
+
+
+class _MulticlassStatBase(MulticlassConfmatState):
+    """torchmetrics' Multiclass stat-score signature (``zero_division`` through kwargs)."""
+
+    def __init__(self, num_classes: Optional[int] = None, top_k: int = 1, average: Optional[str] = "macro",
+                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
+                 **kwargs: Any) -> None:
+        zero_division = pop_zero_division(kwargs)
+        average = _in.check_average(average)
+        super().__init__(num_classes, top_k, multidim_average, ignore_index, validate_args, **kwargs)
+        self.average = average
+        self.zero_division = zero_division
+
+
+class _MultilabelStatBase(MultilabelConfmatState):
+    """torchmetrics' Multilabel stat-score signature (``zero_division`` through kwargs)."""
+
+    def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
+                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
+                 **kwargs: Any) -> None:
+        zero_division = pop_zero_division(kwargs)
+        average = _in.check_average(average)
+        super().__init__(num_labels, threshold, multidim_average, ignore_index, validate_args, **kwargs)
+        self.average = average
+        self.zero_division = zero_division
+
+
+class BinaryStatScores(_BinaryStatBase):
+    """[tp, fp, tn, fn, support] (int64) of binary predictions; samplewise [N, 5].
+    Bad labels raise even with validate_args=False (see the module docstring).
 
         >>> import torch
         >>> from torchtally.metrics import BinaryStatScores
@@ -18,13 +73,19 @@ class BinaryStatScores(BinaryConfmatState):
         tensor([1, 1, 1, 1, 2])
     """
 
+    higher_is_better = None
+    plot_lower_bound = None
+    plot_upper_bound = None
+
     def compute(self) -> Tensor:
         return _r.stat_scores(self._stats(), "micro")
 
 
-class MulticlassStatScores(MulticlassConfmatState):
+class MulticlassStatScores(_MulticlassStatBase):
     """[tp, fp, tn, fn, support] per class ([C, 5], average "none"), summed ("micro", int64),
-    or their mean over classes ("macro") / support-weighted mean ("weighted"), float32.
+    or their mean over classes ("macro") / support-weighted mean ("weighted"), float32;
+    samplewise: one such result per sample. num_classes is required; bad labels raise even
+    with validate_args=False (see the module docstring).
 
         >>> import torch
         >>> from torchtally.metrics import MulticlassStatScores
@@ -35,29 +96,31 @@ class MulticlassStatScores(MulticlassConfmatState):
                 [1, 1, 2, 0, 1]])
     """
 
-    def __init__(self, num_classes: int, *, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                 **kwargs: Any) -> None:
-        super().__init__(num_classes, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
+    higher_is_better = None
+    plot_lower_bound = None
+    plot_upper_bound = None
+    plot_legend_name = None
 
     def compute(self) -> Tensor:
         return _r.stat_scores(self._stats(), self.average)
 
 
-class MultilabelStatScores(MultilabelConfmatState):
-    """[tp, fp, tn, fn, support] per label ([L, 5]), summed ("micro") or averaged, as MulticlassStatScores."""
+class MultilabelStatScores(_MultilabelStatBase):
+    """[tp, fp, tn, fn, support] per label ([L, 5]), summed ("micro") or averaged, as
+    MulticlassStatScores. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        super().__init__(num_labels, threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
+    higher_is_better = None
+    plot_lower_bound = None
+    plot_upper_bound = None
+    plot_legend_name = None
 
     def compute(self) -> Tensor:
         return _r.stat_scores(self._stats(), self.average)
 
 
-class BinaryAccuracy(BinaryConfmatState):
-    """(tp + tn) / all. Float preds outside [0, 1] in a batch are logits (thresholded on the logit).
+class BinaryAccuracy(_BinaryStatBase):
+    """(tp + tn) / all. Float preds outside [0, 1] in a batch are logits (thresholded on the
+    logit). Bad labels raise even with validate_args=False (see the module docstring).
 
         >>> import torch
         >>> from torchtally.metrics import BinaryAccuracy
@@ -69,11 +132,12 @@ class BinaryAccuracy(BinaryConfmatState):
         return _r.accuracy(self._stats(), "micro")
 
 
-class MulticlassAccuracy(MulticlassConfmatState):
+class MulticlassAccuracy(_MulticlassStatBase):
     """Share of samples whose class is predicted ("micro"), or per-class recall averaged over
     the classes present in target or preds ("macro"), weighted by support ("weighted") or not
     reduced ("none"). ``top_k``: a sample counts as right when its class is among the k
-    highest scores (ties: the lower class index ranks first).
+    highest scores (ties: the lower class index ranks first). num_classes is required; bad
+    labels raise even with validate_args=False (see the module docstring).
 
         >>> import torch
         >>> from torchtally.metrics import MulticlassAccuracy
@@ -85,20 +149,13 @@ class MulticlassAccuracy(MulticlassConfmatState):
         tensor(1.)
     """
 
-    _top_k_ok = True
-
-    def __init__(self, num_classes: int, *, top_k: int = 1, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        super().__init__(num_classes, top_k=top_k, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
-
     def compute(self) -> Tensor:
         return _r.accuracy(self._stats(), self.average)
 
 
-class MultilabelAccuracy(MultilabelConfmatState):
+class MultilabelAccuracy(_MultilabelStatBase):
     """Share of correct elements, per label and averaged ("macro", "weighted"), pooled over
-    labels ("micro") or per label ("none").
+    labels ("micro") or per label ("none"). Bad labels raise even with validate_args=False.
 
         >>> import torch
         >>> from torchtally.metrics import MultilabelAccuracy
@@ -108,17 +165,13 @@ class MultilabelAccuracy(MultilabelConfmatState):
         tensor([1., 1., 0.])
     """
 
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        super().__init__(num_labels, threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
-
     def compute(self) -> Tensor:
         return _r.accuracy(self._stats(), self.average)
 
 
-class BinarySpecificity(BinaryConfmatState):
-    """tn / (tn + fp): the recall of the negative class.
+class BinarySpecificity(_BinaryStatBase):
+    """tn / (tn + fp): the recall of the negative class. Bad labels raise even with
+    validate_args=False (see the module docstring).
 
         >>> import torch
         >>> from torchtally.metrics import BinarySpecificity
@@ -126,29 +179,26 @@ class BinarySpecificity(BinaryConfmatState):
         tensor(0.6667)
     """
 
+    higher_is_better = None
+
     def compute(self) -> Tensor:
         return _r.specificity(self._stats(), "micro")
 
 
-class MulticlassSpecificity(MulticlassConfmatState):
-    """tn / (tn + fp) per class (one vs rest), averaged as MulticlassAccuracy."""
+class MulticlassSpecificity(_MulticlassStatBase):
+    """tn / (tn + fp) per class (one vs rest), averaged as MulticlassAccuracy. num_classes is
+    required; bad labels raise even with validate_args=False."""
 
-    def __init__(self, num_classes: int, *, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                 **kwargs: Any) -> None:
-        super().__init__(num_classes, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
+    higher_is_better = None
 
     def compute(self) -> Tensor:
         return _r.specificity(self._stats(), self.average)
 
 
-class MultilabelSpecificity(MultilabelConfmatState):
-    """tn / (tn + fp) per label, averaged over labels."""
+class MultilabelSpecificity(_MultilabelStatBase):
+    """tn / (tn + fp) per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, num_labels: int, *, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        super().__init__(num_labels, threshold=threshold, ignore_index=ignore_index, **kwargs)
-        self.average = _in.check_average(average)
+    higher_is_better = None
 
     def compute(self) -> Tensor:
         return _r.specificity(self._stats(), self.average)

@@ -1,0 +1,244 @@
+"""torchtally's classification count metrics against torchmetrics 1.9 on the same random inputs,
+over torchmetrics' documented argument grid: tasks, averages, ignore_index, top_k, thresholds,
+multidim_average, float targets, labels / probabilities / logits, [N, C, ...] inputs. Every class
+runs update on several batches then compute; every function runs on one batch. Values, dtypes
+and shapes must be equal (counts exactly, ratios within 1e-6)."""
+import itertools
+import warnings
+
+import pytest
+import torch
+import torchmetrics.classification as tmc
+import torchmetrics.functional.classification as tmf
+
+import torchtally.functional.classification as ttf
+from torchtally.metrics import classification as ttc
+
+N, C, L, EXTRA = 24, 4, 3, 3
+BATCHES = 3
+RATIOS = ("Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity")
+STAT_FAMILY = RATIOS + ("StatScores",)
+MATRIX_FAMILY = ("ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa")
+
+
+def _gen(*key) -> torch.Generator:
+    return torch.Generator().manual_seed(hash(key) % (2 ** 31))
+
+
+def binary_batches(kind: str, multidim: bool, ignore_index, float_target: bool, key):
+    g = _gen("binary", kind, multidim, ignore_index, float_target, key)
+    shape = (BATCHES, N, EXTRA) if multidim else (BATCHES, N)
+    target = torch.randint(0, 2, shape, generator=g)
+    logits = torch.randn(shape, generator=g) * 2 + (target - 0.5)
+    preds = {"labels": (logits > 0).long(), "probs": logits.sigmoid(), "logits": logits}[kind]
+    if ignore_index is not None:
+        target = torch.where(torch.rand(shape, generator=g) < 0.15, ignore_index, target)
+    if float_target:
+        target = target.float()
+    return list(zip(preds, target))
+
+
+def multiclass_batches(kind: str, multidim: bool, ignore_index, key, classes: int = C):
+    g = _gen("multiclass", kind, multidim, ignore_index, key, classes)
+    tshape = (BATCHES, N, EXTRA) if multidim else (BATCHES, N)
+    target = torch.randint(0, classes, tshape, generator=g)
+    scores = torch.randn(BATCHES, N, classes, *tshape[2:], generator=g)
+    scores.scatter_add_(2, target.unsqueeze(2), torch.full(scores[:, :, :1].shape, 1.0))
+    preds = {"labels": scores.argmax(2), "probs": scores.softmax(2), "logits": scores}[kind]
+    if ignore_index is not None:
+        target = torch.where(torch.rand(tshape, generator=g) < 0.15, ignore_index, target)
+    return list(zip(preds, target))
+
+
+def multilabel_batches(kind: str, multidim: bool, ignore_index, float_target: bool, key):
+    g = _gen("multilabel", kind, multidim, ignore_index, float_target, key)
+    shape = (BATCHES, N, L, EXTRA) if multidim else (BATCHES, N, L)
+    target = torch.randint(0, 2, shape, generator=g)
+    logits = torch.randn(shape, generator=g) * 2 + (target - 0.5)
+    preds = {"labels": (logits > 0).long(), "probs": logits.sigmoid(), "logits": logits}[kind]
+    if ignore_index is not None:
+        target = torch.where(torch.rand(shape, generator=g) < 0.15, ignore_index, target)
+    if float_target:
+        target = target.float()
+    return list(zip(preds, target))
+
+
+def assert_same(ours: torch.Tensor, theirs: torch.Tensor, what: str) -> None:
+    assert ours.shape == theirs.shape, f"{what}: shape {tuple(ours.shape)} != torchmetrics {tuple(theirs.shape)}"
+    assert ours.dtype == theirs.dtype, f"{what}: dtype {ours.dtype} != torchmetrics {theirs.dtype}"
+    if ours.dtype.is_floating_point:
+        torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=1e-6, equal_nan=True, msg=lambda m: f"{what}: {m}")
+    else:
+        assert torch.equal(ours, theirs), f"{what}:\n{ours}\n!= torchmetrics\n{theirs}"
+
+
+def _theirs(batch):
+    """torchmetrics' confusion-matrix metrics fail on float targets (bincount of floats): it gets the
+    same 0/1 targets as integers, so our float-target path is compared with its integer path."""
+    preds, target = batch
+    return preds, (target.long() if target.is_floating_point() else target)
+
+
+def run_class(lib, name, args, kwargs, batches):
+    metric = getattr(lib, name)(*args, **kwargs)
+    if lib is tmc:
+        batches = [_theirs(b) for b in batches]
+    for preds, target in batches:
+        metric.update(preds, target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return metric.compute()
+
+
+def check_class(name, args, kwargs, batches):
+    what = f"{name}{args}{kwargs}"
+    assert_same(run_class(ttc, name, args, kwargs, batches), run_class(tmc, name, args, kwargs, batches), what)
+
+
+def check_function(name, args, kwargs, batch):
+    what = f"{name}{args}{kwargs}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = getattr(ttf, name)(*batch, *args, **kwargs)
+        theirs = getattr(tmf, name)(*_theirs(batch), *args, **kwargs)
+    assert_same(ours, theirs, what)
+
+
+def _snake(family: str) -> str:
+    return {"F1Score": "f1_score", "FBetaScore": "fbeta_score", "StatScores": "stat_scores",
+            "ConfusionMatrix": "confusion_matrix", "JaccardIndex": "jaccard_index",
+            "MatthewsCorrCoef": "matthews_corrcoef", "CohenKappa": "cohen_kappa"}.get(family, family.lower())
+
+
+def _beta(family):
+    return (0.7,) if family == "FBetaScore" else ()
+
+
+# -- binary ------------------------------------------------------------------------------------
+
+BINARY_INPUTS = list(itertools.product(["labels", "probs", "logits"], [False, True], [None, -1], [False, True]))
+
+
+@pytest.mark.parametrize("family", STAT_FAMILY)
+@pytest.mark.parametrize("kind, multidim, ignore_index, float_target", BINARY_INPUTS, ids=str)
+def test_binary_stat_family(family, kind, multidim, ignore_index, float_target):
+    batches = binary_batches(kind, multidim, ignore_index, float_target, family)
+    for mda, threshold in itertools.product(["global", "samplewise"] if multidim else ["global"], [0.5, 0.3]):
+        kwargs = dict(threshold=threshold, multidim_average=mda, ignore_index=ignore_index)
+        check_class("Binary" + family, _beta(family), kwargs, batches)
+        check_function("binary_" + _snake(family), _beta(family), kwargs, batches[0])
+
+
+@pytest.mark.parametrize("family", MATRIX_FAMILY)
+@pytest.mark.parametrize("kind, multidim, ignore_index, float_target", BINARY_INPUTS, ids=str)
+def test_binary_matrix_family(family, kind, multidim, ignore_index, float_target):
+    batches = binary_batches(kind, multidim, ignore_index, float_target, family)
+    options = {"ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
+               "CohenKappa": [dict(weights=w) for w in (None, "linear", "quadratic")],
+               "JaccardIndex": [dict(zero_division=z) for z in (0, 1)]}.get(family, [{}])
+    for extra, threshold in itertools.product(options, [0.5, 0.3]):
+        kwargs = dict(threshold=threshold, ignore_index=ignore_index, **extra)
+        check_class("Binary" + family, (), kwargs, batches)
+        check_function("binary_" + _snake(family), (), kwargs, batches[0])
+
+
+# -- multiclass --------------------------------------------------------------------------------
+
+MULTICLASS_INPUTS = list(itertools.product(["labels", "probs", "logits"], [False, True], [None, 0, -1]))
+AVERAGES = ["micro", "macro", "weighted", None]
+
+
+@pytest.mark.parametrize("family", STAT_FAMILY)
+@pytest.mark.parametrize("kind, multidim, ignore_index", MULTICLASS_INPUTS, ids=str)
+def test_multiclass_stat_family(family, kind, multidim, ignore_index):
+    batches = multiclass_batches(kind, multidim, ignore_index, family)
+    top_ks = [1] if kind == "labels" else [1, 2]
+    for average, top_k, mda in itertools.product(AVERAGES, top_ks, ["global", "samplewise"] if multidim else
+                                                  ["global"]):
+        kwargs = dict(average=average, top_k=top_k, multidim_average=mda, ignore_index=ignore_index)
+        check_class("Multiclass" + family, _beta(family) + (C,), kwargs, batches)
+        check_function("multiclass_" + _snake(family), _beta(family) + (C,), kwargs, batches[0])
+
+
+@pytest.mark.parametrize("family", MATRIX_FAMILY)
+@pytest.mark.parametrize("kind, multidim, ignore_index", MULTICLASS_INPUTS, ids=str)
+def test_multiclass_matrix_family(family, kind, multidim, ignore_index):
+    batches = multiclass_batches(kind, multidim, ignore_index, family)
+    options = {"ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
+               "CohenKappa": [dict(weights=w) for w in (None, "linear", "quadratic")],
+               "JaccardIndex": [dict(average=a, zero_division=z) for a in AVERAGES for z in (0, 1)]}.get(family, [{}])
+    for extra in options:
+        kwargs = dict(ignore_index=ignore_index, **extra)
+        check_class("Multiclass" + family, (C,), kwargs, batches)
+        check_function("multiclass_" + _snake(family), (C,), kwargs, batches[0])
+
+
+def test_multiclass_top_k_with_many_classes_and_missing_classes():
+    """top_k up to C, and classes that never occur (the macro rules differ under top_k)."""
+    g = _gen("many")
+    classes = 7
+    target = torch.randint(0, 4, (BATCHES, 40), generator=g)  # classes 4..6 never in target
+    scores = torch.randn(BATCHES, 40, classes, generator=g)
+    batches = list(zip(scores, target))
+    for family, top_k, average in itertools.product(STAT_FAMILY, [2, 3, classes], AVERAGES):
+        kwargs = dict(average=average, top_k=top_k)
+        check_class("Multiclass" + family, _beta(family) + (classes,), kwargs, batches)
+        check_function("multiclass_" + _snake(family), _beta(family) + (classes,), kwargs, batches[0])
+
+
+# -- multilabel --------------------------------------------------------------------------------
+
+MULTILABEL_INPUTS = list(itertools.product(["labels", "probs", "logits"], [False, True], [None, -1], [False, True]))
+
+
+@pytest.mark.parametrize("family", STAT_FAMILY)
+@pytest.mark.parametrize("kind, multidim, ignore_index, float_target", MULTILABEL_INPUTS, ids=str)
+def test_multilabel_stat_family(family, kind, multidim, ignore_index, float_target):
+    batches = multilabel_batches(kind, multidim, ignore_index, float_target, family)
+    for average, mda in itertools.product(AVERAGES, ["global", "samplewise"] if multidim else ["global"]):
+        kwargs = dict(threshold=0.4, average=average, multidim_average=mda, ignore_index=ignore_index)
+        check_class("Multilabel" + family, _beta(family) + (L,), kwargs, batches)
+        check_function("multilabel_" + _snake(family), _beta(family) + (L,), kwargs, batches[0])
+
+
+@pytest.mark.parametrize("family", ("ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef"))
+@pytest.mark.parametrize("kind, multidim, ignore_index, float_target", MULTILABEL_INPUTS, ids=str)
+def test_multilabel_matrix_family(family, kind, multidim, ignore_index, float_target):
+    batches = multilabel_batches(kind, multidim, ignore_index, float_target, family)
+    options = {"ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
+               "JaccardIndex": [dict(average=a) for a in AVERAGES]}.get(family, [{}])
+    for extra in options:
+        kwargs = dict(ignore_index=ignore_index, **extra)
+        check_class("Multilabel" + family, (L,), kwargs, batches)
+        check_function("multilabel_" + _snake(family), (L,), kwargs, batches[0])
+
+
+# -- inputs, zero_division, dtypes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["Precision", "Recall", "F1Score", "FBetaScore", "JaccardIndex"])
+def test_zero_division(family):
+    preds, target = torch.tensor([0, 0, 0, 0]), torch.tensor([0, 0, 0, 0])  # every tp + fp, tp + fn is 0
+    for task, size in (("Binary", ()), ("Multiclass", (3,)), ("Multilabel", (2,))):
+        if task == "Multilabel":
+            preds, target = preds.reshape(2, 2), target.reshape(2, 2)
+        for zero_division, average in itertools.product([0, 1], ["micro", "macro", None]):
+            kwargs = dict(zero_division=zero_division)
+            if task != "Binary":
+                kwargs["average"] = average
+            args = _beta(family) + size
+            check_class(task + family, args, kwargs, [(preds, target)])
+            check_function(f"{task.lower()}_{_snake(family)}", args, kwargs, (preds, target))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_float_preds_of_any_dtype_give_float32_ratios(dtype):
+    g = _gen("dtype", str(dtype))
+    preds, target = torch.rand(50, C, generator=g).to(dtype), torch.randint(0, C, (50,), generator=g)
+    for name in ("MulticlassAccuracy", "MulticlassF1Score", "MulticlassJaccardIndex", "MulticlassCohenKappa"):
+        check_class(name, (C,), {}, [(preds, target)])
+    check_class("MulticlassStatScores", (C,), dict(average="macro"), [(preds, target)])
+    bp, bt = torch.rand(50, generator=g).to(dtype), torch.randint(0, 2, (50,), generator=g).to(dtype)
+    for name in ("BinaryAccuracy", "BinaryPrecision", "BinaryMatthewsCorrCoef"):
+        check_class(name, (), {}, [(bp, bt)])
+    check_class("BinaryConfusionMatrix", (), dict(normalize="true"), [(bp, bt)])
