@@ -6,6 +6,7 @@ import functools
 
 import pytest
 import torch
+import torchmetrics.functional.classification as tmf
 
 import torchtally
 import torchtally.functional._kernels as kernels
@@ -128,6 +129,52 @@ CASES = [
 ]
 
 
+# -- torchmetrics' options beyond global counts: samplewise, top_k, float targets ----------------
+# (reference: torchmetrics' functional form over all the data; its parity is in test_classification_parity)
+
+
+def _multidim_batches(seed):
+    g = torch.Generator().manual_seed(seed)
+    n = sum(SIZES)
+    binary_t = torch.randint(0, 2, (n, 5), generator=g)
+    binary_p = torch.randn(n, 5, generator=g) + binary_t - 0.5
+    binary_t[::7, 1] = -1
+    mc_t = torch.randint(0, C, (n, 5), generator=g)
+    mc_p = torch.randn(n, C, 5, generator=g)
+    mc_t[::5, 2] = -1
+    ml_t = torch.randint(0, 2, (n, L, 4), generator=g)
+    ml_p = torch.rand(n, L, 4, generator=g)
+    return _split(binary_p, binary_t), _split(mc_p, mc_t), _split(ml_p, ml_t)
+
+
+BINARY_MULTIDIM, MULTICLASS_MULTIDIM, MULTILABEL_MULTIDIM = _multidim_batches(34)
+FLOAT_TARGET_BATCHES = [(p, t.clamp(min=0).float()) for p, t in BINARY_BATCHES]
+
+
+def _tm(name, *args, **kwargs):
+    return lambda p, t: getattr(tmf, name)(p, t.long() if t.is_floating_point() else t, *args, **kwargs)
+
+
+SW = dict(multidim_average="samplewise")
+CASES += [
+    _case("BinaryAccuracy-samplewise", P(M.BinaryAccuracy, ignore_index=-1, **SW), BINARY_MULTIDIM,
+          _tm("binary_accuracy", ignore_index=-1, **SW)),
+    _case("BinaryStatScores-samplewise", P(M.BinaryStatScores, ignore_index=-1, **SW), BINARY_MULTIDIM,
+          _tm("binary_stat_scores", ignore_index=-1, **SW)),
+    _case("BinaryF1Score-float-target", M.BinaryF1Score, FLOAT_TARGET_BATCHES, _tm("binary_f1_score")),
+    _case("MulticlassF1Score-top2-samplewise", P(M.MulticlassF1Score, C, top_k=2, ignore_index=-1, **SW),
+          MULTICLASS_MULTIDIM, _tm("multiclass_f1_score", C, top_k=2, ignore_index=-1, **SW)),
+    _case("MulticlassStatScores-samplewise", P(M.MulticlassStatScores, C, average=None, ignore_index=-1, **SW),
+          MULTICLASS_MULTIDIM, _tm("multiclass_stat_scores", C, average=None, ignore_index=-1, **SW)),
+    _case("MulticlassPrecision-top2", P(M.MulticlassPrecision, C, top_k=2), MULTICLASS_BATCHES,
+          _tm("multiclass_precision", C, top_k=2)),
+    _case("MulticlassSpecificity-top3", P(M.MulticlassSpecificity, C, top_k=3, average=None), MULTICLASS_BATCHES,
+          _tm("multiclass_specificity", C, top_k=3, average=None)),
+    _case("MultilabelRecall-samplewise", P(M.MultilabelRecall, L, average="weighted", **SW), MULTILABEL_MULTIDIM,
+          _tm("multilabel_recall", L, average="weighted", **SW)),
+]
+
+
 def shared_multiclass_collection() -> MetricCollection:
     """Eight metrics on one [C, C] confusion matrix, two on one top-2 state (module level: picklable)."""
     return MetricCollection({
@@ -168,8 +215,9 @@ def test_distributed_three_ranks():
 def test_every_class_is_covered():
     covered = {c.name.split("-")[0] for c in CASES}
     exported = set(M.classification.__all__)
-    assert exported - covered == set()
-    assert len(exported) == 35
+    task_classes = {name for name in exported if name.startswith(("Binary", "Multiclass", "Multilabel"))}
+    assert task_classes - covered == set()
+    assert len(task_classes) == 35  # the 11 task wrappers (Accuracy(task=...), ...): test_classification_signatures
     assert all(getattr(torchtally, name) is getattr(M, name) for name in exported)
 
 
@@ -217,12 +265,36 @@ def test_binary_and_multilabel_metrics_share_their_state(monkeypatch):
     assert len(binary._sync_plan().specs) == 1 and len(multilabel._sync_plan().specs) == 1
 
 
+def test_top_k_and_samplewise_metrics_share_their_state(monkeypatch):
+    calls = _count_kernel_calls(monkeypatch)
+    top2 = MetricCollection([M.MulticlassAccuracy(C, top_k=2), M.MulticlassPrecision(C, top_k=2),
+                             M.MulticlassF1Score(C, top_k=2), M.MulticlassStatScores(C, top_k=2)])
+    results = feed(top2, MULTICLASS_BATCHES).compute()
+    assert calls == {"topk_update": len(SIZES)}
+    assert len(top2._sync_plan().specs) == 1
+    for name, value in results.items():
+        assert_same(value, feed(top2[name].clone().reset(), MULTICLASS_BATCHES).compute(), what=name)
+    samplewise = MetricCollection([M.BinaryAccuracy(multidim_average="samplewise", ignore_index=-1),
+                                   M.BinaryF1Score(multidim_average="samplewise", ignore_index=-1),
+                                   M.BinaryStatScores(multidim_average="samplewise", ignore_index=-1)])
+    calls.clear()
+    results = feed(samplewise, BINARY_MULTIDIM).compute()
+    assert calls == {"confmat_threshold": len(SIZES)}
+    assert len(samplewise._sync_plan().specs) == 1
+    for name, value in results.items():
+        assert value.shape[0] == sum(SIZES)
+        assert_same(value, feed(samplewise[name].clone().reset(), BINARY_MULTIDIM).compute(), what=name)
+
+
 def test_different_state_options_do_not_share():
     keys = [m.state_key for m in (
         M.MulticlassAccuracy(C), M.MulticlassAccuracy(C, ignore_index=0), M.MulticlassAccuracy(C + 1),
         M.MulticlassAccuracy(C, top_k=2), M.MulticlassAccuracy(C, top_k=3),
         M.BinaryAccuracy(), M.BinaryAccuracy(threshold=0.3), M.BinaryAccuracy(ignore_index=-1),
         M.MultilabelAccuracy(L), M.MultilabelAccuracy(L, threshold=0.7), M.MultilabelAccuracy(L + 1),
+        M.BinaryAccuracy(multidim_average="samplewise"), M.MulticlassAccuracy(C, multidim_average="samplewise"),
+        M.MulticlassAccuracy(C, multidim_average="samplewise", top_k=2),
+        M.MultilabelAccuracy(L, multidim_average="samplewise"),
     )]
     assert len(set(keys)) == len(keys)
     assert M.MulticlassAccuracy(C).state_key == M.MulticlassCohenKappa(C).state_key
@@ -272,7 +344,13 @@ BAD_INPUTS = [
     (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0, 1, 1]), ValueError, r"target: expected the shape of preds \[2\]"),
     (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0, 2]), ValueError, "target: .*2.* not a binary label"),
     (M.BinaryAccuracy, torch.tensor([0, 3]), torch.tensor([0, 1]), ValueError, "preds: .*3"),
-    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0.0, 1.0]), TypeError, "target: expected an integer"),
+    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0.0, 0.5]), ValueError,
+     "target: a float target must hold 0 or 1, got 0.5 at index 1"),
+    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([NAN, 1.0]), ValueError, "target: a float target"),
+    (P(M.BinaryAccuracy, multidim_average="samplewise"), torch.tensor([0.2, 0.3]), torch.tensor([0, 1]), ValueError,
+     "preds: multidim_average='samplewise' needs"),
+    (P(M.BinaryAccuracy, multidim_average="samplewise"), torch.rand(2, 3), torch.tensor([[0, 1, 1], [0, 2, 1]]),
+     ValueError, "target: .*2"),
     (M.BinaryAccuracy, [0.2, 0.3], torch.tensor([0, 1]), TypeError, "preds: expected a torch.Tensor"),
     (P(M.MulticlassAccuracy, C), torch.tensor([[0.1] * C, [NAN] * C]), torch.tensor([0, 1]), ValueError, "preds: NaN"),
     (P(M.MulticlassAccuracy, C), torch.randn(2, C + 1), torch.tensor([0, 1]), ValueError,
@@ -289,17 +367,29 @@ BAD_INPUTS = [
      r"preds: expected shape \[N, L, \.\.\.\] with L = num_labels = 3"),
     (P(M.MultilabelAccuracy, L), torch.tensor([[0.1, NAN, 0.3]]), torch.tensor([[0, 1, 1]]), ValueError, "preds: NaN"),
     (P(M.MultilabelAccuracy, L), torch.rand(2, L), torch.tensor([[0, 1, 1], [1, 3, 0]]), ValueError, "target: .*3"),
-    (P(M.MultilabelAccuracy, L), torch.rand(2, L), torch.randint(0, 2, (2, L)).float(), TypeError, "target"),
+    (P(M.MultilabelAccuracy, L), torch.rand(2, L), torch.tensor([[0.0, 1.0, 2.0], [1.0, 0.0, 0.0]]), ValueError,
+     "target: a float target must hold 0 or 1"),
+    (P(M.MulticlassAccuracy, C, multidim_average="samplewise"), torch.randn(2, C, 3),
+     torch.tensor([[0, 1, 1], [0, C, 1]]), ValueError, "target: label 4 .* out of range"),
+    (P(M.MulticlassAccuracy, C, multidim_average="samplewise"), torch.randn(2, C), torch.tensor([0, 1]), ValueError,
+     "preds: multidim_average='samplewise' needs"),
+    (P(M.MulticlassAccuracy, C, multidim_average="samplewise", top_k=2), torch.full((2, C, 3), NAN),
+     torch.tensor([[0, 1, 1], [0, 2, 1]]), ValueError, "preds: NaN"),
+    (P(M.MultilabelAccuracy, L, multidim_average="samplewise"), torch.rand(2, L, 2),
+     torch.tensor([[[0, 1], [1, 1], [0, 0]], [[0, 1], [1, 5], [0, 0]]]), ValueError, "target: .*5"),
 ]
 
 
 def _good_batch(metric):
+    samplewise = metric.multidim_average == "samplewise"
     if isinstance(metric, M.MulticlassAccuracy):
-        return MULTICLASS_BATCHES[0]
+        preds, target = MULTICLASS_BATCHES[0]
+        return (preds.reshape(-1, C, 1).expand(-1, C, 2), target[:, None].expand(-1, 2)) if samplewise else (preds, target)
     if isinstance(metric, M.MultilabelAccuracy):
-        return MULTILABEL_BATCHES[0]
+        preds, target = MULTILABEL_BATCHES[0]
+        return (preds[..., None], target[..., None]) if samplewise else (preds, target)
     preds, target = BINARY_BATCHES[0]
-    return preds, target.clamp(min=0)
+    return (preds[:, None], target[:, None].clamp(min=0)) if samplewise else (preds, target.clamp(min=0))
 
 
 @pytest.mark.parametrize("factory, preds, target, exc, match", BAD_INPUTS)
@@ -344,13 +434,15 @@ def test_empty_batch_counts_as_an_update():
         (lambda: M.BinaryAccuracy(threshold="0.5"), "threshold"),
         (lambda: M.MulticlassAccuracy(C, average="binary"), "average: expected one of"),
         (lambda: M.MulticlassAccuracy(C, top_k=C + 1), r"top_k: expected an int in \[1, num_classes = 4\]"),
-        (lambda: M.MulticlassPrecision(C, top_k=2), "top_k: MulticlassPrecision supports only top_k = 1"),
+        (lambda: M.MulticlassAccuracy(None, average="micro"), "num_classes: expected an int >= 2, got None"),
+        (lambda: M.MulticlassConfusionMatrix(C, top_k=2), r"unexpected keyword arguments \['top_k'\]"),
         (lambda: M.BinaryPrecision(zero_division=0.5), "zero_division: expected 0 or 1"),
         (lambda: M.MulticlassConfusionMatrix(C, normalize="rows"), "normalize: expected"),
         (lambda: M.MulticlassCohenKappa(C, weights="cubic"), "weights: expected"),
         (lambda: M.BinaryFBetaScore(beta=0.0), "beta: expected a number > 0"),
         (lambda: M.BinaryAccuracy(ignore_index=1.5), "ignore_index: expected None or an int"),
-        (lambda: M.BinaryAccuracy(multidim_average="samplewise"), "multidim_average: only 'global'"),
+        (lambda: M.BinaryAccuracy(multidim_average="sample"), "multidim_average: expected 'global' or 'samplewise'"),
+        (lambda: M.BinaryPrecision(zero_division=2), "zero_division: expected 0 or 1"),
     ],
 )
 def test_bad_options_are_named(make, match):
@@ -402,8 +494,13 @@ def test_reference_backend_gives_the_same_state():
     if not kernels.has_c():
         pytest.skip("torchtally._C is not built: both paths are the reference")
     factories = [shared_multiclass_collection, lambda: M.BinaryStatScores(ignore_index=-1),
-                 lambda: M.MultilabelStatScores(L, average=None)]
-    data = [MULTICLASS_BATCHES, BINARY_BATCHES, MULTILABEL_BATCHES]
+                 lambda: M.MultilabelStatScores(L, average=None),
+                 lambda: M.BinaryStatScores(ignore_index=-1, multidim_average="samplewise"),
+                 lambda: M.MulticlassStatScores(C, top_k=2, ignore_index=-1, multidim_average="samplewise"),
+                 lambda: M.MultilabelStatScores(L, multidim_average="samplewise"),
+                 lambda: M.BinaryStatScores()]
+    data = [MULTICLASS_BATCHES, BINARY_BATCHES, MULTILABEL_BATCHES, BINARY_MULTIDIM, MULTICLASS_MULTIDIM,
+            MULTILABEL_MULTIDIM, FLOAT_TARGET_BATCHES]
     for factory, batches in zip(factories, data):
         c_state = feed(factory(), batches).state_dict()
         previous = kernels.set_backend("reference")
