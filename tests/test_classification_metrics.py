@@ -405,6 +405,23 @@ def test_bad_input_raises_and_leaves_state_unchanged(factory, preds, target, exc
     assert all(torch.equal(before[k], v) for k, v in metric.state_dict().items())
 
 
+@pytest.mark.parametrize("factory, preds, target, match", [
+    (M.BinaryAccuracy, torch.tensor([0.2, 0.7]), torch.tensor([0, 3]), "target"),
+    (M.BinaryF1Score, torch.tensor([0.2, 0.7]), torch.tensor([0.0, 0.4]), "target: a float target"),
+    (P(M.MulticlassPrecision, C), torch.tensor([0, 1]), torch.tensor([0, C + 2]), "target: label 6"),
+    (P(M.MulticlassF1Score, C, top_k=2), torch.tensor([[NAN] * C, [0.0] * C]), torch.tensor([0, 1]), "preds: NaN"),
+    (P(M.MultilabelRecall, L, multidim_average="samplewise"), torch.rand(2, L, 2), torch.full((2, L, 2), 7),
+     "target"),
+    (P(M.MulticlassConfusionMatrix, C), torch.tensor([0, -3]), torch.tensor([0, 1]), "preds: label -3"),
+], ids=lambda v: getattr(v, "func", v).__name__ if callable(v) else None)
+def test_validate_args_false_still_rejects_bad_input(factory, preds, target, match):
+    """torchmetrics skips its checks with validate_args=False (and then returns a number from bad
+    labels); torchtally's checks are part of the kernels' one pass, so they always run."""
+    metric = factory(validate_args=False)
+    assert metric.validate_args is False
+    assert_rejects(metric, (preds, target), ValueError, match)
+
+
 def test_device_mismatch_is_rejected():
     # A fresh metric follows its input's device (tests/test_metric_device.py); one holding data refuses.
     metric = M.MulticlassAccuracy(C).update(torch.randn(2, C), torch.tensor([0, 1]))
