@@ -544,3 +544,15 @@ def test_functional_docstring_examples():
     import torchtally.functional.classification as fc
     failed, attempted = doctest.testmod(fc)
     assert attempted > 0 and failed == 0
+
+
+def test_samplewise_ignored_elements_are_not_counted_nor_range_checked():
+    """As the global update: an ignored element's label is not checked (the kernels' rule), and it
+    must not reach the per-sample counts either (nor index outside them)."""
+    preds, target = torch.tensor([[0, 99, 1], [2, 1, -5]]), torch.tensor([[0, -1, 1], [2, 1, -1]])
+    per_sample = M.MulticlassStatScores(3, average=None, ignore_index=-1, multidim_average="samplewise")
+    per_sample.update(preds, target)
+    for i in range(2):
+        keep = target[i] != -1
+        alone = M.MulticlassStatScores(3, average=None).update(preds[i][keep], target[i][keep]).compute()
+        assert torch.equal(per_sample.compute()[i], alone)

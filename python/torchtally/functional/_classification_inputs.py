@@ -357,7 +357,8 @@ def multiclass_sample_stats(preds: object, target: object, num_classes: int, top
     sample = torch.arange(n, device=preds.device).repeat_interleave(m)
     t = flat_target.long()
     keep = torch.ones_like(t, dtype=torch.bool) if ignore_index is None else t != ignore_index
-    t = torch.where(keep, t, 0)
+    # ignored elements count nowhere; their labels (not range-checked) must not index out of bounds
+    t, labels = torch.where(keep, t, 0), torch.where(keep, labels, 0)
     at_target, at_pred = sample * c + t, sample * c + labels
     kept = keep.long()
 
