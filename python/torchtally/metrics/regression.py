@@ -194,7 +194,7 @@ class R2Score(_ResidualMoments):
         tensor(0.9486)
         >>> R2Score(multioutput="raw_values").update(torch.tensor([[0.5, 1.0], [-1.0, 1.0], [7.0, -6.0]]),
         ...                                          torch.tensor([[0.0, 2.0], [-1.0, 2.0], [8.0, -5.0]])).compute()
-        tensor([0.9654, 0.9082])
+        tensor([0.9743, 0.9082])
     """
 
     _max_dims = 2
