@@ -4,8 +4,9 @@ torchmetrics' classes with its constructor signatures, accepted inputs, result d
 shapes (a single-element result is 0-d). Error sums are float64 "sum" states; R2, explained
 variance and Pearson keep moments merged with Chan's formula ("merge" states). Results are in
 ``self.dtype`` (torch's default dtype when the metric was made; ``set_dtype`` changes it),
-promoted by the inputs' float dtype where torchmetrics' are (R2Score, ExplainedVariance,
-PearsonCorrCoef on [N, D] inputs); CosineSimilarity's are float32, as torchmetrics'.
+except where torchmetrics' follow the inputs' float dtype: R2Score and ExplainedVariance
+(1-D inputs promote ``self.dtype``, [N, D] ones give their own dtype), PearsonCorrCoef ([N, D]
+inputs promote ``self.dtype``); CosineSimilarity's are float32, as torchmetrics'.
 
 Over no samples the results are torchmetrics': NaN for the means (MSE, MAE, MAPE, explained
 variance, Pearson, with Pearson's warning), a ValueError for R2Score (fewer than 2 samples)
@@ -177,6 +178,15 @@ class _ResidualMoments(_InputFormMixin, _RegressionMetric):
         if name == "input_form":
             return F.form_merge_values(values)
         return F.merge_moments(values)
+
+    def _result_dtype(self) -> torch.dtype:
+        # torchmetrics' state here is a 0-d tensor of the metric's dtype: 1-D inputs (0-d batch
+        # sums) promote it, [N, D] ones (dimensioned batch sums) replace its dtype with theirs.
+        form = F.read_form(self.input_form)
+        code = form[0] if form else 0
+        if len(form) <= 1 or code == 0:
+            return inp.promoted(self.dtype, code)
+        return inp.CODE_DTYPES[code]
 
 
 class R2Score(_ResidualMoments):
