@@ -188,7 +188,7 @@ def test_average_loss_weighs_by_batch_size():
 def test_a_loss_that_requires_grad_leaves_no_graph_in_the_state(cls, extra):
     loss = (torch.randn(3, requires_grad=True) ** 2).mean()
     metric = cls().update(loss, *extra)
-    tensors = [v for v in metric.state_dict().values() if isinstance(v, torch.Tensor)]
+    tensors = [getattr(metric, name) for name in metric.state_names]
     assert tensors and not any(t.requires_grad for t in tensors)
     assert not metric.compute().requires_grad
 
