@@ -375,9 +375,9 @@ INF = torch.tensor([1.0, 2.0, float("inf"), 3.0])
 @pytest.mark.parametrize(
     "args, exc, match",
     [
-        ((NAN, GOOD[1]), ValueError, r"preds: expected finite values, got nan at index 1"),
-        ((GOOD[0], NAN), ValueError, r"target: expected finite values, got nan at index 1"),
-        ((GOOD[0], INF), ValueError, r"target: expected finite values, got inf at index 2"),
+        ((NAN, GOOD[1]), ValueError, r"preds: expected finite values, got nan at flat index 1"),
+        ((GOOD[0], NAN), ValueError, r"target: expected finite values, got nan at flat index 1"),
+        ((GOOD[0], INF), ValueError, r"target: expected finite values, got inf at flat index 2"),
         ((GOOD[0], GOOD[1][:3]), InputShapeError, r"target: expected the shape of preds \[4\], got \[3\]"),
         ((GOOD[0] > 0, GOOD[1]), TypeError, r"preds: expected a floating or integer tensor, got bool"),
         ((GOOD[0], GOOD[1].to(torch.complex64)), TypeError, r"target: expected a floating or integer tensor"),
@@ -390,6 +390,51 @@ def test_bad_input_is_rejected_and_state_kept(factory, args, exc, match):
     before = metric.compute()
     assert_rejects(metric, args, exc, match)
     torch.testing.assert_close(metric.compute(), before)
+
+
+def _with(values, where, *more):
+    t = torch.arange(1.0, 9.0).reshape(4, 2)
+    for (i, j), v in [(where, values)] + list(more):
+        t[i, j] = v
+    return t
+
+
+INF, NEG = float("inf"), float("-inf")
+CLEAN = torch.arange(1.0, 9.0).reshape(4, 2) + 0.5
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance,
+     P(PearsonCorrCoef, num_outputs=2), CosineSimilarity],
+    ids=lambda f: getattr(f, "__name__", None) or f.func.__name__,
+)
+@pytest.mark.parametrize(
+    "preds, target, match",
+    [
+        (_with(INF, (1, 1)), CLEAN, r"preds: expected finite values, got inf at flat index 3"),
+        (CLEAN, _with(NEG, (2, 0)), r"target: expected finite values, got -inf at flat index 4"),
+        (_with(INF, (0, 1)), _with(INF, (0, 1)), r"preds: .* got inf at flat index 1"),  # inf - inf is NaN
+        (_with(INF, (0, 0), ((3, 1), NEG)), CLEAN, r"preds: .* got inf at flat index 0"),  # sums to NaN
+        (CLEAN, _with(float("nan"), (3, 0)), r"target: expected finite values, got nan at flat index 6"),
+    ],
+    ids=["preds_inf", "target_neg_inf", "both_inf_same_place", "plus_and_minus_inf", "target_nan"],
+)
+def test_every_non_finite_input_is_found(factory, preds, target, match):
+    metric = factory().update(CLEAN, CLEAN * 2)
+    before = {name: getattr(metric, name).clone() for name in metric.state_names}
+    with pytest.raises(ValueError, match=match):
+        metric.update(preds, target)
+    for name, value in before.items():
+        assert torch.equal(getattr(metric, name), value), name
+
+
+def test_an_overflow_on_finite_inputs_is_not_an_input_error():
+    """The finiteness check looks at a summary of the batch first; a summary that overflows on
+    finite inputs is searched, nothing is found, and the value is torchmetrics' (inf)."""
+    big = torch.tensor([1e200, -1e200], dtype=torch.float64)
+    got = F64(MeanSquaredError)().update(big, -big).compute()
+    assert got == torch.inf == torchmetrics.functional.mean_squared_error(big, -big)
 
 
 def test_a_shape_mismatch_is_also_a_runtime_error_as_torchmetrics():

@@ -9,7 +9,10 @@ for either catches it.
 * dtypes: floating or integer tensors (not bool, not complex); integers are read as float64.
 * values: finite only. NaN or +-inf in preds or target is a ValueError naming the first bad
   element (a NaN would silently poison every later result of a streaming metric; torchmetrics
-  lets it through).
+  lets it through). The shape helpers below do not look at values: every update computes a
+  small summary of the batch that is NaN or inf whenever an input element is (an error sum,
+  the residuals' sum, the inputs' sums) and calls ``require_finite`` on it before touching any
+  state, so a finite batch costs one small check and only a bad one is searched.
 * shapes, by metric (preds and target always of one shape):
   ``flat``      any shape, flattened into samples (MSE, MAE with num_outputs=1; MAPE);
   ``columns``   [N, D] for D = num_outputs > 1 (MSE, MAE);
@@ -83,14 +86,24 @@ def finite(name: str, t: Tensor) -> None:
     if not t.is_floating_point() or t.numel() == 0:
         return
     if not bool(torch.isfinite(t).all()):
+        # ``t`` may be a reshaped view of the input: a flat index is the same in both
         flat = int((~torch.isfinite(t)).reshape(-1).nonzero()[0, 0])
         value = float(t.reshape(-1)[flat])
-        where = f"index {flat}" if t.dim() <= 1 else f"flat index {flat} of shape {list(t.shape)}"
-        raise ValueError(f"{name}: expected finite values, got {value} at {where}")
+        raise ValueError(f"{name}: expected finite values, got {value} at flat index {flat}")
+
+
+def require_finite(summary: Tensor, preds: Tensor, target: Tensor) -> None:
+    """Raise for the first NaN or inf of preds, then target, when ``summary`` (a reduction over
+    the batch that any NaN or inf input makes NaN or inf) is not finite. A summary that
+    overflowed on finite inputs passes: the inputs are searched and nothing is found."""
+    if not bool(torch.isfinite(summary).all()):
+        finite("preds", preds)
+        finite("target", target)
 
 
 def pair(preds: object, target: object, device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor]:
-    """Checked preds and target: real tensors of one shape, on one device, finite."""
+    """Checked preds and target: real tensors of one shape, on one device (values: see
+    ``require_finite``)."""
     preds, target = real("preds", preds, device), real("target", target, device)
     if target.device != preds.device:
         raise ValueError(f"target: expected a tensor on {preds.device} (the device of preds), got {target.device}")
@@ -99,8 +112,6 @@ def pair(preds: object, target: object, device: Optional[torch.device] = None) -
             f"target: expected the shape of preds {list(preds.shape)}, got {list(target.shape)} "
             "(Predictions and targets are expected to have the same shape)"
         )
-    finite("preds", preds)
-    finite("target", target)
     return preds, target
 
 

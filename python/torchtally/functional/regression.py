@@ -61,14 +61,18 @@ def squared_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
     """(sum of squared errors [D] float64, number of samples) of one batch."""
     p, t = _error_inputs(preds, target, num_outputs, device)
     diff = t.to(_F64) - p.to(_F64)
-    return (diff * diff).sum(0), diff.shape[0]
+    total = (diff * diff).sum(0)
+    inp.require_finite(total, p, t)
+    return total, diff.shape[0]
 
 
 def absolute_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
                        device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
     """(sum of absolute errors [D] float64, number of samples) of one batch."""
     p, t = _error_inputs(preds, target, num_outputs, device)
-    return (t.to(_F64) - p.to(_F64)).abs().sum(0), p.shape[0]
+    total = (t.to(_F64) - p.to(_F64)).abs().sum(0)
+    inp.require_finite(total, p, t)
+    return total, p.shape[0]
 
 
 def absolute_percentage_error_sum(preds: Tensor, target: Tensor,
@@ -76,7 +80,9 @@ def absolute_percentage_error_sum(preds: Tensor, target: Tensor,
     """(sum of |target - preds| / max(|target|, MAPE_EPS) float64, number of elements)."""
     p, t = inp.flat(preds, target, device)
     t64 = t.to(_F64)
-    return ((t64 - p.to(_F64)).abs() / t64.abs().clamp_min(MAPE_EPS)).sum(), p.numel()
+    total = ((t64 - p.to(_F64)).abs() / t64.abs().clamp_min(MAPE_EPS)).sum()
+    inp.require_finite(total, p, t)
+    return total, p.numel()
 
 
 def _error_inputs(preds, target, num_outputs, device):
@@ -184,14 +190,15 @@ def residual_moments_update(state: Tensor, p: Tensor, t: Tensor) -> Tensor:
     ``state`` updated in place. A batch whose D differs from the state's is a ValueError, with
     the state unchanged."""
     d = p.shape[1]
-    if state.shape[0] == 0:
-        state = empty_moments(2 * d, state.device)
-    elif state.shape[0] != 2 * d:
+    if state.shape[0] not in (0, 2 * d):
         raise ValueError(
             f"preds: expected {state.shape[0] // 2} output(s) per sample as in earlier batches, got {d} "
             f"(shape {list(p.shape)})"
         )
     residual = t.to(_F64) - p.to(_F64)
+    inp.require_finite(residual.sum(), p, t)  # NaN or inf in preds or target makes a residual so
+    if state.shape[0] == 0:
+        state = empty_moments(2 * d, state.device)
     _kernels.moments_update(state[:d], residual, None)
     _kernels.moments_update(state[d:], inp.as_float(t), None)
     return state
@@ -287,7 +294,9 @@ def explained_variance_from_moments(state: Tensor, multioutput: str = "uniform_a
 
 def comoments_update(state: Tensor, p: Tensor, t: Tensor) -> None:
     """Fold a checked batch [N, D] into a co-moments state [D, 6] of (preds, target), in place."""
-    _kernels.comoments_update(state, inp.as_float(p), inp.as_float(t))
+    p, t = inp.as_float(p), inp.as_float(t)
+    inp.require_finite(p.sum() + t.sum(), p, t)
+    _kernels.comoments_update(state, p, t)
 
 
 def pearson_from_comoments(state: Tensor) -> Tensor:
@@ -325,9 +334,10 @@ def check_cosine_reduction(reduction: object) -> Optional[str]:
 def cosine_rows(preds: Tensor, target: Tensor, device: Optional[torch.device] = None) -> Tensor:
     """The cosine similarity of each row pair, float64 [N]; a zero-norm row gives NaN (0 / 0)."""
     p, t = inp.rows(preds, target, device)
-    p, t = p.to(_F64), t.to(_F64)
-    dot = (p * t).sum(1)
-    return dot / (torch.linalg.vector_norm(p, dim=1) * torch.linalg.vector_norm(t, dim=1))
+    p64, t64 = p.to(_F64), t.to(_F64)
+    norms = torch.linalg.vector_norm(p64, dim=1) * torch.linalg.vector_norm(t64, dim=1)
+    inp.require_finite(norms.sum(), p, t)
+    return (p64 * t64).sum(1) / norms
 
 
 # -- functional forms ------------------------------------------------------------------------
