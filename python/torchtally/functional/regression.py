@@ -147,8 +147,9 @@ class FormTracker:
     ``check(state, form)`` returns the merged form to store, or None when ``state`` already
     covers ``form``; it reads the state (a device sync) only when the state object is not the
     one this tracker last wrote (a reset, a merge or a load replaced it) or the form is new.
-    ``wrote(state, form)`` records the state object just stored. Correct whatever the state
-    holds: merging a form into a state is idempotent, so skipping one already merged is exact.
+    ``wrote(state, form)`` records the state object just stored. This relies on Metric's rule
+    that reset, merge, load, sync and forward replace a state tensor instead of writing into it:
+    the object this tracker wrote holds what it wrote.
     """
 
     __slots__ = ("_state", "_form")
