@@ -261,6 +261,13 @@ def test_nan_loss():
 # -- values over no values ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("factory", [SumMetric, MeanMetric, MinMetric, MaxMetric, CatMetric, RunningMean, AverageLoss])
+def test_ignite_style_compute_before_any_update_raises(factory):
+    metric = factory()
+    with metric.raising_if_never_updated(), pytest.raises(NotComputableError):
+        metric.compute()
+
+
 def test_updates_without_values_give_torchmetrics_empty_values():
     empty = torch.empty(0)
     assert float(SumMetric().update(empty).compute()) == 0.0

@@ -13,7 +13,7 @@ import torch
 import torchmetrics
 
 from metric_tester import CollectionFactory, MetricCase, assert_rejects, check_metric
-from torchtally import MetricCollection
+from torchtally import MetricCollection, NotComputableError
 from torchtally.functional import (
     _kernels,
     cosine_similarity,
@@ -337,6 +337,13 @@ def test_r2_and_explained_variance_share_state_in_a_collection(monkeypatch):
 
 ALL = [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance,
        PearsonCorrCoef, P(CosineSimilarity, reduction="mean")]
+
+
+@pytest.mark.parametrize("factory", ALL + [CosineSimilarity, P(CosineSimilarity, reduction="none")])
+def test_ignite_style_compute_before_any_update_raises(factory):
+    metric = factory()
+    with metric.raising_if_never_updated(), pytest.raises(NotComputableError):
+        metric.compute()
 
 
 @pytest.mark.parametrize("factory", ALL)

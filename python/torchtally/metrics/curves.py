@@ -25,7 +25,7 @@ class BinaryAUROC(BinaryCurveState):
         >>> from torchtally.metrics import BinaryAUROC
         >>> m = BinaryAUROC()
         >>> m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
-        BinaryAUROC(states=[scores:cat, labels:cat], updated=True)
+        BinaryAUROC()
         >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1, 1])).compute()
         tensor(0.7500)
     """

@@ -304,7 +304,7 @@ class CosineSimilarity(_RegressionMetric):
     def __init__(self, reduction: Optional[str] = "sum", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.reduction = F.check_cosine_reduction(reduction)
-        self.__dict__["_dtype"] = torch.float32  # Metric.dtype: torchmetrics computes in float32
+        self.set_dtype(torch.float32)  # torchmetrics computes it in float32 whatever the default dtype
         if self.reduction in ("none", None):
             self.add_state("similarities", torch.empty(0, dtype=_F64), reduce="cat")
         else:
