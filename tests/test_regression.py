@@ -266,6 +266,24 @@ def test_a_nearly_constant_target_is_scored_exactly():
     assert float(torchmetrics.functional.r2_score(preds, target)) == 0.0
 
 
+def test_pearson_is_exact_where_torchmetrics_gives_nan():
+    """A deliberate difference: torchmetrics returns NaN (with a warning) when a variance is small
+    against the largest deviation or overflows float32 once normalised; here only for 0."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(100, generator=g)
+    y = x + 0.5 * torch.randn(100, generator=g)
+    outlier_x = torch.zeros(100_000)
+    outlier_x[0] = 1.0
+    outlier_y = torch.randn(100_000, generator=g)
+    outlier_y[0] = 5.0
+    for preds, target in ((x * 1e-20, y * 1e-20), (outlier_x, outlier_y)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert torch.isnan(torchmetrics.functional.pearson_corrcoef(preds, target))
+        want = pearson_ref(preds, target)
+        assert float(PearsonCorrCoef().update(preds, target).compute()) == pytest.approx(want, rel=1e-6)
+
+
 def test_variance_weighted_over_constant_targets_is_nan_as_torchmetrics():
     target = torch.tensor([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]])
     preds = torch.tensor([[1.0, 2.0], [0.0, 2.0], [2.0, 2.0]])

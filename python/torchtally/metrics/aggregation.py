@@ -15,7 +15,11 @@ Deliberate differences from torchmetrics:
 
 * a weight that is negative or infinite is a ValueError (the "mean" would not be a mean);
 * with ``nan_strategy="disable"`` MeanMetric keeps the weights (torchmetrics drops them);
+* with a float ``nan_strategy`` and a weight broadcast to the values (a number, or a smaller
+  tensor), only the NaN positions get weight 1 (torchmetrics writes the 1 into its broadcast
+  view of the weight, which sets every weight to 1);
 * CatMetric over no values returns an empty tensor (torchmetrics: an empty Python list);
+* RunningMean's ``update_count`` counts its updates (torchmetrics' Running wrapper reports 0);
 * AverageLoss (no torchmetrics twin, ignite's ``Loss``) raises NotComputableError over no
   samples, as ignite's Loss does.
 """
@@ -85,7 +89,9 @@ class SumMetric(_Aggregator):
 class MeanMetric(_Aggregator):
     """Weighted mean sum(weight * value) / sum(weight); ``weight`` is None (1 per value), a
     number, or a tensor broadcastable to the value's shape, finite and >= 0. NaN before any
-    value (0 / 0), as torchmetrics.
+    value (0 / 0), as torchmetrics. Differences from torchmetrics: negative or infinite weights
+    raise ValueError; "disable" and a float ``nan_strategy`` treat weights as described in this
+    module's docstring.
 
         >>> import torch
         >>> from torchtally.aggregation import MeanMetric
@@ -157,7 +163,9 @@ class CatMetric(_Aggregator):
     """All values seen, concatenated along dim 0 in order (a 0-d value counts as [1]); across
     ranks rank 0's values come first, then rank 1's, ... Values keep their shape after dim 0,
     which must be the same for every value (a single value comes back 0-d, as torchmetrics).
-    Stored in the dtype of the results when the metric was made.
+    Stored in the dtype of the results when the metric was made. Difference from torchmetrics:
+    over no values the result is an empty tensor (torchmetrics returns an empty list), and values
+    whose shapes after dim 0 differ raise ValueError at the update (torchmetrics at compute).
 
         >>> import torch
         >>> from torchtally.aggregation import CatMetric
@@ -215,7 +223,8 @@ class RunningMean(_Aggregator):
     of every rank's last ``window`` updates (with one update per rank per step, as in DDP,
     that is the last ``window`` steps), as torchmetrics' Running wrapper sums each window slot
     over ranks. ``merge_state`` combines windows the same way. State: ``window`` slots of
-    (weighted sum, weight sum), a "sum" reduce, so a sync is one all_reduce.
+    (weighted sum, weight sum), a "sum" reduce, so a sync is one all_reduce. Differences from
+    torchmetrics: as MeanMetric's, and ``update_count`` counts the updates (torchmetrics: 0).
 
         >>> import torch
         >>> from torchtally.aggregation import RunningMean

@@ -80,6 +80,9 @@ class MeanSquaredError(_ErrorMean):
     ``num_outputs=1``: preds and target of any (equal) shape, every element a sample;
     ``num_outputs=D``: [N, D] inputs and one value per output.
 
+    Differences from torchmetrics: float64 sums; NaN/inf inputs and a 1-D input with
+    ``num_outputs > 1`` (which torchmetrics spreads over every output) raise ValueError.
+
         >>> import torch
         >>> from torchtally.regression import MeanSquaredError
         >>> m = MeanSquaredError()
@@ -99,7 +102,7 @@ class MeanSquaredError(_ErrorMean):
 
 
 class MeanAbsoluteError(_ErrorMean):
-    """Mean absolute error (shapes as MeanSquaredError).
+    """Mean absolute error (shapes and differences from torchmetrics as MeanSquaredError).
 
         >>> import torch
         >>> from torchtally.regression import MeanAbsoluteError
@@ -114,6 +117,7 @@ class MeanAbsolutePercentageError(_RegressionMetric):
     """Mean of |target - preds| / max(|target|, 1.17e-6) over all elements, as a fraction.
 
     A target of 0 gives a huge term (as torchmetrics); scikit-learn clamps at 2.2e-16 instead.
+    Differences from torchmetrics: a float64 sum; NaN/inf inputs raise ValueError.
 
         >>> import torch
         >>> from torchtally.regression import MeanAbsolutePercentageError
@@ -198,6 +202,11 @@ class R2Score(_ResidualMoments):
     for k regressors (with a warning and the plain R2 when k >= n - 1). A constant target gives
     1 for perfect predictions, else 0; fewer than 2 samples raise ValueError (as torchmetrics).
 
+    Differences from torchmetrics: exact where it approximates (Chan-merged moments keep the
+    digits of targets with a large offset; a constant target is detected exactly, where
+    torchmetrics calls a sum of squares below 1e-4 zero and scores small-scale data 0 or 1);
+    NaN/inf inputs, and batches with different numbers of outputs, raise ValueError.
+
         >>> import torch
         >>> from torchtally.regression import R2Score
         >>> R2Score().update(torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])).compute()
@@ -224,7 +233,8 @@ class ExplainedVariance(_ResidualMoments):
 
     Inputs [N] or [N, d1, ...] (dim 0 holds samples; "raw_values" has the shape [d1, ...]);
     ``multioutput`` as R2Score. A constant target gives 1 when the residual is constant too,
-    else 0 (as torchmetrics and scikit-learn); NaN over no samples.
+    else 0 (as torchmetrics and scikit-learn); NaN over no samples. Differences from
+    torchmetrics as R2Score (moments instead of float32 sums of squares).
 
         >>> import torch
         >>> from torchtally.regression import ExplainedVariance
@@ -249,6 +259,11 @@ class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
 
     Co-moments are merged with Chan's formula. An output whose preds or target have zero
     variance (exactly constant), or fewer than 2 samples, gives NaN with a warning.
+
+    Differences from torchmetrics: exact where it approximates (it gives NaN whenever a variance
+    is small against the largest deviation, e.g. float32 inputs of magnitude 1e-20; here only
+    for a variance of exactly 0); NaN/inf inputs and a 1-D input with ``num_outputs > 1``
+    raise ValueError.
 
         >>> import torch
         >>> from torchtally.regression import PearsonCorrCoef
@@ -290,7 +305,10 @@ class CosineSimilarity(_RegressionMetric):
     None) keeps every row's similarity (a "cat" state of 8 bytes per row) and returns them all,
     in the order seen (across ranks: rank 0's rows, then rank 1's, ...). A zero row gives NaN.
     Results are float32, as torchmetrics' (``set_dtype`` changes that). Over no rows: a
-    ValueError, as torchmetrics.
+    ValueError, as torchmetrics. Differences from torchmetrics: computed in float64, from two
+    numbers per metric (or one per row for "none") instead of every input row; NaN/inf inputs
+    raise ValueError; after updates with 0 rows only, still a ValueError (torchmetrics: 0 for
+    "sum", NaN for "mean").
 
         >>> import torch
         >>> from torchtally.regression import CosineSimilarity
