@@ -174,6 +174,14 @@ def test_cat_metric_merge_refuses_different_shapes():
                        torch.tensor([[1.0, 1.0, 1.0]] * 2 + [[0.0, 0.0, 0.0]]))
 
 
+def test_cat_metric_forward_with_another_shape_keeps_the_state():
+    m = CatMetric()
+    m(torch.ones(2, 3))
+    with pytest.raises(ValueError, match="different shapes after dim 0"):
+        m(torch.ones(2, 2))
+    assert torch.equal(m.compute(), torch.ones(2, 3)) and m.update_count == 1
+
+
 def test_average_loss_weighs_by_batch_size():
     m = AverageLoss().update(torch.tensor(1.0), 30).update(4.0, torch.tensor(10))
     assert float(m.compute()) == pytest.approx(1.75)  # a mean of the two batch means would be 2.5

@@ -330,6 +330,19 @@ def test_outputs_are_read_from_the_first_batch():
     assert_rejects(ev, (torch.randn(5, 3, 2), torch.randn(5, 3, 2)), ValueError, "the same shape after dim 0")
 
 
+@pytest.mark.parametrize("factory", [P(R2Score, multioutput="raw_values"), P(ExplainedVariance, multioutput="raw_values")])
+def test_forward_with_other_outputs_is_rejected_and_state_kept(factory):
+    """In forward the batch is updated on fresh states; the mismatch shows only when they are
+    merged into the accumulated ones, which must then be left as they were."""
+    m = factory()
+    m(torch.randn(6, 3), torch.randn(6, 3))
+    before = m.compute()
+    with pytest.raises(ValueError, match="moments of 1 and 3 outputs cannot be merged"):
+        m(torch.randn(6), torch.randn(6))
+    torch.testing.assert_close(m.compute(), before)
+    assert m.update_count == 1
+
+
 def test_r2_and_explained_variance_share_state_in_a_collection(monkeypatch):
     from torchtally.functional import regression as functional_regression
 

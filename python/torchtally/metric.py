@@ -469,11 +469,15 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
             raise
         d = self.__dict__
         combined = {}
-        for name, (reduce, _) in self._specs.items():
-            if reduce == "cat":
-                combined[name] = held.values[name] + self._cat_chunks[name]
-            else:
-                combined[name] = self._combine_states(name, [held.values[name], d[name]])
+        try:  # a merge may refuse the pair (e.g. R2Score's outputs differ from earlier batches')
+            for name, (reduce, _) in self._specs.items():
+                if reduce == "cat":
+                    combined[name] = held.values[name] + self._cat_chunks[name]
+                else:
+                    combined[name] = self._combine_states(name, [held.values[name], d[name]])
+        except BaseException:
+            self._restore_states(held)
+            raise
         for name, both in combined.items():
             if name in self._cat_chunks:
                 self._cat_chunks[name] = both

@@ -212,7 +212,11 @@ def merge_moments(values: Sequence[Tensor], comoments: bool = False) -> Tensor:
     if not seen:
         return values[0]
     if any(v.shape != seen[0].shape for v in seen):
-        raise ValueError(f"the states to merge hold different numbers of outputs: {[list(v.shape) for v in seen]}")
+        counts = sorted({v.shape[0] // (1 if comoments else 2) for v in seen})
+        raise ValueError(
+            f"moments of {' and '.join(map(str, counts))} outputs cannot be merged: every batch (and every rank) "
+            "must have the same number of outputs per sample"
+        )
     out = seen[0].clone(memory_format=torch.contiguous_format)
     merge = _kernels.comoments_merge if comoments else _kernels.moments_merge
     for other in seen[1:]:
