@@ -110,14 +110,22 @@ def test_empty_epoch(thresholds):
     m = BinaryAUROC(thresholds=thresholds)
     with pytest.raises(NotComputableError):
         m.compute()
-    m.update(torch.empty(0), torch.empty(0, dtype=torch.long))  # an update with no sample: NaN, documented
-    with pytest.warns(UserWarning):
-        assert torch.isnan(m.compute())
-    fpr, tpr, thr = BinaryROC(thresholds=thresholds).update(torch.empty(0), torch.empty(0, dtype=torch.long)).compute()
-    assert fpr.numel() == tpr.numel() == thr.numel()
+    m.update(torch.empty(0), torch.empty(0, dtype=torch.long))
     everything_ignored = BinaryAveragePrecision(thresholds=thresholds, ignore_index=-1)
+    everything_ignored.update(torch.rand(4), torch.full((4,), -1))
+    roc = BinaryROC(thresholds=thresholds).update(torch.empty(0), torch.empty(0, dtype=torch.long))
+    if thresholds is None:  # exact mode: no score to make a threshold of (torchmetrics raises too)
+        for metric in (m, everything_ignored, roc):
+            with pytest.raises(ValueError, match="no sample to compute from"):
+                metric.compute()
+        return
+    with pytest.warns(UserWarning):  # binned: the empty histogram's values, AUROC NaN (documented)
+        assert torch.isnan(m.compute())
     with pytest.warns(UserWarning):
-        assert everything_ignored.update(torch.rand(4), torch.full((4,), -1)).compute().item() == 0.0
+        assert everything_ignored.compute().item() == 0.0
+    with pytest.warns(UserWarning):
+        fpr, tpr, thr = roc.compute()
+    assert fpr.numel() == tpr.numel() == thr.numel()
 
 
 # -- bad input --------------------------------------------------------------------------------
@@ -133,7 +141,9 @@ def _bad_cases():
         (BinaryAUROC, {"ignore_index": -1}, (nan, torch.where(torch.arange(8) == 5, -1, t)), ValueError, "preds: NaN"),
         (BinaryAUROC, {}, (p, t[:7]), ValueError, r"target: expected shape \[8\]"),
         (BinaryAUROC, {}, (t, t), TypeError, "preds: expected a floating tensor"),
-        (BinaryAUROC, {}, (p, t.float()), TypeError, "target: expected an integer or bool"),
+        (BinaryAUROC, {}, (p, t.float() / 2), ValueError, r"target: expected 0 or 1 \(a float target holds labels\), got 0.5"),
+        (BinaryAUROC, {}, (p, t.float() * 2), ValueError, r"target: label 2 at sample \d+ is out of range \[0, 2\)"),
+        (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8, 3), t.float()), TypeError, "target: expected a tensor of integer class ids"),
         (BinaryAUROC, {}, (p, t + 1), ValueError, r"target: label 2 at sample \d+ is out of range \[0, 2\)"),
         (BinaryAUROC, {}, (p.tolist(), t), TypeError, "preds: expected a tensor"),
         # (a fresh metric follows preds' device, so the mismatch that every metric refuses is target's)
