@@ -67,6 +67,38 @@ def test_single_class_curves_follow_torchmetrics():
                     torch.testing.assert_close(a, b, equal_nan=True)
 
 
+def _assert_curves_equal(ours, theirs):
+    assert type(ours) is type(theirs) and len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, list):
+            _assert_curves_equal(a, b)
+        else:
+            torch.testing.assert_close(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("thresholds", MODES)
+def test_curves_of_a_column_without_positives_follow_torchmetrics(thresholds):
+    """Per class / label curves where one column has no positive (and one label no negative):
+    the values torchmetrics gives (recall NaN for an exact multiclass class, 1 for an exact
+    label, NaN binned; TPR/FPR 0), each with a warning naming the column."""
+    g = torch.Generator().manual_seed(3)
+    preds, target = torch.rand(60, 4, generator=g), torch.randint(0, 3, (60,), generator=g)  # class 3 absent
+    for ours, theirs in ((F.multiclass_roc, tmf.multiclass_roc),
+                         (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve)):
+        with pytest.warns(UserWarning, match=r"no positive sample for class \[3\]"):
+            got = ours(preds, target, 4, thresholds=thresholds)
+        _assert_curves_equal(got, _quiet(theirs, preds, target, 4, thresholds=thresholds))
+    labels = torch.randint(0, 2, (60, 3), generator=g)
+    labels[:, 1], labels[:, 2] = 0, 1  # label 1: no positive; label 2: no negative
+    ml_preds = torch.rand(60, 3, generator=g)
+    with pytest.warns(UserWarning, match=r"no negative sample for label \[2\]"):
+        got = F.multilabel_roc(ml_preds, labels, 3, thresholds=thresholds)
+    _assert_curves_equal(got, _quiet(tmf.multilabel_roc, ml_preds, labels, 3, thresholds=thresholds))
+    with pytest.warns(UserWarning, match=r"no positive sample for label \[1\]"):
+        got = F.multilabel_precision_recall_curve(ml_preds, labels, 3, thresholds=thresholds)
+    _assert_curves_equal(got, _quiet(tmf.multilabel_precision_recall_curve, ml_preds, labels, 3, thresholds=thresholds))
+
+
 @pytest.mark.parametrize("thresholds", MODES)
 def test_class_never_present(thresholds):
     g = torch.Generator().manual_seed(0)
