@@ -9,6 +9,7 @@ exercised; test_curves_edges covers it.
 """
 import functools
 import itertools
+import random
 import warnings
 
 import pytest
@@ -110,8 +111,8 @@ def _grid():
                 options = {"thresholds": t_name, "ignore_index": ignore_index}
                 if avg is not None:
                     options["average"] = avg
-                # every flag combination is met across the grid without multiplying it out
-                logits, multidim, float_target = flags[len(cases) % len(flags)]
+                # flag combinations spread over the grid (seeded) without multiplying it out
+                logits, multidim, float_target = random.Random(len(cases)).choice(flags)
                 if task == "multiclass":
                     float_target = False  # class ids: torchmetrics and torchtally both want integers
                 data = dict(logits=logits, multidim=multidim, float_target=float_target, ignore_index=ignore_index)
