@@ -61,8 +61,7 @@ class BinaryAUROC(BinaryCurveState):
         >>> import torch
         >>> from torchtally.metrics import BinaryAUROC
         >>> m = BinaryAUROC()
-        >>> m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
-        BinaryAUROC(states=[scores:cat, labels:cat], updated=True)
+        >>> _ = m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
         >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1.0, 1.0])).compute()  # float 0/1 targets too
         tensor(0.7500)
     """
