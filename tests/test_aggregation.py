@@ -252,8 +252,9 @@ FACTORIES = [SumMetric, MeanMetric, MinMetric, MaxMetric, CatMetric, RunningMean
 
 @pytest.mark.parametrize("factory", FACTORIES)
 def test_empty_epoch_raises(factory):
-    with pytest.raises(NotComputableError):
-        factory().compute()
+    metric = factory()
+    with metric.raising_if_never_updated(), pytest.raises(NotComputableError):
+        metric.compute()
 
 
 def test_updates_without_values():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 import torchmetrics.functional.classification as tmf
-from metric_tester import assert_rejects
+from metric_tester import assert_rejects, states_of
 from sklearn import metrics as skm
 
 import torchtally.functional as F
@@ -140,8 +140,16 @@ def test_all_tied_scores_give_half():
 @pytest.mark.parametrize("thresholds", MODES)
 def test_empty_epoch(thresholds):
     m = BinaryAUROC(thresholds=thresholds)
-    with pytest.raises(NotComputableError):
+    with m.raising_if_never_updated(), pytest.raises(NotComputableError):  # ignite's rule
         m.compute()
+    with warnings.catch_warnings(record=True) as caught:  # torchmetrics' rule: warn, compute the empty state
+        warnings.simplefilter("always")
+        if thresholds is None:
+            with pytest.raises(ValueError, match="no sample to compute from"):
+                m.compute()
+        else:
+            assert torch.isnan(m.compute())
+    assert any("update" in str(w.message) for w in caught)  # the base's warning: compute before update
     m.update(torch.empty(0), torch.empty(0, dtype=torch.long))
     everything_ignored = BinaryAveragePrecision(thresholds=thresholds, ignore_index=-1)
     everything_ignored.update(torch.rand(4), torch.full((4,), -1))
@@ -296,7 +304,7 @@ def test_exact_state_owns_its_memory():
 
 
 def _state_bytes(metric):
-    return sum(t.numel() * t.element_size() for t in metric.state_dict().values())
+    return sum(t.numel() * t.element_size() for t in states_of(metric).values())
 
 
 @pytest.mark.parametrize("factory, per_sample", [
@@ -359,7 +367,7 @@ def test_collection_shares_one_state(thresholds, task, monkeypatch):
     assert len(calls) == (3 if thresholds else 0)  # one kernel call per batch, not one per metric
     if thresholds is None:
         assert coll["auroc"].scores.shape[0] == 180 and coll["roc"].scores is coll["auroc"].scores
-    assert len(coll.state_dict()) == (1 if thresholds else 2)
+    assert len(states_of(coll)) == (1 if thresholds else 2)
     alone = _collection(thresholds, task)
     alone._owners = list(alone.keys())  # not shared: every metric on its own
     with warnings.catch_warnings():
