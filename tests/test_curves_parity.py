@@ -1,7 +1,8 @@
-"""The curve metrics against torchmetrics 1.9 on the same random batches: update + compute of
-the classes, one call of the functional forms, over torchmetrics' documented argument grid
-(task, average, thresholds None/int/list/tensor, max_fpr, ignore_index, float targets, logits,
-extra dims). Values, dtypes and shapes must agree.
+"""The curve metrics against torchmetrics 1.9 on the same random batches, over torchmetrics'
+documented argument grid (task, average, thresholds None/int/list/tensor, max_fpr,
+ignore_index, float targets, logits, extra dims): the classes through the shared parity tester
+(forward per batch, update + compute, update_count, and on 2 gloo ranks with uneven shards),
+the functional and task forms in one call. Values, dtypes and shapes must agree.
 
 Random data here always has positives and negatives in every column, so the one value policy
 that differs on purpose (AUROC of a column without one of them: NaN, torchmetrics 0) is not
@@ -19,6 +20,7 @@ import torchmetrics.functional.classification as tmf
 
 import torchtally.classification as ttc
 import torchtally.functional as ttf
+from parity_tester import ParityCase, check_parity, run_parity_distributed
 
 C = 4  # classes / labels
 BATCHES, BATCH = 3, 48
@@ -146,28 +148,66 @@ def _batches(task, data, seed):
     return make(seed, data["logits"], data["multidim"], data["ignore_index"])
 
 
-@pytest.mark.parametrize("case", GRID, ids=[_ids(c) for c in GRID])
-def test_class_update_compute_matches_torchmetrics(case):
+class _FunctionalReference:
+    """torchmetrics' functional form standing in for its class where the class fails
+    (MulticlassROC / MulticlassPrecisionRecallCurve with average="micro" and thresholds: its
+    micro update makes a [T, 2, 2] count for a [T, C, 2, 2] state). Batches are kept and the
+    function runs on them at once, which is what the class would compute."""
+
+    def __init__(self, fn, *args, **kwargs):
+        self.fn, self.args, self.kwargs, self.batches = fn, args, kwargs, []
+
+    @property
+    def update_count(self):
+        return len(self.batches)
+
+    def update(self, preds, target):
+        self.batches.append((preds, target))
+
+    def compute(self):
+        preds, target = (torch.cat(parts) for parts in zip(*self.batches))
+        return self.fn(preds, target, *self.args, **self.kwargs)
+
+    def __call__(self, preds, target):
+        self.update(preds, target)
+        return self.fn(preds, target, *self.args, **self.kwargs)
+
+
+def _with_long_targets(cls):
+    """The torchmetrics class fed the same labels as integers: most of them refuse float targets."""
+    return type(cls.__name__, (cls,), {"update": lambda self, preds, target: cls.update(self, preds, target.long())})
+
+
+def _parity_case(case):
     family, task, options, data = case
-    ours_factory, theirs_factory, _ = _factories(family, task, options)
-    ours = ours_factory()
+    ours, theirs, kwargs = _factories(family, task, options)
     batches = _batches(task, data, seed=len(_ids(case)))
-    for preds, target in batches:
-        # torchmetrics refuses float targets in most classes: it gets the same labels as integers
-        ours.update(preds, target.float() if data["float_target"] else target)
+    if data["float_target"]:
+        batches = [(preds, target.float()) for preds, target in batches]
+        theirs = functools.partial(_with_long_targets(theirs.func), *theirs.args, **theirs.keywords)
     if task == "multiclass" and options.get("average") == "micro" and options["thresholds"] != "exact":
-        # torchmetrics' class fails here (its micro update makes a [T, 2, 2] count for a
-        # [T, C, 2, 2] state); its functional form on all the batches at once is the reference
-        _, _, kwargs = _factories(family, task, options)
         fn = getattr(tmf, "multiclass_" + {"ROC": "roc", "PrecisionRecallCurve": "precision_recall_curve"}[family])
-        preds, target = (torch.cat(parts) for parts in zip(*batches))
-        expected = _quiet(fn, preds, target, C, **kwargs)
-    else:
-        theirs = theirs_factory()
-        for preds, target in batches:
-            theirs.update(preds, target)
-        expected = _quiet(theirs.compute)
-    assert_same(_quiet(ours.compute), expected, _ids(case))
+        theirs = functools.partial(_FunctionalReference, fn, C, **kwargs)
+    return ParityCase(_ids(case), ours=ours, theirs=theirs, batches=batches, rtol=RTOL, atol=ATOL)
+
+
+PARITY_CASES = [_parity_case(c) for c in GRID]
+
+
+@pytest.mark.parametrize("case", PARITY_CASES, ids=lambda c: c.name)
+def test_class_matches_torchmetrics(case):
+    """forward per batch, compute after forwards, update + compute, update_count (parity_tester)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_parity(case)
+
+
+@pytest.mark.distributed
+def test_class_matches_torchmetrics_on_two_ranks():
+    """One spawned gloo run: uneven shards per rank, synced result == torchmetrics over all data."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_parity_distributed(PARITY_CASES[::2], world_size=2)
 
 
 @pytest.mark.parametrize("case", GRID[::3], ids=[_ids(c) for c in GRID[::3]])
