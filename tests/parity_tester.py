@@ -85,6 +85,9 @@ def assert_parity(got: Any, want: Any, what: str, exact: bool = False, rtol: flo
         for i, (g, w) in enumerate(zip(got, want)):
             assert_parity(g, w, f"{what}[{i}]", **kw)
         return
+    if isinstance(want, str):
+        assert got == want, f"{what}: {got!r} != {want!r}"
+        return
     if not isinstance(want, torch.Tensor):
         want = torch.as_tensor(want)
         check_dtype = False

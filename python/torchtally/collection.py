@@ -241,9 +241,11 @@ class MetricCollection(GroupBoundCopy, nn.Module):
     def _batch_values(self) -> Dict[str, Any]:
         """Every metric's value on the states of the batch just updated."""
         metrics = self._metrics
+        synced = None
         if any(m.dist_sync_on_step for m in metrics.values()) and self._should_sync():
-            return self._compute_synced(dirty=True)
-        return {name: m._compute_with(None) for name, m in metrics.items()}
+            synced = self._compute_synced(dirty=True)  # one packed sync for the ones that ask
+        return {name: synced[name] if synced is not None and m.dist_sync_on_step else m._compute_with(None)
+                for name, m in metrics.items()}
 
     def _should_sync(self) -> bool:
         return self.sync_on_compute and dist.needs_sync(self.process_group)

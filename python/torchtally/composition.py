@@ -12,7 +12,7 @@ This module does not import Metric: operands are recognised by their methods, so
 inherit ``Composable`` without an import circle.
 """
 import operator
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import torch
 from torch import nn

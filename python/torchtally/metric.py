@@ -21,7 +21,7 @@ import contextlib
 import copy
 import functools
 import warnings
-from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
 
 import torch
 from torch import nn
@@ -32,16 +32,9 @@ from .composition import Composable
 from .errors import NotComputableError
 from .functional import _kernels
 from .metric_options import BaseOptions
-from .metric_state import (
-    HeldStates,
-    applied_device_and_dtype,
-    argument_name,
-    canonical_device,
-    combine,
-    first_tensor,
-    kwargs_filter,
-    raise_key_problems,
-)
+from .metric_placement import Placement
+from .metric_state import HeldStates, canonical_device, combine, first_tensor, kwargs_filter
+from .metric_state_dict import StateDict
 from .sync import UNCHANGED, StateSpec, SyncPlan, check_declarable, sync_states
 
 _WRAPPED = "_torchtally_wrapped"
@@ -50,11 +43,9 @@ _CONSTANTS = frozenset(
     {"higher_is_better", "is_differentiable", "full_state_update", "plot_lower_bound", "plot_upper_bound",
      "plot_legend_name"}
 )
-# nn.Module's dtype casts that torchmetrics ignores for metric state (use set_dtype).
-_GUARDED_CASTS = ("Module.type", "Module.half", "Module.float", "Module.double", "Module.bfloat16")
 
 
-class Metric(Composable, GroupBoundCopy, nn.Module):
+class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
     """Base class of torchtally metrics: a ``torch.nn.Module`` with torchmetrics' interface.
 
     Subclasses declare state with ``add_state`` and write plain ``update`` / ``compute``
@@ -699,175 +690,6 @@ class Metric(Composable, GroupBoundCopy, nn.Module):
         self.__dict__["_updated"] = self._updated or incoming_updated
         self.__dict__["_cache"] = None
         return self
-
-    # -- state_dict (nn.Module's, with torchmetrics' persistent flag) -------------------
-
-    def persistent(self, mode: bool = False) -> None:
-        """Whether ``state_dict()`` (this metric's, and every parent module's) includes the states."""
-        for name in self._persistent:
-            self._persistent[name] = bool(mode)
-
-    def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool) -> None:
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        for name, keep in self._persistent.items():
-            if keep:
-                value = getattr(self, name)
-                destination[prefix + name] = value if keep_vars else value.detach().clone()
-
-    def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
-        """nn.Module's load_state_dict; the states found are checked (dtype, shape) before any is
-        assigned, so a bad entry leaves the metric unchanged. Loading states makes the metric
-        count as updated."""
-        self._check_state_dict(state_dict, strict=False)
-        if strict:  # nn.Module would report these only after assigning the rest
-            raise_key_problems(type(self).__name__, *self._key_problems(state_dict))
-        return nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
-
-    def _key_problems(self, state_dict: Mapping[str, Any], prefix: str = "") -> Tuple[List[str], List[str]]:
-        """(missing, unexpected) keys of ``state_dict`` for this metric under ``prefix``, as a
-        strict load counts them: persistent states are required, unknown keys are refused."""
-        children = tuple(f"{prefix}{name}." for name in self._modules)
-        missing = [prefix + n for n, keep in self._persistent.items() if keep and prefix + n not in state_dict]
-        unexpected = [k for k in state_dict if k.startswith(prefix) and k[len(prefix):] not in self._specs
-                      and not k.startswith(children)]
-        return missing, unexpected
-
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str],
-                              error_msgs: List[str]) -> None:
-        found = {n: state_dict.pop(prefix + n) for n in self._specs if prefix + n in state_dict}
-        if strict:  # as for a module's persistent buffers
-            missing_keys.extend(prefix + n for n, keep in self._persistent.items() if keep and n not in found)
-        if found:
-            checked = self._check_state_dict(found, strict=False)
-            self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
-            self._set_states(checked)
-            self.__dict__["_updated"] = True
-            self.__dict__["_cache"] = None
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
-
-    def _check_state_dict(self, state_dict: Dict[str, Any], strict: bool,
-                          where: str = "load_state_dict") -> Dict[str, torch.Tensor]:
-        """The entries of ``state_dict`` that are states of this metric, checked and copied onto
-        its device; with ``strict``, every state must be there and nothing else."""
-        if strict:
-            missing = [n for n in self._specs if n not in state_dict]
-            unexpected = [k for k in state_dict if k not in self._specs]
-            if missing or unexpected:
-                raise KeyError(f"{type(self).__name__}.{where}: missing states {missing}, unexpected keys {unexpected}")
-        checked = {}
-        for name, (reduce, default) in self._specs.items():
-            if name not in state_dict:
-                continue
-            value = state_dict[name]
-            if reduce in ("cat", "merge"):
-                value = self._check_rows(name, value, where)
-            else:
-                if not isinstance(value, torch.Tensor):
-                    raise TypeError(f"{where}('{name}'): expected a tensor, got {type(value).__name__}")
-                if value.dtype != default.dtype or value.shape != default.shape:
-                    raise ValueError(
-                        f"{where}('{name}'): expected dtype {default.dtype} shape {tuple(default.shape)}, "
-                        f"got dtype {value.dtype} shape {tuple(value.shape)}"
-                    )
-            checked[name] = value.detach().to(self.device).clone()
-        return checked
-
-    # -- placement and dtype: nn.Module's .to() / .cuda() / .cpu(), and set_dtype --------
-
-    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any) -> "Metric":
-        super()._apply(fn, *args, **kwargs)
-        d = self.__dict__
-        device, dtype = applied_device_and_dtype(fn, d["_dtype"])
-        if dtype.is_floating_point and dtype != d["_dtype"]:
-            if not any(cast in getattr(fn, "__qualname__", "") for cast in _GUARDED_CASTS):
-                d["_dtype"] = dtype
-        if device is not None and device != d["device"]:
-            self._raise_rejected_cuda_updates()
-            self._place(device, states=True)
-            d["_cache"] = None
-        return self
-
-    def set_dtype(self, dst_type: Union[str, torch.dtype]) -> "Metric":
-        """Set the dtype of the floating-point results (``self.dtype``); accumulators keep theirs."""
-        dtype = getattr(torch, dst_type) if isinstance(dst_type, str) else dst_type
-        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-            raise ValueError(f"set_dtype: expected a floating-point torch.dtype, got {dst_type!r}")
-        self.__dict__["_dtype"] = dtype
-        self.__dict__["_cache"] = None
-        return self
-
-    def type(self, dst_type: Union[str, torch.dtype]) -> "Metric":  # noqa: A003  (nn.Module's name)
-        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
-        return self
-
-    def float(self) -> "Metric":
-        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
-        return self
-
-    def double(self) -> "Metric":
-        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
-        return self
-
-    def half(self) -> "Metric":
-        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
-        return self
-
-    def bfloat16(self) -> "Metric":
-        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
-        return self
-
-    def _place(self, device: torch.device, states: bool) -> None:
-        """Put the defaults (and with ``states`` the states) on ``device``. New objects
-        throughout (a new spec dict, new block lists), so a ``_placement()`` taken before
-        still holds the old ones."""
-        d = self.__dict__
-        d["device"] = device
-        d["_specs"] = {name: (reduce, default.to(device)) for name, (reduce, default) in self._specs.items()}
-        if not states:
-            return
-        for name, (reduce, _) in self._specs.items():
-            if reduce == "cat":
-                self._cat_chunks[name] = [c.to(device) for c in self._cat_chunks[name]]
-            else:
-                d[name] = d[name].to(device)
-
-    def _placement(self) -> Tuple[Any, ...]:
-        """What ``_restore_placement`` needs to undo a ``_place``: references, no copies."""
-        d = self.__dict__
-        fixed = {n: d[n] for n in self._specs if n not in self._cat_chunks}
-        return d["device"], d["_specs"], fixed, dict(self._cat_chunks), d["_cache"]
-
-    def _restore_placement(self, placement: Tuple[Any, ...]) -> None:
-        d = self.__dict__
-        d["device"], d["_specs"], fixed, chunks, d["_cache"] = placement
-        d.update(fixed)
-        self._cat_chunks.update(chunks)
-
-    def _device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
-                         where: str = "this metric's state is") -> ValueError:
-        """The error for an input on another device than state that holds data."""
-        name = argument_name(fn, args, kwargs, got)
-        return ValueError(
-            f"{name}: expected a tensor on {self.device}, where {where} (it holds data from earlier "
-            f"updates), got one on {got.device}; call reset() or .to({str(got.device)!r}) first"
-        )
-
-    def _update_elsewhere(self, fn: Any, x: torch.Tensor, args: tuple, kwargs: dict) -> "Metric":
-        """update() with the first tensor input ``x`` on another device than the state."""
-        d = self.__dict__
-        if d["_updated"]:
-            raise self._device_mismatch(fn, args, kwargs, x)
-        before = self._placement()
-        self._place(x.device, states=True)
-        d["_cache"] = None
-        try:
-            return self._run_update(fn, args, kwargs)
-        except BaseException:
-            self._restore_placement(before)  # a rejected first batch leaves the metric where it was
-            d["_updated"] = False
-            raise
 
     def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
         """Attach to a pytorch-ignite ``Engine`` as ignite's metrics do; results land in
