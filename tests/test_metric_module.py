@@ -372,3 +372,16 @@ def lazy_device():
         return torch.ones(1, device="lazy").device
     except Exception as exc:  # pragma: no cover - a torch without the lazy TorchScript backend
         pytest.skip(f"torch's lazy device is unavailable here: {exc}")
+
+
+def test_metrics_and_collections_can_be_scripted_as_torchmetrics_ones():
+    """torchmetrics' tester runs torch.jit.script(metric): forward is left unscripted."""
+    from torchtally.aggregation import CatMetric as Cat, MeanMetric
+    from torchtally.classification import BinaryAUROC
+    from torchtally.regression import MeanSquaredError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for metric in (MulticlassAccuracy(3), BinaryAUROC(), MeanSquaredError(), MeanMetric(), Cat(),
+                       MetricCollection([MulticlassAccuracy(3), MulticlassF1Score(3)], prefix="p_")):
+            torch.jit.script(metric)

@@ -63,6 +63,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
     """
 
     _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_plan_key": None}
+    __jit_unused_properties__ = ["metric_state", "compute_groups", "_metrics"]
 
     def __init__(
         self,
@@ -213,6 +214,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         self._alias_shared()
         return moved
 
+    @torch.jit.unused
     def forward(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
         """{key: the metric over this batch alone}, with the batch accumulated too: one update
         per shared state, then each owner's accumulated states combined with the batch's."""

@@ -262,24 +262,29 @@ def _call_synced(
     tensors, specs = [], []
     seen: Set[str] = set()
     # Attribute by attribute, as ignite: the op, then the name, then the value; all before any
-    # data moves, so a bad attribute leaves every value as it was.
-    for spec in attrs:
-        name, reduce = _parse_one(spec, decorator)
-        _check_not_seen(name, seen, decorator)
-        value = _attribute_value(self, name)
-        if value is _MISSING:
-            raise ValueError(
-                f"{owner} has no attribute named `{name}`. {decorator} syncs instance attributes: "
-                "set it in reset() (or __init__) before compute() runs."
-            )
-        tensor = _as_tensor(owner, name, value, decorator)
-        names.append(name)
-        originals.append(value)
-        tensors.append(tensor)
-        if isinstance(value, torch.Tensor) or tensor.is_complex():
-            specs.append(StateSpec(f"{owner}.{name}", reduce, tensor.dtype, tuple(tensor.shape)))
-        else:  # declared as "a number", whatever kind this rank holds: the ranks agree on the kind
-            specs.append(number_spec(f"{owner}.{name}", reduce))
+    # data moves, so a bad attribute leaves every value as it was. The error is still announced
+    # in the sync's header, so that the other ranks raise too instead of waiting for this one.
+    try:
+        for spec in attrs:
+            name, reduce = _parse_one(spec, decorator)
+            _check_not_seen(name, seen, decorator)
+            value = _attribute_value(self, name)
+            if value is _MISSING:
+                raise ValueError(
+                    f"{owner} has no attribute named `{name}`. {decorator} syncs instance attributes: "
+                    "set it in reset() (or __init__) before compute() runs."
+                )
+            tensor = _as_tensor(owner, name, value, decorator)
+            names.append(name)
+            originals.append(value)
+            tensors.append(tensor)
+            if isinstance(value, torch.Tensor) or tensor.is_complex():
+                specs.append(StateSpec(f"{owner}.{name}", reduce, tensor.dtype, tuple(tensor.shape)))
+            else:  # declared as "a number", whatever kind this rank holds: the ranks agree on the kind
+                specs.append(number_spec(f"{owner}.{name}", reduce))
+    except (ValueError, TypeError, OverflowError) as exc:
+        sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s, local_error=exc)
+        raise  # not reached: sync_states raises exc on this rank
     synced = sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s)
     assert synced is not None  # no recipient rank: every rank gets the result
     _syncing.add(id(self))

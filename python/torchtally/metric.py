@@ -128,6 +128,12 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
     class) to a hashable that fixes the state completely, e.g. ("multiclass_confmat", C, ignore_index).
     """
 
+    # torch.jit.script(metric) works as for torchmetrics' metrics (forward is not scripted):
+    # these are left out of the scripted module.
+    __jit_ignored_attributes__ = ["device", "state_key"]
+    __jit_unused_properties__ = ["is_differentiable", "higher_is_better", "plot_lower_bound", "plot_upper_bound",
+                                 "plot_legend_name", "metric_state", "state_names", "dtype", "update_count",
+                                 "update_called"]
     state_key: Optional[Hashable] = None
     # torchmetrics' class attributes (each metric class sets its own values).
     is_differentiable: Optional[bool] = None
@@ -438,6 +444,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
 
     # -- forward: the batch's value, and the batch accumulated -------------------------
 
+    @torch.jit.unused
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The metric over this batch alone (synced over ranks with ``dist_sync_on_step``), with
         the batch also added to the accumulated state. Every rank must call it when it syncs."""

@@ -11,6 +11,7 @@ checks its spellings when the class is defined.
 """
 import functools
 import re
+import time
 from typing import Any, Dict, List, Tuple
 
 import ignite.distributed as idist
@@ -208,8 +209,23 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     # After all those errors the process group is still in step: a valid sync gives the sums.
     out["after"] = make_probe(tally_pair, ("a", "n", "c:MAX"))().compute()
     out["class_decorator"] = check_all_reduced_synchronized(rank, ws)
+    out["one_rank_missing"] = one_rank_missing(rank, tally_pair)
     dist.barrier()
     return out
+
+
+def one_rank_missing(rank: int, tally_pair) -> Tuple[str, str, float]:
+    """Only rank 0 lacks the attribute "q": rank 0 raises ignite's ValueError, the others a
+    SyncError naming rank 0, at once (not after the sync timeout)."""
+    metric = make_probe(tally_pair, ("a", "q"))()
+    if rank != 0:
+        metric.q = 1
+    start = time.monotonic()
+    try:
+        metric.compute()
+    except Exception as exc:
+        return type(exc).__name__, str(exc), time.monotonic() - start
+    return "no error", "", time.monotonic() - start
 
 
 @functools.lru_cache(maxsize=None)
@@ -265,10 +281,22 @@ def test_two_ranks_raise_what_ignite_raises_at_compute():
         for label, (kind, what) in expected.items():
             moment, got_kind, got_what, collectives, kept = out["tally"][label]
             assert (moment, got_kind, got_what) == ("compute", kind, what), (label, out["tally"][label])
-            # raised before any data moved, every value as it was
-            assert collectives == 0 and kept, (label, out["tally"][label])
+            # raised before any data moved (the error is announced in the sync's header, one
+            # collective, so that a rank alone in its error cannot leave the others waiting)
+            assert collectives == 1 and kept, (label, out["tally"][label])
         for label in ("plain names", "every op"):
             assert out["tally"][label][0] == "ok"
+
+
+def test_an_error_on_one_rank_only_stops_every_rank_at_once():
+    ws = 2
+    outs = results(ws)
+    kind, message, seconds = outs[0]["one_rank_missing"]
+    assert kind == "ValueError" and "has no attribute named `q`" in message
+    for out in outs[1:]:
+        kind, message, seconds = out["one_rank_missing"]
+        assert kind == "SyncError" and "rank(s) [0] stopped the sync" in message, (kind, message)
+        assert seconds < 30  # the sync timeout is 300 s
 
 
 def test_valid_ops_reduce_and_local_values_come_back():
