@@ -385,3 +385,17 @@ def test_metrics_and_collections_can_be_scripted_as_torchmetrics_ones():
         for metric in (MulticlassAccuracy(3), BinaryAUROC(), MeanSquaredError(), MeanMetric(), Cat(),
                        MetricCollection([MulticlassAccuracy(3), MulticlassF1Score(3)], prefix="p_")):
             torch.jit.script(metric)
+
+
+def test_a_collection_forward_whose_merge_is_refused_keeps_every_metric_as_before():
+    from torchtally.regression import MeanSquaredError, R2Score
+
+    coll = MetricCollection({"r2": R2Score(multioutput="raw_values"), "mse": MeanSquaredError()})
+    preds, target = torch.randn(6, 3), torch.randn(6, 3)
+    coll(preds, target)
+    with pytest.raises(ValueError, match="outputs"):
+        coll(torch.randn(6), torch.randn(6))  # a valid batch alone, not with the earlier ones
+    got = coll.compute()
+    assert torch.equal(got["mse"], MeanSquaredError().update(preds, target).compute())
+    assert torch.equal(got["r2"], R2Score(multioutput="raw_values").update(preds, target).compute())
+    assert coll["mse"].update_count == 1

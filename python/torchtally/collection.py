@@ -235,10 +235,34 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                 m._restore_states(h)
             self._alias_shared()
             raise
-        for m, h in zip(owners, held):
-            _fold_batch_into(m, h, args, kwargs)
+        try:  # every owner's combination first: a merge may refuse a pair, and then none changes
+            combined = [None if m.full_state_update is not False else _combined_states(m, h)
+                        for m, h in zip(owners, held)]
+        except BaseException:
+            for m, h in zip(owners, held):
+                m._restore_states(h)
+            self._alias_shared()
+            raise
+        for m, h, states in zip(owners, held, combined):
+            if states is not None:
+                _assign_combined(m, states, h)
+        again = [(m, h) for m, h, states in zip(owners, held, combined) if states is None]
+        if again:  # metrics whose update reads their state: their accumulated states, updated again
+            self._update_again(again, args, kwargs)
         self._alias_shared()
         return self._renamed(values)
+
+    def _update_again(self, owners_held: List[Tuple[Metric, Any]], args: tuple, kwargs: dict) -> None:
+        for m, h in owners_held:
+            m._restore_states(h)
+        try:
+            for m, _ in owners_held:
+                m.update(*args, **(m.accepted_update_kwargs(kwargs) if kwargs else kwargs))
+        except BaseException:  # the batch was accepted once, so unlikely: leave them as before it
+            for m, h in owners_held:
+                m._restore_states(h)
+            self._alias_shared()
+            raise
 
     def _batch_values(self) -> Dict[str, Any]:
         """Every metric's value on the states of the batch just updated."""
@@ -551,20 +575,26 @@ def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metri
     )
 
 
-def _fold_batch_into(metric: Metric, held: Any, args: tuple, kwargs: dict) -> None:
-    """After forward's update on fresh states: combine ``metric``'s accumulated states
-    (``held``) with the batch's by each state's reduce (or, for a metric whose update reads its
-    state, put the accumulated states back and update them with the batch again)."""
-    if metric.full_state_update is not False:
-        metric._restore_states(held)
-        metric.update(*args, **(metric.accepted_update_kwargs(kwargs) if kwargs else kwargs))
-        return
+def _combined_states(metric: Metric, held: Any) -> Dict[str, Any]:
+    """``metric``'s accumulated states (``held``) combined with the batch's it now holds, by each
+    state's reduce; nothing is assigned (a merge may raise)."""
     d = metric.__dict__
+    combined: Dict[str, Any] = {}
     for name, (reduce, _) in metric._specs.items():
         if reduce == "cat":
-            metric._cat_chunks[name] = held.values[name] + metric._cat_chunks[name]
+            combined[name] = held.values[name] + metric._cat_chunks[name]
         else:
-            d[name] = metric._combine_states(name, [held.values[name], d[name]])
+            combined[name] = metric._combine_states(name, [held.values[name], d[name]])
+    return combined
+
+
+def _assign_combined(metric: Metric, combined: Dict[str, Any], held: Any) -> None:
+    d = metric.__dict__
+    for name, value in combined.items():
+        if name in metric._cat_chunks:
+            metric._cat_chunks[name] = value
+        else:
+            d[name] = value
     d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None
 
 
