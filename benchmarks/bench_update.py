@@ -13,6 +13,8 @@ One run, one CPU core (`torch.set_num_threads(1)`), three parts:
                    Fbeta(1) built on those two, ConfusionMatrix; ignite has no binned AUROC (its
                    ROC_AUC is an exact EpochMetric calling scikit-learn), so none is included
    The values of every library are checked against torchtally's on the same batches first.
+1c. Forward of that collection (the batch's value plus the batch accumulated), torchtally against
+   torchmetrics (torcheval and ignite have no forward), values checked equal first.
 2. Binned binary AUROC, T = 1000, N = 1e5, 1e6, 1e7 in one update: update and compute time and
    peak extra memory, each case in a fresh subprocess (see `curve_case`). Cases whose predicted
    intermediate exceeds MEMORY_CAP are not run; their predicted size is reported instead.
@@ -60,7 +62,7 @@ Updater = Tuple[Callable[[torch.Tensor, torch.Tensor], object], Callable[[], Dic
 # -- part 1: the classification collection --------------------------------------------------
 
 
-def make_torchtally(with_auroc: bool = True) -> Updater:
+def make_torchtally(with_auroc: bool = True, forward: bool = False) -> Updater:
     from torchtally import MetricCollection
     from torchtally import metrics as M
 
@@ -72,10 +74,10 @@ def make_torchtally(with_auroc: bool = True) -> Updater:
         "confmat": M.MulticlassConfusionMatrix(C),
         "auroc": M.MulticlassAUROC(C, thresholds=T_COLLECTION),
     }))
-    return collection.update, collection.compute
+    return (collection if forward else collection.update), collection.compute
 
 
-def make_torchmetrics(with_auroc: bool = True) -> Updater:
+def make_torchmetrics(with_auroc: bool = True, forward: bool = False) -> Updater:
     import torchmetrics.classification as TM
     from torchmetrics import MetricCollection
 
@@ -87,7 +89,7 @@ def make_torchmetrics(with_auroc: bool = True) -> Updater:
         "confmat": TM.MulticlassConfusionMatrix(num_classes=C),
         "auroc": TM.MulticlassAUROC(num_classes=C, thresholds=T_COLLECTION),
     }))
-    return collection.update, collection.compute
+    return (collection if forward else collection.update), collection.compute
 
 
 def make_torcheval(with_auroc: bool = True) -> Updater:
@@ -193,6 +195,34 @@ def latency_table(with_auroc: bool) -> Tuple[str, Dict[str, Dict[int, float]]]:
     header = ["batch", "torchtally us", "torchtally input GB/s"]
     for lib in libraries[1:]:
         header += [f"{lib} us", f"{lib} / torchtally"]
+    return markdown_table(header, rows), seconds
+
+
+FORWARD_LIBRARIES = ("torchtally", "torchmetrics")  # torcheval and ignite have no forward
+
+
+def forward_table() -> Tuple[str, Dict[str, Dict[int, float]]]:
+    """Median seconds per forward (the batch's value, and the batch accumulated) of the
+    collection, torchtally against torchmetrics; first checks that both return the same values."""
+    torch.manual_seed(0)
+    checks = {lib: make(forward=True)[0] for lib, make in (("torchtally", make_torchtally),
+                                                          ("torchmetrics", make_torchmetrics))}
+    for preds, target in (batch(256), batch(37)):
+        ours, theirs = checks["torchtally"](preds, target), checks["torchmetrics"](preds, target)
+        for name in ours:
+            diff = (torch.as_tensor(ours[name]).double() - torch.as_tensor(theirs[name]).double()).abs().max().item()
+            if name != "auroc" and diff > 1e-6:
+                raise AssertionError(f"forward: torchmetrics {name} = {theirs[name]} differs from torchtally's {ours[name]}")
+    seconds: Dict[str, Dict[int, float]] = {lib: {} for lib in FORWARD_LIBRARIES}
+    for b in BATCHES:
+        preds, target = batch(b)
+        for lib in FORWARD_LIBRARIES:
+            forward, _ = MAKERS[lib](forward=True)
+            seconds[lib][b] = time_call(lambda: forward(preds, target), min_seconds=0.3, repeats=7)
+            print(f"  B = {b:>6,}  {lib:<12} forward {fmt_us(seconds[lib][b]):>12} us", flush=True)
+    rows = [[f"{b:,}", fmt_us(seconds["torchtally"][b]), fmt_us(seconds["torchmetrics"][b]),
+             f"**{seconds['torchmetrics'][b] / seconds['torchtally'][b]:.1f}x**"] for b in BATCHES]
+    header = ["batch", "torchtally forward us", "torchmetrics forward us", "torchmetrics / torchtally"]
     return markdown_table(header, rows), seconds
 
 
@@ -393,9 +423,7 @@ def exact_auroc_bytes(n_batches: int = 20, b: int = 10_000) -> str:
     from torchtally import metrics as M
 
     def states(lib, m):
-        if lib == "torchtally":
-            return m.state_dict()
-        if lib == "torchmetrics":
+        if lib in ("torchtally", "torchmetrics"):
             return m.metric_state
         if lib == "torcheval":
             return {name: getattr(m, name) for name in m._state_name_to_default}
@@ -437,7 +465,7 @@ def exact_auroc_bytes(n_batches: int = 20, b: int = 10_000) -> str:
 # -- report ---------------------------------------------------------------------------------
 
 
-def statements(seconds, plain, curves, bytes_rows) -> List[str]:
+def statements(seconds, plain, curves, bytes_rows, forward) -> List[str]:
     out = []
     for b, target in ((256, 10), (65536, 3)):
         ours = seconds["torchtally"][b]
@@ -447,6 +475,11 @@ def statements(seconds, plain, curves, bytes_rows) -> List[str]:
                    f"({ratio / target:.1f} times the target ratio); without AUROC "
                    f"{plain['torchmetrics'][b] / plain['torchtally'][b]:.1f}x. The binned AUROC histogram is "
                    f"{100 * (1 - plain['torchtally'][b] / ours):.0f}% of torchtally's update at this batch.")
+    for b in (256, 65536):
+        ratio = forward["torchmetrics"][b] / forward["torchtally"][b]
+        out.append(f"- Forward (the batch's value and the batch accumulated) at batch {b:,}: "
+                   f"{ratio:.1f}x faster than torchmetrics' forward "
+                   f"({'**met**' if ratio > 1 else '**missed**'}: never slower than torchmetrics).")
     for n in CURVE_SIZES[1:]:
         ours, theirs = curves["torchtally", n], curves["torchmetrics", n]
         if "error" in ours or ("error" in theirs and "timeout_s" not in theirs):
@@ -485,6 +518,8 @@ def main() -> None:
     table1, seconds = latency_table(with_auroc=True)
     print("part 1b: the same collection without AUROC", flush=True)
     table1b, plain = latency_table(with_auroc=False)
+    print("part 1c: the collection's forward", flush=True)
+    table1c, forward = forward_table()
     groups = torchmetrics_groups()
     plot(seconds, plain)
     print("part 2: binned binary AUROC, T = 1000 (one subprocess per case)", flush=True)
@@ -498,7 +533,7 @@ def main() -> None:
         f"ratios are more reliable than absolute times. Whole benchmark: {minutes:.1f} min. "
         f"Copy bandwidth in the same run: **{copy:.1f} GB/s**.",
         "### Targets",
-        "\n".join(statements(seconds, plain, curves, bytes_rows)),
+        "\n".join(statements(seconds, plain, curves, bytes_rows, forward)),
         "### 1. Per-update latency of a classification collection",
         "Accuracy (micro), Precision, Recall, F1 (macro), ConfusionMatrix and binned AUROC "
         f"(T = {T_COLLECTION}), C = {C}; inputs: probabilities [B, 10] float32 and int64 targets. "
@@ -518,6 +553,13 @@ def main() -> None:
         "shared state in torchtally, two compute groups in torchmetrics, five metrics in "
         "torcheval; ignite's row above is already this collection):",
         table1b,
+        "Forward of the same six-metric collection, `collection(preds, target)`: the value of "
+        "every metric on this batch alone plus the batch accumulated (torchmetrics' per-step "
+        "logging call). torchtally updates the shared state once on fresh states, computes the "
+        "six values from it and adds it to the accumulated state; torchmetrics' collection runs "
+        "each metric's forward (its compute groups apply to update only). torcheval and ignite "
+        "have no forward. Values checked equal first (AUROC aside, binned differently).",
+        table1c,
         f"![update latency vs batch size]({PLOT.name})",
         f"### 2. Binned binary AUROC, T = {T_CURVE}",
         "One update of N samples (probabilities float32, int64 targets), then compute. Each case "
@@ -535,7 +577,7 @@ def main() -> None:
         "### 3. Bytes per sample held by exact AUROC (thresholds=None)",
         "After 20 updates of 10,000 samples (probabilities float32, int64 targets as a user "
         "passes them); bytes of the distinct tensor storages in the metric's state (torchtally: "
-        "state_dict(); torchmetrics: metric_state; torcheval: its registered states; ignite: "
+        "metric_state; torchmetrics: metric_state; torcheval: its registered states; ignite: "
         "ROC_AUC's prediction and target lists). Multiclass: C = 10; ignite's ROC_AUC computes "
         "with scikit-learn, which needs one-hot targets for C > 2, so it is given one_hot(t).",
         table3,

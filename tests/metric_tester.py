@@ -58,7 +58,8 @@ A ``MetricCase`` holds:
      saved halfway, loaded, then fed the rest gives the full result;
   6. pickle, copy.deepcopy and clone give the identical result, and updating a copy leaves
      the original's state unchanged;
-  7. reset, then compute raises NotComputableError; feeding everything again gives the result.
+  7. reset, then compute warns (torchmetrics' rule) or, within raising_if_never_updated(), raises
+     NotComputableError (ignite's); feeding everything again gives the result.
 
 ``run_distributed_cases(cases, world_size=3)`` spawns ONE gloo process group and, for every
 case and every shard layout, gives each rank a contiguous, uneven shard of the batches (global
@@ -79,12 +80,13 @@ import copy
 import dataclasses
 import pickle
 import re
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 import numpy as np
 import torch
 
-from torchtally import NotComputableError
+from torchtally import MetricCollection, NotComputableError
 from torchtally.testing import run_distributed
 
 Batch = Tuple[Any, ...]
@@ -198,8 +200,30 @@ def _numeric_list(value: Any) -> bool:
     return len(value) > 0 and all(isinstance(v, (int, float, bool)) for v in value)
 
 
-def _state(metric: Any) -> Dict[str, torch.Tensor]:
-    return {k: v.clone() for k, v in metric.state_dict().items()}
+def states_of(metric: Any) -> Dict[str, torch.Tensor]:
+    """Copies of every state, by name; in a collection "<key>.<state>" for the owner of each
+    shared state (the first metric of each compute group)."""
+    if isinstance(metric, MetricCollection):
+        owners = [group[0] for group in metric.compute_groups.values()]
+        return {f"{n}.{k}": v.clone() for n in owners for k, v in metric[n].metric_state.items()}
+    return {k: v.clone() for k, v in metric.metric_state.items()}
+
+
+_state = states_of
+
+
+def saved_states(metric: Any) -> Dict[str, torch.Tensor]:
+    """state_dict() with the states in it (torchmetrics leaves them out unless persistent)."""
+    metric.persistent(True)
+    try:
+        return metric.state_dict()
+    finally:
+        metric.persistent(False)
+
+
+def loaded(metric: Any, state_dict: Dict[str, torch.Tensor]) -> Any:
+    metric.load_state_dict(state_dict)
+    return metric
 
 
 def assert_states_equal(actual: Dict[str, torch.Tensor], expected: Dict[str, torch.Tensor], what: str) -> None:
@@ -272,7 +296,7 @@ def check_metric(case: MetricCase) -> None:
     first = m.compute()
     if case.reference is not None:
         assert_same(first, case.expected(batches[:half]), what=f"[{name}] compute on the first half", **tol)
-    halfway_state = m.state_dict()
+    halfway_state = saved_states(m)
     feed(m, batches[half:])
     assert_same(m.compute(), result, what=f"[{name}] update after compute", **tol)
 
@@ -287,9 +311,8 @@ def check_metric(case: MetricCase) -> None:
     for i, (p, before) in enumerate(zip(parts[1:], others_before)):
         assert_states_equal(_state(p), before, f"[{name}] merge_state changed merged-in metric {i + 1}")
 
-    loaded = case.factory().load_state_dict(full.state_dict())
-    assert_same(loaded.compute(), result, what=f"[{name}] load_state_dict")
-    resumed = feed(case.factory().load_state_dict(halfway_state), batches[half:])
+    assert_same(loaded(case.factory(), saved_states(full)).compute(), result, what=f"[{name}] load_state_dict")
+    resumed = feed(loaded(case.factory(), halfway_state), batches[half:])
     assert_same(resumed.compute(), result, what=f"[{name}] load_state_dict halfway, then update", **tol)
 
     fresh = feed(case.factory(), batches)  # copies of a metric that has not computed yet
@@ -306,12 +329,20 @@ def check_metric(case: MetricCase) -> None:
     assert_same(pickle.loads(pickle.dumps(full)).compute(), result, what=f"[{name}] pickle after compute")
 
     full.reset()
-    try:
-        full.compute()
-    except NotComputableError:
-        pass
-    else:
-        raise AssertionError(f"[{name}] compute after reset did not raise NotComputableError")
+    with full.raising_if_never_updated():
+        try:
+            full.compute()
+        except NotComputableError:
+            pass
+        else:
+            raise AssertionError(f"[{name}] compute after reset did not raise NotComputableError (ignite's rule)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            full.compute()  # torchmetrics' rule: a warning, then the value over no data (or its own error)
+        except (ValueError, NotComputableError):
+            pass
+    assert any("update" in str(w.message) for w in caught), f"[{name}] compute after reset did not warn"
     assert_same(feed(full, batches).compute(), result, what=f"[{name}] after reset and a new epoch")
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 import torchmetrics.functional.classification as tmf
-from metric_tester import assert_rejects
+from metric_tester import assert_rejects, states_of
 from sklearn import metrics as skm
 
 import torchtally.functional as F
@@ -67,6 +67,38 @@ def test_single_class_curves_follow_torchmetrics():
                     torch.testing.assert_close(a, b, equal_nan=True)
 
 
+def _assert_curves_equal(ours, theirs):
+    assert type(ours) is type(theirs) and len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, list):
+            _assert_curves_equal(a, b)
+        else:
+            torch.testing.assert_close(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("thresholds", MODES)
+def test_curves_of_a_column_without_positives_follow_torchmetrics(thresholds):
+    """Per class / label curves where one column has no positive (and one label no negative):
+    the values torchmetrics gives (recall NaN for an exact multiclass class, 1 for an exact
+    label, NaN binned; TPR/FPR 0), each with a warning naming the column."""
+    g = torch.Generator().manual_seed(3)
+    preds, target = torch.rand(60, 4, generator=g), torch.randint(0, 3, (60,), generator=g)  # class 3 absent
+    for ours, theirs in ((F.multiclass_roc, tmf.multiclass_roc),
+                         (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve)):
+        with pytest.warns(UserWarning, match=r"no positive sample for class \[3\]"):
+            got = ours(preds, target, 4, thresholds=thresholds)
+        _assert_curves_equal(got, _quiet(theirs, preds, target, 4, thresholds=thresholds))
+    labels = torch.randint(0, 2, (60, 3), generator=g)
+    labels[:, 1], labels[:, 2] = 0, 1  # label 1: no positive; label 2: no negative
+    ml_preds = torch.rand(60, 3, generator=g)
+    with pytest.warns(UserWarning, match=r"no negative sample for label \[2\]"):
+        got = F.multilabel_roc(ml_preds, labels, 3, thresholds=thresholds)
+    _assert_curves_equal(got, _quiet(tmf.multilabel_roc, ml_preds, labels, 3, thresholds=thresholds))
+    with pytest.warns(UserWarning, match=r"no positive sample for label \[1\]"):
+        got = F.multilabel_precision_recall_curve(ml_preds, labels, 3, thresholds=thresholds)
+    _assert_curves_equal(got, _quiet(tmf.multilabel_precision_recall_curve, ml_preds, labels, 3, thresholds=thresholds))
+
+
 @pytest.mark.parametrize("thresholds", MODES)
 def test_class_never_present(thresholds):
     g = torch.Generator().manual_seed(0)
@@ -108,16 +140,32 @@ def test_all_tied_scores_give_half():
 @pytest.mark.parametrize("thresholds", MODES)
 def test_empty_epoch(thresholds):
     m = BinaryAUROC(thresholds=thresholds)
-    with pytest.raises(NotComputableError):
+    with m.raising_if_never_updated(), pytest.raises(NotComputableError):  # ignite's rule
         m.compute()
-    m.update(torch.empty(0), torch.empty(0, dtype=torch.long))  # an update with no sample: NaN, documented
-    with pytest.warns(UserWarning):
-        assert torch.isnan(m.compute())
-    fpr, tpr, thr = BinaryROC(thresholds=thresholds).update(torch.empty(0), torch.empty(0, dtype=torch.long)).compute()
-    assert fpr.numel() == tpr.numel() == thr.numel()
+    with warnings.catch_warnings(record=True) as caught:  # torchmetrics' rule: warn, compute the empty state
+        warnings.simplefilter("always")
+        if thresholds is None:
+            with pytest.raises(ValueError, match="no sample to compute from"):
+                m.compute()
+        else:
+            assert torch.isnan(m.compute())
+    assert any("update" in str(w.message) for w in caught)  # the base's warning: compute before update
+    m.update(torch.empty(0), torch.empty(0, dtype=torch.long))
     everything_ignored = BinaryAveragePrecision(thresholds=thresholds, ignore_index=-1)
+    everything_ignored.update(torch.rand(4), torch.full((4,), -1))
+    roc = BinaryROC(thresholds=thresholds).update(torch.empty(0), torch.empty(0, dtype=torch.long))
+    if thresholds is None:  # exact mode: no score to make a threshold of (torchmetrics raises too)
+        for metric in (m, everything_ignored, roc):
+            with pytest.raises(ValueError, match="no sample to compute from"):
+                metric.compute()
+        return
+    with pytest.warns(UserWarning):  # binned: the empty histogram's values, AUROC NaN (documented)
+        assert torch.isnan(m.compute())
     with pytest.warns(UserWarning):
-        assert everything_ignored.update(torch.rand(4), torch.full((4,), -1)).compute().item() == 0.0
+        assert everything_ignored.compute().item() == 0.0
+    with pytest.warns(UserWarning):
+        fpr, tpr, thr = roc.compute()
+    assert fpr.numel() == tpr.numel() == thr.numel()
 
 
 # -- bad input --------------------------------------------------------------------------------
@@ -133,7 +181,9 @@ def _bad_cases():
         (BinaryAUROC, {"ignore_index": -1}, (nan, torch.where(torch.arange(8) == 5, -1, t)), ValueError, "preds: NaN"),
         (BinaryAUROC, {}, (p, t[:7]), ValueError, r"target: expected shape \[8\]"),
         (BinaryAUROC, {}, (t, t), TypeError, "preds: expected a floating tensor"),
-        (BinaryAUROC, {}, (p, t.float()), TypeError, "target: expected an integer or bool"),
+        (BinaryAUROC, {}, (p, t.float() / 2), ValueError, r"target: expected 0 or 1 \(a float target holds labels\), got 0.5"),
+        (BinaryAUROC, {}, (p, t.float() * 2), ValueError, r"target: label 2 at sample \d+ is out of range \[0, 2\)"),
+        (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8, 3), t.float()), TypeError, "target: expected a tensor of integer class ids"),
         (BinaryAUROC, {}, (p, t + 1), ValueError, r"target: label 2 at sample \d+ is out of range \[0, 2\)"),
         (BinaryAUROC, {}, (p.tolist(), t), TypeError, "preds: expected a tensor"),
         # (a fresh metric follows preds' device, so the mismatch that every metric refuses is target's)
@@ -254,7 +304,7 @@ def test_exact_state_owns_its_memory():
 
 
 def _state_bytes(metric):
-    return sum(t.numel() * t.element_size() for t in metric.state_dict().values())
+    return sum(t.numel() * t.element_size() for t in states_of(metric).values())
 
 
 @pytest.mark.parametrize("factory, per_sample", [
@@ -317,7 +367,7 @@ def test_collection_shares_one_state(thresholds, task, monkeypatch):
     assert len(calls) == (3 if thresholds else 0)  # one kernel call per batch, not one per metric
     if thresholds is None:
         assert coll["auroc"].scores.shape[0] == 180 and coll["roc"].scores is coll["auroc"].scores
-    assert len(coll.state_dict()) == (1 if thresholds else 2)
+    assert len(states_of(coll)) == (1 if thresholds else 2)
     alone = _collection(thresholds, task)
     alone._owners = list(alone.keys())  # not shared: every metric on its own
     with warnings.catch_warnings():

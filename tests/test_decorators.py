@@ -1,6 +1,8 @@
 """The decorators in one process: parsing, behaviour without a process group, and an ignite
 metric with torchtally's decorators on ignite's Engine. Their sync across real processes is
-tested in tests/distributed/test_sync.py (check_decorators, check_ignite_engine)."""
+tested in tests/distributed/test_sync.py; ignite's contract (spellings, exceptions and when
+they are raised) under 1 and 2 ranks, against ignite's own decorators, in
+tests/distributed/test_decorators_ignite_contract.py."""
 import ignite.engine as ignite_engine
 import ignite.exceptions as ignite_exceptions
 import ignite.metrics as ignite_metrics
@@ -8,26 +10,95 @@ import pytest
 import torch
 
 from torchtally import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
-from torchtally.decorators import _parse
+from torchtally.decorators import _MISSING, _as_tensor, _attribute_value, _parse
 from torchtally.testing import count_collectives
 
 
-def test_parse_attrs_and_ops():
-    assert _parse(["a", "b:SUM", "c:max", "d: MIN", "e:PRODUCT"]) == (
+def test_parse_accepts_ignite_spellings_only():
+    assert _parse(["a", "b:SUM", "c:MAX", "d:MIN", "e:PRODUCT"]) == (
         ("a", "sum"),
         ("b", "sum"),
         ("c", "max"),
         ("d", "min"),
         ("e", "prod"),
     )
-    with pytest.raises(ValueError, match="reduction must be one of .* got 'MEAN'"):
-        _parse(["a:MEAN"])
+    # ignite 0.5.5 takes the op exactly as written: upper case, no spaces.
+    for spec in ("a:sum", "c:MaX", "m:PROduCT", "n:MINN", "a:MEAN", "a:", "d: MIN", "d:MIN ", "a:SUM:MAX"):
+        with pytest.raises(ValueError, match="Reduction operation is not valid"):
+            _parse([spec])
     with pytest.raises(ValueError, match="named twice"):
         _parse(["a", "a:MAX"])
-    with pytest.raises(ValueError, match="not an attribute name"):
-        _parse(["a b"])
     with pytest.raises(TypeError):
         _parse([3])
+
+
+def test_sync_all_reduce_checks_nothing_at_definition_or_in_one_process():
+    """As ignite: the spelling and the attributes are checked when compute syncs, and in one
+    process nothing syncs (every reduction is the identity there)."""
+
+    class Loose:
+        def __init__(self):
+            self.text = "not a number"
+
+        @sync_all_reduce("a:sum", "n:MINN", "missingattr", "text", "text", 3)
+        def compute(self):
+            return "computed"
+
+    with count_collectives() as counter:
+        assert Loose().compute() == "computed"
+    assert counter.total == 0
+    assert sync_all_reduce("n:MINN")._decorated and Loose.compute._decorated
+
+
+def test_all_reduced_synchronized_checks_spellings_at_definition():
+    with pytest.raises(ValueError, match="Reduction operation is not valid.*'sum'"):
+        all_reduced_synchronized("a:sum")
+    with pytest.raises(ValueError, match="named twice"):
+        all_reduced_synchronized("a", "a:MIN")
+    # ... but not the attributes themselves: those are the instance's, seen at compute.
+    all_reduced_synchronized("missingattr")(type("Later", (), {"compute": lambda self: 1}))
+
+
+class _Slotted:
+    __slots__ = ("total", "unset")
+
+    def __init__(self):
+        self.total = 4
+
+
+class _WithBuffer(torch.nn.Module):
+    scale = 2
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("hits", torch.tensor([1, 2]))
+        self.plain = 3
+
+    @property
+    def doubled(self):
+        return 2 * self.plain
+
+
+def test_attribute_value_takes_instance_attributes_only():
+    module = _WithBuffer()
+    assert _attribute_value(module, "plain") == 3
+    assert _attribute_value(module, "hits") is module.hits
+    assert _attribute_value(_Slotted(), "total") == 4
+    # Class attributes, properties, unset slots and names ignite's Metric.__getattr__ makes up
+    # are not state: ignite looks in the instance __dict__ only.
+    for obj, name in ((module, "scale"), (module, "doubled"), (_Slotted(), "unset"), (IgniteCounts(), "missingattr")):
+        assert _attribute_value(obj, name) is _MISSING, name
+
+
+def test_values_to_sync_and_the_type_error_for_the_rest():
+    for value, dtype in ((True, torch.bool), (3, torch.int64), (1.5, torch.float64), (1 + 2j, torch.complex128)):
+        tensor = _as_tensor("M", "x", value, "sync_all_reduce")
+        assert tensor.dtype == dtype and tensor.dim() == 0 and tensor.item() == value
+    for value in ("a string", None, [1, 2]):
+        with pytest.raises(TypeError, match="Attribute provided to sync_all_reduce should be a number or tensor but `x`"):
+            _as_tensor("M", "x", value, "sync_all_reduce")
+    with pytest.raises(OverflowError, match="int64"):
+        _as_tensor("M", "x", 2**70, "sync_all_reduce")
 
 
 @all_reduced_synchronized("correct", "seen:SUM", "worst:MAX")

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, TensorDataset
 
+from metric_tester import states_of
 from torchtally import Metric
 from torchtally.dataparallel import _gather_device, check_no_metrics_inside, metric_device
 from torchtally.engine import MetricHook, Usage, as_update_args, resolve_usage
@@ -273,10 +274,10 @@ class PositiveTargets(Targets):
 def test_batch_wise_undoes_its_reset_for_a_collection_too():
     hook = MetricHook({"all": Targets(), "positive": PositiveTargets()}, usage="batch_wise")
     hook.update(torch.zeros(2, 3), torch.tensor([4, 5]))
-    before = hook.metrics.state_dict(), hook.result
+    before = states_of(hook.metrics), hook.result
     with pytest.raises(ValueError, match="expected values > 0"):
         hook.update(torch.zeros(2, 3), torch.tensor([0, 1]))  # "all" takes it, "positive" does not
-    after = hook.metrics.state_dict(), hook.result
+    after = states_of(hook.metrics), hook.result
     assert {k: v.tolist() for k, v in after[0].items()} == {k: v.tolist() for k, v in before[0].items()}
     assert after[1] == before[1] == {"all": [4, 5], "positive": [4, 5]}
     assert hook.metrics.compute() == before[1]  # still updated, cached result kept

@@ -20,23 +20,50 @@ def feed(metric, start=0, stop=40):
 
 
 def states_equal(a: Metric, b: Metric) -> bool:
-    sa, sb = a.state_dict(), b.state_dict()
+    sa, sb = a.metric_state, b.metric_state
     return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def saved(metric: Metric) -> dict:
+    metric.persistent(True)
+    return metric.state_dict()
+
+
+def loaded(metric: Metric, state_dict: dict) -> Metric:
+    metric.load_state_dict(state_dict)
+    return metric
 
 
 # -- update / compute / cache ----------------------------------------------------------------
 
 
-def test_compute_before_update_raises_and_after_reset_again():
+def test_compute_before_update_warns_and_computes_over_no_data():
     m = SumMetric()
-    with pytest.raises(NotComputableError, match="SumMetric.compute"):
-        m.compute()
-    with pytest.raises(NotComputableError):
+    with pytest.warns(UserWarning, match="SumMetric was called before the ``update`` method"):
+        counts, total = m.compute()
+    assert counts.sum() == 0 and total.sum() == 0
+    with pytest.warns(UserWarning, match="before the ``update``"):
         m.compute_local()
     feed(m)
     m.compute()
     m.reset()
-    with pytest.raises(NotComputableError):
+    with pytest.warns(UserWarning, match="before the ``update``"):
+        m.compute()
+
+
+def test_compute_before_update_raises_in_ignite_mode_and_after_reset_again():
+    m = SumMetric()
+    with m.raising_if_never_updated():
+        with pytest.raises(NotComputableError, match="SumMetric.compute"):
+            m.compute()
+        with pytest.raises(NotComputableError):
+            m.compute_local()
+        feed(m)
+        m.compute()
+        m.reset()
+        with pytest.raises(NotComputableError):
+            m.compute()
+    with pytest.warns(UserWarning):  # the context ended: torchmetrics' rule again
         m.compute()
 
 
@@ -67,8 +94,9 @@ def test_compute_is_cached_until_update_or_reset():
     assert len(calls) == 2 and not torch.equal(first[0], second[0])
     assert second[0].sum() == 43
     m.reset()
-    with pytest.raises(NotComputableError):
+    with pytest.warns(UserWarning, match="before the ``update``"):
         m.compute()
+    assert len(calls) == 3  # reset dropped the cache
 
 
 def test_update_after_compute_keeps_accumulating():
@@ -104,11 +132,12 @@ def test_world_size_one_makes_no_collective():
 
 def test_bad_update_leaves_state_unchanged():
     m = feed(SumMetric(), 0, 10)
-    before = m.state_dict()
+    before = m.metric_state
+    before = {k: v.clone() for k, v in before.items()}
     labels, scores, rows = DATA
     with pytest.raises(ValueError, match="labels"):
         m.update(torch.full((3,), C), scores[:3], rows[:3])
-    assert all(torch.equal(before[k], v) for k, v in m.state_dict().items())
+    assert all(torch.equal(before[k], v) for k, v in m.metric_state.items())
 
 
 # -- state kinds -----------------------------------------------------------------------------
@@ -161,7 +190,8 @@ def test_merge_state_values_is_required_for_merge_states():
     [
         (dict(name="1x", default=torch.zeros(1)), ValueError, "identifier"),
         (dict(name="update", default=torch.zeros(1)), ValueError, "clashes"),
-        (dict(name="x", default=[0.0]), TypeError, "torch.Tensor"),
+        (dict(name="x", default=[0.0]), TypeError, "list states are not supported"),
+        (dict(name="x", default=0.0), TypeError, "torch.Tensor"),
         (dict(name="x", default=torch.zeros(1), reduce="mean"), ValueError, "reduce must be one of"),
         (dict(name="x", default=torch.zeros(1, dtype=torch.bool), reduce="sum"), ValueError, "bool"),
         (dict(name="x", default=torch.zeros(1, dtype=torch.complex64), reduce="max"), ValueError, "complex"),
@@ -197,7 +227,7 @@ def test_add_state_twice_and_before_super_init():
 def test_merge_state_equals_one_metric_over_all_data(cls):
     whole = feed(cls())
     parts = [feed(cls(), 0, 13), feed(cls(), 13, 13), feed(cls(), 13, 29), feed(cls(), 29, 40)]
-    other_states = [p.state_dict() for p in parts[1:]]
+    other_states = [saved(p) for p in parts[1:]]
     merged = parts[0].merge_state(parts[1:])
     assert merged is parts[0]
     for got, want in zip(merged.compute(), whole.compute()):
@@ -206,17 +236,17 @@ def test_merge_state_equals_one_metric_over_all_data(cls):
         else:
             assert torch.equal(got, want)
     for p, before in zip(parts[1:], other_states):  # the others are unchanged
-        assert all(torch.equal(before[k], v) for k, v in p.state_dict().items())
+        assert all(torch.equal(before[k], v) for k, v in p.metric_state.items())
 
 
 def test_merge_state_rejects_different_states_and_stays_unchanged():
     a, b = feed(SumMetric(), 0, 10), feed(SumMetric(num_classes=C + 1), 10, 20)
-    before = a.state_dict()
+    before = saved(a)
     with pytest.raises(ValueError, match="same states"):
         a.merge_state([b])
     with pytest.raises(ValueError, match="same states"):
         a.merge_state([ExtremesMetric()])
-    assert states_equal(a, SumMetric().load_state_dict(before))
+    assert states_equal(a, loaded(SumMetric(), before))
 
 
 def test_merge_state_marks_updated():
@@ -238,7 +268,7 @@ def test_moments_merge_is_accurate_with_far_means():
 @pytest.mark.parametrize("cls", [SumMetric, ExtremesMetric, CatMetric, MomentsMetric])
 def test_state_dict_roundtrip(cls):
     a = feed(cls())
-    b = cls().load_state_dict(a.state_dict())
+    b = loaded(cls(), saved(a))
     assert states_equal(a, b)
     for x, y in zip(a.compute(), b.compute()):
         assert torch.equal(x, y)
@@ -246,25 +276,28 @@ def test_state_dict_roundtrip(cls):
 
 def test_state_dict_is_a_copy():
     m = feed(SumMetric())
-    sd = m.state_dict()
+    sd = saved(m)
     sd["counts"] += 100
     assert m.counts.sum() == 40
 
 
 def test_load_state_dict_rejects_bad_entries_and_stays_unchanged():
     m = feed(SumMetric(), 0, 10)
-    before = m.state_dict()
+    before = saved(m)
     bad_shape = dict(before, counts=torch.zeros(C + 1, dtype=torch.int64))
     with pytest.raises(ValueError, match="load_state_dict\\('counts'\\): expected dtype torch.int64 shape \\(4,\\)"):
         m.load_state_dict(bad_shape)
     bad_dtype = dict(before, total=torch.zeros(D, dtype=torch.float32))
     with pytest.raises(ValueError, match="'total'"):
         m.load_state_dict(bad_dtype)
-    with pytest.raises(KeyError, match="missing states \\['total'\\]"):
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "total"'):  # persistent states
         m.load_state_dict({"counts": before["counts"]})
-    with pytest.raises(KeyError, match="unexpected keys \\['extra'\\]"):
+    with pytest.raises(RuntimeError, match='Unexpected key\\(s\\) in state_dict: "extra"'):
         m.load_state_dict(dict(before, extra=torch.zeros(1)))
-    assert states_equal(m, SumMetric().load_state_dict(before))
+    assert states_equal(m, loaded(SumMetric(), before))
+    with pytest.raises(RuntimeError, match="Missing"):  # nothing of a refused state_dict is loaded
+        m.load_state_dict({"counts": torch.ones(C, dtype=torch.int64)})
+    assert states_equal(m, loaded(SumMetric(), before))
     m.load_state_dict({"counts": torch.ones(C, dtype=torch.int64)}, strict=False)
     assert torch.equal(m.counts, torch.ones(C, dtype=torch.int64))
 

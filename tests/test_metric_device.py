@@ -169,7 +169,8 @@ def test_a_first_update_rejected_after_a_nested_update_still_goes_back():
 
 
 def test_loaded_state_counts_as_data():
-    m = Total().load_state_dict({"total": torch.tensor(1.0), "largest": torch.tensor(1.0)})
+    m = Total()
+    m.load_state_dict({"total": torch.tensor(1.0), "largest": torch.tensor(1.0)})
     with pytest.raises(ValueError, match=r"^x: expected a tensor on cpu"):
         m.update(torch.ones(3, device="meta"))
     assert state_devices(m) == {CPU}

@@ -1,6 +1,7 @@
-"""Regression metrics against scikit-learn / scipy / numpy, torchmetrics parity, edge cases and
-bad input. Every configuration in CASES also runs through the shared tester (metric_tester);
-their 3-rank distributed check is in test_regression_aggregation_distributed.py."""
+"""Regression metrics against scikit-learn / scipy / numpy, edge cases and bad input. Every
+configuration in CASES also runs through the shared tester (metric_tester); their 3-rank
+distributed check is in test_regression_aggregation_distributed.py. Parity with torchmetrics over
+the argument grid (values, dtypes, shapes, signatures) is in test_regagg_torchmetrics_parity.py."""
 import functools
 import warnings
 
@@ -12,17 +13,7 @@ import torch
 import torchmetrics
 
 from metric_tester import CollectionFactory, MetricCase, assert_rejects, check_metric
-from torchtally import (
-    CosineSimilarity,
-    ExplainedVariance,
-    MeanAbsoluteError,
-    MeanAbsolutePercentageError,
-    MeanSquaredError,
-    MetricCollection,
-    NotComputableError,
-    PearsonCorrCoef,
-    R2Score,
-)
+from torchtally import MetricCollection, NotComputableError
 from torchtally.functional import (
     _kernels,
     cosine_similarity,
@@ -33,9 +24,33 @@ from torchtally.functional import (
     pearson_corrcoef,
     r2_score,
 )
+from torchtally.functional._regression_inputs import InputShapeError
+from torchtally.regression import (
+    CosineSimilarity,
+    ExplainedVariance,
+    MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredError,
+    PearsonCorrCoef,
+    R2Score,
+)
 
 P = functools.partial
 SIZES = (7, 0, 13, 5, 9, 1, 11)  # batch sizes: uneven, one empty batch, 46 samples
+
+
+def float64_metric(factory, *args, **kwargs):
+    """factory(*args, **kwargs) made while torch's default dtype is float64, so its results are
+    float64 (as a torchmetrics metric made then); picklable through functools.partial."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return factory(*args, **kwargs)
+    finally:
+        torch.set_default_dtype(previous)
+
+
+F64 = functools.partial(P, float64_metric)  # F64(MeanSquaredError, squared=False)
 
 
 def make_data(d=None, offset=0.0, noise=0.5, dtype=torch.float64, seed=0):
@@ -93,6 +108,7 @@ ONE_F32 = make_data(dtype=torch.float32, seed=1)
 POSITIVE = (ONE[0].abs() + 1, ONE[1].abs() + 1)
 BIG = make_data(offset=1e6, seed=2)  # mean 1e6, spread 1: naive sums of squares lose digits
 BIG3 = make_data(d=3, offset=1e6, noise=0.1, seed=3)
+SIX_AS_2x3 = tuple(x.reshape(-1, 2, 3) for x in make_data(d=6, seed=6))  # [N, 2, 3] outputs
 INTS = (torch.randint(-5, 6, (46,), generator=torch.Generator().manual_seed(4)),
         torch.randint(-5, 6, (46,), generator=torch.Generator().manual_seed(5)))
 
@@ -101,42 +117,48 @@ def case(name, factory, data, reference, rtol=1e-10, atol=1e-12):
     return MetricCase(name, factory, split(*data), reference, rtol=rtol, atol=atol)
 
 
+# Most cases are made in float64 (results in float64) to check the values to 1e-10; the
+# float32-result cases check the default dtype's rounding only.
 CASES = [
-    case("mse", MeanSquaredError, FLAT, sk(skm.mean_squared_error)),
-    case("mse_int_inputs", MeanSquaredError, INTS, sk(skm.mean_squared_error)),
-    case("rmse", P(MeanSquaredError, squared=False), ONE_F32, sk(skm.root_mean_squared_error), rtol=1e-6),
-    case("mse_3_outputs", P(MeanSquaredError, num_outputs=3), THREE, sk(skm.mean_squared_error, multioutput="raw_values")),
-    case("mse_offset", MeanSquaredError, BIG, sk(skm.mean_squared_error)),
-    case("mae", MeanAbsoluteError, FLAT, sk(skm.mean_absolute_error)),
-    case("mae_3_outputs", P(MeanAbsoluteError, num_outputs=3), THREE,
+    case("mse", F64(MeanSquaredError), FLAT, sk(skm.mean_squared_error)),
+    case("mse_float32_result", MeanSquaredError, FLAT, sk(skm.mean_squared_error), rtol=1e-7),
+    case("mse_int_inputs", F64(MeanSquaredError), INTS, sk(skm.mean_squared_error)),
+    case("rmse", F64(MeanSquaredError, squared=False), ONE_F32, sk(skm.root_mean_squared_error), rtol=1e-6),
+    case("mse_3_outputs", F64(MeanSquaredError, num_outputs=3), THREE,
+         sk(skm.mean_squared_error, multioutput="raw_values")),
+    case("mse_offset", F64(MeanSquaredError), BIG, sk(skm.mean_squared_error)),
+    case("mae", F64(MeanAbsoluteError), FLAT, sk(skm.mean_absolute_error)),
+    case("mae_3_outputs", F64(MeanAbsoluteError, num_outputs=3), THREE,
          sk(skm.mean_absolute_error, multioutput="raw_values")),
-    case("mape", MeanAbsolutePercentageError, POSITIVE, sk(skm.mean_absolute_percentage_error)),
-    case("r2", R2Score, ONE, sk(skm.r2_score)),
-    case("r2_float32", R2Score, ONE_F32, sk(skm.r2_score), rtol=1e-9),
-    case("r2_raw", P(R2Score, num_outputs=3, multioutput="raw_values"), THREE,
-         sk(skm.r2_score, multioutput="raw_values")),
-    case("r2_variance_weighted", P(R2Score, num_outputs=3, multioutput="variance_weighted"), THREE,
+    case("mape", F64(MeanAbsolutePercentageError), POSITIVE, sk(skm.mean_absolute_percentage_error)),
+    case("r2", R2Score, ONE, sk(skm.r2_score)),  # float64 inputs: float64 result, as torchmetrics
+    case("r2_float32", F64(R2Score), ONE_F32, sk(skm.r2_score), rtol=1e-9),
+    case("r2_raw", P(R2Score, multioutput="raw_values"), THREE, sk(skm.r2_score, multioutput="raw_values")),
+    case("r2_variance_weighted", P(R2Score, multioutput="variance_weighted"), THREE,
          sk(skm.r2_score, multioutput="variance_weighted")),
     case("r2_adjusted", P(R2Score, adjusted=3), ONE, adjusted_r2_ref(3)),
     case("r2_offset", R2Score, BIG, sk(skm.r2_score)),
-    case("r2_offset_3", P(R2Score, num_outputs=3, multioutput="raw_values"), BIG3,
-         sk(skm.r2_score, multioutput="raw_values")),
+    case("r2_offset_3", P(R2Score, multioutput="raw_values"), BIG3, sk(skm.r2_score, multioutput="raw_values")),
     case("explained_variance", ExplainedVariance, ONE, sk(skm.explained_variance_score)),
-    case("explained_variance_raw", P(ExplainedVariance, num_outputs=3, multioutput="raw_values"), THREE,
+    case("explained_variance_raw", P(ExplainedVariance, multioutput="raw_values"), THREE,
          sk(skm.explained_variance_score, multioutput="raw_values")),
-    case("explained_variance_weighted", P(ExplainedVariance, num_outputs=3, multioutput="variance_weighted"),
-         THREE, sk(skm.explained_variance_score, multioutput="variance_weighted")),
+    case("explained_variance_weighted", P(ExplainedVariance, multioutput="variance_weighted"), THREE,
+         sk(skm.explained_variance_score, multioutput="variance_weighted")),
     case("explained_variance_offset", ExplainedVariance, BIG, sk(skm.explained_variance_score)),
-    case("pearson", PearsonCorrCoef, ONE, pearson_ref),
+    case("explained_variance_3d", P(ExplainedVariance, multioutput="raw_values"), SIX_AS_2x3,
+         lambda p, t: skm.explained_variance_score(*np64(t.reshape(-1, 6), p.reshape(-1, 6)),
+                                                   multioutput="raw_values").reshape(2, 3)),
+    case("pearson", F64(PearsonCorrCoef), ONE, pearson_ref),
     case("pearson_3", P(PearsonCorrCoef, num_outputs=3), THREE, pearson_ref),
     case("pearson_offset", P(PearsonCorrCoef, num_outputs=3), BIG3, pearson_ref),
-    case("cosine_sum", CosineSimilarity, THREE, cosine_ref("sum")),
-    case("cosine_mean", P(CosineSimilarity, reduction="mean"), THREE, cosine_ref("mean")),
-    case("cosine_none", P(CosineSimilarity, reduction="none"), THREE, cosine_ref("none")),
+    # float32 results (torchmetrics'), whatever the default dtype
+    case("cosine_sum", CosineSimilarity, THREE, cosine_ref("sum"), rtol=1e-7),
+    case("cosine_mean", P(CosineSimilarity, reduction="mean"), THREE, cosine_ref("mean"), rtol=1e-7),
+    case("cosine_none", F64(CosineSimilarity, reduction="none"), THREE, cosine_ref("none"), rtol=1e-7, atol=1e-7),
     # R2 and explained variance share one moments state in a collection (one merge slot).
     case("collection_shared_moments",
-         CollectionFactory(r2=P(R2Score, num_outputs=3), ev=P(ExplainedVariance, num_outputs=3),
-                           mse=P(MeanSquaredError, num_outputs=3), pearson=P(PearsonCorrCoef, num_outputs=3)),
+         CollectionFactory(r2=R2Score, ev=ExplainedVariance, mse=F64(MeanSquaredError, num_outputs=3),
+                           pearson=P(PearsonCorrCoef, num_outputs=3)),
          BIG3, lambda p, t: {"r2": sk(skm.r2_score)(p, t), "ev": sk(skm.explained_variance_score)(p, t),
                              "mse": sk(skm.mean_squared_error, multioutput="raw_values")(p, t),
                              "pearson": pearson_ref(p, t)}),
@@ -183,66 +205,48 @@ def test_offsets_need_the_moments_state():
         (P(r2_score, adjusted=2), adjusted_r2_ref(2), ONE),
         (P(explained_variance, multioutput="raw_values"), sk(skm.explained_variance_score, multioutput="raw_values"), THREE),
         (pearson_corrcoef, pearson_ref, BIG3),
-        (P(cosine_similarity, reduction="none"), cosine_ref("none"), THREE),
-        (cosine_similarity, cosine_ref("sum"), THREE),
     ],
 )
 def test_functional_against_reference(ours, reference, data):
-    np.testing.assert_allclose(ours(*data).numpy(), reference(*data), rtol=1e-10, atol=1e-12)
+    got = ours(*data)
+    assert got.dtype == torch.float64  # the inputs' dtype, as torchmetrics' functional forms
+    np.testing.assert_allclose(got.numpy(), reference(*data), rtol=1e-10, atol=1e-12)
 
 
-# -- torchmetrics parity -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "ours, theirs, data",
-    [
-        (MeanSquaredError, torchmetrics.MeanSquaredError, ONE),
-        (P(MeanSquaredError, squared=False, num_outputs=3), P(torchmetrics.MeanSquaredError, squared=False, num_outputs=3), THREE),
-        (P(MeanAbsoluteError, num_outputs=3), P(torchmetrics.MeanAbsoluteError, num_outputs=3), THREE),
-        (MeanAbsolutePercentageError, torchmetrics.MeanAbsolutePercentageError, ONE),  # incl. |target| < 1
-        (P(R2Score, num_outputs=3, multioutput="variance_weighted"), P(torchmetrics.R2Score, multioutput="variance_weighted"), THREE),
-        (P(R2Score, adjusted=2), P(torchmetrics.R2Score, adjusted=2), ONE),
-        (P(ExplainedVariance, num_outputs=3, multioutput="raw_values"), P(torchmetrics.ExplainedVariance, multioutput="raw_values"), THREE),
-        (P(PearsonCorrCoef, num_outputs=3), P(torchmetrics.PearsonCorrCoef, num_outputs=3), THREE),
-        (P(CosineSimilarity, reduction="none"), P(torchmetrics.CosineSimilarity, reduction="none"), THREE),
-        (CosineSimilarity, torchmetrics.CosineSimilarity, THREE),
-    ],
-)
-def test_torchmetrics_parity(ours, theirs, data):
-    a, b = ours(), theirs()
-    for batch in split(*data):
-        if batch[0].shape[0]:  # torchmetrics rejects some empty batches
-            a.update(*batch)
-            b.update(*batch)
-    # torchmetrics keeps float32 sums for several metrics, hence the float32 tolerance.
-    torch.testing.assert_close(a.compute(), b.compute().double(), rtol=1e-5, atol=1e-7)
+@pytest.mark.parametrize("reduction", ["sum", "mean", "none", None])
+def test_cosine_functional_is_float32_as_torchmetrics(reduction):
+    got = cosine_similarity(*THREE, reduction=reduction)
+    assert got.dtype == torch.float32
+    np.testing.assert_allclose(got.numpy(), cosine_ref(reduction or "none")(*THREE), rtol=1e-6)
 
 
 # -- edge cases ----------------------------------------------------------------------------------
 
-ALL = [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance,
-       PearsonCorrCoef, P(CosineSimilarity, reduction="mean")]
+
+@pytest.mark.parametrize("factory", [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
+                                     ExplainedVariance, P(MeanSquaredError, num_outputs=3)])
+def test_means_over_no_samples_are_nan(factory):
+    metric = factory().update(torch.empty(0, 3) if "num_outputs" in str(factory) else torch.empty(0),
+                              torch.empty(0, 3) if "num_outputs" in str(factory) else torch.empty(0))
+    assert torch.isnan(metric.compute()).all()
 
 
-@pytest.mark.parametrize("factory", ALL + [CosineSimilarity, P(CosineSimilarity, reduction="none")])
-def test_empty_epoch_raises(factory):
-    with pytest.raises(NotComputableError):
-        factory().compute()
+def test_r2_needs_two_samples_and_cosine_a_row():
+    with pytest.raises(ValueError, match="Needs at least two samples"):
+        R2Score().update(torch.empty(0), torch.empty(0)).compute()
+    with pytest.raises(ValueError, match="Needs at least two samples"):
+        R2Score().update(torch.tensor([1.0]), torch.tensor([2.0])).compute()
+    assert R2Score().update(torch.tensor([1.0]), torch.tensor([2.0])).update(torch.tensor([3.0]), torch.tensor([2.5])).compute()
+    for reduction in ("sum", "mean", "none"):
+        with pytest.raises(ValueError, match="no rows"):
+            CosineSimilarity(reduction=reduction).update(torch.empty(0, 3), torch.empty(0, 3)).compute()
 
 
-@pytest.mark.parametrize("factory", ALL)
-def test_only_empty_batches_raise(factory):
-    shape = (0, 3) if "Cosine" in str(factory) else (0,)
-    m = factory().update(torch.empty(shape), torch.empty(shape))
-    with pytest.raises(NotComputableError, match="no samples"):
-        m.compute()
-
-
-def test_cosine_over_no_rows_has_a_natural_value():
-    empty = (torch.empty(0, 3), torch.empty(0, 3))
-    assert float(CosineSimilarity().update(*empty).compute()) == 0.0
-    assert CosineSimilarity(reduction=None).update(*empty).compute().shape == (0,)
+def test_pearson_over_too_few_samples_is_nan_with_a_warning():
+    with pytest.warns(UserWarning, match="zero variance"):
+        assert torch.isnan(PearsonCorrCoef().update(torch.empty(0), torch.empty(0)).compute())
+    with pytest.warns(UserWarning, match="zero variance"):
+        assert torch.isnan(PearsonCorrCoef(num_outputs=2).update(torch.ones(1, 2), torch.ones(1, 2)).compute()).all()
 
 
 def test_constant_target_follows_sklearn():
@@ -254,38 +258,103 @@ def test_constant_target_follows_sklearn():
             assert float(got) == want == ref(*np64(target, preds))
 
 
+def test_a_nearly_constant_target_is_scored_exactly():
+    """A deliberate difference: torchmetrics calls SS_tot < 1e-4 zero and scores 0 here."""
+    target = torch.tensor([-5.1608, -5.1609, -5.1608, -5.1608, -5.1608, -5.1608], dtype=torch.float64)
+    preds = torch.tensor([-3.9865, -5.4648, -5.0238, -4.3899, -5.6672, -4.7336], dtype=torch.float64)
+    np.testing.assert_allclose(float(r2_score(preds, target)), skm.r2_score(*np64(target, preds)), rtol=1e-9)
+    assert float(torchmetrics.functional.r2_score(preds, target)) == 0.0
+
+
+def test_pearson_is_exact_where_torchmetrics_gives_nan():
+    """A deliberate difference: torchmetrics returns NaN (with a warning) when a variance is small
+    against the largest deviation or overflows float32 once normalised; here only for 0."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(100, generator=g)
+    y = x + 0.5 * torch.randn(100, generator=g)
+    outlier_x = torch.zeros(100_000)
+    outlier_x[0] = 1.0
+    outlier_y = torch.randn(100_000, generator=g)
+    outlier_y[0] = 5.0
+    for preds, target in ((x * 1e-20, y * 1e-20), (outlier_x, outlier_y)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert torch.isnan(torchmetrics.functional.pearson_corrcoef(preds, target))
+        want = pearson_ref(preds, target)
+        assert float(PearsonCorrCoef().update(preds, target).compute()) == pytest.approx(want, rel=1e-6)
+
+
+def test_variance_weighted_over_constant_targets_is_nan_as_torchmetrics():
+    target = torch.tensor([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]])
+    preds = torch.tensor([[1.0, 2.0], [0.0, 2.0], [2.0, 2.0]])
+    for ours in (R2Score, ExplainedVariance):
+        assert torch.isnan(ours(multioutput="variance_weighted").update(preds, target).compute())
+    assert torch.isnan(torchmetrics.functional.r2_score(preds, target, multioutput="variance_weighted"))
+
+
 def test_constant_column_gives_nan_correlation_like_scipy():
     x = torch.tensor([1.0, 2.0, 3.0, 4.0])
     const = torch.full((4,), 0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.isnan(scipy.stats.pearsonr(x.numpy(), const.numpy())[0])
-    assert torch.isnan(PearsonCorrCoef().update(x[:2], const[:2]).update(x[2:], const[2:]).compute())
-    assert torch.isnan(pearson_corrcoef(const, x))
-    r = PearsonCorrCoef(num_outputs=2).update(torch.stack([x, x], 1), torch.stack([x * 2, const], 1)).compute()
+    with pytest.warns(UserWarning, match=r"output\(s\) \[0\]"):
+        assert torch.isnan(PearsonCorrCoef().update(x[:2], const[:2]).update(x[2:], const[2:]).compute())
+    with pytest.warns(UserWarning):
+        assert torch.isnan(pearson_corrcoef(const, x))
+    with pytest.warns(UserWarning, match=r"output\(s\) \[1\]"):
+        r = PearsonCorrCoef(num_outputs=2).update(torch.stack([x, x], 1), torch.stack([x * 2, const], 1)).compute()
     assert float(r[0]) == pytest.approx(1.0) and torch.isnan(r[1])
 
 
-def test_r2_single_sample_is_nan_and_adjusted_falls_back():
-    with pytest.warns(UserWarning, match="fewer than 2 samples"):
-        assert torch.isnan(R2Score().update(torch.tensor([1.0]), torch.tensor([2.0])).compute())
+def test_r2_adjusted_falls_back_with_torchmetrics_warnings():
     preds, target = torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.0, 3.0, 3.0])
-    with pytest.warns(UserWarning, match="unadjusted"):
+    with pytest.warns(UserWarning, match="Division by zero in adjusted r2 score"):
         got = R2Score(adjusted=2).update(preds, target).compute()
     assert float(got) == pytest.approx(skm.r2_score(target.numpy(), preds.numpy()))
+    with pytest.warns(UserWarning, match="More independent regressions than data points"):
+        R2Score(adjusted=3).update(preds, target).compute()
 
 
-def test_r2_and_explained_variance_share_state_in_a_collection():
+def test_outputs_are_read_from_the_first_batch():
+    m = R2Score(multioutput="raw_values").update(torch.randn(4, 3), torch.randn(4, 3))
+    before = m.residual_target_moments.clone()
+    assert_rejects(m, (torch.randn(4), torch.randn(4)), ValueError, "the same shape after dim 0")
+    assert torch.equal(m.residual_target_moments, before)
+    assert m.compute().shape == (3,)
+    with pytest.raises(ValueError, match="1D or 2D"):
+        R2Score().update(torch.randn(4, 2, 3), torch.randn(4, 2, 3))
+    # explained variance keeps [N, d1, d2] outputs
+    ev = ExplainedVariance(multioutput="raw_values").update(torch.randn(5, 2, 3), torch.randn(5, 2, 3))
+    assert ev.compute().shape == (2, 3)
+    assert_rejects(ev, (torch.randn(5, 3, 2), torch.randn(5, 3, 2)), ValueError, "the same shape after dim 0")
+
+
+@pytest.mark.parametrize("factory", [P(R2Score, multioutput="raw_values"), P(ExplainedVariance, multioutput="raw_values")])
+def test_forward_with_other_outputs_is_rejected_and_state_kept(factory):
+    """In forward the batch is updated on fresh states; the mismatch shows only when they are
+    merged into the accumulated ones, which must then be left as they were."""
+    m = factory()
+    m(torch.randn(6, 3), torch.randn(6, 3))
+    before = m.compute()
+    with pytest.raises(ValueError, match="moments of 1 and 3 outputs cannot be merged"):
+        m(torch.randn(6), torch.randn(6))
+    torch.testing.assert_close(m.compute(), before)
+    assert m.update_count == 1
+
+
+def test_r2_and_explained_variance_share_state_in_a_collection(monkeypatch):
+    from torchtally.functional import regression as functional_regression
+
     calls = []
-    original = R2Score.update
+    original = functional_regression.residual_moments_update
 
-    class CountingR2(R2Score):
-        def update(self, preds, target):
-            calls.append(1)
-            original(self, preds, target)
+    def counting(*args):
+        calls.append(1)
+        return original(*args)
 
-    col = MetricCollection({"r2": CountingR2(num_outputs=3), "ev": ExplainedVariance(num_outputs=3),
-                            "r2_raw": R2Score(num_outputs=3, multioutput="raw_values")})
+    monkeypatch.setattr(functional_regression, "residual_moments_update", counting)
+    col = MetricCollection({"r2": R2Score(), "ev": ExplainedVariance(), "r2_raw": R2Score(multioutput="raw_values")})
     batches = split(*THREE)
     for batch in batches:
         col.update(*batch)
@@ -297,13 +366,24 @@ def test_r2_and_explained_variance_share_state_in_a_collection():
     np.testing.assert_allclose(got["r2_raw"], skm.r2_score(target, preds, multioutput="raw_values"), rtol=1e-10)
 
 
+ALL = [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance,
+       PearsonCorrCoef, P(CosineSimilarity, reduction="mean")]
+
+
+@pytest.mark.parametrize("factory", ALL + [CosineSimilarity, P(CosineSimilarity, reduction="none")])
+def test_ignite_style_compute_before_any_update_raises(factory):
+    metric = factory()
+    with metric.raising_if_never_updated(), pytest.raises(NotComputableError):
+        metric.compute()
+
+
 @pytest.mark.parametrize("factory", ALL)
 def test_inputs_that_require_grad_leave_no_graph_in_the_state(factory):
     shape = (5, 3) if "Cosine" in str(factory) else (5,)
     preds = torch.randn(shape, requires_grad=True)
     metric = factory().update(preds * 2, torch.randn(shape))
-    assert not any(v.requires_grad for v in metric.state_dict().values())
-    assert not any(v.requires_grad for v in metric.__dict__.values() if isinstance(v, torch.Tensor))
+    assert not any(getattr(metric, name).requires_grad for name in metric.state_names)
+    assert not metric.compute().requires_grad
 
 
 def test_c_core_and_reference_agree():
@@ -333,10 +413,10 @@ INF = torch.tensor([1.0, 2.0, float("inf"), 3.0])
 @pytest.mark.parametrize(
     "args, exc, match",
     [
-        ((NAN, GOOD[1]), ValueError, r"preds: expected finite values, got nan at index 1"),
-        ((GOOD[0], NAN), ValueError, r"target: expected finite values, got nan at index 1"),
-        ((GOOD[0], INF), ValueError, r"target: expected finite values, got inf at index 2"),
-        ((GOOD[0], GOOD[1][:3]), ValueError, r"target: expected the shape of preds \[4\], got \[3\]"),
+        ((NAN, GOOD[1]), ValueError, r"preds: expected finite values, got nan at flat index 1"),
+        ((GOOD[0], NAN), ValueError, r"target: expected finite values, got nan at flat index 1"),
+        ((GOOD[0], INF), ValueError, r"target: expected finite values, got inf at flat index 2"),
+        ((GOOD[0], GOOD[1][:3]), InputShapeError, r"target: expected the shape of preds \[4\], got \[3\]"),
         ((GOOD[0] > 0, GOOD[1]), TypeError, r"preds: expected a floating or integer tensor, got bool"),
         ((GOOD[0], GOOD[1].to(torch.complex64)), TypeError, r"target: expected a floating or integer tensor"),
         (([1.0, 2.0], GOOD[1]), TypeError, r"preds: expected a tensor, got list"),
@@ -350,6 +430,57 @@ def test_bad_input_is_rejected_and_state_kept(factory, args, exc, match):
     torch.testing.assert_close(metric.compute(), before)
 
 
+def _with(values, where, *more):
+    t = torch.arange(1.0, 9.0).reshape(4, 2)
+    for (i, j), v in [(where, values)] + list(more):
+        t[i, j] = v
+    return t
+
+
+INF, NEG = float("inf"), float("-inf")
+CLEAN = torch.arange(1.0, 9.0).reshape(4, 2) + 0.5
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance,
+     P(PearsonCorrCoef, num_outputs=2), CosineSimilarity],
+    ids=lambda f: getattr(f, "__name__", None) or f.func.__name__,
+)
+@pytest.mark.parametrize(
+    "preds, target, match",
+    [
+        (_with(INF, (1, 1)), CLEAN, r"preds: expected finite values, got inf at flat index 3"),
+        (CLEAN, _with(NEG, (2, 0)), r"target: expected finite values, got -inf at flat index 4"),
+        (_with(INF, (0, 1)), _with(INF, (0, 1)), r"preds: .* got inf at flat index 1"),  # inf - inf is NaN
+        (_with(INF, (0, 0), ((3, 1), NEG)), CLEAN, r"preds: .* got inf at flat index 0"),  # sums to NaN
+        (CLEAN, _with(float("nan"), (3, 0)), r"target: expected finite values, got nan at flat index 6"),
+    ],
+    ids=["preds_inf", "target_neg_inf", "both_inf_same_place", "plus_and_minus_inf", "target_nan"],
+)
+def test_every_non_finite_input_is_found(factory, preds, target, match):
+    metric = factory().update(CLEAN, CLEAN * 2)
+    before = {name: getattr(metric, name).clone() for name in metric.state_names}
+    with pytest.raises(ValueError, match=match):
+        metric.update(preds, target)
+    for name, value in before.items():
+        assert torch.equal(getattr(metric, name), value), name
+
+
+def test_an_overflow_on_finite_inputs_is_not_an_input_error():
+    """The finiteness check looks at a summary of the batch first; a summary that overflows on
+    finite inputs is searched, nothing is found, and the value is torchmetrics' (inf)."""
+    big = torch.tensor([1e200, -1e200], dtype=torch.float64)
+    got = F64(MeanSquaredError)().update(big, -big).compute()
+    assert got == torch.inf == torchmetrics.functional.mean_squared_error(big, -big)
+
+
+def test_a_shape_mismatch_is_also_a_runtime_error_as_torchmetrics():
+    for fn in (mean_squared_error, r2_score, pearson_corrcoef):
+        with pytest.raises(RuntimeError, match="Predictions and targets are expected to have the same shape"):
+            fn(torch.randn(5), torch.randn(4))
+
+
 def _pairs(*shape):
     return torch.randn(shape), torch.randn(shape)
 
@@ -358,13 +489,15 @@ def _pairs(*shape):
     "factory, good, args, match",
     [
         (P(MeanSquaredError, num_outputs=3), _pairs(2, 3), _pairs(4, 2), r"preds: expected shape \[N, 3\]"),
-        (P(R2Score, num_outputs=2), _pairs(2, 2), _pairs(4), r"preds: expected shape \[N, 2\]"),
+        (P(MeanAbsoluteError, num_outputs=2), _pairs(2, 2), _pairs(4), r"preds: expected shape \[N, 2\]"),
         (PearsonCorrCoef, _pairs(3), _pairs(4, 2),
          r"preds: expected shape \[N\] or \[N, 1\] \(num_outputs=1\), got float32 \[4, 2\]; for 2 outputs pass num_outputs=2"),
+        (P(PearsonCorrCoef, num_outputs=2), _pairs(3, 2), _pairs(4), r"preds: expected shape \[N, 2\]"),
         (P(PearsonCorrCoef, num_outputs=2), _pairs(3, 2), (torch.randn(4, 2), torch.randn(4, 3)),
          r"target: expected the shape"),
+        (P(PearsonCorrCoef, num_outputs=2), _pairs(3, 2), _pairs(4, 2, 2), r"1- or 2-dimensional"),
         (CosineSimilarity, _pairs(3, 4), _pairs(4), r"preds: expected shape \[N, d\]"),
-        (P(R2Score, num_outputs=2), _pairs(3, 2), (torch.randn(4, 2), torch.tensor([[1.0, 2.0]] * 3 + [[NAN[1], 1.0]])),
+        (R2Score, _pairs(3, 2), (torch.randn(4, 2), torch.tensor([[1.0, 2.0]] * 3 + [[NAN[1], 1.0]])),
          r"target: expected finite values, got nan at flat index 6"),
     ],
 )
@@ -376,7 +509,8 @@ def test_bad_shapes_are_rejected_and_state_kept(factory, good, args, match):
 @pytest.mark.parametrize(
     "factory, match",
     [
-        (P(MeanSquaredError, num_outputs=0), "num_outputs: expected an int >= 1"),
+        (P(MeanSquaredError, num_outputs=0), "num_outputs: expected a positive int"),
+        (P(MeanSquaredError, squared="yes"), "Expected argument `squared` to be a boolean"),
         (P(R2Score, multioutput="mean"), "multioutput: expected one of"),
         (P(R2Score, adjusted=-1), "adjusted: expected an int >= 0"),
         (P(ExplainedVariance, multioutput=None), "multioutput: expected one of"),

@@ -1,124 +1,137 @@
 """MetricCollection: update and compute many metrics, sharing state and syncing it in one pass."""
+import contextlib
 import copy
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+import warnings
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
+from torch import nn
 
 from . import dist
 from ._group_copy import GroupBoundCopy
+from .collection_groups import check_affix, check_compute_groups, share_states
 from .errors import NotComputableError
-from .metric import Metric, _canonical_device, first_tensor
+from .metric import Metric
+from .metric_state import first_tensor, raise_key_problems
 from .sync import UNCHANGED, SyncPlan, sync_states
 
+MetricsArg = Union[Metric, "MetricCollection", Sequence[Union[Metric, "MetricCollection"]],
+                   Mapping[str, Union[Metric, "MetricCollection"]]]
 
-class MetricCollection(GroupBoundCopy):
-    """A named group of metrics updated with the same inputs and synced together.
 
-    * ``update(*args, **kwargs)`` calls ``update`` of every metric with the same arguments,
-      except that metrics with equal non-None ``state_key`` share one state: only the first of
-      them (its *owner*) is updated, the others read the owner's state.
-    * ``compute()`` returns ``{name: result}``. When it has to sync (torch.distributed
-      initialised, world size > 1, ``sync_on_compute``), all metrics' states go through one
-      packed sync: a header, one all_reduce per (dtype, op) group and at most one gather,
-      however many metrics there are; a shared state is sent once. It is then a collective:
-      every rank calls it (a repeated compute with no new data anywhere costs the header only).
+class MetricCollection(GroupBoundCopy, nn.Module):
+    """A named group of metrics updated with the same inputs and synced together: an
+    ``nn.Module`` with torchmetrics' MetricCollection interface.
 
-    The collection's sync options (same meaning as Metric's) apply to all its metrics.
-    A batch that one metric rejects (its ``update`` raises) leaves the whole collection as it
-    was: states, "updated" flags and cached results (see ``update``).
+    * ``MetricCollection(metrics, *more, prefix=None, postfix=None, compute_groups=True)``:
+      ``metrics`` is a metric, a list of metrics (each named by its class), a dict
+      ``name -> metric`` (kept in sorted name order, as torchmetrics) or another collection;
+      collections nested in a list or dict are flattened into this one (their keys keep their
+      prefix and postfix; in a dict they also get ``"<name>_"`` in front).
+    * ``update(*args, **kwargs)`` calls ``update`` of every metric with the same positional
+      arguments and the keyword arguments its update takes. Metrics that share one state (see
+      ``compute_groups``) are updated once, through the first of them (its *owner*).
+    * ``metrics(*args, **kwargs)`` (``forward``) returns ``{key: value on this batch}`` and
+      accumulates the batch, with one update per shared state.
+    * ``compute()`` returns ``{key: result}``; keys carry ``prefix`` and ``postfix``. When it
+      has to sync (torch.distributed initialised, world size > 1, ``sync_on_compute``), all
+      metrics' states go through one packed sync: a header, one all_reduce per (dtype, op)
+      group and at most one gather, however many metrics there are; a shared state is sent
+      once. It is then a collective: every rank calls it.
+
+    ``compute_groups``: True (default) shares state between metrics whose ``state_key`` is
+    equal (accuracy, precision, recall, F1... of one task and state options): decided from
+    the metrics' options when they are added, never from their values, so it is exact from the
+    first batch (torchmetrics compares states after the first update). False: no sharing. A
+    list of lists of keys: those groups share, and nothing else does; a group whose metrics
+    declare different states, or different ``state_key``s, raises ValueError.
+
+    The collection's sync options (same meaning as Metric's) apply to all its metrics. A batch
+    that one metric rejects (its ``update`` raises) leaves the whole collection as it was.
 
     Example:
 
         >>> import torch
-        >>> from torchtally import Metric, MetricCollection
-        >>> class Total(Metric):
-        ...     def __init__(self, **kw):
-        ...         super().__init__(**kw)
-        ...         self.add_state("total", torch.tensor(0.0), reduce="sum")
-        ...     def update(self, x):
-        ...         self.total = self.total + x.sum()
-        ...     def compute(self):
-        ...         return self.total
-        >>> class Largest(Metric):
-        ...     def __init__(self, **kw):
-        ...         super().__init__(**kw)
-        ...         self.add_state("largest", torch.tensor(float("-inf")), reduce="max")
-        ...     def update(self, x):
-        ...         self.largest = torch.maximum(self.largest, x.max())
-        ...     def compute(self):
-        ...         return self.largest
-        >>> metrics = MetricCollection({"total": Total(), "largest": Largest()})
-        >>> metrics.update(torch.tensor([1.0, 5.0])).compute()
-        {'total': tensor(6.), 'largest': tensor(5.)}
+        >>> from torchtally import MetricCollection
+        >>> from torchtally.classification import MulticlassAccuracy, MulticlassPrecision
+        >>> metrics = MetricCollection([MulticlassAccuracy(3, average="micro"),
+        ...                             MulticlassPrecision(3, average="macro")], prefix="val_")
+        >>> metrics(torch.tensor([2, 1, 2, 0]), torch.tensor([0, 1, 2, 0]))
+        {'val_MulticlassAccuracy': tensor(0.7500), 'val_MulticlassPrecision': tensor(0.8333)}
+        >>> metrics.compute_groups
+        {0: ['MulticlassAccuracy', 'MulticlassPrecision']}
     """
 
     _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_plan_key": None}
+    __jit_unused_properties__ = ["metric_state", "compute_groups", "_metrics"]
 
     def __init__(
         self,
-        metrics: Union[Mapping[str, Metric], Sequence[Metric]],
-        *,
+        metrics: MetricsArg,
+        *additional_metrics: Metric,
+        prefix: Optional[str] = None,
+        postfix: Optional[str] = None,
+        compute_groups: Union[bool, List[List[str]]] = True,
         sync_on_compute: bool = True,
         process_group: Optional[Any] = None,
         sync_timeout: Optional[dist.TimeoutLike] = None,
         recipient_rank: Optional[int] = None,
     ) -> None:
-        if isinstance(metrics, Mapping):
-            items = list(metrics.items())
-        elif isinstance(metrics, Sequence) and not isinstance(metrics, (str, bytes)):
-            items = [(type(m).__name__, m) for m in metrics]
-        else:
-            raise TypeError(f"metrics must be a dict of name -> Metric or a list of Metric, got {type(metrics).__name__}")
-        self._metrics: Dict[str, Metric] = {}
-        seen: Dict[int, str] = {}
-        for name, metric in items:
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"metric names must be non-empty strings, got {name!r}")
-            if not isinstance(metric, Metric):
-                raise TypeError(f"metrics['{name}']: expected a torchtally.Metric, got {type(metric).__name__}")
-            if name in self._metrics:
-                raise ValueError(f"two metrics are named '{name}'; pass a dict with distinct names")
-            if id(metric) in seen:
-                raise ValueError(f"metrics '{seen[id(metric)]}' and '{name}' are the same object")
-            seen[id(metric)] = name
-            self._metrics[name] = metric
+        nn.Module.__init__(self)
         if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
             raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
+        self.prefix = check_affix(prefix, "prefix")
+        self.postfix = check_affix(postfix, "postfix")
+        self._compute_groups_arg = check_compute_groups(compute_groups)
         self.sync_on_compute = bool(sync_on_compute)
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
         self.recipient_rank = recipient_rank
-        self._owner_of: Dict[str, str] = self._share_states()
+        self._if_never_updated = "warn"
+        self._plan: Optional[SyncPlan] = None
+        self._plan_key: Optional[Tuple] = None
+        self.add_metrics(metrics, *additional_metrics)
+
+    @property
+    def _metrics(self) -> Dict[str, Metric]:
+        return self._modules  # type: ignore[return-value]
+
+    # -- building ------------------------------------------------------------------------
+
+    def add_metrics(self, metrics: MetricsArg, *additional_metrics: Metric) -> None:
+        """Add metrics (same forms as the constructor) and work out the shared states again."""
+        for name, metric in _entries(metrics, additional_metrics):
+            if name in self._modules:
+                raise ValueError(f"Metric with name '{name}' already exists in the collection.")
+            for other_name, other in self._modules.items():
+                if other is metric:
+                    raise ValueError(f"metrics '{other_name}' and '{name}' are the same object")
+            self.add_module(name, metric)
+        self._share_states()
+
+    def _share_states(self) -> None:
+        """Decide which metric owns each state (see compute_groups) and alias the sharers."""
+        self._owner_of: Dict[str, str] = share_states(self._metrics, self._compute_groups_arg)
         self._owners: List[str] = [n for n in self._metrics if self._owner_of[n] == n]
         # Update order: the owner with the most fixed-state bytes last, as the last one needs no
         # snapshot (see update).
         self._update_order: List[Metric] = sorted((self._metrics[n] for n in self._owners), key=_fixed_state_bytes)
-        self._plan: Optional[SyncPlan] = None
-        self._plan_key: Optional[Tuple] = None
+        self._plan = None
+        self._plan_key = None
         self._alias_shared()
 
-    # -- state sharing ------------------------------------------------------------------
+    @property
+    def metric_state(self) -> Dict[str, Dict[str, torch.Tensor]]:
+        """{key: that metric's metric_state}."""
+        return {name: metric.metric_state for name, metric in self._metrics.items()}
 
-    def _share_states(self) -> Dict[str, str]:
-        """Map every metric name to the name of the metric that owns its state."""
-        owner_of, owner_by_key = {}, {}
-        for name, metric in self._metrics.items():
-            key = metric.state_key
-            if key is None:
-                owner_of[name] = name
-                continue
-            try:
-                owner = owner_by_key.setdefault(key, name)
-            except TypeError as exc:
-                raise TypeError(f"metrics['{name}'].state_key must be hashable, got {key!r}") from exc
-            if owner != name and _state_layout(metric) != _state_layout(self._metrics[owner]):
-                raise ValueError(
-                    f"metrics '{owner}' and '{name}' have the same state_key {key!r} but declare different "
-                    f"states ({_state_layout(self._metrics[owner])} vs {_state_layout(metric)}); a state_key "
-                    "must determine the state completely"
-                )
-            owner_of[name] = owner
-        return owner_of
+    @property
+    def compute_groups(self) -> Dict[int, List[str]]:
+        """{group index: [keys]}: the metrics of a group share one state, owned by the first."""
+        groups: Dict[str, List[str]] = {}
+        for name, owner in self._owner_of.items():
+            groups.setdefault(owner, []).append(name)
+        return dict(enumerate(groups.values()))
 
     def _alias_shared(self) -> None:
         """Point every sharing metric at its owner's current state (cheap: no copies)."""
@@ -132,11 +145,12 @@ class MetricCollection(GroupBoundCopy):
                 else:
                     member.__dict__[state] = owner.__dict__[state]
             if member.device != owner.device:
-                member.device = owner.device
+                member.__dict__["device"] = owner.device
             member.__dict__["_updated"] = owner._updated
+            member.__dict__["_update_count"] = owner._update_count
             member.__dict__["_cache"] = None
 
-    # -- update / compute ---------------------------------------------------------------
+    # -- update / forward / compute ------------------------------------------------------
 
     def update(self, *args: Any, **kwargs: Any) -> "MetricCollection":
         """Update every state owner with the batch. If one raises, the owners updated before it
@@ -165,16 +179,17 @@ class MetricCollection(GroupBoundCopy):
                 if m.device != device:
                     moved = self._follow_device(x, args, kwargs)
                     break
-        flags = [(m._updated, m._cache) for m in owners]
+        flags = [(m._updated, m._update_count, m._cache) for m in owners]
         saved = [_snapshot_states(m) for m in owners[:-1]]
         try:
             for metric in owners:
-                metric.update(*args, **kwargs)
+                metric.update(*args, **(metric.accepted_update_kwargs(kwargs) if kwargs else kwargs))
         except BaseException:
             for metric, states in zip(owners, saved):
                 _restore_states(metric, states)
-            for metric, (updated, cache) in zip(owners, flags):
-                metric.__dict__["_updated"], metric.__dict__["_cache"] = updated, cache
+            for metric, (updated, count, cache) in zip(owners, flags):
+                d = metric.__dict__
+                d["_updated"], d["_update_count"], d["_cache"] = updated, count, cache
             if moved is not None:  # back to the device (and objects) from before this batch
                 for metric, placement in moved:
                     metric._restore_placement(placement)
@@ -199,12 +214,77 @@ class MetricCollection(GroupBoundCopy):
         self._alias_shared()
         return moved
 
+    @torch.jit.unused
+    def forward(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+        """{key: the metric over this batch alone}, with the batch accumulated too: one update
+        per shared state, then each owner's accumulated states combined with the batch's."""
+        x = first_tensor(args, kwargs)
+        if x is not None and any(m.device != x.device for m in self._update_order):
+            self._follow_device(x, args, kwargs)  # raises if an owner holds data elsewhere
+        owners = self._update_order
+        held = [m._hold_states() for m in owners]
+        for m in owners:
+            m._reset_states()
+            m.__dict__["_updated"] = False
+        self._alias_shared()
+        try:
+            self.update(*args, **kwargs)
+            values = self._batch_values()
+        except BaseException:
+            for m, h in zip(owners, held):
+                m._restore_states(h)
+            self._alias_shared()
+            raise
+        try:  # every owner's combination first: a merge may refuse a pair, and then none changes
+            combined = [None if m.full_state_update is not False else _combined_states(m, h)
+                        for m, h in zip(owners, held)]
+        except BaseException:
+            for m, h in zip(owners, held):
+                m._restore_states(h)
+            self._alias_shared()
+            raise
+        for m, h, states in zip(owners, held, combined):
+            if states is not None:
+                _assign_combined(m, states, h)
+        again = [(m, h) for m, h, states in zip(owners, held, combined) if states is None]
+        if again:  # metrics whose update reads their state: their accumulated states, updated again
+            self._update_again(again, args, kwargs)
+        self._alias_shared()
+        return self._renamed(values)
+
+    def _update_again(self, owners_held: List[Tuple[Metric, Any]], args: tuple, kwargs: dict) -> None:
+        for m, h in owners_held:
+            m._restore_states(h)
+        try:
+            for m, _ in owners_held:
+                m.update(*args, **(m.accepted_update_kwargs(kwargs) if kwargs else kwargs))
+        except BaseException:  # the batch was accepted once, so unlikely: leave them as before it
+            for m, h in owners_held:
+                m._restore_states(h)
+            self._alias_shared()
+            raise
+
+    def _batch_values(self) -> Dict[str, Any]:
+        """Every metric's value on the states of the batch just updated."""
+        metrics = self._metrics
+        synced = None
+        if any(m.dist_sync_on_step for m in metrics.values()) and self._should_sync():
+            synced = self._compute_synced(dirty=True)  # one packed sync for the ones that ask
+        return {name: synced[name] if synced is not None and m.dist_sync_on_step else m._compute_with(None)
+                for name, m in metrics.items()}
+
+    def _should_sync(self) -> bool:
+        return self.sync_on_compute and dist.needs_sync(self.process_group)
+
     def compute(self) -> Dict[str, Any]:
-        """{name: result} for every metric; one packed sync for all of them when needed."""
+        """{key: result} for every metric; one packed sync for all of them when needed."""
+        return self._renamed(self._compute_by_name())
+
+    def _compute_by_name(self) -> Dict[str, Any]:
         metrics = self._metrics
         rejected = next((e for e in (metrics[n]._rejected_cuda_update() for n in self._owners) if e), None)
         cached = all(m._cache is not None for m in metrics.values())
-        if self.sync_on_compute and dist.needs_sync(self.process_group):
+        if self._should_sync():
             return self._compute_synced(dirty=not cached, rejected=rejected)
         if rejected is not None:
             raise rejected
@@ -212,17 +292,17 @@ class MetricCollection(GroupBoundCopy):
             return {name: m._cache[0] for name, m in metrics.items()}
         not_updated = [n for n in self._owners if not metrics[n]._updated]
         if not_updated:
-            raise NotComputableError(self._not_computable_message(not_updated, "on this rank"))
+            self._never_updated(not_updated, "on this rank")
         results = {}
         for name, metric in metrics.items():
             results[name] = metric._compute_with(None)
-            if not metric._should_sync():
+            if metric.compute_with_cache:
                 metric.__dict__["_cache"] = (results[name],)
         return results
 
     def compute_local(self) -> Dict[str, Any]:
-        """{name: compute_local()}: every metric on this rank's state only."""
-        return {name: metric.compute_local() for name, metric in self._metrics.items()}
+        """{key: compute_local()}: every metric on this rank's state only."""
+        return self._renamed({name: metric.compute_local() for name, metric in self._metrics.items()})
 
     def _compute_synced(self, dirty: bool, rejected: Optional[ValueError] = None) -> Dict[str, Any]:
         owners = [self._metrics[n] for n in self._owners]
@@ -232,7 +312,7 @@ class MetricCollection(GroupBoundCopy):
         def require_updates(updated_anywhere: List[bool]) -> None:
             never = [self._owners[u] for u, ok in enumerate(updated_anywhere) if not ok]
             if never:
-                raise NotComputableError(self._not_computable_message(never, "on any rank"))
+                self._never_updated(never, "on any rank")
 
         def merge(i: int, values: List[torch.Tensor]) -> torch.Tensor:
             u, state = slots[i]
@@ -275,8 +355,40 @@ class MetricCollection(GroupBoundCopy):
             self._plan_key = key
         return self._plan
 
-    def _not_computable_message(self, names: List[str], where: str) -> str:
-        return f"MetricCollection.compute(): metric(s) {names} had no update() {where} since the last reset()"
+    def _never_updated(self, names: List[str], where: str) -> None:
+        message = f"MetricCollection.compute(): metric(s) {names} had no update() {where} since the last reset()"
+        if self._if_never_updated == "raise":
+            raise NotComputableError(message)
+        warnings.warn(message + ": their results are computed over no data.", UserWarning, stacklevel=4)
+
+    @contextlib.contextmanager
+    def raising_if_never_updated(self) -> Iterator["MetricCollection"]:
+        """Within this context, compute() raises NotComputableError for metrics no rank updated
+        since their reset (ignite's rule), instead of warning (torchmetrics')."""
+        before, self._if_never_updated = self._if_never_updated, "raise"
+        try:
+            yield self
+        finally:
+            self._if_never_updated = before
+
+    def _renamed(self, results: Dict[str, Any]) -> Dict[str, Any]:
+        """Results keyed as the user sees them: a dict result is flattened into its own keys
+        (prefixed with its metric's key where two would collide); prefix and postfix added."""
+        flat: Dict[str, Any] = {}
+        dict_keys = [k for r in results.values() if isinstance(r, dict) for k in r]
+        collide = len(dict_keys) != len(set(dict_keys))
+        for name, value in results.items():
+            if isinstance(value, dict):
+                for key, inner in value.items():
+                    flat[f"{name}_{key}" if collide else key] = inner
+            else:
+                flat[name] = value
+        if not self.prefix and not self.postfix:
+            return flat
+        return {self._set_name(k): v for k, v in flat.items()}
+
+    def _set_name(self, base: str) -> str:
+        return f"{self.prefix or ''}{base}{self.postfix or ''}"
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -288,9 +400,9 @@ class MetricCollection(GroupBoundCopy):
         self._alias_shared()
         return self
 
-    def merge_state(self, others: Sequence["MetricCollection"]) -> "MetricCollection":
+    def merge_state(self, others: Union["MetricCollection", Sequence["MetricCollection"]]) -> "MetricCollection":
         """Fold other collections (same names, same metrics) into this one; others unchanged."""
-        others = list(others)
+        others = [others] if isinstance(others, MetricCollection) else list(others)
         for other in others:
             if not isinstance(other, MetricCollection) or list(other._metrics) != list(self._metrics):
                 raise ValueError(
@@ -302,44 +414,48 @@ class MetricCollection(GroupBoundCopy):
         self._alias_shared()
         return self
 
-    def state_dict(self) -> Dict[str, torch.Tensor]:
-        """{"<metric name>.<state>": tensor} for every metric that owns its state."""
-        return {
-            f"{name}.{state}": value for name in self._owners for state, value in self._metrics[name].state_dict().items()
-        }
+    def persistent(self, mode: bool = True) -> None:
+        """Whether state_dict() includes the metrics' states."""
+        for metric in self._metrics.values():
+            metric.persistent(mode)
 
-    def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> "MetricCollection":
-        """Load a ``state_dict()``; every entry is checked before any is assigned."""
-        parts: Dict[str, Dict[str, torch.Tensor]] = {name: {} for name in self._owners}
-        unexpected = []
-        for key, value in state_dict.items():
-            name, _, state = key.rpartition(".")
-            if name in parts:
-                parts[name][state] = value
-            else:
-                unexpected.append(key)
-        if strict and unexpected:
-            raise KeyError(f"MetricCollection.load_state_dict: unexpected keys {unexpected}")
-        checked = {name: self._metrics[name]._check_state_dict(parts[name], strict) for name in self._owners}
-        for name, states in checked.items():
-            self._metrics[name].load_state_dict(states, strict=False)
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
+        """nn.Module's load_state_dict; every metric's entries are checked before any is
+        assigned, and shared states stay shared (the owner's entry wins)."""
+        missing: List[str] = []
+        unexpected = [k for k in state_dict if k.partition(".")[0] not in self._metrics]
+        for name, metric in self._metrics.items():
+            prefix = f"{name}."
+            metric._check_state_dict({k[len(prefix):]: v for k, v in state_dict.items() if k.startswith(prefix)},
+                                     strict=False)
+            problems = metric._key_problems(state_dict, prefix)
+            missing += problems[0]
+            unexpected += problems[1]
+        if strict:
+            raise_key_problems("MetricCollection", missing, unexpected)
+        result = nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
         self._alias_shared()
-        return self
+        return result
 
-    def to(self, device: Any) -> "MetricCollection":
-        """Move every metric's states and defaults to ``device`` (shared states stay shared).
-        A CUDA batch rejected on the device and not yet raised is raised first, before any
-        metric moves, so that the collection is not left split across devices."""
-        target = _canonical_device(device)
+    def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> "MetricCollection":
+        """Moves (``.to()``, ``.cuda()``, a parent's ``.to()``) every metric; shared states stay
+        shared. A CUDA batch rejected on the device and not yet raised is raised first, before
+        any metric moves, so that the collection is not left split across devices."""
         for name in self._owners:
-            if self._metrics[name].device != target:
-                self._metrics[name]._raise_rejected_cuda_updates()
-        for name in self._owners:
-            self._metrics[name].to(target)
+            metric = self._metrics[name]
+            if fn(torch.zeros((), device=metric.device)).device != metric.device:
+                metric._raise_rejected_cuda_updates()
+        super()._apply(fn, *args, **kwargs)
         for name, owner in self._owner_of.items():
             if owner != name:  # its states are the owner's (aliased below); move its defaults
                 self._metrics[name]._place(self._metrics[owner].device, states=False)
         self._alias_shared()
+        return self
+
+    def set_dtype(self, dst_type: Union[str, torch.dtype]) -> "MetricCollection":
+        """``set_dtype`` of every metric: the dtype of their floating-point results."""
+        for metric in self._metrics.values():
+            metric.set_dtype(dst_type)
         return self
 
     def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
@@ -350,39 +466,136 @@ class MetricCollection(GroupBoundCopy):
 
         return attach(self, engine, name, usage, **kwargs)
 
-    def clone(self) -> "MetricCollection":
-        return copy.deepcopy(self)
+    def clone(self, prefix: Optional[str] = None, postfix: Optional[str] = None) -> "MetricCollection":
+        """A deep copy, optionally with another prefix / postfix."""
+        new = copy.deepcopy(self)
+        if prefix:
+            new.prefix = check_affix(prefix, "prefix")
+        if postfix:
+            new.postfix = check_affix(postfix, "postfix")
+        return new
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         super().__setstate__(state)
         self._alias_shared()
 
-    # -- mapping protocol ---------------------------------------------------------------
+    # -- mapping protocol (keys with prefix and postfix, unless keep_base) ------------------
 
-    def __getitem__(self, name: str) -> Metric:
-        return self._metrics[name]
+    def __getitem__(self, key: str, copy_state: bool = True) -> Metric:
+        if self.prefix and key.startswith(self.prefix):
+            key = key[len(self.prefix):]
+        if self.postfix and key.endswith(self.postfix):
+            key = key[: len(key) - len(self.postfix)]
+        return self._metrics[key]
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._metrics
+    def __contains__(self, key: object) -> bool:
+        return key in self._metrics
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._metrics)
+        return iter(self.keys())
 
     def __len__(self) -> int:
         return len(self._metrics)
 
-    def keys(self):
-        return self._metrics.keys()
+    def keys(self, keep_base: bool = False) -> Iterable[str]:
+        """The metric keys; with prefix and postfix unless ``keep_base``."""
+        if keep_base or (not self.prefix and not self.postfix):
+            return self._metrics.keys()
+        return [self._set_name(k) for k in self._metrics]
 
-    def values(self):
+    def items(self, keep_base: bool = False, copy_state: bool = True) -> Iterable[Tuple[str, Metric]]:
+        """(key, metric) pairs. Shared states stay shared whatever ``copy_state`` says: a metric
+        read from the collection sees its group's state."""
+        if keep_base or (not self.prefix and not self.postfix):
+            return self._metrics.items()
+        return [(self._set_name(k), m) for k, m in self._metrics.items()]
+
+    def values(self, copy_state: bool = True) -> Iterable[Metric]:
         return self._metrics.values()
-
-    def items(self):
-        return self._metrics.items()
 
     def __repr__(self) -> str:
         shared = {n: o for n, o in self._owner_of.items() if n != o}
-        return f"MetricCollection({list(self._metrics)}, shared={shared})"
+        affixes = "".join(f", {a}={getattr(self, a)!r}" for a in ("prefix", "postfix") if getattr(self, a))
+        return f"MetricCollection({list(self._metrics)}{affixes}, shared={shared})"
+
+
+def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metric]]:
+    """(key, metric) pairs from the constructor's / add_metrics' arguments, nested collections
+    flattened, as torchmetrics names them."""
+    if isinstance(metrics, Metric):
+        metrics = [metrics]
+    if isinstance(metrics, Sequence) and not isinstance(metrics, (str, bytes)):
+        metrics = list(metrics)
+        ignored = []
+        for extra in additional:
+            (metrics if isinstance(extra, (Metric, MetricCollection)) else ignored).append(extra)
+        if ignored:
+            warnings.warn(f"You have passed extra arguments {ignored} which are not `Metric` so they will be ignored.")
+    elif additional:
+        raise ValueError(
+            f"You have passed extra arguments {additional} which are not compatible with the first passed "
+            f"dictionary {metrics}"
+        )
+    entries: List[Tuple[str, Metric]] = []
+    if isinstance(metrics, MetricCollection):
+        return list(metrics.items(keep_base=False))
+    if isinstance(metrics, Mapping):
+        for name in sorted(metrics):
+            value = metrics[name]
+            if isinstance(value, MetricCollection):
+                entries.extend((f"{name}_{key}", m) for key, m in value.items(keep_base=False))
+            elif isinstance(value, Metric):
+                if not isinstance(name, str) or not name:
+                    raise ValueError(f"metric names must be non-empty strings, got {name!r}")
+                entries.append((name, value))
+            else:
+                raise ValueError(
+                    f"Value {value!r} belonging to key {name!r} is not an instance of torchtally.Metric or "
+                    "torchtally.MetricCollection"
+                )
+        return entries
+    if isinstance(metrics, list):
+        seen = set()
+        for value in metrics:
+            if isinstance(value, MetricCollection):
+                entries.extend(value.items(keep_base=False))
+            elif isinstance(value, Metric):
+                name = type(value).__name__
+                if name in seen:
+                    raise ValueError(f"Encountered two metrics both named {name}")
+                seen.add(name)
+                entries.append((name, value))
+            else:
+                raise ValueError(f"Input {value!r} to `MetricCollection` is not an instance of torchtally.Metric "
+                                 "or torchtally.MetricCollection")
+        return entries
+    raise ValueError(
+        "Unknown input to MetricCollection. Expected a Metric, a MetricCollection or a dict/sequence of them, "
+        f"got {type(metrics).__name__}"
+    )
+
+
+def _combined_states(metric: Metric, held: Any) -> Dict[str, Any]:
+    """``metric``'s accumulated states (``held``) combined with the batch's it now holds, by each
+    state's reduce; nothing is assigned (a merge may raise)."""
+    d = metric.__dict__
+    combined: Dict[str, Any] = {}
+    for name, (reduce, _) in metric._specs.items():
+        if reduce == "cat":
+            combined[name] = held.values[name] + metric._cat_chunks[name]
+        else:
+            combined[name] = metric._combine_states(name, [held.values[name], d[name]])
+    return combined
+
+
+def _assign_combined(metric: Metric, combined: Dict[str, Any], held: Any) -> None:
+    d = metric.__dict__
+    for name, value in combined.items():
+        if name in metric._cat_chunks:
+            metric._cat_chunks[name] = value
+        else:
+            d[name] = value
+    d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None
 
 
 def _fixed_state_bytes(metric: Metric) -> int:
@@ -413,8 +626,3 @@ def _restore_states(metric: Metric, saved: Dict[str, Tuple[Any, Any]]) -> None:
         else:
             held.copy_(before)
             metric.__dict__[name] = held
-
-
-def _state_layout(metric: Metric) -> List[Tuple[str, str, torch.dtype, Tuple[int, ...]]]:
-    """What two metrics must agree on to share state: names, reduces, dtypes, shapes."""
-    return [(name, reduce, default.dtype, tuple(default.shape)) for name, (reduce, default) in metric._specs.items()]

@@ -13,12 +13,33 @@ Two spellings, same machinery (DESIGN.md §4):
       @sync_all_reduce("_num_correct", "_num_examples:SUM")
       def compute(self): ...
 
-Each attribute is a tensor or a Python number, "name" or "name:OP" with OP in SUM (default),
-MAX, MIN, PRODUCT. When compute() runs with torch.distributed initialised and more than one
-rank, all named attributes are synced in one packed pass (a header, then one all_reduce per
-(dtype, op) group), the synced values are set on the object for the duration of compute, and
-the local values are put back afterwards, also when compute raises. Every call of compute
-syncs (as ignite does), so every rank must call it; local state is never overwritten.
+Each attribute is a tensor or a Python number, "name" or "name:OP" with OP one of SUM (the
+default), MAX, MIN, PRODUCT, in upper case exactly as ignite spells them ("a:sum" is refused).
+When compute() runs with torch.distributed initialised and more than one rank, all named
+attributes are synced in one packed pass (a header, then one all_reduce per (dtype, op) group),
+the synced values are set on the object for the duration of compute, and the local values are
+put back afterwards, also when compute raises. Every call of compute syncs (as ignite does), so
+every rank must call it; local state is never overwritten.
+
+When the arguments are checked, and what is raised (ignite 0.5.5's contract for
+sync_all_reduce, kept exactly; all_reduced_synchronized, torchtally's own, checks the names
+and ops when the class is defined instead):
+
+- Nothing at definition: sync_all_reduce("n:MINN") decorates without complaint. In one
+  process (no sync needed) compute runs as written and nothing is checked, as in ignite: with
+  a single rank every reduction is the identity, so no value can come out wrong.
+- At compute, when a sync is needed, before any data moves, attribute by attribute in the
+  order given: an OP that is not exactly SUM, MAX, MIN or PRODUCT -> ValueError ("Reduction
+  operation is not valid ..."); a name that is not an attribute of the instance (its
+  __dict__, a __slots__ slot, or a registered buffer of an nn.Module; not a class attribute
+  or property, as ignite) -> ValueError ("... has no attribute named `name`."); a value that
+  is neither a tensor nor a real Python number -> TypeError ("Attribute provided to
+  sync_all_reduce should be a number or tensor but `name` ...").
+- Beyond ignite, at the same moment: a name given twice is a ValueError (ignite reduces it
+  twice and leaves the reduced value behind); an int beyond int64 is an OverflowError (ints
+  sync exactly, as int64). A non-string attribute is a TypeError, "a:SUM:MAX" a ValueError,
+  as in ignite but with a message that says what is wrong. A Python complex number syncs
+  (SUM only), as in ignite.
 
 A Python number may be an int on one rank and a float on another (ignite metrics reset
 ``self._sum = 0`` and add floats, so a rank without batches still holds the int): the ranks
@@ -26,9 +47,14 @@ agree on its kind in the header. The result is an int, exact (int64), when every
 int; a float (float64) when any rank holds a float. A bool is a number too: the result is a
 bool when every rank holds a bool (SUM and MAX: any rank True; MIN and PRODUCT: all True), an
 int when bools meet ints.
+
+Deliberate differences from ignite: sync_all_reduce works on any object, not only ignite
+Metrics (ignite raises RuntimeError otherwise); a compute that raises still gets its local
+values back; reinit__is_reduced returns what the decorated method returns (ignite: None).
 """
 import functools
 import numbers
+import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
@@ -36,47 +62,72 @@ import torch
 from . import dist
 from .sync import StateSpec, SyncPlan, number_spec, sync_states
 
-_OPS = {"SUM": "sum", "MAX": "max", "MIN": "min", "PRODUCT": "prod"}
+# ignite's reduction names, upper case only, and the sync's reduce for each.
+_REDUCE_OF_OP = {"SUM": "sum", "MAX": "max", "MIN": "min", "PRODUCT": "prod"}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_MISSING = object()
 
 Attr = Tuple[str, str]  # (attribute name, reduce)
 
 
-def _parse(attrs: Sequence[str]) -> Tuple[Attr, ...]:
-    parsed, seen = [], set()
+def _parse_one(spec: Any, decorator: str) -> Attr:
+    """"name" or "name:OP" -> (name, reduce). Whether the name is an attribute holding a number
+    or tensor is checked against the instance, at compute (_attribute_value)."""
+    if not isinstance(spec, str):
+        raise TypeError(f"{decorator}: attributes are given as 'name' or 'name:OP' strings, got {spec!r}")
+    name, colon, op = spec.partition(":")
+    if not colon:
+        op = "SUM"
+    if op not in _REDUCE_OF_OP:
+        raise ValueError(
+            f"Reduction operation is not valid: {decorator}({spec!r}) asks for {op!r}; "
+            f"expected one of {list(_REDUCE_OF_OP)}, spelt exactly so (upper case)"
+        )
+    return name, _REDUCE_OF_OP[op]
+
+
+def _check_not_seen(name: str, seen: Set[str], decorator: str) -> None:
+    if name in seen:
+        raise ValueError(f"{decorator}: attribute '{name}' is named twice (it would be reduced twice)")
+    seen.add(name)
+
+
+def _parse(attrs: Sequence[Any], decorator: str = "sync_all_reduce") -> Tuple[Attr, ...]:
+    """Every spec of ``attrs`` parsed, in order; raises for the first misspelt op, non-string or
+    repeated name (all_reduced_synchronized's check at definition)."""
+    parsed: List[Attr] = []
+    seen: Set[str] = set()
     for spec in attrs:
-        if not isinstance(spec, str):
-            raise TypeError(f"attributes must be given as 'name' or 'name:OP' strings, got {spec!r}")
-        name, _, op = spec.partition(":")
-        op = (op or "SUM").strip().upper()
-        name = name.strip()
-        if op not in _OPS:
-            raise ValueError(f"'{spec}': reduction must be one of {sorted(_OPS)}, got '{op}'")
-        if not name.isidentifier():
-            raise ValueError(f"'{spec}': '{name}' is not an attribute name")
-        if name in seen:
-            raise ValueError(f"attribute '{name}' is named twice")
-        seen.add(name)
-        parsed.append((name, _OPS[op]))
+        parsed.append(_parse_one(spec, decorator))
+        _check_not_seen(parsed[-1][0], seen, decorator)
     return tuple(parsed)
 
 
 def sync_all_reduce(
     *attrs: str, process_group: Optional[Any] = None, sync_timeout: Optional[dist.TimeoutLike] = None
 ) -> Callable[[Callable], Callable]:
-    """Decorate ``compute`` so that it sees ``attrs`` reduced over all ranks (ignite's spelling)."""
-    parsed = _parse(attrs)
-    timeout_s = dist.timeout_seconds(sync_timeout)
+    """Decorate ``compute`` so that it sees ``attrs`` reduced over all ranks (ignite's spelling).
 
+    The attributes are checked each time compute syncs, as ignite does (see the module
+    docstring for what raises and when); ``process_group`` and ``sync_timeout`` are torchtally's.
+    """
+    return _compute_decorator(attrs, process_group, dist.timeout_seconds(sync_timeout), "sync_all_reduce")
+
+
+def _compute_decorator(
+    attrs: Tuple[Any, ...], group: Optional[Any], timeout_s: float, decorator: str
+) -> Callable[[Callable], Callable]:
     def decorate(compute: Callable) -> Callable:
         @functools.wraps(compute)
         def synced_compute(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return _call_synced(self, compute, parsed, process_group, timeout_s, args, kwargs)
+            if not attrs or id(self) in _syncing or not dist.needs_sync(group):
+                return compute(self, *args, **kwargs)
+            return _call_synced(self, compute, attrs, group, timeout_s, decorator, args, kwargs)
 
-        synced_compute._decorated = True  # type: ignore[attr-defined]  # ignite marks its wrappers so
-        synced_compute._torchtally_sync_attrs = parsed  # type: ignore[attr-defined]
+        synced_compute._decorated = True  # type: ignore[attr-defined]  # the mark ignite's decorators leave
         return synced_compute
 
+    decorate._decorated = True  # type: ignore[attr-defined]
     return decorate
 
 
@@ -101,6 +152,11 @@ def all_reduced_synchronized(
 ) -> Callable[[type], type]:
     """Class decorator: the class's ``compute`` sees ``attrs`` reduced over all ranks.
 
+    Same attribute spelling and sync as ``sync_all_reduce``, but the names and ops are checked
+    here, when the class is defined (a misspelt op raises ValueError at once, even in one
+    process); whether each attribute exists and holds a number or tensor is checked when
+    compute syncs.
+
     Example:
 
         >>> import torch
@@ -119,7 +175,9 @@ def all_reduced_synchronized(
         >>> round(acc.compute(), 4)  # one process: no sync, plain compute
         0.6667
     """
-    decorate_compute = sync_all_reduce(*attrs, process_group=process_group, sync_timeout=sync_timeout)
+    decorator = "all_reduced_synchronized"
+    _parse(attrs, decorator)  # raises now for a misspelt op, a non-string or a name given twice
+    decorate_compute = _compute_decorator(attrs, process_group, dist.timeout_seconds(sync_timeout), decorator)
 
     def decorate(cls: type) -> type:
         if not isinstance(cls, type):
@@ -148,8 +206,28 @@ def _plan_for(specs: Tuple[StateSpec, ...]) -> SyncPlan:
     return plan
 
 
-def _as_tensor(owner: str, name: str, value: Any) -> torch.Tensor:
-    """The tensor to sync: the value itself, or a 0-dim bool/int64/float64 tensor for a number."""
+def _attribute_value(obj: Any, name: str) -> Any:
+    """The value of instance attribute ``name``, or _MISSING. Instance attributes only, as
+    ignite (which looks in __dict__): a class attribute, a property or whatever __getattr__
+    makes up (ignite's Metric answers any name) is not state. Slots and an nn.Module's
+    registered buffers are instance attributes too (any class may use the decorators)."""
+    instance_dict = getattr(obj, "__dict__", None)
+    if instance_dict is not None and name in instance_dict:
+        return instance_dict[name]
+    for klass in type(obj).__mro__:
+        found = vars(klass).get(name, _MISSING)
+        if found is not _MISSING:
+            if isinstance(found, types.MemberDescriptorType):  # a __slots__ slot
+                return getattr(obj, name, _MISSING)
+            break
+    if isinstance(obj, torch.nn.Module):
+        return dict(obj.named_buffers(recurse=False)).get(name, _MISSING)
+    return _MISSING
+
+
+def _as_tensor(owner: str, name: str, value: Any, decorator: str) -> torch.Tensor:
+    """The tensor to sync: the value itself, or a 0-dim bool/int64/float64 tensor for a real
+    number (its kind agreed across ranks), complex128 for a complex one."""
     if isinstance(value, torch.Tensor):
         return value.detach()
     if isinstance(value, bool):
@@ -160,43 +238,61 @@ def _as_tensor(owner: str, name: str, value: Any) -> torch.Tensor:
         return torch.tensor(int(value), dtype=torch.int64)
     if isinstance(value, numbers.Real):
         return torch.tensor(float(value), dtype=torch.float64)
-    raise TypeError(f"{owner}.{name} must be a tensor or a Python number to be synced, got {type(value).__name__}")
+    if isinstance(value, numbers.Complex):  # as ignite; the plan allows SUM only
+        return torch.tensor(complex(value), dtype=torch.complex128)
+    raise TypeError(
+        f"Attribute provided to {decorator} should be a number or tensor but `{name}` "
+        f"of {owner} is a {type(value).__name__}"
+    )
 
 
 def _call_synced(
     self: Any,
     compute: Callable,
-    attrs: Tuple[Attr, ...],
+    attrs: Tuple[Any, ...],
     group: Optional[Any],
     timeout_s: float,
+    decorator: str,
     args: Tuple,
     kwargs: Dict[str, Any],
 ) -> Any:
-    if id(self) in _syncing or not attrs or not dist.needs_sync(group):
-        return compute(self, *args, **kwargs)
     owner = type(self).__qualname__
+    names: List[str] = []
     originals: List[Any] = []
     tensors, specs = [], []
-    for name, reduce in attrs:
-        try:
-            value = getattr(self, name)
-        except AttributeError:
-            raise AttributeError(f"{owner} has no attribute '{name}' to sync (was reset() called?)") from None
-        tensor = _as_tensor(owner, name, value)
-        originals.append(value)
-        tensors.append(tensor)
-        if isinstance(value, torch.Tensor):
-            specs.append(StateSpec(f"{owner}.{name}", reduce, tensor.dtype, tuple(tensor.shape)))
-        else:  # declared as "a number", whatever kind this rank holds: the ranks agree on the kind
-            specs.append(number_spec(f"{owner}.{name}", reduce))
+    seen: Set[str] = set()
+    # Attribute by attribute, as ignite: the op, then the name, then the value; all before any
+    # data moves, so a bad attribute leaves every value as it was. The error is still announced
+    # in the sync's header, so that the other ranks raise too instead of waiting for this one.
+    try:
+        for spec in attrs:
+            name, reduce = _parse_one(spec, decorator)
+            _check_not_seen(name, seen, decorator)
+            value = _attribute_value(self, name)
+            if value is _MISSING:
+                raise ValueError(
+                    f"{owner} has no attribute named `{name}`. {decorator} syncs instance attributes: "
+                    "set it in reset() (or __init__) before compute() runs."
+                )
+            tensor = _as_tensor(owner, name, value, decorator)
+            names.append(name)
+            originals.append(value)
+            tensors.append(tensor)
+            if isinstance(value, torch.Tensor) or tensor.is_complex():
+                specs.append(StateSpec(f"{owner}.{name}", reduce, tensor.dtype, tuple(tensor.shape)))
+            else:  # declared as "a number", whatever kind this rank holds: the ranks agree on the kind
+                specs.append(number_spec(f"{owner}.{name}", reduce))
+    except (ValueError, TypeError, OverflowError) as exc:
+        sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s, local_error=exc)
+        raise  # not reached: sync_states raises exc on this rank
     synced = sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s)
     assert synced is not None  # no recipient rank: every rank gets the result
     _syncing.add(id(self))
     try:
-        for (name, _), spec, value in zip(attrs, specs, synced):
-            setattr(self, name, value.item() if spec.number else value)
+        for name, original, value in zip(names, originals, synced):
+            setattr(self, name, value if isinstance(original, torch.Tensor) else value.item())
         return compute(self, *args, **kwargs)
     finally:
-        for (name, _), value in zip(attrs, originals):
+        for name, value in zip(names, originals):
             setattr(self, name, value)
         _syncing.discard(id(self))

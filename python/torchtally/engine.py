@@ -348,8 +348,16 @@ class MetricHook:
             self.usage.name == "running" and self.iteration % self.usage.every == 0
         )
         if self.computed:
-            self.result = self.metrics.compute()
+            self.result = self._compute()
         return self
+
+    def _compute(self) -> Any:
+        """The metrics' compute(). An engine follows ignite's rule: no update on any rank since
+        the epoch started raises NotComputableError (a metric alone would warn, as torchmetrics)."""
+        if _is_torchtally(self.metrics):
+            with self.metrics.raising_if_never_updated():
+                return self.metrics.compute()
+        return self.metrics.compute()
 
     def end_epoch(self) -> Any:
         """Epoch completed: sync and compute (every rank must call this) and return the result."""
@@ -362,7 +370,7 @@ class MetricHook:
                 stacklevel=2,
             )
         if self.usage.name != "batch_wise":
-            self.result = self.metrics.compute()
+            self.result = self._compute()
         return self.result
 
     @contextlib.contextmanager

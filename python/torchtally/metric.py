@@ -1,9 +1,9 @@
-"""Metric: declared state, a cached compute, and sync across ranks on compute.
+"""Metric: an ``nn.Module`` with declared state, a cached compute, and sync across ranks.
 
 A subclass declares its state once in ``__init__`` with ``add_state`` and implements
 ``update`` and ``compute`` on it; the base class does the rest (see the Metric docstring).
 
-State kinds, by ``reduce`` (how ranks, and ``merge_state``, combine them):
+State kinds, by ``reduce`` (how ranks, ``forward`` and ``merge_state`` combine them):
 
   "sum" | "max" | "min" | "prod"   fixed-shape tensors, combined elementwise;
   "cat"                            a tensor whose dim 0 grows: rows are appended with
@@ -12,60 +12,90 @@ State kinds, by ``reduce`` (how ranks, and ``merge_state``, combine them):
   "merge"                          a tensor combined by the metric's own
                                    ``merge_state_values(name, values)``, e.g. Chan's formula for
                                    moments. Its dim 0 may vary; the rest of its shape is fixed.
+
+The torchmetrics behaviours (``forward``, the base keyword arguments, ``state_dict`` with
+``persistent``, ``set_dtype``, arithmetic composition) follow torchmetrics; the differences
+are listed in the Metric docstring.
 """
+import contextlib
 import copy
 import functools
-import inspect
-from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple
+import warnings
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
 
 import torch
+from torch import nn
 
 from . import dist
 from ._group_copy import GroupBoundCopy
+from .composition import Composable
 from .errors import NotComputableError
 from .functional import _kernels
 from .metric_options import BaseOptions
-from .sync import UNCHANGED, SyncPlan, StateSpec, check_declarable, sync_states
+from .metric_placement import Placement
+from .metric_state import HeldStates, canonical_device, combine, first_tensor, kwargs_filter
+from .metric_state_dict import StateDict
+from .sync import UNCHANGED, StateSpec, SyncPlan, check_declarable, sync_states
 
 _WRAPPED = "_torchtally_wrapped"
+# Class attributes torchmetrics forbids changing on an instance.
+_CONSTANTS = frozenset(
+    {"higher_is_better", "is_differentiable", "full_state_update", "plot_lower_bound", "plot_upper_bound",
+     "plot_legend_name"}
+)
 
 
-class Metric(GroupBoundCopy):
-    """Base class of torchtally metrics.
+class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
+    """Base class of torchtally metrics: a ``torch.nn.Module`` with torchmetrics' interface.
 
     Subclasses declare state with ``add_state`` and write plain ``update`` / ``compute``
     methods that read and assign ``self.<state>``. The base class wraps them so that:
 
-    * ``update(...)`` returns ``self``, drops the cached result and marks the metric updated;
-    * ``compute()`` raises NotComputableError before any update (on any rank), returns the
-      global result when torch.distributed is initialised with more than one rank (and
-      ``sync_on_compute``), and caches the result until the next ``update`` or ``reset``;
+    * ``update(...)`` returns ``self``, drops the cached result and counts the update
+      (``update_count``, ``update_called``);
+    * ``metric(batch...)`` (``forward``) returns the metric over that batch alone and adds the
+      batch to the accumulated state, from a single update: the batch's states are combined
+      into the accumulated ones by their declared reduce (``full_state_update = True`` or None:
+      two updates instead, as torchmetrics);
+    * ``compute()`` returns the global result when torch.distributed is initialised with more
+      than one rank (and ``sync_on_compute``), and caches it until the next ``update`` or
+      ``reset`` (unless ``compute_with_cache=False``). Before any update (on any rank) it warns
+      and computes over the empty state, as torchmetrics does;
     * sync never changes local state: ``compute`` runs on synced copies swapped in for the
       duration of the call (restored even if it raises), so updating after ``compute`` keeps
       accumulating this rank's data only.
 
     In a distributed run ``compute()`` is a collective: every rank of the process group must
     call it, also ranks that saw no data. When no rank has updated since the last compute, the
-    cached result is returned after one small header exchange (no data moves); a rank that saw
-    no new data still takes part when others did, so results stay right with uneven shards.
+    cached result is returned after one small header exchange (no data moves).
 
-    Keyword-only options: ``sync_on_compute`` (default True), ``process_group`` (default: the
-    world), ``sync_timeout`` (seconds or timedelta, default 300 s; after it the sync raises
-    SyncError naming the ranks that did not answer), ``recipient_rank`` (None: result on every
-    rank; a rank of the group: only that rank gets the result, the others get None), and
-    ``device``: where the states start (default CPU).
+    Keyword options: torchmetrics' (``compute_on_cpu``, ``dist_sync_on_step``,
+    ``process_group``, ``dist_sync_fn``, ``distributed_available_fn``, ``sync_on_compute``,
+    ``compute_with_cache``; see torchtally.metric_options) and torchtally's:
+    ``sync_timeout`` (seconds or timedelta, default 300 s; after it the sync raises SyncError
+    naming the ranks that did not answer), ``recipient_rank`` (None: result on every rank; a
+    rank of the group: only that rank gets the result, the others get None), and ``device``:
+    where the states start (default CPU).
 
     Device: the state follows the input. While the metric holds no data (freshly made, or
     after ``reset()``), an ``update`` whose first tensor argument (positional or keyword;
     non-tensors are skipped) is on another device first moves the states, their defaults and
     any cat rows there, so ``Metric()`` needs no ``device=`` and no ``.to()`` for CUDA inputs.
-    ``device=`` therefore sets only the initial placement: a placement fixed for good would
-    make every later batch on the model's device fail, because the kernels do not mix
-    devices. Once the metric holds data (an accepted update, ``load_state_dict``, a
-    ``merge_state`` with data), an input on another device raises ValueError naming the
-    argument and both devices, with the state unchanged; ``reset()`` or an explicit
-    ``.to(device)`` (allowed at any time) lets it move. A rejected first update also puts
-    the state back where it was. When devices already match this costs one device compare.
+    Once the metric holds data (an accepted update, ``load_state_dict``, a ``merge_state``
+    with data), an input on another device raises ValueError naming the argument and both
+    devices, with the state unchanged; ``reset()`` or an explicit ``.to(device)`` (allowed at
+    any time, also through a parent module's ``.to()``) lets it move.
+
+    Differences from torchmetrics, on purpose:
+
+    * accumulators keep exact dtypes (int64 counts, float64 sums and moments); ``set_dtype``
+      (and ``.to(dtype)``) set the dtype of the floating-point results (``self.dtype``), not of
+      the accumulators. ``.float()`` / ``.double()`` / ``.half()`` leave a metric unchanged, as
+      in torchmetrics;
+    * results carry no gradient (the kernels are not differentiable): ``is_differentiable`` is
+      False for every metric;
+    * ``==`` and ``!=`` compare identity instead of building a composition;
+    * ``merge_state`` also takes a list of metrics (torcheval's form).
 
     Example:
 
@@ -81,7 +111,10 @@ class Metric(GroupBoundCopy):
         ...         self.count = self.count + x.numel()
         ...     def compute(self):
         ...         return self.total / self.count
-        >>> Mean().update(torch.tensor([1.0, 2.0])).update(torch.tensor([6.0])).compute()
+        >>> m = Mean()
+        >>> m(torch.tensor([1.0, 2.0]))  # forward: this batch's value, and accumulate it
+        tensor(1.5000, dtype=torch.float64)
+        >>> m.update(torch.tensor([6.0])).compute()
         tensor(3., dtype=torch.float64)
         >>> m = Mean().update(torch.ones(2, device="meta"))  # a fresh metric follows its input
         >>> m.total.device
@@ -95,12 +128,21 @@ class Metric(GroupBoundCopy):
     class) to a hashable that fixes the state completely, e.g. ("multiclass_confmat", C, ignore_index).
     """
 
+    # torch.jit.script(metric) works as for torchmetrics' metrics (forward is not scripted):
+    # these are left out of the scripted module.
+    __jit_ignored_attributes__ = ["device", "state_key"]
+    __jit_unused_properties__ = ["is_differentiable", "higher_is_better", "plot_lower_bound", "plot_upper_bound",
+                                 "plot_legend_name", "metric_state", "state_names", "dtype", "update_count",
+                                 "update_called"]
     state_key: Optional[Hashable] = None
     # torchmetrics' class attributes (each metric class sets its own values).
     is_differentiable: Optional[bool] = None
     higher_is_better: Optional[bool] = None
     full_state_update: Optional[bool] = None
-    _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_computing": False}
+    plot_lower_bound: Optional[float] = None
+    plot_upper_bound: Optional[float] = None
+    plot_legend_name: Optional[str] = None
+    _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_computing": False, "_updating": False}
 
     def __init__(
         self,
@@ -112,48 +154,62 @@ class Metric(GroupBoundCopy):
         device: Optional[torch.device] = None,
         **torchmetrics_options: Any,
     ) -> None:
+        nn.Module.__init__(self)
         if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
             raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
+        if not isinstance(sync_on_compute, bool):
+            raise ValueError(f"Expected keyword argument `sync_on_compute` to be a `bool` but got {sync_on_compute!r}")
         options = BaseOptions.from_kwargs(torchmetrics_options)
         d = self.__dict__
         d["_specs"] = {}  # name -> (reduce, default tensor), in declaration order
         d["_cat_chunks"] = {}  # cat state name -> list of row blocks (read back concatenated)
+        d["_persistent"] = {}  # name -> whether state_dict() includes it
         d["_spec_version"] = 0
         d["_plan"] = None
-        d["_updated"] = False
+        d["_updated"] = False  # holds data: an update, a load or a merge since the last reset
+        d["_update_count"] = 0
         d["_cache"] = None  # (result,) once computed
         d["_computing"] = False
+        d["_updating"] = False
+        d["_if_never_updated"] = "warn"  # compute() with no update anywhere: "warn" or "raise"
+        d["_local_while_synced"] = None  # this rank's states while sync() has swapped synced ones in
         d["_dtype"] = torch.get_default_dtype()  # the dtype of float results (see set_dtype)
-        self.sync_on_compute = bool(sync_on_compute)
+        d["_forward_cache"] = None
+        self.sync_on_compute = sync_on_compute
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
         self.recipient_rank = recipient_rank
-        self.device = _canonical_device(device) if device is not None else torch.device("cpu")
+        d["device"] = canonical_device(device) if device is not None else torch.device("cpu")
         self.compute_on_cpu = options.compute_on_cpu
         self.dist_sync_on_step = options.dist_sync_on_step
         self.dist_sync_fn = options.dist_sync_fn
         self.distributed_available_fn = options.distributed_available_fn
         self.compute_with_cache = options.compute_with_cache
 
-    @property
-    def dtype(self) -> torch.dtype:
-        """The dtype of this metric's floating-point results (torch's default dtype when the
-        metric was made; ``set_dtype`` changes it). Accumulators keep their own exact dtypes."""
-        return self.__dict__["_dtype"]
-
     # -- declaring and holding state ----------------------------------------------------
 
-    def add_state(self, name: str, default: torch.Tensor, reduce: str = "sum") -> None:
+    def add_state(self, name: str, default: torch.Tensor, reduce: Optional[str] = None, persistent: bool = False,
+                  *, dist_reduce_fx: Optional[str] = None) -> None:
         """Declare a state. ``default`` fixes its dtype and shape (for cat/merge: the shape of a
-        row, i.e. the dims after 0) and is what ``reset`` restores. A cat default must have 0 rows."""
+        row, i.e. the dims after 0) and is what ``reset`` restores. A cat default must have 0
+        rows. ``reduce`` (torchmetrics' name: ``dist_reduce_fx``) is one of sum (the default),
+        max, min, prod, cat, merge. ``persistent``: whether ``state_dict()`` includes it."""
         if "_specs" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() before add_state")
+        if reduce is not None and dist_reduce_fx is not None and reduce != dist_reduce_fx:
+            raise ValueError(f"add_state('{name}'): give reduce or dist_reduce_fx, not both")
+        reduce = reduce or dist_reduce_fx or "sum"
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"add_state: name must be a Python identifier, got {name!r}")
         if name in self._specs:
             raise ValueError(f"add_state: state '{name}' is already declared")
         if hasattr(type(self), name) or name in self.__dict__:
             raise ValueError(f"add_state: name '{name}' clashes with an attribute of {type(self).__name__}")
+        if isinstance(default, list):
+            raise TypeError(
+                f"add_state('{name}'): list states are not supported; declare a 'cat' state with a tensor "
+                "default of 0 rows (e.g. torch.empty(0) or torch.empty(0, C)) and add rows with append_state"
+            )
         if not isinstance(default, torch.Tensor):
             raise TypeError(f"add_state('{name}'): default must be a torch.Tensor, got {type(default).__name__}")
         check_declarable(name, default.dtype, reduce)
@@ -166,6 +222,7 @@ class Metric(GroupBoundCopy):
             )
         default = default.detach().to(self.device).clone()
         self._specs[name] = (reduce, default)
+        self._persistent[name] = bool(persistent)
         if reduce == "cat":
             self._cat_chunks[name] = []
         else:
@@ -195,7 +252,8 @@ class Metric(GroupBoundCopy):
         return rows.detach().to(self.device)
 
     def __getattr__(self, name: str) -> Any:
-        # Only reached when normal lookup fails: cat states live outside __dict__.
+        # Only reached when normal lookup fails: cat states live outside __dict__, submodules
+        # in nn.Module's registry.
         chunks = self.__dict__.get("_cat_chunks")
         if chunks is not None and name in chunks:
             parts = chunks[name]
@@ -203,14 +261,20 @@ class Metric(GroupBoundCopy):
                 whole = torch.cat(parts) if parts else self._specs[name][1].clone()
                 parts[:] = [whole]
             return parts[0]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return nn.Module.__getattr__(self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        chunks = self.__dict__.get("_cat_chunks")
-        if chunks is not None and name in chunks:
-            chunks[name] = [self._check_rows(name, value, "assigning")]
+        d = self.__dict__
+        specs = d.get("_specs")
+        if specs is not None and name in specs:
+            if name in d["_cat_chunks"]:
+                d["_cat_chunks"][name] = [self._check_rows(name, value, "assigning")]
+            else:
+                d[name] = value  # a fixed state: the fast path of every update
+        elif name in _CONSTANTS:
+            raise RuntimeError(f"Can't change const `{name}`.")
         else:
-            object.__setattr__(self, name, value)
+            nn.Module.__setattr__(self, name, value)
 
     @property
     def state_names(self) -> Tuple[str, ...]:
@@ -219,6 +283,26 @@ class Metric(GroupBoundCopy):
     def state_reduce(self, name: str) -> str:
         return self._specs[name][0]
 
+    @property
+    def metric_state(self) -> Dict[str, torch.Tensor]:
+        """The current states by name (the tensors themselves, cat states concatenated)."""
+        return {name: getattr(self, name) for name in self._specs}
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The dtype of this metric's floating-point results (torch's default dtype when the
+        metric was made; ``set_dtype`` changes it). Accumulators keep their own exact dtypes."""
+        return self.__dict__["_dtype"]
+
+    @property
+    def update_count(self) -> int:
+        """How many times ``update`` (or ``forward``) ran since construction or the last reset."""
+        return self.__dict__["_update_count"]
+
+    @property
+    def update_called(self) -> bool:
+        return self.__dict__["_update_count"] > 0
+
     def _state_values(self) -> List[torch.Tensor]:
         return [getattr(self, name) for name in self._specs]
 
@@ -226,10 +310,44 @@ class Metric(GroupBoundCopy):
         """The states kept as one tensor (not the "cat" chunk lists): what the kernels update."""
         return [self.__dict__[n] for n, (reduce, _) in self._specs.items() if reduce != "cat"]
 
+    def _set_states(self, states: Dict[str, torch.Tensor]) -> None:
+        for name, value in states.items():
+            if name in self._cat_chunks:
+                self._cat_chunks[name] = [value]
+            else:
+                self.__dict__[name] = value
+
+    def _hold_states(self) -> HeldStates:
+        """References to the current state objects (no copies): reset() replaces them with new
+        objects, so holding them is enough to put them back or to combine with them."""
+        d = self.__dict__
+        return HeldStates(
+            {n: (list(self._cat_chunks[n]) if n in self._cat_chunks else d[n]) for n in self._specs},
+            d["_updated"], d["_update_count"], d["_cache"],
+        )
+
+    def _restore_states(self, held: HeldStates) -> None:
+        d = self.__dict__
+        for name, value in held.values.items():
+            if name in self._cat_chunks:
+                self._cat_chunks[name] = value
+            else:
+                d[name] = value
+        d["_updated"], d["_update_count"], d["_cache"] = held.updated, held.update_count, held.cache
+
+    def _reset_states(self) -> None:
+        for name, (reduce, default) in self._specs.items():
+            if reduce == "cat":
+                self._cat_chunks[name] = []
+            else:
+                self.__dict__[name] = default.clone()
+
+    # -- CUDA rejections (see functional._kernels.set_cuda_checks) ----------------------
+
     def _raise_rejected_cuda_updates(self) -> None:
         """The CUDA kernels check values on the device and report a rejected batch later (its
-        counts already undone; see functional._kernels.set_cuda_checks): before computing from
-        the state, wait for those checks and raise the first rejection."""
+        counts already undone): before computing from the state, wait for those checks and
+        raise the first rejection."""
         if self.__dict__["device"].type == "cuda":
             _kernels.raise_rejected_cuda_updates(self._tensor_states())
 
@@ -255,13 +373,6 @@ class Metric(GroupBoundCopy):
         except Exception:  # a half-built metric, or interpreter shutdown
             pass
 
-    def _set_states(self, states: Dict[str, torch.Tensor]) -> None:
-        for name, value in states.items():
-            if name in self._cat_chunks:
-                self._cat_chunks[name] = [value]
-            else:
-                self.__dict__[name] = value
-
     # -- the subclass's update/compute, wrapped -----------------------------------------
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -270,6 +381,16 @@ class Metric(GroupBoundCopy):
             fn = cls.__dict__.get(attr)
             if fn is not None and callable(fn) and not getattr(fn, _WRAPPED, False):
                 setattr(cls, attr, wrap(fn))
+        update = cls.__dict__.get("update")
+        if update is not None:
+            cls._update_kwargs_filter = staticmethod(kwargs_filter(update))
+
+    _update_kwargs_filter: Callable[[Dict[str, Any]], Dict[str, Any]] = staticmethod(lambda kwargs: kwargs)
+
+    def accepted_update_kwargs(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+        """The keyword arguments ``update`` takes (all of them when it takes ``**kwargs``):
+        what a MetricCollection passes to this metric of the keyword arguments it received."""
+        return type(self)._update_kwargs_filter(kwargs)
 
     def update(self, *args: Any, **kwargs: Any) -> "Metric":
         raise NotImplementedError(f"{type(self).__name__} must implement update()")
@@ -277,11 +398,31 @@ class Metric(GroupBoundCopy):
     def compute(self) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement compute()")
 
+    def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
+        d = self.__dict__
+        d["_cache"] = None
+        d["_updating"] = True
+        try:
+            fn(self, *args, **kwargs)
+        finally:
+            d["_updating"] = False
+        d["_updated"] = True
+        d["_update_count"] += 1
+        if self.compute_on_cpu:
+            self._move_cat_states_to_cpu()
+        return self
+
+    def _move_cat_states_to_cpu(self) -> None:
+        cpu = torch.device("cpu")
+        for name, parts in self._cat_chunks.items():
+            if any(p.device != cpu for p in parts):
+                self._cat_chunks[name] = [p.to(cpu) for p in parts]
+
     def compute_local(self) -> Any:
         """compute() on this rank's state only: no sync, no cache."""
         self._raise_rejected_cuda_updates()
         if not self._updated:
-            raise NotComputableError(self._not_computable_message(local=True))
+            self._never_updated(local=True)
         return self._compute_with(None)
 
     def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor:
@@ -297,8 +438,89 @@ class Metric(GroupBoundCopy):
             "merge_state_values(name, values)"
         )
 
+    def _combine_states(self, name: str, values: List[torch.Tensor]) -> torch.Tensor:
+        reduce = self._specs[name][0]
+        return self.merge_state_values(name, values) if reduce == "merge" else combine(reduce, values)
+
+    # -- forward: the batch's value, and the batch accumulated -------------------------
+
+    @torch.jit.unused
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The metric over this batch alone (synced over ranks with ``dist_sync_on_step``), with
+        the batch also added to the accumulated state. Every rank must call it when it syncs."""
+        if self.__dict__["_local_while_synced"] is not None:
+            raise RuntimeError("The Metric shouldn't be synced when performing ``forward``. HINT: call ``unsync()``")
+        x = first_tensor(args, kwargs)
+        if x is not None and x.device != self.__dict__["device"]:
+            if self._updated:
+                raise self._device_mismatch(type(self).update, args, kwargs, x)
+            self._place(x.device, states=True)
+        if self.full_state_update is False:
+            value = self._forward_combining(args, kwargs)
+        else:
+            value = self._forward_twice(args, kwargs)
+        self.__dict__["_forward_cache"] = value
+        return value
+
+    def _forward_combining(self, args: tuple, kwargs: dict) -> Any:
+        """One update on fresh states, the batch value from them, then the accumulated states
+        combined with the batch's by each state's reduce."""
+        held = self._hold_states()
+        self._reset_states()
+        self.__dict__["_updated"] = False
+        try:
+            self.update(*args, **kwargs)
+            value = self._batch_value()
+        except BaseException:
+            self._restore_states(held)
+            raise
+        d = self.__dict__
+        combined = {}
+        try:  # a merge may refuse the pair (e.g. R2Score's outputs differ from earlier batches')
+            for name, (reduce, _) in self._specs.items():
+                if reduce == "cat":
+                    combined[name] = held.values[name] + self._cat_chunks[name]
+                else:
+                    combined[name] = self._combine_states(name, [held.values[name], d[name]])
+        except BaseException:
+            self._restore_states(held)
+            raise
+        for name, both in combined.items():
+            if name in self._cat_chunks:
+                self._cat_chunks[name] = both
+            else:
+                d[name] = both
+        d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None
+        return value
+
+    def _forward_twice(self, args: tuple, kwargs: dict) -> Any:
+        """For a metric whose update reads its accumulated state: update it, then compute the
+        batch value from a second update on fresh states."""
+        self.update(*args, **kwargs)
+        held = self._hold_states()
+        self._reset_states()
+        self.__dict__["_updated"] = False
+        try:
+            self.update(*args, **kwargs)
+            return self._batch_value()
+        finally:
+            self._restore_states(held)
+            self.__dict__["_cache"] = None
+
+    def _batch_value(self) -> Any:
+        if self.dist_sync_on_step and self._should_sync():
+            return self._compute_synced(None)
+        return self._compute_with(None)
+
+    # -- compute and sync ---------------------------------------------------------------
+
     def _should_sync(self) -> bool:
-        return self.sync_on_compute and dist.needs_sync(self.process_group)
+        if not self.sync_on_compute:
+            return False
+        available = self.distributed_available_fn
+        if available is not None and not available():
+            return False
+        return dist.needs_sync(self.process_group)
 
     def _compute_with(self, states: Optional[Dict[str, torch.Tensor]]) -> Any:
         """Run the subclass's compute, on ``states`` swapped in for the call when given."""
@@ -322,29 +544,44 @@ class Metric(GroupBoundCopy):
                         d[n] = old
 
     def _compute_synced(self, cache: Optional[Tuple[Any]], rejected: Optional[ValueError] = None) -> Any:
+        synced = self._synced_states(dirty=cache is None, rejected=rejected)
+        if synced is UNCHANGED:
+            return cache[0]  # type: ignore[index]
+        if synced is None:
+            return None
+        return self._compute_with(synced)
+
+    def _synced_states(self, dirty: bool = True, rejected: Optional[ValueError] = None,
+                       gather_fn: Optional[Callable[..., Any]] = None, group: Optional[Any] = None) -> Any:
+        """Every rank's states combined: {name: tensor}, UNCHANGED (nobody has new data), or None
+        on a rank that is not the recipient."""
         names = list(self._specs)
+        group = self.process_group if group is None else group
+        gather_fn = gather_fn or self.dist_sync_fn
+        if gather_fn is not None:
+            if rejected is not None:
+                raise rejected
+            return {n: self._combine_states(n, list(gather_fn(getattr(self, n), group=group))) for n in names}
 
         def require_update(updated_anywhere: List[bool]) -> None:
             if not updated_anywhere[0]:
-                raise NotComputableError(self._not_computable_message(local=False))
+                self._never_updated(local=False)
 
         synced = sync_states(
             self._sync_plan(),
             self._state_values(),
-            group=self.process_group,
+            group=group,
             timeout_s=self.sync_timeout,
             recipient=self.recipient_rank,
             updated=[self._updated],
             merge=lambda i, values: self.merge_state_values(names[i], values),
             on_header=require_update,
-            dirty=cache is None,
+            dirty=dirty,
             local_error=rejected,
         )
-        if synced is UNCHANGED:
-            return cache[0]  # type: ignore[index]
-        if synced is None:
-            return None
-        return self._compute_with(dict(zip(names, synced)))
+        if synced is UNCHANGED or synced is None:
+            return synced
+        return dict(zip(names, synced))
 
     def _state_specs(self, label_prefix: str = "", unit: int = 0) -> List[StateSpec]:
         specs = []
@@ -359,151 +596,110 @@ class Metric(GroupBoundCopy):
             self.__dict__["_plan"] = SyncPlan(self._state_specs(), n_units=1)
         return self._plan
 
-    def _not_computable_message(self, local: bool) -> str:
+    def _never_updated(self, local: bool) -> None:
+        """compute() with no update (on this rank, or on any rank): torchmetrics warns and
+        computes over the empty state; the ignite-style API raises NotComputableError."""
         where = "on this rank" if local else "on any rank"
-        return (
-            f"{type(self).__name__}.compute() needs at least one update() {where} since the last reset(); "
-            "none was made"
+        if self.__dict__["_if_never_updated"] == "raise":
+            raise NotComputableError(
+                f"{type(self).__name__}.compute() needs at least one update() {where} since the last reset(); "
+                "none was made"
+            )
+        warnings.warn(
+            f"The ``compute`` method of metric {type(self).__name__} was called before the ``update`` method "
+            f"({where}): the result is computed over no data.",
+            UserWarning,
+            stacklevel=4,
         )
+
+    @contextlib.contextmanager
+    def raising_if_never_updated(self) -> Iterator["Metric"]:
+        """Within this context, compute() raises NotComputableError when no rank updated the
+        metric since its reset (ignite's rule), instead of warning (torchmetrics')."""
+        d = self.__dict__
+        before, d["_if_never_updated"] = d["_if_never_updated"], "raise"
+        try:
+            yield self
+        finally:
+            d["_if_never_updated"] = before
+
+    # -- torchmetrics' manual sync ------------------------------------------------------
+
+    def sync(self, dist_sync_fn: Optional[Callable[..., Any]] = None, process_group: Optional[Any] = None,
+             should_sync: bool = True, distributed_available: Optional[Callable[[], bool]] = None) -> None:
+        """Replace the local states with every rank's combined states until ``unsync()``."""
+        d = self.__dict__
+        if d["_local_while_synced"] is not None and should_sync:
+            raise RuntimeError("The Metric has already been synced.")
+        available = distributed_available or self.distributed_available_fn
+        group = self.process_group if process_group is None else process_group
+        is_distributed = available() if callable(available) else dist.needs_sync(group)
+        if not should_sync or not is_distributed:
+            return
+        synced = self._synced_states(gather_fn=dist_sync_fn, group=group)
+        d["_local_while_synced"] = self._hold_states()
+        if synced is not None:
+            self._set_states(synced)
+
+    def unsync(self, should_unsync: bool = True) -> None:
+        """Put back the local states that ``sync()`` replaced."""
+        if not should_unsync:
+            return
+        held = self.__dict__["_local_while_synced"]
+        if held is None:
+            raise RuntimeError("The Metric has already been un-synced.")
+        self._restore_states(held)
+        self.__dict__["_local_while_synced"] = None
+
+    @contextlib.contextmanager
+    def sync_context(self, dist_sync_fn: Optional[Callable[..., Any]] = None, process_group: Optional[Any] = None,
+                     should_sync: bool = True, should_unsync: bool = True,
+                     distributed_available: Optional[Callable[[], bool]] = None) -> Iterator[None]:
+        self.sync(dist_sync_fn, process_group, should_sync, distributed_available)
+        try:
+            yield
+        finally:
+            self.unsync(should_unsync=self.__dict__["_local_while_synced"] is not None and should_unsync)
 
     # -- lifecycle ----------------------------------------------------------------------
 
     def reset(self) -> "Metric":
         """Restore every state to its declared default and forget the cached result."""
         self._forget_rejected_cuda_updates()
-        for name, (reduce, default) in self._specs.items():
-            if reduce == "cat":
-                self._cat_chunks[name] = []
-            else:
-                self.__dict__[name] = default.clone()
-        self.__dict__["_updated"] = False
-        self.__dict__["_cache"] = None
-        return self
-
-    def merge_state(self, others: Iterable["Metric"]) -> "Metric":
-        """Fold the states of ``others`` (same states declared) into this metric, by each
-        state's reduce, as if this metric had seen their data too. ``others`` are unchanged."""
-        others = list(others)
-        mine = self._state_specs()
-        for other in others:
-            if not isinstance(other, Metric) or other._state_specs() != mine:
-                raise ValueError(
-                    f"merge_state: expected metrics declaring the same states as this {type(self).__name__} "
-                    f"({[s.describe() for s in mine]}), got {type(other).__name__}"
-                )
-        merged = {}
-        for name, (reduce, _) in self._specs.items():
-            values = [getattr(self, name)] + [getattr(o, name).to(self.device) for o in others]
-            merged[name] = _combine(reduce, values) if reduce != "merge" else self.merge_state_values(name, values)
-        self._set_states(merged)
-        self.__dict__["_updated"] = self._updated or any(o._updated for o in others)
-        self.__dict__["_cache"] = None
-        return self
-
-    def state_dict(self) -> Dict[str, torch.Tensor]:
-        """Copies of the states, by name (cat states concatenated)."""
-        return {name: getattr(self, name).detach().clone() for name in self._specs}
-
-    def load_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool = True) -> "Metric":
-        """Load states saved by ``state_dict``; the metric then counts as updated. All entries
-        are checked before any is assigned, so a bad state_dict leaves the metric unchanged."""
-        checked = self._check_state_dict(state_dict, strict)
-        self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
-        self._set_states(checked)
-        self.__dict__["_updated"] = True
-        self.__dict__["_cache"] = None
-        return self
-
-    def _check_state_dict(self, state_dict: Dict[str, torch.Tensor], strict: bool) -> Dict[str, torch.Tensor]:
-        if strict:
-            missing = [n for n in self._specs if n not in state_dict]
-            unexpected = [k for k in state_dict if k not in self._specs]
-            if missing or unexpected:
-                raise KeyError(
-                    f"{type(self).__name__}.load_state_dict: missing states {missing}, unexpected keys {unexpected}"
-                )
-        checked = {}
-        for name, (reduce, default) in self._specs.items():
-            if name not in state_dict:
-                continue
-            value = state_dict[name]
-            if reduce in ("cat", "merge"):
-                value = self._check_rows(name, value, "load_state_dict")
-            else:
-                if not isinstance(value, torch.Tensor):
-                    raise TypeError(f"load_state_dict('{name}'): expected a tensor, got {type(value).__name__}")
-                if value.dtype != default.dtype or value.shape != default.shape:
-                    raise ValueError(
-                        f"load_state_dict('{name}'): expected dtype {default.dtype} shape {tuple(default.shape)}, "
-                        f"got dtype {value.dtype} shape {tuple(value.shape)}"
-                    )
-            checked[name] = value.detach().to(self.device).clone()
-        return checked
-
-    def to(self, device: Any) -> "Metric":
-        """Move states (and their defaults) to ``device``; returns self. Allowed at any time,
-        also when the metric holds data. A CUDA batch rejected on the device and not yet raised
-        is raised here, before its state's memory is left behind."""
-        device = _canonical_device(device)
-        if device != self.__dict__["device"]:
-            self._raise_rejected_cuda_updates()
-        self._place(device, states=True)
-        self.__dict__["_cache"] = None
-        return self
-
-    # -- placement: the state follows the input's device (see the class docstring) -------
-
-    def _place(self, device: torch.device, states: bool) -> None:
-        """Put the defaults (and with ``states`` the states) on ``device``. New objects
-        throughout (a new spec dict, new block lists), so a ``_placement()`` taken before
-        still holds the old ones."""
+        self._reset_states()
         d = self.__dict__
-        d["device"] = device
-        d["_specs"] = {name: (reduce, default.to(device)) for name, (reduce, default) in self._specs.items()}
-        if not states:
-            return
-        for name, (reduce, _) in self._specs.items():
-            if reduce == "cat":
-                self._cat_chunks[name] = [c.to(device) for c in self._cat_chunks[name]]
-            else:
-                d[name] = d[name].to(device)
-
-    def _placement(self) -> Tuple[Any, ...]:
-        """What ``_restore_placement`` needs to undo a ``_place``: references, no copies."""
-        d = self.__dict__
-        fixed = {n: d[n] for n in self._specs if n not in self._cat_chunks}
-        return d["device"], d["_specs"], fixed, dict(self._cat_chunks), d["_cache"]
-
-    def _restore_placement(self, placement: Tuple[Any, ...]) -> None:
-        d = self.__dict__
-        d["device"], d["_specs"], fixed, chunks, d["_cache"] = placement
-        d.update(fixed)
-        self._cat_chunks.update(chunks)
-
-    def _device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
-                         where: str = "this metric's state is") -> ValueError:
-        """The error for an input on another device than state that holds data."""
-        name = _argument_name(fn, args, kwargs, got)
-        return ValueError(
-            f"{name}: expected a tensor on {self.device}, where {where} (it holds data from earlier "
-            f"updates), got one on {got.device}; call reset() or .to({str(got.device)!r}) first"
-        )
-
-    def _update_elsewhere(self, fn: Any, x: torch.Tensor, args: tuple, kwargs: dict) -> "Metric":
-        """update() with the first tensor input ``x`` on another device than the state."""
-        d = self.__dict__
-        if d["_updated"]:
-            raise self._device_mismatch(fn, args, kwargs, x)
-        before = self._placement()
-        self._place(x.device, states=True)
+        d["_updated"] = False
+        d["_update_count"] = 0
         d["_cache"] = None
-        try:
-            fn(self, *args, **kwargs)
-        except BaseException:
-            self._restore_placement(before)  # a rejected first batch leaves the metric where it was
-            d["_updated"] = False  # (a nested wrapped update, super().update(), may have set it)
-            raise
-        d["_updated"] = True
+        d["_forward_cache"] = None
+        d["_local_while_synced"] = None
+        return self
+
+    def merge_state(self, incoming_state: Union["Metric", Dict[str, torch.Tensor], Iterable["Metric"]]) -> "Metric":
+        """Fold other states into this metric, by each state's reduce, as if this metric had
+        seen their data too: another metric of the same states, a dict ``{state: tensor}``
+        (torchmetrics' forms) or a list of metrics (torcheval's). The others are unchanged."""
+        if isinstance(incoming_state, dict):
+            checked = self._check_state_dict(incoming_state, strict=True, where="merge_state")
+            merged = {n: self._combine_states(n, [getattr(self, n), checked[n]]) for n in self._specs}
+            incoming_updated = True
+        else:
+            others = [incoming_state] if isinstance(incoming_state, Metric) else list(incoming_state)
+            mine = self._state_specs()
+            for other in others:
+                if not isinstance(other, Metric) or other._state_specs() != mine:
+                    raise ValueError(
+                        f"merge_state: expected metrics declaring the same states as this {type(self).__name__} "
+                        f"({[s.describe() for s in mine]}), got {type(other).__name__}"
+                    )
+            merged = {
+                n: self._combine_states(n, [getattr(self, n)] + [getattr(o, n).to(self.device) for o in others])
+                for n in self._specs
+            }
+            incoming_updated = any(o._updated for o in others)
+        self._set_states(merged)
+        self.__dict__["_updated"] = self._updated or incoming_updated
+        self.__dict__["_cache"] = None
         return self
 
     def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
@@ -518,81 +714,23 @@ class Metric(GroupBoundCopy):
         """A deep copy (states, cached result, options); the process group is shared, not copied."""
         return copy.deepcopy(self)
 
-    def __repr__(self) -> str:
-        states = ", ".join(f"{n}:{r}" for n, (r, _) in self._specs.items())
-        return f"{type(self).__name__}(states=[{states}], updated={self._updated})"
-
-
-def _combine(reduce: str, values: List[torch.Tensor]) -> torch.Tensor:
-    """Combine same-shaped fixed states (or cat states) the way a sync would."""
-    if reduce == "cat":
-        return torch.cat(values)
-    out = values[0].clone()
-    for v in values[1:]:
-        if reduce == "sum":
-            out = out + v
-        elif reduce == "max":
-            out = torch.maximum(out, v)
-        elif reduce == "min":
-            out = torch.minimum(out, v)
-        elif reduce == "prod":
-            out = out * v
-    return out
-
-
-def _canonical_device(device: Any) -> torch.device:
-    """``device`` as tensors on it report theirs ("cuda" -> "cuda:<current>"), so that the
-    update's device check compares like with like."""
-    device = torch.device(device)
-    if device.index is None and device.type not in ("cpu", "meta"):
-        try:
-            return torch.empty(0, device=device).device
-        except (RuntimeError, AssertionError):  # no such device here: the first use will say so
-            return device
-    return device
-
-
-def first_tensor(args: tuple, kwargs: dict) -> Optional[torch.Tensor]:
-    """The first tensor among an update's arguments (positional, then keyword), or None."""
-    for value in args:
-        if isinstance(value, torch.Tensor):
-            return value
-    for value in kwargs.values():
-        if isinstance(value, torch.Tensor):
-            return value
-    return None
-
-
-def _argument_name(fn: Any, args: tuple, kwargs: dict, x: torch.Tensor) -> str:
-    """The parameter name ``x`` was passed as (error messages only)."""
-    for key, value in kwargs.items():
-        if value is x:
-            return key
-    try:
-        params = list(inspect.signature(fn).parameters.values())[1:]  # without self
-    except (TypeError, ValueError):
-        params = []
-    for i, value in enumerate(args):
-        if value is x:
-            if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY, params[i].POSITIONAL_OR_KEYWORD):
-                return params[i].name
-            return f"argument {i}"
-    return "input"
+    def extra_repr(self) -> str:
+        return ""
 
 
 def _wrap_update(fn):
     @functools.wraps(fn)
     def update(self, *args, **kwargs):
         d = self.__dict__
+        if d["_updating"]:  # super().update() from a subclass's update: counted once, outside
+            fn(self, *args, **kwargs)
+            return self
         x = args[0] if args else None
         if not isinstance(x, torch.Tensor):
             x = first_tensor(args, kwargs)
         if x is not None and x.device != d["device"]:
             return self._update_elsewhere(fn, x, args, kwargs)
-        d["_cache"] = None
-        fn(self, *args, **kwargs)
-        d["_updated"] = True
-        return self
+        return self._run_update(fn, args, kwargs)
 
     setattr(update, _WRAPPED, True)
     return update
@@ -612,11 +750,12 @@ def _wrap_compute(fn):
             raise rejected
         elif d["_cache"] is not None:
             return d["_cache"][0]
-        elif not d["_updated"]:
-            raise NotComputableError(self._not_computable_message(local=True))
         else:
+            if not d["_updated"]:
+                self._never_updated(local=True)
             result = self._compute_with(None)
-        d["_cache"] = (result,)
+        if self.compute_with_cache:
+            d["_cache"] = (result,)
         return result
 
     setattr(compute, _WRAPPED, True)

@@ -392,6 +392,10 @@ class _Sync:
         fixed_part = header[:HEADER_SLOTS] + [0] * max(0, HEADER_SLOTS - len(header))
 
         table = self._all_gather_ints(fixed_part, "header")
+        # A rank's own error first: its plan may differ from the others' because of that error
+        # (an attribute it could not read), and every rank should hear about the error itself.
+        if any(row[_STATUS] and row[_PROBLEM] == _REJECTED for row in table):
+            self._raise_local_problem(table, detail, local_error)
         self._check_agreement(table)
         if status or any(row[_STATUS] for row in table):
             self._raise_local_problem(table, detail, local_error)
@@ -443,9 +447,10 @@ class _Sync:
         rejected = [r for r, row in enumerate(table) if row[_STATUS] and row[_PROBLEM] == _REJECTED]
         if rejected:
             raise SyncError(
-                f"torchtally sync #{self.sync_id}: rank(s) {rejected} stopped the sync: an update's batch "
-                "there was rejected (checked on its device after the update returned; that rank raised "
-                "the ValueError naming the bad value). No data was exchanged; the process group is usable.",
+                f"torchtally sync #{self.sync_id}: rank(s) {rejected} stopped the sync with an error of their "
+                "own, raised there (a batch that rank's device rejected after the update returned, or a "
+                "state it could not send, e.g. a missing attribute of a decorated metric). No data was "
+                "exchanged; the process group is usable.",
                 missing_ranks=[],
                 sync_id=self.sync_id,
             )

@@ -239,8 +239,10 @@ def test_loading_or_deleting_a_cuda_metric_forgets_its_rejections(spies, monkeyp
 
     cuda, _ = spies
     metric = _metric_on_fake_cuda(monkeypatch, 0x8000)
+    metric.persistent(True)
     saved = {k: v for k, v in metric.state_dict().items()}
-    metric.__dict__["_check_state_dict"] = lambda states, strict: states  # no real GPU to load onto
+    assert saved
+    metric.__dict__["_check_state_dict"] = lambda states, strict, where=None: states  # no real GPU to load onto
     metric.load_state_dict(saved)
     assert cuda.calls == [("discard", (0, 0x8000, 32))]
     del metric

@@ -95,7 +95,8 @@ def check_against_sklearn(result, loss, ds, label):
         assert float(result["auroc"]) == pytest.approx(ref_auroc, abs=1e-6), label
     if loss is not None:
         ref_loss = per_sample_loss(probs, target).mean().item()
-        assert float(loss) == pytest.approx(ref_loss, rel=1e-9), label
+        # MeanMetric: float64 sums, a float32 result (torchmetrics' dtype)
+        assert float(loss) == pytest.approx(ref_loss, rel=1e-6), label
 
 
 def _sorted_rows(rows):

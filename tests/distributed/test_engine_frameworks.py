@@ -119,7 +119,7 @@ def _scalar_logging(rank, world_size):
 def test_lightning_logs_synced_scalars_without_sync_dist():
     results = run_distributed(_scalar_logging, 2, timeout=240)
     for logged, expected, hints in results:
-        assert logged == pytest.approx(expected, rel=1e-12)
+        assert logged == pytest.approx(expected, rel=1e-6)  # MeanMetric: a float32 result (torchmetrics' dtype)
         assert hints == []  # Lightning's "use sync_dist=True" hint is silenced for our values
 
 

@@ -7,6 +7,7 @@ with a rank that never joins a sync.
 """
 import datetime
 import time
+import warnings
 from typing import Any, Dict, List
 
 import ignite.engine
@@ -29,6 +30,7 @@ from toy_metrics import (
     make_data,
     mixed_metrics,
 )
+from metric_tester import loaded, saved_states, states_of
 from torchtally import MetricCollection, NotComputableError, SyncError, all_reduced_synchronized
 from torchtally.testing import count_collectives, run_distributed
 
@@ -216,12 +218,12 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     for target in list(singles.values()) + [coll]:
         feed(target, *shard(ws, rank, "first"))
     out["singles_first"] = {name: m.compute() for name, m in singles.items()}
-    before = coll.state_dict()
+    before = states_of(coll)
     with count_collectives() as counter:
         out["coll_first"] = coll.compute()
     out["coll_count"] = dict(counter.by_name)
     out["plan_count"] = coll._sync_plan().collectives_per_sync
-    after = coll.state_dict()
+    after = states_of(coll)
     out["local_state_unchanged"] = all(torch.equal(before[k], after[k]) for k in before)
     with count_collectives() as counter:
         out["coll_first_again"] = coll.compute()
@@ -231,12 +233,12 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         feed(target, *shard(ws, rank, "second"))
     out["singles_all"] = {name: m.compute() for name, m in singles.items()}
     out["coll_all"] = coll.compute()
-    out["state_dict"] = coll.state_dict()
+    out["state_dict"] = saved_states(coll)
 
     # Collectives per sync do not grow with the number of metrics K.
     out["count_by_k"], out["sum_only_count_by_k"] = {}, {}
     for k in K_VALUES:
-        big = MetricCollection({f"{i}.{n}": m for i in range(k) for n, m in mixed_metrics().items()})
+        big = MetricCollection({f"{i}_{n}": m for i in range(k) for n, m in mixed_metrics().items()})
         sums = MetricCollection({f"acc{i}": ConfusionAccuracy(num_classes=C + i) for i in range(k)})
         feed(big, *shard(ws, rank, "all"))
         feed(sums, *shard(ws, rank, "all"))
@@ -270,12 +272,19 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         out["recipient_count"] = dict(counter.by_name)
         out["recipient_single"] = feed(SumMetric(recipient_rank=0), *shard(ws, rank, "all")).compute()
 
-    # No rank updated: every rank raises NotComputableError (after the header, consistently).
+    # No rank updated: in ignite mode every rank raises NotComputableError (after the header,
+    # consistently); otherwise every rank warns and computes over no data (torchmetrics).
+    never = SumMetric()
     try:
-        SumMetric().compute()
+        with never.raising_if_never_updated():
+            never.compute()
         out["never_updated"] = "no error"
     except NotComputableError as exc:
         out["never_updated"] = f"NotComputableError: {exc}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        counts, _ = never.compute()
+    out["never_updated_warns"] = (int(counts.sum()), [str(w.message) for w in caught])
 
     # compute() that raises leaves the local state as it was.
     class Failing(SumMetric):
@@ -284,13 +293,13 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
             raise RuntimeError("boom")
 
     failing = feed(Failing(), *shard(ws, rank, "all"))
-    before = failing.state_dict()
+    before = states_of(failing)
     try:
         failing.compute()
         out["failing"] = "no error"
     except RuntimeError as exc:
         out["failing"] = str(exc)
-    out["failing_state_kept"] = all(torch.equal(before[k], v) for k, v in failing.state_dict().items())
+    out["failing_state_kept"] = all(torch.equal(before[k], v) for k, v in states_of(failing).items())
 
     # The decorators on a plain class, and on an ignite metric attached to ignite's Engine.
     plain = feed(PlainCounter(rank), *shard(ws, rank, "all"))
@@ -373,7 +382,7 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
             )
 
     if merged_state_dicts is not None:
-        restored = MetricCollection(mixed_metrics()).load_state_dict(merged_state_dicts[rank])
+        restored = loaded(MetricCollection(mixed_metrics()), merged_state_dicts[rank])
         out["restored"] = restored.compute()
 
     if missing_rank_check:
@@ -441,8 +450,8 @@ def results(ws: int) -> List[Dict[str, Any]]:
 
 def merged_pairs(run4: List[Dict[str, Any]]) -> List[Dict[str, torch.Tensor]]:
     """State dicts of 4 ranks, merged (0+1, 2+3) into 2, as one would to resume on 2 ranks."""
-    colls = [MetricCollection(mixed_metrics()).load_state_dict(r["state_dict"]) for r in run4]
-    return [colls[0].merge_state([colls[1]]).state_dict(), colls[2].merge_state([colls[3]]).state_dict()]
+    colls = [loaded(MetricCollection(mixed_metrics()), r["state_dict"]) for r in run4]
+    return [saved_states(colls[0].merge_state([colls[1]])), saved_states(colls[2].merge_state([colls[3]]))]
 
 
 def reference(ws: int, phase: str) -> Dict[str, Any]:
@@ -456,7 +465,7 @@ def reference(ws: int, phase: str) -> Dict[str, Any]:
 def assert_same(got, want, where=""):
     """Integers exactly; floats to 1e-12 relative; nested tuples/lists/dicts."""
     if isinstance(want, dict):
-        assert list(got) == list(want), where
+        assert sorted(got) == sorted(want), where  # a collection takes a dict in sorted key order
         for key in want:
             assert_same(got[key], want[key], f"{where}.{key}")
     elif isinstance(want, (tuple, list)):
@@ -556,6 +565,8 @@ def test_no_update_anywhere_raises_not_computable_on_every_rank(ws):
     where = "on any rank" if ws > 1 else "on this rank"
     for out in results(ws):
         assert out["never_updated"].startswith("NotComputableError") and where in out["never_updated"]
+        total, messages = out["never_updated_warns"]
+        assert total == 0 and any("before the ``update``" in m and where in m for m in messages)
 
 
 @pytest.mark.parametrize("ws", [1, 3])

@@ -84,6 +84,33 @@ def check_average(average: Any, allowed: Tuple[Optional[str], ...]) -> Optional[
     return None if average == "none" else average
 
 
+TASKS = ("binary", "multiclass", "multilabel")
+NORMALIZATIONS = ("sigmoid", "softmax", None)
+
+
+def check_task(task: Any) -> str:
+    """The task of a wrapper (AUROC(task=...), auroc(..., task=...)): its name in any case, as torchmetrics."""
+    name = task.lower() if isinstance(task, str) else None
+    if name not in TASKS:
+        raise ValueError(f"task: Invalid task {task!r}, expected one of {list(TASKS)}")
+    return name
+
+
+def check_task_count(name: str, value: Any) -> int:
+    """num_classes / num_labels given to a task wrapper: required, an int (torchmetrics' rule)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name}: expected an int for this task, got {value!r}")
+    return value
+
+
+def check_normalization(normalization: Any) -> Optional[str]:
+    """How binary scores outside [0, 1] are turned into probabilities: "sigmoid" (default), None
+    (scores taken as they are) or "softmax" (accepted as torchmetrics does; see _curve_inputs)."""
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization: expected one of {list(NORMALIZATIONS)}, got {normalization!r}")
+    return normalization
+
+
 def check_max_fpr(max_fpr: Any) -> Optional[float]:
     if max_fpr is None:
         return None

@@ -19,7 +19,13 @@ probabilities; otherwise sigmoid (binary, multilabel) or softmax over the classe
 is applied to the whole batch. Binary and multiclass decide on the samples that are not
 ignored, multilabel on every element. The decision costs one min/max pass, which also finds
 NaN: a NaN score raises ValueError naming `preds` (also in an ignored sample, as the kernels),
-before any state changes.
+before any state changes. The binary classes' `normalization` (torchmetrics' argument) can turn
+the decision off (None: scores kept as they are) or ask for "softmax", which has no meaning for
+one score per sample: torchmetrics fails inside torch on such a batch, here a ValueError says why.
+
+Targets: integer or bool labels; binary and multilabel also take floating targets holding
+0 or 1 (or ignore_index), as torchmetrics' BinaryAUROC does. Any other float value (0.5, NaN)
+raises ValueError. Multiclass targets are class ids and must be integers.
 """
 from typing import List, Optional, Tuple
 
@@ -27,7 +33,7 @@ import torch
 from torch import Tensor
 
 from . import _kernels
-from ._curve_args import Thresholds, check_ignore_index, parse_thresholds
+from ._curve_args import Thresholds, check_ignore_index, check_normalization, parse_thresholds
 
 LABEL_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 SCORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -59,13 +65,16 @@ class CurveTask:
     [0, 0, 0, 0, 1, 0]
     """
 
-    def __init__(self, task: str, num: int, thresholds: object = None, ignore_index: Optional[int] = None) -> None:
+    def __init__(self, task: str, num: int, thresholds: object = None, ignore_index: Optional[int] = None,
+                 normalization: Optional[str] = "sigmoid") -> None:
         if task not in TASKS:
             raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
         self.task = task
         self.num = num
         self.thresholds: Optional[Thresholds] = parse_thresholds(thresholds)
         self.ignore_index = check_ignore_index(ignore_index)
+        # Only the binary task takes an option here; multiclass always uses softmax, multilabel sigmoid.
+        self.normalization = check_normalization(normalization) if task == "binary" else "auto"
         self.binned = self.thresholds is not None  # a plain attribute: read on every update
         # Per-update constants, derived once (the task never changes after construction).
         self._uniform = self.binned and self.thresholds.uniform
@@ -74,7 +83,7 @@ class CurveTask:
     @property
     def state_key(self) -> tuple:
         bins = self.thresholds.key if self.binned else None
-        return ("torchtally.curves", self.task, self.num, bins, self.ignore_index)
+        return ("torchtally.curves", self.task, self.num, bins, self.ignore_index, self.normalization)
 
     @property
     def label_dtype(self) -> torch.dtype:
@@ -140,7 +149,7 @@ class CurveTask:
     def _flatten(self, preds: Tensor, target: Tensor, device: torch.device) -> Tuple[Tensor, Tensor]:
         """Check types, device and shapes; fold extra dims into samples: [N] or [N, K].
         preds comes back detached (a batch that requires grad records no graph in the update)."""
-        self._check_tensors(preds, target, device)
+        target = self._check_tensors(preds, target, device)
         if preds.requires_grad:
             preds = preds.detach()
         if self.task == "binary":
@@ -149,20 +158,38 @@ class CurveTask:
             return (preds, target) if preds.dim() == 1 else (preds.reshape(-1), target.reshape(-1))
         return self._fold_columns(preds, target)
 
-    def _check_tensors(self, preds: Tensor, target: Tensor, device: torch.device) -> None:
+    def _check_tensors(self, preds: Tensor, target: Tensor, device: torch.device) -> Tensor:
+        """Check types and devices; returns the target as labels (a float target converted)."""
         if not isinstance(preds, Tensor):
             raise TypeError(f"preds: expected a tensor, got {type(preds).__name__}")
         if not isinstance(target, Tensor):
             raise TypeError(f"target: expected a tensor, got {type(target).__name__}")
         if preds.dtype not in _SCORE_DTYPE_SET:
             raise TypeError(f"preds: expected a floating tensor of shape {self._shape_text()}, got {_describe(preds)}")
-        if target.dtype not in _LABEL_DTYPE_SET:
-            raise TypeError(f"target: expected an integer or bool label tensor, got {_describe(target)}")
         if not (preds.is_cpu and target.is_cpu and device.type == "cpu"):  # all on the one CPU: nothing to compare
             device = torch.device(device)
             for name, t in (("preds", preds), ("target", target)):
                 if t.device != device:
                     raise ValueError(f"{name}: expected a tensor on {device} (the device of the metric state), got {t.device}")
+        if target.dtype not in _LABEL_DTYPE_SET:
+            return self._float_labels(target)
+        return target
+
+    def _float_labels(self, target: Tensor) -> Tensor:
+        """A floating binary/multilabel target holding whole numbers (0, 1, ignore_index) as int64
+        labels; the range check that follows rejects other whole numbers."""
+        if not target.is_floating_point() or self.task == "multiclass":
+            wanted = "integer class ids" if self.task == "multiclass" else "integer, bool or float 0/1 labels"
+            raise TypeError(f"target: expected a tensor of {wanted}, got {_describe(target)}")
+        labels = target.long()
+        inexact = labels != target  # 0.5, NaN, inf
+        if inexact.any():
+            i = int(inexact.reshape(-1).nonzero()[0, 0])
+            sample = i // max(1, target[0].numel())
+            raise ValueError(
+                f"target: expected 0 or 1 (a float target holds labels), got {target.reshape(-1)[i].item()} at sample {sample}"
+            )
+        return labels
 
     def _fold_columns(self, preds: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
         """Multiclass / multilabel: preds [N, K, ...] -> [N, K]; target [N, ...] / [N, K, ...] alike."""
@@ -198,6 +225,8 @@ class CurveTask:
         if lo != lo:  # NaN propagates through min/max
             bad = torch.isnan(preds).reshape(preds.shape[0], -1).any(1)
             raise ValueError(f"preds: NaN at sample {int(bad.nonzero()[0, 0])}")
+        if self.normalization is None:
+            return preds
         keep = None if self.task == "multilabel" else self._kept(target)
         if keep is not None:
             kept = preds[keep]
@@ -206,6 +235,11 @@ class CurveTask:
             lo, hi = _min_max(kept)
         if lo >= 0 and hi <= 1:
             return preds
+        if self.normalization == "softmax":
+            raise ValueError(
+                "preds: scores outside [0, 1] with normalization='softmax': a binary task has one score per "
+                "sample, over which softmax is undefined; use normalization='sigmoid' (the default) or None"
+            )
         return preds.softmax(dim=1) if self.task == "multiclass" else preds.sigmoid()
 
 

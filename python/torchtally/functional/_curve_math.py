@@ -70,15 +70,15 @@ def roc_rates(c: Counts) -> Tuple[Tensor, Tensor, Tensor]:
     return fpr, tpr, thresholds
 
 
-def pr_curve(c: Counts) -> Tuple[Tensor, Tensor, Tensor]:
+def pr_curve(c: Counts, recall_if_no_positive: float = float("nan")) -> Tuple[Tensor, Tensor, Tensor]:
     """(precision, recall, thresholds): thresholds ascending, then the point (recall 0, precision 1).
 
-    Undefined values: binned mode gives NaN (0/0), as torchmetrics; exact mode sets recall to 1
-    when there is no positive, as scikit-learn and torchmetrics.
+    Undefined values: precision 0/0 is NaN (binned mode: no score at or above the threshold), as
+    torchmetrics; recall without a positive is `recall_if_no_positive` (see precision_recall_curve_from).
     """
     nan = float("nan")
     precision = _ratio(c.tp, c.tp + c.fp, nan)
-    recall = _ratio(c.tp, c.pos[:, None], 1.0 if c.exact else nan)
+    recall = _ratio(c.tp, c.pos[:, None], recall_if_no_positive)
     ones = torch.ones(precision.shape[0], 1, dtype=precision.dtype, device=precision.device)
     precision = torch.cat([precision.flip(1), ones], 1)
     recall = torch.cat([recall.flip(1), torch.zeros_like(ones)], 1)
@@ -132,11 +132,21 @@ def warn_undefined(values: Tensor, what: str, columns: Optional[str]) -> None:
         warnings.warn(f"{what} is undefined (NaN){where}: no positive or no negative sample", UserWarning, stacklevel=3)
 
 
-def warn_no_positive(pos: Tensor, what: str, columns: Optional[str]) -> None:
+def warn_no_positive(pos: Tensor, what: str, columns: Optional[str], consequence: str = "its value is 0",
+                     stacklevel: int = 3) -> None:
+    """One warning naming the columns without a positive sample."""
     bad = (pos == 0).nonzero().flatten().tolist()
     if bad:
         where = f" for {columns} {bad}" if columns else ""
-        warnings.warn(f"{what}: no positive sample{where}; its value is 0", UserWarning, stacklevel=3)
+        warnings.warn(f"{what}: no positive sample{where}; {consequence}", UserWarning, stacklevel=stacklevel)
+
+
+def warn_no_negative(neg: Tensor, what: str, columns: Optional[str], stacklevel: int = 3) -> None:
+    """One warning naming the columns without a negative sample (their FPR is 0 throughout)."""
+    bad = (neg == 0).nonzero().flatten().tolist()
+    if bad:
+        where = f" for {columns} {bad}" if columns else ""
+        warnings.warn(f"{what}: no negative sample{where}; its FPR is 0", UserWarning, stacklevel=stacklevel)
 
 
 def reduce_average(values: Tensor, average: Optional[str], weights: Tensor) -> Tensor:

@@ -1,31 +1,36 @@
 """Aggregation: value and weight inputs, the NaN policy, and the functional forms.
 
-Values may be Python numbers or real tensors of any shape (bool, integer, floating; read as
-float64 and flattened). A weight is None (1 per value), a number, or a tensor broadcastable
-to the value's shape; weights must be finite and >= 0.
+Values may be Python numbers, real tensors of any shape (bool, integer, floating; read as
+float64), or anything ``torch.as_tensor`` reads (lists, numpy arrays). A weight is None (1 per
+value), a number, or a tensor broadcastable to the value's shape; weights must be finite and
+>= 0 (a ValueError otherwise: with such weights the "mean" need not lie between the values;
+torchmetrics accepts them).
 
-NaN policy (``nan_strategy``), for values and weights alike:
+NaN policy (``nan_strategy``, torchmetrics' semantics and default), for values and weights:
 
-  "error" (default)  a NaN raises ValueError naming the argument and the first NaN's position;
-  "warn"             NaN values (and their weights) are dropped, with a warning;
+  "warn" (default)   positions where the value or its weight is NaN are dropped, with a warning;
   "ignore"           dropped silently;
+  "error"            a NaN raises NaNValueError (a ValueError and a RuntimeError, as torchmetrics
+                     raises RuntimeError) naming the argument and the first NaN's position;
   "disable"          no check: a NaN reaches the state and the result (it is then NaN);
-  a float            every NaN is replaced by that number.
+  a float            at positions where the value or its weight is NaN, the value becomes that
+                     number and the weight 1.
+
+One deliberate difference: with "disable", torchmetrics' MeanMetric drops the weights (every
+value weighs 1); here they are used as with every other strategy.
 
     >>> import torch
     >>> weighted_mean(torch.tensor([1.0, float("nan"), 3.0]), nan_strategy="ignore")
-    tensor(2., dtype=torch.float64)
+    tensor(2.)
     >>> weighted_mean(torch.tensor([1.0, 3.0]), torch.tensor([3.0, 1.0]))
-    tensor(1.5000, dtype=torch.float64)
+    tensor(1.5000)
 """
-import math
 import warnings
 from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
-from ..errors import NotComputableError
 from ._reference_checks import describe
 
 __all__ = [
@@ -38,25 +43,38 @@ NAN_STRATEGIES = ("error", "warn", "ignore", "disable")
 _F64 = torch.float64
 
 
+class NaNValueError(ValueError, RuntimeError):
+    """A NaN with nan_strategy="error": a ValueError (torchtally's rule for bad input) and a
+    RuntimeError (what torchmetrics raises there)."""
+
+
 def check_nan_strategy(nan_strategy: object) -> NanStrategy:
-    if isinstance(nan_strategy, str) and nan_strategy in NAN_STRATEGIES:
+    """One of NAN_STRATEGIES or a float (a Python int is refused, as torchmetrics does)."""
+    if isinstance(nan_strategy, float) or (isinstance(nan_strategy, str) and nan_strategy in NAN_STRATEGIES):
         return nan_strategy
-    if isinstance(nan_strategy, (int, float)) and not isinstance(nan_strategy, bool) and not math.isnan(nan_strategy):
-        return float(nan_strategy)
-    raise ValueError(f"nan_strategy: expected one of {NAN_STRATEGIES} or a float (not NaN), got {nan_strategy!r}")
+    raise ValueError(
+        f"nan_strategy: expected one of {NAN_STRATEGIES} or a float, got {nan_strategy!r} "
+        "(Arg `nan_strategy` should either be a float or one of those strings)"
+    )
 
 
 def as_values(name: str, value: object, device: Optional[torch.device] = None) -> Tensor:
-    """A Python number or real tensor as a float64 tensor (shape kept), on ``device``."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    """A Python number, real tensor or array-like as a float64 tensor (shape kept), on ``device``."""
+    if isinstance(value, Tensor):
+        if value.is_complex():
+            raise TypeError(f"{name}: expected a real tensor, got {describe(value)}")
+        if device is not None and value.device != device:
+            raise ValueError(f"{name}: expected a tensor on {device} (the metric's device), got {value.device}")
+        return value.detach().to(_F64)
+    if isinstance(value, (bool, int, float)):
         return torch.tensor(float(value), dtype=_F64, device=device)
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name}: expected a tensor or a Python number, got {type(value).__name__}")
-    if value.is_complex():
-        raise TypeError(f"{name}: expected a real tensor, got {describe(value)}")
-    if device is not None and value.device != device:
-        raise ValueError(f"{name}: expected a tensor on {device} (the metric's device), got {value.device}")
-    return value.detach().to(_F64)
+    try:
+        t = torch.as_tensor(value, device=device)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name}: expected a tensor or a Python number, got {type(value).__name__}") from None
+    if t.is_complex():
+        raise TypeError(f"{name}: expected real values, got {describe(t)}")
+    return t.to(_F64)
 
 
 def as_weights(weight: object, value: Tensor, device: Optional[torch.device] = None) -> Optional[Tensor]:
@@ -75,9 +93,8 @@ def as_weights(weight: object, value: Tensor, device: Optional[torch.device] = N
 
 def apply_nan_strategy(strategy: NanStrategy, name: str, value: Tensor,
                        weight: Optional[Tensor] = None) -> Tuple[Tensor, Optional[Tensor]]:
-    """Flatten value (and weight) and apply the NaN policy; then check the weights' range."""
-    value = value.reshape(-1)
-    weight = None if weight is None else weight.reshape(-1)
+    """Apply the NaN policy to value (and its weight, of value's shape), then check the weights'
+    range. Shapes are kept, except that dropping NaNs flattens (as torchmetrics)."""
     if strategy != "disable":
         nan = torch.isnan(value)
         if weight is not None:
@@ -89,46 +106,61 @@ def apply_nan_strategy(strategy: NanStrategy, name: str, value: Tensor,
         if strategy == "disable":
             bad = bad & ~torch.isnan(weight)
         if bool(bad.any()):
-            i = int(bad.nonzero()[0, 0])
-            raise ValueError(f"weight: expected finite weights >= 0, got {float(weight[i])} at flat index {i}")
+            i = int(bad.reshape(-1).nonzero()[0, 0])
+            raise ValueError(f"weight: expected finite weights >= 0, got {float(weight.reshape(-1)[i])} at flat index {i}")
     return value, weight
 
 
 def _handle_nans(strategy, name, value, weight, nan):
     if strategy == "error":
-        i = int(nan.nonzero()[0, 0])
-        which = name if bool(torch.isnan(value[i])) else "weight"
-        raise ValueError(f"{which}: NaN at flat index {i} (nan_strategy='error'; use 'ignore' to drop NaNs)")
+        i = int(nan.reshape(-1).nonzero()[0, 0])
+        which = name if bool(torch.isnan(value.reshape(-1)[i])) else "weight"
+        raise NaNValueError(
+            f"{which}: NaN at flat index {i} (nan_strategy='error': Encountered `nan` values in tensor; "
+            "use 'warn' or 'ignore' to drop them)"
+        )
     if isinstance(strategy, float):
-        value = torch.nan_to_num(value, nan=strategy)
-        return value, None if weight is None else torch.nan_to_num(weight, nan=strategy)
+        value = torch.where(nan, torch.full_like(value, strategy), value)
+        return value, None if weight is None else torch.where(nan, torch.ones_like(weight), weight)
     if strategy == "warn":
-        warnings.warn(f"{name}: {int(nan.sum())} NaN value(s) dropped (nan_strategy='warn')", stacklevel=4)
+        warnings.warn(
+            f"{name}: Encountered `nan` values in tensor: {int(nan.sum())} NaN value(s) dropped (nan_strategy='warn')",
+            UserWarning,
+            stacklevel=5,
+        )
     keep = ~nan
     return value[keep], None if weight is None else weight[keep]
 
 
-def weighted_mean(value: object, weight: object = None, *, nan_strategy: NanStrategy = "error") -> Tensor:
-    """sum(weight * value) / sum(weight) over all elements (float64).
+def checked_values(strategy: NanStrategy, name: str, value: object, weight: object = None,
+                   device: Optional[torch.device] = None) -> Tuple[Tensor, Optional[Tensor]]:
+    """Values (and weights) as float64 tensors of the value's shape, NaN policy applied."""
+    v = as_values(name, value, device)
+    return apply_nan_strategy(strategy, name, v, as_weights(weight, v, device))
 
-    Raises NotComputableError when the weights sum to 0 (e.g. no values).
-    """
+
+def weighted_totals(value: Tensor, weight: Optional[Tensor]) -> Tuple[Tensor, Union[Tensor, int]]:
+    """(sum of weight * value as a float64 0-d tensor, sum of weight: a float64 0-d tensor, or
+    the number of values when there are no weights)."""
+    if weight is None:
+        return value.sum(), value.numel()
+    return (value * weight).sum(), weight.sum()
+
+
+def weighted_mean(value: object, weight: object = None, *, nan_strategy: NanStrategy = "warn") -> Tensor:
+    """sum(weight * value) / sum(weight) over all elements, in torch's default dtype; NaN when
+    the weights sum to 0 (e.g. no values), as MeanMetric."""
     strategy = check_nan_strategy(nan_strategy)
-    v = as_values("value", value)
-    v, w = apply_nan_strategy(strategy, "value", v, as_weights(weight, v))
-    total, weight_sum = ((v * w).sum(), w.sum()) if w is not None else (v.sum(), torch.tensor(float(v.numel())))
-    if float(weight_sum) == 0:
-        raise NotComputableError("weighted_mean: the weights sum to 0 (no values), the mean is undefined")
-    return total / weight_sum
+    total, weight_sum = weighted_totals(*checked_values(strategy, "value", value, weight))
+    return (total / weight_sum).to(torch.get_default_dtype())
 
 
-def weighted_sum(value: object, weight: object = None, *, nan_strategy: NanStrategy = "error") -> Tensor:
-    """sum(weight * value) over all elements (float64); 0 for no values.
+def weighted_sum(value: object, weight: object = None, *, nan_strategy: NanStrategy = "warn") -> Tensor:
+    """sum(weight * value) over all elements, in torch's default dtype; 0 for no values.
 
         >>> weighted_sum(torch.tensor([1.0, 2.0]), 2.0)
-        tensor(6., dtype=torch.float64)
+        tensor(6.)
     """
     strategy = check_nan_strategy(nan_strategy)
-    v = as_values("value", value)
-    v, w = apply_nan_strategy(strategy, "value", v, as_weights(weight, v))
-    return (v * w).sum() if w is not None else v.sum()
+    total, _ = weighted_totals(*checked_values(strategy, "value", value, weight))
+    return total.to(torch.get_default_dtype())

@@ -1,12 +1,14 @@
 """The state of the curve metrics (AUROC, AveragePrecision, ROC, PrecisionRecallCurve), one
-base class per task; the metrics differ only in compute.
+base class per task, and the base of the task wrappers (AUROC(task=...), ...).
 
 Metrics of one task with the same ``thresholds`` and ``ignore_index`` (and num_classes /
-num_labels) declare the same ``state_key`` and the same states, so a MetricCollection updates
-the histogram (binned) or the score/label rows (exact) once per batch and syncs them once.
-Layout and bytes per sample: torchtally.functional._curve_inputs.
+num_labels, and the binary ``normalization``) declare the same ``state_key`` and the same
+states, so a MetricCollection updates the histogram (binned) or the score/label rows (exact)
+once per batch and syncs them once. Layout and bytes per sample: torchtally.functional._curve_inputs.
 
-``validate_args`` is accepted for torchmetrics compatibility; inputs are always validated.
+``validate_args`` is accepted for torchmetrics compatibility and kept as an attribute; inputs
+are always validated (the checks cost little next to the update, and a skipped check would
+let a wrong number through without a word).
 """
 from typing import Any, Dict, Optional
 
@@ -21,11 +23,16 @@ class CurveState(Metric):
     """Declares the CurveTask's states and updates them; ``self.thresholds`` is None (exact
     mode) or the thresholds tensor, as torchmetrics."""
 
-    def __init__(self, task: CurveTask, **kwargs: Any) -> None:
+    is_differentiable = False
+    higher_is_better: Optional[bool] = None
+    full_state_update = False
+
+    def __init__(self, task: CurveTask, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._curve = task
         self.thresholds = task.thresholds.values if task.binned else None
         self.ignore_index = task.ignore_index
+        self.validate_args = validate_args
         self.state_key = task.state_key
         for name, default, reduce in task.declare():
             self.add_state(name, default, reduce=reduce)
@@ -45,26 +52,40 @@ class CurveState(Metric):
 
 
 class BinaryCurveState(CurveState):
-    """preds [N, ...] float, target [N, ...] in {0, 1} (or ignore_index)."""
+    """preds [N, ...] float, target [N, ...] in {0, 1} (or ignore_index), int, bool or float."""
 
-    def __init__(self, *, thresholds: Any = None, ignore_index: Optional[int] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
-        super().__init__(CurveTask("binary", 1, thresholds, ignore_index), **kwargs)
+    def __init__(self, thresholds: Any = None, ignore_index: Optional[int] = None, validate_args: bool = True,
+                 normalization: Optional[str] = "sigmoid", **kwargs: Any) -> None:
+        super().__init__(CurveTask("binary", 1, thresholds, ignore_index, normalization), validate_args, **kwargs)
+        self.normalization = normalization
 
 
 class MulticlassCurveState(CurveState):
-    """preds [N, C, ...] float, target [N, ...] class ids in [0, C) (or ignore_index)."""
+    """preds [N, C, ...] float, target [N, ...] integer class ids in [0, C) (or ignore_index)."""
 
-    def __init__(self, num_classes: int, *, thresholds: Any = None, ignore_index: Optional[int] = None,
+    def __init__(self, num_classes: int, thresholds: Any = None, ignore_index: Optional[int] = None,
                  validate_args: bool = True, **kwargs: Any) -> None:
-        self.num_classes = check_num("num_classes", num_classes, 2)
-        super().__init__(CurveTask("multiclass", num_classes, thresholds, ignore_index), **kwargs)
+        task = CurveTask("multiclass", check_num("num_classes", num_classes, 2), thresholds, ignore_index)
+        super().__init__(task, validate_args, **kwargs)
+        self.num_classes = num_classes
 
 
 class MultilabelCurveState(CurveState):
-    """preds [N, L, ...] float, target [N, L, ...] in {0, 1} (or ignore_index)."""
+    """preds [N, L, ...] float, target [N, L, ...] in {0, 1} (or ignore_index), int, bool or float."""
 
-    def __init__(self, num_labels: int, *, thresholds: Any = None, ignore_index: Optional[int] = None,
+    def __init__(self, num_labels: int, thresholds: Any = None, ignore_index: Optional[int] = None,
                  validate_args: bool = True, **kwargs: Any) -> None:
-        self.num_labels = check_num("num_labels", num_labels, 1)
-        super().__init__(CurveTask("multilabel", num_labels, thresholds, ignore_index), **kwargs)
+        task = CurveTask("multilabel", check_num("num_labels", num_labels, 1), thresholds, ignore_index)
+        super().__init__(task, validate_args, **kwargs)
+        self.num_labels = num_labels
+
+
+class CurveTaskWrapper(Metric):
+    """Base of the task wrappers: ``AUROC(task="binary", ...)`` returns a BinaryAUROC (and so on),
+    as torchmetrics' wrappers do, so an instance of the wrapper itself is never made."""
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no update(): use the metric its task names")
+
+    def compute(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no compute(): use the metric its task names")

@@ -1,12 +1,29 @@
 """Aggregation metrics: sums, means, extremes, concatenation, a running mean and a loss average.
 
-Values are Python numbers or real tensors of any shape (every element one value), read as
-float64; results are float64 (CatMetric: its ``dtype``). ``nan_strategy`` is "error" (default),
-"warn", "ignore", "disable" or a float (see torchtally.functional.aggregation). An epoch with
-no update raises NotComputableError; so do a mean, min or max over no values (SumMetric gives
-0 and CatMetric an empty tensor). A rejected update leaves the state unchanged.
+torchmetrics' classes with its constructor signatures, accepted inputs and results. Values
+are Python numbers, real tensors of any shape (every element one value) or array-likes;
+``nan_strategy`` is "warn" (default), "ignore", "error", "disable" or a float, with
+torchmetrics' semantics (see torchtally.functional.aggregation). A rejected update leaves the
+state unchanged.
+
+Accumulators are float64 (sums, extremes, window slots) whatever the results' dtype, so long
+streams lose no digits; results are in ``self.dtype`` (torch's default dtype when the metric
+was made; ``set_dtype`` changes it), as torchmetrics'. Over no values: SumMetric gives 0,
+MeanMetric and RunningMean NaN, MinMetric +inf, MaxMetric -inf, CatMetric an empty tensor.
+
+Deliberate differences from torchmetrics:
+
+* a weight that is negative or infinite is a ValueError (the "mean" would not be a mean);
+* with ``nan_strategy="disable"`` MeanMetric keeps the weights (torchmetrics drops them);
+* with a float ``nan_strategy`` and a weight broadcast to the values (a number, or a smaller
+  tensor), only the NaN positions get weight 1 (torchmetrics writes the 1 into its broadcast
+  view of the weight, which sets every weight to 1);
+* CatMetric over no values returns an empty tensor (torchmetrics: an empty Python list);
+* RunningMean's ``update_count`` counts its updates (torchmetrics' Running wrapper reports 0);
+* AverageLoss (no torchmetrics twin, ignite's ``Loss``) raises NotComputableError over no
+  samples, as ignite's Loss does.
 """
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -28,31 +45,37 @@ __all__ = [
 _F64 = torch.float64
 
 
+def _as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
+    """A single-element result as a 0-d tensor (torchmetrics squeezes those), in ``dtype``."""
+    value = value.to(dtype)
+    return value.reshape(()) if value.numel() == 1 else value
+
+
 class _Aggregator(Metric):
-    def __init__(self, *, nan_strategy: A.NanStrategy = "error", **kwargs: Any) -> None:
+    is_differentiable = None  # torchmetrics' values
+    higher_is_better = None
+    full_state_update = False
+
+    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.nan_strategy = A.check_nan_strategy(nan_strategy)
 
-    def _values(self, value: Any, weight: Any = None, name: str = "value"):
-        """Checked, flattened float64 values (and weights), NaN policy applied."""
-        v = A.as_values(name, value, self.device)
-        return A.apply_nan_strategy(self.nan_strategy, name, v, A.as_weights(weight, v, self.device))
-
-    def _nothing(self, what: str) -> NotComputableError:
-        return NotComputableError(f"{type(self).__name__}: {what}, the result is undefined")
+    def _values(self, value: Any, weight: Any = None, name: str = "value") -> Tuple[Tensor, Optional[Tensor]]:
+        """Checked float64 values (and weights, broadcast to them), NaN policy applied."""
+        return A.checked_values(self.nan_strategy, name, value, weight, self.device)
 
 
 class SumMetric(_Aggregator):
-    """Sum of all values seen.
+    """Sum of all values seen (0 before any).
 
         >>> import torch
-        >>> from torchtally import SumMetric
+        >>> from torchtally.aggregation import SumMetric
         >>> SumMetric().update(torch.tensor([1.0, 2.0])).update(3.0).compute()
-        tensor(6., dtype=torch.float64)
+        tensor(6.)
     """
 
-    def __init__(self, *, nan_strategy: A.NanStrategy = "error", **kwargs: Any) -> None:
-        super().__init__(nan_strategy=nan_strategy, **kwargs)
+    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
         self.add_state("value_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
 
     def update(self, value: Any) -> None:
@@ -60,130 +83,164 @@ class SumMetric(_Aggregator):
         self.value_sum += v.sum()
 
     def compute(self) -> Tensor:
-        return self.value_sum.clone()
+        return _as_result(self.value_sum, self.dtype)
 
 
 class MeanMetric(_Aggregator):
     """Weighted mean sum(weight * value) / sum(weight); ``weight`` is None (1 per value), a
-    number, or a tensor broadcastable to the value's shape, finite and >= 0.
+    number, or a tensor broadcastable to the value's shape, finite and >= 0. NaN before any
+    value (0 / 0), as torchmetrics. Differences from torchmetrics: negative or infinite weights
+    raise ValueError; "disable" and a float ``nan_strategy`` treat weights as described in this
+    module's docstring.
 
         >>> import torch
-        >>> from torchtally import MeanMetric
+        >>> from torchtally.aggregation import MeanMetric
         >>> MeanMetric().update(torch.tensor([1.0, 3.0]), weight=torch.tensor([3.0, 1.0])).compute()
-        tensor(1.5000, dtype=torch.float64)
+        tensor(1.5000)
     """
 
-    def __init__(self, *, nan_strategy: A.NanStrategy = "error", **kwargs: Any) -> None:
-        super().__init__(nan_strategy=nan_strategy, **kwargs)
+    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
         self.add_state("weighted_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
         self.add_state("weight_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
 
     def update(self, value: Any, weight: Any = None) -> None:
-        v, w = self._values(value, weight)
-        self.weighted_sum += (v * w).sum() if w is not None else v.sum()
-        self.weight_sum += w.sum() if w is not None else v.numel()
+        total, weight_sum = A.weighted_totals(*self._values(value, weight))
+        self.weighted_sum += total
+        self.weight_sum += weight_sum
 
     def compute(self) -> Tensor:
-        if float(self.weight_sum) == 0:
-            raise self._nothing("no values (or only zero weights) were seen")
-        return self.weighted_sum / self.weight_sum
+        return _as_result(self.weighted_sum / self.weight_sum, self.dtype)
 
 
 class _Extreme(_Aggregator):
+    full_state_update = True
     _reduce = "min"
 
-    def __init__(self, *, nan_strategy: A.NanStrategy = "error", **kwargs: Any) -> None:
-        super().__init__(nan_strategy=nan_strategy, **kwargs)
+    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
         start = float("inf") if self._reduce == "min" else float("-inf")
         self.add_state("extreme", torch.tensor(start, dtype=_F64), reduce=self._reduce)
-        self.add_state("num_values", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, value: Any) -> None:
         v, _ = self._values(value)
         if v.numel():
             # torch.minimum/maximum propagate NaN (nan_strategy="disable" keeps it).
-            pick = torch.minimum if self._reduce == "min" else torch.maximum
-            self.extreme = pick(self.extreme, v.amin() if self._reduce == "min" else v.amax())
-            self.num_values += v.numel()
+            if self._reduce == "min":
+                self.extreme = torch.minimum(self.extreme, v.amin())
+            else:
+                self.extreme = torch.maximum(self.extreme, v.amax())
 
     def compute(self) -> Tensor:
-        if int(self.num_values) == 0:
-            raise self._nothing("no values were seen")
-        return self.extreme.clone()
+        return _as_result(self.extreme, self.dtype)
 
 
 class MinMetric(_Extreme):
-    """Smallest value seen.
+    """Smallest value seen (+inf before any, as torchmetrics).
 
         >>> import torch
-        >>> from torchtally import MinMetric
+        >>> from torchtally.aggregation import MinMetric
         >>> MinMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
-        tensor(-1., dtype=torch.float64)
+        tensor(-1.)
     """
 
     _reduce = "min"
 
 
 class MaxMetric(_Extreme):
-    """Largest value seen.
+    """Largest value seen (-inf before any, as torchmetrics).
 
         >>> import torch
-        >>> from torchtally import MaxMetric
+        >>> from torchtally.aggregation import MaxMetric
         >>> MaxMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
-        tensor(3., dtype=torch.float64)
+        tensor(3.)
     """
 
     _reduce = "max"
 
 
 class CatMetric(_Aggregator):
-    """All values seen, flattened into one 1-D tensor of ``dtype`` (default: torch's default
-    float dtype), in order; across ranks rank 0's values come first, then rank 1's, ...
+    """All values seen, concatenated along dim 0 in order (a 0-d value counts as [1]); across
+    ranks rank 0's values come first, then rank 1's, ... Values keep their shape after dim 0,
+    which must be the same for every value (a single value comes back 0-d, as torchmetrics).
+    Stored in the dtype of the results when the metric was made. Difference from torchmetrics:
+    over no values the result is an empty tensor (torchmetrics returns an empty list), and values
+    whose shapes after dim 0 differ raise ValueError at the update (torchmetrics at compute).
 
         >>> import torch
-        >>> from torchtally import CatMetric
-        >>> CatMetric().update(torch.tensor([[1.0, 2.0]])).update(3.0).compute()
+        >>> from torchtally.aggregation import CatMetric
+        >>> CatMetric().update(torch.tensor([1.0, 2.0])).update(3.0).compute()
         tensor([1., 2., 3.])
+        >>> CatMetric().update(torch.tensor([[1.0, 2.0]])).update(torch.tensor([[3.0, 4.0]])).compute()
+        tensor([[1., 2.],
+                [3., 4.]])
     """
 
-    def __init__(self, *, nan_strategy: A.NanStrategy = "error", dtype: Optional[torch.dtype] = None,
-                 **kwargs: Any) -> None:
-        super().__init__(nan_strategy=nan_strategy, **kwargs)
-        dtype = dtype if dtype is not None else torch.get_default_dtype()
-        if not isinstance(dtype, torch.dtype):
-            raise TypeError(f"dtype: expected a torch.dtype, got {type(dtype).__name__}")
-        self.__dict__["_dtype"] = dtype  # Metric.dtype: the dtype of the results
+    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        self._stored_dtype = self.dtype
+        # Values are kept flat; "value_shape" holds (1, *shape after dim 0) once a value was
+        # seen ([] before), merged by checking that every rank saw the same shape.
         self.add_state("values", torch.empty(0, dtype=self.dtype), reduce="cat")
+        self.add_state("value_shape", torch.empty(0, dtype=torch.int64), reduce="merge")
+        self._shape_seen: Tuple[Any, Tuple[int, ...]] = (None, ())
 
     def update(self, value: Any) -> None:
         v, _ = self._values(value)
-        self.append_state("values", v.to(self.dtype))
+        if not v.numel():
+            return
+        row = (1,) + tuple(v.shape[1:])
+        shape_state = self.value_shape
+        new_shape = None
+        if not (self._shape_seen[0] is shape_state and self._shape_seen[1] == row):
+            stored = tuple(shape_state.tolist())  # read only when the state was replaced
+            if stored and stored != row:
+                raise ValueError(
+                    f"value: expected values of shape [N, {', '.join(map(str, stored[1:]))}] as before, "
+                    f"got {list(v.shape)}"
+                )
+            new_shape = row
+        self.append_state("values", v.reshape(-1).to(self._stored_dtype))
+        if new_shape is not None:
+            self.value_shape = torch.tensor(new_shape, dtype=torch.int64, device=shape_state.device)
+            self._shape_seen = (self.value_shape, new_shape)
+
+    def merge_state_values(self, name: str, values: list) -> Tensor:
+        shapes = {tuple(v.tolist()) for v in values if v.numel()}
+        if len(shapes) > 1:
+            raise ValueError(f"CatMetric: the values to merge have different shapes after dim 0: {sorted(shapes)}")
+        return values[0] if not shapes else next(v for v in values if v.numel()).clone()
 
     def compute(self) -> Tensor:
-        return self.values.clone()
+        shape = tuple(self.value_shape.tolist())[1:]
+        return _as_result(self.values.reshape((-1,) + shape), self.dtype)
 
 
 class RunningMean(_Aggregator):
-    """Mean of the values of the last ``window`` updates (weighted as MeanMetric).
+    """Mean of the values of the last ``window`` updates (weighted as MeanMetric); NaN before any.
 
     Across ranks the window is per rank: the synced result is the weighted mean over the union
     of every rank's last ``window`` updates (with one update per rank per step, as in DDP,
-    that is the last ``window`` steps). ``merge_state`` combines windows the same way. State:
-    ``window`` slots of (weighted sum, weight sum), a "sum" reduce, so a sync is one all_reduce.
+    that is the last ``window`` steps), as torchmetrics' Running wrapper sums each window slot
+    over ranks. ``merge_state`` combines windows the same way. State: ``window`` slots of
+    (weighted sum, weight sum), a "sum" reduce, so a sync is one all_reduce. Differences from
+    torchmetrics: as MeanMetric's, and ``update_count`` counts the updates (torchmetrics: 0).
 
         >>> import torch
-        >>> from torchtally import RunningMean
+        >>> from torchtally.aggregation import RunningMean
         >>> m = RunningMean(window=2)
         >>> for v in (1.0, 2.0, 6.0):
         ...     _ = m.update(v)
         >>> m.compute()
-        tensor(4., dtype=torch.float64)
+        tensor(4.)
     """
 
-    def __init__(self, window: int = 5, *, nan_strategy: A.NanStrategy = "error", **kwargs: Any) -> None:
-        super().__init__(nan_strategy=nan_strategy, **kwargs)
+    full_state_update = None  # forward updates the window, then computes the batch on its own
+
+    def __init__(self, window: int = 5, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
         if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-            raise ValueError(f"window: expected an int >= 1, got {window!r}")
+            raise ValueError(f"window: expected a positive int, got {window!r}")
         self.window = window
         self.add_state("window_sums", torch.zeros(window, dtype=_F64), reduce="sum")
         self.add_state("window_weights", torch.zeros(window, dtype=_F64), reduce="sum")
@@ -191,17 +248,14 @@ class RunningMean(_Aggregator):
         self.add_state("num_updates", torch.tensor(0, dtype=torch.int64), reduce="max")
 
     def update(self, value: Any, weight: Any = None) -> None:
-        v, w = self._values(value, weight)
+        total, weight_sum = A.weighted_totals(*self._values(value, weight))
         slot = int(self.num_updates) % self.window
-        self.window_sums[slot] = (v * w).sum() if w is not None else v.sum()
-        self.window_weights[slot] = w.sum() if w is not None else v.numel()
+        self.window_sums[slot] = total
+        self.window_weights[slot] = weight_sum
         self.num_updates += 1
 
     def compute(self) -> Tensor:
-        weight = self.window_weights.sum()
-        if float(weight) == 0:
-            raise self._nothing("the window holds no values (or only zero weights)")
-        return self.window_sums.sum() / weight
+        return _as_result(self.window_sums.sum() / self.window_weights.sum(), self.dtype)
 
 
 class AverageLoss(_Aggregator):
@@ -209,14 +263,20 @@ class AverageLoss(_Aggregator):
     number or 0-d tensor) and its sample count, or ``update(losses)`` with per-sample losses
     [B]. Result: sum(loss * batch_size) / sum(batch_size), so a short last batch weighs less.
 
+    torchtally's own (ignite's ``Loss`` without the loss function): no torchmetrics twin, so
+    ``nan_strategy`` defaults to "error" and, as ignite's Loss, compute over no samples raises
+    NotComputableError. The result is in ``self.dtype``.
+
         >>> import torch
-        >>> from torchtally import AverageLoss
+        >>> from torchtally.aggregation import AverageLoss
         >>> AverageLoss().update(torch.tensor(1.0), 30).update(4.0, 10).compute()
-        tensor(1.7500, dtype=torch.float64)
+        tensor(1.7500)
     """
 
+    full_state_update = False
+
     def __init__(self, *, nan_strategy: A.NanStrategy = "error", **kwargs: Any) -> None:
-        super().__init__(nan_strategy=nan_strategy, **kwargs)
+        super().__init__(nan_strategy, **kwargs)
         self.add_state("loss_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
@@ -232,8 +292,8 @@ class AverageLoss(_Aggregator):
 
     def compute(self) -> Tensor:
         if int(self.num_samples) == 0:
-            raise self._nothing("no samples were seen")
-        return self.loss_sum / self.num_samples
+            raise NotComputableError("AverageLoss must have at least one sample before it can be computed")
+        return (self.loss_sum / self.num_samples).to(self.dtype)
 
 
 def _batch_size(batch_size: Any, values: Tensor) -> int:

@@ -1,21 +1,58 @@
-"""AUROC, AveragePrecision, ROC and PrecisionRecallCurve: binary, multiclass, multilabel.
+"""AUROC, AveragePrecision, ROC and PrecisionRecallCurve: binary, multiclass, multilabel, and
+the task wrappers (``AUROC(task="binary")`` returns a BinaryAUROC, ...).
 
-Names and options as torchmetrics'. ``thresholds=None``: exact mode (scores as float32 and
-labels as uint8, 5 bytes per sample and column; values as scikit-learn); ``thresholds`` an int,
-a list or a tensor: binned mode (O(T) histogram state, values as torchmetrics' binned mode).
-Policies (logits, NaN, undefined values): torchtally.functional.curves.
+Names, arguments (in torchmetrics' order) and class attributes as torchmetrics'.
+``thresholds=None``: exact mode (scores as float32 and labels as uint8, 5 bytes per sample and
+column; values as scikit-learn); ``thresholds`` an int, a list or a tensor: binned mode (O(T)
+histogram state, values as torchmetrics' binned mode). Policies (logits, NaN, undefined
+values): torchtally.functional.curves.
+
+Differences from torchmetrics shared by every class here (each class lists its own):
+
+* a column (class or label) without positive samples, or a batch of them, gives a warning
+  wherever torchmetrics' value is a convention (ROC rates 0, PR recall 1 or NaN);
+* exact mode keeps scores as float32: float64 scores that differ only beyond float32's
+  precision count as tied, and the thresholds returned are float32 (torchmetrics: the input's
+  dtype). Keeping 4 bytes per score is what lets exact mode hold a whole epoch;
+* compute() in exact mode without a sample raises ValueError (torchmetrics raises too, from
+  inside torch);
+* ``thresholds`` given as a list or tensor must be non-decreasing (the histogram kernel needs
+  sorted bin edges; torchmetrics takes any order, and its AUROC of unsorted thresholds is wrong);
+* ``validate_args=False`` does not skip the input checks (they are part of the update's pass):
+  a label out of range or a NaN score always raises ValueError (torchmetrics: RuntimeError for
+  bad labels when it validates, garbage when it does not; it never checks for NaN);
+* binary and multilabel targets may be float tensors holding 0/1 in every class (torchmetrics
+  takes them only in BinaryAUROC, and with ``validate_args=False``); a float target holding
+  anything else raises ValueError, and wrong dtypes raise TypeError (torchmetrics: ValueError);
+* state names are ``hist`` (binned) and ``scores``/``labels`` (exact), not torchmetrics'
+  ``confmat`` and ``preds``/``target``; they hold the same information in O(T) and 5 bytes per
+  sample and column.
 """
 from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional._curve_args import check_average, check_max_fpr
+from ..functional._curve_args import check_average, check_max_fpr, check_task, check_task_count
 from ..functional._curve_compute import Curve, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
-from ._curve_state import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
+from ..metric import Metric
+from ._curve_state import BinaryCurveState, CurveTaskWrapper, MulticlassCurveState, MultilabelCurveState
+
+__all__ = [
+    f"{task}{name}"
+    for name in ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve")
+    for task in ("Binary", "Multiclass", "Multilabel", "")
+]
 
 _AVERAGES = ("macro", "weighted", "none", None)
 _LABEL_AVERAGES = ("micro",) + _AVERAGES
 _CURVE_AVERAGES = (None, "micro", "macro")
+_AUROC_DIFFERENCE = """
+    Differences from torchmetrics: a {column} without positive or without negative samples has
+    AUROC NaN, with a warning, where torchmetrics returns 0, and "macro"/"weighted" skip it. An
+    AUROC of 0 is a real and alarming result (every negative ranked above every positive);
+    reporting it for "undefined" misleads, and averaging it in lowers the average silently.
+    scikit-learn also says NaN. Plus the differences every curve metric has (torchtally.metrics.curves).
+"""
 
 
 class BinaryAUROC(BinaryCurveState):
@@ -24,19 +61,24 @@ class BinaryAUROC(BinaryCurveState):
         >>> import torch
         >>> from torchtally.metrics import BinaryAUROC
         >>> m = BinaryAUROC()
-        >>> m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
-        BinaryAUROC(states=[scores:cat, labels:cat], updated=True)
-        >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1, 1])).compute()
+        >>> _ = m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
+        >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1.0, 1.0])).compute()  # float 0/1 targets too
         tensor(0.7500)
     """
 
-    def __init__(self, *, max_fpr: Optional[float] = None, thresholds: Any = None,
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        self.max_fpr = check_max_fpr(max_fpr)
-        super().__init__(thresholds=thresholds, ignore_index=ignore_index, **kwargs)
+    higher_is_better = True
+
+    def __init__(self, max_fpr: Optional[float] = None, thresholds: Any = None, ignore_index: Optional[int] = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        max_fpr = check_max_fpr(max_fpr)
+        super().__init__(thresholds, ignore_index, validate_args, **kwargs)
+        self.max_fpr = max_fpr
 
     def compute(self) -> Tensor:
         return auroc_from(self._curve, self._states(), None, self.max_fpr)
+
+
+BinaryAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="batch")
 
 
 class MulticlassAUROC(MulticlassCurveState):
@@ -50,13 +92,19 @@ class MulticlassAUROC(MulticlassCurveState):
         tensor(0.8889)
     """
 
-    def __init__(self, num_classes: int, *, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        self.average = check_average(average, _AVERAGES)
-        super().__init__(num_classes, thresholds=thresholds, ignore_index=ignore_index, **kwargs)
+    higher_is_better = True
+
+    def __init__(self, num_classes: int, average: Optional[str] = "macro", thresholds: Any = None,
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+        reduction = check_average(average, _AVERAGES)
+        super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
 
     def compute(self) -> Tensor:
-        return auroc_from(self._curve, self._states(), self.average)
+        return auroc_from(self._curve, self._states(), self._reduction)
+
+
+MulticlassAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="class")
 
 
 class MultilabelAUROC(MultilabelCurveState):
@@ -70,24 +118,34 @@ class MultilabelAUROC(MultilabelCurveState):
         tensor([1.0000, 0.7500])
     """
 
-    def __init__(self, num_labels: int, *, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        self.average = check_average(average, _LABEL_AVERAGES)
-        super().__init__(num_labels, thresholds=thresholds, ignore_index=ignore_index, **kwargs)
+    higher_is_better = True
+
+    def __init__(self, num_labels: int, average: Optional[str] = "macro", thresholds: Any = None,
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+        reduction = check_average(average, _LABEL_AVERAGES)
+        super().__init__(num_labels, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
 
     def compute(self) -> Tensor:
-        return auroc_from(self._curve, self._states(), self.average)
+        return auroc_from(self._curve, self._states(), self._reduction)
+
+
+MultilabelAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="label")
 
 
 class BinaryAveragePrecision(BinaryCurveState):
-    """Average precision: sum over thresholds of (recall step) x precision.
+    """Average precision: sum over thresholds of (recall step) x precision; 0 without positives.
 
         >>> import torch
         >>> from torchtally.metrics import BinaryAveragePrecision
         >>> m = BinaryAveragePrecision()
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         tensor(0.8333)
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
+
+    higher_is_better = True
 
     def compute(self) -> Tensor:
         return average_precision_from(self._curve, self._states(), None)
@@ -102,15 +160,24 @@ class MulticlassAveragePrecision(MulticlassCurveState):
         >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
         >>> m.update(preds, torch.tensor([0, 2, 2, 1])).compute()
         tensor([1.0000, 0.5000, 1.0000])
+
+    Differences from torchmetrics: in exact mode a class without positive samples has AP 0,
+    with a warning, and averages count it, as in torchmetrics' binned mode, its binary and
+    multilabel forms and scikit-learn; torchmetrics' exact multiclass mode alone gives NaN and
+    skips the class, so its macro value would change with ``thresholds``. Plus the differences
+    every curve metric has (torchtally.metrics.curves).
     """
 
-    def __init__(self, num_classes: int, *, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        self.average = check_average(average, _AVERAGES)
-        super().__init__(num_classes, thresholds=thresholds, ignore_index=ignore_index, **kwargs)
+    higher_is_better = True
+
+    def __init__(self, num_classes: int, average: Optional[str] = "macro", thresholds: Any = None,
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+        reduction = check_average(average, _AVERAGES)
+        super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
 
     def compute(self) -> Tensor:
-        return average_precision_from(self._curve, self._states(), self.average)
+        return average_precision_from(self._curve, self._states(), self._reduction)
 
 
 class MultilabelAveragePrecision(MultilabelCurveState):
@@ -122,15 +189,20 @@ class MultilabelAveragePrecision(MultilabelCurveState):
         >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
         >>> m.update(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])).compute()
         tensor(0.9500)
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
-    def __init__(self, num_labels: int, *, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        self.average = check_average(average, _LABEL_AVERAGES)
-        super().__init__(num_labels, thresholds=thresholds, ignore_index=ignore_index, **kwargs)
+    higher_is_better = True
+
+    def __init__(self, num_labels: int, average: Optional[str] = "macro", thresholds: Any = None,
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+        reduction = check_average(average, _LABEL_AVERAGES)
+        super().__init__(num_labels, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
 
     def compute(self) -> Tensor:
-        return average_precision_from(self._curve, self._states(), self.average)
+        return average_precision_from(self._curve, self._states(), self._reduction)
 
 
 class BinaryROC(BinaryCurveState):
@@ -141,6 +213,8 @@ class BinaryROC(BinaryCurveState):
         >>> m = BinaryROC(thresholds=3)
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         (tensor([0.0000, 0.5000, 1.0000]), tensor([0., 1., 1.]), tensor([1.0000, 0.5000, 0.0000]))
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
     def compute(self) -> Curve:
@@ -156,15 +230,18 @@ class MulticlassROC(MulticlassCurveState):
         >>> m = MulticlassROC(3, thresholds=3, average="micro")
         >>> m.update(torch.eye(3), torch.tensor([0, 1, 2])).compute()
         (tensor([0., 0., 1.]), tensor([1., 1., 1.]), tensor([1.0000, 0.5000, 0.0000]))
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
-    def __init__(self, num_classes: int, *, thresholds: Any = None, average: Optional[str] = None,
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        self.average = check_average(average, _CURVE_AVERAGES)
-        super().__init__(num_classes, thresholds=thresholds, ignore_index=ignore_index, **kwargs)
+    def __init__(self, num_classes: int, thresholds: Any = None, average: Optional[str] = None,
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+        reduction = check_average(average, _CURVE_AVERAGES)
+        super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
 
     def compute(self) -> Curve:
-        return roc_from(self._curve, self._states(), self.average)
+        return roc_from(self._curve, self._states(), self._reduction)
 
 
 class MultilabelROC(MultilabelCurveState):
@@ -175,6 +252,8 @@ class MultilabelROC(MultilabelCurveState):
         >>> fpr, tpr, thresholds = MultilabelROC(2).update(torch.eye(2), torch.eye(2, dtype=torch.long)).compute()
         >>> fpr
         [tensor([0., 0., 1.]), tensor([0., 0., 1.])]
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
     def compute(self) -> Curve:
@@ -189,6 +268,8 @@ class BinaryPrecisionRecallCurve(BinaryCurveState):
         >>> m = BinaryPrecisionRecallCurve(thresholds=3)
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         (tensor([0.5000, 0.6667,    nan, 1.0000]), tensor([1., 1., 0., 0.]), tensor([0.0000, 0.5000, 1.0000]))
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
     def compute(self) -> Curve:
@@ -205,15 +286,20 @@ class MulticlassPrecisionRecallCurve(MulticlassCurveState):
         >>> precision, recall, thresholds = m.update(torch.eye(3), torch.tensor([0, 1, 2])).compute()
         >>> precision.shape
         torch.Size([3, 4])
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    torchmetrics' exact mode sets the recall of every class to 1 when all targets are class 0;
+    here only a class without positives has undefined (NaN) recall.
     """
 
-    def __init__(self, num_classes: int, *, thresholds: Any = None, average: Optional[str] = None,
-                 ignore_index: Optional[int] = None, **kwargs: Any) -> None:
-        self.average = check_average(average, _CURVE_AVERAGES)
-        super().__init__(num_classes, thresholds=thresholds, ignore_index=ignore_index, **kwargs)
+    def __init__(self, num_classes: int, thresholds: Any = None, average: Optional[str] = None,
+                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+        reduction = check_average(average, _CURVE_AVERAGES)
+        super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
 
     def compute(self) -> Curve:
-        return precision_recall_curve_from(self._curve, self._states(), self.average)
+        return precision_recall_curve_from(self._curve, self._states(), self._reduction)
 
 
 class MultilabelPrecisionRecallCurve(MultilabelCurveState):
@@ -225,10 +311,94 @@ class MultilabelPrecisionRecallCurve(MultilabelCurveState):
         >>> precision, recall, thresholds = m.update(torch.eye(2), torch.eye(2, dtype=torch.long)).compute()
         >>> recall
         [tensor([1., 1., 0.]), tensor([1., 1., 0.])]
+
+    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
     def compute(self) -> Curve:
         return precision_recall_curve_from(self._curve, self._states())
 
 
-__all__ = [name for name in dir() if name.startswith(("Binary", "Multiclass", "Multilabel")) and "State" not in name]
+# -- task wrappers ---------------------------------------------------------------------------
+
+
+class AUROC(CurveTaskWrapper):
+    """BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by ``task``.
+
+        >>> import torch
+        >>> from torchtally.metrics import AUROC
+        >>> m = AUROC(task="multiclass", num_classes=3)
+        >>> type(m).__name__
+        'MulticlassAUROC'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, average: Optional[str] = "macro", max_fpr: Optional[float] = None,
+                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryAUROC(max_fpr, **kwargs)
+        if task == "multiclass":
+            return MulticlassAUROC(check_task_count("num_classes", num_classes), average, **kwargs)
+        return MultilabelAUROC(check_task_count("num_labels", num_labels), average, **kwargs)
+
+
+class AveragePrecision(CurveTaskWrapper):
+    """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
+
+        >>> from torchtally.metrics import AveragePrecision
+        >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
+        'BinaryAveragePrecision'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, average: Optional[str] = "macro",
+                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryAveragePrecision(**kwargs)
+        if task == "multiclass":
+            return MulticlassAveragePrecision(check_task_count("num_classes", num_classes), average, **kwargs)
+        return MultilabelAveragePrecision(check_task_count("num_labels", num_labels), average, **kwargs)
+
+
+class ROC(CurveTaskWrapper):
+    """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
+
+        >>> from torchtally.metrics import ROC
+        >>> type(ROC(task="multilabel", num_labels=4)).__name__
+        'MultilabelROC'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
+                **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryROC(**kwargs)
+        if task == "multiclass":
+            return MulticlassROC(check_task_count("num_classes", num_classes), **kwargs)
+        return MultilabelROC(check_task_count("num_labels", num_labels), **kwargs)
+
+
+class PrecisionRecallCurve(CurveTaskWrapper):
+    """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
+
+        >>> from torchtally.metrics import PrecisionRecallCurve
+        >>> type(PrecisionRecallCurve(task="binary")).__name__
+        'BinaryPrecisionRecallCurve'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
+                **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryPrecisionRecallCurve(**kwargs)
+        if task == "multiclass":
+            return MulticlassPrecisionRecallCurve(check_task_count("num_classes", num_classes), **kwargs)
+        return MultilabelPrecisionRecallCurve(check_task_count("num_labels", num_labels), **kwargs)

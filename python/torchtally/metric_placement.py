@@ -1,0 +1,109 @@
+"""Where a metric's state lives and which dtype its results have: nn.Module's ``.to()`` /
+``.cuda()`` / ``.cpu()`` (through ``_apply``), torchmetrics' ``set_dtype`` and its no-op casts, and
+the moves of an update that follows its input's device (see the Metric docstring).
+
+A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_cat_chunks``).
+"""
+from typing import Any, Callable, Tuple, Union
+
+import torch
+
+from .metric_state import applied_device_and_dtype, argument_name
+
+# nn.Module's dtype casts that torchmetrics ignores for metric state (use set_dtype).
+_GUARDED_CASTS = ("Module.type", "Module.half", "Module.float", "Module.double", "Module.bfloat16")
+
+
+class Placement:
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any) -> "Placement":
+        super()._apply(fn, *args, **kwargs)
+        d = self.__dict__
+        device, dtype = applied_device_and_dtype(fn, d["_dtype"])
+        if dtype.is_floating_point and dtype != d["_dtype"]:
+            if not any(cast in getattr(fn, "__qualname__", "") for cast in _GUARDED_CASTS):
+                d["_dtype"] = dtype
+        if device is not None and device != d["device"]:
+            self._raise_rejected_cuda_updates()
+            self._place(device, states=True)
+            d["_cache"] = None
+        return self
+
+    def set_dtype(self, dst_type: Union[str, torch.dtype]) -> "Placement":
+        """Set the dtype of the floating-point results (``self.dtype``); accumulators keep theirs."""
+        dtype = getattr(torch, dst_type) if isinstance(dst_type, str) else dst_type
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise ValueError(f"set_dtype: expected a floating-point torch.dtype, got {dst_type!r}")
+        self.__dict__["_dtype"] = dtype
+        self.__dict__["_cache"] = None
+        return self
+
+    def type(self, dst_type: Union[str, torch.dtype]) -> "Placement":  # noqa: A003  (nn.Module's name)
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def float(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def double(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def half(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def bfloat16(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def _place(self, device: torch.device, states: bool) -> None:
+        """Put the defaults (and with ``states`` the states) on ``device``. New objects
+        throughout (a new spec dict, new block lists), so a ``_placement()`` taken before
+        still holds the old ones."""
+        d = self.__dict__
+        d["device"] = device
+        d["_specs"] = {name: (reduce, default.to(device)) for name, (reduce, default) in self._specs.items()}
+        if not states:
+            return
+        for name, (reduce, _) in self._specs.items():
+            if reduce == "cat":
+                self._cat_chunks[name] = [c.to(device) for c in self._cat_chunks[name]]
+            else:
+                d[name] = d[name].to(device)
+
+    def _placement(self) -> Tuple[Any, ...]:
+        """What ``_restore_placement`` needs to undo a ``_place``: references, no copies."""
+        d = self.__dict__
+        fixed = {n: d[n] for n in self._specs if n not in self._cat_chunks}
+        return d["device"], d["_specs"], fixed, dict(self._cat_chunks), d["_cache"]
+
+    def _restore_placement(self, placement: Tuple[Any, ...]) -> None:
+        d = self.__dict__
+        d["device"], d["_specs"], fixed, chunks, d["_cache"] = placement
+        d.update(fixed)
+        self._cat_chunks.update(chunks)
+
+    def _device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
+                         where: str = "this metric's state is") -> ValueError:
+        """The error for an input on another device than state that holds data."""
+        name = argument_name(fn, args, kwargs, got)
+        return ValueError(
+            f"{name}: expected a tensor on {self.device}, where {where} (it holds data from earlier "
+            f"updates), got one on {got.device}; call reset() or .to({str(got.device)!r}) first"
+        )
+
+    def _update_elsewhere(self, fn: Any, x: torch.Tensor, args: tuple, kwargs: dict) -> "Placement":
+        """update() with the first tensor input ``x`` on another device than the state."""
+        d = self.__dict__
+        if d["_updated"]:
+            raise self._device_mismatch(fn, args, kwargs, x)
+        before = self._placement()
+        self._place(x.device, states=True)
+        d["_cache"] = None
+        try:
+            return self._run_update(fn, args, kwargs)
+        except BaseException:
+            self._restore_placement(before)  # a rejected first batch leaves the metric where it was
+            d["_updated"] = False
+            raise

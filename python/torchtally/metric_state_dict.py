@@ -1,0 +1,85 @@
+"""A metric's ``state_dict``: nn.Module's, with torchmetrics' ``persistent`` flag, and a load
+that checks every entry (dtype, shape, strict keys) before it assigns any.
+
+A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_persistent``).
+"""
+from typing import Any, Dict, List, Mapping, Tuple
+
+import torch
+from torch import nn
+
+from .metric_state import raise_key_problems
+
+
+class StateDict:
+    def persistent(self, mode: bool = False) -> None:
+        """Whether ``state_dict()`` (this metric's, and every parent module's) includes the states."""
+        for name in self._persistent:
+            self._persistent[name] = bool(mode)
+
+    def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for name, keep in self._persistent.items():
+            if keep:
+                value = getattr(self, name)
+                destination[prefix + name] = value if keep_vars else value.detach().clone()
+
+    def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
+        """nn.Module's load_state_dict; the states found are checked (dtype, shape) before any is
+        assigned, so a bad entry leaves the metric unchanged. Loading states makes the metric
+        count as updated."""
+        self._check_state_dict(state_dict, strict=False)
+        if strict:  # nn.Module would report these only after assigning the rest
+            raise_key_problems(type(self).__name__, *self._key_problems(state_dict))
+        return nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
+
+    def _key_problems(self, state_dict: Mapping[str, Any], prefix: str = "") -> Tuple[List[str], List[str]]:
+        """(missing, unexpected) keys of ``state_dict`` for this metric under ``prefix``, as a
+        strict load counts them: persistent states are required, unknown keys are refused."""
+        children = tuple(f"{prefix}{name}." for name in self._modules)
+        missing = [prefix + n for n, keep in self._persistent.items() if keep and prefix + n not in state_dict]
+        unexpected = [k for k in state_dict if k.startswith(prefix) and k[len(prefix):] not in self._specs
+                      and not k.startswith(children)]
+        return missing, unexpected
+
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str],
+                              error_msgs: List[str]) -> None:
+        found = {n: state_dict.pop(prefix + n) for n in self._specs if prefix + n in state_dict}
+        if strict:  # as for a module's persistent buffers
+            missing_keys.extend(prefix + n for n, keep in self._persistent.items() if keep and n not in found)
+        if found:
+            checked = self._check_state_dict(found, strict=False)
+            self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
+            self._set_states(checked)
+            self.__dict__["_updated"] = True
+            self.__dict__["_cache"] = None
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    def _check_state_dict(self, state_dict: Dict[str, Any], strict: bool,
+                          where: str = "load_state_dict") -> Dict[str, torch.Tensor]:
+        """The entries of ``state_dict`` that are states of this metric, checked and copied onto
+        its device; with ``strict``, every state must be there and nothing else."""
+        if strict:
+            missing = [n for n in self._specs if n not in state_dict]
+            unexpected = [k for k in state_dict if k not in self._specs]
+            if missing or unexpected:
+                raise KeyError(f"{type(self).__name__}.{where}: missing states {missing}, unexpected keys {unexpected}")
+        checked = {}
+        for name, (reduce, default) in self._specs.items():
+            if name not in state_dict:
+                continue
+            value = state_dict[name]
+            if reduce in ("cat", "merge"):
+                value = self._check_rows(name, value, where)
+            else:
+                if not isinstance(value, torch.Tensor):
+                    raise TypeError(f"{where}('{name}'): expected a tensor, got {type(value).__name__}")
+                if value.dtype != default.dtype or value.shape != default.shape:
+                    raise ValueError(
+                        f"{where}('{name}'): expected dtype {default.dtype} shape {tuple(default.shape)}, "
+                        f"got dtype {value.dtype} shape {tuple(value.shape)}"
+                    )
+            checked[name] = value.detach().to(self.device).clone()
+        return checked
