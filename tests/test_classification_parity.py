@@ -1,8 +1,10 @@
 """torchtally's classification count metrics against torchmetrics 1.9 on the same random inputs,
 over torchmetrics' documented argument grid: tasks, averages, ignore_index, top_k, thresholds,
 multidim_average, float targets, labels / probabilities / logits, [N, C, ...] inputs. Every class
-runs update on several batches then compute; every function runs on one batch. Values, dtypes
-and shapes must be equal (counts exactly, ratios within 1e-6)."""
+goes through the shared parity tester (forward per batch, compute after the forwards, update +
+compute; a selection also on 2 gloo ranks with uneven shards); every function runs on one batch.
+Values, dtypes and shapes must be equal (counts exactly, ratios within 1e-6)."""
+import functools
 import itertools
 import warnings
 
@@ -12,7 +14,11 @@ import torchmetrics.classification as tmc
 import torchmetrics.functional.classification as tmf
 
 import torchtally.functional.classification as ttf
+from parity_tester import ParityCase, check_parity, run_parity_distributed
 from torchtally.metrics import classification as ttc
+
+# A normalised confusion matrix with an empty row warns (both libraries); checked on its own below.
+pytestmark = pytest.mark.filterwarnings("ignore:.*NaN values found in confusion matrix")
 
 N, C, L, EXTRA = 24, 4, 3, 3
 BATCHES = 3
@@ -79,20 +85,25 @@ def _theirs(batch):
     return preds, (target.long() if target.is_floating_point() else target)
 
 
-def run_class(lib, name, args, kwargs, batches):
-    metric = getattr(lib, name)(*args, **kwargs)
-    if lib is tmc:
-        batches = [_theirs(b) for b in batches]
-    for preds, target in batches:
-        metric.update(preds, target)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return metric.compute()
+@functools.lru_cache(maxsize=None)
+def _integer_targets(cls: type) -> type:
+    """torchmetrics' class ``cls`` fed the integer form of float 0/1 targets (see _theirs)."""
+
+    class IntegerTargets(cls):
+        def update(self, preds, target):
+            super().update(*_theirs((preds, target)))
+
+    IntegerTargets.__name__ = cls.__name__
+    return IntegerTargets
+
+
+def parity_case(name, args, kwargs, batches) -> ParityCase:
+    return ParityCase(f"{name}{args}{kwargs}", functools.partial(getattr(ttc, name), *args, **kwargs),
+                      functools.partial(_integer_targets(getattr(tmc, name)), *args, **kwargs), batches)
 
 
 def check_class(name, args, kwargs, batches):
-    what = f"{name}{args}{kwargs}"
-    assert_same(run_class(ttc, name, args, kwargs, batches), run_class(tmc, name, args, kwargs, batches), what)
+    check_parity(parity_case(name, args, kwargs, batches))
 
 
 def check_function(name, args, kwargs, batch):
@@ -161,8 +172,10 @@ AVERAGES = ["micro", "macro", "weighted", None]
 def test_multiclass_stat_family(family, kind, multidim, ignore_index):
     batches = multiclass_batches(kind, multidim, ignore_index, family)
     top_ks = [1] if kind == "labels" else [1, 2]
-    for average, top_k, mda in itertools.product(AVERAGES, top_ks, ["global", "samplewise"] if multidim else
-                                                  ["global"]):
+    mdas = ["global", "samplewise"] if multidim else ["global"]
+    # every average with every top_k and every multidim_average, not all three at once
+    combos = {(a, k, m) for a, (k, m) in zip(AVERAGES * 2, itertools.cycle(itertools.product(top_ks, mdas)))}
+    for average, top_k, mda in sorted(combos, key=str):
         kwargs = dict(average=average, top_k=top_k, multidim_average=mda, ignore_index=ignore_index)
         check_class("Multiclass" + family, _beta(family) + (C,), kwargs, batches)
         check_function("multiclass_" + _snake(family), _beta(family) + (C,), kwargs, batches[0])
@@ -272,3 +285,34 @@ def test_normalized_confusion_matrix_warns_as_torchmetrics(normalize):
             lib_f.binary_confusion_matrix(preds, target, normalize=normalize)
     with pytest.warns(UserWarning, match="^4 NaN values"):  # per label one empty row of 2 entries
         ttf.multilabel_confusion_matrix(torch.tensor([[1, 0]]), torch.tensor([[1, 0]]), 2, normalize="true")
+
+
+# -- distributed: synced result on uneven shards == torchmetrics over all the data --------------
+
+
+def _distributed_cases():
+    binary = binary_batches("logits", True, -1, True, "dist") * 2  # 6 batches: uneven shards on 2 and 3 ranks
+    multiclass = multiclass_batches("probs", True, 0, "dist") * 2
+    multilabel = multilabel_batches("probs", True, -1, False, "dist") * 2
+    cases = []
+    for family in STAT_FAMILY:
+        for mda in ("global", "samplewise"):
+            cases.append(parity_case("Binary" + family, _beta(family), dict(multidim_average=mda, ignore_index=-1),
+                                     binary))
+            cases.append(parity_case("Multiclass" + family, _beta(family) + (C,),
+                                     dict(average="macro", top_k=2, multidim_average=mda, ignore_index=0),
+                                     multiclass))
+            cases.append(parity_case("Multilabel" + family, _beta(family) + (L,),
+                                     dict(average="weighted", multidim_average=mda, ignore_index=-1), multilabel))
+    for family in MATRIX_FAMILY:
+        cases.append(parity_case("Binary" + family, (), dict(ignore_index=-1), binary))
+        cases.append(parity_case("Multiclass" + family, (C,), dict(ignore_index=0), multiclass))
+        if family != "CohenKappa":
+            cases.append(parity_case("Multilabel" + family, (L,), dict(ignore_index=-1), multilabel))
+    return cases
+
+
+@pytest.mark.distributed
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_distributed_parity(world_size):
+    run_parity_distributed(_distributed_cases(), world_size=world_size)
