@@ -134,9 +134,10 @@ def check_multidim_average(multidim_average: object) -> str:
 
 
 def _tensors(preds: object, target: object) -> Tuple[Tensor, Tensor]:
-    for name, value in (("preds", preds), ("target", target)):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if not (isinstance(preds, Tensor) and isinstance(target, Tensor)):
+        for name, value in (("preds", preds), ("target", target)):
+            if not isinstance(value, Tensor):
+                raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
     return preds, target  # type: ignore[return-value]
 
 
@@ -175,6 +176,8 @@ def binary_inputs(preds: object, target: object, ignore_index: Optional[int] = N
     _same_shape(preds, target)
     if target.is_floating_point():
         target = binary_labels(target, ignore_index)
+    if preds.dim() == 1:  # the common case: no view to make (a reshape costs more than the check)
+        return preds, target
     return preds.reshape(-1), target.reshape(-1)
 
 
@@ -195,8 +198,8 @@ def multiclass_inputs(preds: object, target: object, num_classes: int) -> Tuple[
             expected = [preds.shape[0]] + list(preds.shape[2:])
             raise ValueError(f"target: expected shape {expected} (preds without its class dim 1), got {_shape(target)}")
         if preds.dim() > 2:
-            preds = preds.movedim(1, -1).reshape(-1, num_classes)
-        return preds, target.reshape(-1)
+            return preds.movedim(1, -1).reshape(-1, num_classes), target.reshape(-1)
+        return preds, target  # [N, C], [N]: no views to make (each costs more than the checks)
     if preds.dim() == target.dim():
         _same_shape(preds, target)
         if preds.is_floating_point():
@@ -204,6 +207,8 @@ def multiclass_inputs(preds: object, target: object, num_classes: int) -> Tuple[
                 f"preds: expected integer class labels of the shape of target or float scores [N, C, ...] "
                 f"with one dim more than target, got float labels {_shape(preds)}"
             )
+        if preds.dim() == 1:
+            return preds, target
         return preds.reshape(-1), target.reshape(-1)
     raise ValueError(
         f"preds: expected labels of the shape of target {_shape(target)} or scores [N, C, ...] with one dim "
