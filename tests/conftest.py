@@ -13,3 +13,16 @@ def _same_random_state_every_run():
     random.seed(0)
     np.random.seed(0)
     torch.manual_seed(0)
+
+
+@pytest.fixture(scope="session")
+def lazy_device():
+    """torch's lazy device: a second device that holds data, on CPU-only torch. Its backend can
+    be initialised once per process, so every test that needs it shares this fixture."""
+    try:
+        import torch._lazy.ts_backend
+
+        torch._lazy.ts_backend.init()
+        return torch.ones(1, device="lazy").device
+    except Exception as exc:  # pragma: no cover - a torch without the lazy TorchScript backend
+        pytest.skip(f"torch's lazy device is unavailable here: {exc}")

@@ -57,16 +57,9 @@ class Rows(Metric):
         return self.rows
 
 
-@pytest.fixture(scope="module")
-def lazy():
-    """torch's lazy device: a second device that holds data, on CPU-only torch."""
-    try:
-        import torch._lazy.ts_backend
-
-        torch._lazy.ts_backend.init()
-        return torch.ones(1, device="lazy").device
-    except Exception as exc:  # pragma: no cover - a torch without the lazy TorchScript backend
-        pytest.skip(f"torch's lazy device is unavailable here: {exc}")
+@pytest.fixture
+def lazy(lazy_device):
+    return lazy_device
 
 
 def state_devices(metric):

@@ -359,21 +359,6 @@ def test_torchtally_exports_the_module_paths():
     assert callable(torchtally.functional.classification.binary_auroc)
 
 
-@pytest.fixture
-def lazy_device():
-    """torch's lazy device: a second device that holds data, on CPU-only torch."""
-    try:
-        import torch._lazy
-        import torch._lazy.ts_backend
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch._lazy.ts_backend.init()
-        return torch.ones(1, device="lazy").device
-    except Exception as exc:  # pragma: no cover - a torch without the lazy TorchScript backend
-        pytest.skip(f"torch's lazy device is unavailable here: {exc}")
-
-
 def test_metrics_and_collections_can_be_scripted_as_torchmetrics_ones():
     """torchmetrics' tester runs torch.jit.script(metric): forward is left unscripted."""
     from torchtally.aggregation import CatMetric as Cat, MeanMetric

@@ -13,6 +13,7 @@ from .collection_groups import check_affix, check_compute_groups, share_states
 from .errors import NotComputableError
 from .metric import Metric
 from .metric_state import first_tensor, raise_key_problems
+from .plotting import plot_value
 from .sync import UNCHANGED, SyncPlan, sync_states
 
 MetricsArg = Union[Metric, "MetricCollection", Sequence[Union[Metric, "MetricCollection"]],
@@ -465,6 +466,14 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         from .adapters.ignite import attach
 
         return attach(self, engine, name, usage, **kwargs)
+
+    def plot(self, val: Optional[Dict[str, Any]] = None, ax: Any = None, together: bool = False) -> Any:
+        """Each metric's plot (a list of (figure, axes)), or with ``together`` every scalar
+        result as one series in one figure; ``val`` defaults to ``compute()``."""
+        val = self.compute() if val is None else val
+        if together:
+            return plot_value(val, ax, "MetricCollection")
+        return [self[key].plot(value, ax) for key, value in val.items()]
 
     def clone(self, prefix: Optional[str] = None, postfix: Optional[str] = None) -> "MetricCollection":
         """A deep copy, optionally with another prefix / postfix."""

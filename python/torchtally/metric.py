@@ -35,6 +35,7 @@ from .metric_options import BaseOptions
 from .metric_placement import Placement
 from .metric_state import HeldStates, canonical_device, combine, first_tensor, kwargs_filter
 from .metric_state_dict import StateDict
+from .plotting import plot_value
 from .sync import UNCHANGED, StateSpec, SyncPlan, check_declarable, sync_states
 
 _WRAPPED = "_torchtally_wrapped"
@@ -130,7 +131,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
 
     # torch.jit.script(metric) works as for torchmetrics' metrics (forward is not scripted):
     # these are left out of the scripted module.
-    __jit_ignored_attributes__ = ["device", "state_key"]
+    __jit_ignored_attributes__ = ["device", "state_key", "_plot_curve_axes"]
     __jit_unused_properties__ = ["is_differentiable", "higher_is_better", "plot_lower_bound", "plot_upper_bound",
                                  "plot_legend_name", "metric_state", "state_names", "dtype", "update_count",
                                  "update_called"]
@@ -142,6 +143,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
     plot_lower_bound: Optional[float] = None
     plot_upper_bound: Optional[float] = None
     plot_legend_name: Optional[str] = None
+    _plot_curve_axes: Optional[Tuple[int, int, str, str]] = None  # curves: which outputs plot() draws
     _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_computing": False, "_updating": False}
 
     def __init__(
@@ -709,6 +711,13 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         from .adapters.ignite import attach
 
         return attach(self, engine, name, usage, **kwargs)
+
+    def plot(self, val: Any = None, ax: Any = None) -> Tuple[Any, Any]:
+        """Draw ``val`` (default: ``compute()``; a list of results draws them over steps) with
+        matplotlib on ``ax`` (a new figure when None); returns (figure, axes). See
+        torchtally.plotting for what each kind of result looks like."""
+        return plot_value(self.compute() if val is None else val, ax, type(self).__name__, self.higher_is_better,
+                          self.plot_lower_bound, self.plot_upper_bound, self._plot_curve_axes)
 
     def clone(self) -> "Metric":
         """A deep copy (states, cached result, options); the process group is shared, not copied."""

@@ -55,6 +55,11 @@ _AUROC_DIFFERENCE = """
 """
 
 
+# What plot() draws of a curve's (first, second, thresholds): x index, y index and their labels.
+_ROC_AXES = (0, 1, "false positive rate", "true positive rate")
+_PR_AXES = (1, 0, "recall", "precision")
+
+
 class BinaryAUROC(BinaryCurveState):
     """Area under the ROC curve; ``max_fpr`` gives the McClish-standardised partial AUC.
 
@@ -217,6 +222,8 @@ class BinaryROC(BinaryCurveState):
     Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
+    _plot_curve_axes = _ROC_AXES
+
     def compute(self) -> Curve:
         return roc_from(self._curve, self._states())
 
@@ -233,6 +240,8 @@ class MulticlassROC(MulticlassCurveState):
 
     Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
+
+    _plot_curve_axes = _ROC_AXES
 
     def __init__(self, num_classes: int, thresholds: Any = None, average: Optional[str] = None,
                  ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
@@ -256,6 +265,8 @@ class MultilabelROC(MultilabelCurveState):
     Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
 
+    _plot_curve_axes = _ROC_AXES
+
     def compute(self) -> Curve:
         return roc_from(self._curve, self._states())
 
@@ -271,6 +282,8 @@ class BinaryPrecisionRecallCurve(BinaryCurveState):
 
     Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
+
+    _plot_curve_axes = _PR_AXES
 
     def compute(self) -> Curve:
         return precision_recall_curve_from(self._curve, self._states())
@@ -291,6 +304,8 @@ class MulticlassPrecisionRecallCurve(MulticlassCurveState):
     torchmetrics' exact mode sets the recall of every class to 1 when all targets are class 0;
     here only a class without positives has undefined (NaN) recall.
     """
+
+    _plot_curve_axes = _PR_AXES
 
     def __init__(self, num_classes: int, thresholds: Any = None, average: Optional[str] = None,
                  ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
@@ -314,6 +329,8 @@ class MultilabelPrecisionRecallCurve(MultilabelCurveState):
 
     Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
     """
+
+    _plot_curve_axes = _PR_AXES
 
     def compute(self) -> Curve:
         return precision_recall_curve_from(self._curve, self._states())
