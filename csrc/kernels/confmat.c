@@ -186,7 +186,8 @@ static int64_t argmax_rows(const tt_view *s, int64_t start, int64_t n, int64_t *
         const tt_simd level = tt_simd_level();
         (void)level;
 #if defined(TT_HAVE_AVX2_TARGET)
-        if (level >= TT_SIMD_AVX2 && classes <= INT32_MAX && row_step <= INT32_MAX / 15 &&
+        if (level >= TT_SIMD_AVX2 && tt_simd_gather_is_fast() && classes <= INT32_MAX &&
+            row_step <= INT32_MAX / 15 &&
             row_step >= -(INT32_MAX / 15))
             done = argmax_rows_f32_avx2(base, n, classes, row_step, col_step, dst);
         else

@@ -4,6 +4,7 @@
 #include "simd.h"
 
 static int current = -1; /* -1: not detected yet */
+static int forced = 0;   /* a test set the level: every path of it runs, slow or not */
 
 tt_simd tt_simd_max(void)
 {
@@ -33,5 +34,20 @@ int tt_simd_set(int level)
     if (level < 0 || level > (int)tt_simd_max())
         return -1;
     current = level;
+    forced = 1;
     return previous;
+}
+
+int tt_simd_gather_is_fast(void)
+{
+#if defined(TT_HAVE_AVX2_TARGET)
+    if (forced)
+        return 1;
+    __builtin_cpu_init();
+    /* AMD's Zen cores microcode vgatherdps: a gather of eight floats costs more than eight
+     * scalar loads there, and the SSE2 path that inserts lane by lane is faster. */
+    return !__builtin_cpu_is("amd");
+#else
+    return 0;
+#endif
 }

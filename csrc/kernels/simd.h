@@ -23,6 +23,10 @@ tt_simd tt_simd_max(void);
  * or -1 when `level` is out of range. For tests: not meant to change while kernels run. */
 int tt_simd_set(int level);
 
+/* Whether AVX2 gathers beat lane-by-lane loads on this CPU (not on AMD's Zen cores); always 1
+ * once a test has set the level, so that every path of that level runs. */
+int tt_simd_gather_is_fast(void);
+
 /* gcc / clang on x86-64: AVX2 functions can be compiled into an SSE2 build. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TT_HAVE_AVX2_TARGET 1

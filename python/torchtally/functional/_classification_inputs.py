@@ -408,22 +408,3 @@ def multilabel_confmat(preds: object, target: object, num_labels: int, threshold
     confmat = torch.zeros(num_labels, 2, 2, dtype=torch.int64, device=_device(preds))
     multilabel_update(confmat, preds, target, threshold, ignore_index)
     return _kernels.settled(confmat)
-
-
-# -- task names (the task wrappers: Accuracy(task=...), accuracy(..., task=...)) ---------------
-
-TASKS = ("binary", "multiclass", "multilabel")
-
-
-def check_task(task: object, allowed: Tuple[str, ...] = TASKS) -> str:
-    """'binary' | 'multiclass' | 'multilabel' (any case, as torchmetrics' task enum)."""
-    if isinstance(task, str) and task.lower() in allowed:
-        return task.lower()
-    raise ValueError(f"Invalid Classification: expected one of {list(allowed)}, but got {task}.")
-
-
-def check_task_count(name: str, value: object, task: str) -> int:
-    """num_classes / num_labels / top_k of a task wrapper: an int (then checked by the task's metric)."""
-    if not _is_int(value):
-        raise ValueError(f"{name}: expected an int when task is '{task}', got {value!r}")
-    return value  # type: ignore[return-value]

@@ -84,23 +84,7 @@ def check_average(average: Any, allowed: Tuple[Optional[str], ...]) -> Optional[
     return None if average == "none" else average
 
 
-TASKS = ("binary", "multiclass", "multilabel")
 NORMALIZATIONS = ("sigmoid", "softmax", None)
-
-
-def check_task(task: Any) -> str:
-    """The task of a wrapper (AUROC(task=...), auroc(..., task=...)): its name in any case, as torchmetrics."""
-    name = task.lower() if isinstance(task, str) else None
-    if name not in TASKS:
-        raise ValueError(f"task: Invalid task {task!r}, expected one of {list(TASKS)}")
-    return name
-
-
-def check_task_count(name: str, value: Any) -> int:
-    """num_classes / num_labels given to a task wrapper: required, an int (torchmetrics' rule)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name}: expected an int for this task, got {value!r}")
-    return value
 
 
 def check_normalization(normalization: Any) -> Optional[str]:

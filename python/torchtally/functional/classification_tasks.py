@@ -10,7 +10,7 @@ from typing import Optional
 from torch import Tensor
 
 from . import classification as _f
-from ._classification_inputs import check_task, check_task_count
+from ._tasks import check_task, check_task_count
 
 __all__ = ["accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
            "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"]

@@ -38,7 +38,8 @@ from typing import Any, List, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ._curve_args import check_average, check_max_fpr, check_num, check_task, check_task_count
+from ._curve_args import check_average, check_max_fpr, check_num
+from ._tasks import check_task, check_task_count
 from ._curve_compute import States, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
 from . import _kernels
 from ._curve_inputs import CurveTask

@@ -78,14 +78,3 @@ class MultilabelCurveState(CurveState):
         task = CurveTask("multilabel", check_num("num_labels", num_labels, 1), thresholds, ignore_index)
         super().__init__(task, validate_args, **kwargs)
         self.num_labels = num_labels
-
-
-class CurveTaskWrapper(Metric):
-    """Base of the task wrappers: ``AUROC(task="binary", ...)`` returns a BinaryAUROC (and so on),
-    as torchmetrics' wrappers do, so an instance of the wrapper itself is never made."""
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(f"{type(self).__name__} has no update(): use the metric its task names")
-
-    def compute(self) -> None:
-        raise NotImplementedError(f"{type(self).__name__} has no compute(): use the metric its task names")

@@ -8,8 +8,9 @@ never instantiated; their ``update`` / ``compute`` raise, as torchmetrics'.
 """
 from typing import Any, Optional
 
-from ..functional._classification_inputs import check_task, check_task_count
+from ..functional._tasks import check_task, check_task_count
 from ..metric import Metric
+from ._task_wrapper import TaskWrapper
 from .confusion_matrix import (
     BinaryCohenKappa,
     BinaryConfusionMatrix,
@@ -53,16 +54,6 @@ __all__ = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specific
            "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa"]
 
 
-class _ClassificationTaskWrapper(Metric):
-    """Base of the task wrappers: ``__new__`` returns the task's metric, so these are never made."""
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(f"{type(self).__name__} has no update of its own: use the task's metric class")
-
-    def compute(self) -> None:
-        raise NotImplementedError(f"{type(self).__name__} has no compute of its own: use the task's metric class")
-
-
 def _stat_family(task: str, binary: type, multiclass: type, multilabel: type, threshold: float,
                  num_classes: Optional[int], num_labels: Optional[int], average: Optional[str],
                  top_k: Optional[int], kwargs: dict, lead: tuple = ()) -> Metric:
@@ -79,7 +70,7 @@ def _stat_family(task: str, binary: type, multiclass: type, multilabel: type, th
     return multilabel(*lead, num_labels, threshold, average, **kwargs)
 
 
-class Accuracy(_ClassificationTaskWrapper):
+class Accuracy(TaskWrapper):
     """``task`` "binary" -> BinaryAccuracy, "multiclass" -> MulticlassAccuracy, "multilabel" ->
     MultilabelAccuracy, with the arguments that task takes."""
 
@@ -92,7 +83,7 @@ class Accuracy(_ClassificationTaskWrapper):
                             num_labels, average, top_k, kwargs)
 
 
-class Precision(_ClassificationTaskWrapper):
+class Precision(TaskWrapper):
     """The task's Precision (``zero_division`` through kwargs, as torchmetrics)."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -104,7 +95,7 @@ class Precision(_ClassificationTaskWrapper):
                             num_labels, average, top_k, kwargs)
 
 
-class Recall(_ClassificationTaskWrapper):
+class Recall(TaskWrapper):
     """The task's Recall (``zero_division`` through kwargs, as torchmetrics)."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -116,7 +107,7 @@ class Recall(_ClassificationTaskWrapper):
                             num_labels, average, top_k, kwargs)
 
 
-class FBetaScore(_ClassificationTaskWrapper):
+class FBetaScore(TaskWrapper):
     """The task's FBetaScore."""
 
     def __new__(cls, task: str, beta: float = 1.0, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -130,7 +121,7 @@ class FBetaScore(_ClassificationTaskWrapper):
                             num_classes, num_labels, average, top_k, kwargs, lead=(beta,))
 
 
-class F1Score(_ClassificationTaskWrapper):
+class F1Score(TaskWrapper):
     """The task's F1Score."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -144,7 +135,7 @@ class F1Score(_ClassificationTaskWrapper):
                             num_labels, average, top_k, kwargs)
 
 
-class Specificity(_ClassificationTaskWrapper):
+class Specificity(TaskWrapper):
     """The task's Specificity."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -156,7 +147,7 @@ class Specificity(_ClassificationTaskWrapper):
                             num_classes, num_labels, average, top_k, kwargs)
 
 
-class StatScores(_ClassificationTaskWrapper):
+class StatScores(TaskWrapper):
     """The task's StatScores."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -168,7 +159,7 @@ class StatScores(_ClassificationTaskWrapper):
                             num_classes, num_labels, average, top_k, kwargs)
 
 
-class ConfusionMatrix(_ClassificationTaskWrapper):
+class ConfusionMatrix(TaskWrapper):
     """The task's ConfusionMatrix."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -183,7 +174,7 @@ class ConfusionMatrix(_ClassificationTaskWrapper):
         return MultilabelConfusionMatrix(check_task_count("num_labels", num_labels, task), threshold, **kwargs)
 
 
-class JaccardIndex(_ClassificationTaskWrapper):
+class JaccardIndex(TaskWrapper):
     """The task's JaccardIndex (``zero_division`` through kwargs, as torchmetrics)."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -198,7 +189,7 @@ class JaccardIndex(_ClassificationTaskWrapper):
         return MultilabelJaccardIndex(check_task_count("num_labels", num_labels, task), threshold, average, **kwargs)
 
 
-class MatthewsCorrCoef(_ClassificationTaskWrapper):
+class MatthewsCorrCoef(TaskWrapper):
     """The task's MatthewsCorrCoef."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -213,7 +204,7 @@ class MatthewsCorrCoef(_ClassificationTaskWrapper):
         return MultilabelMatthewsCorrCoef(check_task_count("num_labels", num_labels, task), threshold, **kwargs)
 
 
-class CohenKappa(_ClassificationTaskWrapper):
+class CohenKappa(TaskWrapper):
     """The task's CohenKappa ("binary" or "multiclass": torchmetrics has no multilabel kappa)."""
 
     def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,

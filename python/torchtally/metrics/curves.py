@@ -32,10 +32,12 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional._curve_args import check_average, check_max_fpr, check_task, check_task_count
+from ..functional._curve_args import check_average, check_max_fpr
+from ..functional._tasks import check_task, check_task_count
 from ..functional._curve_compute import Curve, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
 from ..metric import Metric
-from ._curve_state import BinaryCurveState, CurveTaskWrapper, MulticlassCurveState, MultilabelCurveState
+from ._curve_state import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
+from ._task_wrapper import TaskWrapper
 
 __all__ = [
     f"{task}{name}"
@@ -339,7 +341,7 @@ class MultilabelPrecisionRecallCurve(MultilabelCurveState):
 # -- task wrappers ---------------------------------------------------------------------------
 
 
-class AUROC(CurveTaskWrapper):
+class AUROC(TaskWrapper):
     """BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by ``task``.
 
         >>> import torch
@@ -361,7 +363,7 @@ class AUROC(CurveTaskWrapper):
         return MultilabelAUROC(check_task_count("num_labels", num_labels), average, **kwargs)
 
 
-class AveragePrecision(CurveTaskWrapper):
+class AveragePrecision(TaskWrapper):
     """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
 
         >>> from torchtally.metrics import AveragePrecision
@@ -381,7 +383,7 @@ class AveragePrecision(CurveTaskWrapper):
         return MultilabelAveragePrecision(check_task_count("num_labels", num_labels), average, **kwargs)
 
 
-class ROC(CurveTaskWrapper):
+class ROC(TaskWrapper):
     """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
 
         >>> from torchtally.metrics import ROC
@@ -401,7 +403,7 @@ class ROC(CurveTaskWrapper):
         return MultilabelROC(check_task_count("num_labels", num_labels), **kwargs)
 
 
-class PrecisionRecallCurve(CurveTaskWrapper):
+class PrecisionRecallCurve(TaskWrapper):
     """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
 
         >>> from torchtally.metrics import PrecisionRecallCurve
