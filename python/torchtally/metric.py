@@ -232,15 +232,53 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         self.__dict__["_spec_version"] += 1
         self.__dict__["_plan"] = None
 
-    def append_state(self, name: str, rows: torch.Tensor) -> None:
+    def append_state(self, name: str, rows: torch.Tensor, *, copy: Optional[bool] = None) -> None:
         """Append ``rows`` (dim 0 = rows, the rest = the declared row shape) to cat state ``name``.
 
         Blocks are kept in a list and concatenated when ``self.<name>`` is read, so appending is
-        O(1). The tensor is kept by reference (detached), not copied.
+        O(1). A stored block never shares memory with a tensor the caller still holds (a caller
+        that refills one buffer for every batch would otherwise see every stored batch change):
+
+        * ``copy=None`` (the default): ``rows`` is copied when it shares memory with a tensor
+          argument of the ``update`` that is running (a tensor passed directly, or an item of a
+          list, tuple or dict passed), or, outside an update, always (``rows`` is then the
+          caller's own tensor). A block the update computed itself (a cast, an arithmetic
+          result) is stored as it is;
+        * ``copy=False``: stored as it is; for a caller that has just made ``rows`` itself and
+          keeps no other reference to it (torchtally's own metrics, whose rows are fresh);
+        * ``copy=True``: always copied.
+
+        A block on another device than the state is moved (which copies it).
         """
         if name not in self._cat_chunks:
             raise ValueError(f"append_state: '{name}' is not a 'cat' state of {type(self).__name__}")
-        self._cat_chunks[name].append(self._check_rows(name, rows, "append_state"))
+        rows = self._check_rows(name, rows, "append_state")
+        if copy or (copy is None and self._may_alias_input(rows)):
+            rows = rows.clone(memory_format=torch.contiguous_format)
+        self._cat_chunks[name].append(rows)
+
+    def _may_alias_input(self, rows: torch.Tensor) -> bool:
+        """Whether ``rows`` shares memory with a tensor argument of the running update (always
+        True outside an update, where ``rows`` is the caller's own tensor)."""
+        inputs = self.__dict__.get("_update_inputs")
+        if inputs is None:
+            return True
+        args, kwargs = inputs
+        try:
+            storage = rows.untyped_storage().data_ptr()
+            for value in (*args, *kwargs.values()):
+                if isinstance(value, dict):
+                    candidates = value.values()
+                elif isinstance(value, (list, tuple)):
+                    candidates = value
+                else:
+                    candidates = (value,)
+                for t in candidates:
+                    if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() == storage:
+                        return True
+        except (RuntimeError, NotImplementedError):  # a layout without a storage (sparse, ...): copy
+            return True
+        return False
 
     def _check_rows(self, name: str, rows: Any, where: str) -> torch.Tensor:
         default = self._specs[name][1]
@@ -251,6 +289,8 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         if rows.dim() != default.dim() or rows.shape[1:] != default.shape[1:]:
             want = ("N",) + tuple(default.shape[1:])
             raise ValueError(f"{where}('{name}'): expected shape {want}, got {tuple(rows.shape)}")
+        if rows.is_meta and self.device.type != "meta":
+            raise ValueError(f"{where}('{name}'): a meta tensor holds no values to store, got {tuple(rows.shape)} on meta")
         return rows.detach().to(self.device)
 
     def __getattr__(self, name: str) -> Any:
@@ -404,10 +444,12 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         d = self.__dict__
         d["_cache"] = None
         d["_updating"] = True
+        d["_update_inputs"] = (args, kwargs)  # the caller's tensors: append_state must not keep them
         try:
             fn(self, *args, **kwargs)
         finally:
             d["_updating"] = False
+            d["_update_inputs"] = None
         d["_updated"] = True
         d["_update_count"] += 1
         if self.compute_on_cpu:

@@ -1,5 +1,6 @@
 """A metric's ``state_dict``: nn.Module's, with torchmetrics' ``persistent`` flag, and a load
-that checks every entry (dtype, shape, strict keys) before it assigns any.
+that checks every entry (dtype, shape, strict keys, the metric's own invariants through the
+``check_state_invariants`` hook) before it assigns any.
 
 A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_persistent``).
 """
@@ -25,9 +26,10 @@ class StateDict:
                 destination[prefix + name] = value if keep_vars else value.detach().clone()
 
     def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
-        """nn.Module's load_state_dict; the states found are checked (dtype, shape) before any is
-        assigned, so a bad entry leaves the metric unchanged. Loading states makes the metric
-        count as updated."""
+        """nn.Module's load_state_dict; the states found are checked (dtype, shape, values, and
+        this metric's ``check_state_invariants``) before any is assigned, so a bad entry raises
+        naming its key and leaves the metric unchanged. The metric keeps C-contiguous copies
+        (never the given tensors). Loading states makes the metric count as updated."""
         self._check_state_dict(state_dict, strict=False)
         if strict:  # nn.Module would report these only after assigning the rest
             raise_key_problems(type(self).__name__, *self._key_problems(state_dict))
@@ -60,7 +62,13 @@ class StateDict:
     def _check_state_dict(self, state_dict: Dict[str, Any], strict: bool,
                           where: str = "load_state_dict") -> Dict[str, torch.Tensor]:
         """The entries of ``state_dict`` that are states of this metric, checked and copied onto
-        its device; with ``strict``, every state must be there and nothing else."""
+        its device as new C-contiguous tensors (never the caller's, whatever their strides); with
+        ``strict``, every state must be there and nothing else.
+
+        Checked per entry: a tensor holding values (not meta), the declared dtype and shape (for
+        cat / merge states: the row shape); then the states as they would be after the load
+        (the loaded ones, the others as they are) go through ``check_state_invariants``. Any
+        failure raises before anything is assigned, naming the state."""
         if strict:
             missing = [n for n in self._specs if n not in state_dict]
             unexpected = [k for k in state_dict if k not in self._specs]
@@ -81,5 +89,38 @@ class StateDict:
                         f"{where}('{name}'): expected dtype {default.dtype} shape {tuple(default.shape)}, "
                         f"got dtype {value.dtype} shape {tuple(value.shape)}"
                     )
-            checked[name] = value.detach().to(self.device).clone()
+                if value.is_meta and self.device.type != "meta":
+                    raise ValueError(f"{where}('{name}'): a meta tensor holds no values to load")
+            # A fresh contiguous copy: the kernels write states in place and need C-contiguous
+            # memory (a transposed [C, C] matrix has the right shape and dtype, not the layout).
+            checked[name] = value.detach().to(self.device, memory_format=torch.contiguous_format, copy=True)
+        if checked:
+            after = {n: checked[n] if n in checked else getattr(self, n) for n in self._specs}
+            try:
+                self.check_state_invariants(after)
+            except ValueError as exc:
+                raise ValueError(f"{type(self).__name__}.{where}: {exc}") from None
         return checked
+
+    def check_state_invariants(self, states: Dict[str, torch.Tensor]) -> None:
+        """Raise ValueError, naming the state, when ``states`` (every state by name: as a load
+        would leave them, or the incoming states of ``merge_state({...})``) break a rule this
+        metric's updates keep and dtype and shape checks cannot see: e.g. the curve metrics'
+        exact mode needs as many labels as scores and every label in range, the count states
+        need counts >= 0.
+
+        Called by ``load_state_dict`` and ``merge_state({...})`` before anything is assigned,
+        so a metric that raises here is left as it was. The default accepts any states; a
+        subclass overrides it (calling ``super().check_state_invariants(states)`` when its base
+        has rules too). Runs at load time only: it may read the states (a host sync is fine).
+        """
+
+
+def check_nonnegative(states: Dict[str, torch.Tensor], *names: str) -> None:
+    """For ``check_state_invariants``: ValueError naming the first of ``names`` (those present
+    in ``states``) holding a negative value (counts, sums of weights or of squares). NaN passes:
+    where a NaN can be legitimate state the metric's own rules say so."""
+    for name in names:
+        value = states.get(name)
+        if value is not None and value.numel() and bool((value < 0).any()):
+            raise ValueError(f"'{name}': expected values >= 0, got {value.min().item()}")

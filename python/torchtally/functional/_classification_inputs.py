@@ -79,8 +79,11 @@ def check_threshold(threshold: object) -> float:
 
 
 def check_ignore_index(ignore_index: object) -> Optional[int]:
+    """None or an int64 (the kernels compare labels with it as an int64)."""
     if ignore_index is not None and not _is_int(ignore_index):
         raise TypeError(f"ignore_index: expected None or an int, got {ignore_index!r}")
+    if ignore_index is not None and not -(2**63) <= ignore_index < 2**63:
+        raise ValueError(f"ignore_index: expected None or an int64, got {ignore_index!r}")
     return ignore_index
 
 

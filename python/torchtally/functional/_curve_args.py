@@ -72,8 +72,11 @@ def check_num(name: str, value: Any, minimum: int) -> int:
 
 
 def check_ignore_index(ignore_index: Any) -> Optional[int]:
+    """None or an int64 (labels are compared with it as int64 tensors)."""
     if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
         raise ValueError(f"ignore_index: expected None or an int, got {ignore_index!r}")
+    if ignore_index is not None and not -(2**63) <= ignore_index < 2**63:
+        raise ValueError(f"ignore_index: expected None or an int64, got {ignore_index!r}")
     return ignore_index
 
 

@@ -27,7 +27,7 @@ Targets: integer or bool labels; binary and multilabel also take floating target
 0 or 1 (or ignore_index), as torchmetrics' BinaryAUROC does. Any other float value (0.5, NaN)
 raises ValueError. Multiclass targets are class ids and must be integers.
 """
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -101,6 +101,33 @@ class CurveTask:
             ("labels", torch.empty((0,) + label_row, dtype=self.label_dtype), "cat"),
         ]
 
+    def check_states(self, states: Dict[str, Tensor]) -> None:
+        """ValueError naming the state when `states` (as declared) could not come from updates:
+        a negative histogram count; scores and labels of different lengths, a NaN score, or a
+        label outside [0, 2) (binary, multilabel; IGNORED too with an ignore_index), [0, C)
+        (multiclass)."""
+        if self.binned:
+            hist = states["hist"]
+            if hist.numel() and int(hist.min()) < 0:
+                raise ValueError(f"'hist': expected counts >= 0, got {int(hist.min())}")
+            return
+        scores, labels = states["scores"], states["labels"]
+        if scores.shape[0] != labels.shape[0]:
+            raise ValueError(
+                f"'labels': expected one row per score row ({scores.shape[0]} in 'scores'), got {labels.shape[0]}"
+            )
+        if scores.numel() and bool(torch.isnan(scores).any()):
+            raise ValueError("'scores': NaN (an update rejects NaN scores)")
+        if self.task == "multiclass":
+            hi = self.num
+        else:  # multilabel also stores IGNORED for an ignored element
+            hi = IGNORED + 1 if self.task == "multilabel" and self.ignore_index is not None else 2
+        if labels.numel():
+            lo, top = int(labels.min()), int(labels.max())
+            if lo < 0 or top >= hi:
+                bad = lo if lo < 0 else top
+                raise ValueError(f"'labels': expected labels in [0, {hi}) for this {self.task} task, got {bad}")
+
     # -- one batch -------------------------------------------------------------------
 
     def accumulate(self, hist: Tensor, preds: Tensor, target: Tensor) -> None:
@@ -171,6 +198,8 @@ class CurveTask:
             for name, t in (("preds", preds), ("target", target)):
                 if t.device != device:
                     raise ValueError(f"{name}: expected a tensor on {device} (the device of the metric state), got {t.device}")
+                if t.is_meta:
+                    raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {_describe(t)}")
         if target.dtype not in _LABEL_DTYPE_SET:
             return self._float_labels(target)
         return target
@@ -178,7 +207,7 @@ class CurveTask:
     def _float_labels(self, target: Tensor) -> Tensor:
         """A floating binary/multilabel target holding whole numbers (0, 1, ignore_index) as int64
         labels; the range check that follows rejects other whole numbers."""
-        if not target.is_floating_point() or self.task == "multiclass":
+        if target.dtype not in _SCORE_DTYPE_SET or self.task == "multiclass":
             wanted = "integer class ids" if self.task == "multiclass" else "integer, bool or float 0/1 labels"
             raise TypeError(f"target: expected a tensor of {wanted}, got {_describe(target)}")
         labels = target.long()

@@ -4,7 +4,7 @@ Every check raises before any output is touched: TypeError for a wrong type or d
 ValueError for a wrong shape, device or value. Messages start with the argument's name and
 say what was expected and what arrived, as the C core's do.
 """
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -23,6 +23,15 @@ def tensor(name: str, t: object) -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}: expected a tensor, got {type(t).__name__}")
     return t
+
+
+def no_meta(*named: Tuple[str, object]) -> None:
+    """A meta tensor holds no values: ValueError naming the first one among ``(name, value)``
+    pairs (inputs come before `out`, whose device follows theirs in the functional forms). The
+    C core refuses meta tensors too (ValueError: DLPack cannot export them)."""
+    for name, t in named:
+        if isinstance(t, Tensor) and t.is_meta:
+            raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {describe(t)}")
 
 
 def fail(name: str, t: Tensor, expected: str, shape_wrong: bool) -> None:

@@ -6,7 +6,9 @@ device or value. Where torchmetrics raises RuntimeError (preds and target of dif
 the error is an InputShapeError, a ValueError that is also a RuntimeError, so code written
 for either catches it.
 
-* dtypes: floating or integer tensors (not bool, not complex); integers are read as float64.
+* dtypes: float16, bfloat16, float32, float64 or int8-int64 / uint8 tensors (not bool, float8,
+  uint16-uint64 or complex: a TypeError); integers are read as float64; meta tensors (no
+  values) are a ValueError.
 * values: finite only. NaN or +-inf in preds or target is a ValueError naming the first bad
   element (a NaN would silently poison every later result of a streaming metric; torchmetrics
   lets it through). The shape helpers below do not look at values: every update computes a
@@ -32,6 +34,9 @@ from ._reference_checks import describe
 MULTIOUTPUTS = ("raw_values", "uniform_average", "variance_weighted")
 _F64 = torch.float64
 _INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+# What the moments kernels and torch's float64 arithmetic read: not float8 (torch cannot promote
+# it), not uint16-uint64 (not every torch op takes them), not complex, not bool.
+_REAL = frozenset((torch.float16, torch.bfloat16, torch.float32, torch.float64) + _INTEGER)
 
 
 class InputShapeError(ValueError, RuntimeError):
@@ -70,14 +75,20 @@ def check_squared(squared: object) -> bool:
 
 
 def real(name: str, t: object, device: Optional[torch.device] = None) -> Tensor:
-    """A floating or integer tensor, on ``device`` when given, detached (results carry no
-    gradient, and states never join an autograd graph)."""
+    """A floating (float16, bfloat16, float32, float64) or integer tensor, holding data (not on
+    the meta device), on ``device`` when given, detached (results carry no gradient, and states
+    never join an autograd graph)."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}: expected a tensor, got {type(t).__name__}")
-    if not (t.is_floating_point() or t.dtype in _INTEGER):
-        raise TypeError(f"{name}: expected a floating or integer tensor, got {describe(t)}")
+    if t.dtype not in _REAL:
+        raise TypeError(
+            f"{name}: expected a floating or integer tensor, got {describe(t)} (floats: float16, bfloat16, "
+            "float32, float64; integers: uint8, int8 to int64)"
+        )
     if device is not None and t.device != device:
         raise ValueError(f"{name}: expected a tensor on {device} (the metric's device), got {t.device}")
+    if t.is_meta:
+        raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {describe(t)}")
     return t.detach()
 
 

@@ -1,10 +1,11 @@
 """Aggregation: value and weight inputs, the NaN policy, and the functional forms.
 
-Values may be Python numbers, real tensors of any shape (bool, integer, floating; read as
-float64), or anything ``torch.as_tensor`` reads (lists, numpy arrays). A weight is None (1 per
-value), a number, or a tensor broadcastable to the value's shape; weights must be finite and
->= 0 (a ValueError otherwise: with such weights the "mean" need not lie between the values;
-torchmetrics accepts them).
+Values may be Python numbers, real tensors of any shape (bool, integer, floating, float8
+included; read as float64), or anything ``torch.as_tensor`` reads (lists, numpy arrays);
+complex tensors are a TypeError, meta tensors (which hold no values) a ValueError. A weight is
+None (1 per value), a number, or a tensor broadcastable to the value's shape; weights must be
+finite and >= 0 (a ValueError otherwise: with such weights the "mean" need not lie between
+the values; torchmetrics accepts them).
 
 NaN policy (``nan_strategy``, torchmetrics' semantics and default), for values and weights:
 
@@ -63,6 +64,8 @@ def as_values(name: str, value: object, device: Optional[torch.device] = None) -
     if isinstance(value, Tensor):
         if value.is_complex():
             raise TypeError(f"{name}: expected a real tensor, got {describe(value)}")
+        if value.is_meta:
+            raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {describe(value)}")
         if device is not None and value.device != device:
             raise ValueError(f"{name}: expected a tensor on {device} (the metric's device), got {value.device}")
         return value.detach().to(_F64)

@@ -200,9 +200,27 @@ def residual_moments_update(state: Tensor, p: Tensor, t: Tensor) -> Tensor:
     inp.require_finite(residual.sum(), p, t)  # NaN or inf in preds or target makes a residual so
     if state.shape[0] == 0:
         state = empty_moments(2 * d, state.device)
-    _kernels.moments_update(state[:d], residual, None)
+    # Two kernel calls write one state: every argument is checked above, and the call that reads
+    # the caller's tensor goes first, so that nothing is written if a kernel still refuses it.
+    # The second reads only the residuals made here (float64, contiguous, finite).
     _kernels.moments_update(state[d:], inp.as_float(t), None)
+    _kernels.moments_update(state[:d], residual, None)
     return state
+
+
+def check_moments_state(name: str, state: Tensor, comoments: bool = False) -> None:
+    """ValueError naming the state when a loaded (co-)moments state could not come from updates:
+    a residual/target state with an odd number of rows, or a NaN, or a negative count or sum of
+    squares (columns n and m2; for co-moments n, m2_x and m2_y)."""
+    if not comoments and state.shape[0] % 2:
+        raise ValueError(f"'{name}': expected 2 rows per output (residual, then target), got {state.shape[0]} rows")
+    if not state.numel():
+        return
+    if bool(torch.isnan(state).any()):
+        raise ValueError(f"'{name}': NaN (an update never stores one)")
+    columns = (0, 3, 4) if comoments else (0, 3)
+    if bool((state[:, list(columns)] < 0).any()):
+        raise ValueError(f"'{name}': expected counts and sums of squares >= 0 (columns {list(columns)})")
 
 
 def merge_moments(values: Sequence[Tensor], comoments: bool = False) -> Tensor:

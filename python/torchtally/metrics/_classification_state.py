@@ -17,7 +17,7 @@ States (see functional/_classification_inputs for the kernels):
 checked: the checks run in the kernels' single pass over the data, so turning them off would
 save nothing, and without them a bad label would be a wrong number.
 """
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import torch
 from torch import Tensor
@@ -25,6 +25,7 @@ from torch import Tensor
 from ..functional import _classification_inputs as _in
 from ..functional import _classification_reduce as _r
 from ..metric import Metric
+from ..metric_state_dict import check_nonnegative
 
 
 class _CountState(Metric):
@@ -35,6 +36,11 @@ class _CountState(Metric):
     full_state_update = False
     plot_lower_bound: Optional[float] = 0.0
     plot_upper_bound: Optional[float] = 1.0
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        """Loaded counts must be >= 0, as every update leaves them (see Metric)."""
+        super().check_state_invariants(states)
+        check_nonnegative(states, *states)
 
 
 def pop_zero_division(kwargs: dict) -> float:
@@ -75,7 +81,7 @@ class BinaryConfmatState(_CountState):
         any one shape [...] ([N, ...] for samplewise)."""
         if self._samplewise:
             rows = _in.binary_sample_confmats(preds, target, self.threshold, self.ignore_index)
-            self.append_state("sample_confmat", rows)
+            self.append_state("sample_confmat", rows, copy=False)  # a fresh tensor
         else:
             _in.binary_update(self.confmat, preds, target, self.threshold, self.ignore_index)
 
@@ -114,7 +120,7 @@ class MulticlassConfmatState(_CountState):
         """preds: scores [N, C, ...] (probabilities or logits) or labels [N, ...]; target: labels [N, ...]."""
         if self._samplewise:
             rows = _in.multiclass_sample_stats(preds, target, self.num_classes, self.top_k, self.ignore_index)
-            self.append_state("sample_stats", rows)
+            self.append_state("sample_stats", rows, copy=False)  # a fresh tensor
         elif self.top_k == 1:
             _in.multiclass_update(self.confmat, preds, target, self.ignore_index)
         else:
@@ -155,7 +161,7 @@ class MultilabelConfmatState(_CountState):
         """preds: probabilities, logits or 0/1 labels [N, L, ...]; target: 0/1 labels of that shape."""
         if self._samplewise:
             rows = _in.multilabel_sample_confmats(preds, target, self.num_labels, self.threshold, self.ignore_index)
-            self.append_state("sample_confmat", rows)
+            self.append_state("sample_confmat", rows, copy=False)  # a fresh tensor
         else:
             _in.multilabel_update(self.confmat, preds, target, self.threshold, self.ignore_index)
 

@@ -44,11 +44,17 @@ class CurveState(Metric):
             task.accumulate(self.hist, preds, target)
         else:
             scores, labels = task.rows(preds, target, self.device)
-            self.append_state("scores", scores)
-            self.append_state("labels", labels)
+            self.append_state("scores", scores, copy=False)  # rows() made both: never the caller's memory
+            self.append_state("labels", labels, copy=False)
 
     def _states(self) -> Dict[str, Tensor]:
         return {name: getattr(self, name) for name in self.state_names}
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        """What an update never breaks, checked on loaded states (see Metric): histogram counts
+        >= 0 (binned); as many label rows as score rows, labels in range and no NaN score (exact)."""
+        super().check_state_invariants(states)
+        self._curve.check_states(states)
 
 
 class BinaryCurveState(CurveState):

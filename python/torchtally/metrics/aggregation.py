@@ -23,7 +23,8 @@ Deliberate differences from torchmetrics:
 * AverageLoss (no torchmetrics twin, ignite's ``Loss``) raises NotComputableError over no
   samples, as ignite's Loss does.
 """
-from typing import Any, Optional, Tuple
+import math
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -31,6 +32,7 @@ from torch import Tensor
 from ..errors import NotComputableError
 from ..functional import aggregation as A
 from ..metric import Metric
+from ..metric_state_dict import check_nonnegative
 
 __all__ = [
     "AverageLoss",
@@ -43,6 +45,9 @@ __all__ = [
 ]
 
 _F64 = torch.float64
+_INT64_MAX = 2**63 - 1
+# A batch size weighs its loss as a float64, which holds every integer up to 2**53 exactly.
+_MAX_BATCH_SIZE = 2**53
 
 
 def _as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
@@ -111,6 +116,10 @@ class MeanMetric(_Aggregator):
 
     def compute(self) -> Tensor:
         return _as_result(self.weighted_sum / self.weight_sum, self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "weight_sum")
 
 
 class _Extreme(_Aggregator):
@@ -205,6 +214,21 @@ class CatMetric(_Aggregator):
             self.value_shape = torch.tensor(new_shape, dtype=torch.int64, device=shape_state.device)
             self._shape_seen = (self.value_shape, new_shape)
 
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        """"value_shape" is [] (nothing seen) or [1, d1, ...], and "values" holds whole values."""
+        super().check_state_invariants(states)
+        shape, values = states["value_shape"].tolist(), states["values"]
+        if not shape:
+            if values.numel():
+                raise ValueError(f"'value_shape': expected [1, ...] for {values.numel()} stored value(s), got []")
+            return
+        if shape[0] != 1 or min(shape) < 0:
+            raise ValueError(f"'value_shape': expected [1, d1, ...] with every d >= 0, got {shape}")
+        per_value = math.prod(shape[1:])
+        if (values.numel() % per_value) if per_value else values.numel():
+            raise ValueError(f"'values': expected a multiple of {per_value} elements (value_shape {shape}), "
+                             f"got {values.numel()}")
+
     def merge_state_values(self, name: str, values: list) -> Tensor:
         shapes = {tuple(v.tolist()) for v in values if v.numel()}
         if len(shapes) > 1:
@@ -257,6 +281,10 @@ class RunningMean(_Aggregator):
     def compute(self) -> Tensor:
         return _as_result(self.window_sums.sum() / self.window_weights.sum(), self.dtype)
 
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "window_weights", "num_updates")
+
 
 class AverageLoss(_Aggregator):
     """Loss averaged over samples: ``update(loss, batch_size)`` with the batch's mean loss (a
@@ -287,8 +315,20 @@ class AverageLoss(_Aggregator):
         size = _batch_size(batch_size, values)
         weight = None if values.dim() == 1 else torch.tensor(float(size), dtype=_F64, device=values.device)
         v, w = A.apply_nan_strategy(self.nan_strategy, "loss", values, weight)
-        self.loss_sum += (v * w).sum() if w is not None else v.sum()
-        self.num_samples += int(w.sum()) if w is not None else v.numel()
+        # Both additions are made and checked before either state changes.
+        loss_sum = (v * w).sum() if w is not None else v.sum()
+        count = int(w.sum()) if w is not None else v.numel()
+        if count and int(self.num_samples) + count > _INT64_MAX:
+            raise ValueError(
+                f"batch_size: {count} more samples would overflow the int64 sample count "
+                f"({int(self.num_samples)} so far)"
+            )
+        self.loss_sum += loss_sum
+        self.num_samples += count
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "num_samples")
 
     def compute(self) -> Tensor:
         if int(self.num_samples) == 0:
@@ -307,4 +347,6 @@ def _batch_size(batch_size: Any, values: Tensor) -> int:
         raise ValueError("batch_size: required with a scalar loss (the number of samples it averages)")
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 0:
         raise ValueError(f"batch_size: expected an int >= 0, got {batch_size!r}")
+    if batch_size > _MAX_BATCH_SIZE:
+        raise ValueError(f"batch_size: expected at most 2**53 (a float64 weight holds it exactly), got {batch_size!r}")
     return batch_size

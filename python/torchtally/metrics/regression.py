@@ -26,7 +26,7 @@ Deliberate differences from torchmetrics:
   with ``num_outputs > 1``, or batches with different numbers of outputs;
 * results carry no gradient (``is_differentiable`` is False).
 """
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 from torch import Tensor
@@ -34,6 +34,7 @@ from torch import Tensor
 from ..functional import _regression_inputs as inp
 from ..functional import regression as F
 from ..metric import Metric
+from ..metric_state_dict import check_nonnegative
 
 __all__ = [
     "CosineSimilarity",
@@ -72,6 +73,10 @@ class _ErrorMean(_RegressionMetric):
 
     def compute(self) -> Tensor:
         return F.mean_of(self.error_sum, self.num_samples, self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "error_sum", "num_samples")
 
 
 class MeanSquaredError(_ErrorMean):
@@ -140,6 +145,10 @@ class MeanAbsolutePercentageError(_RegressionMetric):
     def compute(self) -> Tensor:
         return F.mean_of(self.error_sum, self.num_samples, self.dtype)
 
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "error_sum", "num_samples")
+
 
 class _InputFormMixin:
     """An ``input_form`` merge state (see torchtally.functional.regression) and its tracker."""
@@ -182,6 +191,10 @@ class _ResidualMoments(_InputFormMixin, _RegressionMetric):
         if name == "input_form":
             return F.form_merge_values(values)
         return F.merge_moments(values)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        F.check_moments_state("residual_target_moments", states["residual_target_moments"])
 
     def _result_dtype(self) -> torch.dtype:
         # torchmetrics' state here is a 0-d tensor of the metric's dtype: 1-D inputs (0-d batch
@@ -294,6 +307,10 @@ class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
             return F.form_merge_values(values)
         return F.merge_moments(values, comoments=True)
 
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        F.check_moments_state("comoments", states["comoments"], comoments=True)
+
     def compute(self) -> Tensor:
         return F.as_result(F.pearson_from_comoments(self.comoments), self._result_dtype())
 
@@ -332,7 +349,7 @@ class CosineSimilarity(_RegressionMetric):
     def update(self, preds: Tensor, target: Tensor) -> None:
         sims = F.cosine_rows(preds, target, self.device)
         if self.reduction in ("none", None):
-            self.append_state("similarities", sims)
+            self.append_state("similarities", sims, copy=False)  # computed here: a fresh tensor
         else:
             self.similarity_sum += sims.sum()
             self.num_rows += sims.numel()
@@ -348,6 +365,10 @@ class CosineSimilarity(_RegressionMetric):
             raise self._no_rows()
         total = self.similarity_sum if self.reduction == "sum" else self.similarity_sum / n
         return F.as_result(total, self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "num_rows")
 
     def _no_rows(self) -> ValueError:
         return ValueError("CosineSimilarity: no rows were seen, there is nothing to reduce (No samples to concatenate)")
