@@ -42,6 +42,7 @@ from torch import Tensor
 from . import _kernels
 
 AVERAGES = ("micro", "macro", "weighted", "none", None)
+_FLOAT_TARGETS = frozenset((torch.float16, torch.bfloat16, torch.float32, torch.float64))
 MULTIDIM_AVERAGES = ("global", "samplewise")
 
 
@@ -161,6 +162,11 @@ def binary_labels(target: Tensor, ignore_index: Optional[int]) -> Tensor:
     the kernel then rejects as out of range like any bad label."""
     if not target.is_floating_point():
         return target
+    if target.dtype not in _FLOAT_TARGETS:  # float8: not a dtype the kernels (or torchmetrics) read labels from
+        raise TypeError(
+            f"target: expected integer or bool labels, or float16/bfloat16/float32/float64 0/1 labels, "
+            f"got {str(target.dtype).replace('torch.', '')} {_shape(target)}"
+        )
     valid = (target == 0) | (target == 1)
     if ignore_index is not None:
         valid |= target == ignore_index
