@@ -27,6 +27,7 @@ Targets: integer or bool labels; binary and multilabel also take floating target
 0 or 1 (or ignore_index), as torchmetrics' BinaryAUROC does. Any other float value (0.5, NaN)
 raises ValueError. Multiclass targets are class ids and must be integers.
 """
+import math
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -254,6 +255,7 @@ class CurveTask:
         if lo != lo:  # NaN propagates through min/max
             bad = torch.isnan(preds).reshape(preds.shape[0], -1).any(1)
             raise ValueError(f"preds: NaN at sample {int(bad.nonzero()[0, 0])}")
+        infinite = math.isinf(lo) or math.isinf(hi)
         if self.normalization is None:
             return preds
         keep = None if self.task == "multilabel" else self._kept(target)
@@ -269,7 +271,17 @@ class CurveTask:
                 "preds: scores outside [0, 1] with normalization='softmax': a binary task has one score per "
                 "sample, over which softmax is undefined; use normalization='sigmoid' (the default) or None"
             )
-        return preds.softmax(dim=1) if self.task == "multiclass" else preds.sigmoid()
+        if self.task != "multiclass":
+            return preds.sigmoid()  # +-inf logits give 1 and 0
+        probabilities = preds.softmax(dim=1)
+        if infinite:  # a row with a +inf logit, or only -inf ones, has no softmax (NaN)
+            bad = torch.isnan(probabilities).any(1)
+            if bool(bad.any()):
+                raise ValueError(
+                    f"preds: the softmax of sample {int(bad.nonzero()[0, 0])} is undefined (a logit of +inf, "
+                    "or every logit -inf); pass probabilities or finite logits"
+                )
+        return probabilities
 
 
 def _min_max(t: Tensor) -> Tuple[float, float]:
