@@ -155,6 +155,23 @@ def test_moment_metrics_keep_no_half_written_batch(cls, reference, bad):
     assert m.compute().item() == pytest.approx(want, rel=1e-6)
 
 
+@pytest.mark.parametrize("thresholds", [None, 10])
+@pytest.mark.parametrize("how", ["metric", "functional"])
+def test_multiclass_curves_refuse_logits_without_a_softmax(thresholds, how):
+    """A +inf logit has no softmax (NaN): exact mode stored the NaN scores and computed a number."""
+    good = (torch.tensor([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]), torch.tensor([1, 2]))
+    bad = (torch.tensor([[2.0, 0.0, -1.0], [float("inf"), 0.0, 1.0]]), torch.tensor([0, 1]))
+    if how == "functional":
+        with pytest.raises(ValueError, match="preds: the softmax of sample 1 is undefined"):
+            torchtally.functional.multiclass_auroc(*bad, num_classes=3, thresholds=thresholds)
+        return
+    m = torchtally.metrics.MulticlassAUROC(3, thresholds=thresholds).update(*good)
+    before = states_of(m)
+    with pytest.raises(ValueError, match="preds: the softmax of sample 1 is undefined"):
+        m.update(*bad)
+    assert_same_states(before, states_of(m), "after a +inf logit")
+
+
 # -- Python numbers that become int64 state ---------------------------------------------------
 
 

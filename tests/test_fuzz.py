@@ -24,15 +24,14 @@ import pytest
 import sklearn.metrics as skm
 import torch
 
-pytest.importorskip("hypothesis", reason="hypothesis is one of the test extras (pip install -e '.[test]')")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # one of the test extras (pip install -e ".[test]")
+from hypothesis import strategies as st
 
-import torchtally.metrics as M  # noqa: E402
-from fuzz_batches import IGNORE, aggregation_batch, classification_batch, regression_batch  # noqa: E402
-from metric_tester import states_of  # noqa: E402
-from test_atomic_updates import assert_same_states  # noqa: E402
-from torchtally import MetricCollection  # noqa: E402
+import torchtally.metrics as M
+from fuzz_batches import IGNORE, aggregation_batch, classification_batch, regression_batch
+from metric_tester import states_of
+from test_atomic_updates import assert_same_states
+from torchtally import MetricCollection
 
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None, print_blob=False,
                 suppress_health_check=list(HealthCheck))

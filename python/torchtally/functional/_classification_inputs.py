@@ -15,8 +15,9 @@ Inputs are read as torchmetrics reads them:
 * binary: preds and target of one shape [...] (flattened; samplewise: [N, ...], N samples);
   float preds are probabilities, or logits when any value of the batch lies outside [0, 1]
   (the kernel decides, with no host sync on CUDA: confmat_threshold's logit_threshold);
-  integer/bool preds are labels 0/1. target: integer/bool labels, or floats holding 0 and 1
-  (and ignore_index); any other float value is an error, never truncated.
+  integer/bool preds are labels 0/1. target: integer/bool labels, or floats (float16 to
+  float64; float8 is a TypeError) holding 0 and 1 (and ignore_index); any other float value is
+  an error, never truncated.
 * multiclass: float scores [N, C, ...] (argmax / top k over dim 1) with target [N, ...], or
   integer labels of the same shape as target. Extra dims are flattened into samples (global).
   With top_k > 1 a sample's prediction is its target when that is among its k highest scores,

@@ -19,9 +19,11 @@ probabilities; otherwise sigmoid (binary, multilabel) or softmax over the classe
 is applied to the whole batch. Binary and multiclass decide on the samples that are not
 ignored, multilabel on every element. The decision costs one min/max pass, which also finds
 NaN: a NaN score raises ValueError naming `preds` (also in an ignored sample, as the kernels),
-before any state changes. The binary classes' `normalization` (torchmetrics' argument) can turn
-the decision off (None: scores kept as they are) or ask for "softmax", which has no meaning for
-one score per sample: torchmetrics fails inside torch on such a batch, here a ValueError says why.
+before any state changes; so does a multiclass batch of logits whose softmax is undefined (a
++inf logit, or a row of -inf only: NaN probabilities). The binary classes' `normalization`
+(torchmetrics' argument) can turn the decision off (None: scores kept as they are) or ask for
+"softmax", which has no meaning for one score per sample: torchmetrics fails inside torch on
+such a batch, here a ValueError says why.
 
 Targets: integer or bool labels; binary and multilabel also take floating targets holding
 0 or 1 (or ignore_index), as torchmetrics' BinaryAUROC does. Any other float value (0.5, NaN)

@@ -21,6 +21,8 @@ Differences from torchmetrics shared by every class here (each class lists its o
 * ``validate_args=False`` does not skip the input checks (they are part of the update's pass):
   a label out of range or a NaN score always raises ValueError (torchmetrics: RuntimeError for
   bad labels when it validates, garbage when it does not; it never checks for NaN);
+* a multiclass batch of logits with a +inf logit (or a row of -inf only) raises ValueError:
+  its softmax is NaN, which torchmetrics stores and computes over;
 * binary and multilabel targets may be float tensors holding 0/1 in every class (torchmetrics
   takes them only in BinaryAUROC, and with ``validate_args=False``); a float target holding
   anything else raises ValueError, and wrong dtypes raise TypeError (torchmetrics: ValueError);
