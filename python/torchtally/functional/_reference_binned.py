@@ -33,7 +33,7 @@ def _out_shape(out: Tensor, t: int) -> None:
 
 def binned_update(out, preds, target, mask, ignore_index, thresholds, uniform, /) -> None:
     """out[k, bin(preds[n, k]), is_positive] += 1 for every kept sample (element, multilabel)."""
-    chk.no_meta(("preds", preds), ("target", target), ("mask", mask), ("thresholds", thresholds), ("out", out))
+    chk.no_meta(("preds", preds), ("target", target), ("mask", mask), ("thresholds", thresholds))
     out = chk.output("out", out, torch.int64, "an int64 tensor of shape [K, T + 1, 2]", (3,))
     thresholds = _thresholds(thresholds, out)
     t = thresholds.shape[0]

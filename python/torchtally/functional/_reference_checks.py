@@ -26,9 +26,10 @@ def tensor(name: str, t: object) -> Tensor:
 
 
 def no_meta(*named: Tuple[str, object]) -> None:
-    """A meta tensor holds no values: ValueError naming the first one among ``(name, value)``
-    pairs (inputs come before `out`, whose device follows theirs in the functional forms). The
-    C core refuses meta tensors too (ValueError: DLPack cannot export them)."""
+    """A meta tensor holds no values: ValueError naming the first one among the inputs'
+    ``(name, value)`` pairs. An `out` on meta with inputs elsewhere is left to the device
+    checks (which name the input). The C core refuses meta inputs too (ValueError: DLPack
+    cannot export them)."""
     for name, t in named:
         if isinstance(t, Tensor) and t.is_meta:
             raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {describe(t)}")

@@ -32,7 +32,7 @@ def _add_counts(out: Tensor, index: Tensor) -> None:
 
 def confmat_labels(out, preds, target, mask, ignore_index, /) -> None:
     """out[target, preds] += 1 for every kept sample; labels must lie in [0, C)."""
-    chk.no_meta(("preds", preds), ("target", target), ("mask", mask), ("out", out))
+    chk.no_meta(("preds", preds), ("target", target), ("mask", mask))
     out = _square_out(out)
     c = out.shape[0]
     preds = _labels_1d("preds", preds, out, None)
@@ -49,7 +49,7 @@ def confmat_labels(out, preds, target, mask, ignore_index, /) -> None:
 
 def confmat_scores(out, scores, target, mask, ignore_index, /) -> None:
     """As confmat_labels with preds = argmax of each score row (first index on ties)."""
-    chk.no_meta(("preds", scores), ("target", target), ("mask", mask), ("out", out))
+    chk.no_meta(("preds", scores), ("target", target), ("mask", mask))
     out = _square_out(out)
     c = out.shape[0]
     expected = f"a floating tensor of shape [N, C] with C = {c}"
@@ -117,7 +117,7 @@ def confmat_threshold(out, preds, target, mask, ignore_index, threshold, logit_t
     With a float `logit_threshold`, float preds are compared against it instead when any element
     of preds (masked and ignored ones included) lies outside [0, 1] or is NaN: a batch of logits.
     """
-    chk.no_meta(("preds", preds), ("target", target), ("mask", mask), ("out", out))
+    chk.no_meta(("preds", preds), ("target", target), ("mask", mask))
     out = _threshold_out(out)
     preds = _threshold_preds(preds, out)
     shape = tuple(preds.shape)

@@ -117,7 +117,7 @@ def _batch_moments(x: Tensor, w: Optional[Tensor]) -> Tensor:
 
 def moments_update(state, x, weights, /) -> None:
     """Merge the (weighted) moments of the rows of x into state [D, 6] = (n, sum, mean, m2, min, max)."""
-    chk.no_meta(("x", x), ("weights", weights), ("state", state))
+    chk.no_meta(("x", x), ("weights", weights))
     state = _state(state)
     x = _values("x", x, state)
     w = _weights(weights, x.shape[0], state)
@@ -128,7 +128,7 @@ def moments_update(state, x, weights, /) -> None:
 
 def moments_merge(state, other, /) -> None:
     """Merge the moments state `other` [D, 6] into `state` [D, 6]."""
-    chk.no_meta(("other", other), ("state", state))
+    chk.no_meta(("other", other))
     state = _state(state)
     other = _other(other, state)
     state.copy_(_merge_moments(state, other))
@@ -136,7 +136,7 @@ def moments_merge(state, other, /) -> None:
 
 def comoments_update(state, x, y, /) -> None:
     """Merge the co-moments of (x, y) into state [D, 6] = (n, mean_x, mean_y, m2_x, m2_y, c_xy)."""
-    chk.no_meta(("x", x), ("y", y), ("state", state))
+    chk.no_meta(("x", x), ("y", y))
     state = _state(state)
     x = _values("x", x, state)
     y = _values("y", y, state, like=x)
@@ -153,7 +153,7 @@ def comoments_update(state, x, y, /) -> None:
 
 def comoments_merge(state, other, /) -> None:
     """Merge the co-moments state `other` [D, 6] into `state` [D, 6]."""
-    chk.no_meta(("other", other), ("state", state))
+    chk.no_meta(("other", other))
     state = _state(state)
     other = _other(other, state)
     state.copy_(_merge_comoments(state, other))

@@ -12,7 +12,7 @@ from . import _reference_checks as chk
 def topk_update(out, preds, target, mask, ignore_index, k, /) -> None:
     """out[:, 0] += prediction (the target on a hit, else the rank-0 class), out[:, 1] += target
     in top k (hit), out[:, 2] += target (support)."""
-    chk.no_meta(("preds", preds), ("target", target), ("mask", mask), ("out", out))
+    chk.no_meta(("preds", preds), ("target", target), ("mask", mask))
     expected = "an int64 tensor of shape [C, 3]"
     out = chk.output("out", out, torch.int64, expected, (2,))
     if out.shape[1] != 3:
