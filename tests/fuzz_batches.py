@@ -154,7 +154,8 @@ def classification_batch(draw, task: str, num: int, ignore_index: Optional[int],
     elif fault == "half" and target.numel():
         target, blamed = _poke(target.to(torch.float32), 0.5), "target"
     elif fault == "shape":
-        target, blamed = torch.cat([target, target[:1] if target.numel() else target.new_zeros((1,) + target.shape[1:])]), "target"
+        one_more = target[:1] if target.numel() else target.new_zeros((1,) + target.shape[1:])
+        target, blamed = torch.cat([target, one_more]), "target"
     elif fault in ("nan", "label", "half"):
         fault = None  # nothing to break in this batch: it is valid
     return _finish(draw, (preds, target), ("preds", "target"), fault, blamed)

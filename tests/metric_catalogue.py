@@ -64,13 +64,6 @@ class Entry:
     def arg_names(self) -> Tuple[str, ...]:
         return _ARG_NAMES.get(self.family, ("preds", "target"))
 
-    @property
-    def has_cat_state(self) -> bool:
-        """Whether its state grows with the data (rows kept per sample)."""
-        kw = dict(self.kwargs)
-        return (self.samplewise or self.name == "CatMetric" or kw.get("reduction", "sum") in ("none", None)
-                or (_is_curve(self.name) and kw.get("thresholds") is None))
-
     def metric(self) -> Any:
         return self.make(**dict(self.kwargs))
 

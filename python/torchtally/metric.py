@@ -290,7 +290,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
             want = ("N",) + tuple(default.shape[1:])
             raise ValueError(f"{where}('{name}'): expected shape {want}, got {tuple(rows.shape)}")
         if rows.is_meta and self.device.type != "meta":
-            raise ValueError(f"{where}('{name}'): a meta tensor holds no values to store, got {tuple(rows.shape)} on meta")
+            raise ValueError(f"{where}('{name}'): expected a tensor holding values, got a meta tensor")
         return rows.detach().to(self.device)
 
     def __getattr__(self, name: str) -> Any:

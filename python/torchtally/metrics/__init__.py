@@ -5,8 +5,8 @@ TypeError or ValueError naming the argument) leaves the state exactly as it was,
 class keeps a reference to an input tensor (a caller may refill one buffer for every batch).
 Unsupported dtypes (float8, uint16-uint64, complex, where a class does not read them) raise
 TypeError; meta tensors, which hold no values to count, raise ValueError (torchmetrics fails
-on some and returns a number from nothing for others, e.g. MeanSquaredError's 0). ``load_state_dict`` checks what it loads the same way (see
-``Metric.check_state_invariants``).
+on some and returns a number from nothing for others, e.g. MeanSquaredError's 0).
+``load_state_dict`` checks what it loads the same way (see ``Metric.check_state_invariants``).
 """
 
 from .classification import *  # noqa: F401,F403  (Binary/Multiclass/Multilabel Accuracy, Precision, ...)
