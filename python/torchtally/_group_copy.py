@@ -1,12 +1,15 @@
 """Copy and pickle support for objects that sync over a process group (Metric and
-MetricCollection): a ProcessGroup can be neither deep-copied nor pickled.
+MetricCollection): a ProcessGroup can be neither deep-copied nor pickled, nor can a lock.
 
-A deep copy shares the process group and the cached sync plan (immutable) with the original;
-a pickle drops both, so the unpickled object syncs over the default group and builds its plan
-again on first use.
+A deep copy shares the process group and the cached sync plan (immutable) with the original,
+and gets new locks (objects that shared a lock share one new lock: torchtally.metric_guard);
+a pickle drops all three, so the unpickled object syncs over the default group, builds its plan
+again on first use and gets a fresh lock (a MetricCollection then shares its own again).
 """
 import copy
 from typing import Any, Dict
+
+from .metric_guard import copy_lock, new_lock
 
 
 class GroupBoundCopy:
@@ -14,13 +17,16 @@ class GroupBoundCopy:
     Subclasses add attributes to reset on pickling in ``_reset_on_pickle``."""
 
     _shared_on_copy = ("process_group", "_plan")
-    _reset_on_pickle: Dict[str, Any] = {"process_group": None, "_plan": None}
+    _reset_on_pickle: Dict[str, Any] = {"process_group": None, "_plan": None, "_lock": None}
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> Any:
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         for key, value in self.__dict__.items():
-            new.__dict__[key] = value if key in self._shared_on_copy else copy.deepcopy(value, memo)
+            if key == "_lock":
+                new.__dict__[key] = copy_lock(value, memo)
+            else:
+                new.__dict__[key] = value if key in self._shared_on_copy else copy.deepcopy(value, memo)
         return new
 
     def __getstate__(self) -> Dict[str, Any]:
@@ -30,3 +36,5 @@ class GroupBoundCopy:
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
+        if "_lock" in state:
+            self.__dict__["_lock"] = new_lock()

@@ -49,6 +49,7 @@ import torch.distributed
 
 from . import dist
 from .errors import SyncError
+from .metric_config import Options, describe_plan_differences, option_lines
 from .transport import transport_for
 
 FIXED_REDUCES = ("sum", "max", "min", "prod")
@@ -165,9 +166,14 @@ def _group_fixed(specs: Sequence[StateSpec], number_kinds: Dict[int, int]) -> Tu
 
 
 class SyncPlan:
-    """The collectives one sync makes, derived from declared states only. Immutable; cache it."""
+    """The collectives one sync makes, derived from declared states only. Immutable; cache it.
 
-    def __init__(self, specs: Sequence[StateSpec], n_units: int = 1) -> None:
+    ``options``: (metric label, {option: description}) for every metric the sync computes
+    (torchtally.metric_config), also those that share another's state: they move no data but
+    enter the fingerprint, so ranks configured differently stop before any data moves."""
+
+    def __init__(self, specs: Sequence[StateSpec], n_units: int = 1,
+                 options: Sequence[Tuple[str, Options]] = ()) -> None:
         labels = [s.label for s in specs]
         if len(set(labels)) != len(labels):
             raise ValueError(f"state labels in one sync plan must be unique, got {labels}")
@@ -179,6 +185,7 @@ class SyncPlan:
                 raise ValueError(f"state '{s.label}': a number state is 0-dim and reduces by one of {FIXED_REDUCES}")
         self.specs: Tuple[StateSpec, ...] = tuple(specs)
         self.n_units = n_units
+        self.options: List[Tuple[str, Options]] = [(label, dict(opts)) for label, opts in options]
 
         self.number_indices: Tuple[int, ...] = tuple(i for i, s in enumerate(self.specs) if s.number)
         self._groups_by_kinds: Dict[Tuple[int, ...], Tuple[_FixedGroup, ...]] = {}
@@ -198,9 +205,10 @@ class SyncPlan:
         self.var_align = max((_itemsize(self.specs[i].dtype) for i in self.var_indices), default=1)
         self.n_flag_words = (n_units + _FLAG_BITS - 1) // _FLAG_BITS
         self.header_extra = self.n_flag_words + len(self.var_indices) + len(self.number_indices)
-        self.fingerprint = _fingerprint(self.describe())
+        self.fingerprint = _fingerprint(self.describe() + option_lines(self.options))
 
     def describe(self) -> List[str]:
+        """The declared states, one line each (the options: ``self.options``)."""
         return [f"{self.n_units} unit(s)"] + [s.describe() for s in self.specs]
 
     def fixed_groups_for(self, number_kinds: Sequence[int]) -> Tuple[_FixedGroup, ...]:
@@ -427,7 +435,7 @@ class _Sync:
             return
         # Every rank saw the same table, so every rank is here: describing the plans with one
         # more (object) gather is safe and gives the user the actual difference.
-        mine = {"plan": self.plan.describe(), "recipient": self.recipient}
+        mine = {"plan": self.plan.describe(), "options": self.plan.options, "recipient": self.recipient}
         plans: List[Any] = [None] * self.world
         try:
             torch.distributed.all_gather_object(plans, mine, group=self.group)
@@ -610,4 +618,5 @@ def _describe_mismatch(plans: List[Dict[str, Any]]) -> str:
                 f"rank 0 syncs {len(a) - 1} state(s), rank {r} syncs {len(b) - 1}; first difference at entry {k}: "
                 f"rank 0 has [{left}], rank {r} has [{right}]"
             )
+        notes += describe_plan_differences(reference["options"], other["options"], r)
     return "; ".join(notes) if notes else "plans differ"
