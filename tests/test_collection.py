@@ -51,8 +51,12 @@ def test_update_returns_self_and_compute_is_cached():
     coll = MetricCollection(mixed_metrics())
     assert feed(coll) is coll
     first = coll.compute()
-    second = coll.compute()
-    assert all(first[n] is second[n] for n in first)
+    second = coll.compute()  # from the cache: equal, and copies of their own
+    assert first.keys() == second.keys()
+    for n in first:
+        for x, y in zip(torch.utils._pytree.tree_leaves(first[n]), torch.utils._pytree.tree_leaves(second[n])):
+            assert torch.equal(x, y) and x is not y
+    assert all(m._cache is not None for m in coll.values())
     coll.update(*next(batches(DATA, 0, 2)))
     assert coll.compute()["sum"][0].sum() == 32
 
@@ -220,7 +224,8 @@ def test_a_batch_rejected_by_a_later_metric_leaves_every_metric_unchanged():
         coll.update(*bad)
     after = states_of(coll)
     assert after.keys() == before.keys() and all(torch.equal(before[k], after[k]) for k in before)
-    assert coll.compute()["cat"] is result["cat"]  # the cached results were kept, too
+    assert all(m._cache is not None for m in coll.values())  # the cached results were kept, too
+    assert all(torch.equal(x, y) for x, y in zip(coll.compute()["cat"], result["cat"]))
     assert coll["mean"].counts is coll["counts"].counts  # and the shared state
     coll.update(*good)  # a good batch after the bad one counts once
     assert coll.compute()["inplace"].sum() == 20 and coll["cat"].rows.shape == (20, 3)

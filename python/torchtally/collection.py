@@ -12,6 +12,7 @@ from ._group_copy import GroupBoundCopy
 from .collection_groups import check_affix, check_compute_groups, share_states
 from .errors import NotComputableError
 from .metric import Metric
+from .metric_guard import caller_copy, locked, new_lock
 from .metric_state import first_tensor, raise_key_problems
 from .plotting import plot_value
 from .sync import UNCHANGED, SyncPlan, sync_states
@@ -49,6 +50,16 @@ class MetricCollection(GroupBoundCopy, nn.Module):
 
     The collection's sync options (same meaning as Metric's) apply to all its metrics. A batch
     that one metric rejects (its ``update`` raises) leaves the whole collection as it was.
+
+    Every metric's options enter the sync's fingerprint, also those of metrics that share
+    another's state (a compute-only option such as ``average`` changes what a rank prints):
+    ranks configured differently raise SyncError naming the metric, the option and both values,
+    before any data moves; ``merge_state`` and ``load_state_dict`` raise ValueError.
+
+    Threads and shared state: the collection and all its metrics hold one lock, so its calls
+    and direct calls of its metrics (``coll["f1"].update(...)``) run one at a time; a metric
+    updated directly updates the state its group shares, and the cached results of the whole
+    group are dropped. ``compute()`` returns copies of the cached results.
 
     Example:
 
@@ -91,6 +102,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         self._if_never_updated = "warn"
         self._plan: Optional[SyncPlan] = None
         self._plan_key: Optional[Tuple] = None
+        self._lock = new_lock()  # shared with every metric (torchtally.metric_guard)
         self.add_metrics(metrics, *additional_metrics)
 
     @property
@@ -99,6 +111,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
 
     # -- building ------------------------------------------------------------------------
 
+    @locked
     def add_metrics(self, metrics: MetricsArg, *additional_metrics: Metric) -> None:
         """Add metrics (same forms as the constructor) and work out the shared states again."""
         for name, metric in _entries(metrics, additional_metrics):
@@ -119,7 +132,18 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         self._update_order: List[Metric] = sorted((self._metrics[n] for n in self._owners), key=_fixed_state_bytes)
         self._plan = None
         self._plan_key = None
+        self._link_members(shared=True)
         self._alias_shared()
+
+    def _link_members(self, shared: bool) -> None:
+        """Give every metric the collection's lock and, with ``shared``, the group of metrics
+        sharing its state (so that one updated directly keeps its group current)."""
+        groups: Dict[str, List[Metric]] = {}
+        for name, owner in self._owner_of.items():
+            groups.setdefault(owner, []).append(self._metrics[name])
+        for name, owner in self._owner_of.items():
+            group = groups[owner] if shared and len(groups[owner]) > 1 else None
+            self._metrics[name]._join_state_group(group, self._lock)
 
     @property
     def metric_state(self) -> Dict[str, Dict[str, torch.Tensor]]:
@@ -134,8 +158,9 @@ class MetricCollection(GroupBoundCopy, nn.Module):
             groups.setdefault(owner, []).append(name)
         return dict(enumerate(groups.values()))
 
-    def _alias_shared(self) -> None:
-        """Point every sharing metric at its owner's current state (cheap: no copies)."""
+    def _alias_shared(self, keep_caches: bool = False) -> None:
+        """Point every sharing metric at its owner's current state (cheap: no copies); with
+        ``keep_caches``, only the state objects (flags and cached results stay)."""
         for name, owner_name in self._owner_of.items():
             if owner_name == name:
                 continue
@@ -147,12 +172,14 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                     member.__dict__[state] = owner.__dict__[state]
             if member.device != owner.device:
                 member.__dict__["device"] = owner.device
-            member.__dict__["_updated"] = owner._updated
-            member.__dict__["_update_count"] = owner._update_count
-            member.__dict__["_cache"] = None
+            if not keep_caches:
+                member.__dict__["_updated"] = owner._updated
+                member.__dict__["_update_count"] = owner._update_count
+                member.__dict__["_cache"] = None
 
     # -- update / forward / compute ------------------------------------------------------
 
+    @locked
     def update(self, *args: Any, **kwargs: Any) -> "MetricCollection":
         """Update every state owner with the batch. If one raises, the owners updated before it
         are put back as they were and the error propagates.
@@ -180,7 +207,8 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                 if m.device != device:
                     moved = self._follow_device(x, args, kwargs)
                     break
-        flags = [(m._updated, m._update_count, m._cache) for m in owners]
+        everyone = list(self._metrics.values())  # an owner's update tells its group: keep theirs too
+        flags = [(m._updated, m._update_count, m._cache) for m in everyone]
         saved = [_snapshot_states(m) for m in owners[:-1]]
         try:
             for metric in owners:
@@ -188,12 +216,13 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         except BaseException:
             for metric, states in zip(owners, saved):
                 _restore_states(metric, states)
-            for metric, (updated, count, cache) in zip(owners, flags):
+            for metric, (updated, count, cache) in zip(everyone, flags):
                 d = metric.__dict__
                 d["_updated"], d["_update_count"], d["_cache"] = updated, count, cache
             if moved is not None:  # back to the device (and objects) from before this batch
                 for metric, placement in moved:
                     metric._restore_placement(placement)
+            self._alias_shared(keep_caches=True)  # the sharers back on their owners' (restored) objects
             raise  # the restored owners hold their original objects: sharing metrics still alias them
         self._alias_shared()
         return self
@@ -216,6 +245,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         return moved
 
     @torch.jit.unused
+    @locked
     def forward(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
         """{key: the metric over this batch alone}, with the batch accumulated too: one update
         per shared state, then each owner's accumulated states combined with the batch's."""
@@ -277,9 +307,11 @@ class MetricCollection(GroupBoundCopy, nn.Module):
     def _should_sync(self) -> bool:
         return self.sync_on_compute and dist.needs_sync(self.process_group)
 
+    @locked
     def compute(self) -> Dict[str, Any]:
-        """{key: result} for every metric; one packed sync for all of them when needed."""
-        return self._renamed(self._compute_by_name())
+        """{key: result} for every metric; one packed sync for all of them when needed. The
+        results are copies: editing one changes no cached result."""
+        return caller_copy(self._renamed(self._compute_by_name()))
 
     def _compute_by_name(self) -> Dict[str, Any]:
         metrics = self._metrics
@@ -301,6 +333,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                 metric.__dict__["_cache"] = (results[name],)
         return results
 
+    @locked
     def compute_local(self) -> Dict[str, Any]:
         """{key: compute_local()}: every metric on this rank's state only."""
         return self._renamed({name: metric.compute_local() for name, metric in self._metrics.items()})
@@ -349,10 +382,11 @@ class MetricCollection(GroupBoundCopy, nn.Module):
 
     def _sync_plan(self) -> SyncPlan:
         owners = [self._metrics[n] for n in self._owners]
-        key = tuple((id(m), m._spec_version) for m in owners)
+        key = tuple((id(m), m._spec_version) for m in self._metrics.values())  # _spec_version: options too
         if self._plan is None or self._plan_key != key:
             specs = [s for u, m in enumerate(owners) for s in m._state_specs(f"{self._owners[u]}=", unit=u)]
-            self._plan = SyncPlan(specs, n_units=len(owners))
+            options = [(f"{name}={type(m).__name__}", m.described_options) for name, m in self._metrics.items()]
+            self._plan = SyncPlan(specs, n_units=len(owners), options=options)
             self._plan_key = key
         return self._plan
 
@@ -393,6 +427,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
 
     # -- lifecycle ----------------------------------------------------------------------
 
+    @locked
     def reset(self) -> "MetricCollection":
         for name in self._owners:
             self._metrics[name].reset()
@@ -401,8 +436,10 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         self._alias_shared()
         return self
 
+    @locked
     def merge_state(self, others: Union["MetricCollection", Sequence["MetricCollection"]]) -> "MetricCollection":
-        """Fold other collections (same names, same metrics) into this one; others unchanged."""
+        """Fold other collections (same names, same metrics, same options) into this one; others
+        unchanged. A metric whose options differ raises ValueError before anything is merged."""
         others = [others] if isinstance(others, MetricCollection) else list(others)
         for other in others:
             if not isinstance(other, MetricCollection) or list(other._metrics) != list(self._metrics):
@@ -410,6 +447,11 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                     f"merge_state: expected MetricCollections with metrics {list(self._metrics)}, got "
                     f"{list(other._metrics) if isinstance(other, MetricCollection) else type(other).__name__}"
                 )
+            for name, metric in self._metrics.items():  # every metric: sharers have options of their own
+                try:
+                    metric._check_options_of(other._metrics[name], "merge_state")
+                except ValueError as exc:
+                    raise ValueError(f"MetricCollection metric '{name}': {exc}") from None
         for name in self._owners:
             self._metrics[name].merge_state([o._metrics[name] for o in others])
         self._alias_shared()
@@ -420,22 +462,32 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         for metric in self._metrics.values():
             metric.persistent(mode)
 
+    @locked
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
-        """nn.Module's load_state_dict; every metric's entries are checked before any is
-        assigned, and shared states stay shared (the owner's entry wins)."""
+        """nn.Module's load_state_dict; every metric's entries (and the options they were saved
+        with) are checked before any is assigned, and shared states stay shared (the owner's
+        entry wins)."""
         missing: List[str] = []
         unexpected = [k for k in state_dict if k.partition(".")[0] not in self._metrics]
         for name, metric in self._metrics.items():
             prefix = f"{name}."
             metric._check_state_dict({k[len(prefix):]: v for k, v in state_dict.items() if k.startswith(prefix)},
                                      strict=False)
+            try:
+                metric._check_saved_options(state_dict, prefix)
+            except ValueError as exc:
+                raise ValueError(f"MetricCollection metric '{name}': {exc}") from None
             problems = metric._key_problems(state_dict, prefix)
             missing += problems[0]
             unexpected += problems[1]
         if strict:
             raise_key_problems("MetricCollection", missing, unexpected)
-        result = nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
-        self._alias_shared()
+        self._link_members(shared=False)  # each metric loads its own entries; the owners' are shared below
+        try:
+            result = nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
+        finally:
+            self._link_members(shared=True)
+            self._alias_shared()
         return result
 
     def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> "MetricCollection":
@@ -486,6 +538,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         super().__setstate__(state)
+        self._link_members(shared=True)  # a fresh lock, shared again
         self._alias_shared()
 
     # -- mapping protocol (keys with prefix and postfix, unless keep_base) ------------------

@@ -48,6 +48,14 @@ int; a float (float64) when any rank holds a float. A bool is a number too: the 
 bool when every rank holds a bool (SUM and MAX: any rank True; MIN and PRODUCT: all True), an
 int when bools meet ints.
 
+Options: the object's public attributes that hold plain values (numbers, strings, None,
+tuples and lists of them; not tensors, which are state) and are not synced, or the names its
+class lists in ``option_names``, are compared across ranks in the sync's header (see
+torchtally.metric_config): ranks whose ``threshold`` or ``num_classes`` differ raise SyncError
+naming the class, the option and both values, before any data moves. A public attribute that
+legitimately differs per rank (a rank id, a local batch counter) must be private (a leading
+underscore) or left out of ``option_names``.
+
 Deliberate differences from ignite: sync_all_reduce works on any object, not only ignite
 Metrics (ignite raises RuntimeError otherwise); a compute that raises still gets its local
 values back; reinit__is_reduced returns what the decorated method returns (ignite: None).
@@ -60,6 +68,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 import torch
 
 from . import dist
+from .metric_config import Options, find_options
 from .sync import StateSpec, SyncPlan, number_spec, sync_states
 
 # ignite's reduction names, upper case only, and the sync's reduce for each.
@@ -193,16 +202,17 @@ def all_reduced_synchronized(
 
 # -- the sync ----------------------------------------------------------------------------
 
-_plans: Dict[Tuple[StateSpec, ...], SyncPlan] = {}
+_plans: Dict[Tuple[Any, ...], SyncPlan] = {}
 _syncing: Set[int] = set()  # id() of objects whose compute is running on synced values
 
 
-def _plan_for(specs: Tuple[StateSpec, ...]) -> SyncPlan:
-    plan = _plans.get(specs)
+def _plan_for(specs: Tuple[StateSpec, ...], owner: str = "", options: Optional[Options] = None) -> SyncPlan:
+    key = (specs, owner, tuple((options or {}).items()))
+    plan = _plans.get(key)
     if plan is None:
         if len(_plans) > 1024:
             _plans.clear()
-        plan = _plans[specs] = SyncPlan(specs, n_units=1)
+        plan = _plans[key] = SyncPlan(specs, n_units=1, options=[(owner, options)] if options else ())
     return plan
 
 
@@ -285,7 +295,8 @@ def _call_synced(
     except (ValueError, TypeError, OverflowError) as exc:
         sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s, local_error=exc)
         raise  # not reached: sync_states raises exc on this rank
-    synced = sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s)
+    options = find_options(self, exclude=names, tensors=False)
+    synced = sync_states(_plan_for(tuple(specs), owner, options), tensors, group=group, timeout_s=timeout_s)
     assert synced is not None  # no recipient rank: every rank gets the result
     _syncing.add(id(self))
     try:

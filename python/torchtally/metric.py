@@ -31,6 +31,8 @@ from ._group_copy import GroupBoundCopy
 from .composition import Composable
 from .errors import NotComputableError
 from .functional import _kernels
+from .metric_config import Configured
+from .metric_guard import Guarded, caller_copy, locked, new_lock
 from .metric_options import BaseOptions
 from .metric_placement import Placement
 from .metric_state import HeldStates, canonical_device, combine, first_tensor, kwargs_filter
@@ -46,7 +48,7 @@ _CONSTANTS = frozenset(
 )
 
 
-class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
+class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDict, nn.Module):
     """Base class of torchtally metrics: a ``torch.nn.Module`` with torchmetrics' interface.
 
     Subclasses declare state with ``add_state`` and write plain ``update`` / ``compute``
@@ -127,6 +129,13 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
     ``state_key``: metrics with equal, non-None ``state_key`` inside one MetricCollection share
     their state (one update per batch, one slot in the sync). Set it (in ``__init__`` or on the
     class) to a hashable that fixes the state completely, e.g. ("multiclass_confmat", C, ignore_index).
+
+    Options (``described_options``; torchtally.metric_config): every public attribute holding a
+    plain value (thresholds, average, ...), or the names a class lists in ``option_names``. Ranks
+    whose options differ raise SyncError before any data moves; ``merge_state`` and
+    ``load_state_dict`` raise ValueError. Threads: one metric may be used from several threads;
+    its calls run one at a time (torchtally.metric_guard). ``compute()`` returns copies: editing
+    a result changes neither the state nor the cached result.
     """
 
     # torch.jit.script(metric) works as for torchmetrics' metrics (forward is not scripted):
@@ -134,7 +143,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
     __jit_ignored_attributes__ = ["device", "state_key", "_plot_curve_axes"]
     __jit_unused_properties__ = ["is_differentiable", "higher_is_better", "plot_lower_bound", "plot_upper_bound",
                                  "plot_legend_name", "metric_state", "state_names", "dtype", "update_count",
-                                 "update_called"]
+                                 "update_called", "described_options"]
     state_key: Optional[Hashable] = None
     # torchmetrics' class attributes (each metric class sets its own values).
     is_differentiable: Optional[bool] = None
@@ -145,6 +154,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
     plot_legend_name: Optional[str] = None
     _plot_curve_axes: Optional[Tuple[int, int, str, str]] = None  # curves: which outputs plot() draws
     _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_computing": False, "_updating": False}
+    option_names: Optional[Tuple[str, ...]] = None  # None: every public attribute holding a plain value
 
     def __init__(
         self,
@@ -177,6 +187,8 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         d["_local_while_synced"] = None  # this rank's states while sync() has swapped synced ones in
         d["_dtype"] = torch.get_default_dtype()  # the dtype of float results (see set_dtype)
         d["_forward_cache"] = None
+        d["_options"] = None  # described on first use (torchtally.metric_config)
+        d["_lock"], d["_state_group"] = new_lock(), None  # see torchtally.metric_guard
         self.sync_on_compute = sync_on_compute
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
@@ -317,6 +329,8 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
             raise RuntimeError(f"Can't change const `{name}`.")
         else:
             nn.Module.__setattr__(self, name, value)
+            if d.get("_options") is not None:
+                self._option_assigned(name)
 
     @property
     def state_names(self) -> Tuple[str, ...]:
@@ -442,6 +456,8 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
 
     def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
         d = self.__dict__
+        if d["_options"] is None:  # settle which attributes are options before an update adds any
+            self.described_options
         d["_cache"] = None
         d["_updating"] = True
         d["_update_inputs"] = (args, kwargs)  # the caller's tensors: append_state must not keep them
@@ -454,6 +470,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         d["_update_count"] += 1
         if self.compute_on_cpu:
             self._move_cat_states_to_cpu()
+        self._share_my_state()
         return self
 
     def _move_cat_states_to_cpu(self) -> None:
@@ -462,12 +479,13 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
             if any(p.device != cpu for p in parts):
                 self._cat_chunks[name] = [p.to(cpu) for p in parts]
 
+    @locked
     def compute_local(self) -> Any:
         """compute() on this rank's state only: no sync, no cache."""
         self._raise_rejected_cuda_updates()
         if not self._updated:
             self._never_updated(local=True)
-        return self._compute_with(None)
+        return caller_copy(self._compute_with(None))
 
     def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor:
         """Combine the values of "merge" state ``name`` from several ranks or metric instances.
@@ -489,9 +507,16 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
     # -- forward: the batch's value, and the batch accumulated -------------------------
 
     @torch.jit.unused
+    @locked
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The metric over this batch alone (synced over ranks with ``dist_sync_on_step``), with
         the batch also added to the accumulated state. Every rank must call it when it syncs."""
+        try:
+            return self._forward(args, kwargs)
+        finally:
+            self._share_my_state()
+
+    def _forward(self, args: tuple, kwargs: dict) -> Any:
         if self.__dict__["_local_while_synced"] is not None:
             raise RuntimeError("The Metric shouldn't be synced when performing ``forward``. HINT: call ``unsync()``")
         x = first_tensor(args, kwargs)
@@ -637,7 +662,8 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
 
     def _sync_plan(self) -> SyncPlan:
         if self._plan is None:
-            self.__dict__["_plan"] = SyncPlan(self._state_specs(), n_units=1)
+            options = [(type(self).__name__, self.described_options)]
+            self.__dict__["_plan"] = SyncPlan(self._state_specs(), n_units=1, options=options)
         return self._plan
 
     def _never_updated(self, local: bool) -> None:
@@ -669,6 +695,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
 
     # -- torchmetrics' manual sync ------------------------------------------------------
 
+    @locked
     def sync(self, dist_sync_fn: Optional[Callable[..., Any]] = None, process_group: Optional[Any] = None,
              should_sync: bool = True, distributed_available: Optional[Callable[[], bool]] = None) -> None:
         """Replace the local states with every rank's combined states until ``unsync()``."""
@@ -685,6 +712,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         if synced is not None:
             self._set_states(synced)
 
+    @locked
     def unsync(self, should_unsync: bool = True) -> None:
         """Put back the local states that ``sync()`` replaced."""
         if not should_unsync:
@@ -707,6 +735,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
 
     # -- lifecycle ----------------------------------------------------------------------
 
+    @locked
     def reset(self) -> "Metric":
         """Restore every state to its declared default and forget the cached result."""
         self._forget_rejected_cuda_updates()
@@ -717,12 +746,16 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         d["_cache"] = None
         d["_forward_cache"] = None
         d["_local_while_synced"] = None
+        self._share_my_state()
         return self
 
+    @locked
     def merge_state(self, incoming_state: Union["Metric", Dict[str, torch.Tensor], Iterable["Metric"]]) -> "Metric":
         """Fold other states into this metric, by each state's reduce, as if this metric had
         seen their data too: another metric of the same states, a dict ``{state: tensor}``
-        (torchmetrics' forms) or a list of metrics (torcheval's). The others are unchanged."""
+        (torchmetrics' forms) or a list of metrics (torcheval's). The others are unchanged.
+        Metrics must have the same options (``described_options``; ValueError naming each one
+        that differs); a dict carries none, so it is not checked."""
         if isinstance(incoming_state, dict):
             checked = self._check_state_dict(incoming_state, strict=True, where="merge_state")
             merged = {n: self._combine_states(n, [getattr(self, n), checked[n]]) for n in self._specs}
@@ -736,6 +769,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
                         f"merge_state: expected metrics declaring the same states as this {type(self).__name__} "
                         f"({[s.describe() for s in mine]}), got {type(other).__name__}"
                     )
+                self._check_options_of(other, "merge_state")
             merged = {
                 n: self._combine_states(n, [getattr(self, n)] + [getattr(o, n).to(self.device) for o in others])
                 for n in self._specs
@@ -744,6 +778,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         self._set_states(merged)
         self.__dict__["_updated"] = self._updated or incoming_updated
         self.__dict__["_cache"] = None
+        self._share_my_state()
         return self
 
     def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
@@ -773,15 +808,16 @@ def _wrap_update(fn):
     @functools.wraps(fn)
     def update(self, *args, **kwargs):
         d = self.__dict__
-        if d["_updating"]:  # super().update() from a subclass's update: counted once, outside
-            fn(self, *args, **kwargs)
-            return self
-        x = args[0] if args else None
-        if not isinstance(x, torch.Tensor):
-            x = first_tensor(args, kwargs)
-        if x is not None and x.device != d["device"]:
-            return self._update_elsewhere(fn, x, args, kwargs)
-        return self._run_update(fn, args, kwargs)
+        with d["_lock"]:  # before reading _updating: another thread's update must not look nested
+            if d["_updating"]:  # super().update() from a subclass's update: counted once, outside
+                fn(self, *args, **kwargs)
+                return self
+            x = args[0] if args else None
+            if not isinstance(x, torch.Tensor):
+                x = first_tensor(args, kwargs)
+            if x is not None and x.device != d["device"]:
+                return self._update_elsewhere(fn, x, args, kwargs)
+            return self._run_update(fn, args, kwargs)
 
     setattr(update, _WRAPPED, True)
     return update
@@ -791,23 +827,24 @@ def _wrap_compute(fn):
     @functools.wraps(fn)
     def compute(self):
         d = self.__dict__
-        if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
-            return fn(self)
-        rejected = self._rejected_cuda_update()
-        if self._should_sync():
-            # Even with a cached result, the ranks must agree that nobody has new data.
-            result = self._compute_synced(d["_cache"], rejected)
-        elif rejected is not None:
-            raise rejected
-        elif d["_cache"] is not None:
-            return d["_cache"][0]
-        else:
-            if not d["_updated"]:
-                self._never_updated(local=True)
-            result = self._compute_with(None)
-        if self.compute_with_cache:
-            d["_cache"] = (result,)
-        return result
+        with d["_lock"]:
+            if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
+                return fn(self)
+            rejected = self._rejected_cuda_update()
+            if self._should_sync():
+                # Even with a cached result, the ranks must agree that nobody has new data.
+                result = self._compute_synced(d["_cache"], rejected)
+            elif rejected is not None:
+                raise rejected
+            elif d["_cache"] is not None:
+                return caller_copy(d["_cache"][0])
+            else:
+                if not d["_updated"]:
+                    self._never_updated(local=True)
+                result = self._compute_with(None)
+            if self.compute_with_cache:
+                d["_cache"] = (result,)
+            return caller_copy(result)  # the caller's own: editing it leaves cache and state alone
 
     setattr(compute, _WRAPPED, True)
     return compute

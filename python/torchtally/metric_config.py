@@ -173,3 +173,38 @@ def describe_plan_differences(reference: List[Tuple[str, Options]], other: List[
 def option_lines(options: List[Tuple[str, Options]]) -> List[str]:
     """The options as lines of a sync plan's description (what its fingerprint hashes)."""
     return [f"option {label}.{name} = {text}" for label, opts in options for name, text in opts.items()]
+
+
+class Configured:
+    """Mixin of Metric: its options, described once and kept current when one is assigned."""
+
+    @property
+    def described_options(self) -> Options:
+        """{option: canonical description} of this metric (see torchtally.metric_config): what
+        the sync fingerprint, ``merge_state`` and ``load_state_dict`` compare. Which attributes
+        are options is settled the first time this is read, at the latest just before the first
+        update (an attribute an update adds later is not one); assigning an option afterwards
+        updates its description, and drops the sync plan and the cached result."""
+        d = self.__dict__
+        options = d["_options"]
+        if options is None:
+            options = d["_options"] = find_options(self, exclude=d["_specs"])
+        return options
+
+    def _option_assigned(self, name: str) -> None:
+        d = self.__dict__
+        options = d.get("_options")
+        if options is None or name not in options:
+            return
+        value = getattr(self, name, None)
+        text = describe_value(value)
+        text = f"<{type(value).__name__}>" if text is None else text
+        if text != options[name]:
+            d["_options"] = {**options, name: text}  # a new dict: plans built before keep theirs
+            d["_plan"], d["_cache"] = None, None
+            d["_spec_version"] += 1
+
+    def _check_options_of(self, other: "Configured", where: str) -> None:
+        """ValueError unless ``other`` (a metric merged into this one) has the same options."""
+        raise_if_different(type(self).__name__, self.described_options, other.described_options, where,
+                           f"the {type(other).__name__} merged in")

@@ -2,6 +2,15 @@
 that checks every entry (dtype, shape, strict keys, the metric's own invariants through the
 ``check_state_invariants`` hook) before it assigns any.
 
+Options: ``state_dict()`` records the metric's options (``described_options``) in the state
+dict's metadata (``state_dict._metadata[<module prefix>]["torchtally_options"]``, where
+nn.Module keeps each module's version), and a load that brings states checks them: an option
+both sides have and that differs raises ValueError naming it and both values, before anything
+is assigned. A state dict without them (saved before torchtally recorded options, or rebuilt
+as a plain dict, which drops the metadata) loads unchecked; an option only one side has is not
+compared (a later torchtally may add options). To load states counted under other options on
+purpose, pass ``dict(state_dict)``.
+
 A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_persistent``).
 """
 from typing import Any, Dict, List, Mapping, Tuple
@@ -9,7 +18,10 @@ from typing import Any, Dict, List, Mapping, Tuple
 import torch
 from torch import nn
 
+from .metric_config import raise_if_different
 from .metric_state import raise_key_problems
+
+OPTIONS_KEY = "torchtally_options"  # the entry of a module's state_dict metadata holding its options
 
 
 class StateDict:
@@ -20,10 +32,24 @@ class StateDict:
 
     def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool) -> None:
         super()._save_to_state_dict(destination, prefix, keep_vars)
-        for name, keep in self._persistent.items():
-            if keep:
-                value = getattr(self, name)
-                destination[prefix + name] = value if keep_vars else value.detach().clone()
+        with self.__dict__["_lock"]:
+            for name, keep in self._persistent.items():
+                if keep:
+                    value = getattr(self, name)
+                    destination[prefix + name] = value if keep_vars else value.detach().clone()
+            local_metadata = getattr(destination, "_metadata", {}).get(prefix[:-1])
+            if local_metadata is not None:  # nn.Module.state_dict made it for this module
+                local_metadata[OPTIONS_KEY] = dict(self.described_options)
+
+    def _check_saved_options(self, state_dict: Mapping[str, Any], prefix: str = "") -> None:
+        """ValueError when ``state_dict`` brings states of this metric (under ``prefix``) saved
+        with options that differ from this metric's (see the module docstring)."""
+        if not any(prefix + name in state_dict for name in self._specs):
+            return  # nothing of this metric is loaded: its options do not matter
+        saved = getattr(state_dict, "_metadata", {}).get(prefix[:-1], {}).get(OPTIONS_KEY)
+        if saved is not None:
+            raise_if_different(type(self).__name__, self.described_options, saved, "load_state_dict",
+                               "the state_dict", common_only=True)
 
     def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """nn.Module's load_state_dict; the states found are checked (dtype, shape, values, and
@@ -31,6 +57,7 @@ class StateDict:
         naming its key and leaves the metric unchanged. The metric keeps C-contiguous copies
         (never the given tensors). Loading states makes the metric count as updated."""
         self._check_state_dict(state_dict, strict=False)
+        self._check_saved_options(state_dict)
         if strict:  # nn.Module would report these only after assigning the rest
             raise_key_problems(type(self).__name__, *self._key_problems(state_dict))
         return nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
@@ -47,15 +74,23 @@ class StateDict:
     def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
                               strict: bool, missing_keys: List[str], unexpected_keys: List[str],
                               error_msgs: List[str]) -> None:
-        found = {n: state_dict.pop(prefix + n) for n in self._specs if prefix + n in state_dict}
+        found = {n: state_dict[prefix + n] for n in self._specs if prefix + n in state_dict}
         if strict:  # as for a module's persistent buffers
             missing_keys.extend(prefix + n for n, keep in self._persistent.items() if keep and n not in found)
         if found:
+            saved = local_metadata.get(OPTIONS_KEY)
+            if saved is not None:
+                raise_if_different(type(self).__name__, self.described_options, saved, "load_state_dict",
+                                   "the state_dict", common_only=True)
             checked = self._check_state_dict(found, strict=False)
-            self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
-            self._set_states(checked)
-            self.__dict__["_updated"] = True
-            self.__dict__["_cache"] = None
+            with self.__dict__["_lock"]:
+                self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
+                self._set_states(checked)
+                self.__dict__["_updated"] = True
+                self.__dict__["_cache"] = None
+                self._share_my_state()
+            for n in found:
+                state_dict.pop(prefix + n)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 
