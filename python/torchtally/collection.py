@@ -385,7 +385,8 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         key = tuple((id(m), m._spec_version) for m in self._metrics.values())  # _spec_version: options too
         if self._plan is None or self._plan_key != key:
             specs = [s for u, m in enumerate(owners) for s in m._state_specs(f"{self._owners[u]}=", unit=u)]
-            options = [(f"{name}={type(m).__name__}", m.described_options) for name, m in self._metrics.items()]
+            options = [(f"metric '{name}' ({type(m).__name__})", m.described_options)
+                       for name, m in self._metrics.items()]
             self._plan = SyncPlan(specs, n_units=len(owners), options=options)
             self._plan_key = key
         return self._plan
