@@ -104,19 +104,23 @@ def test_an_option_assigned_later_is_described_again_and_drops_the_cached_result
     assert torch.equal(micro, want) and not torch.equal(micro, macro)
 
 
-def test_a_decorated_class_options_are_public_plain_non_state_attributes():
+def test_a_decorated_class_options_are_the_attributes_holding_its_constructor_arguments():
+    class Base:
+        def __init__(self, average="macro"):
+            self._average = average  # ignite's style: a private attribute named after the argument
+
     @all_reduced_synchronized("correct", "seen")
-    class Acc:
-        def __init__(self, threshold=0.5):
-            self.threshold, self.name, self.correct, self.seen = threshold, "acc", 0, 0
-            self.weights = torch.ones(2)  # a tensor: state of a decorated class, not an option
-            self._private = 3
+    class Acc(Base):
+        def __init__(self, threshold=0.5, weights=None, device="cpu"):
+            super().__init__("micro")
+            self.threshold, self.weights, self.device = threshold, torch.ones(2), device
+            self.name, self.correct, self.seen, self.local_batches = "acc", 0, 0, 7  # not arguments
 
         def compute(self):
             return self.correct / max(self.seen, 1)
 
-    found = find_options(Acc(0.25), exclude=("correct", "seen"), tensors=False)
-    assert found == {"threshold": "0.25", "name": "'acc'"}
+    found = find_options(Acc(0.25), exclude=("correct", "seen"), decorated=True)
+    assert found == {"_average": "'micro'", "threshold": "0.25"}  # weights: a tensor is state
 
 
 # -- merge_state ----------------------------------------------------------------------------

@@ -48,13 +48,13 @@ int; a float (float64) when any rank holds a float. A bool is a number too: the 
 bool when every rank holds a bool (SUM and MAX: any rank True; MIN and PRODUCT: all True), an
 int when bools meet ints.
 
-Options: the object's public attributes that hold plain values (numbers, strings, None,
-tuples and lists of them; not tensors, which are state) and are not synced, or the names its
-class lists in ``option_names``, are compared across ranks in the sync's header (see
+Options: the attributes that hold the object's constructor arguments (``self.threshold =
+threshold``, or ignite's ``self._average = average``: named like a parameter of an ``__init__``
+of its class or bases; plain values, not tensors; not synced), or the names its class lists in
+``option_names``, are compared across ranks in the sync's header (see
 torchtally.metric_config): ranks whose ``threshold`` or ``num_classes`` differ raise SyncError
-naming the class, the option and both values, before any data moves. A public attribute that
-legitimately differs per rank (a rank id, a local batch counter) must be private (a leading
-underscore) or left out of ``option_names``.
+naming the class, the option and both values, before any data moves. Other unsynced attributes
+may differ per rank, as in ignite.
 
 Deliberate differences from ignite: sync_all_reduce works on any object, not only ignite
 Metrics (ignite raises RuntimeError otherwise); a compute that raises still gets its local
@@ -295,7 +295,7 @@ def _call_synced(
     except (ValueError, TypeError, OverflowError) as exc:
         sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s, local_error=exc)
         raise  # not reached: sync_states raises exc on this rank
-    options = find_options(self, exclude=names, tensors=False)
+    options = find_options(self, exclude=names, decorated=True)
     synced = sync_states(_plan_for(tuple(specs), owner, options), tensors, group=group, timeout_s=timeout_s)
     assert synced is not None  # no recipient rank: every rank gets the result
     _syncing.add(id(self))

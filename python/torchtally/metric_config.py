@@ -10,10 +10,15 @@ before any data moves) and is compared by ``merge_state`` and ``load_state_dict`
 Which attributes are options:
 
 * ``option_names`` (a class attribute, a tuple of attribute names) when the class sets it;
-* otherwise every public attribute (no leading underscore) of the instance that holds a plain
-  value, except states and the sync and runtime settings (``NOT_OPTIONS``). Plain values:
-  None, bool, numbers, str, torch.dtype, enums, and tuples, lists and str-keyed dicts of them;
-  for a Metric also tensors (bin edges). A decorated class's tensors are its state, not options.
+* otherwise, for a Metric, every public attribute (no leading underscore) of the instance that
+  holds a plain value, except states and the sync and runtime settings (``NOT_OPTIONS``): a
+  Metric declares its state, so what else it holds is configuration. Plain values: None, bool,
+  numbers, str, torch.dtype, enums, tuples, lists and str-keyed dicts of them, and tensors;
+* for a class made distributed by the decorators (torchtally.decorators), whose unsynced
+  attributes may legitimately differ per rank (ignite's contract), only the attributes that
+  hold a constructor argument: named like a parameter of an ``__init__`` of the class or its
+  bases, with or without leading underscores (``self._average = average``, ignite's style),
+  holding a plain value other than a tensor, and not synced.
 
 Each option is described by a canonical string: numbers and tensor values by the shortest
 decimal that reads back as the same value in their dtype (so equal strings mean bit-equal
@@ -22,7 +27,9 @@ a digest of all its bytes. Describing happens once per metric (see Metric.descri
 this module has no state of its own.
 """
 import enum
+import functools
 import hashlib
+import inspect
 import math
 import numbers
 import struct
@@ -107,25 +114,47 @@ def _round_to(x: float, dtype: torch.dtype) -> Optional[float]:
     return torch.tensor(x, dtype=dtype).item()  # bfloat16, float8: rare, and described once
 
 
-def find_options(obj: Any, exclude: Iterable[str] = (), tensors: bool = True) -> Options:
+def find_options(obj: Any, exclude: Iterable[str] = (), decorated: bool = False) -> Options:
     """{name: description} of ``obj``'s options (see the module docstring): the names its class
-    lists in ``option_names``, or its public attributes holding plain values, less ``exclude``."""
+    lists in ``option_names``; otherwise its public attributes holding plain values, or for a
+    ``decorated`` class its attributes holding constructor arguments; never those in ``exclude``."""
     attributes = getattr(obj, "__dict__", {})
     listed = getattr(type(obj), "option_names", None)
     skip = NOT_OPTIONS.union(exclude)
     options: Options = {}
     if listed is not None:
         for name in listed:
-            text = describe_value(getattr(obj, name, None), tensors)
-            options[name] = text if text is not None else f"<{type(getattr(obj, name, None)).__name__}>"
+            value = getattr(obj, name, None)
+            text = describe_value(value)
+            options[name] = text if text is not None else f"<{type(value).__name__}>"
         return options
+    parameters = _constructor_parameters(type(obj)) if decorated else frozenset()
     for name, value in attributes.items():
-        if name.startswith("_") or name in skip:
+        if name in skip or (name.lstrip("_") not in parameters if decorated else name.startswith("_")):
             continue
-        text = describe_value(value, tensors)
+        text = describe_value(value, tensors=not decorated)
         if text is not None:
             options[name] = text
     return options
+
+
+# ignite.metrics.Metric's own constructor arguments: how and where it runs, not what it computes.
+_RUNTIME_PARAMETERS = frozenset({"self", "output_transform", "device", "skip_unrolling"})
+
+
+@functools.lru_cache(maxsize=256)
+def _constructor_parameters(cls: type) -> frozenset:
+    names = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        try:
+            parameters = inspect.signature(init).parameters.values()
+        except (TypeError, ValueError):  # a builtin without a signature
+            continue
+        names.update(p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    return frozenset(names - _RUNTIME_PARAMETERS - NOT_OPTIONS)
 
 
 def differences(mine: Mapping[str, str], theirs: Mapping[str, str],
