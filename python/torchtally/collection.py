@@ -224,8 +224,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                     metric._restore_placement(placement)
             self._alias_shared(keep_caches=True)  # the sharers back on their owners' (restored) objects
             raise  # the restored owners hold their original objects: sharing metrics still alias them
-        self._alias_shared()
-        return self
+        return self  # each owner's update has pointed its group at its state (Metric._share_my_state)
 
     def _follow_device(self, x: torch.Tensor, args: tuple, kwargs: dict) -> List[Tuple[Metric, Tuple[Any, ...]]]:
         """Move every metric to ``x``'s device (owners' states, everyone's defaults), or raise

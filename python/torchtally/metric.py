@@ -470,7 +470,8 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
         d["_update_count"] += 1
         if self.compute_on_cpu:
             self._move_cat_states_to_cpu()
-        self._share_my_state()
+        if d["_state_group"] is not None:
+            self._share_my_state()
         return self
 
     def _move_cat_states_to_cpu(self) -> None:
@@ -808,7 +809,9 @@ def _wrap_update(fn):
     @functools.wraps(fn)
     def update(self, *args, **kwargs):
         d = self.__dict__
-        with d["_lock"]:  # before reading _updating: another thread's update must not look nested
+        lock = d["_lock"]
+        lock.acquire()  # before reading _updating: another thread's update must not look nested
+        try:  # (acquire/release: a third of the cost of a with statement, on every update)
             if d["_updating"]:  # super().update() from a subclass's update: counted once, outside
                 fn(self, *args, **kwargs)
                 return self
@@ -818,6 +821,8 @@ def _wrap_update(fn):
             if x is not None and x.device != d["device"]:
                 return self._update_elsewhere(fn, x, args, kwargs)
             return self._run_update(fn, args, kwargs)
+        finally:
+            lock.release()
 
     setattr(update, _WRAPPED, True)
     return update
@@ -825,26 +830,26 @@ def _wrap_update(fn):
 
 def _wrap_compute(fn):
     @functools.wraps(fn)
+    @locked
     def compute(self):
         d = self.__dict__
-        with d["_lock"]:
-            if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
-                return fn(self)
-            rejected = self._rejected_cuda_update()
-            if self._should_sync():
-                # Even with a cached result, the ranks must agree that nobody has new data.
-                result = self._compute_synced(d["_cache"], rejected)
-            elif rejected is not None:
-                raise rejected
-            elif d["_cache"] is not None:
-                return caller_copy(d["_cache"][0])
-            else:
-                if not d["_updated"]:
-                    self._never_updated(local=True)
-                result = self._compute_with(None)
-            if self.compute_with_cache:
-                d["_cache"] = (result,)
-            return caller_copy(result)  # the caller's own: editing it leaves cache and state alone
+        if d["_computing"]:  # nested (super().compute()) or a call from _compute_with
+            return fn(self)
+        rejected = self._rejected_cuda_update()
+        if self._should_sync():
+            # Even with a cached result, the ranks must agree that nobody has new data.
+            result = self._compute_synced(d["_cache"], rejected)
+        elif rejected is not None:
+            raise rejected
+        elif d["_cache"] is not None:
+            return caller_copy(d["_cache"][0])
+        else:
+            if not d["_updated"]:
+                self._never_updated(local=True)
+            result = self._compute_with(None)
+        if self.compute_with_cache:
+            d["_cache"] = (result,)
+        return caller_copy(result)  # the caller's own: editing it leaves cache and state alone
 
     setattr(compute, _WRAPPED, True)
     return compute

@@ -46,8 +46,12 @@ def locked(method: F) -> F:
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self.__dict__["_lock"]:
+        lock = self.__dict__["_lock"]
+        lock.acquire()  # not ``with``: acquire/release cost a third as much
+        try:
             return method(self, *args, **kwargs)
+        finally:
+            lock.release()
 
     return run  # type: ignore[return-value]
 
@@ -90,7 +94,7 @@ class Guarded:
             if other is self:
                 continue
             od = other.__dict__
-            if od["device"] != d["device"]:
+            if od["device"] is not d["device"] and od["device"] != d["device"]:
                 other._place(d["device"], states=False)
             for name in d["_specs"]:
                 if name in d["_cat_chunks"]:
