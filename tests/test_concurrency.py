@@ -201,3 +201,6 @@ def test_copies_get_locks_of_their_own_and_collections_share_one():
         assert len(locks) == 1 and dup._lock is not coll._lock
         dup["f1"].update(*_multiclass(10))
         assert dup["acc"].update_count == 1 and coll["acc"].update_count == 0
+    alone = coll["f1"].clone()  # a metric copied out of a collection stands alone
+    alone.update(*_multiclass(10))
+    assert alone.update_count == 1 and coll["acc"].update_count == 0 and alone._lock is not coll._lock

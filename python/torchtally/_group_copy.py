@@ -14,9 +14,11 @@ from .metric_guard import copy_lock, new_lock
 
 class GroupBoundCopy:
     """Mixin: ``__deepcopy__``, ``__getstate__`` and ``__setstate__`` for the rules above.
-    Subclasses add attributes to reset on pickling in ``_reset_on_pickle``."""
+    Subclasses add attributes to reset on pickling in ``_reset_on_pickle``, and on both
+    copying and pickling in ``_reset_on_copy``."""
 
     _shared_on_copy = ("process_group", "_plan")
+    _reset_on_copy: Dict[str, Any] = {}
     _reset_on_pickle: Dict[str, Any] = {"process_group": None, "_plan": None, "_lock": None}
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> Any:
@@ -25,6 +27,8 @@ class GroupBoundCopy:
         for key, value in self.__dict__.items():
             if key == "_lock":
                 new.__dict__[key] = copy_lock(value, memo)
+            elif key in self._reset_on_copy:
+                new.__dict__[key] = self._reset_on_copy[key]
             else:
                 new.__dict__[key] = value if key in self._shared_on_copy else copy.deepcopy(value, memo)
         return new
@@ -32,6 +36,7 @@ class GroupBoundCopy:
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         state.update(self._reset_on_pickle)
+        state.update(self._reset_on_copy)
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:

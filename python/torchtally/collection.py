@@ -536,6 +536,11 @@ class MetricCollection(GroupBoundCopy, nn.Module):
             new.postfix = check_affix(postfix, "postfix")
         return new
 
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "MetricCollection":
+        new = super().__deepcopy__(memo)
+        new._link_members(shared=True)  # the copied metrics, sharing the copied lock and states
+        return new
+
     def __setstate__(self, state: Dict[str, Any]) -> None:
         super().__setstate__(state)
         self._link_members(shared=True)  # a fresh lock, shared again

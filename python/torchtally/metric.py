@@ -32,7 +32,7 @@ from .composition import Composable
 from .errors import NotComputableError
 from .functional import _kernels
 from .metric_config import Configured
-from .metric_guard import Guarded, caller_copy, locked, new_lock
+from .metric_guard import Guarded, caller_copy, locked, locked_sharing, new_lock
 from .metric_options import BaseOptions
 from .metric_placement import Placement
 from .metric_state import HeldStates, canonical_device, combine, first_tensor, kwargs_filter
@@ -130,12 +130,9 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
     their state (one update per batch, one slot in the sync). Set it (in ``__init__`` or on the
     class) to a hashable that fixes the state completely, e.g. ("multiclass_confmat", C, ignore_index).
 
-    Options (``described_options``; torchtally.metric_config): every public attribute holding a
-    plain value (thresholds, average, ...), or the names a class lists in ``option_names``. Ranks
-    whose options differ raise SyncError before any data moves; ``merge_state`` and
-    ``load_state_dict`` raise ValueError. Threads: one metric may be used from several threads;
-    its calls run one at a time (torchtally.metric_guard). ``compute()`` returns copies: editing
-    a result changes neither the state nor the cached result.
+    Options (``described_options``, torchtally.metric_config) differing across ranks raise
+    SyncError, in ``merge_state`` / ``load_state_dict`` ValueError. One metric may be used from
+    several threads; ``compute()`` returns copies (torchtally.metric_guard).
     """
 
     # torch.jit.script(metric) works as for torchmetrics' metrics (forward is not scripted):
@@ -154,6 +151,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
     plot_legend_name: Optional[str] = None
     _plot_curve_axes: Optional[Tuple[int, int, str, str]] = None  # curves: which outputs plot() draws
     _reset_on_pickle = {**GroupBoundCopy._reset_on_pickle, "_computing": False, "_updating": False}
+    _reset_on_copy = {"_state_group": None}  # a copy stands alone (a copied collection links its own)
     option_names: Optional[Tuple[str, ...]] = None  # None: every public attribute holding a plain value
 
     def __init__(
@@ -508,16 +506,10 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
     # -- forward: the batch's value, and the batch accumulated -------------------------
 
     @torch.jit.unused
-    @locked
+    @locked_sharing
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The metric over this batch alone (synced over ranks with ``dist_sync_on_step``), with
         the batch also added to the accumulated state. Every rank must call it when it syncs."""
-        try:
-            return self._forward(args, kwargs)
-        finally:
-            self._share_my_state()
-
-    def _forward(self, args: tuple, kwargs: dict) -> Any:
         if self.__dict__["_local_while_synced"] is not None:
             raise RuntimeError("The Metric shouldn't be synced when performing ``forward``. HINT: call ``unsync()``")
         x = first_tensor(args, kwargs)
@@ -736,7 +728,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    @locked
+    @locked_sharing
     def reset(self) -> "Metric":
         """Restore every state to its declared default and forget the cached result."""
         self._forget_rejected_cuda_updates()
@@ -747,10 +739,9 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
         d["_cache"] = None
         d["_forward_cache"] = None
         d["_local_while_synced"] = None
-        self._share_my_state()
         return self
 
-    @locked
+    @locked_sharing
     def merge_state(self, incoming_state: Union["Metric", Dict[str, torch.Tensor], Iterable["Metric"]]) -> "Metric":
         """Fold other states into this metric, by each state's reduce, as if this metric had
         seen their data too: another metric of the same states, a dict ``{state: tensor}``
@@ -779,7 +770,6 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
         self._set_states(merged)
         self.__dict__["_updated"] = self._updated or incoming_updated
         self.__dict__["_cache"] = None
-        self._share_my_state()
         return self
 
     def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:

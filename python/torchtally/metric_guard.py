@@ -56,6 +56,26 @@ def locked(method: F) -> F:
     return run  # type: ignore[return-value]
 
 
+def locked_sharing(method: F) -> F:
+    """``locked``, and afterwards (also when ``method`` raises, having put things back) the
+    metrics sharing the object's state are pointed at it (``Guarded._share_my_state``)."""
+
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        lock = self.__dict__["_lock"]
+        lock.acquire()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            try:
+                if self.__dict__["_state_group"] is not None:
+                    self._share_my_state()
+            finally:
+                lock.release()
+
+    return run  # type: ignore[return-value]
+
+
 def caller_copy(result: Any) -> Any:
     """``result`` with every tensor in it cloned (tensors, and tuples, lists and dicts of them,
     nested); anything else is returned as it is (numbers and strings are immutable)."""
