@@ -9,7 +9,7 @@ import torch
 import torchmetrics.functional.classification as tmf
 
 import torchtally
-import torchtally.functional._kernels as kernels
+import torchtally.kernels as kernels
 from classification_refs import (
     BETA,
     binary_data,

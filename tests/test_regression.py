@@ -13,9 +13,8 @@ import torch
 import torchmetrics
 
 from metric_tester import CollectionFactory, MetricCase, assert_rejects, check_metric
-from torchtally import MetricCollection, NotComputableError
+from torchtally import MetricCollection, NotComputableError, kernels
 from torchtally.functional import (
-    _kernels,
     cosine_similarity,
     explained_variance,
     mean_absolute_error,
@@ -387,16 +386,16 @@ def test_inputs_that_require_grad_leave_no_graph_in_the_state(factory):
 
 
 def test_c_core_and_reference_agree():
-    if not _kernels.has_c():
+    if not kernels.has_c():
         pytest.skip("torchtally._C is not built")
     results = {}
     for backend in ("c", "reference"):
-        previous = _kernels.set_backend(backend)
+        previous = kernels.set_backend(backend)
         try:
             results[backend] = [f(*BIG3) for f in (P(r2_score, multioutput="raw_values"), pearson_corrcoef,
                                                     P(explained_variance, multioutput="raw_values"))]
         finally:
-            _kernels.set_backend(previous)
+            kernels.set_backend(previous)
     for c, ref in zip(results["c"], results["reference"]):
         torch.testing.assert_close(c, ref, rtol=1e-12, atol=1e-12)
 

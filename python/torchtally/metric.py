@@ -30,7 +30,7 @@ from . import dist
 from ._group_copy import GroupBoundCopy
 from .composition import Composable
 from .errors import NotComputableError
-from .functional import _kernels
+from . import kernels
 from .metric_options import BaseOptions
 from .metric_placement import Placement
 from .metric_state import HeldStates, canonical_device, combine, first_tensor, kwargs_filter
@@ -384,14 +384,14 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
             else:
                 self.__dict__[name] = default.clone()
 
-    # -- CUDA rejections (see functional._kernels.set_cuda_checks) ----------------------
+    # -- CUDA rejections (see functional.kernels.set_cuda_checks) ----------------------
 
     def _raise_rejected_cuda_updates(self) -> None:
         """The CUDA kernels check values on the device and report a rejected batch later (its
         counts already undone): before computing from the state, wait for those checks and
         raise the first rejection."""
         if self.__dict__["device"].type == "cuda":
-            _kernels.raise_rejected_cuda_updates(self._tensor_states())
+            kernels.raise_rejected_cuda_updates(self._tensor_states())
 
     def _rejected_cuda_update(self) -> Optional[ValueError]:
         """The first rejected CUDA batch of this metric's state (waiting for its checks), as the
@@ -407,7 +407,7 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         """A rejection not yet raised dies with the state it concerned (reset, load, deletion):
         the allocator will hand that memory to other tensors."""
         if self.__dict__["device"].type == "cuda":
-            _kernels.forget_rejected_cuda_updates(self._tensor_states())
+            kernels.forget_rejected_cuda_updates(self._tensor_states())
 
     def __del__(self) -> None:
         try:

@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 from torch import Tensor
 
-from . import _kernels
+from .. import kernels
 from ._curve_args import Thresholds, check_ignore_index, check_normalization, parse_thresholds
 
 LABEL_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
@@ -139,7 +139,7 @@ class CurveTask:
         # so the sigmoid/softmax below never records a graph.
         preds, target = self._flatten(preds, target, hist.device)
         preds = self._probabilities(preds, target)
-        _kernels.binned_update(hist, preds, target, None, self.ignore_index, self._thresholds_on(hist), self._uniform)
+        kernels.binned_update(hist, preds, target, None, self.ignore_index, self._thresholds_on(hist), self._uniform)
 
     def _thresholds_on(self, hist: Tensor) -> Tensor:
         """The kernel's float64 thresholds on hist's device (copied once per device)."""

@@ -29,7 +29,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from ._reference_checks import describe
+from ..kernels.reference.checks import describe
 
 MULTIOUTPUTS = ("raw_values", "uniform_average", "variance_weighted")
 _F64 = torch.float64

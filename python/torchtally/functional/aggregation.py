@@ -32,7 +32,7 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ._reference_checks import describe
+from ..kernels.reference.checks import describe
 
 __all__ = [
     "weighted_mean",

@@ -41,7 +41,7 @@ from torch import Tensor
 from ._curve_args import check_average, check_max_fpr, check_num
 from ._tasks import check_task, check_task_count
 from ._curve_compute import States, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
-from . import _kernels
+from .. import kernels
 from ._curve_inputs import CurveTask
 
 __all__ = [
@@ -77,7 +77,7 @@ def _states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
         device = preds.device if isinstance(preds, Tensor) else None
         hist = default.to(device)
         task.accumulate(hist, preds, target)
-        return {name: _kernels.settled(hist)}
+        return {name: kernels.settled(hist)}
     device = preds.device if isinstance(preds, Tensor) else torch.device("cpu")
     scores, labels = task.rows(preds, target, device)
     return {"scores": scores, "labels": labels}

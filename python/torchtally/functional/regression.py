@@ -34,7 +34,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
-from . import _kernels
+from .. import kernels
 from . import _regression_inputs as inp
 
 __all__ = [
@@ -203,8 +203,8 @@ def residual_moments_update(state: Tensor, p: Tensor, t: Tensor) -> Tensor:
     # Two kernel calls write one state: every argument is checked above, and the call that reads
     # the caller's tensor goes first, so that nothing is written if a kernel still refuses it.
     # The second reads only the residuals made here (float64, contiguous, finite).
-    _kernels.moments_update(state[d:], inp.as_float(t), None)
-    _kernels.moments_update(state[:d], residual, None)
+    kernels.moments_update(state[d:], inp.as_float(t), None)
+    kernels.moments_update(state[:d], residual, None)
     return state
 
 
@@ -236,7 +236,7 @@ def merge_moments(values: Sequence[Tensor], comoments: bool = False) -> Tensor:
             "must have the same number of outputs per sample"
         )
     out = seen[0].clone(memory_format=torch.contiguous_format)
-    merge = _kernels.comoments_merge if comoments else _kernels.moments_merge
+    merge = kernels.comoments_merge if comoments else kernels.moments_merge
     for other in seen[1:]:
         merge(out, other.to(out.device).contiguous())
     return out
@@ -319,7 +319,7 @@ def comoments_update(state: Tensor, p: Tensor, t: Tensor) -> None:
     """Fold a checked batch [N, D] into a co-moments state [D, 6] of (preds, target), in place."""
     p, t = inp.as_float(p), inp.as_float(t)
     inp.require_finite(p.sum() + t.sum(), p, t)
-    _kernels.comoments_update(state, p, t)
+    kernels.comoments_update(state, p, t)
 
 
 def pearson_from_comoments(state: Tensor) -> Tensor:
