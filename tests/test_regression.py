@@ -23,7 +23,7 @@ from torchtally.functional import (
     pearson_corrcoef,
     r2_score,
 )
-from torchtally.functional._regression_inputs import InputShapeError
+from torchtally.functional.regression.update import InputShapeError
 from torchtally.regression import (
     CosineSimilarity,
     ExplainedVariance,
@@ -343,7 +343,7 @@ def test_forward_with_other_outputs_is_rejected_and_state_kept(factory):
 
 
 def test_r2_and_explained_variance_share_state_in_a_collection(monkeypatch):
-    from torchtally.functional import regression as functional_regression
+    from torchtally.functional.regression import update as functional_regression
 
     calls = []
     original = functional_regression.residual_moments_update
