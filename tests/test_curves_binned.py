@@ -13,7 +13,7 @@ import torchmetrics.functional.classification as tmf
 
 import torchtally.functional as F
 from torchtally import kernels
-from torchtally.functional._curve_math import binned_counts
+from torchtally.functional.curves.compute import binned_counts
 from torchtally.metrics import (
     BinaryAUROC,
     BinaryROC,

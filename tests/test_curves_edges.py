@@ -392,7 +392,7 @@ def test_different_thresholds_or_ignore_index_do_not_share():
 def test_docstring_examples():
     import doctest
 
-    import torchtally.functional._curve_inputs as inputs
+    import torchtally.functional.curves.update as inputs
     import torchtally.functional.curves as functional
     import torchtally.metrics.curves as classes
 

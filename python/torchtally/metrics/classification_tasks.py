@@ -8,7 +8,7 @@ never instantiated; their ``update`` / ``compute`` raise, as torchmetrics'.
 """
 from typing import Any, Optional
 
-from ..functional._tasks import check_task, check_task_count
+from ..functional.tasks import check_task, check_task_count
 from ..metric import Metric
 from ._task_wrapper import TaskWrapper
 from .confusion_matrix import (

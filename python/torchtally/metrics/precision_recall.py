@@ -11,8 +11,8 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional import _classification_inputs as _in
-from ..functional import _classification_reduce as _r
+from ..functional.classification import update as _in
+from ..functional.classification import compute as _r
 from ._classification_state import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
 from .stat_scores import _BinaryStatBase, _MulticlassStatBase, _MultilabelStatBase
 

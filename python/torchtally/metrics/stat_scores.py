@@ -16,14 +16,14 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional import _classification_reduce as _r
+from ..functional.classification import compute as _r
 from ._classification_state import (
     BinaryConfmatState,
     MulticlassConfmatState,
     MultilabelConfmatState,
     pop_zero_division,
 )
-from ..functional import _classification_inputs as _in
+from ..functional.classification import update as _in
 
 
 class _BinaryStatBase(BinaryConfmatState):

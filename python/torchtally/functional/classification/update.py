@@ -40,7 +40,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from .. import kernels
+from ... import kernels
 
 AVERAGES = ("micro", "macro", "weighted", "none", None)
 _FLOAT_TARGETS = frozenset((torch.float16, torch.bfloat16, torch.float32, torch.float64))

@@ -9,8 +9,8 @@ from typing import Optional
 
 from torch import Tensor
 
-from . import classification as _f
-from ._tasks import check_task, check_task_count
+from . import forms as _f
+from ..tasks import check_task, check_task_count
 
 __all__ = ["accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
            "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"]
