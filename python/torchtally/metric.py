@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from . import dist
-from ._group_copy import GroupBoundCopy
+from .group_copy import GroupBoundCopy
 from .composition import Composable
 from .errors import NotComputableError
 from . import kernels
@@ -745,14 +745,6 @@ class Metric(Composable, GroupBoundCopy, Placement, StateDict, nn.Module):
         self.__dict__["_updated"] = self._updated or incoming_updated
         self.__dict__["_cache"] = None
         return self
-
-    def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
-        """Attach to a pytorch-ignite ``Engine`` as ignite's metrics do; results land in
-        ``engine.state.metrics[name]``. See ``torchtally.adapters.ignite.attach`` (keyword
-        options: output_transform, every, model, device); returns the driving MetricHook."""
-        from .adapters.ignite import attach
-
-        return attach(self, engine, name, usage, **kwargs)
 
     def plot(self, val: Any = None, ax: Any = None) -> Tuple[Any, Any]:
         """Draw ``val`` (default: ``compute()``; a list of results draws them over steps) with

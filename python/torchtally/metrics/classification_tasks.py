@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from ..functional.tasks import check_task, check_task_count
 from ..metric import Metric
-from ._task_wrapper import TaskWrapper
+from .task_wrapper import TaskWrapper
 from .confusion_matrix import (
     BinaryCohenKappa,
     BinaryConfusionMatrix,

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from ..functional.classification import update as _in
 from ..functional.classification import compute as _r
-from ._classification_state import (
+from .classification_state import (
     BinaryConfmatState,
     MulticlassConfmatState,
     MultilabelConfmatState,
