@@ -1,4 +1,5 @@
-"""StatScores, Accuracy and Specificity: binary, multiclass, multilabel (state: the confusion matrix).
+"""StatScores, Accuracy, HammingDistance and Specificity: binary, multiclass, multilabel (state:
+the confusion matrix).
 
 The three ``_*StatBase`` classes hold torchmetrics' constructor of its stat-score family
 (StatScores, Accuracy, Precision, Recall, Specificity share one signature per task); the
@@ -17,13 +18,16 @@ from typing import Any, Optional
 from torch import Tensor
 
 from ..functional.classification import compute as _r
+from ..functional.classification import update as _in
 from .classification_state import (
     BinaryConfmatState,
     MulticlassConfmatState,
     MultilabelConfmatState,
     pop_zero_division,
 )
-from ..functional.classification import update as _in
+
+__all__ = [f"{task}{name}" for task in ("Binary", "Multiclass", "Multilabel")
+           for name in ("StatScores", "Accuracy", "HammingDistance", "Specificity")]
 
 
 class BinaryStatBase(BinaryConfmatState):
@@ -167,6 +171,39 @@ class MultilabelAccuracy(MultilabelStatBase):
 
     def compute(self) -> Tensor:
         return _r.accuracy(self._stats(), self.average)
+
+
+class BinaryHammingDistance(BinaryStatBase):
+    """Share of wrong predictions, (fp + fn) / all: 1 - BinaryAccuracy.
+
+        >>> import torch
+        >>> from torchtally.metrics import BinaryHammingDistance
+        >>> BinaryHammingDistance().update(torch.tensor([0.9, 0.2, 0.7]), torch.tensor([1, 0, 0])).compute()
+        tensor(0.3333)
+    """
+
+    higher_is_better = False
+
+    def compute(self) -> Tensor:
+        return _r.hamming_distance(self._stats(), "micro")
+
+
+class MulticlassHammingDistance(MulticlassStatBase):
+    """1 - accuracy per class, averaged as MulticlassAccuracy ("micro": the share of wrong samples)."""
+
+    higher_is_better = False
+
+    def compute(self) -> Tensor:
+        return _r.hamming_distance(self._stats(), self.average)
+
+
+class MultilabelHammingDistance(MultilabelStatBase):
+    """Share of wrong label decisions, per label and averaged as MultilabelAccuracy."""
+
+    higher_is_better = False
+
+    def compute(self) -> Tensor:
+        return _r.hamming_distance(self._stats(), self.average)
 
 
 class BinarySpecificity(BinaryStatBase):

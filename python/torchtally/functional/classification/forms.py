@@ -10,7 +10,7 @@ from . import update as _in
 __all__ = [
     f"{task}_{name}"
     for name in ("accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
-                 "confusion_matrix", "jaccard_index", "dice", "matthews_corrcoef", "cohen_kappa")
+                 "hamming_distance", "confusion_matrix", "jaccard_index", "dice", "matthews_corrcoef", "cohen_kappa")
     for task in ("binary", "multiclass", "multilabel")
     if not (name == "cohen_kappa" and task == "multilabel")
 ]
@@ -246,6 +246,30 @@ def multilabel_stat_scores(preds: Tensor, target: Tensor, num_labels: int, thres
     average = _in.check_average(average)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return _r.stat_scores(stats, average)
+
+
+def binary_hamming_distance(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                            ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    """Share of wrong predictions: 1 - binary_accuracy."""
+    return _r.hamming_distance(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+
+
+def multiclass_hamming_distance(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                                top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                                validate_args: bool = True) -> Tensor:
+    """1 - accuracy per class (recall), averaged as multiclass_accuracy."""
+    average = _in.check_average(average)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    return _r.hamming_distance(stats, average)
+
+
+def multilabel_hamming_distance(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                                average: Optional[str] = "macro", multidim_average: str = "global",
+                                ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    """Share of wrong label decisions, per label and averaged as multilabel_accuracy."""
+    average = _in.check_average(average)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.hamming_distance(stats, average)
 
 
 # -- confusion matrix and its metrics -----------------------------------------------------------
