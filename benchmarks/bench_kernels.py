@@ -1,7 +1,7 @@
 """Kernel benchmark (issue 2): torchtally's C kernels against the torch-ops path, one CPU core.
 
 For each kernel and N in {256, 4096, 65536, 1e6}: microseconds per update for torchtally (through
-torchtally.functional._kernels, what a metric's update pays) and for the equivalent torch ops
+torchtally.kernels, what a metric's update pays) and for the equivalent torch ops
 (argmax + bincount for confusion matrices, torchmetrics' own binned-curve update for the
 histograms), their ratio, and the bytes of input the kernel reads per second next to the copy
 bandwidth measured in the same run. Also the per-tensor cost of the two DLPack paths.
@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import copy_bandwidth_gbs, fmt_us, machine_line, markdown_table, replace_section, time_call  # noqa: E402
 
 from torchtally import _C  # noqa: E402
-from torchtally.functional import _kernels as K  # noqa: E402
+from torchtally import kernels as K  # noqa: E402
 from torchmetrics.functional.classification.precision_recall_curve import (  # noqa: E402
     _binary_precision_recall_curve_update,
     _multiclass_precision_recall_curve_update,

@@ -103,11 +103,11 @@ def values_agree(ours: Dict[str, torch.Tensor], theirs: Dict[str, torch.Tensor])
 
 
 def run(args) -> str:
-    from torchtally.functional import _kernels
+    from torchtally import kernels
 
     if not torch.cuda.is_available():
         raise SystemExit("gpu_check_bench: no CUDA device")
-    if _kernels.cuda_backend() != "cuda":
+    if kernels.cuda_backend() != "cuda":
         raise SystemExit("gpu_check_bench: torchtally._C_cuda is not built or not routed (build with TORCHTALLY_CUDA=1)")
     started = time.monotonic()
     name = torch.cuda.get_device_name()
@@ -138,13 +138,13 @@ def run(args) -> str:
 
     # the kernel alone (no Python metric layer) at the largest batch
     out = torch.zeros(C, C, dtype=torch.int64, device="cuda")
-    t_kernel = cuda_time(lambda: _kernels.confmat_scores(out, scores, target), 5)
+    t_kernel = cuda_time(lambda: kernels.confmat_scores(out, scores, target), 5)
     kernel_gbs = (scores.numel() * 4 + target.numel() * 8) / t_kernel / 1e9
 
     # host time of an update: deferred checks return before the GPU is done; immediate ones wait
     host_ms = {}
     for mode in ("deferred", "immediate"):
-        previous = _kernels.set_cuda_checks(mode)
+        previous = kernels.set_cuda_checks(mode)
         try:
             t_mode = cuda_time(lambda: ours.update(scores, target), 5)
             torch.cuda.synchronize()
@@ -154,7 +154,7 @@ def run(args) -> str:
             host_ms[mode] = ((time.perf_counter() - began) / 5 * 1e3, t_mode * 1e3)
             torch.cuda.synchronize()
         finally:
-            _kernels.set_cuda_checks(previous)
+            kernels.set_cuda_checks(previous)
 
     with_auroc = torchtally_collection(with_auroc=True)
     t_auroc = cuda_time(lambda: with_auroc.update(scores, target), 2, repeats=3)
@@ -164,7 +164,7 @@ def run(args) -> str:
     met_speed = main["speedup"] >= TARGET_SPEEDUP
     lines = [
         f"Device: {name}; torch {torch.__version__} (CUDA {torch.version.cuda}); torchtally._C_cuda "
-        f"{_kernels._CUDA_MODULE.build_info()}. Run {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{kernels._CUDA_MODULE.build_info()}. Run {time.strftime('%Y-%m-%d %H:%M')}, "
         f"{time.monotonic() - started:.0f} s. Bandwidth in the same run: copy **{copy_gbs:,.0f} GB/s** (read + "
         f"write), read-only reduction over the 4 GB of scores **{read_gbs:,.0f} GB/s**; the larger is the "
         f"HBM reference below.",

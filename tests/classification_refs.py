@@ -79,6 +79,8 @@ def _counts(mcm: np.ndarray):
 def sk_binary(name: str, t: np.ndarray, p: np.ndarray, **kw):
     if name == "accuracy":
         return skm.accuracy_score(t, p)
+    if name == "hamming_distance":
+        return skm.hamming_loss(t, p)
     if name in ("precision", "recall", "f1_score", "dice", "jaccard_index"):
         fn = {"precision": skm.precision_score, "recall": skm.recall_score, "f1_score": skm.f1_score,
               "dice": skm.f1_score, "jaccard_index": skm.jaccard_score}[name]
@@ -108,6 +110,7 @@ def _per_class(name: str, t, p, labels):
     common = dict(labels=labels, average=None, zero_division=0)
     per = {
         "accuracy": lambda: skm.recall_score(t, p, **common),
+        "hamming_distance": lambda: 1 - skm.recall_score(t, p, **common),
         "precision": lambda: skm.precision_score(t, p, **common),
         "recall": lambda: skm.recall_score(t, p, **common),
         "f1_score": lambda: skm.f1_score(t, p, **common),
@@ -145,6 +148,8 @@ def sk_multiclass(name: str, t: np.ndarray, p: np.ndarray, c: int, average: str 
     # micro: scikit-learn's own pooled averages
     if name == "accuracy":
         return skm.accuracy_score(t, p)
+    if name == "hamming_distance":
+        return skm.hamming_loss(t, p)
     if name == "specificity":
         return _div(tn.sum(), (tn + fp).sum())
     if name == "jaccard_index":  # torchmetrics leaves an in-range ignore_index class out of the pool
@@ -200,10 +205,12 @@ def sk_multilabel(name: str, t: np.ndarray, p: np.ndarray, average: str = "macro
     if name == "stat_scores":
         return _stat_table(mcm, average)
     avg = None if average == "none" else average
-    if name == "accuracy":
+    if name in ("accuracy", "hamming_distance"):
         if average == "micro":
-            return 1 - skm.hamming_loss(t, p)
+            wrong = skm.hamming_loss(t, p)
+            return wrong if name == "hamming_distance" else 1 - wrong
         per = np.array([skm.accuracy_score(t[:, j], p[:, j]) for j in range(t.shape[1])])
+        per = 1 - per if name == "hamming_distance" else per
     elif name == "specificity":
         if average == "micro":
             return _div(tn.sum(), (tn + fp).sum())

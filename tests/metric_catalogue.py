@@ -19,7 +19,7 @@ import torch
 import torchtally.functional as F
 import torchtally.metrics as M
 from torchtally import Metric
-from torchtally.metrics._task_wrapper import TaskWrapper
+from torchtally.metrics.task_wrapper import TaskWrapper
 
 NUM = 3  # num_classes / num_labels of every classification entry
 

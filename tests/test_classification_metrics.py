@@ -9,7 +9,7 @@ import torch
 import torchmetrics.functional.classification as tmf
 
 import torchtally
-import torchtally.functional._kernels as kernels
+import torchtally.kernels as kernels
 from classification_refs import (
     BETA,
     binary_data,
@@ -80,6 +80,8 @@ CASES = [
     _case("BinaryFBetaScore", P(M.BinaryFBetaScore, BETA, ignore_index=-1), BINARY_BATCHES, _bin("fbeta_score", -1)),
     _case("BinaryDice", P(M.BinaryDice, ignore_index=-1), BINARY_BATCHES, _bin("dice", -1)),
     _case("BinarySpecificity", P(M.BinarySpecificity, ignore_index=-1), BINARY_BATCHES, _bin("specificity", -1)),
+    _case("BinaryHammingDistance", P(M.BinaryHammingDistance, ignore_index=-1), BINARY_BATCHES,
+          _bin("hamming_distance", -1)),
     _case("BinaryStatScores", P(M.BinaryStatScores, ignore_index=-1), BINARY_BATCHES, _bin("stat_scores", -1)),
     _case("BinaryConfusionMatrix", P(M.BinaryConfusionMatrix, ignore_index=-1, normalize="true"), BINARY_BATCHES,
           _bin("confusion_matrix", -1, normalize="true")),
@@ -100,6 +102,8 @@ CASES = [
           _mc("fbeta_score", "micro")),
     _case("MulticlassDice", P(M.MulticlassDice, C), MULTICLASS_BATCHES, _mc("dice")),
     _case("MulticlassSpecificity", P(M.MulticlassSpecificity, C), MULTICLASS_BATCHES, _mc("specificity")),
+    _case("MulticlassHammingDistance", P(M.MulticlassHammingDistance, C, average="weighted"), MULTICLASS_BATCHES,
+          _mc("hamming_distance", "weighted")),
     _case("MulticlassStatScores", P(M.MulticlassStatScores, C, average=None), MULTICLASS_BATCHES,
           _mc("stat_scores", "none")),
     _case("MulticlassConfusionMatrix", P(M.MulticlassConfusionMatrix, C), MULTICLASS_BATCHES, _mc("confusion_matrix")),
@@ -119,6 +123,8 @@ CASES = [
           _ml("fbeta_score", "none")),
     _case("MultilabelDice", P(M.MultilabelDice, L), MULTILABEL_BATCHES, _ml("dice")),
     _case("MultilabelSpecificity", P(M.MultilabelSpecificity, L), MULTILABEL_BATCHES, _ml("specificity")),
+    _case("MultilabelHammingDistance", P(M.MultilabelHammingDistance, L), MULTILABEL_BATCHES,
+          _ml("hamming_distance")),
     _case("MultilabelStatScores", P(M.MultilabelStatScores, L, average="micro"), MULTILABEL_BATCHES,
           _ml("stat_scores", "micro")),
     _case("MultilabelConfusionMatrix", P(M.MultilabelConfusionMatrix, L, normalize="all"), MULTILABEL_BATCHES,
@@ -217,7 +223,7 @@ def test_every_class_is_covered():
     exported = set(M.classification.__all__)
     task_classes = {name for name in exported if name.startswith(("Binary", "Multiclass", "Multilabel"))}
     assert task_classes - covered == set()
-    assert len(task_classes) == 35  # the 11 task wrappers (Accuracy(task=...), ...): test_classification_signatures
+    assert len(task_classes) == 38  # the 12 task wrappers (Accuracy(task=...), ...): test_classification_signatures
     assert all(getattr(torchtally, name) is getattr(M, name) for name in exported)
 
 

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*NaN values found in confusion 
 
 N, C, L, EXTRA = 24, 4, 3, 3
 BATCHES = 3
-RATIOS = ("Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity")
+RATIOS = ("Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "HammingDistance")
 STAT_FAMILY = RATIOS + ("StatScores",)
 MATRIX_FAMILY = ("ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa")
 
@@ -117,6 +117,7 @@ def check_function(name, args, kwargs, batch):
 
 def _snake(family: str) -> str:
     return {"F1Score": "f1_score", "FBetaScore": "fbeta_score", "StatScores": "stat_scores",
+            "HammingDistance": "hamming_distance",
             "ConfusionMatrix": "confusion_matrix", "JaccardIndex": "jaccard_index",
             "MatthewsCorrCoef": "matthews_corrcoef", "CohenKappa": "cohen_kappa"}.get(family, family.lower())
 

@@ -13,11 +13,11 @@ import torchtally.functional.classification as ttf
 from torchtally import metrics as M
 from torchtally.metrics import classification as ttc
 
-FAMILIES = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "StatScores",
+FAMILIES = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "StatScores", "HammingDistance",
             "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa"]
 TASK_CLASSES = [f"{task}{family}" for family in FAMILIES for task in ("Binary", "Multiclass", "Multilabel")
                 if hasattr(tmc, f"{task}{family}")]
-FUNCTIONS = ["accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
+FUNCTIONS = ["accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores", "hamming_distance",
              "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"]
 TASK_FUNCTIONS = [f"{task}_{name}" for name in FUNCTIONS for task in ("binary", "multiclass", "multilabel")
                   if hasattr(tmf, f"{task}_{name}")]

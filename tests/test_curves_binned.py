@@ -12,8 +12,8 @@ import torchmetrics.classification as tmc
 import torchmetrics.functional.classification as tmf
 
 import torchtally.functional as F
-from torchtally.functional import _kernels
-from torchtally.functional._curve_math import binned_counts
+from torchtally import kernels
+from torchtally.functional.curves.compute import binned_counts
 from torchtally.metrics import (
     BinaryAUROC,
     BinaryROC,
@@ -24,17 +24,17 @@ from torchtally.metrics import (
 )
 
 TOL = dict(rtol=1e-5, atol=1e-6)
-BACKENDS = ["reference"] + (["c"] if _kernels.has_c() else [])
+BACKENDS = ["reference"] + (["c"] if kernels.has_c() else [])
 THRESHOLDS = [2, 11, 100, [0.0, 0.25, 0.3, 0.8], torch.tensor([0.1, 0.1, 0.5, 0.95], dtype=torch.float64)]
 
 
 @pytest.fixture(params=BACKENDS, autouse=True)
 def backend(request):
-    previous = _kernels.set_backend(request.param)
+    previous = kernels.set_backend(request.param)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         yield request.param
-    _kernels.set_backend(previous)
+    kernels.set_backend(previous)
 
 
 def _close(actual, expected):

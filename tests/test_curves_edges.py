@@ -10,7 +10,7 @@ from sklearn import metrics as skm
 
 import torchtally.functional as F
 from torchtally import MetricCollection, NotComputableError
-from torchtally.functional import _kernels
+from torchtally import kernels
 from torchtally.metrics import (
     BinaryAUROC,
     BinaryAveragePrecision,
@@ -354,8 +354,8 @@ def _collection(thresholds, task="binary"):
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
 def test_collection_shares_one_state(thresholds, task, monkeypatch):
     calls = []
-    kernel = _kernels.binned_update
-    monkeypatch.setattr(_kernels, "binned_update", lambda *a, **k: calls.append(1) or kernel(*a, **k))
+    kernel = kernels.binned_update
+    monkeypatch.setattr(kernels, "binned_update", lambda *a, **k: calls.append(1) or kernel(*a, **k))
     g = torch.Generator().manual_seed(1)
     shape = (60,) if task == "binary" else (60, 4)
     batches = [(torch.rand(shape, generator=g), torch.randint(0, 2 if task == "binary" else 4, (60,), generator=g))
@@ -392,7 +392,7 @@ def test_different_thresholds_or_ignore_index_do_not_share():
 def test_docstring_examples():
     import doctest
 
-    import torchtally.functional._curve_inputs as inputs
+    import torchtally.functional.curves.update as inputs
     import torchtally.functional.curves as functional
     import torchtally.metrics.curves as classes
 

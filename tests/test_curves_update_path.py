@@ -11,7 +11,7 @@ import pytest
 import torch
 from metric_tester import assert_rejects
 
-from torchtally.functional._curve_inputs import CurveTask
+from torchtally.functional.curves.update import CurveTask
 from torchtally.metrics import BinaryAUROC, MulticlassAUROC, MultilabelAUROC
 
 T = 11

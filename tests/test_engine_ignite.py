@@ -130,14 +130,13 @@ def test_epoch_length_shorter_than_the_loader_keeps_padding_with_a_warning():
         engine.run(loader, max_epochs=1, epoch_length=2)
 
 
-def test_metric_and_collection_attach_methods():
+def test_attach_takes_a_metric_or_a_collection():
     from torchtally import MetricCollection
 
     engine = evaluator()
-    hook = Count().attach(engine, "count")
-    MetricCollection({"seen_ids": Seen()}).attach(
-        engine, "coll", usage="batch_wise", output_transform=lambda o: o["ids"]
-    )
+    hook = attach(Count(), engine, "count")
+    attach(MetricCollection({"seen_ids": Seen()}), engine, "coll", usage="batch_wise",
+           output_transform=lambda o: o["ids"])
     assert is_attached(engine, "count") and is_attached(engine, "coll")
     assert hook.usage.name == "epoch_wise"
     engine.run(DataLoader(make_data(6), batch_size=4), max_epochs=1)

@@ -13,9 +13,8 @@ import torch
 import torchmetrics
 
 from metric_tester import CollectionFactory, MetricCase, assert_rejects, check_metric
-from torchtally import MetricCollection, NotComputableError
+from torchtally import MetricCollection, NotComputableError, kernels
 from torchtally.functional import (
-    _kernels,
     cosine_similarity,
     explained_variance,
     mean_absolute_error,
@@ -24,7 +23,7 @@ from torchtally.functional import (
     pearson_corrcoef,
     r2_score,
 )
-from torchtally.functional._regression_inputs import InputShapeError
+from torchtally.functional.regression.update import InputShapeError
 from torchtally.regression import (
     CosineSimilarity,
     ExplainedVariance,
@@ -344,7 +343,7 @@ def test_forward_with_other_outputs_is_rejected_and_state_kept(factory):
 
 
 def test_r2_and_explained_variance_share_state_in_a_collection(monkeypatch):
-    from torchtally.functional import regression as functional_regression
+    from torchtally.functional.regression import update as functional_regression
 
     calls = []
     original = functional_regression.residual_moments_update
@@ -387,16 +386,16 @@ def test_inputs_that_require_grad_leave_no_graph_in_the_state(factory):
 
 
 def test_c_core_and_reference_agree():
-    if not _kernels.has_c():
+    if not kernels.has_c():
         pytest.skip("torchtally._C is not built")
     results = {}
     for backend in ("c", "reference"):
-        previous = _kernels.set_backend(backend)
+        previous = kernels.set_backend(backend)
         try:
             results[backend] = [f(*BIG3) for f in (P(r2_score, multioutput="raw_values"), pearson_corrcoef,
                                                     P(explained_variance, multioutput="raw_values"))]
         finally:
-            _kernels.set_backend(previous)
+            kernels.set_backend(previous)
     for c, ref in zip(results["c"], results["reference"]):
         torch.testing.assert_close(c, ref, rtol=1e-12, atol=1e-12)
 

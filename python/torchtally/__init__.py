@@ -12,7 +12,7 @@ from .engine import MetricHook
 from .errors import NotComputableError, SyncError
 from .metric import Metric
 from .sampler import UnpaddedDistributedSampler
-from .functional._kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
+from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
 from . import aggregation, classification, functional, regression  # noqa: E402  (torchmetrics' module paths)
 from .classification import *  # noqa: F401,F403,E402  (classification metrics, curves and ranking)
 from .regression import *  # noqa: F401,F403,E402

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from . import dist
-from ._group_copy import GroupBoundCopy
+from .group_copy import GroupBoundCopy
 from .collection_groups import check_affix, check_compute_groups, share_states
 from .errors import NotComputableError
 from .metric import Metric
@@ -510,14 +510,6 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         for metric in self._metrics.values():
             metric.set_dtype(dst_type)
         return self
-
-    def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
-        """Attach to a pytorch-ignite ``Engine`` as ignite's metrics do; results land in
-        ``engine.state.metrics[name]``. See ``torchtally.adapters.ignite.attach`` (keyword
-        options: output_transform, every, model, device); returns the driving MetricHook."""
-        from .adapters.ignite import attach
-
-        return attach(self, engine, name, usage, **kwargs)
 
     def plot(self, val: Optional[Dict[str, Any]] = None, ax: Any = None, together: bool = False) -> Any:
         """Each metric's plot (a list of (figure, axes)), or with ``together`` every scalar

@@ -27,10 +27,10 @@ import torch
 from torch import nn
 
 from . import dist
-from ._group_copy import GroupBoundCopy
+from .group_copy import GroupBoundCopy
 from .composition import Composable
 from .errors import NotComputableError
-from .functional import _kernels
+from . import kernels
 from .metric_config import Configured
 from .metric_guard import Guarded, caller_copy, locked, locked_sharing, new_lock
 from .metric_options import BaseOptions
@@ -396,14 +396,14 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
             else:
                 self.__dict__[name] = default.clone()
 
-    # -- CUDA rejections (see functional._kernels.set_cuda_checks) ----------------------
+    # -- CUDA rejections (see functional.kernels.set_cuda_checks) ----------------------
 
     def _raise_rejected_cuda_updates(self) -> None:
         """The CUDA kernels check values on the device and report a rejected batch later (its
         counts already undone): before computing from the state, wait for those checks and
         raise the first rejection."""
         if self.__dict__["device"].type == "cuda":
-            _kernels.raise_rejected_cuda_updates(self._tensor_states())
+            kernels.raise_rejected_cuda_updates(self._tensor_states())
 
     def _rejected_cuda_update(self) -> Optional[ValueError]:
         """The first rejected CUDA batch of this metric's state (waiting for its checks), as the
@@ -419,7 +419,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
         """A rejection not yet raised dies with the state it concerned (reset, load, deletion):
         the allocator will hand that memory to other tensors."""
         if self.__dict__["device"].type == "cuda":
-            _kernels.forget_rejected_cuda_updates(self._tensor_states())
+            kernels.forget_rejected_cuda_updates(self._tensor_states())
 
     def __del__(self) -> None:
         try:
@@ -771,14 +771,6 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
         self.__dict__["_updated"] = self._updated or incoming_updated
         self.__dict__["_cache"] = None
         return self
-
-    def attach(self, engine: Any, name: str, usage: Any = "epoch_wise", **kwargs: Any) -> Any:
-        """Attach to a pytorch-ignite ``Engine`` as ignite's metrics do; results land in
-        ``engine.state.metrics[name]``. See ``torchtally.adapters.ignite.attach`` (keyword
-        options: output_transform, every, model, device); returns the driving MetricHook."""
-        from .adapters.ignite import attach
-
-        return attach(self, engine, name, usage, **kwargs)
 
     def plot(self, val: Any = None, ax: Any = None) -> Tuple[Any, Any]:
         """Draw ``val`` (default: ``compute()``; a list of results draws them over steps) with

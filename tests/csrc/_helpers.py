@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from torchtally.functional import _reference
+from torchtally.kernels import reference as _reference
 
 try:
     from torchtally import _C

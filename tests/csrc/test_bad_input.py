@@ -10,7 +10,7 @@ from typing import Callable, NamedTuple, Tuple
 import pytest
 import torch
 
-from torchtally.functional import _reference
+from torchtally.kernels import reference as _reference
 
 from ._helpers import N, empty_moments, generator, labels, same_bits, start_counts
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from torchtally.functional import _classification_inputs as ci
+from torchtally.functional.classification import update as ci
 
 from ._helpers import SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, start_counts
 from .test_confmat_simd import run_all

@@ -10,7 +10,7 @@ import contextlib
 import pytest
 import torch
 
-from torchtally.functional import _reference
+from torchtally.kernels import reference as _reference
 
 from ._helpers import dtype_id, generator, kernels, start_counts
 

@@ -1,17 +1,18 @@
-"""torchtally.functional._kernels: which path a call takes, keyword defaults, detaching."""
+"""torchtally.kernels: which path a call takes, keyword defaults, detaching."""
 import pytest
 import torch
 
-from torchtally.functional import _kernels, _reference
+from torchtally import kernels as routing
+from torchtally.kernels import reference as _reference
 
 from ._helpers import generator, kernels, labels, start_counts
 
 
 @pytest.fixture
 def backend_restored():
-    previous = _kernels.backend()
+    previous = routing.backend()
     yield
-    _kernels.set_backend(previous)
+    routing.set_backend(previous)
 
 
 @pytest.fixture(params=["exchange-table", "capsules"])
@@ -42,44 +43,44 @@ class Spy:
 
 def test_the_c_core_is_built_and_used_for_cpu():
     kernels("c")  # fails (never skips) without the extension
-    assert _kernels.has_c()
-    assert _kernels.backend() == "c"
+    assert routing.has_c()
+    assert routing.backend() == "c"
 
 
 def test_set_backend_routes_cpu_calls(monkeypatch, backend_restored):
     c_spy, ref_spy = Spy(kernels("c")), Spy(_reference)
-    monkeypatch.setattr(_kernels, "_C_MODULE", c_spy)
-    monkeypatch.setattr(_kernels, "_c", c_spy)
-    monkeypatch.setattr(_kernels, "_reference", ref_spy)
+    monkeypatch.setattr(routing, "_C_MODULE", c_spy)
+    monkeypatch.setattr(routing, "_c", c_spy)
+    monkeypatch.setattr(routing, "_reference", ref_spy)
     g = generator(80)
     out, p, t = start_counts((3, 3), g), labels((50,), 3, torch.int64, g), labels((50,), 3, torch.int64, g)
-    _kernels.confmat_labels(out, p, t)
+    routing.confmat_labels(out, p, t)
     assert (c_spy.calls, ref_spy.calls) == (["confmat_labels"], [])
-    assert _kernels.set_backend("reference") == "c"
-    assert _kernels.backend() == "reference"
-    _kernels.confmat_labels(out, p, t)
+    assert routing.set_backend("reference") == "c"
+    assert routing.backend() == "reference"
+    routing.confmat_labels(out, p, t)
     assert (c_spy.calls, ref_spy.calls) == (["confmat_labels"], ["confmat_labels"])
-    assert _kernels.set_backend("c") == "reference"
-    _kernels.moments_update(torch.zeros(1, 6, dtype=torch.float64), torch.randn(4))
+    assert routing.set_backend("c") == "reference"
+    routing.moments_update(torch.zeros(1, 6, dtype=torch.float64), torch.randn(4))
     assert c_spy.calls[-1] == "moments_update" and len(ref_spy.calls) == 1
     with pytest.raises(ValueError, match="name"):
-        _kernels.set_backend("cuda")
+        routing.set_backend("cuda")
 
 
 def test_non_cpu_out_goes_to_the_reference(monkeypatch):
     """With the C core active, an `out` on another device is the reference's job (here 'meta',
     where the reference then reports the device mismatch of preds)."""
     ref_spy = Spy(_reference)
-    monkeypatch.setattr(_kernels, "_reference", ref_spy)
+    monkeypatch.setattr(routing, "_reference", ref_spy)
     out = torch.zeros(3, 3, dtype=torch.int64, device="meta")
     with pytest.raises(ValueError, match="^preds: .*meta"):
-        _kernels.confmat_labels(out, torch.zeros(4, dtype=torch.int64), torch.zeros(4, dtype=torch.int64))
+        routing.confmat_labels(out, torch.zeros(4, dtype=torch.int64), torch.zeros(4, dtype=torch.int64))
     assert ref_spy.calls == ["confmat_labels"]
 
 
 @pytest.mark.parametrize("backend", ["c", "reference"])
 def test_keyword_defaults_match_positional_calls(backend, backend_restored):
-    _kernels.set_backend(backend)
+    routing.set_backend(backend)
     impl = kernels(backend)
     g = generator(81)
     s, t = torch.randn(200, 4, generator=g), labels((200,), 4, torch.int64, g)
@@ -99,34 +100,34 @@ def test_keyword_defaults_match_positional_calls(backend, backend_restored):
     for name, inputs, keywords, rest in calls:
         a = start_counts(shapes[name], g)
         b, before = a.clone(), a.clone()
-        getattr(_kernels, name)(a, *inputs, **keywords)
+        getattr(routing, name)(a, *inputs, **keywords)
         getattr(impl, name)(b, *inputs, *rest)
         assert torch.equal(a, b) and not torch.equal(a, before), name
     with pytest.raises(TypeError, match="^thresholds: "):
-        _kernels.binned_update(start_counts(shapes["binned_update"], g), s, t)  # thresholds left out
+        routing.binned_update(start_counts(shapes["binned_update"], g), s, t)  # thresholds left out
     state_a, state_b = torch.zeros(4, 6, dtype=torch.float64), torch.zeros(4, 6, dtype=torch.float64)
-    _kernels.comoments_update(state_a, s, 2 * s)
+    routing.comoments_update(state_a, s, 2 * s)
     impl.comoments_update(state_b, s, 2 * s)
     assert torch.equal(state_a, state_b)
 
 
 @pytest.mark.parametrize("backend", ["c", "reference"])
 def test_inputs_that_require_grad(backend, backend_restored, dlpack_path):
-    """Model outputs often require grad; torch's __dlpack__ refuses them, so _kernels detaches."""
-    _kernels.set_backend(backend)
+    """Model outputs often require grad; torch's __dlpack__ refuses them, so routing detaches."""
+    routing.set_backend(backend)
     g = generator(82)
     s = torch.randn(100, 3, generator=g, requires_grad=True)
     t = labels((100,), 3, torch.int64, g)
     out, want = torch.zeros(3, 3, dtype=torch.int64), torch.zeros(3, 3, dtype=torch.int64)
-    _kernels.confmat_scores(out, s, t)
+    routing.confmat_scores(out, s, t)
     kernels("reference").confmat_scores(want, s.detach(), t, None, None)
     assert torch.equal(out, want)
     w = torch.rand(100, generator=g, requires_grad=True)
     state = torch.tensor([[0, 0, 0, 0, float("inf"), -float("inf")]] * 3, dtype=torch.float64)
-    _kernels.moments_update(state, s, w)
-    _kernels.comoments_update(torch.zeros(3, 6, dtype=torch.float64), s, s * 2)
-    _kernels.binned_update(torch.zeros(3, 3, 2, dtype=torch.int64), s.sigmoid(), t,
+    routing.moments_update(state, s, w)
+    routing.comoments_update(torch.zeros(3, 6, dtype=torch.float64), s, s * 2)
+    routing.binned_update(torch.zeros(3, 3, 2, dtype=torch.int64), s.sigmoid(), t,
                            thresholds=torch.tensor([0.25, 0.75], dtype=torch.float64, requires_grad=True))
-    _kernels.topk_update(torch.zeros(3, 3, dtype=torch.int64), s, t, k=2)
-    _kernels.confmat_threshold(torch.zeros(3, 2, 2, dtype=torch.int64), s, (t[:, None] == torch.arange(3)).long())
+    routing.topk_update(torch.zeros(3, 3, dtype=torch.int64), s, t, k=2)
+    routing.confmat_threshold(torch.zeros(3, 2, 2, dtype=torch.int64), s, (t[:, None] == torch.arange(3)).long())
     assert state[:, 0].tolist() == [pytest.approx(float(w.detach().sum()))] * 3

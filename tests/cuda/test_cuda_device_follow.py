@@ -14,7 +14,7 @@ import torch
 
 from torchtally import (BinaryAUROC, MeanMetric, MeanSquaredError, MetricCollection, MulticlassAccuracy,
                         MulticlassAUROC, MulticlassPrecision, MulticlassRecall, PearsonCorrCoef)
-from torchtally.functional import _kernels
+from torchtally import kernels
 from torchtally.testing import run_distributed
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
@@ -62,11 +62,11 @@ def devices_of(metric):
 
 @pytest.fixture(params=["cuda", "reference"])
 def cuda_backend(request):
-    if request.param == "cuda" and not _kernels.has_cuda():
+    if request.param == "cuda" and not kernels.has_cuda():
         pytest.skip("torchtally._C_cuda is not built (build with TORCHTALLY_CUDA=1)")
-    previous = _kernels.set_cuda_backend(request.param)
+    previous = kernels.set_cuda_backend(request.param)
     yield request.param
-    _kernels.set_cuda_backend(previous)
+    kernels.set_cuda_backend(previous)
 
 
 @pytest.mark.parametrize("case", range(len(feeds())), ids=[f[0] for f in feeds()])

@@ -1,10 +1,11 @@
-"""Routing in torchtally.functional._kernels: CPU tensors to torchtally._C (unchanged), CUDA
+"""Routing in torchtally.kernels: CPU tensors to torchtally._C (unchanged), CUDA
 tensors to torchtally._C_cuda when it is built, else to the torch reference. Runs without a GPU:
 a stand-in object that says is_cuda plays the CUDA tensor, and spies replace the modules."""
 import pytest
 import torch
 
-from torchtally.functional import _kernels, _reference
+from torchtally import kernels
+from torchtally.kernels import reference as _reference
 
 KERNELS = ("confmat_labels", "confmat_scores", "confmat_threshold", "binned_update", "topk_update",
            "moments_update", "moments_merge", "comoments_update", "comoments_merge")
@@ -23,7 +24,7 @@ class Spy:
 
 
 class CudaStandIn:
-    """What _kernels looks at on a CUDA tensor."""
+    """What kernels looks at on a CUDA tensor."""
     is_cpu = False
     is_cuda = True
     requires_grad = False
@@ -32,15 +33,15 @@ class CudaStandIn:
 @pytest.fixture
 def spies(monkeypatch):
     cuda, ref = Spy(), Spy()
-    monkeypatch.setattr(_kernels, "_CUDA_MODULE", cuda)
-    monkeypatch.setattr(_kernels, "_cuda", cuda)
-    monkeypatch.setattr(_kernels, "_reference", ref)
+    monkeypatch.setattr(kernels, "_CUDA_MODULE", cuda)
+    monkeypatch.setattr(kernels, "_cuda", cuda)
+    monkeypatch.setattr(kernels, "_reference", ref)
     return cuda, ref
 
 
 def call(kernel: str, out) -> None:
     """The kernel with its required arguments: (state, other) for merges, (out, a, b) otherwise."""
-    getattr(_kernels, kernel)(out, *[CudaStandIn()] * (1 if kernel.endswith("merge") else 2))
+    getattr(kernels, kernel)(out, *[CudaStandIn()] * (1 if kernel.endswith("merge") else 2))
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -54,50 +55,50 @@ def test_cuda_tensors_go_to_the_cuda_module(spies, kernel):
 
 def test_cuda_backend_switch(spies):
     cuda, ref = spies
-    assert _kernels.has_cuda() and _kernels.cuda_backend() == "cuda"
-    assert _kernels.set_cuda_backend("reference") == "cuda"
+    assert kernels.has_cuda() and kernels.cuda_backend() == "cuda"
+    assert kernels.set_cuda_backend("reference") == "cuda"
     call("confmat_labels", CudaStandIn())
     assert (len(cuda.calls), [n for n, _ in ref.calls]) == (0, ["confmat_labels"])
-    assert _kernels.set_cuda_backend("cuda") == "reference"
+    assert kernels.set_cuda_backend("cuda") == "reference"
     call("confmat_labels", CudaStandIn())
     assert len(cuda.calls) == 1
     with pytest.raises(ValueError, match="name"):
-        _kernels.set_cuda_backend("c")
+        kernels.set_cuda_backend("c")
 
 
 def test_without_the_cuda_build_cuda_goes_to_the_reference(spies, monkeypatch):
     cuda, ref = spies
-    monkeypatch.setattr(_kernels, "_CUDA_MODULE", None)
-    monkeypatch.setattr(_kernels, "_cuda", None)
-    assert not _kernels.has_cuda() and _kernels.cuda_backend() == "reference"
+    monkeypatch.setattr(kernels, "_CUDA_MODULE", None)
+    monkeypatch.setattr(kernels, "_cuda", None)
+    assert not kernels.has_cuda() and kernels.cuda_backend() == "reference"
     call("topk_update", CudaStandIn())
     assert [n for n, _ in ref.calls] == ["topk_update"] and cuda.calls == []
     with pytest.raises(ImportError, match="TORCHTALLY_CUDA=1"):
-        _kernels.set_cuda_backend("cuda")
+        kernels.set_cuda_backend("cuda")
 
 
 def test_cpu_and_other_devices_never_reach_the_cuda_module(spies):
     cuda, ref = spies
     out = torch.zeros(3, 3, dtype=torch.int64)
     labels = torch.tensor([0, 1, 2, 2])
-    _kernels.confmat_labels(out, labels, labels)  # the real C core (or the reference when unbuilt)
+    kernels.confmat_labels(out, labels, labels)  # the real C core (or the reference when unbuilt)
     assert out.diagonal().tolist() == [1, 1, 2]
     meta = torch.zeros(3, 3, dtype=torch.int64, device="meta")
-    _kernels.confmat_labels(meta, labels, labels)
+    kernels.confmat_labels(meta, labels, labels)
     assert cuda.calls == [] and [n for n, _ in ref.calls] == ["confmat_labels"]
 
 
 def test_inputs_are_detached_on_the_cuda_route(spies):
     cuda, _ = spies
     scores = torch.randn(4, 3, requires_grad=True)
-    _kernels.confmat_scores(CudaStandIn(), scores, CudaStandIn())
+    kernels.confmat_scores(CudaStandIn(), scores, CudaStandIn())
     passed = cuda.calls[0][1][1]
     assert not passed.requires_grad and passed.data_ptr() == scores.data_ptr()
 
 
 def test_the_real_cuda_module_matches_the_contract():
     """When torchtally._C_cuda is built it has every kernel of csrc/API.md (same names as _C)."""
-    module = _kernels._CUDA_MODULE
+    module = kernels._CUDA_MODULE
     if module is None:
         pytest.skip("torchtally._C_cuda is not built (TORCHTALLY_CUDA=0, the default)")
     assert all(callable(getattr(module, k, None)) for k in KERNELS)
@@ -126,50 +127,50 @@ class CudaState:
 
 @pytest.fixture
 def checks_mode():
-    previous = _kernels.cuda_checks()
+    previous = kernels.cuda_checks()
     yield
-    _kernels.set_cuda_checks(previous)
+    kernels.set_cuda_checks(previous)
 
 
 def test_set_cuda_checks_tells_the_cuda_module(spies, checks_mode):
     cuda, _ = spies
-    assert _kernels.set_cuda_checks("immediate") == "deferred"
-    assert _kernels.cuda_checks() == "immediate"
-    assert _kernels.set_cuda_checks("deferred") == "immediate"
+    assert kernels.set_cuda_checks("immediate") == "deferred"
+    assert kernels.cuda_checks() == "immediate"
+    assert kernels.set_cuda_checks("deferred") == "immediate"
     assert cuda.calls == [("set_immediate_checks", (True,)), ("set_immediate_checks", (False,))]
 
 
 def test_set_cuda_checks_refuses_other_modes(spies, checks_mode):
     with pytest.raises(ValueError, match=r"^mode: expected one of \('deferred', 'immediate'\), got 'eager'"):
-        _kernels.set_cuda_checks("eager")
-    assert _kernels.cuda_checks() == "deferred" and spies[0].calls == []
+        kernels.set_cuda_checks("eager")
+    assert kernels.cuda_checks() == "deferred" and spies[0].calls == []
 
 
 def test_compute_time_check_waits_on_cuda_states_only(spies):
     cuda, _ = spies
     states = [torch.zeros(3), CudaState(1, 0x1000), CudaState(0, 0x2000, numel=0), CudaState(0, 0x3000)]
-    _kernels.raise_rejected_cuda_updates(states)
+    kernels.raise_rejected_cuda_updates(states)
     assert cuda.calls == [("check", (1, 0x1000, 32, True)), ("check", (0, 0x3000, 32, True))]
-    _kernels.forget_rejected_cuda_updates(states)
+    kernels.forget_rejected_cuda_updates(states)
     assert cuda.calls[2:] == [("discard", (1, 0x1000, 32)), ("discard", (0, 0x3000, 32))]
 
 
 def test_rejections_made_before_a_switch_to_the_reference_still_surface(spies):
     cuda, _ = spies
-    _kernels.set_cuda_backend("reference")
+    kernels.set_cuda_backend("reference")
     try:
-        _kernels.raise_rejected_cuda_updates([CudaState(0, 0x1000)])
+        kernels.raise_rejected_cuda_updates([CudaState(0, 0x1000)])
     finally:
-        _kernels.set_cuda_backend("cuda")
+        kernels.set_cuda_backend("cuda")
     assert cuda.calls == [("check", (0, 0x1000, 32, True))]
 
 
 def test_no_check_without_the_cuda_build(spies, monkeypatch):
     cuda, _ = spies
-    monkeypatch.setattr(_kernels, "_CUDA_MODULE", None)
-    monkeypatch.setattr(_kernels, "_cuda", None)
-    _kernels.raise_rejected_cuda_updates([CudaState(0, 0x1000)])
-    _kernels.forget_rejected_cuda_updates([CudaState(0, 0x1000)])
+    monkeypatch.setattr(kernels, "_CUDA_MODULE", None)
+    monkeypatch.setattr(kernels, "_cuda", None)
+    kernels.raise_rejected_cuda_updates([CudaState(0, 0x1000)])
+    kernels.forget_rejected_cuda_updates([CudaState(0, 0x1000)])
     assert cuda.calls == []
 
 
@@ -179,7 +180,7 @@ def test_cuda_checks_from_the_environment(value, expected):
     import os
     import subprocess
     import sys
-    code = "from torchtally.functional import _kernels; print(_kernels.cuda_checks())"
+    code = "from torchtally import kernels; print(kernels.cuda_checks())"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "TORCHTALLY_CUDA_CHECKS": value})
     assert expected in (run.stdout if run.returncode == 0 else run.stderr), run.stderr
@@ -214,8 +215,8 @@ def test_compute_and_reset_ask_about_rejected_cuda_updates(spies, monkeypatch):
 
 def test_the_switch_is_public():
     import torchtally
-    assert torchtally.set_cuda_checks is _kernels.set_cuda_checks
-    assert torchtally.cuda_checks is _kernels.cuda_checks
+    assert torchtally.set_cuda_checks is kernels.set_cuda_checks
+    assert torchtally.cuda_checks is kernels.cuda_checks
 
 
 def _metric_on_fake_cuda(monkeypatch, pointer: int):

@@ -14,7 +14,7 @@ import torch
 from csrc._helpers import LABEL_DTYPES, LAYOUTS, SCORE_DTYPES, dtype_id, empty_moments, generator, labels, layout, same_bits, scores, start_counts
 from csrc.test_bad_input import CASES, good_args
 from torchtally import _C
-from torchtally.functional import _kernels
+from torchtally import kernels
 
 try:
     from torchtally import _C_cuda
@@ -265,9 +265,9 @@ def test_runs_on_the_current_stream():
     with torch.cuda.stream(s):
         torch.cuda._sleep(100_000_000)  # keep the stream busy for a while
         stale.copy_(fresh)
-        _kernels.confmat_labels(out, stale, gpu(target))
+        kernels.confmat_labels(out, stale, gpu(target))
         state = torch.tensor([[0.0, 0.0, 0.0, 0.0, float("inf"), -float("inf")]], dtype=torch.float64, device=DEV)
-        _kernels.moments_update(state, stale.double())
+        kernels.moments_update(state, stale.double())
     s.synchronize()
     expected = torch.zeros(c, c, dtype=torch.int64)
     _C.confmat_labels(expected, preds, target, None, None)
@@ -310,17 +310,17 @@ def test_cpu_tensor_with_cuda_out_is_refused():
 
 def test_routing_sends_cuda_tensors_to_the_cuda_kernels(monkeypatch):
     calls = []
-    real = _kernels._cuda
+    real = kernels._cuda
 
     class Spy:
         def __getattr__(self, name):
             calls.append(name)
             return getattr(real, name)
 
-    monkeypatch.setattr(_kernels, "_cuda", Spy())
+    monkeypatch.setattr(kernels, "_cuda", Spy())
     out = torch.zeros(3, 3, dtype=torch.int64, device=DEV)
     labels_ = torch.tensor([0, 1, 2, 2], device=DEV)
-    _kernels.confmat_labels(out, labels_, labels_)
+    kernels.confmat_labels(out, labels_, labels_)
     assert calls == ["confmat_labels"] and out.diagonal().tolist() == [1, 1, 2]
 
 

@@ -2,7 +2,7 @@
 
 ``torchtally.functional.classification`` (counts, curves and ranking),
 ``torchtally.functional.regression`` and ``torchtally.functional.aggregation``; every name is
-also importable from here. The kernels behind them are routed in `_kernels` (C core or torch
+also importable from here. The kernels behind them are routed in `torchtally.kernels` (C core or torch
 reference).
 """
 

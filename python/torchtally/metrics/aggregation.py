@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from ..errors import NotComputableError
-from ..functional import aggregation as A
+from ..functional.aggregation import update as agg_update
 from ..metric import Metric
 from ..metric_state_dict import check_nonnegative
 
@@ -61,13 +61,13 @@ class _Aggregator(Metric):
     higher_is_better = None
     full_state_update = False
 
-    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.nan_strategy = A.check_nan_strategy(nan_strategy)
+        self.nan_strategy = agg_update.check_nan_strategy(nan_strategy)
 
     def _values(self, value: Any, weight: Any = None, name: str = "value") -> Tuple[Tensor, Optional[Tensor]]:
         """Checked float64 values (and weights, broadcast to them), NaN policy applied."""
-        return A.checked_values(self.nan_strategy, name, value, weight, self.device)
+        return agg_update.checked_values(self.nan_strategy, name, value, weight, self.device)
 
 
 class SumMetric(_Aggregator):
@@ -79,7 +79,7 @@ class SumMetric(_Aggregator):
         tensor(6.)
     """
 
-    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(nan_strategy, **kwargs)
         self.add_state("value_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
 
@@ -104,13 +104,13 @@ class MeanMetric(_Aggregator):
         tensor(1.5000)
     """
 
-    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(nan_strategy, **kwargs)
         self.add_state("weighted_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
         self.add_state("weight_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
 
     def update(self, value: Any, weight: Any = None) -> None:
-        total, weight_sum = A.weighted_totals(*self._values(value, weight))
+        total, weight_sum = agg_update.weighted_totals(*self._values(value, weight))
         self.weighted_sum += total
         self.weight_sum += weight_sum
 
@@ -126,7 +126,7 @@ class _Extreme(_Aggregator):
     full_state_update = True
     _reduce = "min"
 
-    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(nan_strategy, **kwargs)
         start = float("inf") if self._reduce == "min" else float("-inf")
         self.add_state("extreme", torch.tensor(start, dtype=_F64), reduce=self._reduce)
@@ -185,7 +185,7 @@ class CatMetric(_Aggregator):
                 [3., 4.]])
     """
 
-    def __init__(self, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(nan_strategy, **kwargs)
         self._stored_dtype = self.dtype
         # Values are kept flat; "value_shape" holds (1, *shape after dim 0) once a value was
@@ -261,7 +261,7 @@ class RunningMean(_Aggregator):
 
     full_state_update = None  # forward updates the window, then computes the batch on its own
 
-    def __init__(self, window: int = 5, nan_strategy: A.NanStrategy = "warn", **kwargs: Any) -> None:
+    def __init__(self, window: int = 5, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(nan_strategy, **kwargs)
         if not isinstance(window, int) or isinstance(window, bool) or window < 1:
             raise ValueError(f"window: expected a positive int, got {window!r}")
@@ -272,7 +272,7 @@ class RunningMean(_Aggregator):
         self.add_state("num_updates", torch.tensor(0, dtype=torch.int64), reduce="max")
 
     def update(self, value: Any, weight: Any = None) -> None:
-        total, weight_sum = A.weighted_totals(*self._values(value, weight))
+        total, weight_sum = agg_update.weighted_totals(*self._values(value, weight))
         slot = int(self.num_updates) % self.window
         self.window_sums[slot] = total
         self.window_weights[slot] = weight_sum
@@ -303,18 +303,18 @@ class AverageLoss(_Aggregator):
 
     full_state_update = False
 
-    def __init__(self, *, nan_strategy: A.NanStrategy = "error", **kwargs: Any) -> None:
+    def __init__(self, *, nan_strategy: agg_update.NanStrategy = "error", **kwargs: Any) -> None:
         super().__init__(nan_strategy, **kwargs)
         self.add_state("loss_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, loss: Any, batch_size: Any = None) -> None:
-        values = A.as_values("loss", loss, self.device)
+        values = agg_update.as_values("loss", loss, self.device)
         if values.dim() > 1:
             raise ValueError(f"loss: expected a number, a 0-d tensor or per-sample losses [B], got shape {list(values.shape)}")
         size = _batch_size(batch_size, values)
         weight = None if values.dim() == 1 else torch.tensor(float(size), dtype=_F64, device=values.device)
-        v, w = A.apply_nan_strategy(self.nan_strategy, "loss", values, weight)
+        v, w = agg_update.apply_nan_strategy(self.nan_strategy, "loss", values, weight)
         # Both additions are made and checked before either state changes.
         loss_sum = (v * w).sum() if w is not None else v.sum()
         count = int(w.sum()) if w is not None else v.numel()

@@ -34,16 +34,6 @@ from .precision_recall import (  # noqa: F401
     MultilabelPrecision,
     MultilabelRecall,
 )
-from .stat_scores import (  # noqa: F401
-    BinaryAccuracy,
-    BinarySpecificity,
-    BinaryStatScores,
-    MulticlassAccuracy,
-    MulticlassSpecificity,
-    MulticlassStatScores,
-    MultilabelAccuracy,
-    MultilabelSpecificity,
-    MultilabelStatScores,
-)
+from .stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
 
 __all__ = [name for name in dir() if name.startswith(("Binary", "Multiclass", "Multilabel"))] + list(_task_names)

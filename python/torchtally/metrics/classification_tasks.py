@@ -8,9 +8,9 @@ never instantiated; their ``update`` / ``compute`` raise, as torchmetrics'.
 """
 from typing import Any, Optional
 
-from ..functional._tasks import check_task, check_task_count
+from ..functional.tasks import check_task, check_task_count
 from ..metric import Metric
-from ._task_wrapper import TaskWrapper
+from .task_wrapper import TaskWrapper
 from .confusion_matrix import (
     BinaryCohenKappa,
     BinaryConfusionMatrix,
@@ -40,18 +40,21 @@ from .precision_recall import (
 )
 from .stat_scores import (
     BinaryAccuracy,
+    BinaryHammingDistance,
     BinarySpecificity,
     BinaryStatScores,
     MulticlassAccuracy,
+    MulticlassHammingDistance,
     MulticlassSpecificity,
     MulticlassStatScores,
     MultilabelAccuracy,
+    MultilabelHammingDistance,
     MultilabelSpecificity,
     MultilabelStatScores,
 )
 
 __all__ = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "StatScores",
-           "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa"]
+           "HammingDistance", "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa"]
 
 
 def _stat_family(task: str, binary: type, multiclass: type, multilabel: type, threshold: float,
@@ -145,6 +148,18 @@ class Specificity(TaskWrapper):
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
         return _stat_family(task, BinarySpecificity, MulticlassSpecificity, MultilabelSpecificity, threshold,
                             num_classes, num_labels, average, top_k, kwargs)
+
+
+class HammingDistance(TaskWrapper):
+    """The task's HammingDistance."""
+
+    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, average: Optional[str] = "micro",
+                multidim_average: str = "global", top_k: Optional[int] = 1,
+                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+        kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
+        return _stat_family(task, BinaryHammingDistance, MulticlassHammingDistance, MultilabelHammingDistance,
+                            threshold, num_classes, num_labels, average, top_k, kwargs)
 
 
 class StatScores(TaskWrapper):

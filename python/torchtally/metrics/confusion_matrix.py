@@ -9,9 +9,9 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional import _classification_inputs as _in
-from ..functional import _classification_reduce as _r
-from ._classification_state import (
+from ..functional.classification import update as _in
+from ..functional.classification import compute as _r
+from .classification_state import (
     BinaryConfmatState,
     MulticlassConfmatState,
     MultilabelConfmatState,

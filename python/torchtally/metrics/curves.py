@@ -34,12 +34,12 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional._curve_args import check_average, check_max_fpr
-from ..functional._tasks import check_task, check_task_count
-from ..functional._curve_compute import Curve, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
+from ..functional.curves.update import check_average, check_max_fpr
+from ..functional.tasks import check_task, check_task_count
+from ..functional.curves.compute import Curve, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
 from ..metric import Metric
-from ._curve_state import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
-from ._task_wrapper import TaskWrapper
+from .curve_state import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
+from .task_wrapper import TaskWrapper
 
 __all__ = [
     f"{task}{name}"

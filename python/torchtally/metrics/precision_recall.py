@@ -1,6 +1,6 @@
 """Precision, Recall, FBetaScore, F1Score and Dice: binary, multiclass, multilabel.
 
-All read the task's confusion matrix (see _classification_state). ``zero_division`` (0 or 1)
+All read the task's confusion matrix (see classification_state). ``zero_division`` (0 or 1)
 is the value of a ratio whose denominator is 0, as torchmetrics' option of that name
 (Precision and Recall take it through ``**kwargs``, as torchmetrics does). Deliberate
 differences from torchmetrics: those of stat_scores.py (bad labels raise even with
@@ -11,13 +11,13 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional import _classification_inputs as _in
-from ..functional import _classification_reduce as _r
-from ._classification_state import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
-from .stat_scores import _BinaryStatBase, _MulticlassStatBase, _MultilabelStatBase
+from ..functional.classification import update as _in
+from ..functional.classification import compute as _r
+from .classification_state import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
+from .stat_scores import BinaryStatBase, MulticlassStatBase, MultilabelStatBase
 
 
-class BinaryPrecision(_BinaryStatBase):
+class BinaryPrecision(BinaryStatBase):
     """tp / (tp + fp). Bad labels raise even with validate_args=False (module docstring).
 
         >>> import torch
@@ -31,14 +31,14 @@ class BinaryPrecision(_BinaryStatBase):
         return _r.precision(self._stats(), "micro", self.zero_division)
 
 
-class BinaryRecall(_BinaryStatBase):
+class BinaryRecall(BinaryStatBase):
     """tp / (tp + fn) (sensitivity). Bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
         return _r.recall(self._stats(), "micro", self.zero_division)
 
 
-class MulticlassPrecision(_MulticlassStatBase):
+class MulticlassPrecision(MulticlassStatBase):
     """tp / (tp + fp) per class, averaged: "micro" (pooled counts), "macro" (mean over classes
     present in target or preds), "weighted" (by support) or "none". ``top_k``: a sample predicts
     its target when that is among its k highest scores, else its best class (torchmetrics' rule).
@@ -55,7 +55,7 @@ class MulticlassPrecision(_MulticlassStatBase):
         return _r.precision(self._stats(), self.average, self.zero_division)
 
 
-class MulticlassRecall(_MulticlassStatBase):
+class MulticlassRecall(MulticlassStatBase):
     """tp / (tp + fn) per class, averaged as MulticlassPrecision. ``top_k``: a sample counts as
     recalled when its class is among the k highest scores (as MulticlassAccuracy). num_classes
     is required; bad labels raise even with validate_args=False."""
@@ -64,7 +64,7 @@ class MulticlassRecall(_MulticlassStatBase):
         return _r.recall(self._stats(), self.average, self.zero_division)
 
 
-class MultilabelPrecision(_MultilabelStatBase):
+class MultilabelPrecision(MultilabelStatBase):
     """tp / (tp + fp) per label, averaged over labels (all labels count in "macro"). Bad labels
     raise even with validate_args=False."""
 
@@ -72,7 +72,7 @@ class MultilabelPrecision(_MultilabelStatBase):
         return _r.precision(self._stats(), self.average, self.zero_division)
 
 
-class MultilabelRecall(_MultilabelStatBase):
+class MultilabelRecall(MultilabelStatBase):
     """tp / (tp + fn) per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:

@@ -31,8 +31,7 @@ from typing import Any, Dict, List, Optional
 import torch
 from torch import Tensor
 
-from ..functional import _regression_inputs as inp
-from ..functional import regression as F
+from ..functional.regression import compute as reg_compute, update as reg_update
 from ..metric import Metric
 from ..metric_state_dict import check_nonnegative
 
@@ -58,11 +57,11 @@ class _ErrorMean(_RegressionMetric):
     """Shared body of MSE and MAE: a per-output error sum and a sample count."""
 
     higher_is_better = False
-    _error_sum = staticmethod(F.squared_error_sum)
+    _error_sum = staticmethod(reg_update.squared_error_sum)
 
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.num_outputs = inp.check_num_outputs(num_outputs)
+        self.num_outputs = reg_update.check_num_outputs(num_outputs)
         self.add_state("error_sum", torch.zeros(self.num_outputs, dtype=_F64), reduce="sum")
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
@@ -72,7 +71,7 @@ class _ErrorMean(_RegressionMetric):
         self.num_samples += n
 
     def compute(self) -> Tensor:
-        return F.mean_of(self.error_sum, self.num_samples, self.dtype)
+        return reg_compute.mean_of(self.error_sum, self.num_samples, self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
@@ -99,11 +98,11 @@ class MeanSquaredError(_ErrorMean):
 
     def __init__(self, squared: bool = True, num_outputs: int = 1, **kwargs: Any) -> None:
         super().__init__(num_outputs, **kwargs)
-        self.squared = inp.check_squared(squared)
+        self.squared = reg_update.check_squared(squared)
 
     def compute(self) -> Tensor:
         total = self.error_sum / self.num_samples
-        return F.as_result(total if self.squared else total.sqrt(), self.dtype)
+        return reg_compute.as_result(total if self.squared else total.sqrt(), self.dtype)
 
 
 class MeanAbsoluteError(_ErrorMean):
@@ -115,7 +114,7 @@ class MeanAbsoluteError(_ErrorMean):
         tensor(1.2500)
     """
 
-    _error_sum = staticmethod(F.absolute_error_sum)
+    _error_sum = staticmethod(reg_update.absolute_error_sum)
 
 
 class MeanAbsolutePercentageError(_RegressionMetric):
@@ -138,12 +137,12 @@ class MeanAbsolutePercentageError(_RegressionMetric):
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        total, n = F.absolute_percentage_error_sum(preds, target, self.device)
+        total, n = reg_update.absolute_percentage_error_sum(preds, target, self.device)
         self.error_sum += total
         self.num_samples += n
 
     def compute(self) -> Tensor:
-        return F.mean_of(self.error_sum, self.num_samples, self.dtype)
+        return reg_compute.mean_of(self.error_sum, self.num_samples, self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
@@ -155,17 +154,17 @@ class _InputFormMixin:
 
     def _add_input_form(self) -> None:
         self.add_state("input_form", torch.empty(0, dtype=torch.int64), reduce="merge")
-        self._forms = F.FormTracker()
+        self._forms = reg_update.FormTracker()
 
-    def _store_form(self, form: Optional[F.Form]) -> None:
+    def _store_form(self, form: Optional[reg_update.Form]) -> None:
         """Store a form returned by ``self._forms.check`` (None: nothing new)."""
         if form is not None:
-            self.input_form = F.form_tensor(form, self.input_form.device)
+            self.input_form = reg_update.form_tensor(form, self.input_form.device)
             self._forms.wrote(self.input_form, form)
 
     def _result_dtype(self) -> torch.dtype:
-        form = F.read_form(self.input_form)
-        return inp.promoted(self.dtype, form[0] if form else 0)
+        form = reg_update.read_form(self.input_form)
+        return reg_update.promoted(self.dtype, form[0] if form else 0)
 
 
 class _ResidualMoments(_InputFormMixin, _RegressionMetric):
@@ -182,28 +181,28 @@ class _ResidualMoments(_InputFormMixin, _RegressionMetric):
         self._add_input_form()
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        p, t, shape = inp.outputs(preds, target, self._max_dims, self.device)
-        form = self._forms.check(self.input_form, (inp.float_code(p, t),) + shape)
-        self.residual_target_moments = F.residual_moments_update(self.residual_target_moments, p, t)
+        p, t, shape = reg_update.outputs(preds, target, self._max_dims, self.device)
+        form = self._forms.check(self.input_form, (reg_update.float_code(p, t),) + shape)
+        self.residual_target_moments = reg_update.residual_moments_update(self.residual_target_moments, p, t)
         self._store_form(form)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         if name == "input_form":
-            return F.form_merge_values(values)
-        return F.merge_moments(values)
+            return reg_update.form_merge_values(values)
+        return reg_update.merge_moments(values)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
-        F.check_moments_state("residual_target_moments", states["residual_target_moments"])
+        reg_update.check_moments_state("residual_target_moments", states["residual_target_moments"])
 
     def _result_dtype(self) -> torch.dtype:
         # torchmetrics' state here is a 0-d tensor of the metric's dtype: 1-D inputs (0-d batch
         # sums) promote it, [N, D] ones (dimensioned batch sums) replace its dtype with theirs.
-        form = F.read_form(self.input_form)
+        form = reg_update.read_form(self.input_form)
         code = form[0] if form else 0
         if len(form) <= 1 or code == 0:
-            return inp.promoted(self.dtype, code)
-        return inp.CODE_DTYPES[code]
+            return reg_update.promoted(self.dtype, code)
+        return reg_update.CODE_DTYPES[code]
 
 
 class R2Score(_ResidualMoments):
@@ -233,12 +232,12 @@ class R2Score(_ResidualMoments):
 
     def __init__(self, adjusted: int = 0, multioutput: str = "uniform_average", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.adjusted = inp.check_adjusted(adjusted)
-        self.multioutput = inp.check_multioutput(multioutput)
+        self.adjusted = reg_update.check_adjusted(adjusted)
+        self.multioutput = reg_update.check_multioutput(multioutput)
 
     def compute(self) -> Tensor:
-        score = F.r2_from_moments(self.residual_target_moments, self.multioutput, self.adjusted)
-        return F.as_result(score, self._result_dtype())
+        score = reg_compute.r2_from_moments(self.residual_target_moments, self.multioutput, self.adjusted)
+        return reg_compute.as_result(score, self._result_dtype())
 
 
 class ExplainedVariance(_ResidualMoments):
@@ -257,14 +256,14 @@ class ExplainedVariance(_ResidualMoments):
 
     def __init__(self, multioutput: str = "uniform_average", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.multioutput = inp.check_multioutput(multioutput)
+        self.multioutput = reg_update.check_multioutput(multioutput)
 
     def compute(self) -> Tensor:
-        score = F.explained_variance_from_moments(self.residual_target_moments, self.multioutput)
-        form = F.read_form(self.input_form)
+        score = reg_compute.explained_variance_from_moments(self.residual_target_moments, self.multioutput)
+        form = reg_update.read_form(self.input_form)
         if self.multioutput == "raw_values" and len(form) > 2:
             score = score.reshape(form[1:])
-        return F.as_result(score, self._result_dtype())
+        return reg_compute.as_result(score, self._result_dtype())
 
 
 class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
@@ -289,30 +288,30 @@ class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
 
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.num_outputs = inp.check_num_outputs(num_outputs)
+        self.num_outputs = reg_update.check_num_outputs(num_outputs)
         self.add_state("comoments", torch.zeros(self.num_outputs, 6, dtype=_F64), reduce="merge")
         self._add_input_form()
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        p, t = inp.pearson(preds, target, self.num_outputs, self.device)
+        p, t = reg_update.pearson(preds, target, self.num_outputs, self.device)
         # torchmetrics' result dtype is promoted by [N, D] inputs only (1-D ones give 0-d batch
         # statistics, which torch's type promotion does not let change a state's dtype).
-        code = inp.float_code(p, t) if preds.dim() == 2 else 0
+        code = reg_update.float_code(p, t) if preds.dim() == 2 else 0
         form = self._forms.check(self.input_form, (code,))
-        F.comoments_update(self.comoments, p, t)
+        reg_update.comoments_update(self.comoments, p, t)
         self._store_form(form)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         if name == "input_form":
-            return F.form_merge_values(values)
-        return F.merge_moments(values, comoments=True)
+            return reg_update.form_merge_values(values)
+        return reg_update.merge_moments(values, comoments=True)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
-        F.check_moments_state("comoments", states["comoments"], comoments=True)
+        reg_update.check_moments_state("comoments", states["comoments"], comoments=True)
 
     def compute(self) -> Tensor:
-        return F.as_result(F.pearson_from_comoments(self.comoments), self._result_dtype())
+        return reg_compute.as_result(reg_compute.pearson_from_comoments(self.comoments), self._result_dtype())
 
 
 class CosineSimilarity(_RegressionMetric):
@@ -338,7 +337,7 @@ class CosineSimilarity(_RegressionMetric):
 
     def __init__(self, reduction: Optional[str] = "sum", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.reduction = F.check_cosine_reduction(reduction)
+        self.reduction = reg_update.check_cosine_reduction(reduction)
         self.set_dtype(torch.float32)  # torchmetrics computes it in float32 whatever the default dtype
         if self.reduction in ("none", None):
             self.add_state("similarities", torch.empty(0, dtype=_F64), reduce="cat")
@@ -347,7 +346,7 @@ class CosineSimilarity(_RegressionMetric):
             self.add_state("num_rows", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        sims = F.cosine_rows(preds, target, self.device)
+        sims = reg_update.cosine_rows(preds, target, self.device)
         if self.reduction in ("none", None):
             self.append_state("similarities", sims, copy=False)  # computed here: a fresh tensor
         else:
@@ -359,12 +358,12 @@ class CosineSimilarity(_RegressionMetric):
             sims = self.similarities
             if sims.numel() == 0:
                 raise self._no_rows()
-            return F.as_result(sims, self.dtype)
+            return reg_compute.as_result(sims, self.dtype)
         n = int(self.num_rows)
         if n == 0:
             raise self._no_rows()
         total = self.similarity_sum if self.reduction == "sum" else self.similarity_sum / n
-        return F.as_result(total, self.dtype)
+        return reg_compute.as_result(total, self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

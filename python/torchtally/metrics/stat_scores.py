@@ -1,4 +1,5 @@
-"""StatScores, Accuracy and Specificity: binary, multiclass, multilabel (state: the confusion matrix).
+"""StatScores, Accuracy, HammingDistance and Specificity: binary, multiclass, multilabel (state:
+the confusion matrix).
 
 The three ``_*StatBase`` classes hold torchmetrics' constructor of its stat-score family
 (StatScores, Accuracy, Precision, Recall, Specificity share one signature per task); the
@@ -16,17 +17,20 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional import _classification_reduce as _r
-from ._classification_state import (
+from ..functional.classification import compute as _r
+from ..functional.classification import update as _in
+from .classification_state import (
     BinaryConfmatState,
     MulticlassConfmatState,
     MultilabelConfmatState,
     pop_zero_division,
 )
-from ..functional import _classification_inputs as _in
+
+__all__ = [f"{task}{name}" for task in ("Binary", "Multiclass", "Multilabel")
+           for name in ("StatScores", "Accuracy", "HammingDistance", "Specificity")]
 
 
-class _BinaryStatBase(BinaryConfmatState):
+class BinaryStatBase(BinaryConfmatState):
     """torchmetrics' Binary stat-score signature (``zero_division`` through kwargs)."""
 
     def __init__(self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
@@ -36,7 +40,7 @@ class _BinaryStatBase(BinaryConfmatState):
         self.zero_division = zero_division
 
 
-class _MulticlassStatBase(MulticlassConfmatState):
+class MulticlassStatBase(MulticlassConfmatState):
     """torchmetrics' Multiclass stat-score signature (``zero_division`` through kwargs)."""
 
     def __init__(self, num_classes: Optional[int] = None, top_k: int = 1, average: Optional[str] = "macro",
@@ -49,7 +53,7 @@ class _MulticlassStatBase(MulticlassConfmatState):
         self.zero_division = zero_division
 
 
-class _MultilabelStatBase(MultilabelConfmatState):
+class MultilabelStatBase(MultilabelConfmatState):
     """torchmetrics' Multilabel stat-score signature (``zero_division`` through kwargs)."""
 
     def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
@@ -62,7 +66,7 @@ class _MultilabelStatBase(MultilabelConfmatState):
         self.zero_division = zero_division
 
 
-class BinaryStatScores(_BinaryStatBase):
+class BinaryStatScores(BinaryStatBase):
     """[tp, fp, tn, fn, support] (int64) of binary predictions; samplewise [N, 5].
     Bad labels raise even with validate_args=False (see the module docstring).
 
@@ -81,7 +85,7 @@ class BinaryStatScores(_BinaryStatBase):
         return _r.stat_scores(self._stats(), "micro")
 
 
-class MulticlassStatScores(_MulticlassStatBase):
+class MulticlassStatScores(MulticlassStatBase):
     """[tp, fp, tn, fn, support] per class ([C, 5], average "none"), summed ("micro", int64),
     or their mean over classes ("macro") / support-weighted mean ("weighted"), float32;
     samplewise: one such result per sample. num_classes is required; bad labels raise even
@@ -105,7 +109,7 @@ class MulticlassStatScores(_MulticlassStatBase):
         return _r.stat_scores(self._stats(), self.average)
 
 
-class MultilabelStatScores(_MultilabelStatBase):
+class MultilabelStatScores(MultilabelStatBase):
     """[tp, fp, tn, fn, support] per label ([L, 5]), summed ("micro") or averaged, as
     MulticlassStatScores. Bad labels raise even with validate_args=False."""
 
@@ -118,7 +122,7 @@ class MultilabelStatScores(_MultilabelStatBase):
         return _r.stat_scores(self._stats(), self.average)
 
 
-class BinaryAccuracy(_BinaryStatBase):
+class BinaryAccuracy(BinaryStatBase):
     """(tp + tn) / all. Float preds outside [0, 1] in a batch are logits (thresholded on the
     logit). Bad labels raise even with validate_args=False (see the module docstring).
 
@@ -132,7 +136,7 @@ class BinaryAccuracy(_BinaryStatBase):
         return _r.accuracy(self._stats(), "micro")
 
 
-class MulticlassAccuracy(_MulticlassStatBase):
+class MulticlassAccuracy(MulticlassStatBase):
     """Share of samples whose class is predicted ("micro"), or per-class recall averaged over
     the classes present in target or preds ("macro"), weighted by support ("weighted") or not
     reduced ("none"). ``top_k``: a sample counts as right when its class is among the k
@@ -153,7 +157,7 @@ class MulticlassAccuracy(_MulticlassStatBase):
         return _r.accuracy(self._stats(), self.average)
 
 
-class MultilabelAccuracy(_MultilabelStatBase):
+class MultilabelAccuracy(MultilabelStatBase):
     """Share of correct elements, per label and averaged ("macro", "weighted"), pooled over
     labels ("micro") or per label ("none"). Bad labels raise even with validate_args=False.
 
@@ -169,7 +173,40 @@ class MultilabelAccuracy(_MultilabelStatBase):
         return _r.accuracy(self._stats(), self.average)
 
 
-class BinarySpecificity(_BinaryStatBase):
+class BinaryHammingDistance(BinaryStatBase):
+    """Share of wrong predictions, (fp + fn) / all: 1 - BinaryAccuracy.
+
+        >>> import torch
+        >>> from torchtally.metrics import BinaryHammingDistance
+        >>> BinaryHammingDistance().update(torch.tensor([0.9, 0.2, 0.7]), torch.tensor([1, 0, 0])).compute()
+        tensor(0.3333)
+    """
+
+    higher_is_better = False
+
+    def compute(self) -> Tensor:
+        return _r.hamming_distance(self._stats(), "micro")
+
+
+class MulticlassHammingDistance(MulticlassStatBase):
+    """1 - accuracy per class, averaged as MulticlassAccuracy ("micro": the share of wrong samples)."""
+
+    higher_is_better = False
+
+    def compute(self) -> Tensor:
+        return _r.hamming_distance(self._stats(), self.average)
+
+
+class MultilabelHammingDistance(MultilabelStatBase):
+    """Share of wrong label decisions, per label and averaged as MultilabelAccuracy."""
+
+    higher_is_better = False
+
+    def compute(self) -> Tensor:
+        return _r.hamming_distance(self._stats(), self.average)
+
+
+class BinarySpecificity(BinaryStatBase):
     """tn / (tn + fp): the recall of the negative class. Bad labels raise even with
     validate_args=False (see the module docstring).
 
@@ -185,7 +222,7 @@ class BinarySpecificity(_BinaryStatBase):
         return _r.specificity(self._stats(), "micro")
 
 
-class MulticlassSpecificity(_MulticlassStatBase):
+class MulticlassSpecificity(MulticlassStatBase):
     """tn / (tn + fp) per class (one vs rest), averaged as MulticlassAccuracy. num_classes is
     required; bad labels raise even with validate_args=False."""
 
@@ -195,7 +232,7 @@ class MulticlassSpecificity(_MulticlassStatBase):
         return _r.specificity(self._stats(), self.average)
 
 
-class MultilabelSpecificity(_MultilabelStatBase):
+class MultilabelSpecificity(MultilabelStatBase):
     """tn / (tn + fp) per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
     higher_is_better = None

@@ -12,7 +12,7 @@ torchmetrics' arguments in torchmetrics' order:
 
 Scores outside [0, 1] are taken as logits (sigmoid, or softmax for multiclass); targets of the
 binary and multilabel forms may be float tensors holding 0/1; see
-torchtally.functional._curve_inputs. ``validate_args`` is accepted for torchmetrics
+torchtally.functional.curves.update. ``validate_args`` is accepted for torchmetrics
 compatibility: inputs are always checked (the checks are part of the kernels' pass).
 
 Undefined values: AUROC of a column without positive or without negative samples is NaN
@@ -38,11 +38,10 @@ from typing import Any, List, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ._curve_args import check_average, check_max_fpr, check_num
-from ._tasks import check_task, check_task_count
-from ._curve_compute import States, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
-from . import _kernels
-from ._curve_inputs import CurveTask
+from ... import kernels
+from ..tasks import check_task, check_task_count
+from .compute import States, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
+from .update import CurveTask, check_average, check_max_fpr, check_num
 
 __all__ = [
     "binary_auroc",
@@ -77,7 +76,7 @@ def _states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
         device = preds.device if isinstance(preds, Tensor) else None
         hist = default.to(device)
         task.accumulate(hist, preds, target)
-        return {name: _kernels.settled(hist)}
+        return {name: kernels.settled(hist)}
     device = preds.device if isinstance(preds, Tensor) else torch.device("cpu")
     scores, labels = task.rows(preds, target, device)
     return {"scores": scores, "labels": labels}

@@ -1,4 +1,20 @@
-"""Regression inputs: option checks and the shapes and values preds/target may take.
+"""Regression: option and input checks, and the per-batch update of the states.
+
+States, all float64 (counts int64), chosen so that a sync or merge loses nothing:
+
+* error sums [D] and a count: the sum of squared / absolute / percentage errors is a sum of
+  non-negative terms, which float64 adds without cancellation ("sum" reduce);
+* residual/target moments [2D, 6]: rows 0..D-1 are the moments of ``target - preds``, rows
+  D..2D-1 those of ``target``, columns (n, sum, mean, m2, min, max) as csrc/API.md. R2 and
+  explained variance read it; merged with Chan's formula, so targets with means of 1e6 and a
+  spread of 1 keep their digits (torchmetrics' sums of squares do not). D is read from the
+  first batch (rows = 0 before it), as torchmetrics infers the number of outputs;
+* co-moments [D, 6] of (preds, target) for Pearson: (n, mean_x, mean_y, m2_x, m2_y, c_xy);
+* an input form (int64 [1 + k]): the float dtype code of the inputs seen (see
+  FLOAT_CODES below; 0 for integer inputs) then the k dims after dim 0, or []
+  before any batch. torchmetrics' result dtype for R2, explained variance and Pearson is its
+  float state's dtype promoted by the inputs' (float64 inputs give float64), and explained
+  variance keeps the shape of [N, d1, d2, ...] outputs: the form remembers both.
 
 Every check runs before any state is touched and raises with the argument's name, what was
 expected and what arrived: TypeError for a wrong type or dtype, ValueError for a wrong shape,
@@ -24,12 +40,13 @@ for either catches it.
   ``rows``      [N, d] vectors (CosineSimilarity).
 """
 import math
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
-from ._reference_checks import describe
+from ...kernels.reference.checks import describe
+from ... import kernels
 
 MULTIOUTPUTS = ("raw_values", "uniform_average", "variance_weighted")
 _F64 = torch.float64
@@ -214,3 +231,212 @@ def functional_dtype(preds: Tensor, target: Tensor) -> torch.dtype:
     torch's default dtype for integer inputs."""
     dtype = torch.promote_types(preds.dtype, target.dtype)
     return dtype if dtype.is_floating_point else torch.get_default_dtype()
+
+
+# |target| is clamped to this before dividing, as torchmetrics does (so a target of 0 gives a
+# huge term, not inf; scikit-learn clamps at float64's eps, 2.2e-16, instead).
+MAPE_EPS = 1.17e-06
+
+
+# -- error sums ------------------------------------------------------------------------------
+
+
+def squared_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
+                      device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
+    """(sum of squared errors [D] float64, number of samples) of one batch."""
+    p, t = _error_inputs(preds, target, num_outputs, device)
+    diff = t.to(_F64) - p.to(_F64)
+    total = (diff * diff).sum(0)
+    require_finite(total, p, t)
+    return total, diff.shape[0]
+
+
+def absolute_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
+                       device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
+    """(sum of absolute errors [D] float64, number of samples) of one batch."""
+    p, t = _error_inputs(preds, target, num_outputs, device)
+    total = (t.to(_F64) - p.to(_F64)).abs().sum(0)
+    require_finite(total, p, t)
+    return total, p.shape[0]
+
+
+def absolute_percentage_error_sum(preds: Tensor, target: Tensor,
+                                  device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
+    """(sum of |target - preds| / max(|target|, MAPE_EPS) float64, number of elements)."""
+    p, t = flat(preds, target, device)
+    t64 = t.to(_F64)
+    total = ((t64 - p.to(_F64)).abs() / t64.abs().clamp_min(MAPE_EPS)).sum()
+    require_finite(total, p, t)
+    return total, p.numel()
+
+
+def _error_inputs(preds, target, num_outputs, device):
+    """num_outputs = 1: any shape, flattened; else [N, D]. Returned as [N, D]."""
+    if num_outputs == 1:
+        p, t = flat(preds, target, device)
+        return p[:, None], t[:, None]
+    return columns(preds, target, num_outputs, device)
+
+# -- the input form (dtype and output shape of the inputs seen) ----------------------------------
+
+Form = Tuple[int, ...]  # (float dtype code, dims after dim 0...)
+
+
+def merge_forms(forms: Sequence[Form]) -> Form:
+    """One form for inputs of these forms ((): none seen): the widest dtype code, and their
+    output shape, which must agree (a 1-D input and an [N, 1] input agree)."""
+    seen = [f for f in forms if f]
+    if not seen:
+        return ()
+    code = max(f[0] for f in seen)
+    shapes = {f[1:] for f in seen}
+    if len(shapes) > 1:
+        ones = {(), (1,)}
+        if shapes != ones:
+            raise ValueError(
+                f"preds: expected every batch to have the same shape after dim 0, got {sorted(shapes)} "
+                "(torchmetrics would broadcast one batch's outputs onto another's)"
+            )
+        shapes = {(1,)}
+    return (code,) + shapes.pop()
+
+
+def read_form(state: Tensor) -> Form:
+    return tuple(state.tolist()) if state.numel() else ()
+
+
+def form_tensor(form: Form, device: torch.device) -> Tensor:
+    return torch.tensor(form, dtype=torch.int64, device=device)
+
+
+def form_merge_values(values: Sequence[Tensor]) -> Tensor:
+    """The merge of input-form states (ranks, merge_state, forward)."""
+    return form_tensor(merge_forms([read_form(v) for v in values]), values[0].device)
+
+
+class FormTracker:
+    """Keeps a metric's input-form state up to date without reading it back on every update.
+
+    ``check(state, form)`` returns the merged form to store, or None when ``state`` already
+    covers ``form``; it reads the state (a device sync) only when the state object is not the
+    one this tracker last wrote (a reset, a merge or a load replaced it) or the form is new.
+    ``wrote(state, form)`` records the state object just stored. This relies on Metric's rule
+    that reset, merge, load, sync and forward replace a state tensor instead of writing into it:
+    the object this tracker wrote holds what it wrote.
+    """
+
+    __slots__ = ("_state", "_form")
+
+    def __init__(self) -> None:
+        self._state: Optional[Tensor] = None
+        self._form: Form = ()
+
+    def check(self, state: Tensor, form: Form) -> Optional[Form]:
+        if self._state is state and merge_forms([self._form, form]) == self._form:
+            return None
+        current = read_form(state)
+        merged = merge_forms([current, form])
+        if merged == current:
+            self.wrote(state, current)
+            return None
+        return merged
+
+    def wrote(self, state: Tensor, form: Form) -> None:
+        self._state, self._form = state, form
+
+    def __reduce__(self):  # a copy remembers nothing (it reads its state once)
+        return (FormTracker, ())
+
+
+# -- moments-based states --------------------------------------------------------------------
+
+
+def empty_moments(rows: int, device: Optional[torch.device] = None) -> Tensor:
+    """A moments state with no samples: (0, 0, 0, 0, +inf, -inf) per row."""
+    state = torch.zeros(rows, 6, dtype=_F64, device=device)
+    state[:, 4], state[:, 5] = float("inf"), float("-inf")
+    return state
+
+
+def residual_moments_update(state: Tensor, p: Tensor, t: Tensor) -> Tensor:
+    """Fold a checked batch [N, D] into a residual/target moments state [2D, 6] (module
+    docstring); returns the state: a new one for the first batch (``state`` has 0 rows), else
+    ``state`` updated in place. A batch whose D differs from the state's is a ValueError, with
+    the state unchanged."""
+    d = p.shape[1]
+    if state.shape[0] not in (0, 2 * d):
+        raise ValueError(
+            f"preds: expected {state.shape[0] // 2} output(s) per sample as in earlier batches, got {d} "
+            f"(shape {list(p.shape)})"
+        )
+    residual = t.to(_F64) - p.to(_F64)
+    require_finite(residual.sum(), p, t)  # NaN or inf in preds or target makes a residual so
+    if state.shape[0] == 0:
+        state = empty_moments(2 * d, state.device)
+    # Two kernel calls write one state: every argument is checked above, and the call that reads
+    # the caller's tensor goes first, so that nothing is written if a kernel still refuses it.
+    # The second reads only the residuals made here (float64, contiguous, finite).
+    kernels.moments_update(state[d:], as_float(t), None)
+    kernels.moments_update(state[:d], residual, None)
+    return state
+
+
+def check_moments_state(name: str, state: Tensor, comoments: bool = False) -> None:
+    """ValueError naming the state when a loaded (co-)moments state could not come from updates:
+    a residual/target state with an odd number of rows, or a NaN, or a negative count or sum of
+    squares (columns n and m2; for co-moments n, m2_x and m2_y)."""
+    if not comoments and state.shape[0] % 2:
+        raise ValueError(f"'{name}': expected 2 rows per output (residual, then target), got {state.shape[0]} rows")
+    if not state.numel():
+        return
+    if bool(torch.isnan(state).any()):
+        raise ValueError(f"'{name}': NaN (an update never stores one)")
+    columns = (0, 3, 4) if comoments else (0, 3)
+    if bool((state[:, list(columns)] < 0).any()):
+        raise ValueError(f"'{name}': expected counts and sums of squares >= 0 (columns {list(columns)})")
+
+
+def merge_moments(values: Sequence[Tensor], comoments: bool = False) -> Tensor:
+    """Chan's merge of several moments (or co-moments) states, in order; states with 0 rows
+    (nothing seen) are skipped, the others must have one shape."""
+    seen = [v for v in values if v.shape[0]]
+    if not seen:
+        return values[0]
+    if any(v.shape != seen[0].shape for v in seen):
+        counts = sorted({v.shape[0] // (1 if comoments else 2) for v in seen})
+        raise ValueError(
+            f"moments of {' and '.join(map(str, counts))} outputs cannot be merged: every batch (and every rank) "
+            "must have the same number of outputs per sample"
+        )
+    out = seen[0].clone(memory_format=torch.contiguous_format)
+    merge = kernels.comoments_merge if comoments else kernels.moments_merge
+    for other in seen[1:]:
+        merge(out, other.to(out.device).contiguous())
+    return out
+
+
+def comoments_update(state: Tensor, p: Tensor, t: Tensor) -> None:
+    """Fold a checked batch [N, D] into a co-moments state [D, 6] of (preds, target), in place."""
+    p, t = as_float(p), as_float(t)
+    require_finite(p.sum() + t.sum(), p, t)
+    kernels.comoments_update(state, p, t)
+
+# -- cosine similarity -----------------------------------------------------------------------
+
+COSINE_REDUCTIONS = ("sum", "mean", "none", None)
+
+
+def check_cosine_reduction(reduction: object) -> Optional[str]:
+    if reduction not in COSINE_REDUCTIONS:
+        raise ValueError(f"reduction: expected one of {COSINE_REDUCTIONS}, got {reduction!r}")
+    return reduction  # type: ignore[return-value]
+
+
+def cosine_rows(preds: Tensor, target: Tensor, device: Optional[torch.device] = None) -> Tensor:
+    """The cosine similarity of each row pair, float64 [N]; a zero-norm row gives NaN (0 / 0)."""
+    p, t = rows(preds, target, device)
+    p64, t64 = p.to(_F64), t.to(_F64)
+    norms = torch.linalg.vector_norm(p64, dim=1) * torch.linalg.vector_norm(t64, dim=1)
+    require_finite(norms.sum(), p, t)
+    return (p64 * t64).sum(1) / norms
+

@@ -3,7 +3,7 @@
 Each function has the kernel's positional arguments, with `mask` and `ignore_index` optional.
 It detaches float inputs that may require grad (torch's `__dlpack__` refuses those) and calls
 the C core `torchtally._C` when `out` / `state` is a CPU tensor and the extension is built, the
-torch reference (`_reference`) otherwise. This is the hot path of every `update`: no extra
+torch reference (`kernels.reference`) otherwise. This is the hot path of every `update`: no extra
 allocation, copy or device sync on the way to the C core.
 
 CUDA tensors go to `torchtally._C_cuda` (the CUDA kernels, built only with TORCHTALLY_CUDA=1 or
@@ -25,7 +25,7 @@ from typing import Iterable, Optional
 
 from torch import Tensor
 
-from . import _reference
+from . import reference as _reference
 
 try:
     from .. import _C as _C_MODULE

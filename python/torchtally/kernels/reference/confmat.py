@@ -8,7 +8,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from . import _reference_checks as chk
+from . import checks as chk
 
 
 def _labels_1d(name: str, t: object, out: Tensor, n: Optional[int]) -> Tensor:

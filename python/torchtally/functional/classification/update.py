@@ -40,7 +40,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from . import _kernels
+from ... import kernels
 
 AVERAGES = ("micro", "macro", "weighted", "none", None)
 _FLOAT_TARGETS = frozenset((torch.float16, torch.bfloat16, torch.float32, torch.float64))
@@ -259,16 +259,16 @@ def logit_threshold(threshold: float) -> float:
 def binary_update(confmat: Tensor, preds: object, target: object, threshold: float,
                   ignore_index: Optional[int]) -> None:
     preds, target = binary_inputs(preds, target, ignore_index)
-    _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
+    kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
                                logit_threshold(threshold))
 
 
 def multiclass_update(confmat: Tensor, preds: object, target: object, ignore_index: Optional[int]) -> None:
     preds, target = multiclass_inputs(preds, target, confmat.shape[0])
     if preds.dim() == 2:
-        _kernels.confmat_scores(confmat, preds, target, None, ignore_index)
+        kernels.confmat_scores(confmat, preds, target, None, ignore_index)
     else:
-        _kernels.confmat_labels(confmat, preds, target, None, ignore_index)
+        kernels.confmat_labels(confmat, preds, target, None, ignore_index)
 
 
 def multiclass_topk_update(state: Tensor, preds: object, target: object, ignore_index: Optional[int],
@@ -276,13 +276,13 @@ def multiclass_topk_update(state: Tensor, preds: object, target: object, ignore_
     preds, target = multiclass_inputs(preds, target, state.shape[0])
     if preds.dim() != 2:
         raise ValueError(f"preds: top_k = {top_k} needs float scores [N, C, ...], got labels {_shape(preds)}")
-    _kernels.topk_update(state, preds, target, None, ignore_index, top_k)
+    kernels.topk_update(state, preds, target, None, ignore_index, top_k)
 
 
 def multilabel_update(confmat: Tensor, preds: object, target: object, threshold: float,
                       ignore_index: Optional[int]) -> None:
     preds, target = multilabel_inputs(preds, target, confmat.shape[0], ignore_index)
-    _kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
+    kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
                                logit_threshold(threshold))
 
 
@@ -312,9 +312,9 @@ def binary_sample_confmats(preds: object, target: object, threshold: float,
         target = binary_labels(target, ignore_index)
     n, m = preds.shape[0], _elements_per_sample(preds, 1)
     out = torch.zeros(n, 2, 2, dtype=torch.int64, device=preds.device)
-    _kernels.confmat_threshold(out, preds.reshape(n, m).t(), target.reshape(n, m).t(), None, ignore_index,
+    kernels.confmat_threshold(out, preds.reshape(n, m).t(), target.reshape(n, m).t(), None, ignore_index,
                                threshold, logit_threshold(threshold))
-    return _kernels.settled(out)
+    return kernels.settled(out)
 
 
 def multilabel_sample_confmats(preds: object, target: object, num_labels: int, threshold: float,
@@ -330,9 +330,9 @@ def multilabel_sample_confmats(preds: object, target: object, num_labels: int, t
     n, m = preds.shape[0], _elements_per_sample(preds, 2)
     columns = n * num_labels
     out = torch.zeros(columns, 2, 2, dtype=torch.int64, device=preds.device)
-    _kernels.confmat_threshold(out, preds.reshape(columns, m).t(), target.reshape(columns, m).t(), None,
+    kernels.confmat_threshold(out, preds.reshape(columns, m).t(), target.reshape(columns, m).t(), None,
                                ignore_index, threshold, logit_threshold(threshold))
-    return _kernels.settled(out).reshape(n, num_labels, 2, 2)
+    return kernels.settled(out).reshape(n, num_labels, 2, 2)
 
 
 def topk_predictions(scores: Tensor, target: Tensor, top_k: int) -> Tensor:
@@ -367,7 +367,7 @@ def multiclass_sample_stats(preds: object, target: object, num_classes: int, top
         scratch = torch.zeros(c, c, dtype=torch.int64, device=preds.device)
         multiclass_update(scratch, preds, target, ignore_index)
         labels = flat_preds.argmax(1) if flat_preds.dim() == 2 else flat_preds.long()
-    _kernels.settled(scratch)
+    kernels.settled(scratch)
     m = _elements_per_sample(target, 1)
     sample = torch.arange(n, device=preds.device).repeat_interleave(m)
     t = flat_target.long()
@@ -397,24 +397,24 @@ def _device(preds: object) -> torch.device:
 def binary_confmat(preds: object, target: object, threshold: float, ignore_index: Optional[int]) -> Tensor:
     confmat = torch.zeros(2, 2, dtype=torch.int64, device=_device(preds))
     binary_update(confmat, preds, target, threshold, ignore_index)
-    return _kernels.settled(confmat)
+    return kernels.settled(confmat)
 
 
 def multiclass_confmat(preds: object, target: object, num_classes: int, ignore_index: Optional[int]) -> Tensor:
     confmat = torch.zeros(num_classes, num_classes, dtype=torch.int64, device=_device(preds))
     multiclass_update(confmat, preds, target, ignore_index)
-    return _kernels.settled(confmat)
+    return kernels.settled(confmat)
 
 
 def multiclass_topk(preds: object, target: object, num_classes: int, ignore_index: Optional[int],
                     top_k: int) -> Tensor:
     state = torch.zeros(num_classes, 3, dtype=torch.int64, device=_device(preds))
     multiclass_topk_update(state, preds, target, ignore_index, top_k)
-    return _kernels.settled(state)
+    return kernels.settled(state)
 
 
 def multilabel_confmat(preds: object, target: object, num_labels: int, threshold: float,
                        ignore_index: Optional[int]) -> Tensor:
     confmat = torch.zeros(num_labels, 2, 2, dtype=torch.int64, device=_device(preds))
     multilabel_update(confmat, preds, target, threshold, ignore_index)
-    return _kernels.settled(confmat)
+    return kernels.settled(confmat)

@@ -5,10 +5,10 @@ any device: it is the fallback where no compiled kernel exists (CUDA without the
 MPS, ...) and the oracle the C core is tested against. Every function validates all of its
 arguments before it writes `out` / `state`, so an error leaves them exactly as they were.
 """
-from ._reference_binned import binned_update
-from ._reference_confmat import confmat_labels, confmat_scores, confmat_threshold
-from ._reference_moments import comoments_merge, comoments_update, moments_merge, moments_update
-from ._reference_topk import topk_update
+from .binned import binned_update
+from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .moments import comoments_merge, comoments_update, moments_merge, moments_update
+from .topk import topk_update
 
 __all__ = [
     "confmat_labels",

@@ -1,4 +1,4 @@
-"""Aggregation: value and weight inputs, the NaN policy, and the functional forms.
+"""Aggregation: value and weight inputs, the NaN policy, and the per-batch totals.
 
 Values may be Python numbers, real tensors of any shape (bool, integer, floating, float8
 included; read as float64), or anything ``torch.as_tensor`` reads (lists, numpy arrays);
@@ -19,12 +19,6 @@ NaN policy (``nan_strategy``, torchmetrics' semantics and default), for values a
 
 One deliberate difference: with "disable", torchmetrics' MeanMetric drops the weights (every
 value weighs 1); here they are used as with every other strategy.
-
-    >>> import torch
-    >>> weighted_mean(torch.tensor([1.0, float("nan"), 3.0]), nan_strategy="ignore")
-    tensor(2.)
-    >>> weighted_mean(torch.tensor([1.0, 3.0]), torch.tensor([3.0, 1.0]))
-    tensor(1.5000)
 """
 import warnings
 from typing import Optional, Tuple, Union
@@ -32,12 +26,7 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ._reference_checks import describe
-
-__all__ = [
-    "weighted_mean",
-    "weighted_sum",
-]
+from ...kernels.reference.checks import describe
 
 NanStrategy = Union[str, float]
 NAN_STRATEGIES = ("error", "warn", "ignore", "disable")
@@ -148,22 +137,3 @@ def weighted_totals(value: Tensor, weight: Optional[Tensor]) -> Tuple[Tensor, Un
     if weight is None:
         return value.sum(), value.numel()
     return (value * weight).sum(), weight.sum()
-
-
-def weighted_mean(value: object, weight: object = None, *, nan_strategy: NanStrategy = "warn") -> Tensor:
-    """sum(weight * value) / sum(weight) over all elements, in torch's default dtype; NaN when
-    the weights sum to 0 (e.g. no values), as MeanMetric."""
-    strategy = check_nan_strategy(nan_strategy)
-    total, weight_sum = weighted_totals(*checked_values(strategy, "value", value, weight))
-    return (total / weight_sum).to(torch.get_default_dtype())
-
-
-def weighted_sum(value: object, weight: object = None, *, nan_strategy: NanStrategy = "warn") -> Tensor:
-    """sum(weight * value) over all elements, in torch's default dtype; 0 for no values.
-
-        >>> weighted_sum(torch.tensor([1.0, 2.0]), 2.0)
-        tensor(6.)
-    """
-    strategy = check_nan_strategy(nan_strategy)
-    total, _ = weighted_totals(*checked_values(strategy, "value", value, weight))
-    return total.to(torch.get_default_dtype())

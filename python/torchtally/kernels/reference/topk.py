@@ -6,7 +6,7 @@ rank directly, without sorting).
 """
 import torch
 
-from . import _reference_checks as chk
+from . import checks as chk
 
 
 def topk_update(out, preds, target, mask, ignore_index, k, /) -> None:

@@ -7,7 +7,7 @@ N x T comparison. `uniform` is only a hint for the C core; the result is the sam
 import torch
 from torch import Tensor
 
-from . import _reference_checks as chk
+from . import checks as chk
 
 
 def _thresholds(thresholds: object, out: Tensor) -> Tensor:

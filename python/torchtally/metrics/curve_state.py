@@ -4,7 +4,7 @@ base class per task, and the base of the task wrappers (AUROC(task=...), ...).
 Metrics of one task with the same ``thresholds`` and ``ignore_index`` (and num_classes /
 num_labels, and the binary ``normalization``) declare the same ``state_key`` and the same
 states, so a MetricCollection updates the histogram (binned) or the score/label rows (exact)
-once per batch and syncs them once. Layout and bytes per sample: torchtally.functional._curve_inputs.
+once per batch and syncs them once. Layout and bytes per sample: torchtally.functional.curves.update.
 
 ``validate_args`` is accepted for torchmetrics compatibility and kept as an attribute; inputs
 are always validated (the checks cost little next to the update, and a skipped check would
@@ -14,8 +14,8 @@ from typing import Any, Dict, Optional
 
 from torch import Tensor
 
-from ..functional._curve_args import check_num
-from ..functional._curve_inputs import CurveTask
+from ..functional.curves.update import check_num
+from ..functional.curves.update import CurveTask
 from ..metric import Metric
 
 

@@ -9,11 +9,11 @@ from typing import Optional
 
 from torch import Tensor
 
-from . import classification as _f
-from ._tasks import check_task, check_task_count
+from . import forms as _f
+from ..tasks import check_task, check_task_count
 
 __all__ = ["accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
-           "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"]
+           "hamming_distance", "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"]
 
 
 def _num_classes(num_classes: Optional[int], top_k: Optional[int], task: str) -> None:
@@ -118,6 +118,14 @@ def specificity(preds: Tensor, target: Tensor, task: str, threshold: float = 0.5
                 multidim_average: Optional[str] = "global", top_k: Optional[int] = 1,
                 ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     return _stat_family("specificity", preds, target, task, threshold, num_classes, num_labels, average,
+                        multidim_average, top_k, ignore_index, validate_args)
+
+
+def hamming_distance(preds: Tensor, target: Tensor, task: str, threshold: float = 0.5,
+                     num_classes: Optional[int] = None, num_labels: Optional[int] = None,
+                     average: Optional[str] = "micro", multidim_average: Optional[str] = "global",
+                     top_k: Optional[int] = 1, ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    return _stat_family("hamming_distance", preds, target, task, threshold, num_classes, num_labels, average,
                         multidim_average, top_k, ignore_index, validate_args)
 
 

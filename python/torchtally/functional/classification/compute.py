@@ -101,14 +101,27 @@ def _micro(s: Stats, average: str) -> bool:
     return average == "micro" and s.kind != "binary"
 
 
-def accuracy(s: Stats, average: str) -> Tensor:
+def _correct_and_total(s: Stats):
     if s.kind in ("binary", "multilabel"):
-        correct, total = s.tp + s.tn, s.tp + s.tn + s.fp + s.fn
-    else:  # multiclass: per class the recall; pooled, the share of correct samples
-        correct, total = s.tp, s.tp + s.fn
+        return s.tp + s.tn, s.tp + s.tn + s.fp + s.fn
+    return s.tp, s.tp + s.fn  # multiclass: per class the recall; pooled, the share of correct samples
+
+
+def accuracy(s: Stats, average: str) -> Tensor:
+    correct, total = _correct_and_total(s)
     if _micro(s, average):
         return _result(_ratio(correct.sum(-1), total.sum(-1)))
     return _average(_ratio(correct, total), s, average, support_rule=True)
+
+
+def hamming_distance(s: Stats, average: str) -> Tensor:
+    """1 - accuracy, taken per class before averaging (so a class or sample with nothing to
+    count scores 1, and an average over no class is 0). As torchmetrics, "macro" leaves out the
+    classes absent from target and preds whatever top_k (accuracy's rule differs under top_k)."""
+    correct, total = _correct_and_total(s)
+    if _micro(s, average):
+        return _result(1.0 - _ratio(correct.sum(-1), total.sum(-1)))
+    return _average(1.0 - _ratio(correct, total), s, average)
 
 
 def precision(s: Stats, average: str, zero_division: float = 0.0) -> Tensor:

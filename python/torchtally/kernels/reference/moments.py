@@ -11,7 +11,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from . import _reference_checks as chk
+from . import checks as chk
 
 _F64 = torch.float64
 

@@ -6,7 +6,7 @@ ignore_index, top_k, multidim_average) declare the same ``state_key`` and the sa
 MetricCollection accumulates it once per batch and syncs it once (one slot in the packed
 all_reduce).
 
-States (see functional/_classification_inputs for the kernels):
+States (see functional/classification/update.py for the kernels):
 
     binary       confmat int64 [2, 2]          samplewise: sample_confmat [N, 2, 2] ("cat")
     multiclass   confmat int64 [C, C]          top_k > 1: topk [C, 3] (predicted, hit, support)
@@ -22,8 +22,8 @@ from typing import Any, Dict, Optional
 import torch
 from torch import Tensor
 
-from ..functional import _classification_inputs as _in
-from ..functional import _classification_reduce as _r
+from ..functional.classification import update as _in
+from ..functional.classification import compute as _r
 from ..metric import Metric
 from ..metric_state_dict import check_nonnegative
 

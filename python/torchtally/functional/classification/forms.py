@@ -1,47 +1,19 @@
-"""Functional classification metrics: one batch in, the metric out.
-
-torchmetrics.functional.classification's names and signatures (same positional order and
-defaults). Each function accumulates the batch into a fresh count state with the same kernels
-and checks as the metric classes (torchtally.metrics.classification) and computes the same
-result from it. Inputs (labels, probabilities or logits, float 0/1 targets, extra dims,
-``multidim_average``, ``top_k``) and averaging follow torchmetrics; see
-`_classification_inputs` and `_classification_reduce` for the exact rules. The task forms
-(``accuracy(preds, target, task=...)``, ...) are in `classification_tasks`; the curve functions
-(``binary_auroc``, ...) are re-exported from `curves`, as torchmetrics' module holds them too.
-
-Deliberate differences from torchmetrics: bad input raises even with ``validate_args=False``
-(ValueError naming the argument for an out-of-range or non-0/1 label, a float target holding
-another value, NaN scores; torchmetrics raises RuntimeError, or returns a wrong number when
-validation is off), and multiclass functions need ``num_classes`` (torchmetrics takes None with
-``average="micro"``).
-
-    >>> import torch
-    >>> from torchtally.functional import multiclass_accuracy, binary_f1_score
-    >>> preds = torch.tensor([[0.1, 0.8, 0.1], [0.7, 0.2, 0.1], [0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
-    >>> target = torch.tensor([1, 0, 2, 2])
-    >>> multiclass_accuracy(preds, target, 3, average="micro")
-    tensor(0.7500)
-    >>> binary_f1_score(torch.tensor([0.9, -2.0, 3.0]), torch.tensor([1, 0, 0]))  # logits
-    tensor(0.6667)
-"""
+"""The per-task functional classification metrics (binary_*, multiclass_*, multilabel_*): one
+batch into a fresh count state (update.py), the result from it (compute.py)."""
 from typing import Optional
 
 from torch import Tensor
 
-from . import _classification_inputs as _in
-from . import _classification_reduce as _r
-from . import curves as _curves
-from .classification_tasks import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
-from .classification_tasks import __all__ as _task_names
-from .curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
+from . import compute as _r
+from . import update as _in
 
 __all__ = [
     f"{task}_{name}"
     for name in ("accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
-                 "confusion_matrix", "jaccard_index", "dice", "matthews_corrcoef", "cohen_kappa")
+                 "hamming_distance", "confusion_matrix", "jaccard_index", "dice", "matthews_corrcoef", "cohen_kappa")
     for task in ("binary", "multiclass", "multilabel")
     if not (name == "cohen_kappa" and task == "multilabel")
-] + list(_task_names) + list(_curves.__all__)
+]
 
 
 # -- the count states of one batch ---------------------------------------------------------------
@@ -274,6 +246,30 @@ def multilabel_stat_scores(preds: Tensor, target: Tensor, num_labels: int, thres
     average = _in.check_average(average)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return _r.stat_scores(stats, average)
+
+
+def binary_hamming_distance(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
+                            ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    """Share of wrong predictions: 1 - binary_accuracy."""
+    return _r.hamming_distance(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+
+
+def multiclass_hamming_distance(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
+                                top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
+                                validate_args: bool = True) -> Tensor:
+    """1 - accuracy per class (recall), averaged as multiclass_accuracy."""
+    average = _in.check_average(average)
+    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    return _r.hamming_distance(stats, average)
+
+
+def multilabel_hamming_distance(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
+                                average: Optional[str] = "macro", multidim_average: str = "global",
+                                ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+    """Share of wrong label decisions, per label and averaged as multilabel_accuracy."""
+    average = _in.check_average(average)
+    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    return _r.hamming_distance(stats, average)
 
 
 # -- confusion matrix and its metrics -----------------------------------------------------------

@@ -1,0 +1,35 @@
+"""Functional classification metrics: one batch in, the metric out.
+
+torchmetrics.functional.classification's names and signatures (same positional order and
+defaults). Each function accumulates the batch into a fresh count state with the same kernels
+and checks as the metric classes (torchtally.metrics.classification) and computes the same
+result from it. Inputs (labels, probabilities or logits, float 0/1 targets, extra dims,
+``multidim_average``, ``top_k``) and averaging follow torchmetrics; see
+`update` and `compute` for the exact rules. The per-task functions are in `forms`, the task
+forms (``accuracy(preds, target, task=...)``, ...) in `task_forms`; the curve functions
+(``binary_auroc``, ...) are re-exported from `torchtally.functional.curves`, as torchmetrics'
+module holds them too.
+
+Deliberate differences from torchmetrics: bad input raises even with ``validate_args=False``
+(ValueError naming the argument for an out-of-range or non-0/1 label, a float target holding
+another value, NaN scores; torchmetrics raises RuntimeError, or returns a wrong number when
+validation is off), and multiclass functions need ``num_classes`` (torchmetrics takes None with
+``average="micro"``).
+
+    >>> import torch
+    >>> from torchtally.functional import multiclass_accuracy, binary_f1_score
+    >>> preds = torch.tensor([[0.1, 0.8, 0.1], [0.7, 0.2, 0.1], [0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
+    >>> target = torch.tensor([1, 0, 2, 2])
+    >>> multiclass_accuracy(preds, target, 3, average="micro")
+    tensor(0.7500)
+    >>> binary_f1_score(torch.tensor([0.9, -2.0, 3.0]), torch.tensor([1, 0, 0]))  # logits
+    tensor(0.6667)
+"""
+from .. import curves as _curves
+from ..curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
+from . import forms as _forms
+from .forms import *  # noqa: F401,F403
+from . import task_forms as _task_forms
+from .task_forms import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
+
+__all__ = list(_forms.__all__) + list(_task_forms.__all__) + list(_curves.__all__)

@@ -1,0 +1,112 @@
+"""Regression results from the states (see update.py for their layout): R2, explained variance,
+Pearson, and the result dtypes torchmetrics returns."""
+import warnings
+
+import torch
+from torch import Tensor
+
+_F64 = torch.float64
+
+def as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
+    """``value`` in ``dtype``; a single element as a 0-d tensor (torchmetrics squeezes those)."""
+    value = value.to(dtype)
+    return value.reshape(()) if value.numel() == 1 else value
+
+
+def mean_of(total: Tensor, count: object, dtype: torch.dtype) -> Tensor:
+    """total / count in ``dtype``: NaN where count is 0, as torchmetrics' 0 / 0."""
+    return as_result(total / count, dtype)
+
+def _forced_ratio_score(num: Tensor, den: Tensor) -> Tensor:
+    """1 - num/den; 1 where num = 0, 0 where only den = 0 (torchmetrics' and scikit-learn's
+    values for perfect predictions and for a constant target)."""
+    num_zero, den_zero = num == 0, den == 0
+    score = 1.0 - num / torch.where(den_zero, torch.ones_like(den), den)
+    score = torch.where(den_zero, torch.zeros_like(score), score)
+    return torch.where(num_zero, torch.ones_like(score), score)
+
+
+def _average(scores: Tensor, weights: Tensor, multioutput: str) -> Tensor:
+    """raw_values, uniform_average, or variance_weighted (NaN when every weight is 0, as
+    torchmetrics' 0 / 0)."""
+    if multioutput == "raw_values":
+        return scores
+    if multioutput == "variance_weighted":
+        return (scores * weights).sum() / weights.sum()
+    return scores.mean()
+
+
+def _ss_tot(tgt: Tensor) -> Tensor:
+    """The target's sum of squared deviations, exactly 0 for a constant column."""
+    return torch.where(tgt[:, 4] == tgt[:, 5], torch.zeros_like(tgt[:, 3]), tgt[:, 3])
+
+
+def r2_from_moments(state: Tensor, multioutput: str = "uniform_average", adjusted: int = 0) -> Tensor:
+    """R2 (float64) from a residual/target moments state [2D, 6].
+
+    SS_res = m2 + n * mean^2 of the residual, SS_tot = m2 of the target (0 for a constant
+    target, detected exactly: min == max). Per output 1 - SS_res / SS_tot, 1 when SS_res = 0,
+    0 when only SS_tot = 0. Fewer than 2 samples: ValueError, as torchmetrics.
+    """
+    d = state.shape[0] // 2
+    n = float(state[d, 0]) if d else 0.0
+    if n < 2:
+        raise ValueError(f"R2 needs at least 2 samples, got {n:g} (Needs at least two samples to calculate r2 score.)")
+    res, tgt = state[:d], state[d:]
+    ss_res = res[:, 3] + n * res[:, 2] * res[:, 2]
+    ss_tot = _ss_tot(tgt)
+    scores = _average(_forced_ratio_score(ss_res, ss_tot), ss_tot, multioutput)
+    if adjusted:
+        if adjusted > n - 1:
+            warnings.warn(
+                f"adjusted={adjusted} regressors for {n:g} samples: More independent regressions than data points "
+                "in adjusted r2 score. Falls back to standard r2 score.",
+                UserWarning,
+                stacklevel=3,
+            )
+        elif adjusted == n - 1:
+            warnings.warn(
+                f"adjusted={adjusted} regressors for {n:g} samples: Division by zero in adjusted r2 score. "
+                "Falls back to standard r2 score.",
+                UserWarning,
+                stacklevel=3,
+            )
+        else:
+            scores = 1.0 - (1.0 - scores) * (n - 1) / (n - adjusted - 1)
+    return scores
+
+
+def explained_variance_from_moments(state: Tensor, multioutput: str = "uniform_average") -> Tensor:
+    """1 - Var(target - preds) / Var(target) per output (float64): 1 when the residual's
+    variance is 0, 0 when only the target's is (each detected exactly: min == max). NaN over no
+    samples (0 / 0, as torchmetrics)."""
+    d = state.shape[0] // 2
+    if d == 0:
+        return torch.tensor(float("nan"), dtype=_F64, device=state.device)
+    res, tgt = state[:d], state[d:]
+    n = tgt[:, 0]
+    var_res = torch.where(res[:, 4] == res[:, 5], torch.zeros_like(res[:, 3]), res[:, 3] / n)
+    var_tgt = _ss_tot(tgt) / n
+    return _average(_forced_ratio_score(var_res, var_tgt), var_tgt, multioutput)
+
+
+def pearson_from_comoments(state: Tensor) -> Tensor:
+    """c_xy / sqrt(m2_x * m2_y) per output (float64), clamped to [-1, 1].
+
+    An output whose preds or target have zero variance (exactly constant, fewer than 2
+    samples, or a variance below float64's range) gives NaN, with a warning as torchmetrics.
+    """
+    n, m2x, m2y, cxy = state[:, 0], state[:, 3], state[:, 4], state[:, 5]
+    r = (cxy / (m2x.sqrt() * m2y.sqrt())).clamp(-1.0, 1.0)
+    undefined = (m2x == 0) | (m2y == 0) | (n < 2)
+    if bool(undefined.any()):
+        which = undefined.nonzero().reshape(-1).tolist()
+        warnings.warn(
+            f"pearson: output(s) {which} have a zero variance of preds or target (or fewer than 2 samples); "
+            "their correlation is NaN (The variance of predictions or target is close to zero.)",
+            UserWarning,
+            stacklevel=3,
+        )
+        r = torch.where(undefined, torch.full_like(r, float("nan")), r)
+    return r
+

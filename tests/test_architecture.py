@@ -1,0 +1,147 @@
+"""The package's layering rules, checked on its source (README, "Architecture"):
+
+* no import circle among torchtally's Python modules (imports inside functions count: a lazy
+  import is still a dependency);
+* no module imports another module's underscore-private name or an underscore-private module
+  (the compiled extensions _C, _C_cuda and _nccl are the exception: CPython names them so);
+* no Python file over 500 lines.
+
+The C side (includes, file sizes) is checked in tests/csrc/test_layout.py.
+"""
+import ast
+from pathlib import Path
+from typing import Dict, List, Set, Tuple
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "python" / "torchtally"
+EXTENSIONS = {"_C", "_C_cuda", "_nccl"}
+MAX_LINES = 500
+
+
+def _modules() -> Dict[str, Tuple[Path, List[str]]]:
+    """Dotted module name -> (file, the package its relative imports start from)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+            package = parts
+        else:
+            package = parts[:-1]
+        found[".".join(parts)] = (path, package)
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str) -> List[Tuple[int, str, List[str]]]:
+    """(line, imported module, names taken from it) for every import in module `name`."""
+    path, package = MODULES[name]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out.append((node.lineno, module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name, []) for a in node.names)
+    return out
+
+
+def _dependencies(name: str) -> Set[str]:
+    """The torchtally modules that module `name` imports: `from pkg import submodule` depends on
+    the submodule, `from module import thing` on the module."""
+    deps = set()
+    for _, module, names in _imports(name):
+        submodules = [n for n in names if f"{module}.{n}" in MODULES or n in EXTENSIONS]
+        deps.update(f"{module}.{n}" for n in submodules)
+        if len(submodules) < len(names) or not names:
+            deps.add(module)
+    deps.discard(name)
+    return {d for d in deps if d in MODULES}
+
+
+def _cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on_stack: Set[str] = set()
+    components: List[List[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return components
+
+
+def test_the_checker_sees_the_package():
+    assert "torchtally.metric" in MODULES and "torchtally.kernels" in MODULES
+    assert "torchtally.kernels" in _dependencies("torchtally.metric")
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_circle():
+    assert _cycles({name: _dependencies(name) for name in MODULES}) == []
+
+
+def test_the_core_never_imports_an_adapter():
+    core = [n for n in MODULES if not n.startswith("torchtally.adapters") and n != "torchtally"]
+    offenders = sorted(n for n in core if any(d.startswith("torchtally.adapters") for d in _dependencies(n)))
+    assert offenders == []
+
+
+def _private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__") and part not in EXTENSIONS
+
+
+def test_no_module_imports_a_private_name():
+    offenders = []
+    for name in MODULES:
+        for line, module, names in _imports(name):
+            if not module.startswith("torchtally"):
+                continue
+            taken = [n for n in names if _private(n)] + [p for p in module.split(".") if _private(p)]
+            if taken:
+                offenders.append(f"{name}:{line} imports {', '.join(taken)} from {module}")
+    assert offenders == []
+
+
+# Still to be split (issue 12): a ratchet, so the list can only shrink.
+OVER_THE_LIMIT = {"torchtally.collection", "torchtally.metric", "torchtally.sync"}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_python_file_over_the_limit(name):
+    path = MODULES[name][0]
+    lines = len(path.read_text().splitlines())
+    if name in OVER_THE_LIMIT:
+        assert lines > MAX_LINES, f"{name} is within the limit now: remove it from OVER_THE_LIMIT"
+    else:
+        assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
