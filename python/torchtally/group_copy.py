@@ -41,5 +41,6 @@ class GroupBoundCopy:
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
-        if "_lock" in state:
-            self.__dict__["_lock"] = new_lock()
+        for key, value in self._reset_on_copy.items():  # also for a pickle made before the key existed
+            self.__dict__.setdefault(key, value)
+        self.__dict__["_lock"] = new_lock()

@@ -454,7 +454,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, Placement, StateDi
 
     def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
         d = self.__dict__
-        if d["_options"] is None:  # settle which attributes are options before an update adds any
+        if d.get("_options") is None:  # settle which attributes are options before an update adds any
             self.described_options
         d["_cache"] = None
         d["_updating"] = True

@@ -196,6 +196,9 @@ def describe_plan_differences(reference: List[Tuple[str, Options]], other: List[
             continue
         for name, a, b in differences(mine, theirs[label]):
             notes.append(f"{label} option '{name}': rank 0 has {a}, rank {rank} has {b}")
+    if notes:
+        notes[-1] += (" (a metric's options are its public attributes holding plain values, or those its "
+                      "class lists in option_names; configure every rank alike)")
     return notes
 
 
@@ -215,7 +218,7 @@ class Configured:
         update (an attribute an update adds later is not one); assigning an option afterwards
         updates its description, and drops the sync plan and the cached result."""
         d = self.__dict__
-        options = d["_options"]
+        options = d.get("_options")
         if options is None:
             options = d["_options"] = find_options(self, exclude=d["_specs"])
         return options
