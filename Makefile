@@ -15,7 +15,7 @@ TORCH_INDEX ?=
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.torchtally-deps
-C_SOURCES := $(wildcard csrc/*.c csrc/*.h csrc/kernels/*.c csrc/kernels/*.h)
+C_SOURCES := $(wildcard csrc/*/*.c csrc/*/*.h csrc/*/*.cu csrc/*/*.cuh)
 EXT_STAMP := python/torchtally/.built
 
 .PHONY: venv build test test-sanitize demo bench cuda-compile clean

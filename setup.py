@@ -11,7 +11,7 @@ so neither torch nor CUDA is needed at build time. Environment switches:
                           PTX of the newest one is embedded for GPUs newer than the list
   TORCHTALLY_CUDA_STRICT=1  nvcc and the host compiler treat warnings as errors (`make cuda-compile`)
 
-torchtally._nccl (csrc/nccl*.c), which loads libnccl.so.2 at run time, is plain C and always
+torchtally._nccl (csrc/nccl/), which loads libnccl.so.2 at run time, is plain C and always
 built; it links nothing but libdl. torchtally._C_cuda links the CUDA runtime statically, so it
 imports (and torchtally works) on machines without a CUDA driver.
 """
@@ -29,10 +29,25 @@ from setuptools.command.build_ext import build_ext
 DEFAULT_CUDA_ARCH = "80;90"
 
 
+# The folders of csrc/ each extension is built from. core/ (the DLPack view, argument parsing,
+# status -> exception) is shared by the two kernel modules; torchtally._nccl binds no kernel and
+# takes only core/'s header-only module definition (tests/csrc/test_layout.py checks all this).
+EXTENSION_FOLDERS = {
+    "torchtally._C": ("core", "kernels", "cpu"),
+    "torchtally._nccl": ("nccl",),
+    "torchtally._C_cuda": ("core", "cuda"),
+}
+
+
+def folder_files(name: str, *patterns: str) -> List[str]:
+    """The files of extension `name`'s folders matching `patterns` ("*.c", "*.h"), sorted."""
+    return sorted(f for folder in EXTENSION_FOLDERS[name] for p in patterns
+                  for f in glob.glob(f"csrc/{folder}/{p}"))
+
+
 def c_sources():
-    """torchtally._C: the C core and its kernels (not the NCCL loader, a module of its own)."""
-    core = [s for s in glob.glob("csrc/*.c") if not os.path.basename(s).startswith("nccl")]
-    return sorted(core + glob.glob("csrc/kernels/*.c"))
+    """torchtally._C: the C core, the CPU kernels and their binding."""
+    return folder_files("torchtally._C", "*.c")
 
 
 def compile_flags():
@@ -126,17 +141,16 @@ def cudart_static_dir(home: str) -> str:
 
 
 def cuda_extension(nvcc: str, home: str, env: Mapping[str, str] = os.environ) -> Extension:
-    """torchtally._C_cuda: csrc/cuda (host C and .cu), plus the C core's argument parsing, DLPack
-    reader and checks."""
+    """torchtally._C_cuda: csrc/cuda (host C and .cu), plus csrc/core (argument parsing, DLPack
+    reader and checks)."""
     strict = env.get("TORCHTALLY_CUDA_STRICT") == "1"
     arches = cuda_arches(env)
     host_flags = compile_flags() + (["-Werror"] if strict else [])
     ext = Extension(
         "torchtally._C_cuda",
-        sources=sorted(glob.glob("csrc/cuda/*.c")) + ["csrc/binding.c", "csrc/tensor.c", "csrc/view.c"]
-        + sorted(glob.glob("csrc/cuda/*.cu")),
+        sources=folder_files("torchtally._C_cuda", "*.c") + folder_files("torchtally._C_cuda", "*.cu"),
         include_dirs=["csrc", os.path.join(home, "include")],
-        depends=sorted(glob.glob("csrc/*.h") + glob.glob("csrc/cuda/*.h") + glob.glob("csrc/cuda/*.cuh") + glob.glob("csrc/cuda/*.cu")),
+        depends=folder_files("torchtally._C_cuda", "*.h", "*.cuh", "*.cu"),
         define_macros=[("TT_CUDA_ARCH_LIST", '"' + ";".join(arches) + '"')],
         extra_compile_args=host_flags,
         library_dirs=[cudart_static_dir(home)],
@@ -187,15 +201,15 @@ def extensions(env: Mapping[str, str] = os.environ, which=shutil.which) -> List[
             "torchtally._C",
             sources=c_sources(),
             include_dirs=["csrc"],
-            depends=sorted(h for h in glob.glob("csrc/*.h") + glob.glob("csrc/kernels/*.h") if "nccl" not in h),
+            depends=folder_files("torchtally._C", "*.h"),
             extra_compile_args=extra_compile,
             extra_link_args=extra_link,
         ),
         Extension(
             "torchtally._nccl",
-            sources=["csrc/nccl.c", "csrc/nccl_module.c"],
+            sources=folder_files("torchtally._nccl", "*.c"),
             include_dirs=["csrc"],
-            depends=["csrc/nccl.h", "csrc/module_def.h"],
+            depends=folder_files("torchtally._nccl", "*.h") + ["csrc/core/module_def.h"],
             libraries=["dl"],
             extra_compile_args=extra_compile,
             extra_link_args=extra_link,

@@ -182,7 +182,7 @@ def run(args) -> str:
         "Accuracy (micro), Precision / Recall / F1 (macro), ConfusionMatrix; float32 scores [B, 1000], int64 "
         "targets, on the GPU. torchtally: one shared [C, C] state, one counting kernel per update plus its "
         "gated undo (returns at once on good input) and a one-thread error latch; no host synchronisation "
-        "(deferred checks, csrc/cuda/launch.c). torchmetrics: MetricCollection with compute groups. Values "
+        "(deferred checks, csrc/cuda/call.c). torchmetrics: MetricCollection with compute groups. Values "
         f"on the same batch: {agreement}.",
         "",
         markdown_table(["batch", "torchtally ms", "torchtally GB/s", "of HBM", "torchmetrics ms", "torchmetrics / torchtally",

@@ -8,7 +8,7 @@
  * Evenly spaced thresholds use the CPU core's direct index plus correction, so both paths give
  * the binary search's bin exactly.
  */
-#include "common.cuh"
+#include "cuda/common.cuh"
 
 #define SHARED_THRESHOLDS_MAX 2048
 

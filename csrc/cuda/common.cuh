@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "cuda_api.h"
+#include "cuda/cuda_api.h"
 
 /* Dynamic shared memory a kernel may take without an opt-in, on every supported arch. */
 #define TT_SHARED_BYTES (48 * 1024)
@@ -101,16 +101,15 @@ template <> struct tt_score<__nv_bfloat16> {
     }
 };
 
-/* Runs `body` with T bound to the C type of score dtype `dtype` (one of the four floats). */
-#define TT_DISPATCH_SCORES(dtype, T, body)                                                     \
-    do {                                                                                       \
-        switch (dtype) {                                                                       \
-        case TT_F16: { typedef __half T; body; } break;                                        \
-        case TT_BF16: { typedef __nv_bfloat16 T; body; } break;                                \
-        case TT_F32: { typedef float T; body; } break;                                         \
-        default: { typedef double T; body; } break;                                            \
-        }                                                                                      \
-    } while (0)
+/* Dispatch on a score dtype by table: TT_SCORE_TABLE(f) initialises an array of f<T> for the
+ * four score types in tt_dtype order from TT_F16, which tt_score_index(dtype) indexes, e.g.
+ *     static const launcher by_dtype[TT_SCORE_TYPES] = TT_SCORE_TABLE(launch_scores);
+ *     by_dtype[tt_score_index(preds->dtype)](a, stream);
+ * (the dtype is validated on the host first: one of the four floats). */
+#define TT_SCORE_TYPES 4
+#define TT_SCORE_TABLE(f) {&f<__half>, &f<__nv_bfloat16>, &f<float>, &f<double>}
+
+static inline int tt_score_index(tt_dtype dtype) { return (int)dtype - (int)TT_F16; }
 
 /* ---- elementwise walks over [rows, cols] ---------------------------------------------------- */
 

@@ -13,7 +13,7 @@
  * contiguous and aligned, with several loads in flight per lane), a thread per row for small C
  * or column-major scores. Ties go to the lowest index, as torch.argmax.
  */
-#include "common.cuh"
+#include "cuda/common.cuh"
 
 typedef struct {
     tt_dview preds, target, mask;
@@ -364,7 +364,9 @@ extern "C" cudaError_t tt_cuda_confmat_scores_launch(const tt_view *out, const t
     const labels_args a = labels_args_of(out, preds, target, mask, ignore_index, sign, rec);
     if (preds->shape[0] == 0 || a.classes == 0)
         return cudaSuccess;
-    TT_DISPATCH_SCORES(preds->dtype, T, launch_scores<T>(a, stream));
+    typedef void (*launcher)(labels_args, cudaStream_t);
+    static const launcher by_dtype[TT_SCORE_TYPES] = TT_SCORE_TABLE(launch_scores);
+    by_dtype[tt_score_index(preds->dtype)](a, stream);
     return cudaGetLastError();
 }
 

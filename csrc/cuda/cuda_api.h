@@ -1,8 +1,9 @@
 /*
  * cuda_api.h: the CUDA kernels' launchers, shared by the .cu files (which define them) and
- * launch.c (which validates on the host and calls them). Plain C: every launcher takes tt_views
- * whose pointers are device pointers on the current device, enqueues its kernels on `stream`,
- * never synchronises, and returns the launch status (cudaGetLastError).
+ * launch_count.c / launch_moments.c (which validate on the host and call them). Plain C: every
+ * launcher takes tt_views whose pointers are device pointers on the current device, enqueues
+ * its kernels on `stream`, never synchronises, and returns the launch status
+ * (cudaGetLastError).
  *
  * Value errors (an out-of-range label, a NaN, a bad weight) cannot stop a kernel: a kernel that
  * meets one skips that sample and lowers the call's device error record to the sample's key
@@ -10,7 +11,7 @@
  * check the CPU core would report first). Everything after that stays on the device: a replay
  * gated on the record undoes the counts, the moments merge is gated on it, and a one-thread
  * latch kernel copies the record and the rejected value into host memory (tt_cuda_report),
- * where launch.c finds it later without ever waiting for it (pending.h).
+ * where call.c finds it later without ever waiting for it (pending.h).
  */
 #ifndef TT_CUDA_API_H
 #define TT_CUDA_API_H
@@ -18,13 +19,13 @@
 #include <cuda_runtime_api.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h> /* tt.h's includes, outside the extern "C" block below */
+#include <string.h> /* core/view.h's includes, outside the extern "C" block below */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#include "../tt.h" /* tt_status, with TT_ECUDA for a failed CUDA call */
+#include "core/view.h" /* tt_status, with TT_ECUDA for a failed CUDA call */
 
 /* The per-call error record in device memory: `key` for the inputs, `thr_key` for the
  * thresholds of binned_update. TT_CUDA_CLEAR means no error. */
@@ -56,7 +57,7 @@ enum { TT_THR_NAN = 0, TT_THR_ORDER = 1 }; /* thresholds: NaN, decreasing */
  * holds an error, so it can be enqueued unconditionally, with no host look at the record. The
  * replay skips exactly the samples the first pass skipped, so it removes exactly what was added.
  * `ignore_index` may be NULL, `mask` NULL or a bool/uint8 [N] view. Arguments are already
- * validated (launch.c). */
+ * validated (launch_count.c). */
 cudaError_t tt_cuda_confmat_labels_launch(const tt_view *out, const tt_view *preds,
                                           const tt_view *target, const tt_view *mask,
                                           const int64_t *ignore_index, int64_t sign,

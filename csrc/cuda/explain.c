@@ -2,7 +2,7 @@
  * explain.c: a rejected CUDA call's report (cuda_api.h) in the CPU core's words, so that a bad
  * batch raises the same ValueError, naming the same argument, on either device.
  */
-#include "pending.h"
+#include "cuda/pending.h"
 
 static tt_status explain_sample(const tt_cuda_explain *why, const tt_cuda_report *r, tt_error *err)
 {

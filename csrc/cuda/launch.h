@@ -2,20 +2,21 @@
  * launch.h: the host side of torchtally._C_cuda's kernels, one function per kernel of
  * csrc/API.md. Plain C, no Python. Each function first validates (every tensor a CUDA tensor on
  * out's device, then the CPU core's shape and dtype rules, with the CPU core's messages), and
- * returns there when ctx->check_only is set: that part makes no CUDA call, so module_cuda.c
+ * returns there when ctx->check_only is set: that part makes no CUDA call, so cuda/module.c
  * runs it with the GIL held before it asks torch for the stream. Otherwise it runs the kernel
  * on ctx->stream (on out's device) and returns TT_OK, TT_EVALUE/TT_ETYPE with `err` filled, or
  * TT_ECUDA when CUDA itself failed.
  *
- * Bad values (labels, NaN, weights): see launch.c. An update never waits for its kernels: a
- * rejected batch is undone on the device and reported at the next update into the same state,
- * or by tt_cuda_check (with wait: Metric.compute), unless ctx->immediate asks for the wait at
- * the call. Either way out / state end exactly as they were. The merges read nothing back.
+ * Bad values (labels, NaN, weights): an update never waits for its kernels: a rejected batch is
+ * undone on the device and reported at the next update into the same state, or by
+ * tt_cuda_check (with wait: Metric.compute), unless ctx->immediate asks for the wait at the
+ * call. Either way out / state end exactly as they were. The merges read nothing back. The
+ * whole flow: csrc/API.md, "CUDA: the deferred rejection of a bad batch".
  */
 #ifndef TT_CUDA_LAUNCH_H
 #define TT_CUDA_LAUNCH_H
 
-#include "cuda_api.h"
+#include "cuda/cuda_api.h"
 
 typedef struct {
     int check_only;      /* validate and return */

@@ -12,7 +12,7 @@
  * Partials and batch rows use the state's column order: moments (n, sum, mean, m2, min, max),
  * co-moments (n, mean_x, mean_y, m2_x, m2_y, c_xy).
  */
-#include "common.cuh"
+#include "cuda/common.cuh"
 
 #define MAX_ROW_BLOCKS 1024
 

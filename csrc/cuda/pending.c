@@ -3,7 +3,7 @@
  * (pending.h). One table per device, made on first use: the report ring in pinned host memory
  * mapped into the device, an event per ring slot, and the calls' bookkeeping.
  */
-#include "pending.h"
+#include "cuda/pending.h"
 
 #include <pthread.h>
 #include <stdio.h>

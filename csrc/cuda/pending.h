@@ -17,12 +17,12 @@
 #ifndef TT_CUDA_PENDING_H
 #define TT_CUDA_PENDING_H
 
-#include "cuda_api.h"
+#include "cuda/cuda_api.h"
 
 #define TT_PENDING_RING 1024
 #define TT_PENDING_REJECTED 64
 
-/* How to put a report into words (launch.c's explain): which kernel family and its sizes. */
+/* How to put a report into words (explain.c): which kernel family and its sizes. */
 typedef enum {
     TT_EXPLAIN_SAMPLE,    /* confmat_labels, confmat_scores, topk: positions are rows */
     TT_EXPLAIN_THRESHOLD, /* confmat_threshold: positions are row * columns + column */
@@ -37,13 +37,13 @@ typedef struct {
     int multiclass; /* binned: target holds class labels */
 } tt_cuda_explain;
 
-/* Puts a rejected call's report into words (the CPU core's messages); defined in launch.c. */
+/* Puts a rejected call's report into words (the CPU core's messages); defined in explain.c. */
 tt_status tt_cuda_explain_report(const tt_cuda_explain *why, const tt_cuda_report *report,
                                  tt_error *err);
 
 /* The device pointer of the report slot the next call on `device` fills (its latch writes
  * there). Waits for the oldest call in flight when the ring is full. Call under the device's
- * workspace lock (launch.c), which also covers the push that follows. */
+ * workspace lock (call.c), which also covers the push that follows. */
 tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err);
 
 /* Registers that call as in flight: an event recorded on `stream` after its latch. */

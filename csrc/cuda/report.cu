@@ -7,7 +7,7 @@
  * Reading the element here, on the stream, is what lets the message name the bad label or
  * weight even when the caller has reused the input's memory by the time the host looks.
  */
-#include "common.cuh"
+#include "cuda/common.cuh"
 
 typedef struct {
     tt_dview by_code[5];

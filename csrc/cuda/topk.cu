@@ -10,7 +10,7 @@
  * first round also finds NaN (an error even in a masked row). Top-k accuracy uses small k; for
  * k near C the rounds cost O(k * C) per row.
  */
-#include "common.cuh"
+#include "cuda/common.cuh"
 
 typedef struct {
     tt_dview preds, target, mask;
@@ -143,6 +143,8 @@ extern "C" cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *pr
     a.gate = sign < 0 ? rec : NULL;
     if (a.preds.rows == 0 || a.classes == 0)
         return cudaSuccess;
-    TT_DISPATCH_SCORES(preds->dtype, T, launch_topk<T>(a, stream));
+    typedef void (*launcher)(const topk_args &, cudaStream_t);
+    static const launcher by_dtype[TT_SCORE_TYPES] = TT_SCORE_TABLE(launch_topk);
+    by_dtype[tt_score_index(preds->dtype)](a, stream);
     return cudaGetLastError();
 }

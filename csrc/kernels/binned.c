@@ -7,7 +7,7 @@
  * For evenly spaced thresholds the bin is computed arithmetically and then nudged against the
  * actual threshold values, so the result equals the binary search's to the last bit.
  */
-#include "binned.h"
+#include "kernels/binned.h"
 
 #include <math.h>
 

@@ -5,7 +5,7 @@
 #ifndef TT_BINNED_H
 #define TT_BINNED_H
 
-#include "tt.h"
+#include "core/view.h"
 
 /* out int64 [K, T + 1, 2]: out[k, #{i : thresholds[i] <= score}, is_positive] += 1.
  * preds [N] with target [N] in {0,1} (K = 1); preds [N, C] with target labels [N] (one-vs-rest,

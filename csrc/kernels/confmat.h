@@ -7,7 +7,7 @@
 #ifndef TT_CONFMAT_H
 #define TT_CONFMAT_H
 
-#include "tt.h"
+#include "core/view.h"
 
 /* out int64 [C, C]; preds, target labels [N] in [0, C). */
 tt_status tt_confmat_labels(const tt_view *out, const tt_view *preds, const tt_view *target,

@@ -8,7 +8,7 @@
  * The batch is only merged after the whole batch has been read and checked, so a NaN leaves
  * the state untouched.
  */
-#include "moments.h"
+#include "kernels/moments.h"
 
 #include <math.h>
 #include <stdlib.h>

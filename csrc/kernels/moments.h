@@ -6,7 +6,7 @@
 #ifndef TT_MOMENTS_H
 #define TT_MOMENTS_H
 
-#include "tt.h"
+#include "core/view.h"
 
 enum { TT_MOM_N, TT_MOM_SUM, TT_MOM_MEAN, TT_MOM_M2, TT_MOM_MIN, TT_MOM_MAX, TT_MOM_WIDTH };
 enum { TT_CO_N, TT_CO_MEAN_X, TT_CO_MEAN_Y, TT_CO_M2_X, TT_CO_M2_Y, TT_CO_C_XY, TT_CO_WIDTH };

@@ -1,7 +1,7 @@
 /*
  * simd.c: the kernels' instruction-set level, detected once and lowered only by tests.
  */
-#include "simd.h"
+#include "kernels/simd.h"
 
 static int current = -1; /* -1: not detected yet */
 static int forced = 0;   /* a test set the level: every path of it runs, slow or not */

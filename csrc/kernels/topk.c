@@ -15,7 +15,7 @@
  * A row is loaded and checked before anything is counted for it; a bad row stops the walk and
  * the rows before it are uncounted again by a second walk with sign -1.
  */
-#include "topk.h"
+#include "kernels/topk.h"
 
 #include <stdlib.h>
 
@@ -130,28 +130,41 @@ static void pairs_f64(const __m128d *d, int64_t classes, group_ranks *g)
 }
 
 /* Loads column j of the four rows into s[j] (float lanes); returns the lanes holding a NaN. */
-#define LOAD_FLOAT_GROUP(type, convert)                                                        \
-    do {                                                                                       \
+typedef int (*float_group_load)(const char *const row[4], int64_t classes, int64_t col_step,
+                                __m128 *s);
+
+/* Defines `name`, the float_group_load of scores read by `load` (tt_f16_at, ...). */
+#define DEFINE_FLOAT_GROUP_LOAD(name, load)                                                    \
+    static int name(const char *const row[4], int64_t classes, int64_t col_step, __m128 *s)    \
+    {                                                                                          \
         __m128 nan = _mm_setzero_ps();                                                         \
         for (int64_t j = 0; j < classes; j++) {                                                \
             const int64_t at = j * col_step;                                                   \
-            s[j] = _mm_set_ps(convert(*(const type *)(row[3] + at)),                           \
-                              convert(*(const type *)(row[2] + at)),                           \
-                              convert(*(const type *)(row[1] + at)),                           \
-                              convert(*(const type *)(row[0] + at)));                          \
+            s[j] = _mm_set_ps(load(row[3] + at), load(row[2] + at), load(row[1] + at),         \
+                              load(row[0] + at));                                              \
             nan = _mm_or_ps(nan, _mm_cmpunord_ps(s[j], s[j]));                                 \
         }                                                                                      \
-        nan_lanes = _mm_movemask_ps(nan);                                                      \
-    } while (0)
+        return _mm_movemask_ps(nan);                                                           \
+    }
 
-#define AS_FLOAT(x) (x)
+DEFINE_FLOAT_GROUP_LOAD(load_group_f16, tt_f16_at)
+DEFINE_FLOAT_GROUP_LOAD(load_group_bf16, tt_bf16_at)
+DEFINE_FLOAT_GROUP_LOAD(load_group_f32, tt_f32_at)
 
-/* Ranks the four rows at row[0..3] into g; returns the lanes (bit r: row r) holding a NaN. */
-static int group_pairs(tt_dtype dtype, const char *const row[4], int64_t classes, int64_t col_step,
-                       group_ranks *g)
+/* The loader of each score dtype compared in float lanes (float64 is compared as double). */
+static const float_group_load float_group_loads[TT_NDTYPES] = {
+    [TT_F16] = load_group_f16,
+    [TT_BF16] = load_group_bf16,
+    [TT_F32] = load_group_f32,
+};
+
+/* Ranks the four rows at row[0..3] into g; returns the lanes (bit r: row r) holding a NaN.
+ * `load`: float_group_loads[dtype], NULL for float64. */
+static int group_pairs(float_group_load load, const char *const row[4], int64_t classes,
+                       int64_t col_step, group_ranks *g)
 {
-    int nan_lanes = 0;
-    if (dtype == TT_F64) {
+    if (load == NULL) {
+        int nan_lanes = 0;
         __m128d d[2 * PAIRWISE_MAX_CLASSES];
         __m128d nan = _mm_setzero_pd();
         for (int64_t j = 0; j < classes; j++) {
@@ -166,11 +179,7 @@ static int group_pairs(tt_dtype dtype, const char *const row[4], int64_t classes
         return nan_lanes;
     }
     __m128 s[PAIRWISE_MAX_CLASSES];
-    switch (dtype) {
-    case TT_F16: LOAD_FLOAT_GROUP(uint16_t, tt_half_to_float); break;
-    case TT_BF16: LOAD_FLOAT_GROUP(uint16_t, tt_bf16_to_float); break;
-    default: LOAD_FLOAT_GROUP(float, AS_FLOAT); break;
-    }
+    const int nan_lanes = load(row, classes, col_step, s);
     pairs_f32(s, classes, g);
     return nan_lanes;
 }
@@ -205,6 +214,7 @@ static int64_t topk_walk_groups(topk_job *job, int64_t sign, int64_t stop, tt_er
         limit[j] = (int32_t)(job->k - (classes - 1 - j));
         first_v[j] = _mm_set1_epi32((int32_t)(1 - (classes - 1 - j)));
     }
+    const float_group_load load = float_group_loads[preds->dtype];
     group_ranks g;
 
     for (int64_t start = 0; start < rows && start < stop; start += TT_CHUNK) {
@@ -220,7 +230,7 @@ static int64_t topk_walk_groups(topk_job *job, int64_t sign, int64_t stop, tt_er
             const char *row[4];
             for (int r = 0; r < 4; r++) /* missing lanes repeat the first row, never counted */
                 row[r] = preds->data + (start + i + (r < lanes ? r : 0)) * row_step;
-            int stopping = group_pairs(preds->dtype, row, classes, col_step, &g) & ((1 << lanes) - 1);
+            int stopping = group_pairs(load, row, classes, col_step, &g) & ((1 << lanes) - 1);
             const int nan_lanes = stopping;
             int counted = 0;
             for (int r = 0; r < lanes; r++) {

@@ -5,7 +5,7 @@
 #ifndef TT_TOPK_H
 #define TT_TOPK_H
 
-#include "tt.h"
+#include "core/view.h"
 
 /* out int64 [C, 3]: (times the class is a sample's prediction: its target on a hit, else its
  * best class; hits of the target class; target support).

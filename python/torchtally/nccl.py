@@ -9,7 +9,7 @@ can be gloo: only the metric data needs NCCL. The collectives run on the communi
 CUDA stream, ordered after the work already queued on torch's current stream, so a metric sync
 neither waits for nor delays the training's own NCCL traffic.
 
-NCCL is loaded at run time by torchtally._nccl (csrc/nccl.c), never linked: the path in
+NCCL is loaded at run time by torchtally._nccl (csrc/nccl/loader.c), never linked: the path in
 TORCHTALLY_NCCL_PATH if set, else "libnccl.so.2" (after ``import torch`` on a CUDA build, the
 copy torch loaded), else the nvidia-nccl wheel's copy. A wait that exceeds the sync timeout
 aborts the communicator (ncclCommAbort) and raises; the sync engine turns that into a

@@ -4,7 +4,7 @@ against the torch reference and scikit-learn) on the same values, for every scor
 ignore_index, sizes that take each kernel variant (shared or global histograms, thread or warp per
 row, vector loads or not), on torch's current stream and on a non-default one; and every
 bad-input case of the C-core suite, which must raise as the C core does and leave the state
-bit-identical (the undo / no-merge protocol of csrc/cuda/launch.c).
+bit-identical (the undo / no-merge protocol of csrc/cuda/launch_count.c and launch_moments.c).
 
 Skips, with the reason, without a CUDA device or without the CUDA build (TORCHTALLY_CUDA=1).
 """

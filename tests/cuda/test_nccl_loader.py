@@ -1,4 +1,4 @@
-"""The run-time NCCL loader (csrc/nccl.c, torchtally._nccl) and the nccl backend's error paths,
+"""The run-time NCCL loader (csrc/nccl/loader.c, torchtally._nccl) and the nccl backend's error paths,
 on the CPU: a missing library, a library without a required symbol, and a fake NCCL (compiled
 here with cc) through which every binding passes its arguments and reports NCCL's errors."""
 import pytest

@@ -79,7 +79,7 @@ def test_cuda_extension(setup_py, toolkit, monkeypatch):
     exts = setup_py.extensions(env, no_nvcc)
     assert names(exts) == ["torchtally._C", "torchtally._nccl", "torchtally._C_cuda"]
     cuda = exts[-1]
-    assert {"csrc/tensor.c", "csrc/view.c", "csrc/cuda/module_cuda.c", "csrc/cuda/confmat.cu", "csrc/cuda/binned.cu",
+    assert {"csrc/core/tensor.c", "csrc/core/view.c", "csrc/cuda/module.c", "csrc/cuda/confmat.cu", "csrc/cuda/binned.cu",
             "csrc/cuda/moments.cu", "csrc/cuda/topk.cu"} <= set(cuda.sources)
     assert "cudart_static" in cuda.libraries and "cudart" not in cuda.libraries  # never the shared runtime
     assert cuda.library_dirs == [str(toolkit / "lib64")]

@@ -3,7 +3,7 @@
  * paths and the ownership rules. Every failure sets a Python exception that names the argument
  * and leaves nothing to release.
  */
-#include "tensor.h"
+#include "core/tensor.h"
 
 int tt_dlpack_cache_init(tt_dlpack_cache *cache)
 {

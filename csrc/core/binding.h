@@ -1,6 +1,6 @@
 /*
- * binding.h: the Python side of a kernel call, shared by torchtally._C (module.c) and
- * torchtally._C_cuda (cuda/module_cuda.c). Both expose the nine methods of csrc/API.md with the
+ * binding.h: the Python side of a kernel call, shared by torchtally._C (cpu/module.c) and
+ * torchtally._C_cuda (cuda/module.c). Both expose the nine methods of csrc/API.md with the
  * same positional arguments (METH_FASTCALL), the same argument kinds and the same messages and
  * exception types; only the kernels behind the methods differ.
  *
@@ -15,7 +15,7 @@
 #ifndef TT_BINDING_H
 #define TT_BINDING_H
 
-#include "tensor.h"
+#include "core/tensor.h"
 
 #define TT_MAX_ARGS 8
 

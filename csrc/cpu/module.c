@@ -8,8 +8,8 @@
  */
 #include <stddef.h>
 
-#include "binding.h"
-#include "module_def.h"
+#include "core/binding.h"
+#include "core/module_def.h"
 #include "kernels/binned.h"
 #include "kernels/confmat.h"
 #include "kernels/moments.h"

@@ -4,7 +4,8 @@
  * where a kernel's status becomes a Python exception. Every DLPack borrow a call takes is
  * released before it returns, on every path.
  */
-#include "binding.h"
+#include "core/binding.h"
+#include "core/args.h"
 
 static int parse_int(PyObject *obj, const char *name, int64_t *out)
 {
@@ -89,16 +90,8 @@ static inline int args_parse(tt_dlpack_cache *cache, const tt_kernel_spec *spec,
     Py_ssize_t least = spec->nargs; /* trailing optional floats may be left out */
     while (least > 0 && spec->args[least - 1].kind == TT_ARG_OPT_FLOAT)
         least--;
-    if (nargs < least || nargs > spec->nargs) {
-        if (least == spec->nargs)
-            PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments (%s, ...), got %zd",
-                         spec->name, spec->nargs, spec->args[0].name, nargs);
-        else
-            PyErr_Format(PyExc_TypeError,
-                         "%s() takes %zd to %zd positional arguments (%s, ...), got %zd",
-                         spec->name, least, spec->nargs, spec->args[0].name, nargs);
+    if (tt_check_nargs(spec->name, nargs, least, spec->nargs, spec->args[0].name) < 0)
         return -1;
-    }
     memset(a, 0, sizeof *a);
     a->n = nargs; /* the borrows are in the first nargs slots; the rest stay zeroed (None) */
     for (Py_ssize_t i = 0; i < nargs; i++) {

@@ -13,8 +13,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "dlpack_abi.h"
-#include "tt.h"
+#include "core/dlpack_abi.h"
+#include "core/view.h"
 
 typedef enum { TT_PATH_EXCHANGE, TT_PATH_VERSIONED, TT_PATH_LEGACY } tt_dlpack_path;
 

@@ -1,22 +1,23 @@
 /*
- * module_cuda.c: torchtally._C_cuda, the Python binding of the CUDA kernels. The same methods,
+ * module.c: torchtally._C_cuda, the Python binding of the CUDA kernels. The same methods,
  * positional arguments and exceptions as torchtally._C (csrc/API.md), for CUDA tensors: every
  * tensor must sit on the CUDA device of `out` / `state`, and the kernels run on torch's current
  * stream of that device.
  *
  * A call parses its arguments into tt_views (binding.c and tensor.c, shared with torchtally._C:
  * the same parsing, messages and exceptions, plus RuntimeError for a CUDA failure), validates
- * them with the GIL held (launch.c's check-only pass makes no CUDA call), asks torch for its
- * current stream (the DLPack exchange table's current_work_stream, else
- * torch.cuda.current_stream), then runs with the GIL released. Importing this module makes no
+ * them with the GIL held (the check-only pass of launch_count.c / launch_moments.c makes no CUDA
+ * call), asks torch for its current stream (the DLPack exchange table's current_work_stream,
+ * else torch.cuda.current_stream), then runs with the GIL released. Importing this module makes no
  * CUDA call: cudart is linked statically and loads the driver on first use, so the import works
  * on a machine without one.
  */
 #include <stddef.h>
 
-#include "../binding.h"
-#include "../module_def.h"
-#include "launch.h"
+#include "core/args.h"
+#include "core/binding.h"
+#include "core/module_def.h"
+#include "cuda/launch.h"
 
 #ifndef TT_CUDA_ARCH_LIST
 #define TT_CUDA_ARCH_LIST "unknown"
@@ -176,11 +177,8 @@ static PyObject *py_set_immediate_checks(PyObject *m, PyObject *flag)
 static int parse_state(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                        Py_ssize_t expected, int *device, void **begin, size_t *bytes)
 {
-    if (nargs != expected) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments, got %zd", fname,
-                     expected, nargs);
+    if (tt_check_nargs(fname, nargs, expected, expected, NULL) < 0)
         return -1;
-    }
     const long d = PyLong_AsLong(args[0]);
     if (d == -1 && PyErr_Occurred())
         return -1;

@@ -1,5 +1,5 @@
 /*
- * nccl_module.c: torchtally._nccl, a thin Python binding of the run-time loaded NCCL (nccl.h)
+ * module.c: torchtally._nccl, a thin Python binding of the run-time loaded NCCL (loader.h)
  * for the "nccl" sync backend (python/torchtally/nccl.py). Communicators, buffers and streams
  * cross as Python ints (pointers); the caller owns their lifetimes. Calls that can block
  * (communicator creation and teardown, collective launches) release the GIL.
@@ -15,8 +15,9 @@
  * path and the symbol), RuntimeError before a library is loaded, NcclError (a RuntimeError)
  * when NCCL returns an error, with NCCL's own description and the numeric result.
  */
-#include "module_def.h" /* Python.h and TT_MODULE_DEF */
-#include "nccl.h"
+#include "core/args.h"
+#include "core/module_def.h" /* Python.h and TT_MODULE_DEF */
+#include "nccl/loader.h"
 
 #define PATH_SIZE 1024
 
@@ -68,15 +69,6 @@ static int arg_int(PyObject *obj, const char *name, long long *out)
     }
     *out = PyLong_AsLongLong(obj);
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
-}
-
-static int check_nargs(const char *fname, Py_ssize_t nargs, Py_ssize_t expected)
-{
-    if (nargs == expected)
-        return 0;
-    PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments, got %zd", fname, expected,
-                 nargs);
-    return -1;
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */
@@ -204,7 +196,7 @@ static int parse_init(const char *name, PyObject *const *args, Py_ssize_t nargs,
                       tt_nccl_unique_id *id, int *rank)
 {
     long long n, r;
-    if (check_nargs(name, nargs, 3) < 0 || arg_int(args[0], "nranks", &n) < 0 ||
+    if (tt_check_nargs(name, nargs, 3, 3, NULL) < 0 || arg_int(args[0], "nranks", &n) < 0 ||
         arg_int(args[2], "rank", &r) < 0)
         return -1;
     if (!PyBytes_Check(args[1]) || PyBytes_GET_SIZE(args[1]) != TT_NCCL_UNIQUE_ID_BYTES) {
@@ -292,8 +284,9 @@ typedef struct {
 static int parse_collective(const char *name, PyObject *const *args, Py_ssize_t nargs,
                             Py_ssize_t expected, collective_args *c)
 {
-    if (check_nargs(name, nargs, expected) < 0 || arg_pointer(args[0], "comm", &c->comm) < 0 ||
-        arg_pointer(args[1], "send", &c->send) < 0 || arg_pointer(args[2], "recv", &c->recv) < 0 ||
+    if (tt_check_nargs(name, nargs, expected, expected, NULL) < 0 ||
+        arg_pointer(args[0], "comm", &c->comm) < 0 || arg_pointer(args[1], "send", &c->send) < 0 ||
+        arg_pointer(args[2], "recv", &c->recv) < 0 ||
         arg_int(args[3], "count", &c->count) < 0 || arg_int(args[4], "dtype", &c->dtype) < 0)
         return -1;
     PyObject *stream = args[expected - 1];

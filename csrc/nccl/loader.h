@@ -1,5 +1,5 @@
 /*
- * nccl.h: NCCL, loaded at run time. Nothing links against NCCL: tt_nccl_open dlopen()s
+ * loader.h: NCCL, loaded at run time. Nothing links against NCCL: tt_nccl_open dlopen()s
  * libnccl.so.2 (after `import torch` on a CUDA build, the copy torch loaded is found by its
  * soname) or a given path, and resolves the entry points torchtally's sync backend calls.
  *

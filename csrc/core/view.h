@@ -1,13 +1,13 @@
 /*
- * tt.h: what every torchtally C file shares. Status codes and the error record that kernels
+ * view.h: what every torchtally C file shares. Status codes and the error record that kernels
  * fill (binding.c alone turns them into Python exceptions), the dtype enum, tt_view (a borrowed,
  * validated tensor: pointer, dtype, shape, strides in elements), and small inline loaders that
  * read one element of any supported dtype as int64 or double.
  *
  * Kernels are plain C: no Python, no allocation they do not free, no write outside `out`.
  */
-#ifndef TT_H
-#define TT_H
+#ifndef TT_VIEW_H
+#define TT_VIEW_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -78,9 +78,10 @@ tt_status tt_check_labels(const tt_view *v, const char *arg, int ndim, tt_error 
 tt_status tt_check_scores(const tt_view *v, const char *arg, int ndim, tt_error *err);
 tt_status tt_check_mask(const tt_view *mask, int64_t n, tt_error *err);
 
-/* Three checks that two kernel families share with the CUDA host side (cuda/launch.c). Inline,
- * as they were when each file had its own copy: an exported function of a shared object is
- * called through the PLT, and a kernel call on a small batch is short. */
+/* Three checks that two kernel families share with the CUDA host side (cuda/launch_count.c,
+ * cuda/launch_moments.c). Inline, as they were when each file had its own copy: an exported
+ * function of a shared object is called through the PLT, and a kernel call on a small batch is
+ * short. */
 
 /* out: an int64 [classes, classes] confusion matrix (tt_check_out's rules). */
 static inline tt_status tt_check_square_out(const tt_view *out, int64_t classes, tt_error *err)
@@ -146,6 +147,13 @@ static inline float tt_bf16_to_float(uint16_t h)
     return f;
 }
 
+/* One float element at byte pointer `p`, by dtype: the typed loads of the kernels' per-dtype
+ * loops (float16 and bfloat16 widen to float exactly). */
+static inline float tt_f16_at(const char *p) { return tt_half_to_float(*(const uint16_t *)p); }
+static inline float tt_bf16_at(const char *p) { return tt_bf16_to_float(*(const uint16_t *)p); }
+static inline float tt_f32_at(const char *p) { return *(const float *)p; }
+static inline double tt_f64_at(const char *p) { return *(const double *)p; }
+
 /* Element `i` of a 1-D view, or element (i, j) through explicit byte pointer `p`. */
 static inline int64_t tt_load_label(const char *p, tt_dtype d)
 {
@@ -163,10 +171,10 @@ static inline int64_t tt_load_label(const char *p, tt_dtype d)
 static inline double tt_load_score(const char *p, tt_dtype d)
 {
     switch (d) {
-    case TT_F16: return tt_half_to_float(*(const uint16_t *)p);
-    case TT_BF16: return tt_bf16_to_float(*(const uint16_t *)p);
-    case TT_F32: return *(const float *)p;
-    case TT_F64: return *(const double *)p;
+    case TT_F16: return tt_f16_at(p);
+    case TT_BF16: return tt_bf16_at(p);
+    case TT_F32: return tt_f32_at(p);
+    case TT_F64: return tt_f64_at(p);
     default: return (double)tt_load_label(p, d);
     }
 }
@@ -226,4 +234,4 @@ int tt_walk_stop(tt_position *bad, tt_position at, int64_t sign, tt_error *err, 
 #endif
     ;
 
-#endif /* TT_H */
+#endif /* TT_VIEW_H */
