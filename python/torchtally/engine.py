@@ -138,29 +138,16 @@ def _reset_undoably(metrics: Any) -> Callable[[], None]:
     """Reset ``metrics``; return a function that undoes the reset.
 
     torchtally's reset() gives every state a new object (a fresh tensor, an empty block list)
-    and leaves the old ones untouched, so holding each metric's attributes and block lists is
-    enough to put it back exactly, flags and cached result included: no copies. Other
-    libraries' metrics cannot be put back; for them the undo does nothing.
+    and leaves the old ones untouched, so holding them (``hold_states``) is enough to put the
+    metrics back exactly, flags and cached result included: no copies. Other libraries'
+    metrics cannot be put back; for them the undo does nothing.
     """
-    from .collection import MetricCollection
-    from .metric import Metric
-
-    if isinstance(metrics, Metric):
-        members = [metrics]
-    elif isinstance(metrics, MetricCollection):
-        members = list(metrics.values())
-    else:
-        members = []
-    held = [(m, dict(m.__dict__), dict(m._cat_chunks)) for m in members]
+    if not _is_torchtally(metrics):
+        metrics.reset()
+        return lambda: None
+    held = metrics.hold_states()
     metrics.reset()
-
-    def undo() -> None:
-        for m, attrs, chunks in held:
-            m.__dict__.update(attrs)
-            m._cat_chunks.clear()
-            m._cat_chunks.update(chunks)
-
-    return undo
+    return lambda: metrics.restore_states(held)
 
 
 def _is_torchtally(metrics: Any) -> bool:

@@ -361,12 +361,12 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         together = feed(MetricCollection(mixed_metrics()), *shard(ws, rank, "all"))
         if rank == 0:
             for m in [rejecting] + list(together._metrics.values()):
-                m.__dict__["_raise_rejected_cuda_updates"] = _reject
+                m.__dict__["raise_rejected_cuda_updates"] = _reject
         out["rejected"] = rejection_of(rejecting.compute)
         out["rejected_collection"] = rejection_of(together.compute)
         if rank == 0:  # reported once: the next compute syncs as usual
             for m in [rejecting] + list(together._metrics.values()):
-                del m.__dict__["_raise_rejected_cuda_updates"]
+                del m.__dict__["raise_rejected_cuda_updates"]
         out["after_rejection"] = rejecting.compute()
         # The process group still works afterwards.
         out["after_errors"] = feed(SumMetric(), *shard(ws, rank, "all")).compute()
