@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Union
 
 import torch
-import torch.distributed as dist
+import torch.distributed
 from torch import nn
 from torch.utils.data import RandomSampler, SequentialSampler
 
@@ -442,9 +442,10 @@ class MetricHook:
         that may count samples twice."""
         if self._warned_no_sampler:
             return
-        if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
+        td = torch.distributed
+        if not (td.is_available() and td.is_initialized() and td.get_world_size() > 1):
             return
-        world = dist.get_world_size()
+        world = td.get_world_size()
         batch_sampler = getattr(source, "batch_sampler", None)
         # a DataLoader given a batch_sampler still holds a default SequentialSampler: ignore it
         sampler = source if batch_sampler is None and not hasattr(source, "sampler") else (
