@@ -13,6 +13,7 @@ from .collection_keys import CollectionKeys
 from .collection_sync import CollectionCompute
 from .metric import Metric
 from .metric_guard import locked, new_lock
+from .metric_options import checked_recipient_rank
 from .metric_state import HeldStates, first_tensor, raise_key_problems
 from .plotting import plot_value
 from .sync import SyncPlan
@@ -90,15 +91,13 @@ class MetricCollection(CollectionCompute, CollectionKeys, GroupBoundCopy, nn.Mod
         recipient_rank: Optional[int] = None,
     ) -> None:
         nn.Module.__init__(self)
-        if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
-            raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
         self.prefix = check_affix(prefix, "prefix")
         self.postfix = check_affix(postfix, "postfix")
         self._compute_groups_arg = check_compute_groups(compute_groups)
         self.sync_on_compute = bool(sync_on_compute)
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
-        self.recipient_rank = recipient_rank
+        self.recipient_rank = checked_recipient_rank(recipient_rank)
         self._if_never_updated = "warn"
         self._plan: Optional[SyncPlan] = None
         self._plan_key: Optional[Tuple] = None

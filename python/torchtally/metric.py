@@ -30,7 +30,7 @@ from .composition import Composable
 from .metric_config import Configured
 from .metric_declared import DeclaredStates
 from .metric_guard import Guarded, caller_copy, locked, locked_sharing, new_lock
-from .metric_options import BaseOptions
+from .metric_options import BaseOptions, checked_recipient_rank
 from .metric_placement import Placement
 from .metric_state import canonical_device, first_tensor, kwargs_filter
 from .metric_state_dict import StateDict
@@ -168,8 +168,6 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, DeclaredStates, Sy
         **torchmetrics_options: Any,
     ) -> None:
         nn.Module.__init__(self)
-        if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
-            raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
         if not isinstance(sync_on_compute, bool):
             raise ValueError(f"Expected keyword argument `sync_on_compute` to be a `bool` but got {sync_on_compute!r}")
         options = BaseOptions.from_kwargs(torchmetrics_options)
@@ -193,7 +191,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, DeclaredStates, Sy
         self.sync_on_compute = sync_on_compute
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
-        self.recipient_rank = recipient_rank
+        self.recipient_rank = checked_recipient_rank(recipient_rank)
         d["device"] = canonical_device(device) if device is not None else torch.device("cpu")
         self.compute_on_cpu = options.compute_on_cpu
         self.dist_sync_on_step = options.dist_sync_on_step
