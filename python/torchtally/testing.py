@@ -28,6 +28,8 @@ def run_distributed(
     *args: Any,
     backend: str = "gloo",
     timeout: float = 120.0,
+    return_exceptions: bool = False,
+    failure_grace: float = 5.0,
     **kwargs: Any,
 ) -> List[Any]:
     """Run ``fn(rank, world_size, *args, **kwargs)`` on ``world_size`` fresh processes.
@@ -39,15 +41,29 @@ def run_distributed(
 
     If a rank raises, the exception is re-raised here with "rank <r>" and that rank's traceback
     in its message (same exception type where it can be rebuilt, with a ``rank`` attribute);
-    when several ranks fail, the lowest failing rank is reported and the others are listed.
-    Nothing hangs: after ``timeout`` seconds in all, the processes are killed and TimeoutError
-    names the ranks that had not finished. Processes use one intra-op thread each.
+    when several ranks fail, the lowest failing rank is raised and every other rank's outcome
+    is listed. After the first failure the other ranks get ``failure_grace`` seconds to finish
+    (their own errors, or a SyncError from a sync the failed rank abandoned) before they are
+    killed.
+
+    ``return_exceptions=True`` waits for every rank (up to ``timeout``) and raises nothing for
+    a rank's failure: the list holds, per rank, its result or what ended it: the exception it
+    raised (unchanged message, with ``rank`` and ``remote_traceback`` attributes), a
+    ``RankDied`` for a process that exited without a result, a ``TimeoutError`` for a rank
+    still running at the deadline (then killed).
+
+    Nothing hangs: after ``timeout`` seconds in all, the processes are killed; without
+    ``return_exceptions`` a TimeoutError names the ranks that had not finished. Processes use
+    one intra-op thread each.
     """
     if not isinstance(world_size, int) or world_size < 1:
         raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
+    if not failure_grace >= 0:
+        raise ValueError(f"failure_grace must be >= 0 seconds, got {failure_grace!r}")
     ctx = multiprocessing.get_context("spawn")
     port = _free_port()
     deadline = time.monotonic() + timeout
+    grace = None if return_exceptions else failure_grace
     procs, conns = [], []
     try:
         for rank in range(world_size):
@@ -62,7 +78,7 @@ def run_distributed(
             sender.close()
             procs.append(proc)
             conns.append(receiver)
-        outcomes = _collect(procs, conns, deadline)
+        outcomes = _collect(procs, conns, deadline, grace)
     finally:
         for proc in procs:
             if proc.is_alive():
@@ -71,6 +87,8 @@ def run_distributed(
             proc.join(timeout=10)
         for conn in conns:
             conn.close()
+    if return_exceptions:
+        return [_outcome_value(rank, outcomes.get(rank), timeout) for rank in range(world_size)]
     failed = sorted(r for r, o in outcomes.items() if o[0] != "ok")
     unfinished = [r for r in range(world_size) if r not in outcomes]
     if failed:
@@ -80,13 +98,20 @@ def run_distributed(
     return [outcomes[r][1] for r in range(world_size)]
 
 
-# After the first failure, give the other ranks this long to report (their own errors, or
-# SyncError from a sync the failed rank abandoned) before killing them.
-_FAILURE_GRACE_S = 5.0
+class RankDied(RuntimeError):
+    """A rank's process exited without reporting a result (killed, os._exit, a crash).
+
+    Attributes: ``rank``, ``exitcode`` (negative: the signal that ended it)."""
+
+    def __init__(self, rank: int, exitcode: Optional[int]) -> None:
+        super().__init__(f"rank {rank} exited with code {exitcode} without a result")
+        self.rank = rank
+        self.exitcode = exitcode
 
 
-def _collect(procs, conns, deadline: float) -> Dict[int, tuple]:
-    """Read each rank's outcome from its pipe; a rank that dies closes its pipe (EOF)."""
+def _collect(procs, conns, deadline: float, grace: Optional[float]) -> Dict[int, tuple]:
+    """Read each rank's outcome from its pipe; a rank that dies closes its pipe (EOF). With a
+    ``grace``, the deadline moves to ``grace`` seconds after the first failure."""
     outcomes: Dict[int, tuple] = {}
     waiting = {conn: rank for rank, conn in enumerate(conns)}
     failed_once = False
@@ -100,25 +125,54 @@ def _collect(procs, conns, deadline: float) -> Dict[int, tuple]:
                 outcomes[rank] = pickle.loads(conn.recv_bytes())
             except EOFError:
                 procs[rank].join(timeout=5)
-                outcomes[rank] = ("died", f"exited with code {procs[rank].exitcode} without a result", "")
-            if outcomes[rank][0] != "ok" and not failed_once:
+                outcomes[rank] = ("died", procs[rank].exitcode, "")
+            if outcomes[rank][0] != "ok" and not failed_once and grace is not None:
                 failed_once = True
-                deadline = min(deadline, time.monotonic() + _FAILURE_GRACE_S)
+                deadline = min(deadline, time.monotonic() + grace)
     return outcomes
+
+
+def _outcome_value(rank: int, outcome: Optional[tuple], timeout: float) -> Any:
+    if outcome is None:
+        err = TimeoutError(f"rank {rank} did not finish within {timeout:g}s")
+        err.rank = rank  # type: ignore[attr-defined]
+        return err
+    kind, payload, remote_tb = outcome
+    if kind == "ok":
+        return payload
+    if kind == "died":
+        return RankDied(rank, payload)
+    exc = payload if isinstance(payload, BaseException) else RuntimeError(str(payload))
+    with contextlib.suppress(Exception):
+        exc.rank = rank  # type: ignore[attr-defined]
+        exc.remote_traceback = remote_tb  # type: ignore[attr-defined]
+    return exc
+
+
+def _describe_outcome(rank: int, outcome: tuple) -> str:
+    kind, payload, _ = outcome
+    if kind == "ok":
+        return f"rank {rank}: finished"
+    if kind == "died":
+        return f"rank {rank}: exited with code {payload} without a result"
+    return f"rank {rank}: {type(payload).__name__}: {payload}"
 
 
 def _raise_rank_error(failed: List[int], outcomes: Dict[int, tuple], unfinished: List[int]) -> None:
     rank = failed[0]
     kind, payload, remote_tb = outcomes[rank]
-    others = ""
-    if len(failed) > 1:
-        others += f" (ranks {failed[1:]} failed too)"
+    others = [_describe_outcome(r, outcomes[r]) for r in failed[1:]]
     if unfinished:
-        others += f" (ranks {unfinished} did not finish)"
+        others.append(f"ranks {unfinished} did not finish")
+    if len(failed) > 1:
+        others.insert(0, f"ranks {failed[1:]} failed too")
+    note = f" ({'; '.join(others)})" if others else ""
     if kind == "died":
-        raise RuntimeError(f"run_distributed: rank {rank} {payload}{others}")
+        died = RankDied(rank, payload)
+        died.args = (f"run_distributed: {died}{note}",)
+        raise died
     exc = payload if isinstance(payload, BaseException) else RuntimeError(str(payload))
-    message = f"rank {rank}: {type(exc).__name__}: {exc}{others}\n--- traceback on rank {rank} ---\n{remote_tb}"
+    message = f"rank {rank}: {type(exc).__name__}: {exc}{note}\n--- traceback on rank {rank} ---\n{remote_tb}"
     try:
         err = type(exc)(message)
     except Exception:

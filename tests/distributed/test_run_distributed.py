@@ -1,12 +1,18 @@
-"""torchtally.testing.run_distributed: a rank's exception re-raised with its rank, and no hang
-when a rank never finishes (one spawned run covers both). Results in rank order and
-count_collectives are checked inside tests/distributed/test_sync.py's runs."""
+"""torchtally.testing.run_distributed: a rank's exception re-raised with its rank, no hang when
+a rank never finishes, and every rank's outcome reported (return_exceptions, failure_grace), so
+that an error a rank raises well after another rank failed is still seen. Results in rank order
+and count_collectives are checked inside tests/distributed/test_sync.py's runs."""
+import os
+import signal
 import time
 
 import pytest
-from torchtally.testing import run_distributed
+from torchtally.errors import SyncError
+from torchtally.testing import RankDied, run_distributed
 
 pytestmark = pytest.mark.distributed
+
+LATE_S = 7.0  # longer than the default failure_grace (5 s)
 
 
 def one_fails_one_hangs(rank, world_size):
@@ -24,3 +30,59 @@ def test_rank_exception_is_reraised_with_rank_and_hung_rank_is_killed():
     assert "traceback on rank 1" in str(info.value)
     # Killed after the failure grace, long before the 600 s sleep or the 60 s timeout.
     assert time.monotonic() - start < 45
+
+
+def every_kind_of_end(rank, world_size):
+    """rank 0 fails late (as a sync's SyncError does, after its timeout), rank 1 at once,
+    rank 2 is killed by a signal, rank 3 returns a value."""
+    if rank == 0:
+        time.sleep(LATE_S)
+        raise SyncError("late on purpose", missing_ranks=[2], sync_id=7)
+    if rank == 1:
+        raise ValueError("early on purpose")
+    if rank == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"rank": rank}
+
+
+def test_return_exceptions_reports_every_rank_including_a_late_sync_error():
+    outcomes = run_distributed(every_kind_of_end, 4, timeout=120, return_exceptions=True)
+    late, early, died, ok = outcomes
+    # The late SyncError arrives LATE_S after rank 1 failed: with a kill after the first
+    # failure's grace it would be lost. It keeps its message and attributes.
+    assert isinstance(late, SyncError) and str(late) == "late on purpose"
+    assert late.missing_ranks == [2] and late.sync_id == 7 and late.rank == 0
+    assert "every_kind_of_end" in late.remote_traceback
+    assert isinstance(early, ValueError) and early.rank == 1 and str(early) == "early on purpose"
+    assert isinstance(died, RankDied) and died.rank == 2 and died.exitcode == -signal.SIGKILL
+    assert ok == {"rank": 3}
+
+
+def test_raising_mode_lists_every_other_ranks_outcome_within_the_grace():
+    with pytest.raises(SyncError) as info:
+        run_distributed(every_kind_of_end, 3, timeout=120, failure_grace=60)
+    message = str(info.value)
+    assert message.startswith("rank 0: SyncError: late on purpose")  # the lowest failing rank
+    assert info.value.rank == 0 and info.value.missing_ranks == [2]
+    assert "rank 1: ValueError: early on purpose" in message
+    assert f"rank 2: exited with code {-signal.SIGKILL} without a result" in message
+    assert "did not finish" not in message
+
+
+def never_finishes(rank, world_size):
+    if rank == 0:
+        return "done"
+    time.sleep(600)
+
+
+def test_return_exceptions_turns_a_rank_still_running_at_the_deadline_into_timeout_error():
+    start = time.monotonic()
+    done, hung = run_distributed(never_finishes, 2, timeout=20, return_exceptions=True)
+    assert done == "done"
+    assert isinstance(hung, TimeoutError) and hung.rank == 1 and "within 20s" in str(hung)
+    assert time.monotonic() - start < 60
+
+
+def test_bad_failure_grace_is_refused():
+    with pytest.raises(ValueError, match="failure_grace"):
+        run_distributed(never_finishes, 2, failure_grace=-1)
