@@ -260,3 +260,11 @@ def test_compute_local_per_metric():
     coll = feed(MetricCollection({"ext": ExtremesMetric(), "mom": MomentsMetric()}))
     local = coll.compute_local()
     assert same(local["ext"], coll.compute()["ext"])
+
+
+def test_a_collection_checks_its_sync_options_as_a_metric_does():
+    with pytest.raises(ValueError, match="recipient_rank must be None or a rank >= 0, got -1"):
+        MetricCollection([SumMetric()], recipient_rank=-1)
+    with pytest.raises(ValueError, match="recipient_rank must be None or a rank >= 0, got 1.5"):
+        MetricCollection([SumMetric()], recipient_rank=1.5)
+    assert MetricCollection([SumMetric()], recipient_rank=2).recipient_rank == 2

@@ -242,12 +242,12 @@ def test_collection_moves_together_and_shared_state_stays_one_object():
 
 def test_collection_refuses_another_device_once_it_holds_data():
     col = shared_collection().update(torch.ones(3, device="meta"))
-    held = {name: col[name]._state_values() for name in col}
+    held = {name: col[name].state_values() for name in col}
     with pytest.raises(ValueError, match=r"^x: expected a tensor on meta, where the state of this collection's metric '\w+' is"):
         col.update(torch.ones(3))
     for name in col:
         assert state_devices(col[name]) == {META}, name
-        assert all(v is h for v, h in zip(col[name]._state_values(), held[name])), name
+        assert all(v is h for v, h in zip(col[name].state_values(), held[name])), name
     assert_shared(col)
 
 
@@ -269,23 +269,23 @@ def test_collection_reset_then_moves_back(lazy):
 def test_collection_does_not_move_when_one_owner_holds_data_elsewhere():
     col = shared_collection()
     col["c"].update(torch.ones(2))  # c alone holds data, on the CPU
-    held = {name: col[name]._state_values() for name in col}
+    held = {name: col[name].state_values() for name in col}
     with pytest.raises(ValueError, match=r"^x: expected a tensor on cpu, where the state of this collection's metric 'c' is"):
         col.update(torch.ones(3, device="meta"))
     for name in col:  # nobody moved, not even the fresh ones
         assert state_devices(col[name]) == {CPU}, name
-        assert all(v is h for v, h in zip(col[name]._state_values(), held[name])), name
+        assert all(v is h for v, h in zip(col[name].state_values(), held[name])), name
     assert_shared(col)
 
 
 def test_collection_batch_rejected_after_the_move_goes_back():
     col = shared_collection()
-    held = {name: col[name]._state_values() for name in col}
+    held = {name: col[name].state_values() for name in col}
     with pytest.raises(ValueError, match="x: expected a non-empty 1-d tensor"):
         col.update(torch.ones(0, device="meta"))  # the cat metric (updated first) takes it, the Totals refuse
     for name in col:
         assert state_devices(col[name]) == {CPU}, name
-        assert all(v is h for v, h in zip(col[name]._state_values(), held[name])), name
+        assert all(v is h for v, h in zip(col[name].state_values(), held[name])), name
         assert not col[name]._updated
     assert_shared(col)
     col.update(torch.ones(3, device="meta"))
@@ -310,13 +310,13 @@ def test_collection_to_raises_a_pending_rejection_before_anything_moves():
     def rejected():  # stands in for a CUDA batch rejected on the device, not yet raised
         raise ValueError("target: label 7 at sample 0 is out of range")
 
-    last._raise_rejected_cuda_updates = rejected
-    held = {name: col[name]._state_values() for name in col}
+    last.raise_rejected_cuda_updates = rejected
+    held = {name: col[name].state_values() for name in col}
     with pytest.raises(ValueError, match="label 7"):
         col.to("meta")
     for name in col:  # the owners before the rejected one did not move either
         assert state_devices(col[name]) == {CPU}, name
-        assert all(v is h for v, h in zip(col[name]._state_values(), held[name])), name
+        assert all(v is h for v, h in zip(col[name].state_values(), held[name])), name
     assert_shared(col)
 
 

@@ -1,8 +1,7 @@
 """MetricCollection: update and compute many metrics, sharing state and syncing it in one pass."""
-import contextlib
 import copy
 import warnings
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
@@ -10,18 +9,20 @@ from torch import nn
 from . import dist
 from .group_copy import GroupBoundCopy
 from .collection_groups import check_affix, check_compute_groups, share_states
-from .errors import NotComputableError
+from .collection_keys import CollectionKeys
+from .collection_sync import CollectionCompute
 from .metric import Metric
-from .metric_guard import caller_copy, locked, new_lock
-from .metric_state import first_tensor, raise_key_problems
+from .metric_guard import locked, new_lock
+from .metric_options import checked_recipient_rank
+from .metric_state import HeldStates, first_tensor, raise_key_problems
 from .plotting import plot_value
-from .sync import UNCHANGED, SyncPlan, sync_states
+from .sync import SyncPlan
 
 MetricsArg = Union[Metric, "MetricCollection", Sequence[Union[Metric, "MetricCollection"]],
                    Mapping[str, Union[Metric, "MetricCollection"]]]
 
 
-class MetricCollection(GroupBoundCopy, nn.Module):
+class MetricCollection(CollectionCompute, CollectionKeys, GroupBoundCopy, nn.Module):
     """A named group of metrics updated with the same inputs and synced together: an
     ``nn.Module`` with torchmetrics' MetricCollection interface.
 
@@ -90,15 +91,13 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         recipient_rank: Optional[int] = None,
     ) -> None:
         nn.Module.__init__(self)
-        if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
-            raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
         self.prefix = check_affix(prefix, "prefix")
         self.postfix = check_affix(postfix, "postfix")
         self._compute_groups_arg = check_compute_groups(compute_groups)
         self.sync_on_compute = bool(sync_on_compute)
         self.process_group = process_group
         self.sync_timeout = dist.timeout_seconds(sync_timeout)
-        self.recipient_rank = recipient_rank
+        self.recipient_rank = checked_recipient_rank(recipient_rank)
         self._if_never_updated = "warn"
         self._plan: Optional[SyncPlan] = None
         self._plan_key: Optional[Tuple] = None
@@ -129,7 +128,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         self._owners: List[str] = [n for n in self._metrics if self._owner_of[n] == n]
         # Update order: the owner with the most fixed-state bytes last, as the last one needs no
         # snapshot (see update).
-        self._update_order: List[Metric] = sorted((self._metrics[n] for n in self._owners), key=_fixed_state_bytes)
+        self._update_order: List[Metric] = sorted((self._metrics[n] for n in self._owners), key=Metric.fixed_state_bytes)
         self._plan = None
         self._plan_key = None
         self._link_members(shared=True)
@@ -143,7 +142,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
             groups.setdefault(owner, []).append(self._metrics[name])
         for name, owner in self._owner_of.items():
             group = groups[owner] if shared and len(groups[owner]) > 1 else None
-            self._metrics[name]._join_state_group(group, self._lock)
+            self._metrics[name].join_state_group(group, self._lock)
 
     @property
     def metric_state(self) -> Dict[str, Dict[str, torch.Tensor]]:
@@ -164,18 +163,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         for name, owner_name in self._owner_of.items():
             if owner_name == name:
                 continue
-            member, owner = self._metrics[name], self._metrics[owner_name]
-            for state in owner._specs:
-                if state in owner._cat_chunks:
-                    member._cat_chunks[state] = owner._cat_chunks[state]
-                else:
-                    member.__dict__[state] = owner.__dict__[state]
-            if member.device != owner.device:
-                member.__dict__["device"] = owner.device
-            if not keep_caches:
-                member.__dict__["_updated"] = owner._updated
-                member.__dict__["_update_count"] = owner._update_count
-                member.__dict__["_cache"] = None
+            self._metrics[name].share_states_of(self._metrics[owner_name], keep_cache=keep_caches)
 
     # -- update / forward / compute ------------------------------------------------------
 
@@ -208,23 +196,22 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                     moved = self._follow_device(x, args, kwargs)
                     break
         everyone = list(self._metrics.values())  # an owner's update tells its group: keep theirs too
-        flags = [(m._updated, m._update_count, m._cache) for m in everyone]
-        saved = [_snapshot_states(m) for m in owners[:-1]]
+        flags = [m.hold_flags() for m in everyone]
+        saved = [m.checkpoint_states() for m in owners[:-1]]
         try:
             for metric in owners:
                 metric.update(*args, **(metric.accepted_update_kwargs(kwargs) if kwargs else kwargs))
         except BaseException:
             for metric, states in zip(owners, saved):
-                _restore_states(metric, states)
-            for metric, (updated, count, cache) in zip(everyone, flags):
-                d = metric.__dict__
-                d["_updated"], d["_update_count"], d["_cache"] = updated, count, cache
+                metric.rollback_states(states)
+            for metric, held_flags in zip(everyone, flags):
+                metric.restore_flags(held_flags)
             if moved is not None:  # back to the device (and objects) from before this batch
                 for metric, placement in moved:
-                    metric._restore_placement(placement)
+                    metric.restore_placement(placement)
             self._alias_shared(keep_caches=True)  # the sharers back on their owners' (restored) objects
             raise  # the restored owners hold their original objects: sharing metrics still alias them
-        return self  # each owner's update has pointed its group at its state (Metric._share_my_state)
+        return self  # each owner's update has pointed its group at its state (torchtally.metric_guard)
 
     def _follow_device(self, x: torch.Tensor, args: tuple, kwargs: dict) -> List[Tuple[Metric, Tuple[Any, ...]]]:
         """Move every metric to ``x``'s device (owners' states, everyone's defaults), or raise
@@ -232,14 +219,14 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         device = x.device
         for name in self._owners:
             metric = self._metrics[name]
-            if metric.device != device and metric._updated:
-                raise metric._device_mismatch(
+            if metric.device != device and metric.has_data:
+                raise metric.device_mismatch(
                     type(metric).update, args, kwargs, x, where=f"the state of this collection's metric '{name}' is"
                 )
-        moved = [(m, m._placement()) for m in self._metrics.values()]
+        moved = [(m, m.placement()) for m in self._metrics.values()]
         for name, metric in self._metrics.items():
-            metric._place(device, states=self._owner_of[name] == name)
-            metric.__dict__["_cache"] = None
+            metric.place_states(device, states=self._owner_of[name] == name)
+            metric.drop_cached_result()
         self._alias_shared()
         return moved
 
@@ -252,30 +239,29 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         if x is not None and any(m.device != x.device for m in self._update_order):
             self._follow_device(x, args, kwargs)  # raises if an owner holds data elsewhere
         owners = self._update_order
-        held = [m._hold_states() for m in owners]
+        held = [m.hold_states() for m in owners]
         for m in owners:
-            m._reset_states()
-            m.__dict__["_updated"] = False
+            m.clear_states()
         self._alias_shared()
         try:
             self.update(*args, **kwargs)
             values = self._batch_values()
         except BaseException:
             for m, h in zip(owners, held):
-                m._restore_states(h)
+                m.restore_states(h)
             self._alias_shared()
             raise
         try:  # every owner's combination first: a merge may refuse a pair, and then none changes
-            combined = [None if m.full_state_update is not False else _combined_states(m, h)
+            combined = [None if m.full_state_update is not False else m.combined_with(h)
                         for m, h in zip(owners, held)]
         except BaseException:
             for m, h in zip(owners, held):
-                m._restore_states(h)
+                m.restore_states(h)
             self._alias_shared()
             raise
         for m, h, states in zip(owners, held, combined):
             if states is not None:
-                _assign_combined(m, states, h)
+                m.assign_combined(states, h)
         again = [(m, h) for m, h, states in zip(owners, held, combined) if states is None]
         if again:  # metrics whose update reads their state: their accumulated states, updated again
             self._update_again(again, args, kwargs)
@@ -284,13 +270,13 @@ class MetricCollection(GroupBoundCopy, nn.Module):
 
     def _update_again(self, owners_held: List[Tuple[Metric, Any]], args: tuple, kwargs: dict) -> None:
         for m, h in owners_held:
-            m._restore_states(h)
+            m.restore_states(h)
         try:
             for m, _ in owners_held:
                 m.update(*args, **(m.accepted_update_kwargs(kwargs) if kwargs else kwargs))
         except BaseException:  # the batch was accepted once, so unlikely: leave them as before it
             for m, h in owners_held:
-                m._restore_states(h)
+                m.restore_states(h)
             self._alias_shared()
             raise
 
@@ -300,139 +286,27 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         synced = None
         if any(m.dist_sync_on_step for m in metrics.values()) and self._should_sync():
             synced = self._compute_synced(dirty=True)  # one packed sync for the ones that ask
-        return {name: synced[name] if synced is not None and m.dist_sync_on_step else m._compute_with(None)
+        return {name: synced[name] if synced is not None and m.dist_sync_on_step else m.compute_on(None)
                 for name, m in metrics.items()}
 
-    def _should_sync(self) -> bool:
-        return self.sync_on_compute and dist.needs_sync(self.process_group)
-
-    @locked
-    def compute(self) -> Dict[str, Any]:
-        """{key: result} for every metric; one packed sync for all of them when needed. The
-        results are copies: editing one changes no cached result."""
-        return caller_copy(self._renamed(self._compute_by_name()))
-
-    def _compute_by_name(self) -> Dict[str, Any]:
-        metrics = self._metrics
-        rejected = next((e for e in (metrics[n]._rejected_cuda_update() for n in self._owners) if e), None)
-        cached = all(m._cache is not None for m in metrics.values())
-        if self._should_sync():
-            return self._compute_synced(dirty=not cached, rejected=rejected)
-        if rejected is not None:
-            raise rejected
-        if cached:
-            return {name: m._cache[0] for name, m in metrics.items()}
-        not_updated = [n for n in self._owners if not metrics[n]._updated]
-        if not_updated:
-            self._never_updated(not_updated, "on this rank")
-        results = {}
-        for name, metric in metrics.items():
-            results[name] = metric._compute_with(None)
-            if metric.compute_with_cache:
-                metric.__dict__["_cache"] = (results[name],)
-        return results
-
-    @locked
-    def compute_local(self) -> Dict[str, Any]:
-        """{key: compute_local()}: every metric on this rank's state only."""
-        return self._renamed({name: metric.compute_local() for name, metric in self._metrics.items()})
-
-    def _compute_synced(self, dirty: bool, rejected: Optional[ValueError] = None) -> Dict[str, Any]:
-        owners = [self._metrics[n] for n in self._owners]
-        names_per_owner = [list(m._specs) for m in owners]
-        slots = [(u, state) for u, names in enumerate(names_per_owner) for state in names]
-
-        def require_updates(updated_anywhere: List[bool]) -> None:
-            never = [self._owners[u] for u, ok in enumerate(updated_anywhere) if not ok]
-            if never:
-                self._never_updated(never, "on any rank")
-
-        def merge(i: int, values: List[torch.Tensor]) -> torch.Tensor:
-            u, state = slots[i]
-            return owners[u].merge_state_values(state, values)
-
-        synced = sync_states(
-            self._sync_plan(),
-            [v for m in owners for v in m._state_values()],
-            group=self.process_group,
-            timeout_s=self.sync_timeout,
-            recipient=self.recipient_rank,
-            updated=[m._updated for m in owners],
-            merge=merge,
-            on_header=require_updates,
-            dirty=dirty,
-            local_error=rejected,
-        )
-        if synced is UNCHANGED:  # nobody has new data: every rank keeps its cached results
-            return {name: m._cache[0] for name, m in self._metrics.items()}
-        per_owner: List[Optional[Dict[str, torch.Tensor]]] = [None] * len(owners) if synced is None else [
-            {} for _ in owners
-        ]
-        if synced is not None:
-            for (u, state), value in zip(slots, synced):
-                per_owner[u][state] = value  # type: ignore[index]
-        position = {name: u for u, name in enumerate(self._owners)}
-        results = {}
-        for name, metric in self._metrics.items():
-            states = per_owner[position[self._owner_of[name]]]
-            results[name] = None if states is None else metric._compute_with(states)
-            metric.__dict__["_cache"] = (results[name],)
-        return results
-
-    def _sync_plan(self) -> SyncPlan:
-        owners = [self._metrics[n] for n in self._owners]
-        key = tuple((id(m), m._spec_version) for m in self._metrics.values())  # _spec_version: options too
-        if self._plan is None or self._plan_key != key:
-            specs = [s for u, m in enumerate(owners) for s in m._state_specs(f"{self._owners[u]}=", unit=u)]
-            options = [(f"metric '{name}' ({type(m).__name__})", m.described_options)
-                       for name, m in self._metrics.items()]
-            self._plan = SyncPlan(specs, n_units=len(owners), options=options)
-            self._plan_key = key
-        return self._plan
-
-    def _never_updated(self, names: List[str], where: str) -> None:
-        message = f"MetricCollection.compute(): metric(s) {names} had no update() {where} since the last reset()"
-        if self._if_never_updated == "raise":
-            raise NotComputableError(message)
-        warnings.warn(message + ": their results are computed over no data.", UserWarning, stacklevel=4)
-
-    @contextlib.contextmanager
-    def raising_if_never_updated(self) -> Iterator["MetricCollection"]:
-        """Within this context, compute() raises NotComputableError for metrics no rank updated
-        since their reset (ignite's rule), instead of warning (torchmetrics')."""
-        before, self._if_never_updated = self._if_never_updated, "raise"
-        try:
-            yield self
-        finally:
-            self._if_never_updated = before
-
-    def _renamed(self, results: Dict[str, Any]) -> Dict[str, Any]:
-        """Results keyed as the user sees them: a dict result is flattened into its own keys
-        (prefixed with its metric's key where two would collide); prefix and postfix added."""
-        flat: Dict[str, Any] = {}
-        dict_keys = [k for r in results.values() if isinstance(r, dict) for k in r]
-        collide = len(dict_keys) != len(set(dict_keys))
-        for name, value in results.items():
-            if isinstance(value, dict):
-                for key, inner in value.items():
-                    flat[f"{name}_{key}" if collide else key] = inner
-            else:
-                flat[name] = value
-        if not self.prefix and not self.postfix:
-            return flat
-        return {self._set_name(k): v for k, v in flat.items()}
-
-    def _set_name(self, base: str) -> str:
-        return f"{self.prefix or ''}{base}{self.postfix or ''}"
-
     # -- lifecycle ----------------------------------------------------------------------
+
+    def hold_states(self) -> List[HeldStates]:
+        """Every metric's ``hold_states()`` (references, no copies), for ``restore_states``."""
+        return [metric.hold_states() for metric in self._metrics.values()]
+
+    def restore_states(self, held: List[HeldStates]) -> None:
+        """Put back what ``hold_states`` held; sharing metrics share their owners' objects again."""
+        for metric, states in zip(self._metrics.values(), held):
+            metric.restore_states(states)
+        self._alias_shared(keep_caches=True)
 
     @locked
     def reset(self) -> "MetricCollection":
         for name in self._owners:
             self._metrics[name].reset()
-        for name in self._metrics:
-            self._metrics[name].__dict__["_cache"] = None
+        for metric in self._metrics.values():
+            metric.drop_cached_result()
         self._alias_shared()
         return self
 
@@ -449,7 +323,7 @@ class MetricCollection(GroupBoundCopy, nn.Module):
                 )
             for name, metric in self._metrics.items():  # every metric: sharers have options of their own
                 try:
-                    metric._check_options_of(other._metrics[name], "merge_state")
+                    metric.check_options_of(other._metrics[name], "merge_state")
                 except ValueError as exc:
                     raise ValueError(f"MetricCollection metric '{name}': {exc}") from None
         for name in self._owners:
@@ -471,13 +345,13 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         unexpected = [k for k in state_dict if k.partition(".")[0] not in self._metrics]
         for name, metric in self._metrics.items():
             prefix = f"{name}."
-            metric._check_state_dict({k[len(prefix):]: v for k, v in state_dict.items() if k.startswith(prefix)},
+            metric.check_state_dict({k[len(prefix):]: v for k, v in state_dict.items() if k.startswith(prefix)},
                                      strict=False)
             try:
-                metric._check_saved_options(state_dict, prefix)
+                metric.check_saved_options(state_dict, prefix)
             except ValueError as exc:
                 raise ValueError(f"MetricCollection metric '{name}': {exc}") from None
-            problems = metric._key_problems(state_dict, prefix)
+            problems = metric.state_dict_key_problems(state_dict, prefix)
             missing += problems[0]
             unexpected += problems[1]
         if strict:
@@ -497,11 +371,11 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         for name in self._owners:
             metric = self._metrics[name]
             if fn(torch.zeros((), device=metric.device)).device != metric.device:
-                metric._raise_rejected_cuda_updates()
+                metric.raise_rejected_cuda_updates()
         super()._apply(fn, *args, **kwargs)
         for name, owner in self._owner_of.items():
             if owner != name:  # its states are the owner's (aliased below); move its defaults
-                self._metrics[name]._place(self._metrics[owner].device, states=False)
+                self._metrics[name].place_states(self._metrics[owner].device, states=False)
         self._alias_shared()
         return self
 
@@ -537,46 +411,6 @@ class MetricCollection(GroupBoundCopy, nn.Module):
         super().__setstate__(state)
         self._link_members(shared=True)  # a fresh lock, shared again
         self._alias_shared()
-
-    # -- mapping protocol (keys with prefix and postfix, unless keep_base) ------------------
-
-    def __getitem__(self, key: str, copy_state: bool = True) -> Metric:
-        if self.prefix and key.startswith(self.prefix):
-            key = key[len(self.prefix):]
-        if self.postfix and key.endswith(self.postfix):
-            key = key[: len(key) - len(self.postfix)]
-        return self._metrics[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._metrics
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
-
-    def __len__(self) -> int:
-        return len(self._metrics)
-
-    def keys(self, keep_base: bool = False) -> Iterable[str]:
-        """The metric keys; with prefix and postfix unless ``keep_base``."""
-        if keep_base or (not self.prefix and not self.postfix):
-            return self._metrics.keys()
-        return [self._set_name(k) for k in self._metrics]
-
-    def items(self, keep_base: bool = False, copy_state: bool = True) -> Iterable[Tuple[str, Metric]]:
-        """(key, metric) pairs. Shared states stay shared whatever ``copy_state`` says: a metric
-        read from the collection sees its group's state."""
-        if keep_base or (not self.prefix and not self.postfix):
-            return self._metrics.items()
-        return [(self._set_name(k), m) for k, m in self._metrics.items()]
-
-    def values(self, copy_state: bool = True) -> Iterable[Metric]:
-        return self._metrics.values()
-
-    def __repr__(self) -> str:
-        shared = {n: o for n, o in self._owner_of.items() if n != o}
-        affixes = "".join(f", {a}={getattr(self, a)!r}" for a in ("prefix", "postfix") if getattr(self, a))
-        return f"MetricCollection({list(self._metrics)}{affixes}, shared={shared})"
-
 
 def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metric]]:
     """(key, metric) pairs from the constructor's / add_metrics' arguments, nested collections
@@ -633,55 +467,3 @@ def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metri
         f"got {type(metrics).__name__}"
     )
 
-
-def _combined_states(metric: Metric, held: Any) -> Dict[str, Any]:
-    """``metric``'s accumulated states (``held``) combined with the batch's it now holds, by each
-    state's reduce; nothing is assigned (a merge may raise)."""
-    d = metric.__dict__
-    combined: Dict[str, Any] = {}
-    for name, (reduce, _) in metric._specs.items():
-        if reduce == "cat":
-            combined[name] = held.values[name] + metric._cat_chunks[name]
-        else:
-            combined[name] = metric._combine_states(name, [held.values[name], d[name]])
-    return combined
-
-
-def _assign_combined(metric: Metric, combined: Dict[str, Any], held: Any) -> None:
-    d = metric.__dict__
-    for name, value in combined.items():
-        if name in metric._cat_chunks:
-            metric._cat_chunks[name] = value
-        else:
-            d[name] = value
-    d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None
-
-
-def _fixed_state_bytes(metric: Metric) -> int:
-    return sum(d.numel() * d.element_size() for reduce, d in metric._specs.values() if reduce != "cat")
-
-
-def _snapshot_states(metric: Metric) -> Dict[str, Tuple[Any, Any]]:
-    """{state: (the object the metric holds, what restores it)}: a clone for a fixed or merge
-    state, the length of a cat state's block list."""
-    saved: Dict[str, Tuple[Any, Any]] = {}
-    for name in metric._specs:
-        chunks = metric._cat_chunks.get(name)
-        if chunks is not None:
-            saved[name] = (chunks, len(chunks))
-        else:
-            value = metric.__dict__[name]
-            saved[name] = (value, value.clone())
-    return saved
-
-
-def _restore_states(metric: Metric, saved: Dict[str, Tuple[Any, Any]]) -> None:
-    """Put back the objects ``_snapshot_states`` saw, with their contents then (in place, so that
-    every alias of them sees the restored value)."""
-    for name, (held, before) in saved.items():
-        if name in metric._cat_chunks:
-            del held[before:]
-            metric._cat_chunks[name] = held
-        else:
-            held.copy_(before)
-            metric.__dict__[name] = held

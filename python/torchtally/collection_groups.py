@@ -31,7 +31,7 @@ def state_layout(metric: Metric) -> List[Tuple[str, str, torch.dtype, Tuple[int,
 
 
 def _defaults(metric: Metric) -> Dict[str, torch.Tensor]:
-    return {name: default for name, (_, default) in metric._specs.items()}
+    return {name: metric.state_default(name) for name in metric.state_names}
 
 
 def share_states(metrics: Mapping[str, Metric], compute_groups: ComputeGroups) -> Dict[str, str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Union
 
 import torch
-import torch.distributed as dist
+import torch.distributed
 from torch import nn
 from torch.utils.data import RandomSampler, SequentialSampler
 
@@ -138,29 +138,16 @@ def _reset_undoably(metrics: Any) -> Callable[[], None]:
     """Reset ``metrics``; return a function that undoes the reset.
 
     torchtally's reset() gives every state a new object (a fresh tensor, an empty block list)
-    and leaves the old ones untouched, so holding each metric's attributes and block lists is
-    enough to put it back exactly, flags and cached result included: no copies. Other
-    libraries' metrics cannot be put back; for them the undo does nothing.
+    and leaves the old ones untouched, so holding them (``hold_states``) is enough to put the
+    metrics back exactly, flags and cached result included: no copies. Other libraries'
+    metrics cannot be put back; for them the undo does nothing.
     """
-    from .collection import MetricCollection
-    from .metric import Metric
-
-    if isinstance(metrics, Metric):
-        members = [metrics]
-    elif isinstance(metrics, MetricCollection):
-        members = list(metrics.values())
-    else:
-        members = []
-    held = [(m, dict(m.__dict__), dict(m._cat_chunks)) for m in members]
+    if not _is_torchtally(metrics):
+        metrics.reset()
+        return lambda: None
+    held = metrics.hold_states()
     metrics.reset()
-
-    def undo() -> None:
-        for m, attrs, chunks in held:
-            m.__dict__.update(attrs)
-            m._cat_chunks.clear()
-            m._cat_chunks.update(chunks)
-
-    return undo
+    return lambda: metrics.restore_states(held)
 
 
 def _is_torchtally(metrics: Any) -> bool:
@@ -266,6 +253,7 @@ class MetricHook:
         self.iteration = 0  # updates this epoch
         self.computed = False  # whether the last update also computed (batch-wise, running)
         self._warned_no_sampler = False
+        self._source_given = False  # whether this epoch's loader or sampler was given
 
     # ---- events -------------------------------------------------------------------------
 
@@ -278,7 +266,8 @@ class MetricHook:
         """Epoch started: reset (per the usage) and find the loader's DistributedSampler.
 
         ``loader`` is the DataLoader about to be iterated (or give its ``sampler``); without
-        either, nothing is treated as padding.
+        either, nothing is treated as padding, and under torch.distributed the first update
+        warns (SamplerWarning) unless ``drop_padding=False``.
         """
         if self.usage.name != "batch_wise" and self.usage.reset_each_epoch:
             self.metrics.reset()
@@ -291,9 +280,10 @@ class MetricHook:
         self.position = 0
         self.layout = None
         source = sampler if sampler is not None else loader
+        self._source_given = source is not None
         found = find_distributed_sampler(source) if source is not None else None
         if found is None:
-            self._warn_if_unsharded(loader)
+            self._warn_if_unsharded(source)
             return
         if loader is not None:
             warn_lost_samples(loader, found)
@@ -329,6 +319,8 @@ class MetricHook:
         ``batch_wise``'s reset before it is undone (for torchtally metrics; other libraries'
         metrics stay reset).
         """
+        if not self._source_given:
+            self._warn_if_unsharded(None)
         args, kwargs, kept, rows = self._drop_duplicates(args, kwargs)
         only_padding = kept == 0
         if self.device is not None:
@@ -444,17 +436,38 @@ class MetricHook:
                 "Use DistributedSampler (padded) or usage='epoch_wise'."
             )
 
-    def _warn_if_unsharded(self, loader: Any) -> None:
-        if self._warned_no_sampler or loader is None:
+    def _warn_if_unsharded(self, source: Any) -> None:
+        """Under torch.distributed, warn once per hook when no DistributedSampler was found in
+        ``source`` (the loader or sampler given, None if neither was): never a silent result
+        that may count samples twice."""
+        if self._warned_no_sampler:
             return
-        if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
+        td = torch.distributed
+        if not (td.is_available() and td.is_initialized() and td.get_world_size() > 1):
             return
-        if isinstance(getattr(loader, "sampler", None), (SequentialSampler, RandomSampler)):
-            self._warned_no_sampler = True
-            warnings.warn(
-                f"the loader has no DistributedSampler while world size is "
-                f"{dist.get_world_size()}: if every rank iterates the whole dataset, synced "
-                "metrics count each sample once per rank",
-                SamplerWarning,
-                stacklevel=3,
+        world = td.get_world_size()
+        batch_sampler = getattr(source, "batch_sampler", None)
+        # a DataLoader given a batch_sampler still holds a default SequentialSampler: ignore it
+        sampler = source if batch_sampler is None and not hasattr(source, "sampler") else (
+            getattr(batch_sampler, "sampler", None) if batch_sampler is not None else source.sampler
+        )
+        if isinstance(sampler, (SequentialSampler, RandomSampler)):
+            message = (
+                f"the loader has no DistributedSampler while world size is {world}: if every "
+                "rank iterates the whole dataset, synced metrics count each sample once per rank"
             )
+        elif not self.drop_padding:
+            return  # the caller declared that the loader gives each sample to one rank
+        else:
+            what = "no loader or sampler was given" if source is None else (
+                f"torchtally cannot tell how a {type(source).__name__} shards its data"
+            )
+            message = (
+                f"{what} (world size {world}), so DistributedSampler padding duplicates cannot "
+                "be located: synced metrics may count them. Pass the loader's DistributedSampler "
+                "(start_epoch(loader, sampler=...)), use a DataLoader with a DistributedSampler, "
+                "or for Avalanche's loaders torchtally.adapters.avalanche; pass "
+                "drop_padding=False if every sample goes to exactly one rank."
+            )
+        self._warned_no_sampler = True
+        warnings.warn(message, SamplerWarning, stacklevel=3)

@@ -236,7 +236,7 @@ class Configured:
             d["_plan"], d["_cache"] = None, None
             d["_spec_version"] += 1
 
-    def _check_options_of(self, other: "Configured", where: str) -> None:
+    def check_options_of(self, other: "Configured", where: str) -> None:
         """ValueError unless ``other`` (a metric merged into this one) has the same options."""
         raise_if_different(type(self).__name__, self.described_options, other.described_options, where,
                            f"the {type(other).__name__} merged in")

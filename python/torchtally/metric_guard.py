@@ -97,7 +97,7 @@ def caller_copy(result: Any) -> Any:
 class Guarded:
     """Mixin of Metric: the group of metrics sharing its state (set by a MetricCollection)."""
 
-    def _join_state_group(self, group: Optional[List[Any]], lock: Any) -> None:
+    def join_state_group(self, group: Optional[List[Any]], lock: Any) -> None:
         """Share ``lock``, and with ``group`` (a list of metrics holding the same state, this one
         among them) the state; None: this metric's state is its own."""
         self.__dict__["_lock"] = lock
@@ -109,16 +109,6 @@ class Guarded:
         group = self.__dict__.get("_state_group")
         if not group:
             return
-        d = self.__dict__
         for other in group:
-            if other is self:
-                continue
-            od = other.__dict__
-            if od["device"] is not d["device"] and od["device"] != d["device"]:
-                other._place(d["device"], states=False)
-            for name in d["_specs"]:
-                if name in d["_cat_chunks"]:
-                    od["_cat_chunks"][name] = d["_cat_chunks"][name]
-                else:
-                    od[name] = d[name]
-            od["_updated"], od["_update_count"], od["_cache"] = d["_updated"], d["_update_count"], None
+            if other is not self:
+                other.share_states_of(self)

@@ -47,3 +47,11 @@ class BaseOptions:
             names = ", ".join(f"`{k}`" for k in sorted(kwargs))
             raise ValueError(f"Unexpected keyword arguments: {names}")
         return options
+
+
+def checked_recipient_rank(recipient_rank: Any) -> Optional[int]:
+    """torchtally's ``recipient_rank`` option (Metric's and MetricCollection's): None (the result
+    on every rank) or a rank >= 0 of the process group (only that rank gets the result)."""
+    if recipient_rank is not None and (not isinstance(recipient_rank, int) or recipient_rank < 0):
+        raise ValueError(f"recipient_rank must be None or a rank >= 0, got {recipient_rank!r}")
+    return recipient_rank

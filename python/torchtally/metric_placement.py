@@ -3,11 +3,13 @@
 the moves of an update that follows its input's device (see the Metric docstring).
 
 A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_cat_chunks``).
+It also raises the rejections of CUDA updates the device checked after the update returned.
 """
-from typing import Any, Callable, Tuple, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import torch
 
+from . import kernels
 from .metric_state import applied_device_and_dtype, argument_name
 
 # nn.Module's dtype casts that torchmetrics ignores for metric state (use set_dtype).
@@ -23,8 +25,8 @@ class Placement:
             if not any(cast in getattr(fn, "__qualname__", "") for cast in _GUARDED_CASTS):
                 d["_dtype"] = dtype
         if device is not None and device != d["device"]:
-            self._raise_rejected_cuda_updates()
-            self._place(device, states=True)
+            self.raise_rejected_cuda_updates()
+            self.place_states(device, states=True)
             d["_cache"] = None
         return self
 
@@ -57,9 +59,9 @@ class Placement:
         """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
         return self
 
-    def _place(self, device: torch.device, states: bool) -> None:
+    def place_states(self, device: torch.device, states: bool) -> None:
         """Put the defaults (and with ``states`` the states) on ``device``. New objects
-        throughout (a new spec dict, new block lists), so a ``_placement()`` taken before
+        throughout (a new spec dict, new block lists), so a ``placement()`` taken before
         still holds the old ones."""
         d = self.__dict__
         d["device"] = device
@@ -72,19 +74,19 @@ class Placement:
             else:
                 d[name] = d[name].to(device)
 
-    def _placement(self) -> Tuple[Any, ...]:
-        """What ``_restore_placement`` needs to undo a ``_place``: references, no copies."""
+    def placement(self) -> Tuple[Any, ...]:
+        """What ``restore_placement`` needs to undo a ``_place``: references, no copies."""
         d = self.__dict__
         fixed = {n: d[n] for n in self._specs if n not in self._cat_chunks}
         return d["device"], d["_specs"], fixed, dict(self._cat_chunks), d["_cache"]
 
-    def _restore_placement(self, placement: Tuple[Any, ...]) -> None:
+    def restore_placement(self, placement: Tuple[Any, ...]) -> None:
         d = self.__dict__
         d["device"], d["_specs"], fixed, chunks, d["_cache"] = placement
         d.update(fixed)
         self._cat_chunks.update(chunks)
 
-    def _device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
+    def device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
                          where: str = "this metric's state is") -> ValueError:
         """The error for an input on another device than state that holds data."""
         name = argument_name(fn, args, kwargs, got)
@@ -97,13 +99,45 @@ class Placement:
         """update() with the first tensor input ``x`` on another device than the state."""
         d = self.__dict__
         if d["_updated"]:
-            raise self._device_mismatch(fn, args, kwargs, x)
-        before = self._placement()
-        self._place(x.device, states=True)
+            raise self.device_mismatch(fn, args, kwargs, x)
+        before = self.placement()
+        self.place_states(x.device, states=True)
         d["_cache"] = None
         try:
             return self._run_update(fn, args, kwargs)
         except BaseException:
-            self._restore_placement(before)  # a rejected first batch leaves the metric where it was
+            self.restore_placement(before)  # a rejected first batch leaves the metric where it was
             d["_updated"] = False
             raise
+
+    # -- CUDA rejections (see functional.kernels.set_cuda_checks) ----------------------
+
+    def raise_rejected_cuda_updates(self) -> None:
+        """The CUDA kernels check values on the device and report a rejected batch later (its
+        counts already undone): before computing from the state, wait for those checks and
+        raise the first rejection."""
+        if self.__dict__["device"].type == "cuda":
+            kernels.raise_rejected_cuda_updates(self._tensor_states())
+
+    def rejected_cuda_update(self) -> Optional[ValueError]:
+        """The first rejected CUDA batch of this metric's state (waiting for its checks), as the
+        exception to raise, or None. Under torch.distributed the sync announces it to every rank
+        (sync_states' local_error) instead of this rank leaving the others waiting."""
+        try:
+            self.raise_rejected_cuda_updates()
+        except ValueError as exc:
+            return exc
+        return None
+
+    def _forget_rejected_cuda_updates(self) -> None:
+        """A rejection not yet raised dies with the state it concerned (reset, load, deletion):
+        the allocator will hand that memory to other tensors."""
+        if self.__dict__["device"].type == "cuda":
+            kernels.forget_rejected_cuda_updates(self._tensor_states())
+
+    def __del__(self) -> None:
+        try:
+            self._forget_rejected_cuda_updates()
+        except Exception:  # a half-built metric, or interpreter shutdown
+            pass
+

@@ -41,7 +41,7 @@ class StateDict:
             if local_metadata is not None:  # nn.Module.state_dict made it for this module
                 local_metadata[OPTIONS_KEY] = dict(self.described_options)
 
-    def _check_saved_options(self, state_dict: Mapping[str, Any], prefix: str = "") -> None:
+    def check_saved_options(self, state_dict: Mapping[str, Any], prefix: str = "") -> None:
         """ValueError when ``state_dict`` brings states of this metric (under ``prefix``) saved
         with options that differ from this metric's (see the module docstring)."""
         if not any(prefix + name in state_dict for name in self._specs):
@@ -56,13 +56,13 @@ class StateDict:
         this metric's ``check_state_invariants``) before any is assigned, so a bad entry raises
         naming its key and leaves the metric unchanged. The metric keeps C-contiguous copies
         (never the given tensors). Loading states makes the metric count as updated."""
-        self._check_state_dict(state_dict, strict=False)
-        self._check_saved_options(state_dict)
+        self.check_state_dict(state_dict, strict=False)
+        self.check_saved_options(state_dict)
         if strict:  # nn.Module would report these only after assigning the rest
-            raise_key_problems(type(self).__name__, *self._key_problems(state_dict))
+            raise_key_problems(type(self).__name__, *self.state_dict_key_problems(state_dict))
         return nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
 
-    def _key_problems(self, state_dict: Mapping[str, Any], prefix: str = "") -> Tuple[List[str], List[str]]:
+    def state_dict_key_problems(self, state_dict: Mapping[str, Any], prefix: str = "") -> Tuple[List[str], List[str]]:
         """(missing, unexpected) keys of ``state_dict`` for this metric under ``prefix``, as a
         strict load counts them: persistent states are required, unknown keys are refused."""
         children = tuple(f"{prefix}{name}." for name in self._modules)
@@ -82,7 +82,7 @@ class StateDict:
             if saved is not None:
                 raise_if_different(type(self).__name__, self.described_options, saved, "load_state_dict",
                                    "the state_dict", common_only=True)
-            checked = self._check_state_dict(found, strict=False)
+            checked = self.check_state_dict(found, strict=False)
             with self.__dict__["_lock"]:
                 self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
                 self._set_states(checked)
@@ -94,7 +94,7 @@ class StateDict:
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 
-    def _check_state_dict(self, state_dict: Dict[str, Any], strict: bool,
+    def check_state_dict(self, state_dict: Dict[str, Any], strict: bool,
                           where: str = "load_state_dict") -> Dict[str, torch.Tensor]:
         """The entries of ``state_dict`` that are states of this metric, checked and copied onto
         its device as new C-contiguous tensors (never the caller's, whatever their strides); with

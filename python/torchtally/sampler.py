@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, List, Optional, Sized
 
 import torch
-import torch.distributed as dist
+import torch.distributed
 from torch.utils.data import Dataset, DistributedSampler
 
 __all__ = [
@@ -266,11 +266,11 @@ class UnpaddedDistributedSampler(DistributedSampler):
             raise TypeError(
                 f"dataset: expected a dataset with __len__, got {type(dataset).__name__}"
             )
-        initialised = dist.is_available() and dist.is_initialized()
+        initialised = torch.distributed.is_available() and torch.distributed.is_initialized()
         if num_replicas is None:
-            num_replicas = dist.get_world_size() if initialised else 1
+            num_replicas = torch.distributed.get_world_size() if initialised else 1
         if rank is None:
-            rank = dist.get_rank() if initialised else 0
+            rank = torch.distributed.get_rank() if initialised else 0
         super().__init__(
             dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=False
         )

@@ -1,8 +1,9 @@
-"""Tests of the CUDA side: csrc/cuda (torchtally._C_cuda), the NCCL loader and the nccl backend.
-
-GPU tests skip, with the reason, where there is no GPU or no CUDA build; the CPU tests here
-(NCCL loader error paths, the build switch, routing, the sync transport hook, host-side
-validation of torchtally._C_cuda) run everywhere.
+"""GPU tests: csrc/cuda (torchtally._C_cuda) on a device, metrics following CUDA inputs, and the
+nccl backend. Each skips, with the reason, where there is no GPU or no CUDA build; the tests of
+the same code that need no GPU are elsewhere: tests/kernels (routing, _C_cuda's host checks),
+tests/nccl (the NCCL loader through a fake NCCL), tests/test_setup.py (the build switch) and
+tests/distributed/test_sync_transport.py (the transport hook the nccl backend plugs into).
+check_build.py is `make cuda-compile`'s check of the built module.
 
 This folder is deliberately not a package: as one it would be importable as `cuda`, the name of
 NVIDIA's cuda-python package, which CUDA builds of torch may import. So its modules are

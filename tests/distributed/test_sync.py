@@ -1,14 +1,16 @@
 """Sync across real gloo processes, world sizes 1 to 4, against one process over all the data.
 
-One spawned run per world size does every check (``run_checks``) and returns what it saw; the
-tests below assert on it. Shards are uneven and some are empty. The world-size-2 run also
+One spawned run per world size makes every check (``run_checks``) and returns what it saw; the
+tests below assert on it. A check that raises fails only the tests that read its results, with
+its traceback (``RankResult``). Shards are uneven and some are empty. The world-size-2 run also
 loads state_dicts saved by the world-size-4 run, merged pairwise; the world-size-3 run ends
 with a rank that never joins a sync.
 """
 import datetime
 import time
+import traceback
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 import ignite.engine
 import ignite.metrics
@@ -203,15 +205,41 @@ def run_ignite_engine(metric_cls, ws: int, rank: int):
 # -- what every rank runs ----------------------------------------------------------------------
 
 
-def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=False) -> Dict[str, Any]:
-    out: Dict[str, Any] = {"rank": rank}
+# -- the checks: each fills its keys of the rank's result --------------------------------------
+#
+# One run per world size makes every check in order. A check that raises on a rank is recorded
+# with its traceback and the run goes on with the next one, so only the tests reading that
+# check's keys fail, and they show where it raised (see RankResult).
 
+CHECKS: List[Callable[..., None]] = []
+
+
+def check(fn: Callable[..., None]) -> Callable[..., None]:
+    CHECKS.append(fn)
+    return fn
+
+
+def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=False) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"rank": rank, "failed_checks": {}}
+    for fn in CHECKS:
+        try:
+            fn(rank, ws, out, merged_state_dicts=merged_state_dicts, missing_rank_check=missing_rank_check)
+        except Exception:
+            out["failed_checks"][fn.__name__] = traceback.format_exc()
+    return out
+
+
+@check
+def instrument(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # The instrument itself: a plain all_reduce is seen once, and gives the right sum.
     probe = torch.tensor([rank + 10])
     with count_collectives() as counter:
         dist.all_reduce(probe)
     out["probe"] = (int(probe), dict(counter.by_name))
 
+
+@check
+def two_phases(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # Standalone metrics and a collection of the same metrics, in two phases around a compute.
     singles = mixed_metrics()
     coll = MetricCollection(mixed_metrics())
@@ -235,6 +263,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     out["coll_all"] = coll.compute()
     out["state_dict"] = saved_states(coll)
 
+
+@check
+def collectives_by_k(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # Collectives per sync do not grow with the number of metrics K.
     out["count_by_k"], out["sum_only_count_by_k"] = {}, {}
     for k in K_VALUES:
@@ -249,6 +280,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
             sums.compute()
         out["sum_only_count_by_k"][k] = counter.total
 
+
+@check
+def many_cat_states(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # More cat states than the fixed header has slots for their lengths: one extra header gather.
     many_cats = MetricCollection({f"cat{i}": CatMetric() for i in range(35)})  # 70 cat states
     feed(many_cats, *shard(ws, rank, "all"))
@@ -256,6 +290,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         out["many_cats"] = many_cats.compute()["cat34"]
     out["many_cats_count"] = (dict(counter.by_name), many_cats._sync_plan().collectives_per_sync)
 
+
+@check
+def shared_state(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # State shared by state_key: one update per batch on the owner, one slot in the sync.
     SumMetric.calls = 0
     shared = MetricCollection({"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "ext": ExtremesMetric()})
@@ -264,6 +301,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     out["shared"] = shared.compute()
     out["shared_plan_labels"] = [s.label for s in shared._sync_plan().specs]
 
+
+@check
+def recipient(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # Result on one recipient rank only.
     if ws > 1:
         recip = feed(MetricCollection(mixed_metrics(), recipient_rank=ws - 1), *shard(ws, rank, "all"))
@@ -272,6 +312,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         out["recipient_count"] = dict(counter.by_name)
         out["recipient_single"] = feed(SumMetric(recipient_rank=0), *shard(ws, rank, "all")).compute()
 
+
+@check
+def never_updated(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # No rank updated: in ignite mode every rank raises NotComputableError (after the header,
     # consistently); otherwise every rank warns and computes over no data (torchmetrics).
     never = SumMetric()
@@ -286,6 +329,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         counts, _ = never.compute()
     out["never_updated_warns"] = (int(counts.sum()), [str(w.message) for w in caught])
 
+
+@check
+def failing_compute(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # compute() that raises leaves the local state as it was.
     class Failing(SumMetric):
         def compute(self):
@@ -301,6 +347,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         out["failing"] = str(exc)
     out["failing_state_kept"] = all(torch.equal(before[k], v) for k, v in states_of(failing).items())
 
+
+@check
+def decorated_plain_class(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # The decorators on a plain class, and on an ignite metric attached to ignite's Engine.
     plain = feed(PlainCounter(rank), *shard(ws, rank, "all"))
     local = (plain.correct, plain.seen, plain.big, plain.hist.clone(), plain.worst, plain.scale)
@@ -316,6 +365,10 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     out["plain_restored"] = all(
         (torch.equal(a, b) if isinstance(a, torch.Tensor) else (a == b and type(a) is type(b))) for a, b in zip(local, now)
     )
+
+
+@check
+def byte_gather_and_broken_merge(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # Cat states of 1- and 16-byte dtypes in one byte gather; a merge that fails after it.
     try:
         out["byte_and_complex"] = ByteAndComplexRows().update(rank).compute()
@@ -327,6 +380,9 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     except Exception as exc:
         out["broken_merge"] = (type(exc).__name__, str(exc), type(exc.__cause__).__name__)
 
+
+@check
+def mixed_python_numbers(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # Python numbers that are ints on some ranks and floats on others (issue 3: empty ranks).
     mixed = MixedNumbers()
     if rank == 0:
@@ -341,9 +397,16 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
     out["mixed_numbers_restored"] = [(v, type(v)) for v in local] == [
         (v, type(v)) for v in mixed.compute.__wrapped__(mixed)
     ]
+
+
+@check
+def ignite_engine(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     out["ignite_tally"] = run_ignite_engine(TallyIgniteCounts, ws, rank)
     out["ignite_own"] = run_ignite_engine(IgniteOwnCounts, ws, rank)
 
+
+@check
+def errors_on_every_rank(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     if ws > 1:
         # Ranks declare different states: SyncError on every rank, before any data collective.
         odd = SumMetric(num_classes=C + 1 if rank == 0 else C)
@@ -361,16 +424,19 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
         together = feed(MetricCollection(mixed_metrics()), *shard(ws, rank, "all"))
         if rank == 0:
             for m in [rejecting] + list(together._metrics.values()):
-                m.__dict__["_raise_rejected_cuda_updates"] = _reject
+                m.__dict__["raise_rejected_cuda_updates"] = _reject
         out["rejected"] = rejection_of(rejecting.compute)
         out["rejected_collection"] = rejection_of(together.compute)
         if rank == 0:  # reported once: the next compute syncs as usual
             for m in [rejecting] + list(together._metrics.values()):
-                del m.__dict__["_raise_rejected_cuda_updates"]
+                del m.__dict__["raise_rejected_cuda_updates"]
         out["after_rejection"] = rejecting.compute()
         # The process group still works afterwards.
         out["after_errors"] = feed(SumMetric(), *shard(ws, rank, "all")).compute()
 
+
+@check
+def subgroup(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     if ws >= 3:
         # A process group of ranks 0 and 2 only (every rank must create it); the recipient is a
         # rank *within* that group: group rank 1 = global rank 2.
@@ -381,13 +447,18 @@ def run_checks(rank: int, ws: int, merged_state_dicts=None, missing_rank_check=F
                 feed(CatMetric(process_group=sub), *shard(ws, rank, "all")).compute(),
             )
 
+
+@check
+def merged_state_dicts_resume(rank: int, ws: int, out: Dict[str, Any], merged_state_dicts=None, **_: Any) -> None:
     if merged_state_dicts is not None:
         restored = loaded(MetricCollection(mixed_metrics()), merged_state_dicts[rank])
         out["restored"] = restored.compute()
 
+
+@check
+def missing_rank(rank: int, ws: int, out: Dict[str, Any], missing_rank_check=False, **_: Any) -> None:
     if missing_rank_check:
         out["missing"] = check_missing_rank(rank, ws)
-    return out
 
 
 def rank_has_data(ws: int, rank: int, phase: str) -> bool:
@@ -438,13 +509,29 @@ def check_missing_rank(rank: int, ws: int):
 
 # -- the runs, once each (memoised), and the single-process references ---------------------------
 
-_runs: Dict[int, List[Dict[str, Any]]] = {}
+_runs: Dict[int, List["RankResult"]] = {}
 
 
-def results(ws: int) -> List[Dict[str, Any]]:
+class RankResult(dict):
+    """One rank's keys. Reading a key that is missing fails with the reason, next to the test that
+    needs it: the traceback of each check that raised on this rank, or how the rank ended."""
+
+    def __init__(self, rank: int, outcome: Any) -> None:
+        ok = isinstance(outcome, dict)
+        super().__init__({k: v for k, v in outcome.items() if k != "failed_checks"} if ok else {})
+        self.rank = rank
+        self.failures = outcome["failed_checks"] if ok else {"the run": f"{type(outcome).__name__}: {outcome}"}
+
+    def __missing__(self, key: str) -> Any:
+        reasons = "\n".join(f"--- {name} raised:\n{tb}" for name, tb in self.failures.items())
+        raise AssertionError(f"rank {self.rank} has no result {key!r}; {reasons or 'no check raised'}")
+
+
+def results(ws: int) -> List[RankResult]:
     if ws not in _runs:
         merged = merged_pairs(results(4)) if ws == 2 else None
-        _runs[ws] = run_distributed(run_checks, ws, merged, ws == 3, timeout=240)
+        outcomes = run_distributed(run_checks, ws, merged, ws == 3, timeout=240, return_exceptions=True)
+        _runs[ws] = [RankResult(rank, outcome) for rank, outcome in enumerate(outcomes)]
     return _runs[ws]
 
 
@@ -489,6 +576,22 @@ WORLD_SIZES = [1, 2, 3, 4]
 
 
 # -- the tests --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ws", WORLD_SIZES)
+def test_every_check_ran_to_its_end_on_every_rank(ws):
+    for out in results(ws):
+        assert out.failures == {}, f"rank {out.rank}: " + "\n".join(f"{n}:\n{tb}" for n, tb in out.failures.items())
+
+
+def test_a_check_that_raises_fails_only_the_tests_reading_its_keys():
+    out = RankResult(1, {"rank": 1, "kept": 3, "failed_checks": {"broken": "Traceback ... ValueError: boom"}})
+    assert out["kept"] == 3 and "kept" in out and "gone" not in out
+    with pytest.raises(AssertionError, match="rank 1 has no result 'gone'; --- broken raised:\nTraceback ... ValueError: boom"):
+        out["gone"]
+    died = RankResult(2, RuntimeError("rank 2 exited with code 1"))
+    with pytest.raises(AssertionError, match="the run raised:\nRuntimeError: rank 2 exited"):
+        died["anything"]
 
 
 @pytest.mark.parametrize("ws", WORLD_SIZES)

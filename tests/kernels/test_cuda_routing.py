@@ -243,7 +243,7 @@ def test_loading_or_deleting_a_cuda_metric_forgets_its_rejections(spies, monkeyp
     metric.persistent(True)
     saved = {k: v for k, v in metric.state_dict().items()}
     assert saved
-    metric.__dict__["_check_state_dict"] = lambda states, strict, where=None: states  # no real GPU to load onto
+    metric.__dict__["check_state_dict"] = lambda states, strict, where=None: states  # no real GPU to load onto
     metric.load_state_dict(saved)
     assert cuda.calls == [("discard", (0, 0x8000, 32))]
     del metric
