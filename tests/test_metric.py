@@ -369,7 +369,8 @@ def test_plan_packs_by_transport_dtype_and_op():
 def test_plan_groups_python_numbers_by_the_kind_the_ranks_agree_on():
     from torchtally.sync import number_spec
 
-    plan = SyncPlan([StateSpec("t", "sum", torch.int64, (2,)), number_spec("n", "sum"), number_spec("m", "max")])
+    # 1000 int64 do not fit the header: the data goes by all_reduce, grouped by agreed kinds.
+    plan = SyncPlan([StateSpec("t", "sum", torch.int64, (1000,)), number_spec("n", "sum"), number_spec("m", "max")])
     assert "n: sum number ()" in plan.describe()
     # Kinds (0 bool, 1 int, 2 float) are agreed in the header; the plan is the same for all.
     groups = {(g.dtype, g.reduce): (g.indices, g.out_dtypes) for g in plan.fixed_groups_for([1, 0])}
@@ -381,14 +382,16 @@ def test_plan_groups_python_numbers_by_the_kind_the_ranks_agree_on():
         (torch.float64, "max"): ((2,), (torch.float64,)),
     }
     assert plan.collectives_per_sync == 1 + 4  # header + int64/float64 x sum/max at most
+    small = SyncPlan([StateSpec("t", "sum", torch.int64, (2,)), number_spec("n", "sum"), number_spec("m", "max")])
+    assert small.small is not None and small.collectives_per_sync == 1  # everything in the header
     with pytest.raises(ValueError, match="Python number reduces by one of"):
         number_spec("x", "cat")
 
 
 def test_plan_collectives_do_not_grow_with_states():
-    few = SyncPlan([StateSpec(f"s{i}", "sum", torch.int64, (4,)) for i in range(2)])
-    many = SyncPlan([StateSpec(f"s{i}", "sum", torch.int64, (4,)) for i in range(200)])
-    assert few.collectives_per_sync == many.collectives_per_sync == 2
+    few = SyncPlan([StateSpec(f"s{i}", "sum", torch.int64, (400,)) for i in range(2)])
+    many = SyncPlan([StateSpec(f"s{i}", "sum", torch.int64, (400,)) for i in range(200)])
+    assert few.collectives_per_sync == many.collectives_per_sync == 2  # header + one all_reduce
 
 
 def test_plan_fingerprint_depends_on_declarations_only():

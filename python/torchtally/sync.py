@@ -1,16 +1,24 @@
-"""Plan-driven, packed sync of metric state across ranks (DESIGN.md §3).
+"""Plan-driven, packed sync of metric state across ranks (DESIGN.md §3); the plan and its
+layouts: torchtally.sync_plan.
 
 A SyncPlan is built once from the *declared* states of one metric, one collection or one
 decorated object (never from data), so every rank derives the same plan and makes the same
 collectives in the same order. One sync is:
 
-  1. one header all_gather of HEADER_SLOTS int64 per rank: the plan's fingerprint, this rank's
-     local status, the sync options, whether this rank has data its last result did not see
-     ("dirty"), which units (metrics) were updated, the dim-0 length of every cat/merge
-     state, and the kind (bool, int, float) of every Python number. When no rank is dirty, every rank keeps its cached result and the sync ends here. Every rank sees every header, so a fingerprint that differs, or
-     a rank whose state no longer matches its declaration, raises the same SyncError on every
-     rank before any data is exchanged. (A second, plan-sized header all_gather happens only
-     when a plan has more flags and lengths than the fixed header holds.)
+  1. one header all_gather of HEADER_SLOTS int64 per rank (the same size for every plan): the
+     plan's fingerprint, this rank's local status, the sync options, whether this rank has data
+     its last result did not see ("dirty"), which units (metrics) were updated, the dim-0 length
+     of every cat/merge state, and the kind (bool, int, float) of every Python number. Every
+     rank sees every header, so a fingerprint that differs, or a rank whose state no longer
+     matches its declaration, raises the same SyncError on every rank before any data is
+     reduced. When no rank is dirty, every rank keeps its cached result and the sync ends here.
+     (A second, plan-sized header all_gather happens only when a plan has more flags and
+     lengths than the header holds.)
+
+     A *small* plan (fixed-shape states only, fitting the header after these fields: see
+     sync_plan.SmallLayout) sends its data in this same header, and the sync ends here too:
+     every rank reduces the W copies itself, exactly and identically (torchtally.sync_small).
+     One collective, where steps 2 and 3 would add at least one more round trip.
   2. one all_reduce per (transport dtype, op) group of fixed-shape states, packed into one
      flat buffer across all metrics of the plan. Integer and bool states travel as int64 and
      half floats as float32, so a collection of int64/int32 counters costs one all_reduce.
@@ -27,22 +35,21 @@ A failure after the data collectives (unpacking, or a metric's merge) raises Syn
 the state; every rank has the same data then, so a rank that unpacks fails alike, and the
 process group stays usable.
 
-With a recipient rank, steps 2 and 3 become reduce and gather to that rank. Every wait is
-bounded by the sync's timeout; a failed or timed-out collective becomes a SyncError naming the
-ranks lost and where (torchtally.sync_failure: a roll call of the group over torchtally.rollcall,
-whose addresses every header carries, so naming does not depend on the store's host).
+With a recipient rank, steps 2 and 3 become reduce and gather to that rank (a small plan's
+header reaches every rank anyway; only the recipient reduces it). Every wait is bounded by the
+sync's timeout; a failed or timed-out collective becomes a SyncError naming the ranks lost and
+where (torchtally.sync_failure: a roll call of the group over torchtally.rollcall, whose
+addresses every header carries, so naming does not depend on the store's host).
 
 Sync never writes to the values it is given: packing copies them into fresh buffers, and the
-returned tensors are views of those buffers.
+returned tensors are views of those buffers (or of a small plan's fresh reductions).
 
 A transport registered for a group (torchtally.transport.register_transport; torchtally.nccl's
-"nccl" backend is one) carries steps 2 and 3 instead of torch.distributed; the header and every
-check and error report stay on torch.distributed.
+"nccl" backend is one) carries steps 2 and 3 instead of torch.distributed; the header, a small
+plan's data within it, and every check and error report stay on torch.distributed.
 """
 import contextlib
-import hashlib
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
@@ -50,89 +57,36 @@ import torch.distributed
 
 from . import dist, rollcall, sync_failure
 from .errors import SyncError
-from .metric_config import Options, describe_plan_differences, option_lines
+from .sync_plan import (
+    FIXED_REDUCES,
+    FLAG_BITS,
+    HEADER_FIXED,
+    HEADER_SLOTS,
+    NUMBER_KINDS,
+    REDUCES,
+    VAR_REDUCES,
+    FixedGroup,
+    StateSpec,
+    SyncPlan,
+    check_declarable,
+    describe_mismatch,
+    local_problem,
+    number_spec,
+    transport_dtype,
+)
+from .sync_small import number_word, pack_data, reduce_groups, reduce_numbers
 from .transport import transport_for
 
-FIXED_REDUCES = ("sum", "max", "min", "prod")
-VAR_REDUCES = ("cat", "merge")
-REDUCES = FIXED_REDUCES + VAR_REDUCES
+# The plan's names, importable from here as before the split.
+__all__ = [
+    "FIXED_REDUCES", "VAR_REDUCES", "REDUCES", "HEADER_SLOTS", "StateSpec", "SyncPlan", "check_declarable",
+    "number_spec", "transport_dtype", "MergeFn", "UNCHANGED", "sync_states",
+]
 
-HEADER_SLOTS = 64
 _FP, _STATUS, _PROBLEM, _OPTIONS, _DIRTY, _ADDRESS = 0, 1, 2, 3, 4, 5  # _ADDRESS: rollcall's
-_HEADER_FIXED = 6
-_FLAG_BITS = 62  # unit flags per int64 header word (bit 63 left alone)
-_PROTOCOL = "torchtally-sync-1"
 
 _PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}
 _REJECTED = 4  # the problem code of a rank whose compute found a rejected batch (local_error)
-
-# A number state's value is a 0-dim tensor of one of these dtypes; the index is its kind, and
-# ranks agree on the widest kind any of them holds.
-_NUMBER_KINDS = (torch.bool, torch.int64, torch.float64)
-
-_INT_LIKE = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
-_FLOAT_LIKE = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-_COMPLEX = (torch.complex64, torch.complex128)
-
-
-@dataclass(frozen=True)
-class StateSpec:
-    """One declared state as the plan sees it.
-
-    label: unique, human-readable name used in errors and in the fingerprint ("acc.confmat").
-    reduce: one of REDUCES.
-    dtype: the state's dtype.
-    shape: full shape of a fixed state; for cat/merge the shape of one row (dims after dim 0).
-    unit: index of the metric/object owning the state (for the "was updated" flags).
-    number: a Python number (see number_spec); dtype and shape are then float64 and ().
-    """
-
-    label: str
-    reduce: str
-    dtype: torch.dtype
-    shape: Tuple[int, ...]
-    unit: int = 0
-    number: bool = False
-
-    def describe(self) -> str:
-        shape = ("N",) + self.shape if self.reduce in VAR_REDUCES else self.shape
-        dtype = "number" if self.number else str(self.dtype).replace("torch.", "")
-        return f"{self.label}: {self.reduce} {dtype} {tuple(shape)}"
-
-
-def number_spec(label: str, reduce: str, unit: int = 0) -> StateSpec:
-    """A Python number state: its value is a 0-dim bool, int64 or float64 tensor, whichever
-    this rank holds; the synced value has the widest kind any rank held (float64 > int64 > bool)."""
-    if reduce not in FIXED_REDUCES:
-        raise ValueError(f"state '{label}': a Python number reduces by one of {FIXED_REDUCES}, got {reduce!r}")
-    return StateSpec(label, reduce, torch.float64, (), unit, number=True)
-
-
-def check_declarable(label: str, dtype: torch.dtype, reduce: str) -> None:
-    """Raise a clear error for a state the sync cannot carry exactly."""
-    if reduce not in REDUCES:
-        raise ValueError(f"state '{label}': reduce must be one of {REDUCES}, got {reduce!r}")
-    if reduce in VAR_REDUCES:
-        return  # travels as raw bytes: any dtype
-    if dtype == torch.bool and reduce in ("sum", "prod"):
-        raise ValueError(f"state '{label}': a bool state can only reduce by 'max' (any) or 'min' (all), got {reduce!r}")
-    if dtype in _COMPLEX and reduce != "sum":
-        raise ValueError(f"state '{label}': a complex state can only reduce by 'sum', got {reduce!r}")
-    if dtype not in _INT_LIKE + _FLOAT_LIKE + _COMPLEX:
-        raise ValueError(
-            f"state '{label}': dtype {dtype} cannot be reduced exactly across ranks; "
-            f"use one of int64, int32, int16, int8, uint8, bool, float64, float32, float16, bfloat16, complex"
-        )
-
-
-def transport_dtype(dtype: torch.dtype) -> torch.dtype:
-    """dtype a fixed state travels in: integers and bool widen to int64 (exact), half floats to float32."""
-    if dtype in _INT_LIKE:
-        return torch.int64
-    if dtype in (torch.float16, torch.bfloat16):
-        return torch.float32
-    return dtype
-
 
 _REDUCE_OPS = {
     "sum": torch.distributed.ReduceOp.SUM,
@@ -140,126 +94,6 @@ _REDUCE_OPS = {
     "min": torch.distributed.ReduceOp.MIN,
     "prod": torch.distributed.ReduceOp.PRODUCT,
 }
-
-
-@dataclass(frozen=True)
-class _FixedGroup:
-    dtype: torch.dtype  # transport dtype
-    reduce: str
-    indices: Tuple[int, ...]
-    numels: Tuple[int, ...]
-    out_dtypes: Tuple[torch.dtype, ...]  # what each state comes back as
-
-
-def _group_fixed(specs: Sequence[StateSpec], number_kinds: Dict[int, int]) -> Tuple[_FixedGroup, ...]:
-    """One group per (transport dtype, op), in first-appearance order; ``number_kinds`` maps the
-    index of every number state to the kind the ranks agreed on."""
-    groups: Dict[Tuple[torch.dtype, str], List[int]] = {}
-    dtypes: Dict[int, torch.dtype] = {}
-    for i, s in enumerate(specs):
-        if s.reduce in FIXED_REDUCES:
-            dtypes[i] = _NUMBER_KINDS[number_kinds[i]] if s.number else s.dtype
-            groups.setdefault((transport_dtype(dtypes[i]), s.reduce), []).append(i)
-    return tuple(
-        _FixedGroup(dt, red, tuple(idx), tuple(_numel(specs[i].shape) for i in idx), tuple(dtypes[i] for i in idx))
-        for (dt, red), idx in groups.items()
-    )
-
-
-class SyncPlan:
-    """The collectives one sync makes, derived from declared states only. Immutable; cache it.
-
-    ``options``: (metric label, {option: description}) for every metric the sync computes
-    (torchtally.metric_config), also those that share another's state: they move no data but
-    enter the fingerprint, so ranks configured differently stop before any data moves."""
-
-    def __init__(self, specs: Sequence[StateSpec], n_units: int = 1,
-                 options: Sequence[Tuple[str, Options]] = ()) -> None:
-        labels = [s.label for s in specs]
-        if len(set(labels)) != len(labels):
-            raise ValueError(f"state labels in one sync plan must be unique, got {labels}")
-        for s in specs:
-            check_declarable(s.label, s.dtype, s.reduce)
-            if not 0 <= s.unit < n_units:
-                raise ValueError(f"state '{s.label}': unit {s.unit} out of range for {n_units} units")
-            if s.number and (s.reduce not in FIXED_REDUCES or s.shape != ()):
-                raise ValueError(f"state '{s.label}': a number state is 0-dim and reduces by one of {FIXED_REDUCES}")
-        self.specs: Tuple[StateSpec, ...] = tuple(specs)
-        self.n_units = n_units
-        self.options: List[Tuple[str, Options]] = [(label, dict(opts)) for label, opts in options]
-
-        self.number_indices: Tuple[int, ...] = tuple(i for i, s in enumerate(self.specs) if s.number)
-        self._groups_by_kinds: Dict[Tuple[int, ...], Tuple[_FixedGroup, ...]] = {}
-        # The groups of a sync in which every number is an int (all groups, without numbers).
-        self.fixed_groups = self.fixed_groups_for([_NUMBER_KINDS.index(torch.int64)] * len(self.number_indices))
-        # A number may land in its op's int64 or float64 group: count both for the bound.
-        self._max_fixed_groups = len(
-            {(dt, s.reduce) for s in self.specs if s.reduce in FIXED_REDUCES
-             for dt in ((torch.int64, torch.float64) if s.number else (transport_dtype(s.dtype),))}
-        )
-        self.var_indices: Tuple[int, ...] = tuple(i for i, s in enumerate(self.specs) if s.reduce in VAR_REDUCES)
-        self.row_bytes: Tuple[int, ...] = tuple(
-            _numel(self.specs[i].shape) * _itemsize(self.specs[i].dtype) for i in self.var_indices
-        )
-        # Every state's bytes start at a multiple of the largest itemsize (a power of two, so a
-        # multiple of every other): each one can be viewed back as its dtype in place.
-        self.var_align = max((_itemsize(self.specs[i].dtype) for i in self.var_indices), default=1)
-        self.n_flag_words = (n_units + _FLAG_BITS - 1) // _FLAG_BITS
-        self.header_extra = self.n_flag_words + len(self.var_indices) + len(self.number_indices)
-        self.fingerprint = _fingerprint(self.describe() + option_lines(self.options))
-
-    def describe(self) -> List[str]:
-        """The declared states, one line each (the options: ``self.options``)."""
-        return [f"{self.n_units} unit(s)"] + [s.describe() for s in self.specs]
-
-    def fixed_groups_for(self, number_kinds: Sequence[int]) -> Tuple[_FixedGroup, ...]:
-        """The fixed groups of a sync whose number states have the agreed ``number_kinds`` (in
-        number_indices order). Every rank gets the same kinds from the header, so the same groups."""
-        key = tuple(number_kinds)
-        groups = self._groups_by_kinds.get(key)
-        if groups is None:
-            groups = self._groups_by_kinds[key] = _group_fixed(self.specs, dict(zip(self.number_indices, key)))
-        return groups
-
-    @property
-    def collectives_per_sync(self) -> int:
-        """Upper bound of collectives one successful sync makes (the var gather may be skipped)."""
-        overflow = 1 if _HEADER_FIXED + self.header_extra > HEADER_SLOTS else 0
-        return 1 + overflow + self._max_fixed_groups + (1 if self.var_indices else 0)
-
-
-def _numel(shape: Tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def _itemsize(dtype: torch.dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()
-
-
-def _fingerprint(lines: List[str]) -> int:
-    digest = hashlib.blake2b("\n".join([_PROTOCOL] + lines).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & (2**63 - 1)
-
-
-def _local_problem(spec: StateSpec, value: Any) -> Tuple[int, str]:
-    """(problem code, detail) when ``value`` no longer matches ``spec``; (0, "") when it does."""
-    if not isinstance(value, torch.Tensor):
-        return 3, f"a {type(value).__name__}, not a tensor"
-    if spec.number:
-        if value.dtype not in _NUMBER_KINDS:
-            return 2, f"dtype {value.dtype}"
-        return (1, f"shape {tuple(value.shape)}") if value.dim() else (0, "")
-    if value.dtype != spec.dtype:
-        return 2, f"dtype {value.dtype}"
-    if spec.reduce in VAR_REDUCES:
-        if value.dim() != 1 + len(spec.shape) or tuple(value.shape[1:]) != spec.shape:
-            return 1, f"shape {tuple(value.shape)}"
-    elif tuple(value.shape) != spec.shape:
-        return 1, f"shape {tuple(value.shape)}"
-    return 0, ""
 
 
 MergeFn = Callable[[int, List[torch.Tensor]], torch.Tensor]
@@ -339,11 +173,16 @@ class _Sync:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
-        table, lengths, updated_anywhere, number_kinds = self._exchange_header(values, updated, dirty, local_error)
+        header = self._exchange_header(values, updated, dirty, local_error)
+        table, lengths, updated_anywhere, number_kinds, gathered = header
         if on_header is not None:
             on_header(updated_anywhere)
         if not any(row[_DIRTY] for row in table):
             return UNCHANGED
+        if plan.small is not None:  # the data came with the header
+            if self.recipient is not None and self.rank != self.recipient:
+                return None
+            return self._reduce_small(gathered, table, number_kinds, values)
 
         pending = []  # (kind, payload, work)
         for g in plan.fixed_groups_for(number_kinds):
@@ -391,7 +230,7 @@ class _Sync:
         plan = self.plan
         status, problem, detail = 0, 0, ""
         for i, (spec, value) in enumerate(zip(plan.specs, values)):
-            problem, detail = _local_problem(spec, value)
+            problem, detail = local_problem(spec, value)
             if problem:
                 status = i + 1
                 break
@@ -400,14 +239,23 @@ class _Sync:
         words = [0] * plan.n_flag_words
         for u in range(plan.n_units):
             if updated is None or updated[u]:
-                words[u // _FLAG_BITS] |= 1 << (u % _FLAG_BITS)
+                words[u // FLAG_BITS] |= 1 << (u % FLAG_BITS)
         var_lengths = [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
-        kinds = [_NUMBER_KINDS.index(values[i].dtype) if status == 0 else 0 for i in plan.number_indices]
+        kinds = [NUMBER_KINDS.index(values[i].dtype) if status == 0 else 0 for i in plan.number_indices]
         options = 0 if self.recipient is None else self.recipient + 1
         header = [plan.fingerprint, status, problem, options, int(bool(dirty)), self.address] + words + var_lengths + kinds
-        fixed_part = header[:HEADER_SLOTS] + [0] * max(0, HEADER_SLOTS - len(header))
+        small = plan.small
+        if small is not None:
+            header += [number_word(values[i]) if status == 0 else 0 for i in plan.number_indices]
+        # Every plan's header has the same size, so ranks whose plans differ still exchange
+        # well-formed headers and find the difference in them.
+        message = torch.zeros(HEADER_SLOTS, dtype=torch.int64, device=self.device)
+        message[: min(len(header), HEADER_SLOTS)] = torch.tensor(header[:HEADER_SLOTS], dtype=torch.int64)
+        if small is not None and status == 0:
+            pack_data(small, message, values)
 
-        table = self._all_gather_ints(fixed_part, "header")
+        gathered = self._all_gather_tensor(message, "header")
+        table = gathered[:, : min(len(header), HEADER_SLOTS)].tolist()
         rollcall.learn(self.ranks, [row[_ADDRESS] for row in table])
         # A rank's own error first: its plan may differ from the others' because of that error
         # (an attribute it could not read), and every rank should hear about the error itself.
@@ -417,26 +265,38 @@ class _Sync:
         if status or any(row[_STATUS] for row in table):
             self._raise_local_problem(table, detail, local_error)
         if len(header) > HEADER_SLOTS:
-            rest = self._all_gather_ints(header[HEADER_SLOTS:], "header (overflow)")
-            table = [row + extra for row, extra in zip(table, rest)]
+            rest = torch.tensor(header[HEADER_SLOTS:], dtype=torch.int64, device=self.device)
+            rest_table = self._all_gather_tensor(rest, "header (overflow)").tolist()
+            table = [row + extra for row, extra in zip(table, rest_table)]
         rollcall.mark(self.ranks, self.sync_id, "after header")
 
-        base = _HEADER_FIXED
+        base = HEADER_FIXED
         updated_anywhere = [
-            any((row[base + u // _FLAG_BITS] >> (u % _FLAG_BITS)) & 1 for row in table) for u in range(plan.n_units)
+            any((row[base + u // FLAG_BITS] >> (u % FLAG_BITS)) & 1 for row in table) for u in range(plan.n_units)
         ]
         base += plan.n_flag_words
         lengths = [row[base : base + len(plan.var_indices)] for row in table]
         base += len(plan.var_indices)
         number_kinds = [max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
-        return table, lengths, updated_anywhere, number_kinds
+        return table, lengths, updated_anywhere, number_kinds, gathered
 
-    def _all_gather_ints(self, ints: List[int], stage: str) -> List[List[int]]:
-        n = len(ints)
-        local = torch.tensor(ints, dtype=torch.int64, device=self.device)
-        out = torch.empty(self.world * n, dtype=torch.int64, device=self.device)
+    def _all_gather_tensor(self, local: torch.Tensor, stage: str) -> torch.Tensor:
+        """[W, n]: every rank's ``local`` (n int64 words), in rank order."""
+        out = torch.empty(self.world * local.numel(), dtype=torch.int64, device=self.device)
         self._wait(self._start(_all_gather_flat, out, local, stage=stage), stage)
-        return out.view(self.world, n).tolist()
+        return out.view(self.world, -1)
+
+    # -- small plans: the data came with the header -------------------------------------
+
+    def _reduce_small(self, gathered: torch.Tensor, table: List[List[int]], number_kinds: List[int],
+                      values) -> List[torch.Tensor]:
+        plan = self.plan
+        synced: List[Optional[torch.Tensor]] = [None] * len(plan.specs)
+        devices = [v.device for v in values]
+        reduce_groups(plan.small, gathered, plan, devices, synced, self._unpacking)
+        if plan.number_indices:
+            reduce_numbers(plan, plan.small, table, number_kinds, devices, synced, self._unpacking)
+        return synced  # type: ignore[return-value]
 
     def _check_agreement(self, table: List[List[int]]) -> None:
         fps = [row[_FP] for row in table]
@@ -449,7 +309,7 @@ class _Sync:
         plans: List[Any] = [None] * self.world
         try:
             torch.distributed.all_gather_object(plans, mine, group=self.group)
-            message = _describe_mismatch(plans)
+            message = describe_mismatch(plans)
         except Exception as exc:  # pragma: no cover - depends on the failure
             message = f"plan fingerprints per rank {fps}, options per rank {opts} (describing failed: {exc})"
         raise SyncError(
@@ -487,7 +347,7 @@ class _Sync:
 
     # -- fixed-shape states -------------------------------------------------------------
 
-    def _pack_fixed(self, g: _FixedGroup, values) -> torch.Tensor:
+    def _pack_fixed(self, g: FixedGroup, values) -> torch.Tensor:
         parts = []
         for i in g.indices:
             v = values[i].detach()
@@ -505,7 +365,7 @@ class _Sync:
         dst = dist.global_rank_of(self.group, self.recipient)
         return self._start(torch.distributed.reduce, buf, dst=dst, op=op, stage="reduce")
 
-    def _unpack_fixed(self, g: _FixedGroup, buf: torch.Tensor, values, synced) -> None:
+    def _unpack_fixed(self, g: FixedGroup, buf: torch.Tensor, values, synced) -> None:
         for i, dtype, chunk in zip(g.indices, g.out_dtypes, buf.split(list(g.numels))):
             with self._unpacking(i):
                 out = chunk.view(self.plan.specs[i].shape)
@@ -600,24 +460,3 @@ def _all_gather_flat(output: torch.Tensor, input: torch.Tensor, **kwargs):
 
 def _align(n: int, alignment: int) -> int:
     return -(-n // alignment) * alignment
-
-
-def _describe_mismatch(plans: List[Dict[str, Any]]) -> str:
-    reference = plans[0]
-    notes = []
-    for r, other in enumerate(plans[1:], start=1):
-        if other == reference:
-            continue
-        if other["recipient"] != reference["recipient"]:
-            notes.append(f"rank 0 asks for recipient_rank={reference['recipient']}, rank {r} for {other['recipient']}")
-        a, b = reference["plan"], other["plan"]
-        if a != b:
-            k = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
-            left = a[k] if k < len(a) else "<nothing>"
-            right = b[k] if k < len(b) else "<nothing>"
-            notes.append(
-                f"rank 0 syncs {len(a) - 1} state(s), rank {r} syncs {len(b) - 1}; first difference at entry {k}: "
-                f"rank 0 has [{left}], rank {r} has [{right}]"
-            )
-        notes += describe_plan_differences(reference["options"], other["options"], r)
-    return "; ".join(notes) if notes else "plans differ"

@@ -34,6 +34,7 @@ from toy_metrics import (
 )
 from metric_tester import loaded, saved_states, states_of
 from torchtally import MetricCollection, NotComputableError, SyncError, all_reduced_synchronized
+from torchtally.sync_plan import HEADER_SLOTS
 from torchtally.testing import count_collectives, run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -284,7 +285,7 @@ def collectives_by_k(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
 @check
 def many_cat_states(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # More cat states than the fixed header has slots for their lengths: one extra header gather.
-    many_cats = MetricCollection({f"cat{i}": CatMetric() for i in range(35)})  # 70 cat states
+    many_cats = MetricCollection({f"cat{i}": CatMetric() for i in range(HEADER_SLOTS // 2)})  # 2 cat states each
     feed(many_cats, *shard(ws, rank, "all"))
     with count_collectives() as counter:
         out["many_cats"] = many_cats.compute()["cat34"]
@@ -635,8 +636,10 @@ def test_collectives_per_sync_are_fixed_by_the_plan(ws):
         assert out["coll_count"] == {"all_gather_single": 2, "all_reduce": 5}
         assert out["plan_count"] == 7
         assert out["count_by_k"] == {k: 7 for k in K_VALUES}
-        # Accuracy-like metrics with only int64 sums: header + one all_reduce, whatever K.
-        assert out["sum_only_count_by_k"] == {k: 2 for k in K_VALUES}
+        # Accuracy-like metrics with only int64 sums: while their confusion matrices fit in the
+        # header (K = 1, 4), the header is the only collective; beyond, header + one all_reduce,
+        # whatever K.
+        assert out["sum_only_count_by_k"] == {1: 1, 4: 1, 16: 2}
 
 
 @pytest.mark.parametrize("ws", WORLD_SIZES)
@@ -706,8 +709,8 @@ def test_decorators_sync_python_numbers_exactly_and_restore(ws):
     )
     for out in results(ws):
         assert_same(out["plain"], want)
-        # One packed pass: header + (int64 sum, float64 max, float64 prod) groups.
-        assert out["plain_count"] == (4 if ws > 1 else 0)
+        # A small plan: every value travels in the header, the one collective.
+        assert out["plain_count"] == (1 if ws > 1 else 0)
         assert out["plain_restored"]
 
 
@@ -748,10 +751,10 @@ def test_decorators_sync_numbers_that_are_ints_on_some_ranks_and_floats_on_other
         assert [type(v) for v in got] == [type(v) for v in want], f"rank {rank}: {got}"
         assert got == want, f"rank {rank}"
         assert out["mixed_numbers_restored"]
-        # One packed pass: the header (which also agrees on each number's kind), then one
-        # all_reduce per (dtype, op) group: int64 sum (_num_examples), float64 sum (_sum), int64
-        # max (_seen), float64 max (_largest, _floor), float64 min, float64 prod.
-        assert out["mixed_numbers_count"] == {"all_gather_single": 1, "all_reduce": 6}
+        # A small plan: the numbers travel in the header with their kinds, and every rank
+        # combines them in the agreed kind (the path of a large plan, one all_reduce per
+        # (dtype, op) group, is checked in test_sync_small.py).
+        assert out["mixed_numbers_count"] == {"all_gather_single": 1}
 
 
 @pytest.mark.parametrize("ws", [2, 4])
@@ -764,8 +767,8 @@ def test_ignite_metric_with_torchtally_decorators_on_ignite_engine(ws):
         assert value[:4] == (hits, torch.bincount(labels, minlength=C).tolist(), N, N - hits)
         assert value[4] == pytest.approx(float(scores[:, 1].sum()), rel=1e-12)
         assert value[5] == float(scores[:, 0].max())
-        # header + int64 sums (4 attributes) + float64 sum + float64 max, in one pass ...
-        assert counts == {"all_gather_single": 1, "all_reduce": 3}
+        # the 6 attributes (int64 sums, a float64 sum, a float64 max) in the header: one pass ...
+        assert counts == {"all_gather_single": 1}
         # ... where ignite's own decorators make one all_reduce per attribute (6; ignite adds one
         # more, once, when it first detects the process group), with the same result.
         own_value, own_counts = out["ignite_own"]
