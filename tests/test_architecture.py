@@ -136,18 +136,11 @@ def test_no_module_imports_a_private_name():
     assert offenders == []
 
 
-# Still to be split (issue 12): a ratchet, so the list can only shrink.
-OVER_THE_LIMIT: set = set()
-
-
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_no_python_file_over_the_limit(name):
     path = MODULES[name][0]
     lines = len(path.read_text().splitlines())
-    if name in OVER_THE_LIMIT:
-        assert lines > MAX_LINES, f"{name} is within the limit now: remove it from OVER_THE_LIMIT"
-    else:
-        assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
 
 
 def _metric_private_names() -> Tuple[Set[str], Set[str]]:

@@ -2,11 +2,10 @@
 
 Everything here answers sensibly when torch.distributed is unavailable or not initialised
 (world size 1, rank 0) and never runs a collective. Collectives themselves live in sync.py;
-this file holds the bookkeeping around them: timeouts, the device the collectives use, and
-the store-based check-in that names the ranks that did not reach a sync.
+this file holds the bookkeeping around them: timeouts, the device the collectives use, sync
+numbers and the default store (where torchtally.rollcall registers each rank's address).
 """
 import datetime
-import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -123,7 +122,7 @@ def wait(work: Any, deadline: float) -> None:
 
 
 # Per-group sequence numbers of syncs. Every rank of a group makes the same syncs in the same
-# order, so the numbers agree across ranks and name one sync in the check-in keys below.
+# order, so the numbers agree across ranks and name one sync in a roll call (torchtally.rollcall).
 _sync_counters: Dict[Tuple[int, ...], int] = {}
 
 
@@ -133,42 +132,7 @@ def next_sync_id(group: Optional[Any] = None) -> int:
     return _sync_counters[key]
 
 
-def _group_tag(group: Optional[Any]) -> str:
-    ranks = ",".join(map(str, group_ranks(group)))
-    return hashlib.blake2b(ranks.encode(), digest_size=6).hexdigest()
-
-
-def _default_store() -> Optional[Any]:
-    # There is no public accessor; the private one has existed since torch 1.x.
-    getter = getattr(torch.distributed.distributed_c10d, "_get_default_store", None)
-    if getter is None:
-        return None
-    try:
-        return getter()
-    except Exception:
-        return None
-
-
-def find_missing_ranks(group: Optional[Any], sync_id: int, grace_s: float) -> Optional[List[int]]:
-    """After a failed sync: check in, wait ``grace_s`` for the other live ranks, name the rest.
-
-    Every live rank whose sync failed calls this, so a rank that never reached the sync (dead,
-    hung, or running other code) is the one that never checks in. The check-in is done only on
-    failure, so a successful sync touches the store not at all. Returns global ranks, or None
-    when the store cannot be reached (e.g. the rank hosting it is gone).
-    """
-    store = _default_store()
-    if store is None:
-        return None
-    prefix = f"torchtally/sync/{_group_tag(group)}/{sync_id}/"
-    members = group_ranks(group)
-    try:
-        store.set(prefix + str(global_rank()), "1")
-        try:
-            store.wait([prefix + str(r) for r in members], datetime.timedelta(seconds=grace_s))
-            return []
-        except Exception:
-            pass
-        return [r for r in members if not store.check([prefix + str(r)])]
-    except Exception:
-        return None
+def default_store() -> Any:
+    """The default process group's store. There is no public accessor; the private one has
+    existed since torch 1.x. Raises when there is none."""
+    return torch.distributed.distributed_c10d._get_default_store()

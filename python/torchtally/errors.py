@@ -3,7 +3,7 @@
 Both derive from RuntimeError so code written against ignite or torchmetrics that catches
 RuntimeError keeps working.
 """
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 
 class NotComputableError(RuntimeError):
@@ -14,8 +14,14 @@ class SyncError(RuntimeError):
     """A cross-rank sync failed: the ranks disagree on what to sync, or a rank did not answer.
 
     Attributes:
-        missing_ranks: global ranks that did not reach the sync in time, when they could be
-            determined (None when they could not, empty when every rank reached it).
+        missing_ranks: global ranks lost to the sync (did not reach it, or were lost inside
+            it), when they could be determined (None when they could not, empty when every
+            rank reached it and is still there).
+        lost_at: global rank -> where and how that rank was lost, e.g. "did not reach this sync
+            (its process is gone: ...)" or "was lost in the data collectives (no answer: ...)";
+            None when not determined.
+        stage: where this rank's sync failed ("header", "all_reduce", ...); None when the sync
+            failed on a check rather than on a collective.
         sync_id: the per-process-group sequence number of the failed sync (None before one
             was started).
     """
@@ -26,15 +32,19 @@ class SyncError(RuntimeError):
         *,
         missing_ranks: Optional[List[int]] = None,
         sync_id: Optional[int] = None,
+        lost_at: Optional[Dict[int, str]] = None,
+        stage: Optional[str] = None,
     ) -> None:
         super().__init__(message)
         self.missing_ranks = missing_ranks
         self.sync_id = sync_id
+        self.lost_at = lost_at
+        self.stage = stage
 
     def __reduce__(self):
         # Keep the keyword-only attributes when the error crosses a process boundary.
-        return (_rebuild_sync_error, (str(self), self.missing_ranks, self.sync_id))
+        return (_rebuild_sync_error, (str(self), self.missing_ranks, self.sync_id, self.lost_at, self.stage))
 
 
-def _rebuild_sync_error(message: str, missing_ranks, sync_id) -> SyncError:
-    return SyncError(message, missing_ranks=missing_ranks, sync_id=sync_id)
+def _rebuild_sync_error(message: str, missing_ranks, sync_id, lost_at=None, stage=None) -> SyncError:
+    return SyncError(message, missing_ranks=missing_ranks, sync_id=sync_id, lost_at=lost_at, stage=stage)

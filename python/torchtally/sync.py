@@ -37,8 +37,9 @@ process group stays usable.
 
 With a recipient rank, steps 2 and 3 become reduce and gather to that rank (a small plan's
 header reaches every rank anyway; only the recipient reduces it). Every wait is bounded by the
-sync's timeout; a failure is turned into SyncError naming the ranks that did not reach the sync
-(see dist.find_missing_ranks).
+sync's timeout; a failed or timed-out collective becomes a SyncError naming the ranks lost and
+where (torchtally.sync_failure: a roll call of the group over torchtally.rollcall, whose
+addresses every header carries, so naming does not depend on the store's host).
 
 Sync never writes to the values it is given: packing copies them into fresh buffers, and the
 returned tensors are views of those buffers (or of a small plan's fresh reductions).
@@ -54,7 +55,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import torch
 import torch.distributed
 
-from . import dist
+from . import dist, rollcall, sync_failure
 from .errors import SyncError
 from .sync_plan import (
     FIXED_REDUCES,
@@ -82,7 +83,7 @@ __all__ = [
     "number_spec", "transport_dtype", "MergeFn", "UNCHANGED", "sync_states",
 ]
 
-_FP, _STATUS, _PROBLEM, _OPTIONS, _DIRTY = 0, 1, 2, 3, 4
+_FP, _STATUS, _PROBLEM, _OPTIONS, _DIRTY, _ADDRESS = 0, 1, 2, 3, 4, 5  # _ADDRESS: rollcall's
 
 _PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}
 _REJECTED = 4  # the problem code of a rank whose compute found a rejected batch (local_error)
@@ -136,7 +137,11 @@ def sync_states(
     is announced in the header, so every rank stops there: this rank raises it, the others a
     SyncError naming this rank, and no data moves.
     """
-    return _Sync(plan, group, timeout_s, recipient).run(values, updated, merge, on_header, dirty, local_error)
+    sync = _Sync(plan, group, timeout_s, recipient)
+    try:
+        return sync.run(values, updated, merge, on_header, dirty, local_error)
+    finally:
+        rollcall.leave(sync.ranks, sync.sync_id)
 
 
 class _Sync:
@@ -158,6 +163,9 @@ class _Sync:
         self.sync_id = dist.next_sync_id(group)
         self.start = time.monotonic()
         self.deadline = self.start + timeout_s
+        self.ranks = info.ranks
+        rollcall.mark(self.ranks, self.sync_id, "header")
+        self.address = rollcall.address_word(info.ranks[info.rank], dist.default_store)
 
     # -- the protocol -------------------------------------------------------------------
 
@@ -235,7 +243,7 @@ class _Sync:
         var_lengths = [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
         kinds = [NUMBER_KINDS.index(values[i].dtype) if status == 0 else 0 for i in plan.number_indices]
         options = 0 if self.recipient is None else self.recipient + 1
-        header = [plan.fingerprint, status, problem, options, int(bool(dirty))] + words + var_lengths + kinds
+        header = [plan.fingerprint, status, problem, options, int(bool(dirty)), self.address] + words + var_lengths + kinds
         small = plan.small
         if small is not None:
             header += [number_word(values[i]) if status == 0 else 0 for i in plan.number_indices]
@@ -248,6 +256,7 @@ class _Sync:
 
         gathered = self._all_gather_tensor(message, "header")
         table = gathered[:, : min(len(header), HEADER_SLOTS)].tolist()
+        rollcall.learn(self.ranks, [row[_ADDRESS] for row in table])
         # A rank's own error first: its plan may differ from the others' because of that error
         # (an attribute it could not read), and every rank should hear about the error itself.
         if any(row[_STATUS] and row[_PROBLEM] == _REJECTED for row in table):
@@ -259,6 +268,7 @@ class _Sync:
             rest = torch.tensor(header[HEADER_SLOTS:], dtype=torch.int64, device=self.device)
             rest_table = self._all_gather_tensor(rest, "header (overflow)").tolist()
             table = [row + extra for row, extra in zip(table, rest_table)]
+        rollcall.mark(self.ranks, self.sync_id, "after header")
 
         base = HEADER_FIXED
         updated_anywhere = [
@@ -418,35 +428,26 @@ class _Sync:
     # -- waiting and failing ------------------------------------------------------------
 
     def _start(self, collective, *args, stage: str, **kwargs):
+        if not stage.startswith("header"):
+            rollcall.mark(self.ranks, self.sync_id, "data call")
         try:
             return collective(*args, group=self.group, async_op=True, **kwargs)
         except Exception as exc:
             self._fail(stage, exc)
 
     def _wait(self, work, stage: str) -> None:
+        if not stage.startswith("header"):
+            rollcall.mark(self.ranks, self.sync_id, "data wait")
         try:
             dist.wait(work, self.deadline)
         except Exception as exc:
             self._fail(stage, exc)
 
     def _fail(self, stage: str, exc: BaseException) -> None:
-        elapsed = time.monotonic() - self.start
-        grace = min(max(0.25 * self.timeout_s, 0.5), 5.0)
-        missing = dist.find_missing_ranks(self.group, self.sync_id, grace)
-        members = dist.group_ranks(self.group)
-        if missing is None:
-            who = "the ranks that did not answer could not be determined (the store is unreachable)"
-        elif missing:
-            who = f"rank(s) {missing} did not reach this sync"
-        else:
-            who = "every rank reached this sync, but it did not complete (a peer may have given up first)"
-        raise SyncError(
-            f"torchtally sync #{self.sync_id} over ranks {members} failed in the {stage} after "
-            f"{elapsed:.1f}s (timeout {self.timeout_s:g}s): {who}. Cause: {exc}. (Every rank of the group "
-            "must call compute() of the same metrics in the same order.) The process group should be "
-            "considered broken.",
-            missing_ranks=missing,
-            sync_id=self.sync_id,
+        raise sync_failure.sync_error(
+            group=self.ranks, me=self.ranks[self.rank], sync_id=self.sync_id, stage=stage,
+            elapsed_s=time.monotonic() - self.start, timeout_s=self.timeout_s, cause=exc,
+            store_getter=dist.default_store,
         ) from exc
 
 

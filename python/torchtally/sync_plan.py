@@ -30,7 +30,7 @@ VAR_REDUCES = ("cat", "merge")
 REDUCES = FIXED_REDUCES + VAR_REDUCES
 
 HEADER_SLOTS = 512  # int64 words per rank: 4 KiB
-HEADER_FIXED = 5  # fingerprint, status, problem, options, dirty
+HEADER_FIXED = 6  # fingerprint, status, problem, options, dirty, roll-call address
 FLAG_BITS = 62  # unit flags per int64 header word (bit 63 left alone)
 PROTOCOL = "torchtally-sync-2"
 

@@ -193,7 +193,8 @@ def _free_port() -> int:
 def _child(fn, rank, world_size, port, backend, timeout, args, kwargs, conn) -> None:
     torch.set_num_threads(1)
     os.environ.update(
-        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank)
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world_size),
     )
     try:
         torch.distributed.init_process_group(
