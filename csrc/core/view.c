@@ -161,29 +161,20 @@ static inline int64_t i16_at(const char *p) { return *(const int16_t *)p; }
 static inline int64_t i32_at(const char *p) { return *(const int32_t *)p; }
 static inline int64_t i64_at(const char *p) { return *(const int64_t *)p; }
 
-/* Each loop function starts a 64-byte block: these loops of a few instructions ran a third
- * slower when they straddled two blocks (confmat_labels on an AMD EPYC), and where a function
- * lands is otherwise an accident of what precedes it. */
-#if defined(__GNUC__)
-#define LOOP_ALIGNED __attribute__((aligned(64)))
-#else
-#define LOOP_ALIGNED
-#endif
-
 /* dst[i] = the element at p + i * step, for i in [0, n). */
 typedef void (*label_loop)(const char *p, int64_t step, int64_t n, int64_t *dst);
 /* The same as double; returns nonzero when one of them is NaN. */
 typedef int (*score_loop)(const char *p, int64_t step, int64_t n, double *dst);
 
 #define DEFINE_LABEL_LOOP(name, load)                                                          \
-    LOOP_ALIGNED static void name(const char *p, int64_t step, int64_t n, int64_t *dst)        \
+    TT_ALIGNED_CODE static void name(const char *p, int64_t step, int64_t n, int64_t *dst)     \
     {                                                                                          \
         for (int64_t i = 0; i < n; i++, p += step)                                             \
             dst[i] = load(p);                                                                  \
     }
 
 #define DEFINE_SCORE_LOOP(name, load)                                                          \
-    LOOP_ALIGNED static int name(const char *p, int64_t step, int64_t n, double *dst)          \
+    TT_ALIGNED_CODE static int name(const char *p, int64_t step, int64_t n, double *dst)       \
     {                                                                                          \
         int nan = 0;                                                                           \
         for (int64_t i = 0; i < n; i++, p += step) {                                           \
