@@ -208,6 +208,8 @@ class SyncPlan:
         at = fields * 8
         placed = []
         for g in group_fixed(self.specs, {}, with_numbers=False):
+            align = max(8, itemsize(g.dtype))  # complex128 is viewed back at a 16-byte boundary
+            at = -(-at // align) * align
             placed.append((g, at))
             at += -(-sum(g.numels) * itemsize(g.dtype) // 8) * 8
         words = at // 8

@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 
 from torchtally import Metric, MetricCollection, SyncError, all_reduced_synchronized
-from torchtally.sync_plan import HEADER_SLOTS
+from torchtally.sync_plan import HEADER_FIXED, HEADER_SLOTS
 from torchtally.testing import count_collectives, run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -73,8 +73,8 @@ class Counts(Metric):
         return self.counts.clone()
 
 
-# 5 fixed fields and one unit flag word: the rest of the header is the data a Metric can carry.
-FITS = HEADER_SLOTS - 6
+# The fixed fields and one unit flag word: the rest of the header is the data a Metric can carry.
+FITS = HEADER_SLOTS - HEADER_FIXED - 1
 
 
 @all_reduced_synchronized("total", "big")
