@@ -162,6 +162,7 @@ class SyncPlan:
             if s.number and (s.reduce not in FIXED_REDUCES or s.shape != ()):
                 raise ValueError(f"state '{s.label}': a number state is 0-dim and reduces by one of {FIXED_REDUCES}")
         self.specs: Tuple[StateSpec, ...] = tuple(specs)
+        self.shapes: Tuple[Tuple[int, ...], ...] = tuple(s.shape for s in self.specs)
         self.n_units = n_units
         self.options: List[Tuple[str, Options]] = [(label, dict(opts)) for label, opts in options]
 
