@@ -83,7 +83,11 @@ def _failed_compute(coll: MetricCollection) -> dict:
 
 def exact(rank: int, out: Path, timeout_s: float) -> None:
     coll = _updated(rank, timeout_s)
-    _write(out, f"rank{rank}.json", {"results": as_lists(coll.compute()), "rollcall_ip": rollcall.local_ip()})
+    results = as_lists(coll.compute())
+    ifname = os.environ.pop("GLOO_SOCKET_IFNAME")  # without it: the route to MASTER_ADDR decides
+    by_route = rollcall.local_ip()
+    os.environ["GLOO_SOCKET_IFNAME"] = ifname
+    _write(out, f"rank{rank}.json", {"results": results, "rollcall_ip": rollcall.local_ip(), "by_route": by_route})
     dist.destroy_process_group()
 
 
