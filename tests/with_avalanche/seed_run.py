@@ -93,6 +93,41 @@ def sklearn_scores(model, test):
     return scores
 
 
+def run(evaluator, train_mb: int, eval_mb: int, epochs: int = 2, world: int = 1):
+    """Train and evaluate the toy benchmark; return scikit-learn's scores after each
+    evaluation (the curves are in ``evaluator``)."""
+    train, test = make_tensors()
+    benchmark = create_generic_benchmark_from_tensor_lists(
+        train_tensors=train, test_tensors=test, task_labels=list(TASK_LABELS)
+    )
+    torch.manual_seed(0)  # the same initial weights in every process
+    model = nn.Sequential(nn.Linear(FEATURES, 32), nn.ReLU(), nn.Linear(32, CLASSES)).double()
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model)
+    strategy = Naive(
+        model=model,
+        optimizer=torch.optim.SGD(model.parameters(), lr=0.05),
+        criterion=nn.CrossEntropyLoss(),
+        train_mb_size=train_mb,
+        train_epochs=epochs,
+        eval_mb_size=eval_mb,
+        device="cpu",
+        evaluator=evaluator,
+    )
+    sklearn = []
+    for experience in benchmark.train_stream:
+        strategy.train(experience, shuffle=False)
+        strategy.eval(benchmark.test_stream)
+        sklearn.append(sklearn_scores(strategy.model, test))
+    return sklearn
+
+
+def curves_of(evaluator):
+    """Every value the EvaluationPlugin recorded: ``{name: {"x": [...], "values": [...]}}``."""
+    return {name: {"x": list(xs), "values": [_jsonable(v) for v in values]}
+            for name, (xs, values) in evaluator.get_all_metrics().items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="JSON file; rank r writes <out>.rank<r>")
@@ -105,37 +140,11 @@ def main() -> None:
     if world > 1:
         torch.distributed.init_process_group("gloo")
     rank = torch.distributed.get_rank() if world > 1 else 0
-
-    train, test = make_tensors()
-    benchmark = create_generic_benchmark_from_tensor_lists(
-        train_tensors=train, test_tensors=test, task_labels=list(TASK_LABELS)
-    )
-    torch.manual_seed(0)  # the same initial weights in every process
-    model = nn.Sequential(nn.Linear(FEATURES, 32), nn.ReLU(), nn.Linear(32, CLASSES)).double()
-    if world > 1:
-        model = nn.parallel.DistributedDataParallel(model)
     evaluator = make_evaluator()
-    strategy = Naive(
-        model=model,
-        optimizer=torch.optim.SGD(model.parameters(), lr=0.05),
-        criterion=nn.CrossEntropyLoss(),
-        train_mb_size=args.train_mb,
-        train_epochs=args.epochs,
-        eval_mb_size=args.eval_mb,
-        device="cpu",
-        evaluator=evaluator,
-    )
-    sklearn = []
-    for experience in benchmark.train_stream:
-        strategy.train(experience, shuffle=False)
-        strategy.eval(benchmark.test_stream)
-        sklearn.append(sklearn_scores(strategy.model, test))
-
-    curves = {name: {"x": list(xs), "values": [_jsonable(v) for v in values]}
-              for name, (xs, values) in evaluator.get_all_metrics().items()}
+    sklearn = run(evaluator, args.train_mb, args.eval_mb, args.epochs, world)
     with open(f"{args.out}.rank{rank}", "w") as f:
-        json.dump({"world_size": world, "rank": rank, "curves": curves, "sklearn": sklearn,
-                   "test_sizes": list(TEST_SIZES)}, f)
+        json.dump({"world_size": world, "rank": rank, "curves": curves_of(evaluator),
+                   "sklearn": sklearn, "test_sizes": list(TEST_SIZES)}, f)
     if world > 1:
         torch.distributed.destroy_process_group()
 

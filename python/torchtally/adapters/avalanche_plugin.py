@@ -153,7 +153,7 @@ class TallyPluginMetric(PluginMetric):
             self.metrics[task] = metric
         return metric
 
-    def _place(self, strategy: Any) -> None:
+    def place_for(self, strategy: Any) -> None:
         """Put state on the model's output device (DataParallel: its output device)."""
         model = getattr(strategy, "model", None)
         if self._fixed_device or not isinstance(model, torch.nn.Module):
@@ -175,7 +175,7 @@ class TallyPluginMetric(PluginMetric):
 
     def update(self, strategy: Any) -> None:
         """Update from the strategy's current minibatch, without padding duplicates."""
-        self._place(strategy)
+        self.place_for(strategy)
         if self._filter is None:
             self._filter = row_filter(strategy.dataloader)
         count = len(strategy.mb_y)
