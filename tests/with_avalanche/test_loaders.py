@@ -4,6 +4,7 @@ for Avalanche's single-, task-balanced, group-balanced and replay loaders, shuff
 loaders it cannot be exact on warn or raise; and a plain MetricHook over an Avalanche loader
 warns (SamplerWarning) rather than count the padding silently.
 """
+import importlib
 import warnings
 from collections import Counter
 
@@ -13,8 +14,8 @@ import torch
 # Avalanche builds a logger when avalanche.training is first imported, and refuses to on a
 # non-main rank of an initialised process group: import it before run_distributed's ranks join
 # theirs (they import this module first).
-import avalanche.training  # noqa: F401
-import torchtally.adapters.avalanche  # noqa: F401
+importlib.import_module("avalanche.training")
+importlib.import_module("torchtally.adapters.avalanche")
 
 pytestmark = pytest.mark.distributed
 

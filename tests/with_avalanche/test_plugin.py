@@ -3,13 +3,14 @@ swap gives the same names and values as Avalanche's own accuracy_metrics / loss_
 are exact in one process), any metric or collection at any level, per task, bad arguments,
 and where metric state lives under DataParallel (issue 13, item 4).
 """
+import importlib
 import types
 
 import pytest
 import torch
 from torch import nn
 
-import avalanche.training  # noqa: F401  (before any process group: Avalanche makes a logger)
+importlib.import_module("avalanche.training")  # before any process group: it makes a logger
 from avalanche.evaluation.metrics import accuracy_metrics as avalanche_accuracy
 from avalanche.evaluation.metrics import loss_metrics as avalanche_loss
 from avalanche.training.plugins import EvaluationPlugin
@@ -194,3 +195,20 @@ def test_a_batch_of_padding_only_changes_nothing():
         plugin.update(_strategy(loss=torch.tensor(9.0)))  # every row is a padding duplicate
     assert accuracy.result() == pytest.approx(2 / 3)  # rows 0 and 1 of the first batch
     assert loss.result() == pytest.approx(0.5)
+
+
+def test_a_periodic_evaluation_does_not_restart_a_training_pass():
+    from torchtally.adapters.avalanche_loaders import RowFilter
+
+    train, evaluation = AccuracyPlugin("epoch"), AccuracyPlugin("experience")
+    strategy = _strategy(clock=types.SimpleNamespace(train_iterations=0))
+    for plugin in (train, evaluation):
+        plugin.before_training_epoch(strategy)
+        # a training pass of 2 batches whose last row is padding
+        plugin._filter = RowFilter(iter([[True] * 3, [True, True, False]]), describe="loader")
+    train.after_training_iteration(strategy)
+    for plugin in (train, evaluation):  # Avalanche's eval_every: an evaluation mid-epoch
+        plugin.before_eval_exp(strategy)
+    assert evaluation._filter is None and train._filter is not None
+    train.after_training_iteration(strategy)  # row 2 (a hit... or not) is dropped
+    assert train.result() == pytest.approx(4 / 5)  # rows 0, 1 of both batches hit, row 2 of the first misses

@@ -22,8 +22,10 @@ Avalanche is imported here, not by torchtally itself: install it beside torchtal
 """
 from __future__ import annotations
 
+import importlib
+
 try:
-    import avalanche.evaluation  # noqa: F401
+    importlib.import_module("avalanche.evaluation")
 except ImportError as error:  # pragma: no cover - exercised in the main test environment
     raise ImportError(
         "torchtally.adapters.avalanche needs Avalanche: pip install avalanche-lib==0.6.0 "

@@ -289,7 +289,8 @@ class TallyPluginMetric(PluginMetric):
         self._reset_if("experience", "train")
 
     def before_training_epoch(self, strategy: Any) -> None:
-        self._filter = None  # a new pass over the training loader
+        if self.mode == "train":  # a new pass over the training loader (not for a periodic
+            self._filter = None  # evaluation's metrics, whose loader pass may be elsewhere)
         self._reset_if("epoch", "train")
 
     def before_training_iteration(self, strategy: Any) -> None:
@@ -313,7 +314,8 @@ class TallyPluginMetric(PluginMetric):
         self._reset_if("stream", "eval")
 
     def before_eval_exp(self, strategy: Any) -> None:
-        self._filter = None  # a new pass over this experience's evaluation loader
+        if self.mode == "eval":  # a new pass over this experience's evaluation loader; a
+            self._filter = None  # training metric keeps its place in the interrupted epoch
         self._reset_if("experience", "eval")
 
     def before_eval_iteration(self, strategy: Any) -> None:
