@@ -216,8 +216,7 @@ def target_lines(measured, copy):
         + ("" if verdict == "met" else
            " The argmax is compute-bound on one core: with AVX2 (detected at run time) it "
            "gathers sixteen rows' column per pass, except on AMD CPUs, whose microcoded gathers "
-           "are slower than SSE2 filling four lanes one by one (that path is used there); an "
-           "earlier run on a machine with half this copy bandwidth met the target."))
+           "are slower than SSE2 filling four lanes one by one (that path is used there)."))
     return "\n".join(lines)
 
 

@@ -26,7 +26,6 @@ Timings are medians (the machine is shared with other jobs). Results go to the
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_update.py`.
 """
 import json
-import os
 import statistics
 import subprocess
 import sys
