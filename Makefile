@@ -1,6 +1,8 @@
 # torchtally: every command sets itself up on a fresh machine.
 #   make test   virtual environment, torch, the package, its test extras; then pytest
 #   make demo   a 2-process torchrun training job with synced, exact metrics
+#   make avalanche-venv  the separate Avalanche environment (.venv-avalanche) that `make test`
+#               also runs tests/with_avalanche in; make avalanche-demo: examples/avalanche_ddp.py
 #   make bench  every benchmark in benchmarks/, results in benchmarks/RESULTS.md
 #   make cuda-compile  the CUDA sources through nvcc with warnings as errors (no GPU needed)
 # TORCH_SPEC selects torch (torch==2.13.0 by default; any pip spec brings your own);
@@ -17,8 +19,15 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.torchtally-deps
 C_SOURCES := $(wildcard csrc/*/*.c csrc/*/*.h csrc/*/*.cu csrc/*/*.cuh)
 EXT_STAMP := python/torchtally/.built
+# Avalanche 0.6.0 needs torchvision, whose wheels need torch 2.14.1 (not the main 2.13.0 CPU
+# build): a second environment, every package pinned in AV_LOCK; torchtally comes from this
+# checkout through a .pth file (the C extension is the one `make build` puts in python/).
+AV_VENV ?= .venv-avalanche
+AV_PY := $(AV_VENV)/bin/python
+AV_LOCK := tests/with_avalanche/requirements.lock
+AV_STAMP := $(AV_VENV)/.torchtally-deps
 
-.PHONY: venv build test test-sanitize demo bench cuda-compile clean
+.PHONY: venv build test test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
 
 venv: $(STAMP)
 
@@ -37,12 +46,25 @@ $(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
 
 # The two-host tests (tests/distributed/multihost) need `ip` (iproute2) and root: as root with
 # apt-get, a missing iproute2 is installed; anywhere else those tests skip, saying why.
-test: build
+test: build $(AV_STAMP)
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \
 	  echo "iproute2 (ip) could not be installed: the two-host tests will skip"
 	$(PY) -m pytest -q tests
+	$(AV_PY) -m pytest -q tests/with_avalanche
+
+avalanche-venv: $(AV_STAMP)
+
+$(AV_STAMP): $(AV_LOCK)
+	test -x $(AV_PY) || $(PYTHON) -m venv $(AV_VENV)
+	$(AV_PY) -m pip install -q --upgrade pip "setuptools>=77" wheel
+	$(AV_PY) -m pip install -q -r $(AV_LOCK)
+	echo "$(CURDIR)/python" > "$$($(AV_PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torchtally-checkout.pth"
+	touch $@
+
+avalanche-demo: build $(AV_STAMP)
+	$(AV_PY) -m torch.distributed.run --nproc_per_node=2 --standalone examples/avalanche_ddp.py
 
 # C core under AddressSanitizer + UBSan: a separate in-place build, restored afterwards.
 test-sanitize: $(STAMP)
