@@ -279,7 +279,7 @@ def main() -> None:
         return
     body = (
         f"Machine: {machine_line()}, {os.cpu_count()} CPU core(s) shared with other jobs; world size W runs W "
-        "processes (gloo over loopback), so at W = 4 two processes share each core.\n\n"
+        "processes of one torch thread each (gloo over loopback), so at W = 4 two processes share each core.\n\n"
         f"Per step, on every rank: K accuracy metrics over {CLASSES} classes get a batch of {BATCH} samples, then "
         "each usage's synced value of every metric (see the docstring of `benchmarks/bench_per_step.py` for each "
         "usage). Time = median over repeats of the slowest rank's step (a barrier before each, usages in a "

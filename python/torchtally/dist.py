@@ -45,8 +45,15 @@ def global_rank() -> int:
 
 
 def needs_sync(group: Optional[Any] = None) -> bool:
-    """True when a sync over ``group`` has other ranks to talk to."""
-    return initialized() and world_size(group) > 1
+    """True when a sync over ``group`` has other ranks to talk to. Asked at every compute: the
+    size of a group that has synced before comes from group_info's cache, not from c10d."""
+    if not initialized():
+        return False
+    pg = group if group is not None else torch.distributed.group.WORLD
+    entry = _group_infos.get(id(pg))
+    if entry is not None and entry[0] is pg:
+        return entry[1].size > 1
+    return world_size(group) > 1
 
 
 def timeout_seconds(value: Optional[TimeoutLike], *, name: str = "sync_timeout") -> float:
