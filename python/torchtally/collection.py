@@ -101,6 +101,7 @@ class MetricCollection(CollectionCompute, CollectionKeys, GroupBoundCopy, nn.Mod
         self._if_never_updated = "warn"
         self._plan: Optional[SyncPlan] = None
         self._plan_key: Optional[Tuple] = None
+        self._plan_parts: Optional[Tuple] = None  # see collection_sync._sync_parts
         self._lock = new_lock()  # shared with every metric (torchtally.metric_guard)
         self.add_metrics(metrics, *additional_metrics)
 
@@ -131,6 +132,7 @@ class MetricCollection(CollectionCompute, CollectionKeys, GroupBoundCopy, nn.Mod
         self._update_order: List[Metric] = sorted((self._metrics[n] for n in self._owners), key=Metric.fixed_state_bytes)
         self._plan = None
         self._plan_key = None
+        self._plan_parts = None
         self._link_members(shared=True)
         self._alias_shared()
 

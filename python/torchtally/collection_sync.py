@@ -6,12 +6,13 @@ A mixin of MetricCollection; it works on the collection's metrics through Metric
 """
 import contextlib
 import warnings
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 
 from . import dist
 from .errors import NotComputableError
+from .metric import Metric
 from .metric_guard import caller_copy, locked
 from .sync import UNCHANGED, SyncPlan, sync_states
 
@@ -52,9 +53,7 @@ class CollectionCompute:
         return self._renamed({name: metric.compute_local() for name, metric in self._metrics.items()})
 
     def _compute_synced(self, dirty: bool, rejected: Optional[ValueError] = None) -> Dict[str, Any]:
-        owners = [self._metrics[n] for n in self._owners]
-        names_per_owner = [m.state_names for m in owners]
-        slots = [(u, state) for u, names in enumerate(names_per_owner) for state in names]
+        plan, owners, slots, unit_of = self._sync_parts()
 
         def require_updates(updated_anywhere: List[bool]) -> None:
             never = [self._owners[u] for u, ok in enumerate(updated_anywhere) if not ok]
@@ -66,7 +65,7 @@ class CollectionCompute:
             return owners[u].merge_state_values(state, values)
 
         synced = sync_states(
-            self._sync_plan(),
+            plan,
             [v for m in owners for v in m.state_values()],
             group=self.process_group,
             timeout_s=self.sync_timeout,
@@ -85,24 +84,33 @@ class CollectionCompute:
         if synced is not None:
             for (u, state), value in zip(slots, synced):
                 per_owner[u][state] = value  # type: ignore[index]
-        position = {name: u for u, name in enumerate(self._owners)}
         results = {}
         for name, metric in self._metrics.items():
-            states = per_owner[position[self._owner_of[name]]]
+            states = per_owner[unit_of[name]]
             results[name] = None if states is None else metric.compute_on(states)
             metric.keep_result(results[name])
         return results
 
     def _sync_plan(self) -> SyncPlan:
-        owners = [self._metrics[n] for n in self._owners]
+        return self._sync_parts()[0]
+
+    def _sync_parts(self) -> Tuple[SyncPlan, List[Metric], List[Tuple[int, str]], Dict[str, int]]:
+        """The sync plan of the owners' states, the owners (plan units), each plan state's (unit,
+        state name) and each metric's unit; built again only when the metrics or their
+        declarations change, not at every sync."""
         key = tuple((id(m), m.declaration_version) for m in self._metrics.values())  # options count too
-        if self._plan is None or self._plan_key != key:
+        if self._plan_parts is None or self._plan_key != key:
+            owners = [self._metrics[n] for n in self._owners]
             specs = [s for u, m in enumerate(owners) for s in m.state_specs(f"{self._owners[u]}=", unit=u)]
             options = [(f"metric '{name}' ({type(m).__name__})", m.described_options)
                        for name, m in self._metrics.items()]
             self._plan = SyncPlan(specs, n_units=len(owners), options=options)
             self._plan_key = key
-        return self._plan
+            slots = [(u, state) for u, m in enumerate(owners) for state in m.state_names]
+            position = {name: u for u, name in enumerate(self._owners)}
+            unit_of = {name: position[self._owner_of[name]] for name in self._metrics}
+            self._plan_parts = (self._plan, owners, slots, unit_of)
+        return self._plan_parts
 
     def _never_updated(self, names: List[str], where: str) -> None:
         message = f"MetricCollection.compute(): metric(s) {names} had no update() {where} since the last reset()"

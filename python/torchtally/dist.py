@@ -126,8 +126,9 @@ def wait(work: Any, deadline: float) -> None:
 _sync_counters: Dict[Tuple[int, ...], int] = {}
 
 
-def next_sync_id(group: Optional[Any] = None) -> int:
-    key = group_info(group).ranks
+def next_sync_id(group: Optional[Any] = None, info: Optional[GroupInfo] = None) -> int:
+    """The next sync number of ``group`` (``info``: its group_info, when the caller has it)."""
+    key = (info or group_info(group)).ranks
     _sync_counters[key] = _sync_counters.get(key, 0) + 1
     return _sync_counters[key]
 

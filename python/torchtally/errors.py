@@ -16,7 +16,7 @@ class SyncError(RuntimeError):
     Attributes:
         missing_ranks: global ranks lost to the sync (did not reach it, or were lost inside
             it), when they could be determined (None when they could not, empty when every
-            rank reached it and is still there).
+            rank reached it and none was lost).
         lost_at: global rank -> where and how that rank was lost, e.g. "did not reach this sync
             (its process is gone: ...)" or "was lost in the data collectives (no answer: ...)";
             None when not determined.

@@ -189,32 +189,49 @@ def learn(group: GroupKey, words: Sequence[int]) -> None:
 
 
 def roll_call(group: GroupKey, me: int, sync_id: int, stage: str, grace_s: float,
-              store_getter: Callable[[], Any]) -> Dict[int, Answer]:
+              store_getter: Callable[[], Any], late_wait_s: float = 0.0) -> Dict[int, Answer]:
     """Ask every other member of ``group`` where it is, telling it that this rank (global rank
     ``me``) failed sync ``sync_id`` in ``stage``. Returns global rank -> Answer. Waits at most
-    about ``grace_s`` seconds (a member that does not answer by then is "silent")."""
+    about ``grace_s`` seconds (a member that does not answer by then is "silent").
+
+    A member that has not reached this sync (it answers from an earlier one, or has registered
+    no address yet) is looked up and asked again for up to ``late_wait_s`` seconds (the time the
+    sync had left): a failure that came fast, e.g. on a dead peer's closed connection, must not
+    name a healthy rank that was a few milliseconds from the sync."""
     mark(group, sync_id, stage, FAILED)
-    deadline = time.monotonic() + grace_s
-    peers = [r for r in group if r != me]
+    now = time.monotonic()
+    deadline, late_deadline = now + grace_s, now + min(late_wait_s, grace_s)
+    question = (json.dumps({"rank": me, "group": list(group), "sync": sync_id, "stage": stage, "state": FAILED}) + "\n").encode()
+    answers: Dict[int, Tuple[str, Any]] = {}
     store_read = False
-    if any(r not in _book for r in peers):
-        _read_node_registry()
-    if any(r not in _book for r in peers):
-        store_read = _read_store([r for r in peers if r not in _book], store_getter, min(grace_s / 2, 2.0))
-    question = json.dumps({"rank": me, "group": list(group), "sync": sync_id, "stage": stage, "state": FAILED})
-    targets = {r: _address(_book[r]) for r in peers if r in _book}
-    answers = _ask_all(targets, question.encode() + b"\n", deadline)
+    pending = [r for r in group if r != me]
+    while True:
+        if any(r not in _book for r in pending):
+            _read_node_registry()
+        if any(r not in _book for r in pending):
+            store_read = _read_store([r for r in pending if r not in _book], store_getter, min(grace_s / 2, 2.0))
+        answers.update(_ask_all({r: _address(_book[r]) for r in pending if r in _book}, question, deadline))
+        heard = _heard.get((group, sync_id), {})
+        pending = [r for r in pending if r not in heard and (r not in _book or _behind(answers.get(r), sync_id))]
+        if not pending or time.monotonic() >= late_deadline:
+            break
+        time.sleep(0.05)
     heard = dict(_heard.get((group, sync_id), {}))
     out: Dict[int, Answer] = {}
-    for r in peers:
+    for r in (r for r in group if r != me):
         if r in heard:  # it told us it failed in this sync (it may have exited since)
             out[r] = Answer("present", sync_id, heard[r], FAILED)
-        elif r not in targets:
+        elif r not in _book:
             never = r in node_ranks() or (store_read and r not in _book)
             out[r] = Answer("never", detail="no address registered") if never else Answer("unknown", detail="no address known")
         else:
             out[r] = _classify(answers.get(r), r, sync_id)
     return out
+
+
+def _behind(answer: Optional[Tuple[str, Any]], sync_id: int) -> bool:
+    """The answer of a member that has not reached sync ``sync_id`` yet."""
+    return answer is not None and answer[0] == "reply" and int(answer[1].get("sync", 0)) < sync_id
 
 
 def _classify(answer: Optional[Tuple[str, Any]], rank: int, sync_id: int) -> Answer:

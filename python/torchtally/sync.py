@@ -42,7 +42,9 @@ where (torchtally.sync_failure: a roll call of the group over torchtally.rollcal
 addresses every header carries, so naming does not depend on the store's host).
 
 Sync never writes to the values it is given: packing copies them into fresh buffers, and the
-returned tensors are views of those buffers (or of a small plan's fresh reductions).
+returned tensors are views of those buffers (or of a small plan's fresh reductions). The header's
+buffers are the exception to "fresh": they are reused from one sync to the next
+(torchtally.sync_header), and nothing returned is a view of them.
 
 A transport registered for a group (torchtally.transport.register_transport; torchtally.nccl's
 "nccl" backend is one) carries steps 2 and 3 instead of torch.distributed; the header, a small
@@ -50,7 +52,7 @@ plan's data within it, and every check and error report stay on torch.distribute
 """
 import contextlib
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed
@@ -74,7 +76,8 @@ from .sync_plan import (
     number_spec,
     transport_dtype,
 )
-from .sync_small import number_word, pack_data, reduce_groups, reduce_numbers
+from .sync_header import give_back, take
+from .sync_small import number_word, reduce_numbers
 from .transport import transport_for
 
 # The plan's names, importable from here as before the split.
@@ -160,12 +163,13 @@ class _Sync:
         self.device = info.device  # the header's
         self.transport = transport_for(group)
         self.data_device = self.transport.device if self.transport is not None else self.device
-        self.sync_id = dist.next_sync_id(group)
+        self.sync_id = dist.next_sync_id(group, info)
         self.start = time.monotonic()
         self.deadline = self.start + timeout_s
         self.ranks = info.ranks
         rollcall.mark(self.ranks, self.sync_id, "header")
         self.address = rollcall.address_word(info.ranks[info.rank], dist.default_store)
+        self.buffers: Any = None  # the header's, taken from torchtally.sync_header's pool
 
     # -- the protocol -------------------------------------------------------------------
 
@@ -173,16 +177,21 @@ class _Sync:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
-        header = self._exchange_header(values, updated, dirty, local_error)
-        table, lengths, updated_anywhere, number_kinds, gathered = header
+        table, lengths, updated_anywhere, number_kinds = self._exchange_header(values, updated, dirty, local_error)
         if on_header is not None:
             on_header(updated_anywhere)
+        if plan.small is not None:  # the data came with the header
+            if not any(row[_DIRTY] for row in table):
+                give_back(self.buffers)
+                return UNCHANGED
+            if self.recipient is not None and self.rank != self.recipient:
+                give_back(self.buffers)
+                return None
+            synced = self._reduce_small(table, number_kinds, values)
+            give_back(self.buffers)  # only now: the reductions are fresh tensors, all read out
+            return synced
         if not any(row[_DIRTY] for row in table):
             return UNCHANGED
-        if plan.small is not None:  # the data came with the header
-            if self.recipient is not None and self.rank != self.recipient:
-                return None
-            return self._reduce_small(gathered, table, number_kinds, values)
 
         pending = []  # (kind, payload, work)
         for g in plan.fixed_groups_for(number_kinds):
@@ -219,12 +228,15 @@ class _Sync:
         try:
             yield
         except Exception as exc:
-            raise SyncError(
-                f"torchtally sync #{self.sync_id}: the data collectives completed, but unpacking state "
-                f"'{self.plan.specs[i].label}' failed: {type(exc).__name__}: {exc}",
-                missing_ranks=[],  # every rank reached the sync
-                sync_id=self.sync_id,
-            ) from exc
+            raise self._unpack_error(i, exc) from exc
+
+    def _unpack_error(self, i: int, exc: BaseException) -> SyncError:
+        return SyncError(
+            f"torchtally sync #{self.sync_id}: the data collectives completed, but unpacking state "
+            f"'{self.plan.specs[i].label}' failed: {type(exc).__name__}: {exc}",
+            missing_ranks=[],  # every rank reached the sync
+            sync_id=self.sync_id,
+        )
 
     def _exchange_header(self, values, updated, dirty, local_error=None):
         plan = self.plan
@@ -236,26 +248,35 @@ class _Sync:
                 break
         if not status and local_error is not None:
             status, problem = 1, _REJECTED
-        words = [0] * plan.n_flag_words
-        for u in range(plan.n_units):
-            if updated is None or updated[u]:
-                words[u // FLAG_BITS] |= 1 << (u % FLAG_BITS)
-        var_lengths = [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
-        kinds = [NUMBER_KINDS.index(values[i].dtype) if status == 0 else 0 for i in plan.number_indices]
-        options = 0 if self.recipient is None else self.recipient + 1
-        header = [plan.fingerprint, status, problem, options, int(bool(dirty)), self.address] + words + var_lengths + kinds
+        header = [plan.fingerprint, status, problem, 0 if self.recipient is None else self.recipient + 1,
+                  1 if dirty else 0, self.address]
+        if plan.n_units == 1 and updated is not None:  # a metric's sync: one flag word
+            header.append(1 if updated[0] else 0)
+        else:
+            words = [0] * plan.n_flag_words
+            for u in range(plan.n_units):
+                if updated is None or updated[u]:
+                    words[u // FLAG_BITS] |= 1 << (u % FLAG_BITS)
+            header += words
+        if plan.var_indices:
+            header += [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
         small = plan.small
-        if small is not None:
-            header += [number_word(values[i]) if status == 0 else 0 for i in plan.number_indices]
+        if plan.number_indices:
+            header += [NUMBER_KINDS.index(values[i].dtype) if status == 0 else 0 for i in plan.number_indices]
+            if small is not None:
+                header += [number_word(values[i]) if status == 0 else 0 for i in plan.number_indices]
         # Every plan's header has the same size, so ranks whose plans differ still exchange
-        # well-formed headers and find the difference in them.
-        message = torch.zeros(HEADER_SLOTS, dtype=torch.int64, device=self.device)
-        message[: min(len(header), HEADER_SLOTS)] = torch.tensor(header[:HEADER_SLOTS], dtype=torch.int64)
+        # well-formed headers and find the difference in them. The buffers are reused from the
+        # last sync of this layout (torchtally.sync_header).
+        buffers = self.buffers = take(plan.fingerprint, small, len(header), self.world, self.device, plan.shapes)
+        buffers.write(header)
         if small is not None and status == 0:
-            pack_data(small, message, values)
+            buffers.pack(values)
 
-        gathered = self._all_gather_tensor(message, "header")
-        table = gathered[:, : min(len(header), HEADER_SLOTS)].tolist()
+        self._wait(self._start(_all_gather_flat, buffers.gathered, buffers.message, stage="header"), "header")
+        table = buffers.read_table()
+        if small is None:
+            give_back(buffers)  # all read: a plan that is not small needs nothing more from them
         rollcall.learn(self.ranks, [row[_ADDRESS] for row in table])
         # A rank's own error first: its plan may differ from the others' because of that error
         # (an attribute it could not read), and every rank should hear about the error itself.
@@ -271,14 +292,16 @@ class _Sync:
         rollcall.mark(self.ranks, self.sync_id, "after header")
 
         base = HEADER_FIXED
-        updated_anywhere = [
-            any((row[base + u // FLAG_BITS] >> (u % FLAG_BITS)) & 1 for row in table) for u in range(plan.n_units)
-        ]
+        flags = [0] * plan.n_flag_words  # every rank's flag words, or-ed
+        for row in table:
+            for w in range(plan.n_flag_words):
+                flags[w] |= row[base + w]
+        updated_anywhere = [bool((flags[u // FLAG_BITS] >> (u % FLAG_BITS)) & 1) for u in range(plan.n_units)]
         base += plan.n_flag_words
-        lengths = [row[base : base + len(plan.var_indices)] for row in table]
+        lengths = [row[base : base + len(plan.var_indices)] for row in table] if plan.var_indices else []
         base += len(plan.var_indices)
         number_kinds = [max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
-        return table, lengths, updated_anywhere, number_kinds, gathered
+        return table, lengths, updated_anywhere, number_kinds
 
     def _all_gather_tensor(self, local: torch.Tensor, stage: str) -> torch.Tensor:
         """[W, n]: every rank's ``local`` (n int64 words), in rank order."""
@@ -288,13 +311,12 @@ class _Sync:
 
     # -- small plans: the data came with the header -------------------------------------
 
-    def _reduce_small(self, gathered: torch.Tensor, table: List[List[int]], number_kinds: List[int],
-                      values) -> List[torch.Tensor]:
+    def _reduce_small(self, table: List[List[int]], number_kinds: List[int], values) -> List[torch.Tensor]:
         plan = self.plan
         synced: List[Optional[torch.Tensor]] = [None] * len(plan.specs)
-        devices = [v.device for v in values]
-        reduce_groups(plan.small, gathered, plan, devices, synced, self._unpacking)
+        self.buffers.reduce(values, synced, self._unpack_error)
         if plan.number_indices:
+            devices = [v.device for v in values]
             reduce_numbers(plan, plan.small, table, number_kinds, devices, synced, self._unpacking)
         return synced  # type: ignore[return-value]
 

@@ -62,8 +62,11 @@ def judge(answers: Dict[int, rollcall.Answer], sync_id: int, my_stage: str) -> T
     return lost, unknown
 
 
-def describe(lost: Dict[int, str], unknown: List[int], answers: Dict[int, rollcall.Answer]) -> str:
-    """One sentence naming the lost ranks, grouped by what happened to them."""
+def describe(lost: Dict[int, str], unknown: List[int], answers: Dict[int, rollcall.Answer],
+             sync_id: Optional[int] = None) -> str:
+    """One sentence naming the lost ranks, grouped by what happened to them, then the ranks that
+    told this rank they failed in this same sync ``sync_id`` (not lost: their own errors say why;
+    they may have exited since, so they are never said to be "still there")."""
     by_how: Dict[str, List[int]] = {}
     for r, how in lost.items():
         by_how.setdefault(how, []).append(r)
@@ -73,8 +76,12 @@ def describe(lost: Dict[int, str], unknown: List[int], answers: Dict[int, rollca
         parts.append(f"rank(s) {unknown} could not be asked ({why}: no sync header over this group "
                      "arrived and the store did not answer)")
     if not parts:
-        return ("every rank reached this sync and is still there, but it did not complete in time "
-                "(a peer may have given up first, or the network is too slow for the timeout)")
+        parts.append("every rank reached this sync and none was lost, but it did not complete (a peer may "
+                     "have given up first, e.g. on a rank that came late, or the network is too slow for the timeout)")
+    failed = sorted(r for r, a in answers.items()
+                    if r not in lost and a.kind == "present" and a.state == rollcall.FAILED and a.sync_id == sync_id)
+    if failed:
+        parts.append(f"rank(s) {failed} failed in this sync too (they told this rank so; their own errors say why)")
     return "; ".join(parts)
 
 
@@ -82,14 +89,15 @@ def sync_error(*, group: Tuple[int, ...], me: int, sync_id: int, stage: str, ela
                timeout_s: float, cause: BaseException, store_getter: Any) -> SyncError:
     """Hold the roll call and build the SyncError for this rank's failed ``stage``."""
     grace = min(max(0.25 * timeout_s, 0.5), 5.0)
-    answers = rollcall.roll_call(group, me, sync_id, coarse_stage(stage), grace, store_getter)
+    answers = rollcall.roll_call(group, me, sync_id, coarse_stage(stage), grace, store_getter,
+                                late_wait_s=max(timeout_s - elapsed_s, 0.0))
     lost, unknown = judge(answers, sync_id, stage)
     missing: Optional[List[int]] = sorted(lost)
     if unknown and not lost:
         missing = None
     return SyncError(
         f"torchtally sync #{sync_id} over ranks {list(group)} failed in the {stage} after {elapsed_s:.1f}s "
-        f"(timeout {timeout_s:g}s): {describe(lost, unknown, answers)}. Cause: {cause}. (Every rank of the "
+        f"(timeout {timeout_s:g}s): {describe(lost, unknown, answers, sync_id)}. Cause: {cause}. (Every rank of the "
         "group must call compute() of the same metrics in the same order.) The process group should be "
         "considered broken.",
         missing_ranks=missing,

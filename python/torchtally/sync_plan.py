@@ -15,7 +15,8 @@ of tensor states packed in its transport dtype. A small plan's sync is then that
 each rank reduces the W copies itself (torchtally.sync_small). The header's size is a constant,
 not a function of the plan, so ranks whose plans differ still exchange well-formed headers and
 find the difference there, before any data is reduced. HEADER_SLOTS (4 KiB) was chosen by
-measurement: see benchmarks/RESULTS.md, "Small plans", and the README's sync notes.
+measurement: see docs/architecture.md, "The small-plan bound", and benchmarks/RESULTS.md,
+"Per-step sync (issue 14)".
 """
 import hashlib
 from dataclasses import dataclass
@@ -162,6 +163,7 @@ class SyncPlan:
             if s.number and (s.reduce not in FIXED_REDUCES or s.shape != ()):
                 raise ValueError(f"state '{s.label}': a number state is 0-dim and reduces by one of {FIXED_REDUCES}")
         self.specs: Tuple[StateSpec, ...] = tuple(specs)
+        self.shapes: Tuple[Tuple[int, ...], ...] = tuple(s.shape for s in self.specs)
         self.n_units = n_units
         self.options: List[Tuple[str, Options]] = [(label, dict(opts)) for label, opts in options]
 

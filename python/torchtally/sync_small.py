@@ -1,5 +1,6 @@
 """The one-collective sync of a small plan: its data travels in the header all_gather, and
-every rank reduces the W copies itself (layout: torchtally.sync_plan.SmallLayout).
+every rank reduces the W copies itself (layout: torchtally.sync_plan.SmallLayout; the packing
+into and reading out of the header's reused buffers: torchtally.sync_header).
 
 The reduction is exact and the same on every rank: integer sums, products, max and min are
 exact in any order (int64 arithmetic wraps the same way an all_reduce does); float and complex
@@ -25,36 +26,6 @@ def number_word(value: torch.Tensor) -> int:
     if value.dtype == torch.float64:
         return struct.unpack("<q", struct.pack("<d", value.item()))[0]
     return int(value.item())
-
-
-def pack_data(layout: SmallLayout, message: torch.Tensor, values: Sequence[torch.Tensor]) -> None:
-    """Copy the tensor states into ``message`` (a fresh int64 header, on the header's device) at
-    the layout's places, in each group's transport dtype. The values themselves are only read."""
-    raw = message.view(torch.uint8)
-    for g, start in layout.groups:
-        at = start
-        step = torch.empty((), dtype=g.dtype).element_size()
-        for i, n in zip(g.indices, g.numels):
-            raw[at : at + n * step].view(g.dtype).copy_(values[i].detach().reshape(-1))
-            at += n * step
-
-
-def reduce_groups(layout: SmallLayout, gathered: torch.Tensor, plan: SyncPlan, devices: Sequence[torch.device],
-                  synced: List[Optional[torch.Tensor]], unpacking: Callable) -> None:
-    """Reduce every tensor group of ``gathered`` ([W, HEADER_SLOTS] int64, rank order) into
-    ``synced`` (plan order); ``unpacking(i)`` is the context that names state i in an error."""
-    raw = gathered.view(torch.uint8)
-    for g, start in layout.groups:
-        step = torch.empty((), dtype=g.dtype).element_size()
-        rows = raw[:, start : start + sum(g.numels) * step].view(g.dtype)
-        with unpacking(g.indices[0]):
-            reduced = combine_rows(rows, g.reduce)
-        for i, dtype, chunk in zip(g.indices, g.out_dtypes, reduced.split(list(g.numels))):
-            with unpacking(i):
-                out = chunk.view(plan.specs[i].shape)
-                if out.dtype != dtype or out.device != devices[i]:
-                    out = out.to(device=devices[i], dtype=dtype)
-                synced[i] = out
 
 
 def combine_rows(rows: torch.Tensor, reduce: str) -> torch.Tensor:

@@ -154,6 +154,8 @@ class MulticlassAccuracy(MulticlassStatBase):
     """
 
     def compute(self) -> Tensor:
+        if self.average == "micro" and self.top_k == 1 and not self._samplewise:
+            return _r.micro_accuracy(self.confmat)  # the same value in a third of the tensor ops
         return _r.accuracy(self._stats(), self.average)
 
 

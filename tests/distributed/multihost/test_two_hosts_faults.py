@@ -8,6 +8,8 @@ awaited with a deadline, and both nodes are killed at the end of every test.
 The partition and the slow node can only be named as they are because the survivors' roll call
 reaches the other namespace: a service bound to 127.0.0.1 would be refused ("gone") there.
 """
+import re
+
 import pytest
 
 from test_two_hosts_exact import one_process_results
@@ -62,5 +64,9 @@ def test_a_node_slower_than_sync_timeout_is_named(start_job):
     for rank in NODE_A:
         # Node B's ranks answered the roll call from the other namespace, busy elsewhere.
         check_names(runs[rank], NODE_B, "did not reach this sync (it answered from other code: its last sync over this group was #1)")
-    for rank in NODE_B:  # late: the sync it joins was abandoned; it fails too, it does not hang
-        assert runs[rank]["error"] is not None and runs[rank]["seconds"] < SYNC_TIMEOUT_S + 10, runs[rank]
+    for rank in NODE_B:  # late: node A gave up this sync and told node B so; B fails too, it does not hang
+        run = runs[rank]
+        assert run["error"] is not None and run["seconds"] < SYNC_TIMEOUT_S + 10, run
+        failed_too = re.search(r"rank\(s\) \[([\d, ]+)\] failed in this sync too \(they told this rank so", run["error"])
+        assert failed_too and set(NODE_A) <= {int(r) for r in failed_too.group(1).split(",")}, run
+        assert not set(NODE_A) & set(run["missing"]), run  # they reached it: not named as lost

@@ -92,13 +92,17 @@ def exact(rank: int, out: Path, timeout_s: float) -> None:
 
 
 def node_dies(rank: int, out: Path, timeout_s: float) -> None:
-    """Node B is killed (by the test, after every rank updated) before anyone computes."""
+    """Node B is killed (by the test, after every rank updated) before anyone computes. Rank 1
+    starts its sync half a second after rank 0, whose sync fails at once on the closed
+    connections: rank 0 must wait for it rather than name it (it had registered no address)."""
     coll = _updated(rank, timeout_s)
     _write(out, f"ready{rank}", "")
     if rank >= 2:
         time.sleep(WAIT_FOR_TEST_S)  # killed before this ends
         os._exit(5)
     _wait_for(out / "go")
+    if rank == 1:
+        time.sleep(0.5)
     _write(out, f"rank{rank}.json", _failed_compute(coll))
     os._exit(0)
 

@@ -114,6 +114,13 @@ def accuracy(s: Stats, average: str) -> Tensor:
     return _average(_ratio(correct, total), s, average, support_rule=True)
 
 
+def micro_accuracy(confmat: Tensor) -> Tensor:
+    """accuracy(multiclass_stats(confmat), "micro") from a [C, C] confusion matrix: the correct
+    samples are its trace and all samples its sum (per class, tp + fn is the row sum), the same
+    int64 counts, so the same value, without the other counts (compute runs at every step)."""
+    return _result(_ratio(confmat.diagonal().sum(), confmat.sum()))
+
+
 def hamming_distance(s: Stats, average: str) -> Tensor:
     """1 - accuracy, taken per class before averaging (so a class or sample with nothing to
     count scores 1, and an average over no class is 0). As torchmetrics, "macro" leaves out the

@@ -1,0 +1,300 @@
+"""Per-step sync benchmark (issue 14): the metric value synced over ranks at every training
+step, as each library's per-step usage does it, side by side in one run.
+
+Work per step, on every rank: K accuracy metrics over C = 10 classes each get one batch of 64
+samples, then the step's synced value of every metric. K = 1, 3, 16 at world size 2 and 4
+(gloo over loopback). Usages:
+
+  torchtally forward            MetricCollection of K MulticlassAccuracy(average="micro",
+                                dist_sync_on_step=True); step = coll(preds, target)
+  torchtally hook running       MetricHook(collection, usage="running"); step = hook.update(...)
+  torchtally hook batch_wise    MetricHook(collection, usage="batch_wise")
+  torchtally decorators + ignite RunningAverage
+                                K ignite metrics whose only change is torchtally's
+                                sync_all_reduce / reinit__is_reduced, each under ignite's
+                                RunningAverage (step = src.update, average.update)
+  torchmetrics forward          MetricCollection of K MulticlassAccuracy(average="micro",
+                                dist_sync_on_step=True); step = coll(preds, target)
+  ignite RunningAverage         K RunningAverage(Accuracy()) (step = src.update, average.update)
+  ignite batch-wise             K Accuracy(): reset, update, compute
+  torcheval                     K MulticlassAccuracy: update, toolkit.sync_and_compute_collection
+
+Collections are built with compute_groups=False, so every library keeps K states (the K
+metrics are alike; merging them would be a different workload). Each repeat runs every usage
+once in a rotating order, after a barrier, so the machine's load hits all of them alike;
+reported is the median over repeats of the slowest rank's step.
+
+Also measured, for the design note on the small-plan bound: one all_gather of a 4 KiB header
+with the data in it (the one-collective path) against the two-step path (header all_gather,
+then an all_reduce of the data) and a single all_gather of header + data, at several data
+sizes, with the local reduction of the gathered copies included.
+
+Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_per_step.py [--quick]`.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Tuple
+
+import torch
+import torch.distributed as dist
+from torch.utils.data import DistributedSampler
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import machine_line, markdown_table, replace_section  # noqa: E402
+
+from torchtally.sync_plan import HEADER_SLOTS  # noqa: E402
+from torchtally.testing import count_collectives, run_distributed  # noqa: E402
+
+CLASSES = 10
+BATCH = 64
+K_VALUES = (1, 3, 16)
+WORLD_SIZES = (2, 4)
+TORCHTALLY = (
+    "torchtally forward (dist_sync_on_step)",
+    "torchtally hook running",
+    "torchtally hook batch_wise",
+    "torchtally decorators + ignite RunningAverage",
+)
+PEERS = (
+    "torchmetrics forward (dist_sync_on_step)",
+    "ignite RunningAverage(Accuracy)",
+    "ignite Accuracy batch-wise",
+    "torcheval sync_and_compute",
+)
+USAGES = TORCHTALLY + PEERS
+
+
+def tally_accuracy_class() -> type:
+    """An ignite metric (ignite's Accuracy, counted the same way) synced by torchtally's decorators."""
+    import ignite.metrics
+
+    import torchtally
+
+    class TallyAccuracy(ignite.metrics.Metric):
+        @torchtally.reinit__is_reduced
+        def reset(self) -> None:
+            self._num_correct = torch.tensor(0)
+            self._num_examples = 0
+
+        @torchtally.reinit__is_reduced
+        def update(self, output: Tuple[torch.Tensor, torch.Tensor]) -> None:
+            logits, target = output
+            self._num_correct += (logits.argmax(dim=1) == target).sum()
+            self._num_examples += target.numel()
+
+        @torchtally.sync_all_reduce("_num_correct", "_num_examples")
+        def compute(self) -> float:
+            return self._num_correct.item() / self._num_examples
+
+    return TallyAccuracy
+
+
+def make_step(usage: str, k: int, x: torch.Tensor, y: torch.Tensor) -> Callable[[], Any]:
+    """One training step's metric work for ``usage``: update with (x, y), the synced value."""
+    if usage.startswith("torchtally") and "decorators" not in usage:
+        import torchtally
+        from torchtally.classification import MulticlassAccuracy
+
+        on_step = "forward" in usage
+        coll = torchtally.MetricCollection(
+            {f"acc{i}": MulticlassAccuracy(CLASSES, average="micro", dist_sync_on_step=on_step) for i in range(k)},
+            compute_groups=False,
+        )
+        if on_step:
+            return lambda: coll(x, y)
+        hook = torchtally.MetricHook(coll, usage="running" if "running" in usage else "batch_wise")
+        # as under a DataLoader with a DistributedSampler: shards long enough for every step
+        hook.start_epoch(sampler=DistributedSampler(range(1 << 30), shuffle=False))
+        return lambda: hook.update(x, y)
+    if usage.startswith("torchmetrics"):
+        import torchmetrics
+        from torchmetrics.classification import MulticlassAccuracy
+
+        coll = torchmetrics.MetricCollection(
+            {f"acc{i}": MulticlassAccuracy(CLASSES, average="micro", dist_sync_on_step=True) for i in range(k)},
+            compute_groups=False,
+        )
+        return lambda: coll(x, y)
+    if usage.startswith("torcheval"):
+        from torcheval.metrics import MulticlassAccuracy
+        from torcheval.metrics.toolkit import sync_and_compute_collection
+
+        metrics = {f"acc{i}": MulticlassAccuracy(num_classes=CLASSES) for i in range(k)}
+
+        def torcheval_step() -> Any:
+            for m in metrics.values():
+                m.update(x, y)
+            return sync_and_compute_collection(metrics)
+
+        return torcheval_step
+    from ignite.metrics import Accuracy, RunningAverage
+
+    if usage == "ignite Accuracy batch-wise":
+        plain = [Accuracy() for _ in range(k)]
+
+        def batch_wise() -> Any:
+            out = []
+            for m in plain:
+                m.reset()
+                m.update((x, y))
+                out.append(m.compute())
+            return out
+
+        return batch_wise
+    source = tally_accuracy_class() if "decorators" in usage else Accuracy
+    averages = [RunningAverage(src=source()) for _ in range(k)]
+
+    def running_average() -> Any:
+        for a in averages:
+            a.src.update((x, y))  # what ignite's engine does for the source at each iteration
+            a.update(None)  # the source's synced compute, folded into the average
+        return [a.compute() for a in averages]
+
+    return running_average
+
+
+def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int) -> Dict[str, Any]:
+    warnings.filterwarnings("ignore")
+    g = torch.Generator().manual_seed(rank)
+    x = torch.randn(BATCH, CLASSES, generator=g)
+    y = torch.randint(0, CLASSES, (BATCH,), generator=g)
+    out: Dict[str, Any] = {"steps": {}, "collectives": {}, "probe": probe(world_size, probe_reps)}
+    for k, repeats in plan.items():
+        steps = {u: make_step(u, k, x, y) for u in USAGES}
+        for usage, step in steps.items():
+            for _ in range(3):  # warm-up: plans, lazy imports, ignite's detection of the group
+                step()
+            with count_collectives() as counter:
+                step()
+            out["collectives"][(usage, k)] = counter.total
+        times: Dict[str, List[float]] = {u: [] for u in USAGES}
+        order = list(USAGES)
+        for r in range(repeats):
+            shift = r % len(order)
+            for usage in order[shift:] + order[:shift]:
+                dist.barrier()
+                start = time.perf_counter()
+                steps[usage]()
+                times[usage].append(time.perf_counter() - start)
+        for usage in USAGES:
+            out["steps"][(usage, k)] = times[usage]
+    return out
+
+
+# -- the small-plan bound: one gather against gather + all_reduce ---------------------------
+
+
+def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
+    """Seconds per repeat of three ways to sync `words` int64 sums (after a barrier each)."""
+    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    fields = 8
+    out: Dict[Tuple[str, int], List[float]] = {}
+    ways = {}
+    for words in PROBE_WORDS:
+        header = torch.zeros(HEADER_SLOTS, dtype=torch.int64)
+        table = torch.empty(world_size * HEADER_SLOTS, dtype=torch.int64)
+        data = torch.ones(words, dtype=torch.int64)
+        message = torch.zeros(fields + words, dtype=torch.int64)
+        gathered = torch.empty(world_size * (fields + words), dtype=torch.int64)
+
+        def one_gather(words=words, header=header, table=table, data=data, message=message, gathered=gathered):
+            if fields + words <= HEADER_SLOTS:  # the data rides in the fixed-size header
+                header[fields : fields + words].copy_(data)
+                gather(table, header)
+                return table.view(world_size, -1)[:, fields : fields + words].sum(0)
+            message[fields:].copy_(data)
+            gather(gathered, message)
+            return gathered.view(world_size, -1)[:, fields:].sum(0)
+
+        def two_step(header=header, table=table, data=data):
+            gather(table, header)
+            reduced = data.clone()
+            dist.all_reduce(reduced)
+            return reduced
+
+        ways[("one all_gather (data in the header when it fits)", words)] = one_gather
+        ways[("header all_gather + all_reduce", words)] = two_step
+    for key, fn in ways.items():
+        fn()
+        out[key] = []
+    keys = list(ways)
+    for r in range(repeats):
+        for key in keys[r % len(keys):] + keys[: r % len(keys)]:
+            dist.barrier()
+            start = time.perf_counter()
+            ways[key]()
+            out[key].append(time.perf_counter() - start)
+    return out
+
+
+PROBE_WORDS = (1, 25, 300, 480, 2048, 16384)
+
+
+def slowest_rank_median(per_rank: List[List[float]]) -> float:
+    return statistics.median(max(rep) for rep in zip(*per_rank))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few repeats; do not write RESULTS.md")
+    args = parser.parse_args()
+    scale = 0.25 if args.quick else 1.0
+    plans = {2: {1: 80, 3: 60, 16: 20}, 4: {1: 50, 3: 30, 16: 8}}
+    probe_reps = max(5, int(40 * scale))
+
+    step_rows, verdict_rows, probe_rows = [], [], []
+    for ws in WORLD_SIZES:
+        plan = {k: max(5, int(n * scale)) for k, n in plans[ws].items()}
+        per_rank = run_distributed(bench_rank, ws, plan, probe_reps, timeout=900)
+        for k in K_VALUES:
+            ms = {u: slowest_rank_median([r["steps"][(u, k)] for r in per_rank]) * 1e3 for u in USAGES}
+            fastest_peer = min(PEERS, key=lambda u: ms[u])
+            for u in USAGES:
+                count = max(r["collectives"][(u, k)] for r in per_rank)
+                step_rows.append([ws, k, u, count, f"{ms[u]:,.2f}", f"{ms[u] / ms[fastest_peer]:.2f}x"])
+            for u in TORCHTALLY:
+                ratio = ms[u] / ms[fastest_peer]
+                ahead = ratio <= 1.0 if k == 1 else all(ms[u] < ms[p] for p in PEERS)
+                verdict_rows.append([ws, k, u, f"{ratio:.2f}x vs {fastest_peer}", "yes" if ahead else "**no**"])
+        for words in PROBE_WORDS:
+            one = slowest_rank_median([r["probe"][("one all_gather (data in the header when it fits)", words)]
+                                       for r in per_rank]) * 1e3
+            two = slowest_rank_median([r["probe"][("header all_gather + all_reduce", words)] for r in per_rank]) * 1e3
+            fits = "in the header" if 8 + words <= HEADER_SLOTS else "header + data"
+            probe_rows.append([ws, words, words * 8, fits, f"{one:.3f}", f"{two:.3f}", f"{two / one:.2f}x"])
+
+    steps = markdown_table(["world size", "K", "usage", "collectives per step", "step ms", "vs fastest peer"],
+                           step_rows)
+    verdict = markdown_table(["world size", "K", "torchtally usage", "step time vs the fastest peer", "target met"],
+                             verdict_rows)
+    probe_table = markdown_table(["world size", "data words", "bytes", "one all_gather carries", "one all_gather ms",
+                                  "header all_gather + all_reduce ms", "two-step / one"], probe_rows)
+    print(steps, verdict, probe_table, sep="\n\n")
+    if args.quick:
+        return
+    body = (
+        f"Machine: {machine_line()}, {os.cpu_count()} CPU core(s) shared with other jobs; world size W runs W "
+        "processes (gloo over loopback), so at W = 4 two processes share each core.\n\n"
+        f"Per step, on every rank: K accuracy metrics over {CLASSES} classes get a batch of {BATCH} samples, then "
+        "each usage's synced value of every metric (see the docstring of `benchmarks/bench_per_step.py` for each "
+        "usage). Time = median over repeats of the slowest rank's step (a barrier before each, usages in a "
+        "rotating order). \"vs fastest peer\" divides by the fastest of torchmetrics, ignite and torcheval at "
+        "the same W and K.\n\n"
+        "Target (issue 14): at K = 1 each torchtally usage is no slower than the fastest peer; at K >= 3 it is "
+        "ahead of every peer.\n\n" + verdict + "\n\n" + steps + "\n\n"
+        "### The small-plan bound: one all_gather against two collectives\n\n"
+        "Syncing `data words` int64 sums: the one-collective path (the data inside the 4 KiB header while it "
+        "fits, else one all_gather of header fields + data; then the W copies summed locally) against the "
+        "two-step path (the 4 KiB header all_gather, then an all_reduce of the data). Median of the slowest "
+        "rank, a barrier before each.\n\n" + probe_table + "\n\nGenerated by `benchmarks/bench_per_step.py`."
+    )
+    replace_section("Per-step sync (issue 14)", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The buffers of a sync's header all_gather, kept from one sync to the next (issue 14): the
+message this rank sends, the [W, HEADER_SLOTS] table every rank gets back and, for a small plan,
+a view of each state's place in the message and of each group's W rows in the table. Packing is
+then one copy per state and reducing one op per group, with no allocation, slicing or offset
+arithmetic per sync; on the CPU the header words are written and read through numpy views, a
+fraction of the cost of tensor indexing.
+
+A set of buffers is keyed on what fixes its layout: the plan's fingerprint (the same declared
+states and options give the same layout; the layout itself is compared on taking a set, as a
+hash is no proof), the number of header fields, the world size and the device. Two syncs of one
+layout write the same words, so a reused buffer holds no stale word that a sync would read. A sync
+takes a set out of the pool and gives it back only once it has read everything out of it: two
+syncs at once (threads) never share a set, and a set whose collective failed or timed out (gloo
+may still write into it) is never given back. Nothing a sync returns aliases these buffers: the
+table is read as Python ints and every reduction is a fresh tensor (torchtally.sync_small).
+"""
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
+
+import torch
+
+from .sync_plan import HEADER_SLOTS, SmallLayout, itemsize
+from .sync_small import combine_rows
+
+_POOL_LIMIT = 64  # distinct layouts kept; beyond that the oldest set is dropped
+
+# One state of a small group as it comes back: (state index, its elements of the group's
+# reduction, or None when it is the whole group; shape, dtype).
+Placed = Tuple[int, Optional[slice], torch.Size, torch.dtype]
+
+
+class HeaderBuffers:
+    """One set of header buffers (see the module docstring); build with ``take``."""
+
+    def __init__(self, key: Hashable, fields: int, world: int, device: torch.device,
+                 small: Optional[SmallLayout], shapes: Sequence[Tuple[int, ...]]) -> None:
+        self.key = key
+        self.small = small
+        self.message = torch.zeros(HEADER_SLOTS, dtype=torch.int64, device=device)
+        self.gathered = torch.zeros(world * HEADER_SLOTS, dtype=torch.int64, device=device)
+        table = self.gathered.view(world, HEADER_SLOTS)
+        shown = min(fields, HEADER_SLOTS)
+        on_cpu = device.type == "cpu"
+        # numpy views share the tensors' memory: writing the words and reading the table back
+        # costs a microsecond each, where tensor indexing costs several.
+        self.words = self.message.numpy() if on_cpu else None
+        self.table = table.numpy()[:, :shown] if on_cpu else table[:, :shown]
+        self.fields = shown
+        self.slots: Tuple[Tuple[int, torch.Tensor], ...] = ()
+        self.groups: Tuple[Tuple[str, torch.Tensor, Tuple[Placed, ...]], ...] = ()
+        if small is not None:
+            self._place_small(small, table, shapes)
+
+    def _place_small(self, small: SmallLayout, table: torch.Tensor, shapes: Sequence[Tuple[int, ...]]) -> None:
+        sent = self.message.view(torch.uint8)
+        received = table.view(torch.uint8)
+        slots, groups = [], []
+        for g, start in small.groups:
+            step = itemsize(g.dtype)
+            total = sum(g.numels)
+            placed = []
+            at = 0
+            for i, n, out_dtype in zip(g.indices, g.numels, g.out_dtypes):
+                first = start + at * step
+                slots.append((i, sent[first : first + n * step].view(g.dtype).view(shapes[i])))
+                part = None if n == total else slice(at, at + n)
+                placed.append((i, part, torch.Size(shapes[i]), out_dtype))
+                at += n
+            rows = received[:, start : start + total * step].view(g.dtype)
+            groups.append((g.reduce, rows, tuple(placed)))
+        self.slots, self.groups = tuple(slots), tuple(groups)
+
+    def write(self, header: List[int]) -> None:
+        """The header's fields (Python ints) into the message, from word 0."""
+        n = min(len(header), HEADER_SLOTS)
+        if self.words is not None:
+            self.words[:n] = header[:n]
+        else:
+            self.message[:n].copy_(torch.tensor(header[:n], dtype=torch.int64))
+
+    def pack(self, values: Sequence[torch.Tensor]) -> None:
+        """A small plan's tensor states into their places in the message (each converted to its
+        group's transport dtype); ``values`` are only read."""
+        for i, slot in self.slots:
+            slot.copy_(values[i].detach())
+
+    def read_table(self) -> List[List[int]]:
+        """The gathered header fields, one list of Python ints per rank."""
+        return self.table.tolist()
+
+    def reduce(self, values: Sequence[torch.Tensor], synced: List[Optional[torch.Tensor]], fail) -> None:
+        """Reduce every tensor group of a small plan's table into ``synced`` (plan order), each
+        state back in its dtype on its value's device; ``fail(i, exc)`` is the error naming
+        state i when that goes wrong."""
+        for reduce, rows, placed in self.groups:
+            i = placed[0][0]
+            try:
+                reduced = combine_rows(rows, reduce)  # a fresh tensor: never a view of the table
+                for i, part, shape, dtype in placed:
+                    out = (reduced if part is None else reduced[part]).view(shape)
+                    device = values[i].device
+                    if out.dtype != dtype or out.device != device:
+                        out = out.to(device=device, dtype=dtype)
+                    synced[i] = out
+            except Exception as exc:
+                raise fail(i, exc) from exc
+
+
+_pool: Dict[Hashable, HeaderBuffers] = {}
+
+
+def take(fingerprint: int, small: Optional[SmallLayout], fields: int, world: int, device: torch.device,
+         shapes: Sequence[Tuple[int, ...]]) -> HeaderBuffers:
+    """A set of header buffers for this layout: the pooled one, or a new one if none is free.
+    ``shapes``: every state's declared shape (plan order), for a small plan's views."""
+    key = (fingerprint, fields, world, device)  # cheap to hash, unlike the layout itself
+    buffers = _pool.pop(key, None)  # atomic: a concurrent sync gets its own set
+    if buffers is not None and (buffers.small is small or buffers.small == small):
+        return buffers
+    return HeaderBuffers(key, fields, world, device, small, shapes)
+
+
+def give_back(buffers: HeaderBuffers) -> None:
+    """Return a set whose sync has read everything out of it (after a successful collective)."""
+    if len(_pool) >= _POOL_LIMIT and buffers.key not in _pool:
+        _pool.pop(next(iter(_pool)), None)
+    _pool[buffers.key] = buffers
