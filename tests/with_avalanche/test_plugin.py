@@ -212,3 +212,29 @@ def test_a_periodic_evaluation_does_not_restart_a_training_pass():
     assert evaluation._filter is None and train._filter is not None
     train.after_training_iteration(strategy)  # row 2 (a hit... or not) is dropped
     assert train.result() == pytest.approx(4 / 5)  # rows 0, 1 of both batches hit, row 2 of the first misses
+
+
+def test_avalanches_loggers_show_the_values(tmp_path):
+    import csv
+    import io
+
+    from avalanche.logging import CSVLogger, TextLogger
+
+    text = io.StringIO()
+    csv_logger = CSVLogger(log_folder=str(tmp_path))
+    evaluator = EvaluationPlugin(accuracy_metrics(epoch=True, experience=True), loss_metrics(epoch=True, experience=True),
+                                 loggers=[TextLogger(text), csv_logger])
+    seed_run.run(evaluator, train_mb=64, eval_mb=128, epochs=1)
+    csv_logger.close()
+    curves = seed_run.curves_of(evaluator)
+    for name in ("Top1_Acc_Epoch/train_phase/train_stream/Task000", "Top1_Acc_Exp/eval_phase/test_stream/Task001/Exp001"):
+        assert f"{name} = {curves[name]['values'][-1]:.4f}" in text.getvalue()
+    with open(tmp_path / "eval_results.csv") as f:
+        rows = list(csv.DictReader(f))
+    # CSVLogger picks Top1_Acc_Exp / Loss_Exp by name: one row per (training exp, test exp)
+    assert len(rows) == 9
+    last = [r for r in rows if r["training_exp"] == "2" and r["eval_exp"] == "1"][0]
+    assert float(last["eval_accuracy"]) == pytest.approx(
+        curves["Top1_Acc_Exp/eval_phase/test_stream/Task001/Exp001"]["values"][-1], abs=1e-4)
+    assert float(last["eval_loss"]) == pytest.approx(
+        curves["Loss_Exp/eval_phase/test_stream/Task001/Exp001"]["values"][-1], abs=1e-4)
