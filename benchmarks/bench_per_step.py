@@ -67,6 +67,10 @@ PEERS = (
     "torcheval sync_and_compute",
 )
 USAGES = TORCHTALLY + PEERS
+# Data sizes (int64 words) of the small-plan bound's probe: inside the 4 KiB header, then past it.
+PROBE_WORDS = (1, 25, 300, 480, 2048, 16384)
+PROBE_ONE = "one all_gather (data in the header when it fits)"
+PROBE_TWO = "header all_gather + all_reduce"
 
 
 def tally_accuracy_class() -> type:
@@ -217,8 +221,8 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
             dist.all_reduce(reduced)
             return reduced
 
-        ways[("one all_gather (data in the header when it fits)", words)] = one_gather
-        ways[("header all_gather + all_reduce", words)] = two_step
+        ways[(PROBE_ONE, words)] = one_gather
+        ways[(PROBE_TWO, words)] = two_step
     for key, fn in ways.items():
         fn()
         out[key] = []
@@ -231,8 +235,6 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
             out[key].append(time.perf_counter() - start)
     return out
 
-
-PROBE_WORDS = (1, 25, 300, 480, 2048, 16384)
 
 
 def slowest_rank_median(per_rank: List[List[float]]) -> float:
@@ -262,9 +264,8 @@ def main() -> None:
                 ahead = ratio <= 1.0 if k == 1 else all(ms[u] < ms[p] for p in PEERS)
                 verdict_rows.append([ws, k, u, f"{ratio:.2f}x vs {fastest_peer}", "yes" if ahead else "**no**"])
         for words in PROBE_WORDS:
-            one = slowest_rank_median([r["probe"][("one all_gather (data in the header when it fits)", words)]
-                                       for r in per_rank]) * 1e3
-            two = slowest_rank_median([r["probe"][("header all_gather + all_reduce", words)] for r in per_rank]) * 1e3
+            one = slowest_rank_median([r["probe"][(PROBE_ONE, words)] for r in per_rank]) * 1e3
+            two = slowest_rank_median([r["probe"][(PROBE_TWO, words)] for r in per_rank]) * 1e3
             fits = "in the header" if 8 + words <= HEADER_SLOTS else "header + data"
             probe_rows.append([ws, words, words * 8, fits, f"{one:.3f}", f"{two:.3f}", f"{two / one:.2f}x"])
 
