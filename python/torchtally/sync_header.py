@@ -14,7 +14,7 @@ syncs at once (threads) never share a set, and a set whose collective failed or 
 may still write into it) is never given back. Nothing a sync returns aliases these buffers: the
 table is read as Python ints and every reduction is a fresh tensor (torchtally.sync_small).
 """
-from typing import Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -39,11 +39,17 @@ class HeaderBuffers:
         self.gathered = torch.zeros(world * HEADER_SLOTS, dtype=torch.int64, device=device)
         table = self.gathered.view(world, HEADER_SLOTS)
         shown = min(fields, HEADER_SLOTS)
-        on_cpu = device.type == "cpu"
         # numpy views share the tensors' memory: writing the words and reading the table back
-        # costs a microsecond each, where tensor indexing costs several.
-        self.words = self.message.numpy() if on_cpu else None
-        self.table = table.numpy()[:, :shown] if on_cpu else table[:, :shown]
+        # costs a microsecond each, where tensor indexing costs several. Either kind of table
+        # reads back the same way (``tolist``).
+        self.words: Optional[Any] = None
+        readable: Any = table
+        if device.type == "cpu":
+            try:
+                self.words, readable = self.message.numpy(), table.numpy()
+            except RuntimeError:  # a torch built without numpy: the tensor paths below
+                self.words, readable = None, table
+        self.table = readable[:, :shown]
         self.fields = shown
         self.slots: Tuple[Tuple[int, torch.Tensor], ...] = ()
         self.groups: Tuple[Tuple[str, torch.Tensor, Tuple[Placed, ...]], ...] = ()

@@ -6,7 +6,8 @@ twice with different data: the first results are unchanged by the second sync, n
 shares memory with the pooled buffers, and editing a result in place changes nothing the next
 sync returns. A plan that is not small gets correct results through reused buffers too. A sync
 whose collective timed out does not hand its buffers back to the pool (gloo may still write
-into them): the next sync of that layout gets a new set.
+into them): the next sync of that layout gets a new set. Without numpy (a torch built
+without it) the buffers write and read the same header words through tensors.
 """
 import datetime
 from typing import Any, Dict, List
@@ -131,3 +132,21 @@ def test_a_timed_out_sync_does_not_return_its_buffers():
     out = results()[0]
     assert out["timed_out"]
     assert not out["reused_after_failure"]
+
+
+def test_without_numpy_the_header_goes_through_tensors(monkeypatch):
+    """A torch built without numpy: the buffers fall back to tensor writes and reads, same words."""
+    plan = SyncPlan(SPECS)
+    words = list(range(1, plan.small.fields + 1))
+    with_numpy = sync_header.HeaderBuffers("a", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes)
+
+    def no_numpy(self, *args, **kwargs):
+        raise RuntimeError("Numpy is not available")
+
+    monkeypatch.setattr(torch.Tensor, "numpy", no_numpy)
+    without = sync_header.HeaderBuffers("b", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes)
+    assert without.words is None and isinstance(without.table, torch.Tensor)
+    for buffers in (with_numpy, without):
+        buffers.write(words)
+        buffers.gathered.view(2, -1).copy_(buffers.message.expand(2, -1))  # as an all_gather would
+        assert buffers.read_table() == [words, words]
