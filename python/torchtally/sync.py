@@ -250,14 +250,11 @@ class _Sync:
             status, problem = 1, _REJECTED
         header = [plan.fingerprint, status, problem, 0 if self.recipient is None else self.recipient + 1,
                   1 if dirty else 0, self.address]
-        if plan.n_units == 1 and updated is not None:  # a metric's sync: one flag word
-            header.append(1 if updated[0] else 0)
-        else:
-            words = [0] * plan.n_flag_words
-            for u in range(plan.n_units):
-                if updated is None or updated[u]:
-                    words[u // FLAG_BITS] |= 1 << (u % FLAG_BITS)
-            header += words
+        words = [0] * plan.n_flag_words
+        for u in range(plan.n_units):
+            if updated is None or updated[u]:
+                words[u // FLAG_BITS] |= 1 << (u % FLAG_BITS)
+        header += words
         if plan.var_indices:
             header += [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
         small = plan.small

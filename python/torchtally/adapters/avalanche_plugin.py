@@ -175,8 +175,8 @@ class TallyPluginMetric(PluginMetric):
 
     def update(self, strategy: Any) -> None:
         """Update from the strategy's current minibatch, without padding duplicates."""
-        self.place_for(strategy)
-        if self._filter is None:
+        if self._filter is None:  # a new pass over the loader: placement is checked once per pass
+            self.place_for(strategy)  # (it walks a DataParallel model's modules)
             self._filter = row_filter(strategy.dataloader)
         count = len(strategy.mb_y)
         keep = self._filter.next_batch(count)
