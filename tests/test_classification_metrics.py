@@ -327,7 +327,7 @@ def test_shared_state_syncs_once():
     per_rank = run_distributed(_sync_count_worker, 2)
     expected = feed(shared_multiclass_collection(), MULTICLASS_BATCHES).compute()
     for by_name, packed, results in per_rank:
-        assert by_name == {"all_gather_single": 1}, by_name  # the header, carrying the packed states
+        assert by_name == {"all_to_all_single": 1}, by_name  # the header (gloo all_to_all), carrying the packed states
         assert packed == [C * C + C * 3], packed  # one int64 sum group: one confusion matrix, one top-k table
         assert_same(results, expected, **TOL)
 

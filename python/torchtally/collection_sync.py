@@ -29,7 +29,11 @@ class CollectionCompute:
 
     def _compute_by_name(self) -> Dict[str, Any]:
         metrics = self._metrics
-        rejected = next((e for e in (metrics[n].rejected_cuda_update() for n in self._owners) if e), None)
+        rejected = None
+        for name in self._owners:
+            rejected = metrics[name].rejected_cuda_update()
+            if rejected is not None:
+                break
         cached = all(m.cached_result is not None for m in metrics.values())
         if self._should_sync():
             return self._compute_synced(dirty=not cached, rejected=rejected)
@@ -122,8 +126,9 @@ class CollectionCompute:
     def raising_if_never_updated(self) -> Iterator["CollectionCompute"]:
         """Within this context, compute() raises NotComputableError for metrics no rank updated
         since their reset (ignite's rule), instead of warning (torchmetrics')."""
-        before, self._if_never_updated = self._if_never_updated, "raise"
+        d = self.__dict__  # a plain attribute: skip nn.Module's __setattr__ (every step, per-step usages)
+        before, d["_if_never_updated"] = d["_if_never_updated"], "raise"
         try:
             yield self
         finally:
-            self._if_never_updated = before
+            d["_if_never_updated"] = before

@@ -93,6 +93,7 @@ class GroupInfo:
     rank: int
     ranks: Tuple[int, ...]  # global ranks, in group-rank order
     nccl_only: bool  # collectives need CUDA buffers
+    direct_header: bool  # the sync header travels by all_to_all (torchtally.sync)
 
     @property
     def device(self) -> torch.device:
@@ -103,6 +104,11 @@ class GroupInfo:
 
 _group_infos: Dict[int, Tuple[Any, GroupInfo]] = {}
 
+# Up to this many ranks, a gloo group exchanges the sync header by all_to_all (every rank sends
+# its header straight to every other, one round) rather than gloo's ring all_gather (W - 1
+# rounds, each waiting on the slowest link); see docs/architecture.md, "The header exchange".
+DIRECT_HEADER_MAX_WORLD = 16
+
 
 def group_info(group: Optional[Any] = None) -> GroupInfo:
     """Size, rank, members and device of ``group`` (default: the world), cached per group
@@ -112,11 +118,14 @@ def group_info(group: Optional[Any] = None) -> GroupInfo:
     if entry is not None and entry[0] is pg:
         return entry[1]
     backend = str(torch.distributed.get_backend(group)).lower()
+    size = world_size(group)
+    nccl_only = "nccl" in backend and "gloo" not in backend
     info = GroupInfo(
-        size=world_size(group),
+        size=size,
         rank=rank(group),
         ranks=tuple(group_ranks(group)),
-        nccl_only="nccl" in backend and "gloo" not in backend,
+        nccl_only=nccl_only,
+        direct_header=not nccl_only and "gloo" in backend and size <= DIRECT_HEADER_MAX_WORLD,
     )
     _group_infos[id(pg)] = (pg, info)  # holding pg keeps its id from being reused
     return info

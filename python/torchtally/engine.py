@@ -235,7 +235,7 @@ class MetricHook:
         # torchtally metrics take zero-row updates (and must see one, so that every rank
         # updates before a running sync); other libraries' may reject them, so an all-padding
         # batch is skipped for those.
-        self._takes_empty = _is_torchtally(self.metrics)
+        self._is_tally = self._takes_empty = _is_torchtally(self.metrics)
         self.output_transform = output_transform
         self.usage = resolve_usage(usage, every)
         self.drop_padding = bool(drop_padding)
@@ -346,7 +346,7 @@ class MetricHook:
     def _compute(self) -> Any:
         """The metrics' compute(). An engine follows ignite's rule: no update on any rank since
         the epoch started raises NotComputableError (a metric alone would warn, as torchmetrics)."""
-        if _is_torchtally(self.metrics):
+        if self._is_tally:
             with self.metrics.raising_if_never_updated():
                 return self.metrics.compute()
         return self.metrics.compute()

@@ -161,6 +161,7 @@ class _Sync:
             raise ValueError(f"recipient_rank must be in [0, {self.world}) for this process group, got {recipient}")
         self.recipient = recipient
         self.device = info.device  # the header's
+        self.direct_header = info.direct_header
         self.transport = transport_for(group)
         self.data_device = self.transport.device if self.transport is not None else self.device
         self.sync_id = dist.next_sync_id(group, info)
@@ -265,12 +266,14 @@ class _Sync:
         # Every plan's header has the same size, so ranks whose plans differ still exchange
         # well-formed headers and find the difference in them. The buffers are reused from the
         # last sync of this layout (torchtally.sync_header).
-        buffers = self.buffers = take(plan.fingerprint, small, len(header), self.world, self.device, plan.shapes)
+        copies = self.world if self.direct_header else 1
+        buffers = self.buffers = take(plan.fingerprint, small, len(header), self.world, self.device, plan.shapes, copies)
         buffers.write(header)
         if small is not None and status == 0:
             buffers.pack(values)
 
-        self._wait(self._start(_all_gather_flat, buffers.gathered, buffers.message, stage="header"), "header")
+        exchange = torch.distributed.all_to_all_single if self.direct_header else _all_gather_flat
+        self._wait(self._start(exchange, buffers.gathered, buffers.sent, stage="header"), "header")
         table = buffers.read_table()
         if small is None:
             give_back(buffers)  # all read: a plan that is not small needs nothing more from them

@@ -24,7 +24,7 @@ from .sync_small import combine_rows
 _POOL_LIMIT = 64  # distinct layouts kept; beyond that the oldest set is dropped
 
 # One state of a small group as it comes back: (state index, its elements of the group's
-# reduction, or None when it is the whole group; shape, dtype).
+# reduction, or None when it is the whole group (its rows are shaped as the state); shape, dtype).
 Placed = Tuple[int, Optional[slice], torch.Size, torch.dtype]
 
 
@@ -32,33 +32,43 @@ class HeaderBuffers:
     """One set of header buffers (see the module docstring); build with ``take``."""
 
     def __init__(self, key: Hashable, fields: int, world: int, device: torch.device,
-                 small: Optional[SmallLayout], shapes: Sequence[Tuple[int, ...]]) -> None:
+                 small: Optional[SmallLayout], shapes: Sequence[Tuple[int, ...]], copies: int = 1) -> None:
         self.key = key
         self.small = small
-        self.message = torch.zeros(HEADER_SLOTS, dtype=torch.int64, device=device)
+        # What this rank sends: its header once (for an all_gather) or once per rank (for an
+        # all_to_all: torchtally.sync's direct exchange). Every copy is written at once, by
+        # broadcasting the words and each state into all of them.
+        self.sent = torch.zeros(copies * HEADER_SLOTS, dtype=torch.int64, device=device)
         self.gathered = torch.zeros(world * HEADER_SLOTS, dtype=torch.int64, device=device)
+        copied = self.sent.view(copies, HEADER_SLOTS)
         table = self.gathered.view(world, HEADER_SLOTS)
         shown = min(fields, HEADER_SLOTS)
         # numpy views share the tensors' memory: writing the words and reading the table back
         # costs a microsecond each, where tensor indexing costs several. Either kind of table
         # reads back the same way (``tolist``).
-        self.words: Optional[Any] = None
+        self.words: Any = None
         readable: Any = table
         if device.type == "cpu":
             try:
-                self.words, readable = self.message.numpy(), table.numpy()
+                self.words, readable = copied.numpy(), table.numpy()
             except RuntimeError:  # a torch built without numpy: the tensor paths below
                 self.words, readable = None, table
+        self._copied = copied
         self.table = readable[:, :shown]
         self.fields = shown
         self.slots: Tuple[Tuple[int, torch.Tensor], ...] = ()
-        self.groups: Tuple[Tuple[str, torch.Tensor, Tuple[Placed, ...]], ...] = ()
+        self.groups: Tuple[Tuple[str, torch.Tensor, Tuple[torch.Tensor, ...], Tuple[Placed, ...]], ...] = ()
         if small is not None:
-            self._place_small(small, table, shapes)
+            self._place_small(small, copied, table, shapes)
 
-    def _place_small(self, small: SmallLayout, table: torch.Tensor, shapes: Sequence[Tuple[int, ...]]) -> None:
-        sent = self.message.view(torch.uint8)
+    def _place_small(self, small: SmallLayout, copied: torch.Tensor, table: torch.Tensor,
+                     shapes: Sequence[Tuple[int, ...]]) -> None:
+        """Views made once per layout: each state's place in every copy of the message, and each
+        group's W rows in the table (shaped as its state when the group holds one state, so
+        that reducing it is a single op), with each rank's row on its own."""
+        sent = copied.view(torch.uint8)
         received = table.view(torch.uint8)
+        copies, world = copied.shape[0], table.shape[0]
         slots, groups = [], []
         for g, start in small.groups:
             step = itemsize(g.dtype)
@@ -67,27 +77,30 @@ class HeaderBuffers:
             at = 0
             for i, n, out_dtype in zip(g.indices, g.numels, g.out_dtypes):
                 first = start + at * step
-                slots.append((i, sent[first : first + n * step].view(g.dtype).view(shapes[i])))
+                slots.append((i, sent[:, first : first + n * step].view(g.dtype).view((copies,) + tuple(shapes[i]))))
                 part = None if n == total else slice(at, at + n)
                 placed.append((i, part, torch.Size(shapes[i]), out_dtype))
                 at += n
             rows = received[:, start : start + total * step].view(g.dtype)
-            groups.append((g.reduce, rows, tuple(placed)))
+            if len(placed) == 1:
+                rows = rows.view((world,) + tuple(shapes[placed[0][0]]))
+            groups.append((g.reduce, rows, tuple(rows[r] for r in range(world)), tuple(placed)))
         self.slots, self.groups = tuple(slots), tuple(groups)
 
     def write(self, header: List[int]) -> None:
-        """The header's fields (Python ints) into the message, from word 0."""
+        """The header's fields (Python ints) into every copy of the message, from word 0."""
         n = min(len(header), HEADER_SLOTS)
         if self.words is not None:
-            self.words[:n] = header[:n]
+            self.words[:, :n] = header[:n]
         else:
-            self.message[:n].copy_(torch.tensor(header[:n], dtype=torch.int64))
+            self._copied[:, :n].copy_(torch.tensor(header[:n], dtype=torch.int64))
 
     def pack(self, values: Sequence[torch.Tensor]) -> None:
-        """A small plan's tensor states into their places in the message (each converted to its
-        group's transport dtype); ``values`` are only read."""
+        """A small plan's tensor states into their places in every copy of the message (each
+        converted to its group's transport dtype); ``values`` are only read."""
         for i, slot in self.slots:
-            slot.copy_(values[i].detach())
+            value = values[i]
+            slot.copy_(value.detach() if value.requires_grad else value)
 
     def read_table(self) -> List[List[int]]:
         """The gathered header fields, one list of Python ints per rank."""
@@ -97,15 +110,16 @@ class HeaderBuffers:
         """Reduce every tensor group of a small plan's table into ``synced`` (plan order), each
         state back in its dtype on its value's device; ``fail(i, exc)`` is the error naming
         state i when that goes wrong."""
-        for reduce, rows, placed in self.groups:
+        for reduce, rows, per_rank, placed in self.groups:
             i = placed[0][0]
             try:
-                reduced = combine_rows(rows, reduce)  # a fresh tensor: never a view of the table
+                reduced = combine_rows(rows, per_rank, reduce)  # a fresh tensor: never a view of the table
+                here = reduced.device
                 for i, part, shape, dtype in placed:
-                    out = (reduced if part is None else reduced[part]).view(shape)
-                    device = values[i].device
-                    if out.dtype != dtype or out.device != device:
-                        out = out.to(device=device, dtype=dtype)
+                    out = reduced if part is None else reduced[part].view(shape)
+                    value = values[i]
+                    if out.dtype != dtype or (not value.is_cpu if here.type == "cpu" else value.device != here):
+                        out = out.to(device=value.device, dtype=dtype)
                     synced[i] = out
             except Exception as exc:
                 raise fail(i, exc) from exc
@@ -115,14 +129,15 @@ _pool: Dict[Hashable, HeaderBuffers] = {}
 
 
 def take(fingerprint: int, small: Optional[SmallLayout], fields: int, world: int, device: torch.device,
-         shapes: Sequence[Tuple[int, ...]]) -> HeaderBuffers:
+         shapes: Sequence[Tuple[int, ...]], copies: int = 1) -> HeaderBuffers:
     """A set of header buffers for this layout: the pooled one, or a new one if none is free.
-    ``shapes``: every state's declared shape (plan order), for a small plan's views."""
-    key = (fingerprint, fields, world, device)  # cheap to hash, unlike the layout itself
+    ``shapes``: every state's declared shape (plan order), for a small plan's views; ``copies``:
+    how many times the message is sent (1 for an all_gather, the world size for an all_to_all)."""
+    key = (fingerprint, fields, world, device, copies)  # cheap to hash, unlike the layout itself
     buffers = _pool.pop(key, None)  # atomic: a concurrent sync gets its own set
     if buffers is not None and (buffers.small is small or buffers.small == small):
         return buffers
-    return HeaderBuffers(key, fields, world, device, small, shapes)
+    return HeaderBuffers(key, fields, world, device, small, shapes, copies)
 
 
 def give_back(buffers: HeaderBuffers) -> None:

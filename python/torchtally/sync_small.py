@@ -28,18 +28,23 @@ def number_word(value: torch.Tensor) -> int:
     return int(value.item())
 
 
-def combine_rows(rows: torch.Tensor, reduce: str) -> torch.Tensor:
-    """Reduce [W, n] rows (rank order) into n values by ``reduce``."""
+def combine_rows(rows: torch.Tensor, per_rank: Sequence[torch.Tensor], reduce: str) -> torch.Tensor:
+    """Reduce [W, ...] rows (rank order; ``per_rank``: rows[0], rows[1], ...) by ``reduce``
+    over the rank dim, into a new tensor."""
     if reduce == "max":
         return rows.amax(0)
     if reduce == "min":
         return rows.amin(0)
-    if not (rows.dtype.is_floating_point or rows.dtype.is_complex):
-        return rows.sum(0) if reduce == "sum" else rows.prod(0)
-    out = rows[0].clone()
-    step = out.add_ if reduce == "sum" else out.mul_
-    for r in range(1, rows.shape[0]):
-        step(rows[r])
+    if len(per_rank) > 2 and not (rows.dtype.is_floating_point or rows.dtype.is_complex):
+        return rows.sum(0) if reduce == "sum" else rows.prod(0)  # exact in any order
+    # Floats: one rank at a time, in rank order. (Two rows of any dtype: one elementwise op,
+    # cheaper than a reduction.)
+    if len(per_rank) == 1:
+        return per_rank[0].clone()
+    step = torch.add if reduce == "sum" else torch.mul
+    out = step(per_rank[0], per_rank[1])
+    for row in per_rank[2:]:
+        (out.add_ if reduce == "sum" else out.mul_)(row)
     return out
 
 

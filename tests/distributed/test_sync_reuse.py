@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+import torchtally.dist
 from torchtally import SyncError, sync_header
 from torchtally.sync import StateSpec, SyncPlan, number_spec, sync_states
 from torchtally.testing import run_distributed
@@ -55,7 +56,12 @@ def expected(ws: int, step: int) -> List[torch.Tensor]:
 
 
 def _storages(buffers: Any) -> List[int]:
-    return [buffers.message.untyped_storage().data_ptr(), buffers.gathered.untyped_storage().data_ptr()]
+    return [buffers.sent.untyped_storage().data_ptr(), buffers.gathered.untyped_storage().data_ptr()]
+
+
+def _copies(ws: int) -> int:
+    """How many copies of its header a rank sends: one per rank for the all_to_all exchange."""
+    return ws if torchtally.dist.group_info().direct_header else 1
 
 
 def run_checks(rank: int, ws: int) -> Dict[str, Any]:
@@ -68,7 +74,9 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     out["first_unchanged"] = all(torch.equal(a, b) for a, b in zip(first, kept))
     out["first"], out["second"] = kept, [t.clone() for t in second]
 
-    pooled = sync_header.take(plan.fingerprint, plan.small, plan.small.fields, ws, torch.device("cpu"), plan.shapes)
+    pooled = sync_header.take(plan.fingerprint, plan.small, plan.small.fields, ws, torch.device("cpu"), plan.shapes,
+                              _copies(ws))
+    out["pooled_is_the_syncs"] = pooled.read_table()[0][0] == plan.fingerprint  # not a fresh set
     pooled_ptrs = _storages(pooled)
     sync_header.give_back(pooled)
     out["aliases"] = [t.untyped_storage().data_ptr() in pooled_ptrs for t in first + second]
@@ -88,7 +96,7 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
         store.wait(["test/reuse/timed-out"], datetime.timedelta(seconds=60))
         return out
     warm = sync_header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
-                            lonely.shapes)
+                            lonely.shapes, _copies(ws))
     sync_header.give_back(warm)  # the one set of this layout in the pool: the failing sync takes it
     try:
         sync_states(lonely, [torch.zeros(7, dtype=torch.int64)], timeout_s=1.0)
@@ -96,7 +104,7 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     except SyncError:
         out["timed_out"] = True
     after = sync_header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
-                             lonely.shapes)
+                             lonely.shapes, _copies(ws))
     out["reused_after_failure"] = after is warm
     store.set("test/reuse/timed-out", "1")
     return out
@@ -118,7 +126,7 @@ def test_results_stay_correct_and_own_their_memory():
             for value, want in zip(got, expected(2, step)):
                 assert torch.equal(value, want.to(value.dtype)), (rank, step, value, want)
         assert out["first"][2].dtype == torch.int32 and out["first"][3].dtype == torch.bool
-        assert not any(out["aliases"]), (rank, out["aliases"])
+        assert out["pooled_is_the_syncs"] and not any(out["aliases"]), (rank, out["aliases"])
 
 
 def test_a_plan_that_is_not_small_reuses_its_header_correctly():
@@ -138,15 +146,17 @@ def test_without_numpy_the_header_goes_through_tensors(monkeypatch):
     """A torch built without numpy: the buffers fall back to tensor writes and reads, same words."""
     plan = SyncPlan(SPECS)
     words = list(range(1, plan.small.fields + 1))
-    with_numpy = sync_header.HeaderBuffers("a", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes)
+    with_numpy = sync_header.HeaderBuffers("a", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
+                                           copies=2)
 
     def no_numpy(self, *args, **kwargs):
         raise RuntimeError("Numpy is not available")
 
     monkeypatch.setattr(torch.Tensor, "numpy", no_numpy)
-    without = sync_header.HeaderBuffers("b", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes)
+    without = sync_header.HeaderBuffers("b", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
+                                        copies=2)
     assert without.words is None and isinstance(without.table, torch.Tensor)
     for buffers in (with_numpy, without):
         buffers.write(words)
-        buffers.gathered.view(2, -1).copy_(buffers.message.expand(2, -1))  # as an all_gather would
+        buffers.gathered.copy_(buffers.sent)  # as an all_to_all of this rank's two copies would
         assert buffers.read_table() == [words, words]

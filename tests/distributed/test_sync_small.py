@@ -1,8 +1,10 @@
 """Small plans sync in one collective (issue 14, item 1): their data travels in the header
-all_gather and every rank reduces the W copies itself.
+exchange and every rank reduces the W copies itself.
 
-One spawned run per world size (2 and 4) does every check on real gloo ranks and returns what
-it saw; the tests below read it. Checked: exactly one collective (counted by wrapping
+One spawned run per world size (2 and 4) and header exchange (gloo's all_to_all, the default up
+to torchtally.dist.DIRECT_HEADER_MAX_WORLD ranks, and the all_gather used beyond it, forced
+here by lowering that bound) does every check on real gloo ranks and returns what it saw; the
+tests below read it. Checked: exactly one collective (counted by wrapping
 torch.distributed) for metrics, collections and decorated objects whose states fit, two just
 past the bound; float results bit-identical on every rank and equal to a rank-order reduction
 done here; the unchanged shortcut; mismatched plans (both small, or one small and one large),
@@ -19,6 +21,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+import torchtally.dist
 from torchtally import Metric, MetricCollection, SyncError, all_reduced_synchronized
 from torchtally.sync_plan import HEADER_FIXED, HEADER_SLOTS
 from torchtally.testing import count_collectives, run_distributed
@@ -116,7 +119,9 @@ def _reject():
     raise ValueError("target: label 9 is out of range [0, 4) (found on the GPU after that update returned)")
 
 
-def run_checks(rank: int, ws: int) -> Dict[str, Any]:
+def run_checks(rank: int, ws: int, exchange: str) -> Dict[str, Any]:
+    if exchange == "all_gather":  # as a group larger than the bound would (before any sync)
+        torchtally.dist.DIRECT_HEADER_MAX_WORLD = 1
     out: Dict[str, Any] = {}
     floats = Floats()
     floats.update(rank)
@@ -162,13 +167,13 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     return out
 
 
-_runs: Dict[int, List[Dict[str, Any]]] = {}
+_runs: Dict[Any, List[Dict[str, Any]]] = {}
 
 
-def results(ws: int) -> List[Dict[str, Any]]:
-    if ws not in _runs:
-        _runs[ws] = run_distributed(run_checks, ws, timeout=240)
-    return _runs[ws]
+def results(ws: int, exchange: str) -> List[Dict[str, Any]]:
+    if (ws, exchange) not in _runs:
+        _runs[ws, exchange] = run_distributed(run_checks, ws, exchange, timeout=240)
+    return _runs[ws, exchange]
 
 
 def rank_order(op, rows: List[torch.Tensor]) -> torch.Tensor:
@@ -184,17 +189,24 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 WORLD_SIZES = [2, 4]
-ONE = {"all_gather_single": 1}
+# The header exchange of a gloo group, and the collective it shows up as.
+HEADER = {"all_to_all": "all_to_all_single", "all_gather": "all_gather_single"}
 
 
+def one(exchange: str) -> Dict[str, int]:
+    """The collectives of a small plan's sync: the header exchange alone."""
+    return {HEADER[exchange]: 1}
+
+
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_a_small_plan_is_one_collective(ws):
-    for out in results(ws):
-        assert out["floats"]["counts"] == ONE and out["floats_plan"] == 1
-        assert out["collection"]["counts"] == ONE
-        assert out["counts_%d" % FITS]["counts"] == ONE  # fills the header exactly
+def test_a_small_plan_is_one_collective(ws, exchange):
+    for out in results(ws, exchange):
+        assert out["floats"]["counts"] == one(exchange) and out["floats_plan"] == 1
+        assert out["collection"]["counts"] == one(exchange)
+        assert out["counts_%d" % FITS]["counts"] == one(exchange)  # fills the header exactly
         # One int64 more does not fit: the header, then one all_reduce.
-        assert out["counts_%d" % (FITS + 1)]["counts"] == {"all_gather_single": 1, "all_reduce": 1}
+        assert out["counts_%d" % (FITS + 1)]["counts"] == {HEADER[exchange]: 1, "all_reduce": 1}
         for n in (FITS, FITS + 1):
             want = torch.arange(n) * sum(r + 1 for r in range(ws))
             assert torch.equal(out[f"counts_{n}"]["value"], want)
@@ -202,8 +214,9 @@ def test_a_small_plan_is_one_collective(ws):
             assert torch.equal(out["collection"]["value"][f"c{k}"], torch.arange(5 + k) * sum(r + 1 for r in range(ws)))
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_float_results_are_bit_identical_on_every_rank_and_in_rank_order(ws):
+def test_float_results_are_bit_identical_on_every_rank_and_in_rank_order(ws, exchange):
     rows = [torch.tensor(FLOAT_ROWS[r], dtype=torch.float64) for r in range(ws)]
     want = {
         "f32": rank_order(torch.add, [r.float() for r in rows]),
@@ -215,7 +228,7 @@ def test_float_results_are_bit_identical_on_every_rank_and_in_rank_order(ws):
         "i32min": torch.tensor([0, -(ws - 1), 5 - (ws - 1)], dtype=torch.int32),
         "seen": torch.tensor([True, False]),
     }
-    values = [out["floats"]["value"] for out in results(ws)]
+    values = [out["floats"]["value"] for out in results(ws, exchange)]
     for rank, got in enumerate(values):
         for name, expected in want.items():
             assert got[name].dtype == expected.dtype, (rank, name)
@@ -229,78 +242,85 @@ def test_float_results_are_bit_identical_on_every_rank_and_in_rank_order(ws):
         assert not torch.equal(want["f32"], rank_order(torch.add, [r.float() for r in reversed(rows)]))
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_unchanged_shortcut_through_the_header(ws):
-    for out in results(ws):
-        assert out["floats_again"]["counts"] == ONE
+def test_unchanged_shortcut_through_the_header(ws, exchange):
+    for out in results(ws, exchange):
+        assert out["floats_again"]["counts"] == one(exchange)
         for name, value in out["floats"]["value"].items():
             assert same_bits(out["floats_again"]["value"][name], value), name
         # One rank updated again: every rank's result moves, in the same one collective.
         after = out["floats_after_one_rank"]
-        assert after["counts"] == ONE
+        assert after["counts"] == one(exchange)
         assert not torch.equal(after["value"]["f32"], out["floats"]["value"]["f32"])
-        assert torch.equal(after["value"]["f32"], results(ws)[0]["floats_after_one_rank"]["value"]["f32"])
+        assert torch.equal(after["value"]["f32"], results(ws, exchange)[0]["floats_after_one_rank"]["value"]["f32"])
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 @pytest.mark.parametrize("case", ["mismatch_small", "mismatch_sizes"])
-def test_ranks_whose_plans_differ_raise_on_every_rank(ws, case):
-    for rank, out in enumerate(results(ws)):
+def test_ranks_whose_plans_differ_raise_on_every_rank(ws, case, exchange):
+    for rank, out in enumerate(results(ws, exchange)):
         seen = out[case]
         assert seen.get("kind") == "SyncError", (rank, seen)
         assert "ranks disagree on what to sync" in seen["error"]
         assert "rank 0 has [Counts.counts: sum int64 (4,)]" in seen["error"], seen["error"]
-        assert "all_reduce" not in seen["counts"] and seen["counts"].get("all_gather_single") == 1, seen
+        assert "all_reduce" not in seen["counts"] and seen["counts"].get(HEADER[exchange]) == 1, seen
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_a_bent_state_or_a_rejected_batch_raises_on_every_rank(ws):
-    for rank, out in enumerate(results(ws)):
+def test_a_bent_state_or_a_rejected_batch_raises_on_every_rank(ws, exchange):
+    for rank, out in enumerate(results(ws, exchange)):
         bent = out["bent"]
-        assert bent.get("kind") == "SyncError" and bent["counts"] == ONE, bent
+        assert bent.get("kind") == "SyncError" and bent["counts"] == one(exchange), bent
         assert f"rank {ws - 1}: state 'Counts.counts' changed shape" in bent["error"]
         rejected = out["rejected"]
         if rank == 0:
             assert rejected.get("kind") == "ValueError" and rejected["error"].startswith("target: label 9"), rejected
         else:
             assert rejected.get("kind") == "SyncError" and "rank(s) [0] stopped the sync" in rejected["error"]
-        assert rejected["counts"] == ONE
+        assert rejected["counts"] == one(exchange)
         assert torch.equal(out["after_errors"]["value"], torch.arange(4) * sum(r + 1 for r in range(ws)))
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_a_missing_rank_raises_sync_error_naming_it(ws):
-    for rank, out in enumerate(results(ws)[:-1]):
+def test_a_missing_rank_raises_sync_error_naming_it(ws, exchange):
+    for rank, out in enumerate(results(ws, exchange)[:-1]):
         missing = out["missing"]
         assert missing.get("kind") == "SyncError" and missing["missing_ranks"] == [ws - 1], missing
         assert f"rank(s) [{ws - 1}] did not reach this sync" in missing["error"]
         assert missing["seconds"] < 30  # a no-hang bound (2 s timeout + check-in grace), not a speed claim
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_an_int_number_sum_that_leaves_int64_raises_instead_of_wrapping(ws):
-    for out in results(ws):
+def test_an_int_number_sum_that_leaves_int64_raises_instead_of_wrapping(ws, exchange):
+    for out in results(ws, exchange):
         seen = out["overflow"]  # 2**63 + 1 at world size 2, 2**64 + 6 at 4
-        assert seen.get("kind") == "SyncError" and seen["counts"] == ONE, seen
+        assert seen.get("kind") == "SyncError" and seen["counts"] == one(exchange), seen
         assert "Totals.total" in seen["error"] and "does not fit in int64" in seen["error"]
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_a_recipient_rank_alone_gets_the_result(ws):
-    for rank, out in enumerate(results(ws)):
-        assert out["recipient"]["counts"] == ONE
+def test_a_recipient_rank_alone_gets_the_result(ws, exchange):
+    for rank, out in enumerate(results(ws, exchange)):
+        assert out["recipient"]["counts"] == one(exchange)
         if rank == ws - 1:
             assert torch.equal(out["recipient"]["value"], torch.arange(4) * sum(r + 1 for r in range(ws)))
         else:
             assert out["recipient"]["value"] is None
 
 
+@pytest.mark.parametrize("exchange", HEADER)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
-def test_a_large_plan_with_numbers_of_mixed_kinds_takes_the_two_step_path(ws):
-    for out in results(ws):
+def test_a_large_plan_with_numbers_of_mixed_kinds_takes_the_two_step_path(ws, exchange):
+    for out in results(ws, exchange):
         seen = out["mixed_large"]
         # header + int64 sum (num, hist) + float64 sum (mean_sum) + int64 max (flag)
-        assert seen["counts"] == {"all_gather_single": 1, "all_reduce": 3}, seen
+        assert seen["counts"] == {HEADER[exchange]: 1, "all_reduce": 3}, seen
         num, mean_sum, flag, hist = seen["value"]
         assert (num, type(num)) == (sum(range(ws)), int)
         assert (mean_sum, type(mean_sum)) == (sum(0.25 * r for r in range(ws)), float)

@@ -107,8 +107,7 @@ def test_the_transport_carries_every_data_collective(runs):
     for rank, seen in enumerate(runs):
         assert seen["registered"]
         assert seen["plain_collectives"] == 4  # header, int64 sum (counts + hits), float32 max, cat gather
-        assert seen["routed_collectives"] == {"all_gather_single": 1} or seen["routed_collectives"] == {
-            "all_gather_into_tensor": 1}  # the header alone
+        assert seen["routed_collectives"] == {"all_to_all_single": 1}  # the header alone (gloo's all_to_all)
         kinds = [(c[0], c[1]) for c in seen["calls"]]
         assert kinds == [("all_reduce", "torch.int64"), ("all_reduce", "torch.float32"), ("all_gather", "torch.uint8")]
         assert seen["calls"][0][2] == 5  # counts (3) and hits (2) packed into one int64 buffer

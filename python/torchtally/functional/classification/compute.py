@@ -73,9 +73,18 @@ def sample_stats(table: Tensor, top_k: int = 1) -> Stats:
 # -- ratios and averages ------------------------------------------------------------------------
 
 
-def _ratio(num: Tensor, den: Tensor, zero_division: float = 0.0) -> Tensor:
+def _ratio(num: Tensor, den: Tensor, zero_division: float = 0.0, dtype: torch.dtype = torch.float64) -> Tensor:
+    """num / den divided in float64, ``zero_division`` where den is 0; returned as ``dtype``."""
+    if num.is_cpu and den.is_cpu and not num.dim() and not den.dim():
+        # One number (a micro average, at every step under a per-step sync): Python's float
+        # division is the same IEEE double division as the tensor path below, and torch.tensor
+        # rounds it to ``dtype`` as .to() does, without the seven tensor ops. (Not on a GPU:
+        # reading the numbers would wait for the device.)
+        d = float(den.item())
+        return torch.tensor(float(num.item()) / d if d != 0 else float(zero_division), dtype=dtype)
     num, den = num.double(), den.double()
-    return torch.where(den != 0, num / torch.where(den != 0, den, 1.0), zero_division)
+    ratio = torch.where(den != 0, num / torch.where(den != 0, den, 1.0), zero_division)
+    return ratio if dtype == torch.float64 else ratio.to(dtype)
 
 
 def _result(x: Tensor) -> Tensor:
@@ -118,7 +127,7 @@ def micro_accuracy(confmat: Tensor) -> Tensor:
     """accuracy(multiclass_stats(confmat), "micro") from a [C, C] confusion matrix: the correct
     samples are its trace and all samples its sum (per class, tp + fn is the row sum), the same
     int64 counts, so the same value, without the other counts (compute runs at every step)."""
-    return _result(_ratio(confmat.diagonal().sum(), confmat.sum()))
+    return _ratio(confmat.trace(), confmat.sum(), dtype=torch.float32)  # as _result(_ratio(...))
 
 
 def hamming_distance(s: Stats, average: str) -> Tensor:
