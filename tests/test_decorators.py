@@ -7,10 +7,11 @@ import ignite.engine as ignite_engine
 import ignite.exceptions as ignite_exceptions
 import ignite.metrics as ignite_metrics
 import pytest
+import numpy as np
 import torch
 
 from torchtally import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
-from torchtally.decorators import _MISSING, _as_tensor, _attribute_value, _parse
+from torchtally.decorators import _MISSING, _as_state, _attribute_value, _parse
 from torchtally.testing import count_collectives
 
 
@@ -91,14 +92,19 @@ def test_attribute_value_takes_instance_attributes_only():
 
 
 def test_values_to_sync_and_the_type_error_for_the_rest():
-    for value, dtype in ((True, torch.bool), (3, torch.int64), (1.5, torch.float64), (1 + 2j, torch.complex128)):
-        tensor = _as_tensor("M", "x", value, "sync_all_reduce")
-        assert tensor.dtype == dtype and tensor.dim() == 0 and tensor.item() == value
+    # Real numbers travel as Python numbers of the built-in kinds (numpy's too), complex ones as tensors.
+    for value, kind in ((True, bool), (3, int), (np.int32(3), int), (1.5, float), (np.float32(1.5), float)):
+        synced = _as_state("M", "x", value, "sync_all_reduce")
+        assert type(synced) is kind and synced == value
+    tensor = _as_state("M", "x", 1 + 2j, "sync_all_reduce")
+    assert tensor.dtype == torch.complex128 and tensor.dim() == 0 and tensor.item() == 1 + 2j
+    state = torch.ones(2, requires_grad=True)
+    assert not _as_state("M", "x", state, "sync_all_reduce").requires_grad
     for value in ("a string", None, [1, 2]):
         with pytest.raises(TypeError, match="Attribute provided to sync_all_reduce should be a number or tensor but `x`"):
-            _as_tensor("M", "x", value, "sync_all_reduce")
+            _as_state("M", "x", value, "sync_all_reduce")
     with pytest.raises(OverflowError, match="int64"):
-        _as_tensor("M", "x", 2**70, "sync_all_reduce")
+        _as_state("M", "x", 2**70, "sync_all_reduce")
 
 
 @all_reduced_synchronized("correct", "seen:SUM", "worst:MAX")

@@ -237,16 +237,23 @@ class MetricCollection(CollectionCompute, CollectionKeys, GroupBoundCopy, nn.Mod
     def forward(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
         """{key: the metric over this batch alone}, with the batch accumulated too: one update
         per shared state, then each owner's accumulated states combined with the batch's."""
-        x = first_tensor(args, kwargs)
-        if x is not None and any(m.device != x.device for m in self._update_order):
-            self._follow_device(x, args, kwargs)  # raises if an owner holds data elsewhere
         owners = self._update_order
+        x = first_tensor(args, kwargs)
+        if x is not None:
+            device = x.device
+            for m in owners:
+                if m.device != device:
+                    self._follow_device(x, args, kwargs)  # raises if an owner holds data elsewhere
+                    break
         held = [m.hold_states() for m in owners]
         for m in owners:
             m.clear_states()
         self._alias_shared()
         try:
-            self.update(*args, **kwargs)
+            # The owners' updates directly: what update() adds (following the device, undoing
+            # the owners before a failing one) is done here already (the held states).
+            for m in owners:
+                m.update(*args, **(m.accepted_update_kwargs(kwargs) if kwargs else kwargs))
             values = self._batch_values()
         except BaseException:
             for m, h in zip(owners, held):

@@ -63,7 +63,7 @@ values back; reinit__is_reduced returns what the decorated method returns (ignit
 import functools
 import numbers
 import types
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import torch
 
@@ -126,12 +126,17 @@ def sync_all_reduce(
 def _compute_decorator(
     attrs: Tuple[Any, ...], group: Optional[Any], timeout_s: float, decorator: str
 ) -> Callable[[Callable], Callable]:
+    try:  # parsed once when every spec is well formed; else at each compute, in ignite's order
+        parsed: Optional[Tuple[Attr, ...]] = _parse(attrs, decorator)
+    except (TypeError, ValueError):
+        parsed = None
+
     def decorate(compute: Callable) -> Callable:
         @functools.wraps(compute)
         def synced_compute(self: Any, *args: Any, **kwargs: Any) -> Any:
             if not attrs or id(self) in _syncing or not dist.needs_sync(group):
                 return compute(self, *args, **kwargs)
-            return _call_synced(self, compute, attrs, group, timeout_s, decorator, args, kwargs)
+            return _call_synced(self, compute, attrs, parsed, group, timeout_s, decorator, args, kwargs)
 
         synced_compute._decorated = True  # type: ignore[attr-defined]  # the mark ignite's decorators leave
         return synced_compute
@@ -206,8 +211,10 @@ _plans: Dict[Tuple[Any, ...], SyncPlan] = {}
 _syncing: Set[int] = set()  # id() of objects whose compute is running on synced values
 
 
-def _plan_for(specs: Tuple[StateSpec, ...], owner: str = "", options: Optional[Options] = None) -> SyncPlan:
-    key = (specs, owner, tuple((options or {}).items()))
+def _plan_for(specs: Tuple[StateSpec, ...], spec_keys: Tuple[Tuple[Any, ...], ...], owner: str = "",
+              options: Optional[Options] = None) -> SyncPlan:
+    """The plan of ``specs`` (cached; ``spec_keys``: their _spec_for keys, cheaper to hash)."""
+    key = (spec_keys, owner, tuple((options or {}).items()))
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) > 1024:
@@ -235,19 +242,20 @@ def _attribute_value(obj: Any, name: str) -> Any:
     return _MISSING
 
 
-def _as_tensor(owner: str, name: str, value: Any, decorator: str) -> torch.Tensor:
-    """The tensor to sync: the value itself, or a 0-dim bool/int64/float64 tensor for a real
-    number (its kind agreed across ranks), complex128 for a complex one."""
+def _as_state(owner: str, name: str, value: Any, decorator: str) -> Any:
+    """The value to sync: a tensor as it is; a real number as a Python bool, int or float (a
+    number state: its kind is agreed across ranks; an int must fit int64); a complex number as
+    a 0-dim complex128 tensor."""
     if isinstance(value, torch.Tensor):
         return value.detach()
     if isinstance(value, bool):
-        return torch.tensor(value, dtype=torch.bool)
+        return value
     if isinstance(value, numbers.Integral):
         if not _INT64_MIN <= int(value) <= _INT64_MAX:
             raise OverflowError(f"{owner}.{name} = {value} does not fit in int64 and cannot be synced exactly")
-        return torch.tensor(int(value), dtype=torch.int64)
+        return int(value)
     if isinstance(value, numbers.Real):
-        return torch.tensor(float(value), dtype=torch.float64)
+        return float(value)
     if isinstance(value, numbers.Complex):  # as ignite; the plan allows SUM only
         return torch.tensor(complex(value), dtype=torch.complex128)
     raise TypeError(
@@ -256,10 +264,39 @@ def _as_tensor(owner: str, name: str, value: Any, decorator: str) -> torch.Tenso
     )
 
 
+_specs: Dict[Tuple[Any, ...], StateSpec] = {}
+
+
+def _spec_for(owner: str, name: str, reduce: str, value: Any) -> Tuple[StateSpec, Tuple[Any, ...]]:
+    """The state spec of one attribute's value (cached: it is the same at every compute), and
+    the cheap key it is known by."""
+    key = (owner, name, reduce) if not isinstance(value, torch.Tensor) else (owner, name, reduce, value.dtype,
+                                                                               value.shape)
+    spec = _specs.get(key)
+    if spec is None:
+        if len(_specs) > 4096:
+            _specs.clear()
+        label = f"{owner}.{name}"
+        spec = (StateSpec(label, reduce, value.dtype, tuple(value.shape)) if isinstance(value, torch.Tensor)
+                else number_spec(label, reduce))
+        _specs[key] = spec
+    return spec, key
+
+
+def _parsed_in_order(attrs: Tuple[Any, ...], decorator: str) -> Iterator[Attr]:
+    """The specs parsed one at a time, so that a bad value is found before a bad later spec."""
+    seen: Set[str] = set()
+    for spec in attrs:
+        name, reduce = _parse_one(spec, decorator)
+        _check_not_seen(name, seen, decorator)
+        yield name, reduce
+
+
 def _call_synced(
     self: Any,
     compute: Callable,
     attrs: Tuple[Any, ...],
+    parsed: Optional[Tuple[Attr, ...]],
     group: Optional[Any],
     timeout_s: float,
     decorator: str,
@@ -269,39 +306,40 @@ def _call_synced(
     owner = type(self).__qualname__
     names: List[str] = []
     originals: List[Any] = []
-    tensors, specs = [], []
-    seen: Set[str] = set()
+    values: List[Any] = []
+    specs: List[StateSpec] = []
+    keys: List[Tuple[Any, ...]] = []
     # Attribute by attribute, as ignite: the op, then the name, then the value; all before any
     # data moves, so a bad attribute leaves every value as it was. The error is still announced
     # in the sync's header, so that the other ranks raise too instead of waiting for this one.
     try:
-        for spec in attrs:
-            name, reduce = _parse_one(spec, decorator)
-            _check_not_seen(name, seen, decorator)
-            value = _attribute_value(self, name)
-            if value is _MISSING:
+        for name, reduce in (parsed if parsed is not None else _parsed_in_order(attrs, decorator)):
+            original = _attribute_value(self, name)
+            if original is _MISSING:
                 raise ValueError(
                     f"{owner} has no attribute named `{name}`. {decorator} syncs instance attributes: "
                     "set it in reset() (or __init__) before compute() runs."
                 )
-            tensor = _as_tensor(owner, name, value, decorator)
+            value = _as_state(owner, name, original, decorator)
+            spec, key = _spec_for(owner, name, reduce, value)
             names.append(name)
-            originals.append(value)
-            tensors.append(tensor)
-            if isinstance(value, torch.Tensor) or tensor.is_complex():
-                specs.append(StateSpec(f"{owner}.{name}", reduce, tensor.dtype, tuple(tensor.shape)))
-            else:  # declared as "a number", whatever kind this rank holds: the ranks agree on the kind
-                specs.append(number_spec(f"{owner}.{name}", reduce))
+            originals.append(original)
+            values.append(value)
+            specs.append(spec)
+            keys.append(key)
     except (ValueError, TypeError, OverflowError) as exc:
-        sync_states(_plan_for(tuple(specs)), tensors, group=group, timeout_s=timeout_s, local_error=exc)
+        sync_states(_plan_for(tuple(specs), tuple(keys)), values, group=group, timeout_s=timeout_s, local_error=exc)
         raise  # not reached: sync_states raises exc on this rank
     options = find_options(self, exclude=names, decorated=True)
-    synced = sync_states(_plan_for(tuple(specs), owner, options), tensors, group=group, timeout_s=timeout_s)
+    synced = sync_states(_plan_for(tuple(specs), tuple(keys), owner, options), values, group=group,
+                         timeout_s=timeout_s)
     assert synced is not None  # no recipient rank: every rank gets the result
     _syncing.add(id(self))
     try:
         for name, original, value in zip(names, originals, synced):
-            setattr(self, name, value if isinstance(original, torch.Tensor) else value.item())
+            # a tensor for a tensor; a Python number for a number (a complex one from its tensor)
+            setattr(self, name, value.item() if isinstance(value, torch.Tensor) and not isinstance(original, torch.Tensor)
+                    else value)
         return compute(self, *args, **kwargs)
     finally:
         for name, value in zip(names, originals):

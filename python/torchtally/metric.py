@@ -34,7 +34,7 @@ from .metric_options import BaseOptions, checked_recipient_rank
 from .metric_placement import Placement
 from .metric_state import canonical_device, first_tensor, kwargs_filter
 from .metric_state_dict import StateDict
-from .metric_sync import SyncedCompute
+from .metric_sync import SUBCLASS_COMPUTE, SyncedCompute
 from .plotting import plot_value
 
 _WRAPPED = "_torchtally_wrapped"
@@ -420,4 +420,5 @@ def _wrap_compute(fn):
         return caller_copy(result)  # the caller's own: editing it leaves cache and state alone
 
     setattr(compute, _WRAPPED, True)
+    setattr(compute, SUBCLASS_COMPUTE, fn)
     return compute

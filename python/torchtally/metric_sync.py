@@ -16,6 +16,12 @@ from .metric_guard import locked
 from .sync import UNCHANGED, StateSpec, SyncPlan, sync_states
 
 
+# The attribute under which Metric's wrapped ``compute`` keeps the subclass's own function, so
+# that compute_on (already under the metric's lock, at every step under a per-step sync) calls
+# it directly instead of going through the wrapper.
+SUBCLASS_COMPUTE = "_torchtally_subclass_compute"
+
+
 class SyncedCompute:
     def _should_sync(self) -> bool:
         if not self.sync_on_compute:
@@ -36,7 +42,8 @@ class SyncedCompute:
         try:
             if states is not None:
                 self._set_states(states)
-            return type(self).compute(self)
+            compute = type(self).compute
+            return getattr(compute, SUBCLASS_COMPUTE, compute)(self)
         finally:
             d["_computing"] = False
             if saved is not None:

@@ -52,7 +52,7 @@ plan's data within it, and every check and error report stay on torch.distribute
 """
 import contextlib
 import time
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed
@@ -77,7 +77,7 @@ from .sync_plan import (
     transport_dtype,
 )
 from .sync_header import give_back, take
-from .sync_small import number_word, reduce_numbers
+from .sync_small import number_kind, number_word, python_number, reduce_numbers
 from .transport import transport_for
 
 # The plan's names, importable from here as before the split.
@@ -147,6 +147,16 @@ def sync_states(
         rollcall.leave(sync.ranks, sync.sync_id)
 
 
+class _Header(NamedTuple):
+    """What the header exchange told every rank."""
+
+    table: List[List[int]]  # every rank's header words (Python ints), in rank order
+    lengths: List[List[int]]  # per rank, the dim-0 length of each cat/merge state
+    updated_anywhere: List[bool]  # per unit, whether any rank updated it
+    number_kinds: List[int]  # per number state, the kind the ranks agreed on
+    dirty_anywhere: bool  # whether any rank has data its last result did not see
+
+
 class _Sync:
     """One sync's state: the deadline, the sync id for error reports, the comm device."""
 
@@ -178,11 +188,12 @@ class _Sync:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
-        table, lengths, updated_anywhere, number_kinds = self._exchange_header(values, updated, dirty, local_error)
+        header = self._exchange_header(values, updated, dirty, local_error)
+        table, lengths, number_kinds = header.table, header.lengths, header.number_kinds
         if on_header is not None:
-            on_header(updated_anywhere)
+            on_header(header.updated_anywhere)
         if plan.small is not None:  # the data came with the header
-            if not any(row[_DIRTY] for row in table):
+            if not header.dirty_anywhere:
                 give_back(self.buffers)
                 return UNCHANGED
             if self.recipient is not None and self.rank != self.recipient:
@@ -191,7 +202,7 @@ class _Sync:
             synced = self._reduce_small(table, number_kinds, values)
             give_back(self.buffers)  # only now: the reductions are fresh tensors, all read out
             return synced
-        if not any(row[_DIRTY] for row in table):
+        if not header.dirty_anywhere:
             return UNCHANGED
 
         pending = []  # (kind, payload, work)
@@ -260,7 +271,7 @@ class _Sync:
             header += [values[i].shape[0] if status == 0 else 0 for i in plan.var_indices]
         small = plan.small
         if plan.number_indices:
-            header += [NUMBER_KINDS.index(values[i].dtype) if status == 0 else 0 for i in plan.number_indices]
+            header += [number_kind(values[i]) if status == 0 else 0 for i in plan.number_indices]
             if small is not None:
                 header += [number_word(values[i]) if status == 0 else 0 for i in plan.number_indices]
         # Every plan's header has the same size, so ranks whose plans differ still exchange
@@ -277,13 +288,30 @@ class _Sync:
         table = buffers.read_table()
         if small is None:
             give_back(buffers)  # all read: a plan that is not small needs nothing more from them
+        # One pass over the ranks' rows: agreement, troubles, addresses, flags (issue 14: this
+        # runs at every step under a per-step sync).
+        fingerprint, options = table[0][_FP], table[0][_OPTIONS]
+        agree, troubled, rejected, dirty_anywhere = True, False, False, False
+        flags = [0] * plan.n_flag_words  # every rank's flag words, or-ed
+        flags_at = HEADER_FIXED
+        for row in table:
+            if row[_FP] != fingerprint or row[_OPTIONS] != options:
+                agree = False
+            if row[_STATUS]:
+                troubled = True
+                rejected = rejected or row[_PROBLEM] == _REJECTED
+            if row[_DIRTY]:
+                dirty_anywhere = True
+            for w in range(plan.n_flag_words):
+                flags[w] |= row[flags_at + w]
         rollcall.learn(self.ranks, [row[_ADDRESS] for row in table])
         # A rank's own error first: its plan may differ from the others' because of that error
         # (an attribute it could not read), and every rank should hear about the error itself.
-        if any(row[_STATUS] and row[_PROBLEM] == _REJECTED for row in table):
+        if rejected:
             self._raise_local_problem(table, detail, local_error)
-        self._check_agreement(table)
-        if status or any(row[_STATUS] for row in table):
+        if not agree:
+            self._raise_mismatch(table)
+        if troubled:
             self._raise_local_problem(table, detail, local_error)
         if len(header) > HEADER_SLOTS:
             rest = torch.tensor(header[HEADER_SLOTS:], dtype=torch.int64, device=self.device)
@@ -291,17 +319,12 @@ class _Sync:
             table = [row + extra for row, extra in zip(table, rest_table)]
         rollcall.mark(self.ranks, self.sync_id, "after header")
 
-        base = HEADER_FIXED
-        flags = [0] * plan.n_flag_words  # every rank's flag words, or-ed
-        for row in table:
-            for w in range(plan.n_flag_words):
-                flags[w] |= row[base + w]
         updated_anywhere = [bool((flags[u // FLAG_BITS] >> (u % FLAG_BITS)) & 1) for u in range(plan.n_units)]
-        base += plan.n_flag_words
+        base = flags_at + plan.n_flag_words
         lengths = [row[base : base + len(plan.var_indices)] for row in table] if plan.var_indices else []
         base += len(plan.var_indices)
         number_kinds = [max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
-        return table, lengths, updated_anywhere, number_kinds
+        return _Header(table, lengths, updated_anywhere, number_kinds, dirty_anywhere)
 
     def _all_gather_tensor(self, local: torch.Tensor, stage: str) -> torch.Tensor:
         """[W, n]: every rank's ``local`` (n int64 words), in rank order."""
@@ -316,15 +339,13 @@ class _Sync:
         synced: List[Optional[torch.Tensor]] = [None] * len(plan.specs)
         self.buffers.reduce(values, synced, self._unpack_error)
         if plan.number_indices:
-            devices = [v.device for v in values]
-            reduce_numbers(plan, plan.small, table, number_kinds, devices, synced, self._unpacking)
+            reduce_numbers(plan, plan.small, table, number_kinds, values, synced, self._unpack_error)
         return synced  # type: ignore[return-value]
 
-    def _check_agreement(self, table: List[List[int]]) -> None:
+    def _raise_mismatch(self, table: List[List[int]]) -> None:
+        """The ranks' fingerprints or options differ: raise SyncError describing how."""
         fps = [row[_FP] for row in table]
         opts = [row[_OPTIONS] for row in table]
-        if len(set(fps)) == 1 and len(set(opts)) == 1:
-            return
         # Every rank saw the same table, so every rank is here: describing the plans with one
         # more (object) gather is safe and gives the user the actual difference.
         mine = {"plan": self.plan.describe(), "options": self.plan.options, "recipient": self.recipient}
@@ -372,7 +393,8 @@ class _Sync:
     def _pack_fixed(self, g: FixedGroup, values) -> torch.Tensor:
         parts = []
         for i in g.indices:
-            v = values[i].detach()
+            v = values[i]
+            v = v.detach() if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=g.dtype)  # a Python number
             if v.dtype != g.dtype or v.device != self.data_device:
                 v = v.to(device=self.data_device, dtype=g.dtype)
             parts.append(v.reshape(-1))
@@ -390,6 +412,9 @@ class _Sync:
     def _unpack_fixed(self, g: FixedGroup, buf: torch.Tensor, values, synced) -> None:
         for i, dtype, chunk in zip(g.indices, g.out_dtypes, buf.split(list(g.numels))):
             with self._unpacking(i):
+                if not isinstance(values[i], torch.Tensor):  # a Python number comes back as one
+                    synced[i] = python_number(chunk, NUMBER_KINDS.index(dtype))
+                    continue
                 out = chunk.view(self.plan.specs[i].shape)
                 if out.dtype != dtype or out.device != values[i].device:
                     out = out.to(device=values[i].device, dtype=dtype)

@@ -70,8 +70,9 @@ class StateSpec:
 
 
 def number_spec(label: str, reduce: str, unit: int = 0) -> StateSpec:
-    """A Python number state: its value is a 0-dim bool, int64 or float64 tensor, whichever
-    this rank holds; the synced value has the widest kind any rank held (float64 > int64 > bool)."""
+    """A Python number state: its value is a Python bool, int or float, or a 0-dim bool, int64 or
+    float64 tensor, whichever this rank holds; the synced value has the widest kind any rank held
+    (float64 > int64 > bool), in the form this rank's value had (a Python number or a tensor)."""
     if reduce not in FIXED_REDUCES:
         raise ValueError(f"state '{label}': a Python number reduces by one of {FIXED_REDUCES}, got {reduce!r}")
     return StateSpec(label, reduce, torch.float64, (), unit, number=True)
@@ -246,6 +247,10 @@ def fingerprint(lines: List[str]) -> int:
 def local_problem(spec: StateSpec, value: Any) -> Tuple[int, str]:
     """(problem code, detail) when ``value`` no longer matches ``spec``; (0, "") when it does.
     Codes: 1 shape, 2 dtype, 3 type."""
+    if spec.number and isinstance(value, (bool, int, float)):  # a Python number, not a subclass of one
+        if type(value) is int and not -(2**63) <= value < 2**63:
+            return 3, f"the int {value}, outside int64"
+        return (0, "") if type(value) in (bool, int, float) else (3, f"a {type(value).__name__}")
     if not isinstance(value, torch.Tensor):
         return 3, f"a {type(value).__name__}, not a tensor"
     if spec.number:

@@ -11,21 +11,44 @@ propagate NaN. Python numbers are combined as Python numbers in the kind the ran
 """
 import math
 import struct
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Union
 
 import torch
 
 from .sync_plan import NUMBER_KINDS, SmallLayout, SyncPlan
 
 _FLOAT_KIND = NUMBER_KINDS.index(torch.float64)
+_INT_KIND = NUMBER_KINDS.index(torch.int64)
 _BOOL_KIND = NUMBER_KINDS.index(torch.bool)
 
+# A number state's value is a Python bool, int or float, or a 0-dim tensor of a NUMBER_KINDS
+# dtype; the synced value comes back in the same form (a Python number saves the four tensor
+# ops of a round trip through a 0-dim tensor, at every sync of a decorated metric).
+Number = Union[bool, int, float, torch.Tensor]
 
-def number_word(value: torch.Tensor) -> int:
-    """The int64 header word of a number state's 0-dim value: the int itself, or a float's bits."""
-    if value.dtype == torch.float64:
-        return struct.unpack("<q", struct.pack("<d", value.item()))[0]
-    return int(value.item())
+
+def number_kind(value: Number) -> int:
+    """The NUMBER_KINDS index of a number state's value."""
+    if isinstance(value, torch.Tensor):
+        return NUMBER_KINDS.index(value.dtype)
+    if isinstance(value, bool):
+        return _BOOL_KIND
+    return _FLOAT_KIND if isinstance(value, float) else _INT_KIND
+
+
+def number_word(value: Number) -> int:
+    """The int64 header word of a number state's value: the int itself, or a float's bits."""
+    if isinstance(value, torch.Tensor):
+        value = value.item()
+    if isinstance(value, float):
+        return struct.unpack("<q", struct.pack("<d", value))[0]
+    return int(value)
+
+
+def python_number(tensor: torch.Tensor, kind: int) -> Union[bool, int, float]:
+    """A synced 0-dim (or one-element) tensor as the Python number of ``kind``."""
+    value = tensor.item()
+    return bool(value) if kind == _BOOL_KIND else int(value) if kind == _INT_KIND else float(value)
 
 
 def combine_rows(rows: torch.Tensor, per_rank: Sequence[torch.Tensor], reduce: str) -> torch.Tensor:
@@ -49,17 +72,21 @@ def combine_rows(rows: torch.Tensor, per_rank: Sequence[torch.Tensor], reduce: s
 
 
 def reduce_numbers(plan: SyncPlan, layout: SmallLayout, table: List[List[int]], kinds: List[int],
-                   devices: Sequence[torch.device], synced: List[Optional[torch.Tensor]],
-                   unpacking: Callable) -> None:
-    """Combine the number states from the header ``table`` (Python ints, rank order); ``kinds``
-    are the agreed kinds (number_indices order)."""
+                   local: Sequence[Number], synced: List[Any], fail: Callable) -> None:
+    """Combine the number states from the header ``table`` (Python ints, rank order) into
+    ``synced``, each in the form of its ``local`` value; ``kinds`` are the agreed kinds
+    (number_indices order); ``fail(i, exc)`` is the error naming state i."""
     kinds_at = layout.numbers_at - len(plan.number_indices)
     for k, i in enumerate(plan.number_indices):
         agreed = kinds[k]
-        with unpacking(i):
+        try:
             values = [_decode(row[layout.numbers_at + k], row[kinds_at + k], agreed) for row in table]
             total = _combine_numbers(values, plan.specs[i].reduce, agreed)
-            synced[i] = torch.tensor(total, dtype=NUMBER_KINDS[agreed], device=devices[i])
+            mine = local[i]
+            synced[i] = (torch.tensor(total, dtype=NUMBER_KINDS[agreed], device=mine.device)
+                         if isinstance(mine, torch.Tensor) else total)
+        except Exception as exc:
+            raise fail(i, exc) from exc
 
 
 def _decode(word: int, kind: int, agreed: int) -> float:
