@@ -57,17 +57,7 @@ class CollectionCompute:
         return self._renamed({name: metric.compute_local() for name, metric in self._metrics.items()})
 
     def _compute_synced(self, dirty: bool, rejected: Optional[ValueError] = None) -> Dict[str, Any]:
-        plan, owners, slots, unit_of = self._sync_parts()
-
-        def require_updates(updated_anywhere: List[bool]) -> None:
-            never = [self._owners[u] for u, ok in enumerate(updated_anywhere) if not ok]
-            if never:
-                self._never_updated(never, "on any rank")
-
-        def merge(i: int, values: List[torch.Tensor]) -> torch.Tensor:
-            u, state = slots[i]
-            return owners[u].merge_state_values(state, values)
-
+        plan, owners, slots, unit_of, spans = self._sync_parts()
         synced = sync_states(
             plan,
             [v for m in owners for v in m.state_values()],
@@ -75,33 +65,43 @@ class CollectionCompute:
             timeout_s=self.sync_timeout,
             recipient=self.recipient_rank,
             updated=[m.has_data for m in owners],
-            merge=merge,
-            on_header=require_updates,
+            merge=self._merge_synced,
+            on_header=self._require_updates,
             dirty=dirty,
             local_error=rejected,
         )
         if synced is UNCHANGED:  # nobody has new data: every rank keeps its cached results
             return {name: m.cached_result[0] for name, m in self._metrics.items()}
-        per_owner: List[Optional[Dict[str, torch.Tensor]]] = [None] * len(owners) if synced is None else [
-            {} for _ in owners
-        ]
-        if synced is not None:
-            for (u, state), value in zip(slots, synced):
-                per_owner[u][state] = value  # type: ignore[index]
+        # each owner's synced states by name (None on a rank that is not the recipient)
+        per_owner = [None if synced is None else dict(zip(names, synced[start:end])) for names, start, end in spans]
         results = {}
         for name, metric in self._metrics.items():
             states = per_owner[unit_of[name]]
-            results[name] = None if states is None else metric.compute_on(states)
-            metric.keep_result(results[name])
+            results[name] = result = None if states is None else metric.compute_on(states)
+            metric.keep_result(result)
         return results
+
+    def _require_updates(self, updated_anywhere: List[bool]) -> None:
+        """The sync's on_header: the rule for metrics no rank updated."""
+        never = [self._owners[u] for u, ok in enumerate(updated_anywhere) if not ok]
+        if never:
+            self._never_updated(never, "on any rank")
+
+    def _merge_synced(self, i: int, values: List[torch.Tensor]) -> torch.Tensor:
+        """The sync's merge for plan state i (a "merge" state of one owner)."""
+        _, owners, slots, _, _ = self._sync_parts()
+        u, state = slots[i]
+        return owners[u].merge_state_values(state, values)
 
     def _sync_plan(self) -> SyncPlan:
         return self._sync_parts()[0]
 
-    def _sync_parts(self) -> Tuple[SyncPlan, List[Metric], List[Tuple[int, str]], Dict[str, int]]:
+    def _sync_parts(self) -> Tuple[SyncPlan, List[Metric], List[Tuple[int, str]], Dict[str, int],
+                                   List[Tuple[List[str], int, int]]]:
         """The sync plan of the owners' states, the owners (plan units), each plan state's (unit,
-        state name) and each metric's unit; built again only when the metrics or their
-        declarations change, not at every sync."""
+        state name), each metric's unit and each owner's (state names, first and end plan
+        index); built again only when the metrics or their declarations change, not at every
+        sync."""
         key = tuple((id(m), m.declaration_version) for m in self._metrics.values())  # options count too
         if self._plan_parts is None or self._plan_key != key:
             owners = [self._metrics[n] for n in self._owners]
@@ -113,7 +113,12 @@ class CollectionCompute:
             slots = [(u, state) for u, m in enumerate(owners) for state in m.state_names]
             position = {name: u for u, name in enumerate(self._owners)}
             unit_of = {name: position[self._owner_of[name]] for name in self._metrics}
-            self._plan_parts = (self._plan, owners, slots, unit_of)
+            spans, start = [], 0
+            for m in owners:
+                names = list(m.state_names)
+                spans.append((names, start, start + len(names)))
+                start += len(names)
+            self._plan_parts = (self._plan, owners, slots, unit_of, spans)
         return self._plan_parts
 
     def _never_updated(self, names: List[str], where: str) -> None:

@@ -85,6 +85,9 @@ def global_rank_of(group: Optional[Any], group_rank: int) -> int:
     return torch.distributed.get_global_rank(group, group_rank)
 
 
+_CPU = torch.device("cpu")
+
+
 @dataclass(frozen=True)
 class GroupInfo:
     """What a sync needs to know about its process group (looked up once per group)."""
@@ -97,9 +100,9 @@ class GroupInfo:
 
     @property
     def device(self) -> torch.device:
-        if self.nccl_only:
+        if self.nccl_only:  # asked each time: the current CUDA device may change
             return torch.device("cuda", torch.cuda.current_device())
-        return torch.device("cpu")
+        return _CPU
 
 
 _group_infos: Dict[int, Tuple[Any, GroupInfo]] = {}

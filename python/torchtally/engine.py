@@ -134,15 +134,16 @@ def _wrap_metrics(metrics: Any) -> Any:
     return metrics
 
 
-def _reset_undoably(metrics: Any) -> Callable[[], None]:
-    """Reset ``metrics``; return a function that undoes the reset.
+def _reset_undoably(metrics: Any, is_torchtally: bool) -> Callable[[], None]:
+    """Reset ``metrics`` (``is_torchtally``: whether they are torchtally's, _is_torchtally);
+    return a function that undoes the reset.
 
     torchtally's reset() gives every state a new object (a fresh tensor, an empty block list)
     and leaves the old ones untouched, so holding them (``hold_states``) is enough to put the
     metrics back exactly, flags and cached result included: no copies. Other libraries'
     metrics cannot be put back; for them the undo does nothing.
     """
-    if not _is_torchtally(metrics):
+    if not is_torchtally:
         metrics.reset()
         return lambda: None
     held = metrics.hold_states()
@@ -326,7 +327,7 @@ class MetricHook:
         if self.device is not None:
             device = self.device
             args, kwargs = _map_tensors(args, kwargs, lambda t: t.to(device, non_blocking=True))
-        undo_reset = _reset_undoably(self.metrics) if self.usage.name == "batch_wise" else None
+        undo_reset = _reset_undoably(self.metrics, self._is_tally) if self.usage.name == "batch_wise" else None
         if not (only_padding and not self._takes_empty):
             try:
                 self.metrics.update(*args, **kwargs)

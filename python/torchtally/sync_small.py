@@ -83,7 +83,7 @@ def reduce_numbers(plan: SyncPlan, layout: SmallLayout, table: List[List[int]], 
             values = [_decode(row[layout.numbers_at + k], row[kinds_at + k], agreed) for row in table]
             total = _combine_numbers(values, plan.specs[i].reduce, agreed)
             mine = local[i]
-            synced[i] = (torch.tensor(total, dtype=NUMBER_KINDS[agreed], device=mine.device)
+            synced[i] = (torch.full((), total, dtype=NUMBER_KINDS[agreed], device=mine.device)
                          if isinstance(mine, torch.Tensor) else total)
         except Exception as exc:
             raise fail(i, exc) from exc

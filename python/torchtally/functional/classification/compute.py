@@ -77,11 +77,11 @@ def _ratio(num: Tensor, den: Tensor, zero_division: float = 0.0, dtype: torch.dt
     """num / den divided in float64, ``zero_division`` where den is 0; returned as ``dtype``."""
     if num.is_cpu and den.is_cpu and not num.dim() and not den.dim():
         # One number (a micro average, at every step under a per-step sync): Python's float
-        # division is the same IEEE double division as the tensor path below, and torch.tensor
-        # rounds it to ``dtype`` as .to() does, without the seven tensor ops. (Not on a GPU:
-        # reading the numbers would wait for the device.)
+        # division is the same IEEE double division as the tensor path below, and torch.full
+        # rounds it to ``dtype`` as .to() does (and costs a third of torch.tensor), without the
+        # seven tensor ops. (Not on a GPU: reading the numbers would wait for the device.)
         d = float(den.item())
-        return torch.tensor(float(num.item()) / d if d != 0 else float(zero_division), dtype=dtype)
+        return torch.full((), float(num.item()) / d if d != 0 else float(zero_division), dtype=dtype)
     num, den = num.double(), den.double()
     ratio = torch.where(den != 0, num / torch.where(den != 0, den, 1.0), zero_division)
     return ratio if dtype == torch.float64 else ratio.to(dtype)
