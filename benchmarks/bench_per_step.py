@@ -24,10 +24,12 @@ metrics are alike; merging them would be a different workload). Each repeat runs
 once in a rotating order, after a barrier, so the machine's load hits all of them alike;
 reported is the median over repeats of the slowest rank's step.
 
-Also measured, for the design note on the small-plan bound: one all_gather of a 4 KiB header
-with the data in it (the one-collective path) against the two-step path (header all_gather,
-then an all_reduce of the data) and a single all_gather of header + data, at several data
-sizes, with the local reduction of the gathered copies included.
+Also measured, for the design notes (docs/architecture.md): the header exchange alone, by
+all_to_all (what a gloo group uses) and by all_gather, next to ignite's two one-element
+all_reduces; and for the small-plan bound, one header exchange with the data in it (the
+one-collective path) against the two-step path (header exchange, then an all_reduce of the
+data) and a single all_gather of header + data past the header, at several data sizes, with
+the local reduction of the gathered copies included.
 
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_per_step.py [--quick]`.
 """
@@ -69,8 +71,11 @@ PEERS = (
 USAGES = TORCHTALLY + PEERS
 # Data sizes (int64 words) of the small-plan bound's probe: inside the 4 KiB header, then past it.
 PROBE_WORDS = (1, 25, 300, 480, 2048, 16384)
-PROBE_ONE = "one all_gather (data in the header when it fits)"
-PROBE_TWO = "header all_gather + all_reduce"
+PROBE_ONE = "one collective (data in the header when it fits)"
+PROBE_TWO = "header exchange + all_reduce"
+# The header exchange (4 KiB per rank) by all_to_all and by all_gather, and what ignite's
+# decorators make for an accuracy (two one-element all_reduces), for the design note.
+EXCHANGES = ("all_to_all of the header", "all_gather of the header", "two one-element all_reduces")
 
 
 def tally_accuracy_class() -> type:
@@ -194,35 +199,46 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
 
 
 def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
-    """Seconds per repeat of three ways to sync `words` int64 sums (after a barrier each)."""
+    """Seconds per repeat of the ways to sync ``words`` int64 sums (after a barrier each), and of
+    the header exchanges alone (``words`` = 0 in the keys of EXCHANGES)."""
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
     fields = 8
     out: Dict[Tuple[str, int], List[float]] = {}
-    ways = {}
+    ways: Dict[Tuple[str, int], Callable[[], Any]] = {}
+    sent = torch.zeros(world_size * HEADER_SLOTS, dtype=torch.int64)  # the header, once per rank
+    header = sent[:HEADER_SLOTS]
+    table = torch.empty(world_size * HEADER_SLOTS, dtype=torch.int64)
+
+    def exchange() -> None:  # the header exchange of a gloo group (torchtally.sync)
+        sent.view(world_size, -1)[1:].copy_(header)
+        dist.all_to_all_single(table, sent)
+
     for words in PROBE_WORDS:
-        header = torch.zeros(HEADER_SLOTS, dtype=torch.int64)
-        table = torch.empty(world_size * HEADER_SLOTS, dtype=torch.int64)
         data = torch.ones(words, dtype=torch.int64)
         message = torch.zeros(fields + words, dtype=torch.int64)
         gathered = torch.empty(world_size * (fields + words), dtype=torch.int64)
 
-        def one_gather(words=words, header=header, table=table, data=data, message=message, gathered=gathered):
+        def one_exchange(words=words, data=data, message=message, gathered=gathered):
             if fields + words <= HEADER_SLOTS:  # the data rides in the fixed-size header
                 header[fields : fields + words].copy_(data)
-                gather(table, header)
+                exchange()
                 return table.view(world_size, -1)[:, fields : fields + words].sum(0)
             message[fields:].copy_(data)
             gather(gathered, message)
             return gathered.view(world_size, -1)[:, fields:].sum(0)
 
-        def two_step(header=header, table=table, data=data):
-            gather(table, header)
+        def two_step(data=data):
+            exchange()
             reduced = data.clone()
             dist.all_reduce(reduced)
             return reduced
 
-        ways[(PROBE_ONE, words)] = one_gather
+        ways[(PROBE_ONE, words)] = one_exchange
         ways[(PROBE_TWO, words)] = two_step
+    ones = [torch.zeros(1, dtype=torch.int64), torch.zeros(1, dtype=torch.float64)]
+    ways[(EXCHANGES[0], 0)] = exchange
+    ways[(EXCHANGES[1], 0)] = lambda: gather(table, header)
+    ways[(EXCHANGES[2], 0)] = lambda: [dist.all_reduce(t) for t in ones]
     for key, fn in ways.items():
         fn()
         out[key] = []
@@ -234,7 +250,6 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
             ways[key]()
             out[key].append(time.perf_counter() - start)
     return out
-
 
 
 def slowest_rank_median(per_rank: List[List[float]]) -> float:
@@ -257,7 +272,7 @@ def main() -> None:
     plans = {2: {1: 400, 3: 150, 16: 20}, 4: {1: 250, 3: 80, 16: 8}}
     probe_reps = max(5, int(40 * scale))
 
-    step_rows, verdict_rows, probe_rows = [], [], []
+    step_rows, verdict_rows, probe_rows, exchange_rows = [], [], [], []
     for ws in args.world_sizes:
         plan = {k: max(5, int(n * scale)) for k, n in plans[ws].items() if k in args.k}
         per_rank = run_distributed(bench_rank, ws, plan, probe_reps, timeout=900)
@@ -274,16 +289,19 @@ def main() -> None:
         for words in PROBE_WORDS:
             one = slowest_rank_median([r["probe"][(PROBE_ONE, words)] for r in per_rank]) * 1e3
             two = slowest_rank_median([r["probe"][(PROBE_TWO, words)] for r in per_rank]) * 1e3
-            fits = "in the header" if 8 + words <= HEADER_SLOTS else "header + data"
+            fits = "header exchange (data in it)" if 8 + words <= HEADER_SLOTS else "all_gather of header + data"
             probe_rows.append([ws, words, words * 8, fits, f"{one:.3f}", f"{two:.3f}", f"{two / one:.2f}x"])
+        ms = {e: slowest_rank_median([r["probe"][(e, 0)] for r in per_rank]) * 1e3 for e in EXCHANGES}
+        exchange_rows.append([ws] + [f"{ms[e]:.3f}" for e in EXCHANGES])
 
     steps = markdown_table(["world size", "K", "usage", "collectives per step", "step ms", "vs fastest peer"],
                            step_rows)
     verdict = markdown_table(["world size", "K", "torchtally usage", "step time vs the fastest peer", "target met"],
                              verdict_rows)
-    probe_table = markdown_table(["world size", "data words", "bytes", "one all_gather carries", "one all_gather ms",
-                                  "header all_gather + all_reduce ms", "two-step / one"], probe_rows)
-    print(steps, verdict, probe_table, sep="\n\n")
+    probe_table = markdown_table(["world size", "data words", "bytes", "the one collective", "one collective ms",
+                                  "header exchange + all_reduce ms", "two-step / one"], probe_rows)
+    exchange_table = markdown_table(["world size"] + [f"{e} ms" for e in EXCHANGES], exchange_rows)
+    print(steps, verdict, exchange_table, probe_table, sep="\n\n")
     if args.quick:
         return
     body = (
@@ -296,11 +314,16 @@ def main() -> None:
         "the same W and K.\n\n"
         "Target (issue 14): at K = 1 each torchtally usage is no slower than the fastest peer; at K >= 3 it is "
         "ahead of every peer.\n\n" + verdict + "\n\n" + steps + "\n\n"
-        "### The small-plan bound: one all_gather against two collectives\n\n"
-        "Syncing `data words` int64 sums: the one-collective path (the data inside the 4 KiB header while it "
-        "fits, else one all_gather of header fields + data; then the W copies summed locally) against the "
-        "two-step path (the 4 KiB header all_gather, then an all_reduce of the data). Median of the slowest "
-        "rank, a barrier before each.\n\n" + probe_table + "\n\nGenerated by `benchmarks/bench_per_step.py`."
+        "### The header exchange: all_to_all against all_gather\n\n"
+        "The 4 KiB header alone (each rank's words to every rank), by gloo's all_to_all (one round: every "
+        "rank sends its copy straight to every other) and by its ring all_gather (W - 1 rounds), next to "
+        "the two one-element all_reduces ignite makes for an accuracy. Median of the slowest rank, a barrier "
+        "before each.\n\n" + exchange_table + "\n\n"
+        "### The small-plan bound: one collective against two\n\n"
+        "Syncing `data words` int64 sums: the one-collective path (the data inside the 4 KiB header exchange "
+        "while it fits, else one all_gather of header fields + data; then the W copies summed locally) "
+        "against the two-step path (the header exchange, then an all_reduce of the data). Median of the "
+        "slowest rank, a barrier before each.\n\n" + probe_table + "\n\nGenerated by `benchmarks/bench_per_step.py`."
     )
     replace_section("Per-step sync (issue 14)", body)
 
