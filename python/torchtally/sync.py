@@ -5,9 +5,11 @@ A SyncPlan is built once from the *declared* states of one metric, one collectio
 decorated object (never from data), so every rank derives the same plan and makes the same
 collectives in the same order. One sync is:
 
-  1. one header all_gather of HEADER_SLOTS int64 per rank (the same size for every plan): the
-     plan's fingerprint, this rank's local status, the sync options, whether this rank has data
-     its last result did not see ("dirty"), which units (metrics) were updated, the dim-0 length
+  1. one header exchange of HEADER_SLOTS int64 per rank (the same size for every plan; an
+     all_to_all in a gloo group of up to dist.DIRECT_HEADER_MAX_WORLD ranks, one round where
+     gloo's ring all_gather takes W - 1; an all_gather otherwise): the plan's fingerprint,
+     this rank's local status, the sync options, whether this rank has data its last result
+     did not see ("dirty"), which units (metrics) were updated, the dim-0 length
      of every cat/merge state, and the kind (bool, int, float) of every Python number. Every
      rank sees every header, so a fingerprint that differs, or a rank whose state no longer
      matches its declaration, raises the same SyncError on every rank before any data is
@@ -23,7 +25,7 @@ collectives in the same order. One sync is:
      flat buffer across all metrics of the plan. Integer and bool states travel as int64 and
      half floats as float32, so a collection of int64/int32 counters costs one all_reduce.
      A Python number (a "number" state: bool, int or float, possibly a different one on each
-     rank) travels as int64 when no rank holds a float and as float64 otherwise, as the
+     rank; given as a Python number or a 0-dim tensor, and given back in the same form) travels as int64 when no rank holds a float and as float64 otherwise, as the
      header's kinds say; so ints stay exact, and an int on one rank and a float on another
      (an empty rank still holding its reset value 0) sync like any other state.
   3. one all_gather of raw bytes for all cat and merge states together, each padded to its

@@ -17,6 +17,7 @@ import struct
 import time
 from typing import Any, Dict, List
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
@@ -24,6 +25,7 @@ import torch.distributed as dist
 import torchtally.dist
 from torchtally import Metric, MetricCollection, SyncError, all_reduced_synchronized
 from torchtally.sync_plan import HEADER_FIXED, HEADER_SLOTS
+from torchtally.sync import StateSpec, SyncPlan, number_spec, sync_states
 from torchtally.testing import count_collectives, run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -151,6 +153,15 @@ def run_checks(rank: int, ws: int, exchange: str) -> Dict[str, Any]:
         rejecting.__dict__["raise_rejected_cuda_updates"] = _reject
     out["rejected"] = _counted(rejecting.compute)
 
+    # A number state given as a Python number on even ranks and as a 0-dim tensor on odd ones:
+    # each rank gets the agreed kind (float: rank 1 holds one) back in the form it gave.
+    plan = SyncPlan([number_spec("n.total", "sum"), StateSpec("n.rows", "sum", torch.int64, (2,))])
+    mine = rank + 1 if rank % 2 == 0 else torch.tensor(0.5 * rank, dtype=torch.float64)
+    out["number_forms"] = _counted(lambda: sync_states(plan, [mine, torch.tensor([rank, 1])]))
+    try:  # a subclass of a Python number is not one (numpy's float64): SyncError, every rank
+        sync_states(plan, [np.float64(1.0) if rank == 0 else 1, torch.tensor([rank, 1])])
+    except SyncError as exc:
+        out["number_subclass"] = str(exc)
     out["overflow"] = _counted(Totals(rank).compute)
     out["recipient"] = _counted(Counts(4, recipient_rank=ws - 1).update(rank).compute)
     out["mixed_large"] = _counted(MixedLarge(rank).compute)
@@ -301,6 +312,25 @@ def test_an_int_number_sum_that_leaves_int64_raises_instead_of_wrapping(ws, exch
         seen = out["overflow"]  # 2**63 + 1 at world size 2, 2**64 + 6 at 4
         assert seen.get("kind") == "SyncError" and seen["counts"] == one(exchange), seen
         assert "Totals.total" in seen["error"] and "does not fit in int64" in seen["error"]
+
+
+@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("ws", WORLD_SIZES)
+def test_a_number_comes_back_in_the_form_it_was_given(ws, exchange):
+    total = sum(r + 1 if r % 2 == 0 else 0.5 * r for r in range(ws))
+    for rank, out in enumerate(results(ws, exchange)):
+        seen = out["number_forms"]
+        assert seen["counts"] == one(exchange), seen
+        number, rows = seen["value"]
+        if rank % 2 == 0:  # given a Python int, back a Python float (rank 1 held a float)
+            assert type(number) is float and number == total, (rank, number)
+        else:
+            assert isinstance(number, torch.Tensor) and number.dtype == torch.float64 and number.dim() == 0
+            assert number.item() == total, (rank, number)
+        assert torch.equal(rows, torch.tensor([sum(range(ws)), ws]))
+        assert "rank 0: state 'n.total' changed type" in out["number_subclass"], out["number_subclass"]
+        if rank == 0:  # the rank at fault says what it held
+            assert "(got a float64)" in out["number_subclass"], out["number_subclass"]
 
 
 @pytest.mark.parametrize("exchange", HEADER)
