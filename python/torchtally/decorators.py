@@ -270,15 +270,14 @@ _specs: Dict[Tuple[Any, ...], StateSpec] = {}
 def _spec_for(owner: str, name: str, reduce: str, value: Any) -> Tuple[StateSpec, Tuple[Any, ...]]:
     """The state spec of one attribute's value (cached: it is the same at every compute), and
     the cheap key it is known by."""
-    key = (owner, name, reduce) if not isinstance(value, torch.Tensor) else (owner, name, reduce, value.dtype,
-                                                                               value.shape)
+    is_tensor = isinstance(value, torch.Tensor)
+    key = (owner, name, reduce, value.dtype, value.shape) if is_tensor else (owner, name, reduce)
     spec = _specs.get(key)
     if spec is None:
         if len(_specs) > 4096:
             _specs.clear()
         label = f"{owner}.{name}"
-        spec = (StateSpec(label, reduce, value.dtype, tuple(value.shape)) if isinstance(value, torch.Tensor)
-                else number_spec(label, reduce))
+        spec = StateSpec(label, reduce, value.dtype, tuple(value.shape)) if is_tensor else number_spec(label, reduce)
         _specs[key] = spec
     return spec, key
 
@@ -338,8 +337,8 @@ def _call_synced(
     try:
         for name, original, value in zip(names, originals, synced):
             # a tensor for a tensor; a Python number for a number (a complex one from its tensor)
-            setattr(self, name, value.item() if isinstance(value, torch.Tensor) and not isinstance(original, torch.Tensor)
-                    else value)
+            back_to_number = isinstance(value, torch.Tensor) and not isinstance(original, torch.Tensor)
+            setattr(self, name, value.item() if back_to_number else value)
         return compute(self, *args, **kwargs)
     finally:
         for name, value in zip(names, originals):

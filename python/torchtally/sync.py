@@ -25,9 +25,10 @@ collectives in the same order. One sync is:
      flat buffer across all metrics of the plan. Integer and bool states travel as int64 and
      half floats as float32, so a collection of int64/int32 counters costs one all_reduce.
      A Python number (a "number" state: bool, int or float, possibly a different one on each
-     rank; given as a Python number or a 0-dim tensor, and given back in the same form) travels as int64 when no rank holds a float and as float64 otherwise, as the
-     header's kinds say; so ints stay exact, and an int on one rank and a float on another
-     (an empty rank still holding its reset value 0) sync like any other state.
+     rank; given as a Python number or a 0-dim tensor, and given back in the same form)
+     travels as int64 when no rank holds a float and as float64 otherwise, as the header's
+     kinds say; so ints stay exact, and an int on one rank and a float on another (an empty
+     rank still holding its reset value 0) sync like any other state.
   3. one all_gather of raw bytes for all cat and merge states together, each padded to its
      longest rank (and to the plan's largest itemsize, so each can be viewed as its dtype) and
      trimmed by the header's lengths; skipped when they are empty on every rank. Ranks with no
@@ -54,7 +55,7 @@ plan's data within it, and every check and error report stay on torch.distribute
 """
 import contextlib
 import time
-from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed
@@ -64,7 +65,6 @@ from .errors import SyncError
 from .sync_plan import (
     FIXED_REDUCES,
     FLAG_BITS,
-    HEADER_FIXED,
     HEADER_SLOTS,
     NUMBER_KINDS,
     REDUCES,
@@ -80,6 +80,7 @@ from .sync_plan import (
 )
 from .sync_header import give_back, take
 from .sync_small import number_kind, number_word, python_number, reduce_numbers
+from .sync_table import ADDRESS, FP, OPTIONS, PROBLEM, PROBLEMS, REJECTED, STATUS, Header, decode, scan
 from .transport import transport_for
 
 # The plan's names, importable from here as before the split.
@@ -88,10 +89,6 @@ __all__ = [
     "number_spec", "transport_dtype", "MergeFn", "UNCHANGED", "sync_states",
 ]
 
-_FP, _STATUS, _PROBLEM, _OPTIONS, _DIRTY, _ADDRESS = 0, 1, 2, 3, 4, 5  # _ADDRESS: rollcall's
-
-_PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}
-_REJECTED = 4  # the problem code of a rank whose compute found a rejected batch (local_error)
 
 _REDUCE_OPS = {
     "sum": torch.distributed.ReduceOp.SUM,
@@ -147,16 +144,6 @@ def sync_states(
         return sync.run(values, updated, merge, on_header, dirty, local_error)
     finally:
         rollcall.leave(sync.ranks, sync.sync_id)
-
-
-class _Header(NamedTuple):
-    """What the header exchange told every rank."""
-
-    table: List[List[int]]  # every rank's header words (Python ints), in rank order
-    lengths: List[List[int]]  # per rank, the dim-0 length of each cat/merge state
-    updated_anywhere: List[bool]  # per unit, whether any rank updated it
-    number_kinds: List[int]  # per number state, the kind the ranks agreed on
-    dirty_anywhere: bool  # whether any rank has data its last result did not see
 
 
 class _Sync:
@@ -252,7 +239,7 @@ class _Sync:
             sync_id=self.sync_id,
         )
 
-    def _exchange_header(self, values, updated, dirty, local_error=None):
+    def _exchange_header(self, values, updated, dirty, local_error=None) -> Header:
         plan = self.plan
         status, problem, detail = 0, 0, ""
         for i, (spec, value) in enumerate(zip(plan.specs, values)):
@@ -261,7 +248,7 @@ class _Sync:
                 status = i + 1
                 break
         if not status and local_error is not None:
-            status, problem = 1, _REJECTED
+            status, problem = 1, REJECTED
         header = [plan.fingerprint, status, problem, 0 if self.recipient is None else self.recipient + 1,
                   1 if dirty else 0, self.address]
         words = [0] * plan.n_flag_words
@@ -280,7 +267,8 @@ class _Sync:
         # well-formed headers and find the difference in them. The buffers are reused from the
         # last sync of this layout (torchtally.sync_header).
         copies = self.world if self.direct_header else 1
-        buffers = self.buffers = take(plan.fingerprint, small, len(header), self.world, self.device, plan.shapes, copies)
+        buffers = self.buffers = take(plan.fingerprint, small, len(header), self.world, self.device, plan.shapes,
+                                      copies)
         buffers.write(header)
         if small is not None and status == 0:
             buffers.pack(values)
@@ -290,43 +278,22 @@ class _Sync:
         table = buffers.read_table()
         if small is None:
             give_back(buffers)  # all read: a plan that is not small needs nothing more from them
-        # One pass over the ranks' rows: agreement, troubles, addresses, flags (issue 14: this
-        # runs at every step under a per-step sync).
-        fingerprint, options = table[0][_FP], table[0][_OPTIONS]
-        agree, troubled, rejected, dirty_anywhere = True, False, False, False
-        flags = [0] * plan.n_flag_words  # every rank's flag words, or-ed
-        flags_at = HEADER_FIXED
-        for row in table:
-            if row[_FP] != fingerprint or row[_OPTIONS] != options:
-                agree = False
-            if row[_STATUS]:
-                troubled = True
-                rejected = rejected or row[_PROBLEM] == _REJECTED
-            if row[_DIRTY]:
-                dirty_anywhere = True
-            for w in range(plan.n_flag_words):
-                flags[w] |= row[flags_at + w]
-        rollcall.learn(self.ranks, [row[_ADDRESS] for row in table])
+        seen = scan(plan, table)
+        rollcall.learn(self.ranks, [row[ADDRESS] for row in table])
         # A rank's own error first: its plan may differ from the others' because of that error
         # (an attribute it could not read), and every rank should hear about the error itself.
-        if rejected:
+        if seen.rejected:
             self._raise_local_problem(table, detail, local_error)
-        if not agree:
+        if not seen.agree:
             self._raise_mismatch(table)
-        if troubled:
+        if seen.troubled:
             self._raise_local_problem(table, detail, local_error)
         if len(header) > HEADER_SLOTS:
             rest = torch.tensor(header[HEADER_SLOTS:], dtype=torch.int64, device=self.device)
             rest_table = self._all_gather_tensor(rest, "header (overflow)").tolist()
             table = [row + extra for row, extra in zip(table, rest_table)]
         rollcall.mark(self.ranks, self.sync_id, "after header")
-
-        updated_anywhere = [bool((flags[u // FLAG_BITS] >> (u % FLAG_BITS)) & 1) for u in range(plan.n_units)]
-        base = flags_at + plan.n_flag_words
-        lengths = [row[base : base + len(plan.var_indices)] for row in table] if plan.var_indices else []
-        base += len(plan.var_indices)
-        number_kinds = [max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
-        return _Header(table, lengths, updated_anywhere, number_kinds, dirty_anywhere)
+        return decode(plan, table, seen)
 
     def _all_gather_tensor(self, local: torch.Tensor, stage: str) -> torch.Tensor:
         """[W, n]: every rank's ``local`` (n int64 words), in rank order."""
@@ -346,8 +313,8 @@ class _Sync:
 
     def _raise_mismatch(self, table: List[List[int]]) -> None:
         """The ranks' fingerprints or options differ: raise SyncError describing how."""
-        fps = [row[_FP] for row in table]
-        opts = [row[_OPTIONS] for row in table]
+        fps = [row[FP] for row in table]
+        opts = [row[OPTIONS] for row in table]
         # Every rank saw the same table, so every rank is here: describing the plans with one
         # more (object) gather is safe and gives the user the actual difference.
         mine = {"plan": self.plan.describe(), "options": self.plan.options, "recipient": self.recipient}
@@ -365,9 +332,9 @@ class _Sync:
 
     def _raise_local_problem(self, table: List[List[int]], my_detail: str,
                              local_error: Optional[BaseException] = None) -> None:
-        if local_error is not None and table[self.rank][_PROBLEM] == _REJECTED:
+        if local_error is not None and table[self.rank][PROBLEM] == REJECTED:
             raise local_error  # this rank's own error, as it would be raised without a sync
-        rejected = [r for r, row in enumerate(table) if row[_STATUS] and row[_PROBLEM] == _REJECTED]
+        rejected = [r for r, row in enumerate(table) if row[STATUS] and row[PROBLEM] == REJECTED]
         if rejected:
             raise SyncError(
                 f"torchtally sync #{self.sync_id}: rank(s) {rejected} stopped the sync with an error of their "
@@ -379,9 +346,9 @@ class _Sync:
             )
         parts = []
         for r, row in enumerate(table):
-            if row[_STATUS]:
-                spec = self.plan.specs[row[_STATUS] - 1]
-                what = _PROBLEMS.get(row[_PROBLEM], "value")
+            if row[STATUS]:
+                spec = self.plan.specs[row[STATUS] - 1]
+                what = PROBLEMS.get(row[PROBLEM], "value")
                 got = f" (got {my_detail})" if r == self.rank else ""
                 parts.append(f"rank {r}: state '{spec.label}' changed {what} since it was declared as {spec.describe()}{got}")
         raise SyncError(

@@ -9,11 +9,10 @@ read through numpy views, a fraction of the cost of tensor indexing.
 A set of buffers is keyed on what fixes its layout: the plan's fingerprint (the same declared
 states and options give the same layout; the layout itself is compared on taking a set, as a
 hash is no proof), the number of header fields, the world size, the device and the number of
-copies sent. Two syncs of one
-layout write the same words, so a reused buffer holds no stale word that a sync would read. A sync
-takes a set out of the pool and gives it back only once it has read everything out of it: two
-syncs at once (threads) never share a set, and a set whose collective failed or timed out (gloo
-may still write into it) is never given back. Nothing a sync returns aliases these buffers: the
+copies sent. Two syncs of one layout write the same words, so a reused buffer holds no stale
+word that a sync would read. A sync takes a set out of the pool and gives it back only once it
+has read everything out of it: two syncs at once (threads) never share a set, and a set whose
+collective failed or timed out (gloo may still write into it) is never given back. Nothing a sync returns aliases these buffers: the
 table is read as Python ints and every reduction is a fresh tensor (torchtally.sync_small).
 """
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
