@@ -245,9 +245,7 @@ class MetricCollection(CollectionCompute, CollectionKeys, GroupBoundCopy, nn.Mod
                 if m.device != device:
                     self._follow_device(x, args, kwargs)  # raises if an owner holds data elsewhere
                     break
-        held = [m.hold_states() for m in owners]
-        for m in owners:
-            m.clear_states()
+        held = [m.hold_and_clear_states() for m in owners]
         self._alias_shared()
         try:
             # The owners' updates directly: what update() adds (following the device, undoing

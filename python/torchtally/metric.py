@@ -126,7 +126,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, DeclaredStates, Sy
     The interface MetricCollection, the sync and the engine hooks use (nothing outside Metric's
     own modules touches its private attributes): ``has_data``; ``hold_states`` /
     ``restore_states`` (references), ``checkpoint_states`` / ``rollback_states`` (in place),
-    ``clear_states``, ``hold_flags`` / ``restore_flags``; ``share_states_of`` (shared state);
+    ``hold_and_clear_states``, ``hold_flags`` / ``restore_flags``; ``share_states_of`` (shared state);
     ``combined_with`` / ``assign_combined`` (forward); ``cached_result``, ``keep_result``,
     ``drop_cached_result``; ``compute_on``, ``state_specs``, ``declaration_version`` (sync);
     ``place_states``, ``placement``, ``restore_placement`` (devices). See metric_declared,
@@ -282,8 +282,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, DeclaredStates, Sy
     def _forward_combining(self, args: tuple, kwargs: dict) -> Any:
         """One update on fresh states, the batch value from them, then the accumulated states
         combined with the batch's by each state's reduce."""
-        held = self.hold_states()
-        self.clear_states()
+        held = self.hold_and_clear_states()
         try:
             self.update(*args, **kwargs)
             value = self._batch_value()
@@ -298,8 +297,7 @@ class Metric(Composable, GroupBoundCopy, Guarded, Configured, DeclaredStates, Sy
         """For a metric whose update reads its accumulated state: update it, then compute the
         batch value from a second update on fresh states."""
         self.update(*args, **kwargs)
-        held = self.hold_states()
-        self.clear_states()
+        held = self.hold_and_clear_states()
         try:
             self.update(*args, **kwargs)
             return self._batch_value()

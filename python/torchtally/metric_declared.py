@@ -271,11 +271,21 @@ class DeclaredStates:
     def drop_cached_result(self) -> None:
         self.__dict__["_cache"] = None
 
-    def clear_states(self) -> None:
-        """Every state back to its default, holding no data (new objects: whoever holds the old
-        ones with ``hold_states`` can put them back); count and cache as they were."""
-        self._reset_states()
-        self.__dict__["_updated"] = False
+    def hold_and_clear_states(self) -> HeldStates:
+        """``hold_states()``, then every state back to its default, holding no data (new objects,
+        so the held ones can be put back); count and cache as they were. One pass over the
+        states: a forward does this at every step."""
+        d = self.__dict__
+        chunks = self._cat_chunks
+        values: Dict[str, Any] = {}
+        for name, (reduce, default) in self._specs.items():
+            if reduce == "cat":
+                values[name], chunks[name] = list(chunks[name]), []
+            else:
+                values[name], d[name] = d[name], default.clone()
+        held = HeldStates(values, d["_updated"], d["_update_count"], d["_cache"])
+        d["_updated"] = False
+        return held
 
     def hold_flags(self) -> Tuple[bool, int, Any]:
         """(holds data, update count, cache), for ``restore_flags``."""
@@ -331,7 +341,9 @@ class DeclaredStates:
         d = self.__dict__
         combined: Dict[str, Any] = {}
         for name, (reduce, _) in self._specs.items():
-            if reduce == "cat":
+            if reduce == "sum":  # the common case, as combine_states would
+                combined[name] = held.values[name] + d[name]
+            elif reduce == "cat":
                 combined[name] = held.values[name] + self._cat_chunks[name]
             else:
                 combined[name] = self.combine_states(name, [held.values[name], d[name]])

@@ -34,24 +34,25 @@ class SyncedCompute:
     def compute_on(self, states: Optional[Dict[str, torch.Tensor]]) -> Any:
         """Run the subclass's compute, on ``states`` swapped in for the call when given."""
         d = self.__dict__
-        saved = None
-        if states is not None:
-            # Keep the original objects (cat lists may be shared within a collection).
-            saved = {n: (self._cat_chunks[n] if n in self._cat_chunks else d[n]) for n in states}
+        chunks = self._cat_chunks
+        saved: Dict[str, Any] = {}  # the original objects (cat lists may be shared in a collection)
         d["_computing"] = True
         try:
             if states is not None:
-                self._set_states(states)
+                for name, value in states.items():
+                    if name in chunks:
+                        saved[name], chunks[name] = chunks[name], [value]
+                    else:
+                        saved[name], d[name] = d[name], value
             compute = type(self).compute
             return getattr(compute, SUBCLASS_COMPUTE, compute)(self)
         finally:
             d["_computing"] = False
-            if saved is not None:
-                for n, old in saved.items():
-                    if n in self._cat_chunks:
-                        self._cat_chunks[n] = old
-                    else:
-                        d[n] = old
+            for name, old in saved.items():
+                if name in chunks:
+                    chunks[name] = old
+                else:
+                    d[name] = old
 
     def _compute_synced(self, cache: Optional[Tuple[Any]], rejected: Optional[ValueError] = None) -> Any:
         synced = self._synced_states(dirty=cache is None, rejected=rejected)
