@@ -124,6 +124,32 @@ def test_nested_super_compute_runs_once_per_level():
     assert torch.equal(m.compute()[0], 2 * torch.bincount(DATA[0], minlength=C))
 
 
+def test_a_decorator_around_an_inherited_compute_runs_once_everywhere():
+    """functools.wraps copies the wrapped compute's attributes: the decorator still runs, once,
+    whether the result comes from compute(), compute_local(), forward or a collection."""
+    import functools
+
+    from torchtally import MetricCollection
+    from torchtally.classification import MulticlassAccuracy
+
+    def percent(fn):
+        @functools.wraps(fn)
+        def run(self):
+            return fn(self) * 100
+        return run
+
+    class Percent(MulticlassAccuracy):
+        compute = percent(MulticlassAccuracy.compute)
+
+    preds, target = torch.tensor([0, 1, 2, 1]), torch.tensor([0, 1, 1, 1])
+    metric = Percent(3, average="micro").update(preds, target)
+    collection = MetricCollection({"p": Percent(3, average="micro")})
+    collection.update(preds, target)
+    for value in (metric.compute(), metric.compute_local(), Percent(3, average="micro")(preds, target),
+                  collection.compute()["p"], MetricCollection({"p": Percent(3, average="micro")})(preds, target)["p"]):
+        assert value.item() == pytest.approx(75.0)
+
+
 def test_world_size_one_makes_no_collective():
     m = feed(SumMetric())
     with count_collectives() as counter:

@@ -404,7 +404,7 @@ def _wrap_compute(fn):
         rejected = self.rejected_cuda_update()
         if self._should_sync():
             # Even with a cached result, the ranks must agree that nobody has new data.
-            result = self._compute_synced(d["_cache"], rejected)
+            result = self._compute_synced(d["_cache"], rejected, fn)
         elif rejected is not None:
             raise rejected
         elif d["_cache"] is not None:
@@ -412,11 +412,11 @@ def _wrap_compute(fn):
         else:
             if not d["_updated"]:
                 self._never_updated(local=True)
-            result = self.compute_on(None)
+            result = self.compute_on(None, fn)
         if self.compute_with_cache:
             d["_cache"] = (result,)
         return caller_copy(result)  # the caller's own: editing it leaves cache and state alone
 
     setattr(compute, _WRAPPED, True)
-    setattr(compute, SUBCLASS_COMPUTE, fn)
+    setattr(compute, SUBCLASS_COMPUTE, (compute, fn))
     return compute

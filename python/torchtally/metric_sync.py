@@ -16,9 +16,11 @@ from .metric_guard import locked
 from .sync import UNCHANGED, StateSpec, SyncPlan, sync_states
 
 
-# The attribute under which Metric's wrapped ``compute`` keeps the subclass's own function, so
-# that compute_on (already under the metric's lock, at every step under a per-step sync) calls
-# it directly instead of going through the wrapper.
+# The attribute under which Metric's wrapped ``compute`` keeps (itself, the subclass's own
+# function), so that compute_on (already under the metric's lock, at every step under a
+# per-step sync) calls the function directly instead of going through the wrapper. Only when the
+# class's compute is that very wrapper: a user's decorator around an inherited compute
+# (functools.wraps copies the attribute) must still run.
 SUBCLASS_COMPUTE = "_torchtally_subclass_compute"
 
 
@@ -31,8 +33,11 @@ class SyncedCompute:
             return False
         return dist.needs_sync(self.process_group)
 
-    def compute_on(self, states: Optional[Dict[str, torch.Tensor]]) -> Any:
-        """Run the subclass's compute, on ``states`` swapped in for the call when given."""
+    def compute_on(self, states: Optional[Dict[str, torch.Tensor]],
+                   compute: Optional[Callable[[Any], Any]] = None) -> Any:
+        """Run the subclass's compute, on ``states`` swapped in for the call when given.
+        ``compute``: the function to run instead of the class's compute (Metric's compute wrapper
+        passes the function it wraps: a decorator around it has run already)."""
         d = self.__dict__
         chunks = self._cat_chunks
         saved: Dict[str, Any] = {}  # the original objects (cat lists may be shared in a collection)
@@ -44,8 +49,12 @@ class SyncedCompute:
                         saved[name], chunks[name] = chunks[name], [value]
                     else:
                         saved[name], d[name] = d[name], value
-            compute = type(self).compute
-            return getattr(compute, SUBCLASS_COMPUTE, compute)(self)
+            if compute is None:
+                compute = type(self).compute
+                direct = getattr(compute, SUBCLASS_COMPUTE, None)
+                if direct is not None and direct[0] is compute:
+                    compute = direct[1]
+            return compute(self)
         finally:
             d["_computing"] = False
             for name, old in saved.items():
@@ -54,13 +63,14 @@ class SyncedCompute:
                 else:
                     d[name] = old
 
-    def _compute_synced(self, cache: Optional[Tuple[Any]], rejected: Optional[ValueError] = None) -> Any:
+    def _compute_synced(self, cache: Optional[Tuple[Any]], rejected: Optional[ValueError] = None,
+                        compute: Optional[Callable[[Any], Any]] = None) -> Any:
         synced = self._synced_states(dirty=cache is None, rejected=rejected)
         if synced is UNCHANGED:
             return cache[0]  # type: ignore[index]
         if synced is None:
             return None
-        return self.compute_on(synced)
+        return self.compute_on(synced, compute)
 
     def _synced_states(self, dirty: bool = True, rejected: Optional[ValueError] = None,
                        gather_fn: Optional[Callable[..., Any]] = None, group: Optional[Any] = None) -> Any:

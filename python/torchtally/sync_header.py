@@ -25,7 +25,7 @@ from .sync_small import combine_rows
 _POOL_LIMIT = 64  # distinct layouts kept; beyond that the oldest set is dropped
 
 # One state of a small group as it comes back: (state index, its elements of the group's
-# reduction, or None when it is the whole group (its rows are shaped as the state); shape, dtype).
+# reduction, or None when it is the group's only state (its rows are shaped as it); shape, dtype).
 Placed = Tuple[int, Optional[slice], torch.Size, torch.dtype]
 
 
@@ -79,7 +79,9 @@ class HeaderBuffers:
             for i, n, out_dtype in zip(g.indices, g.numels, g.out_dtypes):
                 first = start + at * step
                 slots.append((i, sent[:, first : first + n * step].view(g.dtype).view((copies,) + tuple(shapes[i]))))
-                part = None if n == total else slice(at, at + n)
+                # None: the group's one state, whose rows are shaped as it (below); a group of
+                # several states is sliced, even where one fills it (its siblings hold nothing).
+                part = None if len(g.indices) == 1 else slice(at, at + n)
                 placed.append((i, part, torch.Size(shapes[i]), out_dtype))
                 at += n
             rows = received[:, start : start + total * step].view(g.dtype)

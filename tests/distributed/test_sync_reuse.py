@@ -160,3 +160,23 @@ def test_without_numpy_the_header_goes_through_tensors(monkeypatch):
         buffers.write(words)
         buffers.gathered.copy_(buffers.sent)  # as an all_to_all of this rank's two copies would
         assert buffers.read_table() == [words, words]
+
+
+def test_a_state_keeps_its_shape_beside_an_empty_one_in_its_group():
+    """A small group of several states where one holds nothing: each state still comes back in
+    its declared shape (a state filling its group alone is sliced, not taken whole)."""
+    specs = [StateSpec("m.grid", "sum", torch.float32, (2, 3)), StateSpec("m.none", "sum", torch.float32, (0,)),
+             StateSpec("m.one", "sum", torch.float64, ())]
+    plan = SyncPlan(specs)
+    # a float32 sum group that the grid fills alone, and a float64 one of the 0-dim state
+    assert [g.indices for g, _ in plan.small.groups] == [(0, 1), (2,)]
+    values = [torch.arange(6.0).view(2, 3), torch.zeros(0), torch.tensor(1.5, dtype=torch.float64)]
+    buffers = sync_header.HeaderBuffers("z", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
+                                        copies=2)
+    buffers.write([0] * plan.small.fields)
+    buffers.pack(values)
+    buffers.gathered.copy_(buffers.sent)  # two ranks that sent the same values
+    synced = [None] * 3
+    buffers.reduce(values, synced, lambda i, exc: exc)
+    for got, value in zip(synced, values):
+        assert got.shape == value.shape and torch.equal(got, 2 * value), (got, value)

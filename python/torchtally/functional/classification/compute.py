@@ -81,7 +81,8 @@ def _ratio(num: Tensor, den: Tensor, zero_division: float = 0.0, dtype: torch.dt
         # rounds it to ``dtype`` as .to() does (and costs a third of torch.tensor), without the
         # seven tensor ops. (Not on a GPU: reading the numbers would wait for the device.)
         d = float(den.item())
-        return torch.full((), float(num.item()) / d if d != 0 else float(zero_division), dtype=dtype)
+        return torch.full((), float(num.item()) / d if d != 0 else float(zero_division), dtype=dtype,
+                          device=num.device)
     num, den = num.double(), den.double()
     ratio = torch.where(den != 0, num / torch.where(den != 0, den, 1.0), zero_division)
     return ratio if dtype == torch.float64 else ratio.to(dtype)
