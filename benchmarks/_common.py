@@ -49,6 +49,12 @@ def machine_line() -> str:
             f"{torch.get_num_threads()} torch thread(s), Python {platform.python_version()}")
 
 
+def slowest_rank_median(per_rank: List[List[float]]) -> float:
+    """Median over repeats of the slowest rank's time (``per_rank``: each rank's times, repeat by
+    repeat): a distributed step takes as long as its slowest rank."""
+    return statistics.median(max(rep) for rep in zip(*per_rank))
+
+
 def markdown_table(header: Sequence[str], rows: List[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]

@@ -35,7 +35,6 @@ Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_per_ste
 """
 import argparse
 import os
-import statistics
 import sys
 import time
 import warnings
@@ -47,7 +46,7 @@ import torch.distributed as dist
 from torch.utils.data import DistributedSampler
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine_line, markdown_table, replace_section  # noqa: E402
+from _common import machine_line, markdown_table, replace_section, slowest_rank_median  # noqa: E402
 
 from torchtally.sync_plan import HEADER_SLOTS  # noqa: E402
 from torchtally.testing import count_collectives, run_distributed  # noqa: E402
@@ -250,10 +249,6 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
             ways[key]()
             out[key].append(time.perf_counter() - start)
     return out
-
-
-def slowest_rank_median(per_rank: List[List[float]]) -> float:
-    return statistics.median(max(rep) for rep in zip(*per_rank))
 
 
 def main() -> None:

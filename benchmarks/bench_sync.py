@@ -24,7 +24,6 @@ Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_sync.py
 import argparse
 import os
 import platform
-import statistics
 import sys
 import time
 import warnings
@@ -35,7 +34,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import markdown_table, replace_section  # noqa: E402
+from _common import markdown_table, replace_section, slowest_rank_median  # noqa: E402
 
 import torchtally  # noqa: E402
 from torchtally import Metric, MetricCollection  # noqa: E402
@@ -178,10 +177,6 @@ def bench_rank(rank: int, world_size: int, k_values: Tuple[int, ...], budget_s: 
             touch, sync = setup(library, k, rank)
             out[(library, k)] = measure(touch, sync, budget_s)
     return out
-
-
-def slowest_rank_median(per_rank: List[List[float]]) -> float:
-    return statistics.median(max(rep) for rep in zip(*per_rank))
 
 
 def main() -> None:

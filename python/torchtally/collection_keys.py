@@ -50,7 +50,7 @@ class CollectionKeys:
         """Results keyed as the user sees them: a dict result is flattened into its own keys
         (prefixed with its metric's key where two would collide); prefix and postfix added."""
         if not self.prefix and not self.postfix and not any(isinstance(r, dict) for r in results.values()):
-            return dict(results)  # the keys as they are (every step under per-step usages)
+            return results  # the keys as they are, in the caller's own dict (every step, per-step usages)
         flat: Dict[str, Any] = {}
         dict_keys = [k for r in results.values() if isinstance(r, dict) for k in r]
         collide = len(dict_keys) != len(set(dict_keys))

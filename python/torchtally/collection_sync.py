@@ -108,9 +108,8 @@ class CollectionCompute:
             specs = [s for u, m in enumerate(owners) for s in m.state_specs(f"{self._owners[u]}=", unit=u)]
             options = [(f"metric '{name}' ({type(m).__name__})", m.described_options)
                        for name, m in self._metrics.items()]
-            self._plan = SyncPlan(specs, n_units=len(owners), options=options)
+            self._plan = SyncPlan(specs, n_units=len(owners), options=options)  # shared by a clone
             self._plan_key = key
-            slots = [(u, state) for u, m in enumerate(owners) for state in m.state_names]
             position = {name: u for u, name in enumerate(self._owners)}
             unit_of = {name: position[self._owner_of[name]] for name in self._metrics}
             spans, start = [], 0
@@ -118,6 +117,7 @@ class CollectionCompute:
                 names = list(m.state_names)
                 spans.append((names, start, start + len(names)))
                 start += len(names)
+            slots = [(u, state) for u, (names, _, _) in enumerate(spans) for state in names]
             self._plan_parts = (self._plan, owners, slots, unit_of, spans)
         return self._plan_parts
 

@@ -49,11 +49,8 @@ def needs_sync(group: Optional[Any] = None) -> bool:
     size of a group that has synced before comes from group_info's cache, not from c10d."""
     if not initialized():
         return False
-    pg = group if group is not None else torch.distributed.group.WORLD
-    entry = _group_infos.get(id(pg))
-    if entry is not None and entry[0] is pg:
-        return entry[1].size > 1
-    return world_size(group) > 1
+    info = _cached_info(group)
+    return (info.size if info is not None else world_size(group)) > 1
 
 
 def timeout_seconds(value: Optional[TimeoutLike], *, name: str = "sync_timeout") -> float:
@@ -113,13 +110,20 @@ _group_infos: Dict[int, Tuple[Any, GroupInfo]] = {}
 DIRECT_HEADER_MAX_WORLD = 16
 
 
+def _cached_info(group: Optional[Any]) -> Optional[GroupInfo]:
+    """group_info of ``group`` if it was looked up before, else None."""
+    pg = group if group is not None else torch.distributed.group.WORLD
+    entry = _group_infos.get(id(pg))
+    return entry[1] if entry is not None and entry[0] is pg else None
+
+
 def group_info(group: Optional[Any] = None) -> GroupInfo:
     """Size, rank, members and device of ``group`` (default: the world), cached per group
     object: the c10d queries behind it cost more than a small sync's own Python."""
+    cached = _cached_info(group)
+    if cached is not None:
+        return cached
     pg = group if group is not None else torch.distributed.group.WORLD
-    entry = _group_infos.get(id(pg))
-    if entry is not None and entry[0] is pg:
-        return entry[1]
     backend = str(torch.distributed.get_backend(group)).lower()
     size = world_size(group)
     nccl_only = "nccl" in backend and "gloo" not in backend

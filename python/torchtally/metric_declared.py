@@ -341,9 +341,7 @@ class DeclaredStates:
         d = self.__dict__
         combined: Dict[str, Any] = {}
         for name, (reduce, _) in self._specs.items():
-            if reduce == "sum":  # the common case, as combine_states would
-                combined[name] = held.values[name] + d[name]
-            elif reduce == "cat":
+            if reduce == "cat":
                 combined[name] = held.values[name] + self._cat_chunks[name]
             else:
                 combined[name] = self.combine_states(name, [held.values[name], d[name]])

@@ -12,8 +12,9 @@ hash is no proof), the number of header fields, the world size, the device and t
 copies sent. Two syncs of one layout write the same words, so a reused buffer holds no stale
 word that a sync would read. A sync takes a set out of the pool and gives it back only once it
 has read everything out of it: two syncs at once (threads) never share a set, and a set whose
-collective failed or timed out (gloo may still write into it) is never given back. Nothing a sync returns aliases these buffers: the
-table is read as Python ints and every reduction is a fresh tensor (torchtally.sync_small).
+collective failed or timed out (gloo may still write into it) is never given back. Nothing a
+sync returns aliases these buffers: the table is read as Python ints and every reduction is a
+fresh tensor (torchtally.sync_small).
 """
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
@@ -56,7 +57,6 @@ class HeaderBuffers:
                 self.words, readable = None, table
         self._copied = copied
         self.table = readable[:, :shown]
-        self.fields = shown
         self.slots: Tuple[Tuple[int, torch.Tensor], ...] = ()
         self.groups: Tuple[Tuple[str, torch.Tensor, Tuple[torch.Tensor, ...], Tuple[Placed, ...]], ...] = ()
         if small is not None:

@@ -1,4 +1,4 @@
-"""The one-collective sync of a small plan: its data travels in the header all_gather, and
+"""The one-collective sync of a small plan: its data travels in the header exchange, and
 every rank reduces the W copies itself (layout: torchtally.sync_plan.SmallLayout; the packing
 into and reading out of the header's reused buffers: torchtally.sync_header).
 
@@ -64,10 +64,10 @@ def combine_rows(rows: torch.Tensor, per_rank: Sequence[torch.Tensor], reduce: s
     # cheaper than a reduction.)
     if len(per_rank) == 1:
         return per_rank[0].clone()
-    step = torch.add if reduce == "sum" else torch.mul
-    out = step(per_rank[0], per_rank[1])
+    out = (torch.add if reduce == "sum" else torch.mul)(per_rank[0], per_rank[1])
+    step = out.add_ if reduce == "sum" else out.mul_
     for row in per_rank[2:]:
-        (out.add_ if reduce == "sum" else out.mul_)(row)
+        step(row)
     return out
 
 
