@@ -21,8 +21,13 @@ samples, then the step's synced value of every metric. K = 1, 3, 16 at world siz
 
 Collections are built with compute_groups=False, so every library keeps K states (the K
 metrics are alike; merging them would be a different workload). Each repeat runs every usage
-once in a rotating order, after a barrier, so the machine's load hits all of them alike;
-reported is the median over repeats of the slowest rank's step.
+once, after a barrier, in an order shuffled afresh for each repeat (the same seeded order on
+every rank), so the machine's load hits all of them alike and no usage always runs right after
+another: a fixed rotation ran ignite's batch-wise Accuracy after ignite's RunningAverage in
+every repeat but one cycle in eight, on the caches its twin had just warmed, and torchtally's
+forward after torcheval, on cold ones (a per-step metric runs after the model's step, whose
+work leaves it no warm code either); at K = 1 that order alone moved the ratios by 10-15%.
+Reported is the median over repeats of the slowest rank's step.
 
 Also measured, for the design notes (docs/architecture.md): the header exchange alone, by
 all_to_all (what a gloo group uses) and by all_gather, next to ignite's two one-element
@@ -35,6 +40,7 @@ Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_per_ste
 """
 import argparse
 import os
+import random
 import sys
 import time
 import warnings
@@ -182,9 +188,10 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
             out["collectives"][(usage, k)] = counter.total
         times: Dict[str, List[float]] = {u: [] for u in USAGES}
         order = list(USAGES)
-        for r in range(repeats):
-            shift = r % len(order)
-            for usage in order[shift:] + order[:shift]:
+        shuffler = random.Random(k)  # every rank draws the same orders: their collectives match
+        for _ in range(repeats):
+            shuffler.shuffle(order)
+            for usage in order:
                 dist.barrier()
                 start = time.perf_counter()
                 steps[usage]()
@@ -304,9 +311,9 @@ def main() -> None:
         "processes of one torch thread each (gloo over loopback), so at W = 4 two processes share each core.\n\n"
         f"Per step, on every rank: K accuracy metrics over {CLASSES} classes get a batch of {BATCH} samples, then "
         "each usage's synced value of every metric (see the docstring of `benchmarks/bench_per_step.py` for each "
-        "usage). Time = median over repeats of the slowest rank's step (a barrier before each, usages in a "
-        "rotating order). \"vs fastest peer\" divides by the fastest of torchmetrics, ignite and torcheval at "
-        "the same W and K.\n\n"
+        "usage). Time = median over repeats of the slowest rank's step (a barrier before each, usages in an "
+        "order shuffled afresh for each repeat, the same on every rank). \"vs fastest peer\" divides by the "
+        "fastest of torchmetrics, ignite and torcheval at the same W and K.\n\n"
         "Target (issue 14): at K = 1 each torchtally usage is no slower than the fastest peer; at K >= 3 it is "
         "ahead of every peer.\n\n" + verdict + "\n\n" + steps + "\n\n"
         "### The header exchange: all_to_all against all_gather\n\n"
