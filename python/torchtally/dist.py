@@ -47,9 +47,10 @@ def global_rank() -> int:
 def needs_sync(group: Optional[Any] = None) -> bool:
     """True when a sync over ``group`` has other ranks to talk to. Asked at every compute: the
     size of a group that has synced before comes from group_info's cache, not from c10d."""
-    if not initialized():
+    pg = _process_group(group)
+    if pg is None:
         return False
-    info = _cached_info(group)
+    info = _cached_info_of(pg)
     return (info.size if info is not None else world_size(group)) > 1
 
 
@@ -110,9 +111,16 @@ _group_infos: Dict[int, Tuple[Any, GroupInfo]] = {}
 DIRECT_HEADER_MAX_WORLD = 16
 
 
-def _cached_info(group: Optional[Any]) -> Optional[GroupInfo]:
-    """group_info of ``group`` if it was looked up before, else None."""
-    pg = group if group is not None else torch.distributed.group.WORLD
+def _process_group(group: Optional[Any]) -> Optional[Any]:
+    """``group``, or the default group for None; None when nothing is initialised. (The default
+    group is looked up once: each lookup is three Python calls into c10d, at every step.)"""
+    if group is None:
+        return torch.distributed.group.WORLD if torch.distributed.is_available() else None
+    return group if initialized() else None
+
+
+def _cached_info_of(pg: Any) -> Optional[GroupInfo]:
+    """group_info of process group ``pg`` if it was looked up before, else None."""
     entry = _group_infos.get(id(pg))
     return entry[1] if entry is not None and entry[0] is pg else None
 
@@ -120,10 +128,10 @@ def _cached_info(group: Optional[Any]) -> Optional[GroupInfo]:
 def group_info(group: Optional[Any] = None) -> GroupInfo:
     """Size, rank, members and device of ``group`` (default: the world), cached per group
     object: the c10d queries behind it cost more than a small sync's own Python."""
-    cached = _cached_info(group)
+    pg = group if group is not None else torch.distributed.group.WORLD
+    cached = _cached_info_of(pg)
     if cached is not None:
         return cached
-    pg = group if group is not None else torch.distributed.group.WORLD
     backend = str(torch.distributed.get_backend(group)).lower()
     size = world_size(group)
     nccl_only = "nccl" in backend and "gloo" not in backend

@@ -59,5 +59,6 @@ def decode(plan: SyncPlan, table: List[List[int]], seen: Scan) -> Header:
     base = HEADER_FIXED + plan.n_flag_words
     lengths = [row[base : base + len(plan.var_indices)] for row in table] if plan.var_indices else []
     base += len(plan.var_indices)
-    number_kinds = [max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
+    number_kinds = ([max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
+                    if plan.number_indices else [])
     return Header(table, lengths, updated_anywhere, number_kinds, seen.dirty_anywhere)
