@@ -41,6 +41,7 @@ Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_per_ste
 import argparse
 import os
 import random
+import statistics
 import sys
 import time
 import warnings
@@ -172,7 +173,8 @@ def make_step(usage: str, k: int, x: torch.Tensor, y: torch.Tensor) -> Callable[
     return running_average
 
 
-def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int) -> Dict[str, Any]:
+def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int, rotate: bool = False
+               ) -> Dict[str, Any]:
     warnings.filterwarnings("ignore")
     g = torch.Generator().manual_seed(rank)
     x = torch.randn(BATCH, CLASSES, generator=g)
@@ -189,8 +191,11 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
         times: Dict[str, List[float]] = {u: [] for u in USAGES}
         order = list(USAGES)
         shuffler = random.Random(k)  # every rank draws the same orders: their collectives match
-        for _ in range(repeats):
-            shuffler.shuffle(order)
+        for r in range(repeats):
+            if rotate:  # the order this benchmark used before: a fixed cycle, started one further each time
+                order = list(USAGES[r % len(USAGES):] + USAGES[: r % len(USAGES)])
+            else:
+                shuffler.shuffle(order)
             for usage in order:
                 dist.barrier()
                 start = time.perf_counter()
@@ -199,6 +204,21 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
         for usage in USAGES:
             out["steps"][(usage, k)] = times[usage]
     return out
+
+
+def spread(world_size: int, per_usage: Dict[str, List[List[float]]]) -> List[List[Any]]:
+    """Rows of the K = 1 spread table: each usage's slowest-rank steps (``per_usage[u]``: each
+    rank's times, repeat by repeat) as quartiles and mean, ms, and its mean against the lowest
+    peer mean."""
+    slowest = {u: [max(rep) * 1e3 for rep in zip(*times)] for u, times in per_usage.items()}
+    means = {u: statistics.mean(t) for u, t in slowest.items()}
+    lowest_peer = min(means[p] for p in PEERS)
+    rows = []
+    for u, t in slowest.items():
+        q25, q50, q75 = statistics.quantiles(t, n=4)
+        rows.append([world_size, u, f"{q25:.2f}", f"{q50:.2f}", f"{q75:.2f}", f"{means[u]:.2f}",
+                     f"{means[u] / lowest_peer:.2f}x"])
+    return rows
 
 
 # -- the small-plan bound: one gather against gather + all_reduce ---------------------------
@@ -265,19 +285,23 @@ def main() -> None:
                         help="a subset of world sizes to run (then RESULTS.md is not written)")
     parser.add_argument("--k", type=int, nargs="+", default=list(K_VALUES),
                         help="a subset of K to run (then RESULTS.md is not written)")
+    parser.add_argument("--rotate", action="store_true",
+                        help="the former fixed rotation of usages instead of shuffled orders, for comparison "
+                        "(then RESULTS.md is not written)")
     args = parser.parse_args()
     scale = 0.25 if args.quick else 1.0
-    if args.world_sizes != list(WORLD_SIZES) or args.k != list(K_VALUES):
+    if args.world_sizes != list(WORLD_SIZES) or args.k != list(K_VALUES) or args.rotate:
         args.quick = True  # full repeats, but a partial table never replaces the full one
-    # Steps at K = 1 are short and the noisiest (a millisecond, scheduler-bound at W = 4), so
-    # they get the most repeats.
-    plans = {2: {1: 400, 3: 150, 16: 20}, 4: {1: 250, 3: 80, 16: 8}}
+    # Steps at K = 1 are short and the noisiest (a millisecond; at W = 4, where two ranks share a
+    # core, spread over 1.5-7 ms by the scheduler), so they get the most repeats: the median of
+    # 250 such steps moved by 10% between runs.
+    plans = {2: {1: 800, 3: 150, 16: 20}, 4: {1: 1000, 3: 80, 16: 8}}
     probe_reps = max(5, int(40 * scale))
 
-    step_rows, verdict_rows, probe_rows, exchange_rows = [], [], [], []
+    step_rows, verdict_rows, spread_rows, probe_rows, exchange_rows = [], [], [], [], []
     for ws in args.world_sizes:
         plan = {k: max(5, int(n * scale)) for k, n in plans[ws].items() if k in args.k}
-        per_rank = run_distributed(bench_rank, ws, plan, probe_reps, timeout=900)
+        per_rank = run_distributed(bench_rank, ws, plan, probe_reps, args.rotate, timeout=900)
         for k in plan:
             ms = {u: slowest_rank_median([r["steps"][(u, k)] for r in per_rank]) * 1e3 for u in USAGES}
             fastest_peer = min(PEERS, key=lambda u: ms[u])
@@ -288,6 +312,8 @@ def main() -> None:
                 ratio = ms[u] / ms[fastest_peer]
                 ahead = ratio <= 1.0 if k == 1 else all(ms[u] < ms[p] for p in PEERS)
                 verdict_rows.append([ws, k, u, f"{ratio:.2f}x vs {fastest_peer}", "yes" if ahead else "**no**"])
+            if k == 1:
+                spread_rows += spread(ws, {u: [r["steps"][(u, k)] for r in per_rank] for u in USAGES})
         for words in PROBE_WORDS:
             one = slowest_rank_median([r["probe"][(PROBE_ONE, words)] for r in per_rank]) * 1e3
             two = slowest_rank_median([r["probe"][(PROBE_TWO, words)] for r in per_rank]) * 1e3
@@ -303,7 +329,9 @@ def main() -> None:
     probe_table = markdown_table(["world size", "data words", "bytes", "the one collective", "one collective ms",
                                   "header exchange + all_reduce ms", "two-step / one"], probe_rows)
     exchange_table = markdown_table(["world size"] + [f"{e} ms" for e in EXCHANGES], exchange_rows)
-    print(steps, verdict, exchange_table, probe_table, sep="\n\n")
+    spread_table = markdown_table(["world size", "usage", "q25 ms", "median ms", "q75 ms", "mean ms",
+                                   "mean vs the lowest peer mean"], spread_rows)
+    print(steps, verdict, spread_table, exchange_table, probe_table, sep="\n\n")
     if args.quick:
         return
     body = (
@@ -316,6 +344,11 @@ def main() -> None:
         "fastest of torchmetrics, ignite and torcheval at the same W and K.\n\n"
         "Target (issue 14): at K = 1 each torchtally usage is no slower than the fastest peer; at K >= 3 it is "
         "ahead of every peer.\n\n" + verdict + "\n\n" + steps + "\n\n"
+        "### The spread of a K = 1 step\n\n"
+        "The slowest rank's step over all repeats at K = 1: quartiles and mean (the mean is what a "
+        "training run pays per step over an epoch). At W = 4 the two processes on each core make the "
+        "spread wide and the median unsteady between runs; compare the quartiles and means too.\n\n"
+        + spread_table + "\n\n"
         "### The header exchange: all_to_all against all_gather\n\n"
         "The 4 KiB header alone (each rank's words to every rank), by gloo's all_to_all (one round: every "
         "rank sends its copy straight to every other) and by its ring all_gather (W - 1 rounds), next to "
