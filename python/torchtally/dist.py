@@ -112,8 +112,8 @@ DIRECT_HEADER_MAX_WORLD = 16
 
 
 def _process_group(group: Optional[Any]) -> Optional[Any]:
-    """``group``, or the default group for None; None when nothing is initialised. (The default
-    group is looked up once: each lookup is three Python calls into c10d, at every step.)"""
+    """``group``, or the default group for None; None when nothing is initialised. (One lookup
+    of the default group: each runs two or three of c10d's Python functions, at every step.)"""
     if group is None:
         return torch.distributed.group.WORLD if torch.distributed.is_available() else None
     return group if initialized() else None
