@@ -56,6 +56,8 @@ class HeaderBuffers:
             except RuntimeError:  # a torch built without numpy: the tensor paths below
                 self.words, readable = None, table
         self._copied = copied
+        self._written: Optional[List[int]] = None  # the fields in the message now (see write)
+        self._on_cpu = device.type == "cpu"
         self.table = readable[:, :shown]
         self.slots: Tuple[Tuple[int, torch.Tensor], ...] = ()
         self.groups: Tuple[Tuple[str, torch.Tensor, Tuple[torch.Tensor, ...], Tuple[Placed, ...]], ...] = ()
@@ -91,12 +93,26 @@ class HeaderBuffers:
         self.slots, self.groups = tuple(slots), tuple(groups)
 
     def write(self, header: List[int]) -> None:
-        """The header's fields (Python ints) into every copy of the message, from word 0."""
-        n = min(len(header), HEADER_SLOTS)
-        if self.words is not None:
-            self.words[:, :n] = header[:n]
+        """The header's fields (Python ints) into every copy of the message, from word 0. Only
+        the words that changed since this set's last sync are written (nothing else writes
+        them: the data lies after the fields), so the same header at every step, as a per-step
+        sync of a collection sends, costs no write, and a decorated metric's growing counts
+        cost a word each."""
+        fields = header[:HEADER_SLOTS]
+        last, self._written = self._written, None  # unknown until written in full
+        if fields == last:
+            self._written = last
+            return
+        if self.words is None:
+            self._copied[:, : len(fields)].copy_(torch.tensor(fields, dtype=torch.int64))
+        elif last is None or len(last) != len(fields):
+            self.words[:, : len(fields)] = fields
         else:
-            self._copied[:, :n].copy_(torch.tensor(header[:n], dtype=torch.int64))
+            words = self.words
+            for k, (new, old) in enumerate(zip(fields, last)):
+                if new != old:
+                    words[:, k] = new
+        self._written = fields
 
     def pack(self, values: Sequence[torch.Tensor]) -> None:
         """A small plan's tensor states into their places in every copy of the message (each
@@ -117,11 +133,10 @@ class HeaderBuffers:
             i = placed[0][0]
             try:
                 reduced = combine_rows(rows, per_rank, reduce)  # a fresh tensor: never a view of the table
-                here = reduced.device
                 for i, part, shape, dtype in placed:
                     out = reduced if part is None else reduced[part].view(shape)
                     value = values[i]
-                    if out.dtype != dtype or (not value.is_cpu if here.type == "cpu" else value.device != here):
+                    if out.dtype != dtype or (not value.is_cpu if self._on_cpu else value.device != out.device):
                         out = out.to(device=value.device, dtype=dtype)
                     synced[i] = out
             except Exception as exc:

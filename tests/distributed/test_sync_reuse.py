@@ -180,3 +180,22 @@ def test_a_state_keeps_its_shape_beside_an_empty_one_in_its_group():
     buffers.reduce(values, synced, lambda i, exc: exc)
     for got, value in zip(synced, values):
         assert got.shape == value.shape and torch.equal(got, 2 * value), (got, value)
+
+
+@pytest.mark.parametrize("numpy_views", [True, False])
+def test_the_header_write_leaves_no_stale_word(monkeypatch, numpy_views):
+    """A reused set writes only the words that changed since its last sync: every copy of the
+    message must still hold exactly the header just written, whichever words changed (and the
+    data after the fields is never taken for a header word)."""
+    plan = SyncPlan(SPECS)
+    if not numpy_views:
+        monkeypatch.setattr(torch.Tensor, "numpy", lambda self, *a, **k: (_ for _ in ()).throw(RuntimeError("no")))
+    buffers = sync_header.HeaderBuffers("w", plan.small.fields, 3, torch.device("cpu"), plan.small, plan.shapes,
+                                        copies=3)
+    n = plan.small.fields
+    headers = [list(range(1, n + 1)), list(range(1, n + 1)), [7] + list(range(2, n + 1)),
+               [7] * n, [-(2**63)] + [2**63 - 1] * (n - 1), list(range(1, n + 1))]
+    for step, header in enumerate(headers):
+        buffers.pack(values_for(0, step))  # the data words change too, after the fields
+        buffers.write(header)
+        assert buffers.sent.view(3, -1)[:, :n].tolist() == [header] * 3, (step, header)
