@@ -23,10 +23,11 @@ Collections are built with compute_groups=False, so every library keeps K states
 metrics are alike; merging them would be a different workload). Each repeat runs every usage
 once, after a barrier, in an order shuffled afresh for each repeat (the same seeded order on
 every rank), so the machine's load hits all of them alike and no usage always runs right after
-another: a fixed rotation ran ignite's batch-wise Accuracy after ignite's RunningAverage in
-every repeat but one cycle in eight, on the caches its twin had just warmed, and torchtally's
-forward after torcheval, on cold ones (a per-step metric runs after the model's step, whose
-work leaves it no warm code either); at K = 1 that order alone moved the ratios by 10-15%.
+another: a fixed rotation ran ignite's batch-wise Accuracy right after ignite's RunningAverage
+in seven repeats out of eight, on the caches its twin had just warmed, and torchtally's forward
+after torcheval, on cold ones (a per-step metric runs after the model's step, whose work leaves
+it no warm code either); at K = 1 that order alone moved the ratios by 10-20% (benchmarks/
+RESULTS.md, "The order of the usages, and the spread at world size 4").
 Reported is the median over repeats of the slowest rank's step.
 
 Also measured, for the design notes (docs/architecture.md): the header exchange alone, by
