@@ -334,3 +334,40 @@ def test_empty_batch_gives_zero_counts():
     assert ttf.multiclass_confusion_matrix(preds, target, C).sum() == 0
     assert float(ttf.multiclass_accuracy(preds, target, C)) == 0.0
     assert math.isnan(float(ttf.multiclass_cohen_kappa(preds, target, C)))
+
+
+def test_accuracy_shortcuts_give_the_general_paths_bits():
+    """MulticlassAccuracy's compute takes shortcuts from its confusion matrix for "micro" and
+    "macro" (top_k = 1, at every step under a per-step sync): they must give the very bits of
+    the general path, on matrices with classes absent from target, from preds or from both, an
+    empty matrix, a single class and counts far past float32's integers."""
+    from torchtally.functional.classification import compute as r
+
+    g = torch.Generator().manual_seed(14)
+    mats = [torch.zeros(4, 4, dtype=torch.int64), torch.tensor([[3]]), torch.tensor([[0, 2], [0, 0]])]
+    for i in range(3000):
+        c = 1 + i % 12
+        high = 2**40 if i % 3 == 0 else 20
+        m = torch.randint(0, high, (c, c), generator=g)
+        m[torch.rand(c, generator=g) < 0.3] = 0  # classes never in target
+        m[:, torch.rand(c, generator=g) < 0.3] = 0  # ... never predicted
+        mats.append(m)
+    for m in mats:
+        stats = r.multiclass_stats(m)
+        for shortcut, average in ((r.macro_accuracy, "macro"), (r.micro_accuracy, "micro")):
+            got, want = shortcut(m), r.accuracy(stats, average)
+            assert got.dtype == want.dtype == torch.float32 and got.shape == want.shape == ()
+            assert torch.equal(got, want), (average, m, got.item(), want.item())
+
+
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted", "none"])
+def test_multiclass_accuracy_class_matches_its_functional_form(average):
+    """The class (with its shortcuts) and the functional form (the general path) agree."""
+    from torchtally.metrics import MulticlassAccuracy
+
+    preds, target = multiclass_data(N, C, seed=3)
+    target[target == 2] = 0  # a class absent from target (still predicted: it counts for macro)
+    metric = MulticlassAccuracy(C, average=average)
+    for lo in range(0, N, 100):
+        metric.update(preds[lo : lo + 100], target[lo : lo + 100])
+    assert torch.equal(metric.compute(), ttf.multiclass_accuracy(preds, target, C, average=average))

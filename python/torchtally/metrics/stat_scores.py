@@ -154,8 +154,11 @@ class MulticlassAccuracy(MulticlassStatBase):
     """
 
     def compute(self) -> Tensor:
-        if self.average == "micro" and self.top_k == 1 and not self._samplewise:
-            return _r.micro_accuracy(self.confmat)  # the same value in a third of the tensor ops
+        if self.top_k == 1 and not self._samplewise:  # the same values in fewer tensor ops
+            if self.average == "micro":
+                return _r.micro_accuracy(self.confmat)
+            if self.average == "macro":
+                return _r.macro_accuracy(self.confmat)
         return _r.accuracy(self._stats(), self.average)
 
 

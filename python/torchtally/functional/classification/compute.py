@@ -131,6 +131,19 @@ def micro_accuracy(confmat: Tensor) -> Tensor:
     return _ratio(confmat.trace(), confmat.sum(), dtype=torch.float32)  # as _result(_ratio(...))
 
 
+def macro_accuracy(confmat: Tensor) -> Tensor:
+    """accuracy(multiclass_stats(confmat), "macro") (top_k = 1) from a [C, C] confusion matrix:
+    the mean recall over the classes that occur in target or preds. The same int64 counts enter
+    the same float64 operations (recall = tp / row sum; a class occurs when tp + fp + fn is not
+    0, as is its row sum + column sum, 2 tp + fn + fp; its weight 1.0 or 0.0), so the same bits,
+    in half the tensor ops of the general path (compute runs at every step)."""
+    support = confmat.sum(1)  # tp + fn
+    weights = ((support + confmat.sum(0)) != 0).double()
+    # tp / support as _ratio divides it; a class without support has tp = 0, so 0 / 1 = 0
+    recall = confmat.diagonal().double() / support.clamp(min=1).double()
+    return _ratio((weights * recall).sum(-1), weights.sum(-1), dtype=torch.float32)  # as _result(_ratio(...))
+
+
 def hamming_distance(s: Stats, average: str) -> Tensor:
     """1 - accuracy, taken per class before averaging (so a class or sample with nothing to
     count scores 1, and an average over no class is 0). As torchmetrics, "macro" leaves out the
