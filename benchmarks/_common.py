@@ -49,10 +49,15 @@ def machine_line() -> str:
             f"{torch.get_num_threads()} torch thread(s), Python {platform.python_version()}")
 
 
-def slowest_rank_median(per_rank: List[List[float]]) -> float:
-    """Median over repeats of the slowest rank's time (``per_rank``: each rank's times, repeat by
+def slowest_rank_times(per_rank: List[List[float]]) -> List[float]:
+    """The slowest rank's time of each repeat (``per_rank``: each rank's times, repeat by
     repeat): a distributed step takes as long as its slowest rank."""
-    return statistics.median(max(rep) for rep in zip(*per_rank))
+    return [max(rep) for rep in zip(*per_rank)]
+
+
+def slowest_rank_median(per_rank: List[List[float]]) -> float:
+    """Median over repeats of the slowest rank's time."""
+    return statistics.median(slowest_rank_times(per_rank))
 
 
 def markdown_table(header: Sequence[str], rows: List[Sequence[object]]) -> str:

@@ -54,7 +54,9 @@ import torch.distributed as dist
 from torch.utils.data import DistributedSampler
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine_line, markdown_table, replace_section, slowest_rank_median  # noqa: E402
+from _common import (  # noqa: E402
+    machine_line, markdown_table, replace_section, slowest_rank_median, slowest_rank_times,
+)
 
 from torchtally.sync_plan import HEADER_SLOTS  # noqa: E402
 from torchtally.testing import count_collectives, run_distributed  # noqa: E402
@@ -211,7 +213,7 @@ def spread(world_size: int, per_usage: Dict[str, List[List[float]]]) -> List[Lis
     """Rows of the K = 1 spread table: each usage's slowest-rank steps (``per_usage[u]``: each
     rank's times, repeat by repeat) as quartiles and mean, ms, and its mean against the lowest
     peer mean."""
-    slowest = {u: [max(rep) * 1e3 for rep in zip(*times)] for u, times in per_usage.items()}
+    slowest = {u: [t * 1e3 for t in slowest_rank_times(times)] for u, times in per_usage.items()}
     means = {u: statistics.mean(t) for u, t in slowest.items()}
     lowest_peer = min(means[p] for p in PEERS)
     rows = []

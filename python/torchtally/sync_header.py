@@ -9,12 +9,13 @@ read through numpy views, a fraction of the cost of tensor indexing.
 A set of buffers is keyed on what fixes its layout: the plan's fingerprint (the same declared
 states and options give the same layout; the layout itself is compared on taking a set, as a
 hash is no proof), the number of header fields, the world size, the device and the number of
-copies sent. Two syncs of one layout write the same words, so a reused buffer holds no stale
-word that a sync would read. A sync takes a set out of the pool and gives it back only once it
-has read everything out of it: two syncs at once (threads) never share a set, and a set whose
-collective failed or timed out (gloo may still write into it) is never given back. Nothing a
-sync returns aliases these buffers: the table is read as Python ints and every reduction is a
-fresh tensor (torchtally.sync_small).
+copies sent. Two syncs of one layout fill the same words (a set writes those whose value
+changed, remembering what it wrote), so a reused buffer holds no stale word that a sync reads.
+A sync takes a set out of the pool and gives it back only once it has read everything out of
+it: two syncs at once (threads) never share a set, and a set whose collective failed or timed
+out (gloo may still write into it) is never given back. Nothing a sync returns aliases these
+buffers: the table is read as Python ints and every reduction is a fresh tensor
+(torchtally.sync_small).
 """
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
@@ -50,14 +51,14 @@ class HeaderBuffers:
         # reads back the same way (``tolist``).
         self.words: Any = None
         readable: Any = table
-        if device.type == "cpu":
+        self._on_cpu = device.type == "cpu"
+        if self._on_cpu:
             try:
                 self.words, readable = copied.numpy(), table.numpy()
             except RuntimeError:  # a torch built without numpy: the tensor paths below
                 self.words, readable = None, table
         self._copied = copied
         self._written: Optional[List[int]] = None  # the fields in the message now (see write)
-        self._on_cpu = device.type == "cpu"
         self.table = readable[:, :shown]
         self.slots: Tuple[Tuple[int, torch.Tensor], ...] = ()
         self.groups: Tuple[Tuple[str, torch.Tensor, Tuple[torch.Tensor, ...], Tuple[Placed, ...]], ...] = ()
@@ -105,7 +106,7 @@ class HeaderBuffers:
             return
         if self.words is None:
             self._copied[:, : len(fields)].copy_(torch.tensor(fields, dtype=torch.int64))
-        elif last is None or len(last) != len(fields):
+        elif last is None:  # (a set's header length is part of its key: len(last) == len(fields))
             self.words[:, : len(fields)] = fields
         else:
             words = self.words
