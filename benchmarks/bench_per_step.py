@@ -31,8 +31,9 @@ RESULTS.md, "The order of the usages, and the spread at world size 4").
 Reported is the median over repeats of the slowest rank's step.
 
 Also measured, for the design notes (docs/architecture.md): the header exchange alone, by
-all_to_all (what a gloo group uses) and by all_gather, next to ignite's two one-element
-all_reduces; and for the small-plan bound, one header exchange with the data in it (the
+all_to_all (what a gloo group uses where every rank has a core), by all_gather and by
+torchtally.sync_exchange's ring (what a gloo group uses where a host has fewer cores than ranks,
+as at W = 4 here), next to ignite's two one-element all_reduces; and for the small-plan bound, one header exchange with the data in it (the
 one-collective path) against the two-step path (header exchange, then an all_reduce of the
 data) and a single all_gather of header + data past the header, at several data sizes, with
 the local reduction of the gathered copies included.
@@ -58,6 +59,7 @@ from _common import (  # noqa: E402
     machine_line, markdown_table, replace_section, slowest_rank_median, slowest_rank_times,
 )
 
+from torchtally.sync_exchange import ring  # noqa: E402
 from torchtally.sync_plan import HEADER_SLOTS  # noqa: E402
 from torchtally.testing import count_collectives, run_distributed  # noqa: E402
 
@@ -84,7 +86,8 @@ PROBE_ONE = "one collective (data in the header when it fits)"
 PROBE_TWO = "header exchange + all_reduce"
 # The header exchange (4 KiB per rank) by all_to_all and by all_gather, and what ignite's
 # decorators make for an accuracy (two one-element all_reduces), for the design note.
-EXCHANGES = ("all_to_all of the header", "all_gather of the header", "two one-element all_reduces")
+EXCHANGES = ("all_to_all of the header", "all_gather of the header", "ring of the header",
+             "two one-element all_reduces")
 
 
 def tally_accuracy_class() -> type:
@@ -190,7 +193,7 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
                 step()
             with count_collectives() as counter:
                 step()
-            out["collectives"][(usage, k)] = counter.total
+            out["collectives"][(usage, k)] = dict(counter.by_name)
         times: Dict[str, List[float]] = {u: [] for u in USAGES}
         order = list(USAGES)
         shuffler = random.Random(k)  # every rank draws the same orders: their collectives match
@@ -207,6 +210,14 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
         for usage in USAGES:
             out["steps"][(usage, k)] = times[usage]
     return out
+
+
+def collectives(per_rank: List[Dict[str, int]]) -> str:
+    """A step's collectives (every rank's counts by name), the ring's point-to-point messages
+    (torchtally.sync_exchange) counted as the one header exchange they make up."""
+    p2p = max(sum(n for name, n in counts.items() if name in ("isend", "irecv")) for counts in per_rank)
+    others = max(sum(n for name, n in counts.items() if name not in ("isend", "irecv")) for counts in per_rank)
+    return f"{others + 1} (header ring: {p2p} messages)" if p2p else str(others)
 
 
 def spread(world_size: int, per_usage: Dict[str, List[List[float]]]) -> List[List[Any]]:
@@ -267,7 +278,15 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
     ones = [torch.zeros(1, dtype=torch.int64), torch.zeros(1, dtype=torch.float64)]
     ways[(EXCHANGES[0], 0)] = exchange
     ways[(EXCHANGES[1], 0)] = lambda: gather(table, header)
-    ways[(EXCHANGES[2], 0)] = lambda: [dist.all_reduce(t) for t in ones]
+    rank = dist.get_rank()
+    own_row = table[rank * HEADER_SLOTS : (rank + 1) * HEADER_SLOTS]
+
+    def by_ring() -> None:  # torchtally.sync_exchange's ring, as a sync makes it
+        own_row.copy_(header)
+        ring(table, HEADER_SLOTS, rank, list(range(world_size)), None, time.monotonic() + 60)
+
+    ways[(EXCHANGES[2], 0)] = by_ring
+    ways[(EXCHANGES[3], 0)] = lambda: [dist.all_reduce(t) for t in ones]
     for key, fn in ways.items():
         fn()
         out[key] = []
@@ -310,8 +329,8 @@ def main() -> None:
             ms = {u: slowest_rank_median([r["steps"][(u, k)] for r in per_rank]) * 1e3 for u in USAGES}
             fastest_peer = min(PEERS, key=lambda u: ms[u])
             for u in USAGES:
-                count = max(r["collectives"][(u, k)] for r in per_rank)
-                step_rows.append([ws, k, u, count, f"{ms[u]:,.2f}", f"{ms[u] / ms[fastest_peer]:.2f}x"])
+                step_rows.append([ws, k, u, collectives([r["collectives"][(u, k)] for r in per_rank]),
+                                  f"{ms[u]:,.2f}", f"{ms[u] / ms[fastest_peer]:.2f}x"])
             for u in TORCHTALLY:
                 ratio = ms[u] / ms[fastest_peer]
                 ahead = ratio <= 1.0 if k == 1 else all(ms[u] < ms[p] for p in PEERS)
@@ -340,7 +359,9 @@ def main() -> None:
         return
     body = (
         f"Machine: {machine_line()}, {os.cpu_count()} CPU core(s) shared with other jobs; world size W runs W "
-        "processes of one torch thread each (gloo over loopback), so at W = 4 two processes share each core.\n\n"
+        "processes of one torch thread each (gloo over loopback), so at W = 4 two processes share each core "
+        "and torchtally's groups pass their sync headers along a ring rather than by all_to_all "
+        "(docs/architecture.md, \"The header exchange\").\n\n"
         f"Per step, on every rank: K accuracy metrics over {CLASSES} classes get a batch of {BATCH} samples, then "
         "each usage's synced value of every metric (see the docstring of `benchmarks/bench_per_step.py` for each "
         "usage). Time = median over repeats of the slowest rank's step (a barrier before each, usages in an "
@@ -353,11 +374,13 @@ def main() -> None:
         "training run pays per step over an epoch). At W = 4 the two processes on each core make the "
         "spread wide and the median unsteady between runs; compare the quartiles and means too.\n\n"
         + spread_table + "\n\n"
-        "### The header exchange: all_to_all against all_gather\n\n"
+        "### The header exchange: all_to_all, all_gather, ring\n\n"
         "The 4 KiB header alone (each rank's words to every rank), by gloo's all_to_all (one round: every "
-        "rank sends its copy straight to every other) and by its ring all_gather (W - 1 rounds), next to "
-        "the two one-element all_reduces ignite makes for an accuracy. Median of the slowest rank, a barrier "
-        "before each.\n\n" + exchange_table + "\n\n"
+        "rank sends its copy straight to every other), by its ring all_gather (W - 1 rounds) and by "
+        "torchtally's ring of point-to-point messages (2(W - 1) messages, one rank awake at a time; what "
+        "a gloo group takes where a host has fewer cores than ranks, as at W = 4 here: "
+        "docs/architecture.md), next to the two one-element all_reduces ignite makes for an accuracy. "
+        "Median of the slowest rank, a barrier before each.\n\n" + exchange_table + "\n\n"
         "### The small-plan bound: one collective against two\n\n"
         "Syncing `data words` int64 sums: the one-collective path (the data inside the 4 KiB header exchange "
         "while it fits, else one all_gather of header fields + data; then the W copies summed locally) "

@@ -1,7 +1,13 @@
 """Every test starts from the same random state, so a test that draws its data without a seed
 still sees the same data on every run: a rare draw (one class only, no bad label where one was
-meant) cannot make CI fail once in a few hundred runs."""
+meant) cannot make CI fail once in a few hundred runs.
+
+Every process a test starts exchanges sync headers by all_to_all, whatever the machine's cores
+(torchtally.sync_exchange would take its ring where a host has fewer cores than ranks, as the
+2-core CI machine has at world size 3 and 4), so collective counts mean the same everywhere;
+tests/distributed/test_sync_small.py runs the ring, and the automatic choice, on purpose."""
 import importlib.util
+import os
 import random
 
 import numpy as np
@@ -12,6 +18,8 @@ import torch
 # `make test` runs that folder there, after this suite). Without Avalanche it is not collected,
 # so it is never counted as skipped-and-passing here.
 collect_ignore = [] if importlib.util.find_spec("avalanche") else ["with_avalanche"]
+
+os.environ.setdefault("TORCHTALLY_HEADER_EXCHANGE", "all_to_all")  # inherited by spawned ranks
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ numbers and the default store (where torchtally.rollcall registers each rank's a
 """
 import datetime
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
@@ -94,7 +94,10 @@ class GroupInfo:
     rank: int
     ranks: Tuple[int, ...]  # global ranks, in group-rank order
     nccl_only: bool  # collectives need CUDA buffers
-    direct_header: bool  # the sync header travels by all_to_all (torchtally.sync)
+    direct_header: bool  # the sync header travels by all_to_all or a ring (torchtally.sync_exchange)
+    # What the syncs over this process group keep from one to the next (torchtally.sync_exchange's
+    # route); it lives as long as the group object, so a new group starts afresh on every rank.
+    shared: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def device(self) -> torch.device:
@@ -106,8 +109,9 @@ class GroupInfo:
 _group_infos: Dict[int, Tuple[Any, GroupInfo]] = {}
 
 # Up to this many ranks, a gloo group exchanges the sync header by all_to_all (every rank sends
-# its header straight to every other, one round) rather than gloo's ring all_gather (W - 1
-# rounds, each waiting on the slowest link); see docs/architecture.md, "The header exchange".
+# its header straight to every other, one round), or by torchtally.sync_exchange's ring where a
+# host has fewer cores than ranks, rather than gloo's ring all_gather (W - 1 rounds, each waiting
+# on the slowest link); see docs/architecture.md, "The header exchange".
 DIRECT_HEADER_MAX_WORLD = 16
 
 

@@ -7,7 +7,9 @@ collectives in the same order. One sync is:
 
   1. one header exchange of HEADER_SLOTS int64 per rank (the same size for every plan; an
      all_to_all in a gloo group of up to dist.DIRECT_HEADER_MAX_WORLD ranks, one round where
-     gloo's ring all_gather takes W - 1; an all_gather otherwise): the plan's fingerprint,
+     gloo's ring all_gather takes W - 1, or, where a host has fewer cores than ranks, a ring of
+     point-to-point messages that wakes one rank at a time (torchtally.sync_exchange); an
+     all_gather otherwise): the plan's fingerprint,
      this rank's local status, the sync options, whether this rank has data its last result
      did not see ("dirty"), which units (metrics) were updated, the dim-0 length
      of every cat/merge state, and the kind (bool, int, float) of every Python number. Every
@@ -60,7 +62,7 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 import torch
 import torch.distributed
 
-from . import dist, rollcall, sync_failure
+from . import dist, rollcall, sync_exchange, sync_failure
 from .errors import SyncError
 from .sync_plan import (
     FIXED_REDUCES,
@@ -80,7 +82,7 @@ from .sync_plan import (
 )
 from .sync_header import give_back, take
 from .sync_small import number_kind, number_word, python_number, reduce_numbers
-from .sync_table import ADDRESS, FP, OPTIONS, PROBLEM, PROBLEMS, REJECTED, STATUS, Header, decode, scan
+from .sync_table import ADDRESS, FP, OPTIONS, PROBLEM, PROBLEMS, REJECTED, STATUS, VOTE, Header, decode, scan
 from .transport import transport_for
 
 # The plan's names, importable from here as before the split.
@@ -161,6 +163,7 @@ class _Sync:
         self.recipient = recipient
         self.device = info.device  # the header's
         self.direct_header = info.direct_header
+        self.route = sync_exchange.route_of(info) if info.direct_header else None
         self.transport = transport_for(group)
         self.data_device = self.transport.device if self.transport is not None else self.device
         self.sync_id = dist.next_sync_id(group, info)
@@ -249,8 +252,9 @@ class _Sync:
                 break
         if not status and local_error is not None:
             status, problem = 1, REJECTED
+        route = self.route
         header = [plan.fingerprint, status, problem, 0 if self.recipient is None else self.recipient + 1,
-                  1 if dirty else 0, self.address]
+                  1 if dirty else 0, self.address, route.vote if route is not None else 0]
         words = [0] * plan.n_flag_words
         for u in range(plan.n_units):
             if updated is None or updated[u]:
@@ -266,18 +270,27 @@ class _Sync:
         # Every plan's header has the same size, so ranks whose plans differ still exchange
         # well-formed headers and find the difference in them. The buffers are reused from the
         # last sync of this layout (torchtally.sync_header).
-        copies = self.world if self.direct_header else 1
+        ring = route is not None and route.ring is True
+        copies = self.world if self.direct_header and not ring else 1
         buffers = self.buffers = take(plan.fingerprint, small, len(header), self.world, self.device, plan.shapes,
-                                      copies)
+                                      copies, self.rank if ring else None)
         buffers.write(header)
         if small is not None and status == 0:
             buffers.pack(values)
 
-        exchange = torch.distributed.all_to_all_single if self.direct_header else _all_gather_flat
-        self._wait(self._start(exchange, buffers.gathered, buffers.sent, stage="header"), "header")
+        if ring:
+            try:
+                sync_exchange.ring(buffers.gathered, HEADER_SLOTS, self.rank, self.ranks, self.group, self.deadline)
+            except Exception as exc:
+                self._fail("header", exc)
+        else:
+            exchange = torch.distributed.all_to_all_single if self.direct_header else _all_gather_flat
+            self._wait(self._start(exchange, buffers.gathered, buffers.sent, stage="header"), "header")
         table = buffers.read_table()
         if small is None:
             give_back(buffers)  # all read: a plan that is not small needs nothing more from them
+        if route is not None and route.ring is None:  # the group's first header: every rank chooses alike
+            route.ring = sync_exchange.choose_ring([row[ADDRESS] for row in table], [row[VOTE] for row in table])
         seen = scan(plan, table)
         rollcall.learn(self.ranks, [row[ADDRESS] for row in table])
         # A rank's own error first: its plan may differ from the others' because of that error

@@ -1,6 +1,6 @@
 """The buffers of a sync's header exchange, kept from one sync to the next (issue 14): the
-message this rank sends (once for an all_gather, once per rank for an all_to_all: torchtally.sync
-picks the exchange), the [W, HEADER_SLOTS] table every rank gets back and, for a small plan, a
+message this rank sends (once for an all_gather, once per rank for an all_to_all, or as its row of
+the table for a ring: torchtally.sync and torchtally.sync_exchange pick the exchange), the [W, HEADER_SLOTS] table every rank gets back and, for a small plan, a
 view of each state's place in every copy of the message and of each group's W rows in the table.
 Packing is then one broadcasting copy per state and reducing one op per group, with no
 allocation, slicing or offset arithmetic per sync; on the CPU the header words are written and
@@ -35,14 +35,20 @@ class HeaderBuffers:
     """One set of header buffers (see the module docstring); build with ``take``."""
 
     def __init__(self, key: Hashable, fields: int, world: int, device: torch.device,
-                 small: Optional[SmallLayout], shapes: Sequence[Tuple[int, ...]], copies: int = 1) -> None:
+                 small: Optional[SmallLayout], shapes: Sequence[Tuple[int, ...]], copies: int = 1,
+                 row: Optional[int] = None) -> None:
         self.key = key
         self.small = small
         # What this rank sends: its header once (for an all_gather) or once per rank (for an
         # all_to_all: torchtally.sync's direct exchange). Every copy is written at once, by
-        # broadcasting the words and each state into all of them.
-        self.sent = torch.zeros(copies * HEADER_SLOTS, dtype=torch.int64, device=device)
+        # broadcasting the words and each state into all of them. For the ring exchange
+        # (torchtally.sync_exchange) it is this rank's own ``row`` of the table, which the ring
+        # passes on and never writes to.
         self.gathered = torch.zeros(world * HEADER_SLOTS, dtype=torch.int64, device=device)
+        if row is None:
+            self.sent = torch.zeros(copies * HEADER_SLOTS, dtype=torch.int64, device=device)
+        else:
+            self.sent = self.gathered[row * HEADER_SLOTS : (row + 1) * HEADER_SLOTS]
         copied = self.sent.view(copies, HEADER_SLOTS)
         table = self.gathered.view(world, HEADER_SLOTS)
         shown = min(fields, HEADER_SLOTS)
@@ -148,15 +154,16 @@ _pool: Dict[Hashable, HeaderBuffers] = {}
 
 
 def take(fingerprint: int, small: Optional[SmallLayout], fields: int, world: int, device: torch.device,
-         shapes: Sequence[Tuple[int, ...]], copies: int = 1) -> HeaderBuffers:
+         shapes: Sequence[Tuple[int, ...]], copies: int = 1, row: Optional[int] = None) -> HeaderBuffers:
     """A set of header buffers for this layout: the pooled one, or a new one if none is free.
     ``shapes``: every state's declared shape (plan order), for a small plan's views; ``copies``:
-    how many times the message is sent (1 for an all_gather, the world size for an all_to_all)."""
-    key = (fingerprint, fields, world, device, copies)  # cheap to hash, unlike the layout itself
+    how many times the message is sent (1 for an all_gather, the world size for an all_to_all);
+    ``row``: for the ring exchange, this rank's row of the table, which it sends from."""
+    key = (fingerprint, fields, world, device, copies, row)  # cheap to hash, unlike the layout itself
     buffers = _pool.pop(key, None)  # atomic: a concurrent sync gets its own set
     if buffers is not None and (buffers.small is small or buffers.small == small):
         return buffers
-    return HeaderBuffers(key, fields, world, device, small, shapes, copies)
+    return HeaderBuffers(key, fields, world, device, small, shapes, copies, row)
 
 
 def give_back(buffers: HeaderBuffers) -> None:

@@ -6,8 +6,8 @@ collectives in the same order; torchtally.sync runs the protocol over a plan.
 
 The header every sync starts with is HEADER_SLOTS int64 words per rank, whatever the plan:
 
-    [fingerprint, status, problem, options, dirty] + unit flag words + the dim-0 length of every
-    cat/merge state + the kind of every number state                       ("fields")
+    [fingerprint, status, problem, options, dirty, address, vote] + unit flag words
+    + the dim-0 length of every cat/merge state + the kind of every number state    ("fields")
 
 and, in a *small* plan (only fixed-shape states, and they fit), the data itself after the
 fields: one word per number state (its own kind's bits), then each (transport dtype, op) group
@@ -31,9 +31,9 @@ VAR_REDUCES = ("cat", "merge")
 REDUCES = FIXED_REDUCES + VAR_REDUCES
 
 HEADER_SLOTS = 512  # int64 words per rank: 4 KiB
-HEADER_FIXED = 6  # fingerprint, status, problem, options, dirty, roll-call address
+HEADER_FIXED = 7  # fingerprint, status, problem, options, dirty, roll-call address, exchange vote
 FLAG_BITS = 62  # unit flags per int64 header word (bit 63 left alone)
-PROTOCOL = "torchtally-sync-2"
+PROTOCOL = "torchtally-sync-3"
 
 # A number state's value is a 0-dim tensor of one of these dtypes; the index is its kind, and
 # ranks agree on the widest kind any of them holds.

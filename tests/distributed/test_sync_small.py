@@ -2,9 +2,11 @@
 exchange and every rank reduces the W copies itself.
 
 One spawned run per world size (2 and 4) and header exchange (gloo's all_to_all, the default up
-to torchtally.dist.DIRECT_HEADER_MAX_WORLD ranks, and the all_gather used beyond it, forced
-here by lowering that bound) does every check on real gloo ranks and returns what it saw; the
-tests below read it. Checked: exactly one collective (counted by wrapping
+to torchtally.dist.DIRECT_HEADER_MAX_WORLD ranks; the all_gather used beyond it, forced here by
+lowering that bound; and torchtally.sync_exchange's ring of point-to-point messages, taken where
+a host has fewer cores than ranks and forced here by TORCHTALLY_HEADER_EXCHANGE) does every
+check on real gloo ranks and returns what it saw; the tests below read it. Checked: exactly one
+header exchange (one collective, or the ring's messages; counted by wrapping
 torch.distributed) for metrics, collections and decorated objects whose states fit, two just
 past the bound; float results bit-identical on every rank and equal to a rank-order reduction
 done here; the unchanged shortcut; mismatched plans (both small, or one small and one large),
@@ -13,6 +15,7 @@ reduced; an int sum leaving int64 raising instead of wrapping; a recipient rank;
 two-step path of a large plan holding Python numbers of mixed kinds.
 """
 import datetime
+import os
 import struct
 import time
 from typing import Any, Dict, List
@@ -26,6 +29,7 @@ import torchtally.dist
 from torchtally import Metric, MetricCollection, SyncError, all_reduced_synchronized
 from torchtally.sync_plan import HEADER_FIXED, HEADER_SLOTS
 from torchtally.sync import StateSpec, SyncPlan, number_spec, sync_states
+from torchtally.sync_exchange import EXCHANGE_ENV
 from torchtally.testing import count_collectives, run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -124,6 +128,8 @@ def _reject():
 def run_checks(rank: int, ws: int, exchange: str) -> Dict[str, Any]:
     if exchange == "all_gather":  # as a group larger than the bound would (before any sync)
         torchtally.dist.DIRECT_HEADER_MAX_WORLD = 1
+    os.environ[EXCHANGE_ENV] = "ring" if exchange == "ring" else "all_to_all"
+    Counts(1).update(rank).compute()  # the group's first header exchange, where it chooses
     out: Dict[str, Any] = {}
     floats = Floats()
     floats.update(rank)
@@ -202,22 +208,36 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 WORLD_SIZES = [2, 4]
 # The header exchange of a gloo group, and the collective it shows up as.
 HEADER = {"all_to_all": "all_to_all_single", "all_gather": "all_gather_single"}
+EXCHANGES = list(HEADER) + ["ring"]
 
 
-def one(exchange: str) -> Dict[str, int]:
-    """The collectives of a small plan's sync: the header exchange alone."""
-    return {HEADER[exchange]: 1}
+def ring_messages(rank: int, ws: int) -> Dict[str, int]:
+    """A ring exchange's point-to-point messages on ``rank``: the rows before its own come from
+    its predecessor and go on with its own (the last rank, holding every row, sends rank 0 all
+    but row 0); the rows after its own come round next, and go on while the next rank lacks any."""
+    return {"irecv": (rank > 0) + (rank < ws - 1), "isend": 1 + (rank + 2 < ws)}
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+def one(exchange: str, rank: int, ws: int) -> Dict[str, int]:
+    """The collectives of a small plan's sync on ``rank``: the header exchange alone."""
+    return ring_messages(rank, ws) if exchange == "ring" else {HEADER[exchange]: 1}
+
+
+def with_one_exchange(counts: Dict[str, int], exchange: str, rank: int, ws: int) -> bool:
+    """``counts`` hold the header exchange once (and maybe other collectives)."""
+    return all(counts.get(name) == n for name, n in one(exchange, rank, ws).items())
+
+
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_a_small_plan_is_one_collective(ws, exchange):
-    for out in results(ws, exchange):
-        assert out["floats"]["counts"] == one(exchange) and out["floats_plan"] == 1
-        assert out["collection"]["counts"] == one(exchange)
-        assert out["counts_%d" % FITS]["counts"] == one(exchange)  # fills the header exactly
+    for rank, out in enumerate(results(ws, exchange)):
+        header = one(exchange, rank, ws)
+        assert out["floats"]["counts"] == header and out["floats_plan"] == 1
+        assert out["collection"]["counts"] == header
+        assert out["counts_%d" % FITS]["counts"] == header  # fills the header exactly
         # One int64 more does not fit: the header, then one all_reduce.
-        assert out["counts_%d" % (FITS + 1)]["counts"] == {HEADER[exchange]: 1, "all_reduce": 1}
+        assert out["counts_%d" % (FITS + 1)]["counts"] == {**header, "all_reduce": 1}
         for n in (FITS, FITS + 1):
             want = torch.arange(n) * sum(r + 1 for r in range(ws))
             assert torch.equal(out[f"counts_{n}"]["value"], want)
@@ -225,7 +245,7 @@ def test_a_small_plan_is_one_collective(ws, exchange):
             assert torch.equal(out["collection"]["value"][f"c{k}"], torch.arange(5 + k) * sum(r + 1 for r in range(ws)))
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_float_results_are_bit_identical_on_every_rank_and_in_rank_order(ws, exchange):
     rows = [torch.tensor(FLOAT_ROWS[r], dtype=torch.float64) for r in range(ws)]
@@ -253,21 +273,21 @@ def test_float_results_are_bit_identical_on_every_rank_and_in_rank_order(ws, exc
         assert not torch.equal(want["f32"], rank_order(torch.add, [r.float() for r in reversed(rows)]))
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_unchanged_shortcut_through_the_header(ws, exchange):
-    for out in results(ws, exchange):
-        assert out["floats_again"]["counts"] == one(exchange)
+    for rank, out in enumerate(results(ws, exchange)):
+        assert out["floats_again"]["counts"] == one(exchange, rank, ws)
         for name, value in out["floats"]["value"].items():
             assert same_bits(out["floats_again"]["value"][name], value), name
         # One rank updated again: every rank's result moves, in the same one collective.
         after = out["floats_after_one_rank"]
-        assert after["counts"] == one(exchange)
+        assert after["counts"] == one(exchange, rank, ws)
         assert not torch.equal(after["value"]["f32"], out["floats"]["value"]["f32"])
         assert torch.equal(after["value"]["f32"], results(ws, exchange)[0]["floats_after_one_rank"]["value"]["f32"])
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 @pytest.mark.parametrize("case", ["mismatch_small", "mismatch_sizes"])
 def test_ranks_whose_plans_differ_raise_on_every_rank(ws, case, exchange):
@@ -276,26 +296,26 @@ def test_ranks_whose_plans_differ_raise_on_every_rank(ws, case, exchange):
         assert seen.get("kind") == "SyncError", (rank, seen)
         assert "ranks disagree on what to sync" in seen["error"]
         assert "rank 0 has [Counts.counts: sum int64 (4,)]" in seen["error"], seen["error"]
-        assert "all_reduce" not in seen["counts"] and seen["counts"].get(HEADER[exchange]) == 1, seen
+        assert "all_reduce" not in seen["counts"] and with_one_exchange(seen["counts"], exchange, rank, ws), seen
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_a_bent_state_or_a_rejected_batch_raises_on_every_rank(ws, exchange):
     for rank, out in enumerate(results(ws, exchange)):
         bent = out["bent"]
-        assert bent.get("kind") == "SyncError" and bent["counts"] == one(exchange), bent
+        assert bent.get("kind") == "SyncError" and bent["counts"] == one(exchange, rank, ws), bent
         assert f"rank {ws - 1}: state 'Counts.counts' changed shape" in bent["error"]
         rejected = out["rejected"]
         if rank == 0:
             assert rejected.get("kind") == "ValueError" and rejected["error"].startswith("target: label 9"), rejected
         else:
             assert rejected.get("kind") == "SyncError" and "rank(s) [0] stopped the sync" in rejected["error"]
-        assert rejected["counts"] == one(exchange)
+        assert rejected["counts"] == one(exchange, rank, ws)
         assert torch.equal(out["after_errors"]["value"], torch.arange(4) * sum(r + 1 for r in range(ws)))
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_a_missing_rank_raises_sync_error_naming_it(ws, exchange):
     for rank, out in enumerate(results(ws, exchange)[:-1]):
@@ -305,22 +325,22 @@ def test_a_missing_rank_raises_sync_error_naming_it(ws, exchange):
         assert missing["seconds"] < 30  # a no-hang bound (2 s timeout + check-in grace), not a speed claim
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_an_int_number_sum_that_leaves_int64_raises_instead_of_wrapping(ws, exchange):
-    for out in results(ws, exchange):
+    for rank, out in enumerate(results(ws, exchange)):
         seen = out["overflow"]  # 2**63 + 1 at world size 2, 2**64 + 6 at 4
-        assert seen.get("kind") == "SyncError" and seen["counts"] == one(exchange), seen
+        assert seen.get("kind") == "SyncError" and seen["counts"] == one(exchange, rank, ws), seen
         assert "Totals.total" in seen["error"] and "does not fit in int64" in seen["error"]
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_a_number_comes_back_in_the_form_it_was_given(ws, exchange):
     total = sum(r + 1 if r % 2 == 0 else 0.5 * r for r in range(ws))
     for rank, out in enumerate(results(ws, exchange)):
         seen = out["number_forms"]
-        assert seen["counts"] == one(exchange), seen
+        assert seen["counts"] == one(exchange, rank, ws), seen
         number, rows = seen["value"]
         if rank % 2 == 0:  # given a Python int, back a Python float (rank 1 held a float)
             assert type(number) is float and number == total, (rank, number)
@@ -333,24 +353,24 @@ def test_a_number_comes_back_in_the_form_it_was_given(ws, exchange):
             assert "(got a float64)" in out["number_subclass"], out["number_subclass"]
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_a_recipient_rank_alone_gets_the_result(ws, exchange):
     for rank, out in enumerate(results(ws, exchange)):
-        assert out["recipient"]["counts"] == one(exchange)
+        assert out["recipient"]["counts"] == one(exchange, rank, ws)
         if rank == ws - 1:
             assert torch.equal(out["recipient"]["value"], torch.arange(4) * sum(r + 1 for r in range(ws)))
         else:
             assert out["recipient"]["value"] is None
 
 
-@pytest.mark.parametrize("exchange", HEADER)
+@pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_a_large_plan_with_numbers_of_mixed_kinds_takes_the_two_step_path(ws, exchange):
-    for out in results(ws, exchange):
+    for rank, out in enumerate(results(ws, exchange)):
         seen = out["mixed_large"]
         # header + int64 sum (num, hist) + float64 sum (mean_sum) + int64 max (flag)
-        assert seen["counts"] == {HEADER[exchange]: 1, "all_reduce": 3}, seen
+        assert seen["counts"] == {**one(exchange, rank, ws), "all_reduce": 3}, seen
         num, mean_sum, flag, hist = seen["value"]
         assert (num, type(num)) == (sum(range(ws)), int)
         assert (mean_sum, type(mean_sum)) == (sum(0.25 * r for r in range(ws)), float)
@@ -364,3 +384,24 @@ def test_number_words_round_trip_floats_bit_for_bit():
     for x in (0.1, -0.0, float("inf"), 1e-310, 2.0**60):
         word = number_word(torch.tensor(x, dtype=torch.float64))
         assert struct.pack("<q", word) == struct.pack("<d", x)
+
+
+def choose_automatically(rank: int, ws: int) -> Dict[str, Any]:
+    os.environ[EXCHANGE_ENV] = "auto"
+    counts = []
+    for _ in range(2):
+        counts.append(_counted(Counts(3).update(rank).compute)["counts"])
+    return {"counts": counts, "cores": len(os.sched_getaffinity(0))}
+
+
+def test_a_group_takes_the_ring_where_its_host_has_fewer_cores_than_ranks():
+    """Left to choose (TORCHTALLY_HEADER_EXCHANGE=auto), the ranks make their first header
+    exchange by all_to_all and take the ring from then on when this host gives them fewer cores
+    than there are ranks (as on a 2-core machine), the all_to_all again otherwise."""
+    ws = 3
+    outs = run_distributed(choose_automatically, ws, timeout=120)
+    short = any(out["cores"] < ws for out in outs)  # every rank runs on this host
+    for rank, out in enumerate(outs):
+        first, second = out["counts"]
+        assert first == one("all_to_all", rank, ws)
+        assert second == one("ring" if short else "all_to_all", rank, ws), (rank, out)
