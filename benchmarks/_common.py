@@ -8,7 +8,7 @@ import re
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, List, Sequence
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import torch
 
@@ -76,6 +76,22 @@ def replace_section(title: str, body: str, path: Path = RESULTS) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text.rstrip("\n") + "\n")
+
+
+def collectives_counted(per_rank: List[Dict[str, int]]) -> Tuple[int, int]:
+    """(collectives, header rings) of one sync or step, from every rank's collectives by name
+    (torchtally.testing.count_collectives' ``by_name``, rank order). A header ring's
+    point-to-point messages (torchtally.sync_exchange: where a host has fewer cores than ranks)
+    count as the one exchange they make up; rank 0 receives once per ring."""
+    rings = per_rank[0].get("irecv", 0)
+    others = max(sum(n for name, n in counts.items() if name not in ("isend", "irecv")) for counts in per_rank)
+    return others + rings, rings
+
+
+def describe_collectives(per_rank: List[Dict[str, int]]) -> str:
+    """collectives_counted for a table cell: "2", or "2 (1 header ring)"."""
+    total, rings = collectives_counted(per_rank)
+    return f"{total} ({rings} header ring{'s' if rings > 1 else ''})" if rings else str(total)
 
 
 def fmt_us(seconds: float) -> str:

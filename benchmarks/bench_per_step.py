@@ -56,7 +56,7 @@ from torch.utils.data import DistributedSampler
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import (  # noqa: E402
-    machine_line, markdown_table, replace_section, slowest_rank_median, slowest_rank_times,
+    describe_collectives, machine_line, markdown_table, replace_section, slowest_rank_median, slowest_rank_times,
 )
 
 from torchtally.sync_exchange import ring  # noqa: E402
@@ -212,14 +212,6 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
     return out
 
 
-def collectives(per_rank: List[Dict[str, int]]) -> str:
-    """A step's collectives (every rank's counts by name), the ring's point-to-point messages
-    (torchtally.sync_exchange) counted as the one header exchange they make up."""
-    p2p = max(sum(n for name, n in counts.items() if name in ("isend", "irecv")) for counts in per_rank)
-    others = max(sum(n for name, n in counts.items() if name not in ("isend", "irecv")) for counts in per_rank)
-    return f"{others + 1} (header ring: {p2p} messages)" if p2p else str(others)
-
-
 def spread(world_size: int, per_usage: Dict[str, List[List[float]]]) -> List[List[Any]]:
     """Rows of the K = 1 spread table: each usage's slowest-rank steps (``per_usage[u]``: each
     rank's times, repeat by repeat) as quartiles and mean, ms, and its mean against the lowest
@@ -329,7 +321,7 @@ def main() -> None:
             ms = {u: slowest_rank_median([r["steps"][(u, k)] for r in per_rank]) * 1e3 for u in USAGES}
             fastest_peer = min(PEERS, key=lambda u: ms[u])
             for u in USAGES:
-                step_rows.append([ws, k, u, collectives([r["collectives"][(u, k)] for r in per_rank]),
+                step_rows.append([ws, k, u, describe_collectives([r["collectives"][(u, k)] for r in per_rank]),
                                   f"{ms[u]:,.2f}", f"{ms[u] / ms[fastest_peer]:.2f}x"])
             for u in TORCHTALLY:
                 ratio = ms[u] / ms[fastest_peer]
@@ -360,8 +352,9 @@ def main() -> None:
     body = (
         f"Machine: {machine_line()}, {os.cpu_count()} CPU core(s) shared with other jobs; world size W runs W "
         "processes of one torch thread each (gloo over loopback), so at W = 4 two processes share each core "
-        "and torchtally's groups pass their sync headers along a ring rather than by all_to_all "
-        "(docs/architecture.md, \"The header exchange\").\n\n"
+        "and torchtally's groups pass their sync headers along a ring of 2(W - 1) point-to-point messages "
+        "rather than by all_to_all (docs/architecture.md, \"The header exchange\"); the collectives "
+        "column counts each such ring as one exchange.\n\n"
         f"Per step, on every rank: K accuracy metrics over {CLASSES} classes get a batch of {BATCH} samples, then "
         "each usage's synced value of every metric (see the docstring of `benchmarks/bench_per_step.py` for each "
         "usage). Time = median over repeats of the slowest rank's step (a barrier before each, usages in an "

@@ -17,7 +17,8 @@ library in the same run:
 Latency of one sync: before each repeat every metric gets a one-sample update (so no library
 can answer from a cache) and the ranks meet at a barrier, both untimed; then the sync and
 compute of all K metrics is timed on every rank. Reported: the median over repeats of the
-slowest rank's time, and the collectives one sync makes (counted by wrapping torch.distributed).
+slowest rank's time, and the collectives one sync makes (counted by wrapping torch.distributed;
+a header ring's point-to-point messages count as the one exchange they make up).
 
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_sync.py [--quick]`.
 """
@@ -34,7 +35,9 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import markdown_table, replace_section, slowest_rank_median  # noqa: E402
+from _common import (  # noqa: E402
+    collectives_counted, describe_collectives, markdown_table, replace_section, slowest_rank_median,
+)
 
 import torchtally  # noqa: E402
 from torchtally import Metric, MetricCollection  # noqa: E402
@@ -148,7 +151,8 @@ def setup(library: str, k: int, rank: int) -> Tuple[Callable[[], None], Callable
     return (lambda: [m.update((x, y)) for (x, y), m in zip(tiny, ig)]), (lambda: [m.compute() for m in ig])
 
 
-def measure(touch: Callable[[], None], sync: Callable[[], Any], budget_s: float) -> Tuple[int, List[float]]:
+def measure(touch: Callable[[], None], sync: Callable[[], Any], budget_s: float
+            ) -> Tuple[Dict[str, int], List[float]]:
     touch()
     sync()  # warm-up: plans, lazy imports, ignite's one-time detection of the process group
     touch()
@@ -166,7 +170,7 @@ def measure(touch: Callable[[], None], sync: Callable[[], Any], budget_s: float)
         start = time.perf_counter()
         sync()
         times.append(time.perf_counter() - start)
-    return counter.total, times
+    return dict(counter.by_name), times
 
 
 def bench_rank(rank: int, world_size: int, k_values: Tuple[int, ...], budget_s: float) -> Dict[Tuple[str, int], Any]:
@@ -192,13 +196,12 @@ def main() -> None:
         for k in k_values:
             tally_s = None
             for library in LIBRARIES:
-                counts = {r[(library, k)][0] for r in per_rank}
+                counts = [r[(library, k)][0] for r in per_rank]
                 seconds = slowest_rank_median([r[(library, k)][1] for r in per_rank])
                 tally_s = seconds if library == "torchtally" else tally_s
-                by_case[(ws, k, library)] = (max(counts), seconds)
+                by_case[(ws, k, library)] = (collectives_counted(counts)[0], seconds)
                 ratio = "1.0x" if library == "torchtally" else f"**{seconds / tally_s:.1f}x**"
-                count = str(max(counts)) if len(counts) == 1 else f"{min(counts)}-{max(counts)}"
-                rows.append([ws, k, library, count, f"{seconds * 1e3:,.2f}", ratio])
+                rows.append([ws, k, library, describe_collectives(counts), f"{seconds * 1e3:,.2f}", ratio])
 
     table = markdown_table(
         ["world size", "K metrics", "library", "collectives per sync", "sync + compute ms", "time vs torchtally"], rows
@@ -220,7 +223,9 @@ def main() -> None:
     machine = f"{platform.processor() or platform.machine()}, torch {torch.__version__}, Python {platform.python_version()}"
     body = (
         f"Machine: {machine}, {cores} CPU core(s), shared with other jobs. World size W runs W processes "
-        f"(gloo over loopback, one torch thread each), so at W = 4 two processes share each core. "
+        f"(gloo over loopback, one torch thread each), so at W = 4 two processes share each core and "
+        f"torchtally's header passes along a ring of 2(W - 1) point-to-point messages (docs/architecture.md, "
+        f"\"The header exchange\"), counted below as the one exchange it is. "
         f"Batch of {BATCH} samples per metric before the timed syncs; K metrics with 5..4+K classes.\n\n"
         + target
         + "Time = median over repeats of the slowest rank's sync + compute of all K metrics "

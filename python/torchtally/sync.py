@@ -250,9 +250,11 @@ class _Sync:
             if problem:
                 status = i + 1
                 break
+        route = self.route
+        if local_error is None and route is not None and route.problem is not None:
+            local_error = ValueError(route.problem)  # this process's unreadable choice of exchange
         if not status and local_error is not None:
             status, problem = 1, REJECTED
-        route = self.route
         header = [plan.fingerprint, status, problem, 0 if self.recipient is None else self.recipient + 1,
                   1 if dirty else 0, self.address, route.vote if route is not None else 0]
         words = [0] * plan.n_flag_words

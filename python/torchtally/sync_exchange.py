@@ -20,7 +20,10 @@ choice forced on any rank decides (``ring`` over ``all_to_all`` where ranks forc
 otherwise the ring is taken when some host (the address in the roll-call word,
 torchtally.rollcall) holds more of the group's ranks than the fewest cores any of them may use.
 The choice holds for that process group object from the next sync on; a new process group (made
-by every rank together) chooses again.
+by every rank together) chooses again. A process that cannot read its TORCHTALLY_HEADER_EXCHANGE
+votes auto and raises the ValueError at each of its syncs, as an error of its own that its header
+announces, so that the other ranks raise at once too (torchtally.sync's ``local_error``) instead
+of waiting for it until the timeout.
 """
 import os
 from dataclasses import dataclass
@@ -46,27 +49,37 @@ class Route:
 
     vote: int
     ring: Optional[bool] = None  # None until the group's first header exchange: all_to_all
+    problem: Optional[str] = None  # why this process could not read its EXCHANGE_ENV
 
 
 def route_of(info: dist.GroupInfo) -> Route:
     """The Route of the group ``info`` describes, made on its first sync."""
     route = info.shared.get("route")
     if route is None:
-        route = info.shared["route"] = Route(vote())
+        try:
+            route = Route(vote())
+        except ValueError as exc:
+            route = Route(AUTO << _CORE_BITS | usable_cores(), problem=str(exc))
+        info.shared["route"] = route
     return route
 
 
 def vote() -> int:
     """This process's header word for the choice: the exchange forced by EXCHANGE_ENV (auto
-    when unset), and the cores it may run on."""
+    when unset; ValueError for anything else), and the cores it may run on."""
     name = os.environ.get(EXCHANGE_ENV, "").strip().lower()
     if name not in _FORCED:
         raise ValueError(f"{EXCHANGE_ENV} must be one of 'auto', 'all_to_all', 'ring'; got {name!r}")
+    return _FORCED[name] << _CORE_BITS | usable_cores()
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity; a CPU quota is not seen)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # no affinity on this platform
         cores = os.cpu_count() or 1
-    return _FORCED[name] << _CORE_BITS | min(cores, (1 << _CORE_BITS) - 1)
+    return min(cores, (1 << _CORE_BITS) - 1)
 
 
 def choose_ring(addresses: Sequence[int], votes: Sequence[int]) -> bool:

@@ -1,20 +1,21 @@
-"""The buffers of a sync's header exchange, kept from one sync to the next (issue 14): the
-message this rank sends (once for an all_gather, once per rank for an all_to_all, or as its row of
-the table for a ring: torchtally.sync and torchtally.sync_exchange pick the exchange), the [W, HEADER_SLOTS] table every rank gets back and, for a small plan, a
-view of each state's place in every copy of the message and of each group's W rows in the table.
-Packing is then one broadcasting copy per state and reducing one op per group, with no
-allocation, slicing or offset arithmetic per sync; on the CPU the header words are written and
-read through numpy views, a fraction of the cost of tensor indexing.
+"""The buffers of a sync's header exchange, kept from one sync to the next (issue 14): the message
+this rank sends (once for an all_gather, once per rank for an all_to_all, or as its own row of
+the table for a ring: torchtally.sync and torchtally.sync_exchange pick the exchange), the
+[W, HEADER_SLOTS] table every rank gets back and, for a small plan, a view of each state's place in
+every copy of the message and of each group's W rows in the table. Packing is then one
+broadcasting copy per state and reducing one op per group, with no allocation, slicing or offset
+arithmetic per sync; on the CPU the header words are written and read through numpy views, a
+fraction of the cost of tensor indexing.
 
 A set of buffers is keyed on what fixes its layout: the plan's fingerprint (the same declared
 states and options give the same layout; the layout itself is compared on taking a set, as a
-hash is no proof), the number of header fields, the world size, the device and the number of
-copies sent. Two syncs of one layout fill the same words (a set writes those whose value
-changed, remembering what it wrote), so a reused buffer holds no stale word that a sync reads.
-A sync takes a set out of the pool and gives it back only once it has read everything out of
-it: two syncs at once (threads) never share a set, and a set whose collective failed or timed
-out (gloo may still write into it) is never given back. Nothing a sync returns aliases these
-buffers: the table is read as Python ints and every reduction is a fresh tensor
+hash is no proof), the number of header fields, the world size, the device, the number of copies
+sent and, for a ring, this rank's row. Two syncs of one layout fill the same words (a set writes
+those whose value changed, remembering what it wrote), so a reused buffer holds no stale word
+that a sync reads. A sync takes a set out of the pool and gives it back only once it has read
+everything out of it: two syncs at once (threads) never share a set, and a set whose collective
+failed or timed out (gloo may still write into it) is never given back. Nothing a sync returns
+aliases these buffers: the table is read as Python ints and every reduction is a fresh tensor
 (torchtally.sync_small).
 """
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple

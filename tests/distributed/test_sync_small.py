@@ -405,3 +405,22 @@ def test_a_group_takes_the_ring_where_its_host_has_fewer_cores_than_ranks():
         first, second = out["counts"]
         assert first == one("all_to_all", rank, ws)
         assert second == one("ring" if short else "all_to_all", rank, ws), (rank, out)
+
+
+def misconfigure_one_rank(rank: int, ws: int) -> List[Dict[str, Any]]:
+    os.environ[EXCHANGE_ENV] = "tree" if rank == 1 else "all_to_all"
+    return [_counted(Counts(3, sync_timeout=60.0).update(rank).compute) for _ in range(2)]
+
+
+def test_a_rank_that_cannot_read_its_choice_of_exchange_stops_every_rank_at_once():
+    """A TORCHTALLY_HEADER_EXCHANGE that one rank cannot read raises there, at every sync, and
+    the others raise too, in the same header exchange, long before the sync timeout (60 s)."""
+    for rank, seen in enumerate(run_distributed(misconfigure_one_rank, 3, timeout=120)):
+        for attempt in seen:
+            if rank == 1:
+                assert attempt.get("kind") == "ValueError", attempt
+                assert attempt["error"] == f"{EXCHANGE_ENV} must be one of 'auto', 'all_to_all', 'ring'; got 'tree'"
+            else:
+                assert attempt.get("kind") == "SyncError" and "rank(s) [1] stopped the sync" in attempt["error"]
+            assert attempt["counts"] == one("all_to_all", rank, 3), attempt  # the header alone, no data
+            assert attempt["seconds"] < 30
