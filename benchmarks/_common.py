@@ -94,5 +94,16 @@ def describe_collectives(per_rank: List[Dict[str, int]]) -> str:
     return f"{total} ({rings} header ring{'s' if rings > 1 else ''})" if rings else str(total)
 
 
+def ring_note(worlds: Sequence[int]) -> str:
+    """A sentence for a results section: at which world sizes torchtally's groups took the
+    header ring (collectives_counted found rings); empty when they never did."""
+    if not worlds:
+        return ""
+    return (f"At W = {', '.join(map(str, sorted(worlds)))} torchtally's groups passed their sync headers along a "
+            "ring of 2(W - 1) point-to-point messages rather than by all_to_all, as a group does where a machine "
+            "has fewer CPUs than ranks (docs/architecture.md, \"The header exchange\"); the collectives column "
+            "counts each such ring as one exchange.")
+
+
 def fmt_us(seconds: float) -> str:
     return f"{seconds * 1e6:,.1f}"

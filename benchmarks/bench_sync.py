@@ -36,7 +36,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import (  # noqa: E402
-    collectives_counted, describe_collectives, markdown_table, replace_section, slowest_rank_median,
+    collectives_counted, describe_collectives, markdown_table, replace_section, ring_note, slowest_rank_median,
 )
 
 import torchtally  # noqa: E402
@@ -191,12 +191,15 @@ def main() -> None:
     budget_s = 0.3 if args.quick else 1.5
 
     rows, by_case = [], {}
+    ring_worlds = set()  # world sizes where torchtally's groups took the header ring
     for ws in WORLD_SIZES:
         per_rank = run_distributed(bench_rank, ws, k_values, budget_s, timeout=1800)
         for k in k_values:
             tally_s = None
             for library in LIBRARIES:
                 counts = [r[(library, k)][0] for r in per_rank]
+                if collectives_counted(counts)[1]:
+                    ring_worlds.add(ws)
                 seconds = slowest_rank_median([r[(library, k)][1] for r in per_rank])
                 tally_s = seconds if library == "torchtally" else tally_s
                 by_case[(ws, k, library)] = (collectives_counted(counts)[0], seconds)
@@ -223,9 +226,8 @@ def main() -> None:
     machine = f"{platform.processor() or platform.machine()}, torch {torch.__version__}, Python {platform.python_version()}"
     body = (
         f"Machine: {machine}, {cores} CPU core(s), shared with other jobs. World size W runs W processes "
-        f"(gloo over loopback, one torch thread each), so at W = 4 two processes share each core and "
-        f"torchtally's header passes along a ring of 2(W - 1) point-to-point messages (docs/architecture.md, "
-        f"\"The header exchange\"), counted below as the one exchange it is. "
+        f"(gloo over loopback, one torch thread each), so at W = 4 two processes share each core. "
+        + (ring_note(ring_worlds) + " " if ring_worlds else "") +
         f"Batch of {BATCH} samples per metric before the timed syncs; K metrics with 5..4+K classes.\n\n"
         + target
         + "Time = median over repeats of the slowest rank's sync + compute of all K metrics "

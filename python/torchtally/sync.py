@@ -82,7 +82,7 @@ from .sync_plan import (
 )
 from .sync_header import give_back, take
 from .sync_small import number_kind, number_word, python_number, reduce_numbers
-from .sync_table import ADDRESS, FP, OPTIONS, PROBLEM, PROBLEMS, REJECTED, STATUS, VOTE, Header, decode, scan
+from .sync_table import ADDRESS, FP, OPTIONS, PROBLEM, PROBLEMS, REJECTED, STATUS, Header, decode, scan
 from .transport import transport_for
 
 # The plan's names, importable from here as before the split.
@@ -251,12 +251,12 @@ class _Sync:
                 status = i + 1
                 break
         route = self.route
-        if local_error is None and route is not None and route.problem is not None:
-            local_error = ValueError(route.problem)  # this process's unreadable choice of exchange
+        if local_error is None and route is not None:
+            local_error = route.error()  # this process's unreadable choice of exchange, if any
         if not status and local_error is not None:
             status, problem = 1, REJECTED
         header = [plan.fingerprint, status, problem, 0 if self.recipient is None else self.recipient + 1,
-                  1 if dirty else 0, self.address, route.vote if route is not None else 0]
+                  1 if dirty else 0, self.address] + ([route.vote, route.host] if route is not None else [0, 0])
         words = [0] * plan.n_flag_words
         for u in range(plan.n_units):
             if updated is None or updated[u]:
@@ -291,9 +291,9 @@ class _Sync:
         table = buffers.read_table()
         if small is None:
             give_back(buffers)  # all read: a plan that is not small needs nothing more from them
-        if route is not None and route.ring is None:  # the group's first header: every rank chooses alike
-            route.ring = sync_exchange.choose_ring([row[ADDRESS] for row in table], [row[VOTE] for row in table])
         seen = scan(plan, table)
+        if route is not None:
+            route.learn(table, seen.agree)  # on the group's first agreed header, every rank alike
         rollcall.learn(self.ranks, [row[ADDRESS] for row in table])
         # A rank's own error first: its plan may differ from the others' because of that error
         # (an attribute it could not read), and every rank should hear about the error itself.

@@ -14,30 +14,35 @@ free, and far less time where they are not.
 
 The choice must be the same on every rank (a rank in an all_to_all and another in the ring would
 wait for each other until the timeout), so no rank makes it alone: every header carries this
-rank's *vote* (its usable cores, and any choice forced through TORCHTALLY_HEADER_EXCHANGE), and
-after a group's first header exchange every rank reads the same choice off the same table. A
-choice forced on any rank decides (``ring`` over ``all_to_all`` where ranks force both);
-otherwise the ring is taken when some host (the address in the roll-call word,
-torchtally.rollcall) holds more of the group's ranks than the fewest cores any of them may use.
-The choice holds for that process group object from the next sync on; a new process group (made
-by every rank together) chooses again. A process that cannot read its TORCHTALLY_HEADER_EXCHANGE
-votes auto and raises the ValueError at each of its syncs, as an error of its own that its header
-announces, so that the other ranks raise at once too (torchtally.sync's ``local_error``) instead
-of waiting for it until the timeout.
+rank's *vote* (the CPUs it may run on, the machine's, a hash of its CPU mask, and any choice
+forced through TORCHTALLY_HEADER_EXCHANGE) and which machine it runs on, and after a group's
+first header exchange whose ranks agree on the plan, every rank reads the same choice off the
+same table (choose_ring). The choice holds for that process group object from the next sync on;
+a new process group (made by every rank together) chooses again. A process that cannot read its
+TORCHTALLY_HEADER_EXCHANGE votes auto and raises the ValueError at each of its syncs, as an error
+of its own that its header announces, so that the other ranks raise at once too (torchtally.sync's
+``local_error``) instead of waiting for it until the timeout. After a header exchange that failed
+or timed out, the ranks may not all have learnt the choice (nor, with the ring, taken every
+message posted for it): make a new process group before syncing over it again.
 """
+import hashlib
 import os
+import socket
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 import torch.distributed
 
 from . import dist
+from .sync_table import HOST, VOTE
 
 EXCHANGE_ENV = "TORCHTALLY_HEADER_EXCHANGE"
 AUTO, ALL_TO_ALL, RING = 0, 1, 2  # a vote's forced choice: auto, or the exchange named in EXCHANGE_ENV
 _FORCED = {"": AUTO, "auto": AUTO, "all_to_all": ALL_TO_ALL, "ring": RING}
-_CORE_BITS = 32  # a vote: forced choice << _CORE_BITS | usable cores
+# A vote: forced choice << 48 | a hash of this process's CPU mask << 32 | the host's CPUs << 16 |
+# the CPUs in the mask (16 bits each, counts capped).
+_FIELD = 0xFFFF
 # The ring's messages carry this tag, so that a user's own point-to-point messages between the
 # same ranks (tag 0 by default) are never taken for a header, nor a header for one of theirs.
 RING_TAG = 0x7A11
@@ -45,11 +50,25 @@ RING_TAG = 0x7A11
 
 @dataclass
 class Route:
-    """A group's exchange: this process's vote, and the choice once the ranks have made it."""
+    """A group's exchange: this process's header words for the choice, and the choice once the
+    ranks have made it."""
 
     vote: int
-    ring: Optional[bool] = None  # None until the group's first header exchange: all_to_all
+    host: int  # which machine this process runs on (host_word)
+    ring: Optional[bool] = None  # None until the group's first agreed header exchange: all_to_all
     problem: Optional[str] = None  # why this process could not read its EXCHANGE_ENV
+
+    def error(self) -> Optional[ValueError]:
+        """This process's unreadable choice of exchange, as an error of its own for the sync to
+        announce and raise (a new one each time: a raised error keeps its traceback)."""
+        return ValueError(self.problem) if self.problem is not None else None
+
+    def learn(self, table: List[List[int]], agree: bool) -> None:
+        """Make the choice from a header table every rank holds, on the group's first header
+        exchange whose ranks agree on the plan (a table from a peer of another protocol version
+        has other words where the votes are)."""
+        if self.ring is None and agree:
+            self.ring = choose_ring([row[HOST] for row in table], [row[VOTE] for row in table])
 
 
 def route_of(info: dist.GroupInfo) -> Route:
@@ -57,46 +76,67 @@ def route_of(info: dist.GroupInfo) -> Route:
     route = info.shared.get("route")
     if route is None:
         try:
-            route = Route(vote())
+            made = Route(vote(), host_word())
         except ValueError as exc:
-            route = Route(AUTO << _CORE_BITS | usable_cores(), problem=str(exc))
-        info.shared["route"] = route
+            made = Route(vote(AUTO), host_word(), problem=str(exc))
+        route = info.shared.setdefault("route", made)  # one route, also when two threads race here
     return route
 
 
-def vote() -> int:
-    """This process's header word for the choice: the exchange forced by EXCHANGE_ENV (auto
-    when unset; ValueError for anything else), and the cores it may run on."""
+def forced_choice() -> int:
+    """The exchange EXCHANGE_ENV forces (AUTO when unset); ValueError for anything else."""
     name = os.environ.get(EXCHANGE_ENV, "").strip().lower()
     if name not in _FORCED:
         raise ValueError(f"{EXCHANGE_ENV} must be one of 'auto', 'all_to_all', 'ring'; got {name!r}")
-    return _FORCED[name] << _CORE_BITS | usable_cores()
+    return _FORCED[name]
 
 
-def usable_cores() -> int:
-    """The CPUs this process may run on (its affinity; a CPU quota is not seen)."""
+def vote(forced: Optional[int] = None) -> int:
+    """This process's header word for the choice (see _FIELD); ``forced`` defaults to
+    forced_choice()."""
     try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # no affinity on this platform
-        cores = os.cpu_count() or 1
-    return min(cores, (1 << _CORE_BITS) - 1)
+        mask = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on this platform: every CPU
+        mask = list(range(os.cpu_count() or 1))
+    mask_hash = int.from_bytes(hashlib.blake2b(repr(mask).encode(), digest_size=2).digest(), "little")
+    host_cpus = max(os.cpu_count() or 1, len(mask))
+    choice = forced_choice() if forced is None else forced
+    return choice << 48 | mask_hash << 32 | min(host_cpus, _FIELD) << 16 | min(len(mask), _FIELD)
 
 
-def choose_ring(addresses: Sequence[int], votes: Sequence[int]) -> bool:
-    """Whether the group takes the ring, from every rank's roll-call address word and vote (one
-    per rank, as the header table holds them: the same inputs, so the same answer, on every rank).
-    A rank with no address (0) counts on no host."""
-    forced = max(v >> _CORE_BITS for v in votes)
+def host_word() -> int:
+    """A 62-bit id of the machine this process runs on: the kernel's boot id, which processes in
+    different containers of one machine share (as they share its cores), else the host name."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+            key = f.read().strip()
+    except OSError:
+        key = socket.gethostname().encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") >> 2
+
+
+def choose_ring(hosts: Sequence[int], votes: Sequence[int]) -> bool:
+    """Whether the group takes the ring, from every rank's host word and vote (one per rank, as
+    the header table holds them: the same inputs, so the same answer, on every rank). A forced
+    choice decides (the ring over the all_to_all where ranks force both). Otherwise the ring is
+    taken where some machine runs more of the group's ranks than they have CPUs: the CPUs of
+    their mask when all of them there share one mask (ranks started alike, or by a launcher
+    that confines them together), the machine's when their masks differ (ranks bound to CPUs of
+    their own)."""
+    if len(votes) < 2:
+        return False  # nothing to exchange
+    forced = max(v >> 48 for v in votes)
     if forced != AUTO:
         return forced == RING
-    hosts: Dict[int, Tuple[int, int]] = {}  # IPv4 -> (ranks there, fewest cores any of them has)
-    for address, v in zip(addresses, votes):
-        if address:
-            host = address >> 16  # torchtally.rollcall.address_word: IPv4 << 16 | port
-            cores = v & ((1 << _CORE_BITS) - 1)
-            ranks, fewest = hosts.get(host, (0, cores))
-            hosts[host] = (ranks + 1, min(fewest, cores))
-    return any(ranks > cores for ranks, cores in hosts.values())
+    on_host: Dict[int, List[int]] = {}
+    for host, v in zip(hosts, votes):
+        on_host.setdefault(host, []).append(v)
+    for here in on_host.values():
+        one_mask = len({v >> 32 & _FIELD for v in here}) == 1
+        cpus = min((v & _FIELD) if one_mask else (v >> 16 & _FIELD) for v in here)
+        if len(here) > cpus:
+            return True
+    return False
 
 
 def ring(table: torch.Tensor, words: int, rank: int, ranks: Sequence[int], group: Optional[Any],

@@ -6,7 +6,7 @@ collectives in the same order; torchtally.sync runs the protocol over a plan.
 
 The header every sync starts with is HEADER_SLOTS int64 words per rank, whatever the plan:
 
-    [fingerprint, status, problem, options, dirty, address, vote] + unit flag words
+    [fingerprint, status, problem, options, dirty, address, vote, host] + unit flag words
     + the dim-0 length of every cat/merge state + the kind of every number state    ("fields")
 
 and, in a *small* plan (only fixed-shape states, and they fit), the data itself after the
@@ -31,7 +31,7 @@ VAR_REDUCES = ("cat", "merge")
 REDUCES = FIXED_REDUCES + VAR_REDUCES
 
 HEADER_SLOTS = 512  # int64 words per rank: 4 KiB
-HEADER_FIXED = 7  # fingerprint, status, problem, options, dirty, roll-call address, exchange vote
+HEADER_FIXED = 8  # fingerprint, status, problem, options, dirty, roll-call address, exchange vote, host
 FLAG_BITS = 62  # unit flags per int64 header word (bit 63 left alone)
 PROTOCOL = "torchtally-sync-3"
 

@@ -9,8 +9,9 @@ from typing import List, NamedTuple
 
 from .sync_plan import FLAG_BITS, HEADER_FIXED, SyncPlan
 
-FP, STATUS, PROBLEM, OPTIONS, DIRTY, ADDRESS, VOTE = 0, 1, 2, 3, 4, 5, 6  # ADDRESS: torchtally.rollcall's
-# VOTE: this rank's say in how the group's headers travel (torchtally.sync_exchange)
+# ADDRESS: torchtally.rollcall's; VOTE and HOST: this rank's say in how the group's headers
+# travel, and the machine it runs on (torchtally.sync_exchange)
+FP, STATUS, PROBLEM, OPTIONS, DIRTY, ADDRESS, VOTE, HOST = 0, 1, 2, 3, 4, 5, 6, 7
 PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}  # a rank's STATUS != 0: its state's PROBLEM
 REJECTED = 4  # the PROBLEM of a rank whose compute found a rejected batch (local_error)
 
