@@ -1,6 +1,6 @@
 """What a header exchange costs each process, beyond its latency (docs/architecture.md, "The header
 exchange"): for each way of exchanging the 4 KiB sync header, and for ignite's one-element
-all_reduce, W gloo processes run a barrier and then the exchange, many times; per step and per
+all_reduce (and a 16-element one), W gloo processes run a barrier and then the exchange, many times; per step and per
 rank: wall time, user and system CPU time and voluntary and involuntary context switches
 (getrusage, all of the process's threads, gloo's included). A barrier alone is the baseline.
 
@@ -27,19 +27,21 @@ from torchtally.sync_exchange import ring  # noqa: E402
 from torchtally.sync_plan import HEADER_SLOTS  # noqa: E402
 from torchtally.testing import run_distributed  # noqa: E402
 
-WAYS = ("barrier alone", "all_to_all of the header", "ring of the header", "one-element all_reduce")
+WAYS = ("barrier alone", "all_to_all of the header", "ring of the header", "one-element all_reduce",
+        "16-element all_reduce")
 
 
 def ways(rank: int, world_size: int) -> Dict[str, Callable[[], Any]]:
     sent = torch.zeros(world_size * HEADER_SLOTS, dtype=torch.int64)  # the header, once per rank
     table = torch.zeros(world_size * HEADER_SLOTS, dtype=torch.int64)
-    one = torch.zeros(1, dtype=torch.int64)
+    one, sixteen = torch.zeros(1, dtype=torch.int64), torch.zeros(16, dtype=torch.int64)
     ranks = list(range(world_size))
     return {
         WAYS[0]: lambda: None,
         WAYS[1]: lambda: dist.all_to_all_single(table, sent),
         WAYS[2]: lambda: ring(table, HEADER_SLOTS, rank, ranks, None, time.monotonic() + 60),
         WAYS[3]: lambda: dist.all_reduce(one),
+        WAYS[4]: lambda: dist.all_reduce(sixteen),  # where every rank sends in every round of gloo's ring
     }
 
 
