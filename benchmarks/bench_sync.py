@@ -198,11 +198,12 @@ def main() -> None:
             tally_s = None
             for library in LIBRARIES:
                 counts = [r[(library, k)][0] for r in per_rank]
-                if collectives_counted(counts)[1]:
+                total, rings = collectives_counted(counts)
+                if rings:
                     ring_worlds.add(ws)
                 seconds = slowest_rank_median([r[(library, k)][1] for r in per_rank])
                 tally_s = seconds if library == "torchtally" else tally_s
-                by_case[(ws, k, library)] = (collectives_counted(counts)[0], seconds)
+                by_case[(ws, k, library)] = (total, seconds)
                 ratio = "1.0x" if library == "torchtally" else f"**{seconds / tally_s:.1f}x**"
                 rows.append([ws, k, library, describe_collectives(counts), f"{seconds * 1e3:,.2f}", ratio])
 

@@ -11,8 +11,8 @@ The header every sync starts with is HEADER_SLOTS int64 words per rank, whatever
 
 and, in a *small* plan (only fixed-shape states, and they fit), the data itself after the
 fields: one word per number state (its own kind's bits), then each (transport dtype, op) group
-of tensor states packed in its transport dtype. A small plan's sync is then that one all_gather;
-each rank reduces the W copies itself (torchtally.sync_small). The header's size is a constant,
+of tensor states packed in its transport dtype. A small plan's sync is then that one header
+exchange; each rank reduces the W copies itself (torchtally.sync_small). The header's size is a constant,
 not a function of the plan, so ranks whose plans differ still exchange well-formed headers and
 find the difference there, before any data is reduced. HEADER_SLOTS (4 KiB) was chosen by
 measurement: see docs/architecture.md, "The small-plan bound", and benchmarks/RESULTS.md,
