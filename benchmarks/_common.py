@@ -81,7 +81,7 @@ def replace_section(title: str, body: str, path: Path = RESULTS) -> None:
 def collectives_counted(per_rank: List[Dict[str, int]]) -> Tuple[int, int]:
     """(collectives, header rings) of one sync or step, from every rank's collectives by name
     (torchtally.testing.count_collectives' ``by_name``, rank order). A header ring's
-    point-to-point messages (torchtally.sync_exchange: where a host has fewer cores than ranks)
+    point-to-point messages (torchtally.sync.exchange: where a host has fewer cores than ranks)
     count as the one exchange they make up; rank 0 receives once per ring."""
     rings = per_rank[0].get("irecv", 0)
     others = max(sum(n for name, n in counts.items() if name not in ("isend", "irecv")) for counts in per_rank)

@@ -28,7 +28,7 @@ from torchtally.classification import (  # noqa: E402
     MulticlassRecall,
     MulticlassROC,
 )
-from torchtally.metric_guard import caller_copy, new_lock  # noqa: E402
+from torchtally.base.guard import caller_copy, new_lock  # noqa: E402
 
 C = 10
 

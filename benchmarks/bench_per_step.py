@@ -32,7 +32,7 @@ Reported is the median over repeats of the slowest rank's step.
 
 Also measured, for the design notes (docs/architecture.md): the header exchange alone, by
 all_to_all (what a gloo group uses where every rank has a core), by all_gather and by
-torchtally.sync_exchange's ring (what a gloo group uses where a host has fewer cores than ranks,
+torchtally.sync.exchange's ring (what a gloo group uses where a host has fewer cores than ranks,
 as at W = 4 here), next to ignite's two one-element all_reduces; and for the small-plan bound,
 one header exchange with the data in it (the one-collective path) against the two-step path
 (header exchange, then an all_reduce of the data) and a single all_gather of header + data past
@@ -60,8 +60,8 @@ from _common import (  # noqa: E402
     slowest_rank_median, slowest_rank_times,
 )
 
-from torchtally.sync_exchange import ring  # noqa: E402
-from torchtally.sync_plan import HEADER_SLOTS  # noqa: E402
+from torchtally.sync.exchange import ring  # noqa: E402
+from torchtally.sync.plan import HEADER_SLOTS  # noqa: E402
 from torchtally.testing import count_collectives, run_distributed  # noqa: E402
 
 CLASSES = 10
@@ -243,7 +243,7 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
     header = sent[:HEADER_SLOTS]
     table = torch.empty(world_size * HEADER_SLOTS, dtype=torch.int64)
 
-    def exchange() -> None:  # the header exchange of a gloo group (torchtally.sync)
+    def exchange() -> None:  # the header exchange of a gloo group (torchtally.sync.protocol)
         sent.view(world_size, -1)[1:].copy_(header)
         dist.all_to_all_single(table, sent)
 
@@ -275,7 +275,7 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
     rank = dist.get_rank()
     own_row = table[rank * HEADER_SLOTS : (rank + 1) * HEADER_SLOTS]
 
-    def by_ring() -> None:  # torchtally.sync_exchange's ring, as a sync makes it
+    def by_ring() -> None:  # torchtally.sync.exchange's ring, as a sync makes it
         own_row.copy_(header)
         ring(table, HEADER_SLOTS, rank, list(range(world_size)), None, time.monotonic() + 60)
 

@@ -63,7 +63,7 @@ Updater = Tuple[Callable[[torch.Tensor, torch.Tensor], object], Callable[[], Dic
 
 def make_torchtally(with_auroc: bool = True, forward: bool = False) -> Updater:
     from torchtally import MetricCollection
-    from torchtally import metrics as M
+    import torchtally as M
 
     collection = MetricCollection(without_auroc(with_auroc, {
         "accuracy": M.MulticlassAccuracy(C, average="micro"),
@@ -292,7 +292,7 @@ def _reset_peak() -> None:
 
 def make_binary_auroc(lib: str):
     if lib == "torchtally":
-        from torchtally.metrics import BinaryAUROC
+        from torchtally import BinaryAUROC
 
         return BinaryAUROC(thresholds=T_CURVE), lambda m: m.compute()
     if lib == "torchmetrics":
@@ -419,7 +419,7 @@ def exact_auroc_bytes(n_batches: int = 20, b: int = 10_000) -> str:
     import ignite.metrics as IG
     import torcheval.metrics as TE
     import torchmetrics.classification as TM
-    from torchtally import metrics as M
+    import torchtally as M
 
     def states(lib, m):
         if lib in ("torchtally", "torchmetrics"):

@@ -65,7 +65,7 @@ def bandwidths(scores: torch.Tensor) -> Tuple[float, float]:
 
 def torchtally_collection(with_auroc: bool = False):
     from torchtally import MetricCollection
-    from torchtally import metrics as M
+    import torchtally as M
 
     metrics = {
         "accuracy": M.MulticlassAccuracy(C, average="micro"),

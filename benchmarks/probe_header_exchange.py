@@ -23,8 +23,8 @@ import torch.distributed as dist
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
 
-from torchtally.sync_exchange import ring  # noqa: E402
-from torchtally.sync_plan import HEADER_SLOTS  # noqa: E402
+from torchtally.sync.exchange import ring  # noqa: E402
+from torchtally.sync.plan import HEADER_SLOTS  # noqa: E402
 from torchtally.testing import run_distributed  # noqa: E402
 
 WAYS = ("barrier alone", "all_to_all of the header", "ring of the header", "one-element all_reduce",

@@ -3,7 +3,7 @@ samples then compute() (one K = 1 sync). Timed per call, wall clock and this thr
 (on a shared machine the CPU time is the steadier of the two), after a barrier, interleaved:
 
   compute()           the whole synced compute of the metric
-  sync_states         the sync alone (torchtally.sync.sync_states on the metric's plan)
+  sync_states         the sync alone (torchtally.sync.protocol.sync_states on the metric's plan)
   compute_on(None)    the metric's compute on its local state: the math, no sync
   bare all_gather     torch.distributed's all_gather of one 4 KiB header: the collective alone
 
@@ -27,8 +27,8 @@ import torch
 import torch.distributed as dist
 
 from torchtally.classification import MulticlassAccuracy
-from torchtally.sync import sync_states
-from torchtally.sync_plan import HEADER_SLOTS
+from torchtally.sync.protocol import sync_states
+from torchtally.sync.plan import HEADER_SLOTS
 from torchtally.testing import run_distributed
 
 CLASSES = 5

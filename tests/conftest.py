@@ -3,7 +3,7 @@ still sees the same data on every run: a rare draw (one class only, no bad label
 meant) cannot make CI fail once in a few hundred runs.
 
 Every process a test starts exchanges sync headers by all_to_all, whatever the machine's cores
-(torchtally.sync_exchange would take its ring where a host has fewer cores than ranks, as the
+(torchtally.sync.exchange would take its ring where a host has fewer cores than ranks, as the
 2-core CI machine has at world size 3 and 4), so collective counts mean the same everywhere;
 tests/distributed/test_sync_small.py runs the ring, and the automatic choice, on purpose."""
 import importlib.util

@@ -5,9 +5,10 @@ An ``Entry`` names the callable (a metric factory or a functional form), its fam
 fixes the shapes of its inputs) and its update arguments in order. ``entry.batch(n, ...)``
 makes one valid batch of ``n`` samples; dtypes and device can be chosen per argument.
 
-The classes are found by walking ``torchtally.metrics`` (the task wrappers, which return one of
-these classes, are left out), so a metric added later is swept without editing this file; its
-family is read from its name (Binary*, Multiclass*, Multilabel*) or from the table below.
+The classes are found by walking torchtally's public faces (classification, regression,
+aggregation; the task wrappers, which return one of these classes, are left out), so a metric
+added later is swept without editing this file; its family is read from its name (Binary*,
+Multiclass*, Multilabel*) or from the table below.
 """
 import dataclasses
 import functools
@@ -16,10 +17,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
+import torchtally as M
 import torchtally.functional as F
-import torchtally.metrics as M
 from torchtally import Metric
-from torchtally.metrics.task_wrapper import TaskWrapper
+from torchtally.metrics.bases import TaskWrapper
 
 NUM = 3  # num_classes / num_labels of every classification entry
 
@@ -117,7 +118,8 @@ def metric_entries() -> List[Entry]:
     """Every metric class with its default options, plus the variants whose state differs:
     samplewise counts, top_k > 1, binned curves, CosineSimilarity's rows, R2 with weights off."""
     entries = []
-    for name in sorted(dir(M)):
+    public = set(M.classification.__all__) | set(M.regression.__all__) | set(M.aggregation.__all__)
+    for name in sorted(public):
         cls = getattr(M, name)
         if not (inspect.isclass(cls) and issubclass(cls, Metric)) or issubclass(cls, TaskWrapper):
             continue

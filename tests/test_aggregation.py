@@ -339,9 +339,9 @@ def test_bad_options(factory, match):
 def test_doctests():
     import doctest
 
-    import torchtally.functional.aggregation
+    import torchtally.functional.aggregation.forms
     import torchtally.metrics.aggregation
 
-    for module in (torchtally.metrics.aggregation, torchtally.functional.aggregation):
+    for module in (torchtally.metrics.aggregation, torchtally.functional.aggregation.forms):
         failed, attempted = doctest.testmod(module)
         assert attempted > 0 and failed == 0

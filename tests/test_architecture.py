@@ -1,7 +1,17 @@
-"""The package's layering rules, checked on its source (README, "Architecture"):
+"""The package's layering rules, checked on its source (README, "Architecture";
+docs/architecture.md has the layer table):
 
+* the tree is the layer table: each folder is one layer (``LAYERS``, lowest first), and a
+  module imports only from its own layer and the layers below it;
 * no import circle among torchtally's Python modules (imports inside functions count: a lazy
   import is still a dependency);
+* one exception to both, on purpose: ``Metric.attach`` (base/attachable.py) imports the ignite
+  adapter inside the method, as torchmetrics' ``plot()`` imports matplotlib, so that ignite's
+  idiom works on torchtally's objects without the core importing an adapter when it loads: a
+  function-level import of ``torchtally.adapters.*`` is not counted;
+* besides the public faces named after torchmetrics' subpackages, at most
+  ``MAX_TOP_LEVEL_MODULES`` modules sit at the top of the package, and no module of a folder is
+  named with another's name as a prefix (``sync.py`` beside ``sync_plan.py``: a folder instead);
 * no module imports another module's underscore-private name or an underscore-private module
   (the compiled extensions _C, _C_cuda and _nccl are the exception: CPython names them so);
 * only Metric's own modules (those defining the classes it is made of) touch a metric's private
@@ -20,6 +30,24 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "torchtally"
 EXTENSIONS = {"_C", "_C_cuda", "_nccl"}
 MAX_LINES = 500
+MAX_TOP_LEVEL_MODULES = 8
+# The top-level modules named after torchmetrics' subpackages (the families still to come take
+# their torchmetrics names too: detection, retrieval, text, image, wrappers ...).
+FACES = {"classification", "regression", "aggregation", "detection", "segmentation", "retrieval", "text", "image",
+         "audio", "clustering", "nominal", "multimodal", "shape", "timeseries", "video", "wrappers"}
+# Lowest first: a module may import from its own layer and the ones before it. A prefix names a
+# package (every module under it) or a single top-level module.
+LAYERS = [
+    ("errors", ["torchtally.errors"]),
+    ("kernels", ["torchtally.kernels", "torchtally._C", "torchtally._C_cuda"]),
+    ("functional", ["torchtally.functional"]),
+    ("sync", ["torchtally.sync", "torchtally._nccl"]),
+    ("base", ["torchtally.base"]),
+    ("metrics", ["torchtally.metrics", "torchtally.decorators"]),
+    ("faces", [f"torchtally.{face}" for face in sorted(FACES)] + ["torchtally.nccl"]),
+    ("adapters", ["torchtally.adapters"]),
+    ("package", ["torchtally", "torchtally.testing"]),
+]
 
 
 def _modules() -> Dict[str, Tuple[Path, List[str]]]:
@@ -39,34 +67,48 @@ def _modules() -> Dict[str, Tuple[Path, List[str]]]:
 MODULES = _modules()
 
 
-def _imports(name: str) -> List[Tuple[int, str, List[str]]]:
-    """(line, imported module, names taken from it) for every import in module `name`."""
+def _imports(name: str) -> List[Tuple[int, str, List[str], bool]]:
+    """(line, imported module, names taken from it, whether inside a function) for every import
+    in module `name`."""
     path, package = MODULES[name]
     out = []
-    for node in ast.walk(ast.parse(path.read_text())):
+
+    def visit(node: ast.AST, in_function: bool) -> None:
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - node.level + 1]
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            out.append((node.lineno, module, [a.name for a in node.names]))
+            out.append((node.lineno, module, [a.name for a in node.names], in_function))
         elif isinstance(node, ast.Import):
-            out.extend((node.lineno, a.name, []) for a in node.names)
+            out.extend((node.lineno, a.name, [], in_function) for a in node.names)
+        inside = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for child in ast.iter_child_nodes(node):
+            visit(child, inside)
+
+    visit(ast.parse(path.read_text()), False)
     return out
 
 
+def _exempt(module: str, in_function: bool) -> bool:
+    """The one dependency not counted: a function-level import of an engine adapter."""
+    return in_function and module.startswith("torchtally.adapters")
+
+
 def _dependencies(name: str) -> Set[str]:
-    """The torchtally modules that module `name` imports: `from pkg import submodule` depends on
-    the submodule, `from module import thing` on the module."""
+    """The torchtally modules that module `name` imports (a function-level import of an adapter
+    aside): `from pkg import submodule` depends on the submodule, `from module import thing` on
+    the module."""
     deps = set()
-    for _, module, names in _imports(name):
+    for _, module, names, in_function in _imports(name):
         submodules = [n for n in names if f"{module}.{n}" in MODULES or n in EXTENSIONS]
-        deps.update(f"{module}.{n}" for n in submodules)
+        found = {f"{module}.{n}" for n in submodules}
         if len(submodules) < len(names) or not names:
-            deps.add(module)
+            found.add(module)
+        deps.update(d for d in found if not _exempt(d, in_function))
     deps.discard(name)
-    return {d for d in deps if d in MODULES}
+    return {d for d in deps if d in MODULES or d.rsplit(".", 1)[-1] in EXTENSIONS}
 
 
 def _cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
@@ -81,7 +123,7 @@ def _cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in sorted(graph[v]):
+        for w in sorted(graph.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -104,20 +146,72 @@ def _cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
     return components
 
 
+def _layer(name: str) -> int:
+    """The index in LAYERS of the layer module `name` belongs to (the longest matching prefix)."""
+    best, found = -1, None
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), i
+    assert found is not None, f"{name} is in no layer: add its folder to LAYERS"
+    return found
+
+
 def test_the_checker_sees_the_package():
-    assert "torchtally.metric" in MODULES and "torchtally.kernels" in MODULES
-    assert "torchtally.kernels" in _dependencies("torchtally.metric_placement")
+    assert "torchtally.base.metric" in MODULES and "torchtally.kernels" in MODULES
+    assert "torchtally.kernels" in _dependencies("torchtally.base.placement")
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _layer("torchtally.sync.plan") < _layer("torchtally.base.options") < _layer("torchtally.adapters.hook")
+    assert _layer("torchtally.nccl") > _layer("torchtally.sync.nccl") and _layer("torchtally") == len(LAYERS) - 1
+
+
+def test_the_adapter_exemption_is_only_for_a_function_level_import():
+    assert "torchtally.adapters.ignite" not in _dependencies("torchtally.base.attachable")
+    assert _exempt("torchtally.adapters.ignite", True)
+    assert not _exempt("torchtally.adapters.ignite", False) and not _exempt("torchtally.sync.plan", True)
 
 
 def test_no_import_circle():
     assert _cycles({name: _dependencies(name) for name in MODULES}) == []
 
 
+def test_every_module_imports_only_its_own_layer_and_those_below():
+    offenders = []
+    for name in MODULES:
+        for dep in sorted(_dependencies(name)):
+            if _layer(dep) > _layer(name):
+                offenders.append(f"{name} ({LAYERS[_layer(name)][0]}) imports {dep} ({LAYERS[_layer(dep)][0]})")
+    assert offenders == []
+
+
 def test_the_core_never_imports_an_adapter():
     core = [n for n in MODULES if not n.startswith("torchtally.adapters") and n != "torchtally"]
     offenders = sorted(n for n in core if any(d.startswith("torchtally.adapters") for d in _dependencies(n)))
     assert offenders == []
+
+
+def test_the_top_level_holds_the_faces_and_few_modules():
+    top = sorted(n.split(".")[1] for n in MODULES if n.count(".") == 1 and MODULES[n][0].name != "__init__.py")
+    others = [n for n in top if n not in FACES]
+    assert len(others) <= MAX_TOP_LEVEL_MODULES, others
+    assert {"classification", "regression", "aggregation"} <= set(top)
+
+
+def _prefix_clashes(names: List[str]) -> List[Tuple[str, str]]:
+    return [(a, b) for a in names for b in names if a != b and a != "__init__" and b.startswith(a + "_")]
+
+
+def test_no_module_is_named_with_another_modules_prefix():
+    by_folder: Dict[Path, List[str]] = {}
+    for path, _ in MODULES.values():
+        if path.name == "__init__.py":  # a package is named in its parent folder
+            by_folder.setdefault(path.parent.parent, []).append(path.parent.name)
+        else:
+            by_folder.setdefault(path.parent, []).append(path.stem)
+    offenders = [f"{folder.relative_to(PACKAGE.parent)}: {a}, {b}"
+                 for folder, names in by_folder.items() for a, b in _prefix_clashes(names)]
+    assert offenders == []
+    assert _prefix_clashes(["sync", "sync_plan", "metric", "metrics"]) == [("sync", "sync_plan")]
 
 
 def _private(part: str) -> bool:
@@ -127,7 +221,7 @@ def _private(part: str) -> bool:
 def test_no_module_imports_a_private_name():
     offenders = []
     for name in MODULES:
-        for line, module, names in _imports(name):
+        for line, module, names, _ in _imports(name):
             if not module.startswith("torchtally"):
                 continue
             taken = [n for n in names if _private(n)] + [p for p in module.split(".") if _private(p)]
@@ -197,5 +291,5 @@ def test_only_metric_modules_touch_a_metric_private_state():
 def test_the_private_state_check_sees_a_reach():
     _, private_names = _metric_private_names()
     reach = "def f(metric):\n    metric.__dict__['_cache'] = None\n    return metric._specs, self._specs\n"
-    assert len(_private_reaches("torchtally.collection", private_names, reach)) == 2
-    assert _private_reaches("torchtally.collection", private_names) == []
+    assert len(_private_reaches("torchtally.base.collection", private_names, reach)) == 2
+    assert _private_reaches("torchtally.base.collection", private_names) == []

@@ -165,7 +165,7 @@ def test_multiclass_curves_refuse_logits_without_a_softmax(thresholds, how):
         with pytest.raises(ValueError, match="preds: the softmax of sample 1 is undefined"):
             torchtally.functional.multiclass_auroc(*bad, num_classes=3, thresholds=thresholds)
         return
-    m = torchtally.metrics.MulticlassAUROC(3, thresholds=thresholds).update(*good)
+    m = torchtally.MulticlassAUROC(3, thresholds=thresholds).update(*good)
     before = states_of(m)
     with pytest.raises(ValueError, match="preds: the softmax of sample 1 is undefined"):
         m.update(*bad)

@@ -15,7 +15,7 @@ import torchmetrics.functional.classification as tmf
 
 import torchtally.functional.classification as ttf
 from parity_tester import ParityCase, check_parity, run_parity_distributed
-from torchtally.metrics import classification as ttc
+import torchtally.classification as ttc
 
 # A normalised confusion matrix with an empty row warns (both libraries); checked on its own below.
 pytestmark = pytest.mark.filterwarnings("ignore:.*NaN values found in confusion matrix")

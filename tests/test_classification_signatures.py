@@ -10,8 +10,8 @@ import torchmetrics.functional.classification as tmf
 
 import torchtally
 import torchtally.functional.classification as ttf
-from torchtally import metrics as M
-from torchtally.metrics import classification as ttc
+import torchtally as M
+import torchtally.classification as ttc
 
 FAMILIES = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "StatScores", "HammingDistance",
             "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa"]

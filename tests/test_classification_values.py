@@ -363,7 +363,7 @@ def test_accuracy_shortcuts_give_the_general_paths_bits():
 @pytest.mark.parametrize("average", ["micro", "macro", "weighted", "none"])
 def test_multiclass_accuracy_class_matches_its_functional_form(average):
     """The class (with its shortcuts) and the functional form (the general path) agree."""
-    from torchtally.metrics import MulticlassAccuracy
+    from torchtally import MulticlassAccuracy
 
     preds, target = multiclass_data(N, C, seed=3)
     target[target == 2] = 0  # a class absent from target (still predicted: it counts for macro)

@@ -14,7 +14,7 @@ import torchmetrics.functional.classification as tmf
 import torchtally.functional as F
 from torchtally import kernels
 from torchtally.functional.curves.compute import binned_counts
-from torchtally.metrics import (
+from torchtally import (
     BinaryAUROC,
     BinaryROC,
     MulticlassAveragePrecision,

@@ -11,7 +11,7 @@ from sklearn import metrics as skm
 import torchtally.functional as F
 from torchtally import MetricCollection, NotComputableError
 from torchtally import kernels
-from torchtally.metrics import (
+from torchtally import (
     BinaryAUROC,
     BinaryAveragePrecision,
     BinaryPrecisionRecallCurve,
@@ -393,7 +393,7 @@ def test_docstring_examples():
     import doctest
 
     import torchtally.functional.curves.update as inputs
-    import torchtally.functional.curves as functional
+    import torchtally.functional.curves.forms as functional
     import torchtally.metrics.curves as classes
 
     for module in (functional, classes, inputs):

@@ -12,7 +12,7 @@ import torchmetrics.functional.classification as tmf
 from sklearn import metrics as skm
 
 import torchtally.functional as F
-from torchtally.metrics import (
+from torchtally import (
     BinaryAUROC,
     BinaryAveragePrecision,
     BinaryPrecisionRecallCurve,

@@ -10,7 +10,7 @@ from metric_tester import MetricCase, check_metric, run_distributed_cases
 from sklearn import metrics as skm
 
 from torchtally import MetricCollection
-from torchtally.metrics import (
+from torchtally import (
     BinaryAUROC,
     BinaryAveragePrecision,
     BinaryPrecisionRecallCurve,

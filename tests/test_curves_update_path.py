@@ -12,7 +12,7 @@ import torch
 from metric_tester import assert_rejects
 
 from torchtally.functional.curves.update import CurveTask
-from torchtally.metrics import BinaryAUROC, MulticlassAUROC, MultilabelAUROC
+from torchtally import BinaryAUROC, MulticlassAUROC, MultilabelAUROC
 
 T = 11
 SCORE_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]

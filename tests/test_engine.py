@@ -9,9 +9,9 @@ from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, Tenso
 
 from metric_tester import states_of
 from torchtally import Metric
-from torchtally.dataparallel import _gather_device, check_no_metrics_inside, metric_device
-from torchtally.engine import MetricHook, Usage, as_update_args, resolve_usage
-from torchtally.sampler import SamplerWarning, UnpaddedDistributedSampler
+from torchtally.adapters.dataparallel import _gather_device, check_no_metrics_inside, metric_device
+from torchtally.adapters.hook import MetricHook, Usage, as_update_args, resolve_usage
+from torchtally.adapters.sampler import SamplerWarning, UnpaddedDistributedSampler
 
 
 class Collect:

@@ -8,7 +8,7 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from torchtally import Metric
 from torchtally.adapters.ignite import attach, detach, is_attached
-from torchtally.sampler import SamplerWarning
+from torchtally.adapters.sampler import SamplerWarning
 
 
 class Count(Metric):

@@ -27,7 +27,7 @@ import torch
 from hypothesis import HealthCheck, given, settings  # one of the test extras (pip install -e ".[test]")
 from hypothesis import strategies as st
 
-import torchtally.metrics as M
+import torchtally as M
 from fuzz_batches import IGNORE, aggregation_batch, classification_batch, regression_batch
 from metric_tester import states_of
 from test_atomic_updates import assert_same_states

@@ -7,7 +7,7 @@ import torch
 
 from toy_metrics import C, D, CatMetric, ExtremesMetric, MomentsMetric, SumMetric, batches, chan_merge, make_data
 from torchtally import Metric, NotComputableError
-from torchtally.sync import SyncPlan, StateSpec, transport_dtype
+from torchtally.sync.plan import StateSpec, SyncPlan, transport_dtype
 from torchtally.testing import count_collectives
 
 DATA = make_data(40, seed=1)
@@ -393,7 +393,7 @@ def test_plan_packs_by_transport_dtype_and_op():
 
 
 def test_plan_groups_python_numbers_by_the_kind_the_ranks_agree_on():
-    from torchtally.sync import number_spec
+    from torchtally.sync.plan import number_spec
 
     # 1000 int64 do not fit the header: the data goes by all_reduce, grouped by agreed kinds.
     plan = SyncPlan([StateSpec("t", "sum", torch.int64, (1000,)), number_spec("n", "sum"), number_spec("m", "max")])

@@ -323,7 +323,7 @@ def test_collection_to_raises_a_pending_rejection_before_anything_moves():
 def test_metric_docstring_example():
     import doctest
 
-    import torchtally.metric
+    import torchtally.base.metric
 
-    failed, attempted = doctest.testmod(torchtally.metric)
+    failed, attempted = doctest.testmod(torchtally.base.metric)
     assert attempted >= 5 and failed == 0

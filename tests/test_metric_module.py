@@ -14,7 +14,7 @@ import torchtally
 from toy_metrics import C, CatMetric, SumMetric, batches, make_data
 from torchtally import Metric, MetricCollection
 from torchtally.classification import BinaryPrecision, BinaryRecall, MulticlassAccuracy, MulticlassF1Score
-from torchtally.composition import CompositionalMetric
+from torchtally.base.composition import CompositionalMetric
 
 DATA = make_data(40, seed=3)
 

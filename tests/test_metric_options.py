@@ -15,7 +15,8 @@ from torchtally.classification import (
     MulticlassPrecision,
 )
 from torchtally.aggregation import MeanMetric
-from torchtally.metric_config import describe_value, find_options
+from torchtally.base.options import find_options
+from torchtally.sync.fingerprint import describe_value
 from torchtally.regression import R2Score
 
 

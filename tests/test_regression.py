@@ -525,9 +525,9 @@ def test_bad_options(factory, match):
 def test_doctests():
     import doctest
 
-    import torchtally.functional.regression
+    import torchtally.functional.regression.forms
     import torchtally.metrics.regression
 
-    for module in (torchtally.metrics.regression, torchtally.functional.regression):
+    for module in (torchtally.metrics.regression, torchtally.functional.regression.forms):
         failed, attempted = doctest.testmod(module)
         assert attempted > 0 and failed == 0

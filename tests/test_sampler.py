@@ -1,4 +1,4 @@
-"""The padding formula of torchtally.sampler against the samplers torch, Lightning and ignite
+"""The padding formula of torchtally.adapters.sampler against the samplers torch, Lightning and ignite
 actually build, over many dataset sizes and world sizes, shuffle on and off."""
 import math
 import warnings
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, RandomSampler, TensorDataset
 
-from torchtally.sampler import (
+from torchtally.adapters.sampler import (
     SamplerWarning,
     ShardLayout,
     UnpaddedDistributedSampler,
@@ -201,9 +201,9 @@ def test_drop_last_warnings():
 def test_docstring_examples():
     import doctest
 
-    import torchtally.dataparallel
-    import torchtally.sampler
+    import torchtally.adapters.dataparallel
+    import torchtally.adapters.sampler
 
-    for module in (torchtally.sampler, torchtally.dataparallel):
+    for module in (torchtally.adapters.sampler, torchtally.adapters.dataparallel):
         failed, attempted = doctest.testmod(module)
         assert attempted > 0 and failed == 0, module.__name__

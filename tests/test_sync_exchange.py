@@ -1,18 +1,18 @@
-"""The choice of a gloo group's header exchange (torchtally.sync_exchange): every rank reads it
+"""The choice of a gloo group's header exchange (torchtally.sync.exchange): every rank reads it
 off the same header table, so it is a plain function of the table's host and vote words. The
 exchange itself, on real ranks: tests/distributed/test_sync_small.py (exchange "ring")."""
 import os
 
 import pytest
 
-from torchtally import sync_exchange
-from torchtally.sync_exchange import ALL_TO_ALL, AUTO, EXCHANGE_ENV, RING, Route, choose_ring
+from torchtally.sync import exchange
+from torchtally.sync.exchange import ALL_TO_ALL, AUTO, EXCHANGE_ENV, RING, Route, choose_ring
 
 A, B = 11, 22  # host words of two machines
 
 
 def vote(cpus: int, host_cpus: int = 64, mask: int = 7, forced: int = AUTO) -> int:
-    """A vote as sync_exchange.vote lays it out: ``cpus`` in this process's mask (hashed to
+    """A vote as exchange.vote lays it out: ``cpus`` in this process's mask (hashed to
     ``mask``), ``host_cpus`` on its machine."""
     return forced << 48 | mask << 32 | host_cpus << 16 | cpus
 
@@ -56,21 +56,21 @@ def test_a_group_of_one_never_takes_the_ring():
 
 def test_the_vote_says_the_cpus_the_mask_and_the_forced_choice(monkeypatch):
     monkeypatch.delenv(EXCHANGE_ENV, raising=False)
-    mine = sync_exchange.vote()
+    mine = exchange.vote()
     assert mine & 0xFFFF == len(os.sched_getaffinity(0))
     assert mine >> 16 & 0xFFFF == max(os.cpu_count(), len(os.sched_getaffinity(0)))
     assert mine >> 48 == AUTO
     for name, forced in (("ring", RING), ("all_to_all", ALL_TO_ALL), ("auto", AUTO), (" Ring ", RING)):
         monkeypatch.setenv(EXCHANGE_ENV, name)
-        assert sync_exchange.vote() == mine & ((1 << 48) - 1) | forced << 48, name
+        assert exchange.vote() == mine & ((1 << 48) - 1) | forced << 48, name
     monkeypatch.setenv(EXCHANGE_ENV, "tree")
     with pytest.raises(ValueError, match=f"{EXCHANGE_ENV} must be one of 'auto', 'all_to_all', 'ring'; got 'tree'"):
-        sync_exchange.vote()
-    assert 0 < sync_exchange.host_word() < 1 << 62 and sync_exchange.host_word() == sync_exchange.host_word()
+        exchange.vote()
+    assert 0 < exchange.host_word() < 1 << 62 and exchange.host_word() == exchange.host_word()
 
 
 def test_the_choice_is_learnt_once_and_only_from_a_table_the_ranks_agree_on():
-    from torchtally.sync_table import HOST, VOTE
+    from torchtally.sync.header import HOST, VOTE
 
     def table(votes):
         rows = [[0] * 8 for _ in votes]

@@ -6,12 +6,12 @@ that state, syncs it across ranks in a few packed collectives and hooks into tra
 
 __version__ = "0.1.0"
 
-from .collection import MetricCollection
+from .base.collection import MetricCollection
 from .decorators import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
-from .engine import MetricHook
+from .adapters.hook import MetricHook
 from .errors import NotComputableError, SyncError
-from .metric import Metric
-from .sampler import UnpaddedDistributedSampler
+from .base.metric import Metric
+from .adapters.sampler import UnpaddedDistributedSampler
 from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
 from . import aggregation, classification, functional, regression  # noqa: E402  (torchmetrics' module paths)
 from .classification import *  # noqa: F401,F403,E402  (classification metrics, curves and ranking)

@@ -1,10 +1,14 @@
 """torchmetrics.classification's place: the classification metric classes, curves included.
 
-``from torchtally.classification import MulticlassAccuracy`` works as the torchmetrics import does.
+``from torchtally.classification import MulticlassAccuracy`` works as the torchmetrics import
+does. Metrics of one task with the same state options share their state in a MetricCollection:
+one kernel call per batch, one slot in the sync.
 """
-from .metrics.classification import *  # noqa: F401,F403
-from .metrics.classification import __all__ as _counts
-from .metrics.curves import *  # noqa: F401,F403
-from .metrics.curves import __all__ as _curves
+from .metrics import confusion_matrix, curves, precision_recall, stat_scores, tasks
+from .metrics.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
+from .metrics.curves import *  # noqa: F401,F403  (AUROC, AveragePrecision, ROC, PrecisionRecallCurve)
+from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, FBetaScore, F1Score, Dice)
+from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
+from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
 
-__all__ = list(_counts) + list(_curves)
+__all__ = [name for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves) for name in module.__all__]

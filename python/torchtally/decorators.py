@@ -52,7 +52,7 @@ Options: the attributes that hold the object's constructor arguments (``self.thr
 threshold``, or ignite's ``self._average = average``: named like a parameter of an ``__init__``
 of its class or bases; plain values, not tensors; not synced), or the names its class lists in
 ``option_names``, are compared across ranks in the sync's header (see
-torchtally.metric_config): ranks whose ``threshold`` or ``num_classes`` differ raise SyncError
+torchtally.sync.fingerprint): ranks whose ``threshold`` or ``num_classes`` differ raise SyncError
 naming the class, the option and both values, before any data moves. Other unsynced attributes
 may differ per rank, as in ignite.
 
@@ -67,9 +67,11 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 
 import torch
 
-from . import dist
-from .metric_config import Options, find_options
-from .sync import StateSpec, SyncPlan, number_spec, sync_states
+from .base.options import find_options
+from .sync import dist
+from .sync.fingerprint import OptionTexts
+from .sync.plan import StateSpec, SyncPlan, number_spec
+from .sync.protocol import sync_states
 
 # ignite's reduction names, upper case only, and the sync's reduce for each.
 _REDUCE_OF_OP = {"SUM": "sum", "MAX": "max", "MIN": "min", "PRODUCT": "prod"}
@@ -212,7 +214,7 @@ _syncing: Set[int] = set()  # id() of objects whose compute is running on synced
 
 
 def _plan_for(specs: Tuple[StateSpec, ...], spec_keys: Tuple[Tuple[Any, ...], ...], owner: str = "",
-              options: Optional[Options] = None) -> SyncPlan:
+              options: Optional[OptionTexts] = None) -> SyncPlan:
     """The plan of ``specs`` (cached; ``spec_keys``: their _spec_for keys, cheaper to hash)."""
     key = (spec_keys, owner, tuple((options or {}).items()))
     plan = _plans.get(key)

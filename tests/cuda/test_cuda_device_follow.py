@@ -115,7 +115,7 @@ def sync_checks(rank: int, world_size: int) -> dict:
     """In a world-size-1 gloo group: the full sync protocol (forced: a world of 1 skips it) on
     state that moved to the GPU, through gloo (CPU buffers) and, where NCCL loads, through the
     "nccl" backend. Returns per transport: synced vs local results and their devices."""
-    import torchtally.nccl as backend
+    import torchtally.sync.nccl as backend
 
     gpu = gpu_device()
     seen = {}

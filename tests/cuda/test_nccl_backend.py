@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.cuda, pytest.mark.distributed,
 
 
 def nccl_version():
-    import torchtally.nccl as backend
+    import torchtally.sync.nccl as backend
     try:
         return backend.load()
     except backend.NcclUnavailable as exc:
@@ -29,10 +29,11 @@ def nccl_version():
 def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
     import torch.distributed as td
 
-    import torchtally.nccl as backend
+    import torchtally.sync.nccl as backend
     from torchtally import MulticlassAccuracy
-    from torchtally.sync import StateSpec, SyncPlan, sync_states
-    from torchtally.transport import register_transport, transport_for, unregister_transport
+    from torchtally.sync.plan import StateSpec, SyncPlan
+    from torchtally.sync.protocol import sync_states
+    from torchtally.sync.transport import register_transport, transport_for, unregister_transport
 
     if shared_gpu:
         os.environ["NCCL_MULTI_RANK_GPU_ENABLE"] = "1"
@@ -120,7 +121,7 @@ def test_world_size_1():
     if not seen["nonblocking"]:
         pytest.skip("NCCL < 2.14: setup is blocking, so the setup-timeout check cannot run (the rest was checked)")
     assert "NCCL communicator setup (rank 0 of 2) did not complete within 3s" in seen["setup_timeout"]
-    assert "did not reach torchtally.nccl.enable()" in seen["setup_timeout"]
+    assert "did not reach torchtally.sync.nccl.enable()" in seen["setup_timeout"]
     assert 3.0 <= seen["setup_waited_s"] < 60.0  # it waited for the deadline, and it ended
 
 

@@ -11,7 +11,7 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, roc_auc_
 from torch.utils.data import TensorDataset
 
 from torchtally import MeanMetric, MulticlassAccuracy, MulticlassAUROC, MulticlassF1Score
-from torchtally.metric import Metric
+from torchtally.base.metric import Metric
 
 C = 3
 

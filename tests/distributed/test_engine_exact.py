@@ -20,7 +20,7 @@ def _ignite_and_plain_loop(rank, world_size):
     from ignite.engine import Engine, Events
 
     from torchtally.adapters.ignite import attach
-    from torchtally.engine import MetricHook
+    from torchtally.adapters.hook import MetricHook
 
     for n in dataset_sizes(world_size):
         for batch_size in (1, 4):

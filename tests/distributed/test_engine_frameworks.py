@@ -23,8 +23,8 @@ def _lightning_ddp(rank, world_size):
     import lightning.pytorch as pl
 
     from torchtally.adapters.lightning import MetricCallback
-    from torchtally.engine import MetricHook
-    from torchtally.sampler import SamplerWarning
+    from torchtally.adapters.hook import MetricHook
+    from torchtally.adapters.sampler import SamplerWarning
 
     # The process group exists already; LOCAL_RANK tells Lightning the processes were
     # launched externally (as torchrun would), so its "ddp" strategy runs in place.

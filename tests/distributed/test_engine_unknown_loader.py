@@ -46,7 +46,7 @@ class StridedSampler(Sampler):
 
 
 def _sampler_warnings(record):
-    from torchtally.sampler import SamplerWarning
+    from torchtally.adapters.sampler import SamplerWarning
 
     return [str(w.message) for w in record if issubclass(w.category, SamplerWarning)]
 
@@ -64,7 +64,7 @@ def _hooks_warn(rank, world_size):
     from ignite.engine import Engine
 
     from torchtally.adapters.ignite import attach
-    from torchtally.engine import MetricHook
+    from torchtally.adapters.hook import MetricHook
 
     messages = {}
     # an unknown loader class: warned, and the warning says what may go wrong and what to do
@@ -125,7 +125,7 @@ def test_every_hook_warns_on_a_loader_whose_sharding_it_cannot_see():
 
 
 def test_single_process_stays_silent():
-    from torchtally.engine import MetricHook
+    from torchtally.adapters.hook import MetricHook
 
     assert _run_plain(MetricHook(MeanMetric()), ShardingLoader(0, 1)) == []
     assert _run_plain(MetricHook(MeanMetric()), ShardingLoader(0, 1), given=False) == []

@@ -34,12 +34,12 @@ from toy_metrics import (
 )
 from metric_tester import loaded, saved_states, states_of
 from torchtally import MetricCollection, NotComputableError, SyncError, all_reduced_synchronized
-from torchtally.sync_plan import HEADER_SLOTS
+from torchtally.sync.plan import HEADER_SLOTS
 from torchtally.testing import count_collectives, run_distributed
 
 pytestmark = pytest.mark.distributed
 
-# The sync header of a gloo group of up to torchtally.dist.DIRECT_HEADER_MAX_WORLD ranks travels by
+# The sync header of a gloo group of up to torchtally.sync.dist.DIRECT_HEADER_MAX_WORLD ranks travels by
 # all_to_all (every other collective of a sync keeps its name).
 HEADER = "all_to_all_single"
 

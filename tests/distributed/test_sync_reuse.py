@@ -1,5 +1,5 @@
 """The header buffers a sync reuses from one sync to the next (issue 14, item 2;
-torchtally.sync_header) never leak into what a sync returns.
+torchtally.sync.header) never leak into what a sync returns.
 
 On 2 gloo ranks: a small plan (int, float, int32, bool states and a Python number) synced
 twice with different data: the first results are unchanged by the second sync, none of them
@@ -16,9 +16,11 @@ import pytest
 import torch
 import torch.distributed as dist
 
-import torchtally.dist
-from torchtally import SyncError, sync_header
-from torchtally.sync import StateSpec, SyncPlan, number_spec, sync_states
+import torchtally.sync.dist
+from torchtally import SyncError
+from torchtally.sync import header
+from torchtally.sync.plan import StateSpec, SyncPlan, number_spec
+from torchtally.sync.protocol import sync_states
 from torchtally.testing import run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -61,7 +63,7 @@ def _storages(buffers: Any) -> List[int]:
 
 def _copies(ws: int) -> int:
     """How many copies of its header a rank sends: one per rank for the all_to_all exchange."""
-    return ws if torchtally.dist.group_info().direct_header else 1
+    return ws if torchtally.sync.dist.group_info().direct_header else 1
 
 
 def run_checks(rank: int, ws: int) -> Dict[str, Any]:
@@ -74,11 +76,11 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     out["first_unchanged"] = all(torch.equal(a, b) for a, b in zip(first, kept))
     out["first"], out["second"] = kept, [t.clone() for t in second]
 
-    pooled = sync_header.take(plan.fingerprint, plan.small, plan.small.fields, ws, torch.device("cpu"), plan.shapes,
+    pooled = header.take(plan.fingerprint, plan.small, plan.small.fields, ws, torch.device("cpu"), plan.shapes,
                               _copies(ws))
     out["pooled_is_the_syncs"] = pooled.read_table()[0][0] == plan.fingerprint  # not a fresh set
     pooled_ptrs = _storages(pooled)
-    sync_header.give_back(pooled)
+    header.give_back(pooled)
     out["aliases"] = [t.untyped_storage().data_ptr() in pooled_ptrs for t in first + second]
     for t in second:
         t.zero_() if t.dtype != torch.bool else t.logical_not_()
@@ -95,15 +97,15 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     if rank == 1:
         store.wait(["test/reuse/timed-out"], datetime.timedelta(seconds=60))
         return out
-    warm = sync_header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
+    warm = header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
                             lonely.shapes, _copies(ws))
-    sync_header.give_back(warm)  # the one set of this layout in the pool: the failing sync takes it
+    header.give_back(warm)  # the one set of this layout in the pool: the failing sync takes it
     try:
         sync_states(lonely, [torch.zeros(7, dtype=torch.int64)], timeout_s=1.0)
         out["timed_out"] = False
     except SyncError:
         out["timed_out"] = True
-    after = sync_header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
+    after = header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
                              lonely.shapes, _copies(ws))
     out["reused_after_failure"] = after is warm
     store.set("test/reuse/timed-out", "1")
@@ -146,14 +148,14 @@ def test_without_numpy_the_header_goes_through_tensors(monkeypatch):
     """A torch built without numpy: the buffers fall back to tensor writes and reads, same words."""
     plan = SyncPlan(SPECS)
     words = list(range(1, plan.small.fields + 1))
-    with_numpy = sync_header.HeaderBuffers("a", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
+    with_numpy = header.HeaderBuffers("a", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
                                            copies=2)
 
     def no_numpy(self, *args, **kwargs):
         raise RuntimeError("Numpy is not available")
 
     monkeypatch.setattr(torch.Tensor, "numpy", no_numpy)
-    without = sync_header.HeaderBuffers("b", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
+    without = header.HeaderBuffers("b", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
                                         copies=2)
     assert without.words is None and isinstance(without.table, torch.Tensor)
     for buffers in (with_numpy, without):
@@ -171,7 +173,7 @@ def test_a_state_keeps_its_shape_beside_an_empty_one_in_its_group():
     # a float32 sum group that the grid fills alone, and a float64 one of the 0-dim state
     assert [g.indices for g, _ in plan.small.groups] == [(0, 1), (2,)]
     values = [torch.arange(6.0).view(2, 3), torch.zeros(0), torch.tensor(1.5, dtype=torch.float64)]
-    buffers = sync_header.HeaderBuffers("z", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
+    buffers = header.HeaderBuffers("z", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
                                         copies=2)
     buffers.write([0] * plan.small.fields)
     buffers.pack(values)
@@ -190,12 +192,12 @@ def test_the_header_write_leaves_no_stale_word(monkeypatch, numpy_views):
     plan = SyncPlan(SPECS)
     if not numpy_views:
         monkeypatch.setattr(torch.Tensor, "numpy", lambda self, *a, **k: (_ for _ in ()).throw(RuntimeError("no")))
-    buffers = sync_header.HeaderBuffers("w", plan.small.fields, 3, torch.device("cpu"), plan.small, plan.shapes,
+    buffers = header.HeaderBuffers("w", plan.small.fields, 3, torch.device("cpu"), plan.small, plan.shapes,
                                         copies=3)
     n = plan.small.fields
     headers = [list(range(1, n + 1)), list(range(1, n + 1)), [7] + list(range(2, n + 1)),
                [7] * n, [-(2**63)] + [2**63 - 1] * (n - 1), list(range(1, n + 1))]
-    for step, header in enumerate(headers):
+    for step, words in enumerate(headers):
         buffers.pack(values_for(0, step))  # the data words change too, after the fields
-        buffers.write(header)
-        assert buffers.sent.view(3, -1)[:, :n].tolist() == [header] * 3, (step, header)
+        buffers.write(words)
+        assert buffers.sent.view(3, -1)[:, :n].tolist() == [words] * 3, (step, words)

@@ -2,8 +2,8 @@
 exchange and every rank reduces the W copies itself.
 
 One spawned run per world size (2 and 4) and header exchange (gloo's all_to_all, the default up
-to torchtally.dist.DIRECT_HEADER_MAX_WORLD ranks; the all_gather used beyond it, forced here by
-lowering that bound; and torchtally.sync_exchange's ring of point-to-point messages, taken where
+to torchtally.sync.dist.DIRECT_HEADER_MAX_WORLD ranks; the all_gather used beyond it, forced here by
+lowering that bound; and torchtally.sync.exchange's ring of point-to-point messages, taken where
 a host has fewer cores than ranks and forced here by TORCHTALLY_HEADER_EXCHANGE) does every
 check on real gloo ranks and returns what it saw; the tests below read it. Checked: exactly one
 header exchange (one collective, or the ring's messages; counted by wrapping
@@ -25,11 +25,12 @@ import pytest
 import torch
 import torch.distributed as dist
 
-import torchtally.dist
+import torchtally.sync.dist
 from torchtally import Metric, MetricCollection, SyncError, all_reduced_synchronized
-from torchtally.sync_plan import HEADER_FIXED, HEADER_SLOTS
-from torchtally.sync import StateSpec, SyncPlan, number_spec, sync_states
-from torchtally.sync_exchange import EXCHANGE_ENV
+from torchtally.sync.plan import HEADER_FIXED, HEADER_SLOTS
+from torchtally.sync.plan import StateSpec, SyncPlan, number_spec
+from torchtally.sync.protocol import sync_states
+from torchtally.sync.exchange import EXCHANGE_ENV
 from torchtally.testing import count_collectives, run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -127,7 +128,7 @@ def _reject():
 
 def run_checks(rank: int, ws: int, exchange: str) -> Dict[str, Any]:
     if exchange == "all_gather":  # as a group larger than the bound would (before any sync)
-        torchtally.dist.DIRECT_HEADER_MAX_WORLD = 1
+        torchtally.sync.dist.DIRECT_HEADER_MAX_WORLD = 1
     os.environ[EXCHANGE_ENV] = "ring" if exchange == "ring" else "all_to_all"
     Counts(1).update(rank).compute()  # the group's first header exchange, where it chooses
     out: Dict[str, Any] = {}
@@ -379,7 +380,7 @@ def test_a_large_plan_with_numbers_of_mixed_kinds_takes_the_two_step_path(ws, ex
 
 
 def test_number_words_round_trip_floats_bit_for_bit():
-    from torchtally.sync_small import number_word
+    from torchtally.sync.header import number_word
 
     for x in (0.1, -0.0, float("inf"), 1e-310, 2.0**60):
         word = number_word(torch.tensor(x, dtype=torch.float64))

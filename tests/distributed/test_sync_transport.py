@@ -1,4 +1,4 @@
-"""The sync engine's transport hook (torchtally.transport.register_transport), which the nccl
+"""The sync engine's transport hook (torchtally.sync.transport.register_transport), which the nccl
 backend plugs into, exercised on the CPU with a recording transport over gloo: 2 real processes, one
 spawned run for every check.
 
@@ -49,8 +49,9 @@ class _FailingWork:
 
 def transport_checks(rank: int, world_size: int) -> dict:
     from torchtally import SyncError
-    from torchtally.sync import StateSpec, SyncPlan, sync_states
-    from torchtally.transport import register_transport, transport_for, unregister_transport
+    from torchtally.sync.plan import StateSpec, SyncPlan
+    from torchtally.sync.protocol import sync_states
+    from torchtally.sync.transport import register_transport, transport_for, unregister_transport
     from torchtally.testing import count_collectives
 
     plan = SyncPlan([

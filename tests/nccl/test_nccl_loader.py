@@ -4,7 +4,7 @@ here with cc) through which every binding passes its arguments and reports NCCL'
 import pytest
 import torch
 
-import torchtally.nccl as nccl_backend
+import torchtally.sync.nccl as nccl_backend
 from torchtally import _nccl
 
 from fake_nccl import compile_fake, hooks

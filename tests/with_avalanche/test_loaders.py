@@ -39,7 +39,7 @@ def _datasets(sizes, task_labels=None):
 
 def _kept_ids(loader):
     """(ids of the kept rows, ids of the dropped rows) over one pass on this rank."""
-    from torchtally.adapters.avalanche_loaders import row_filter
+    from torchtally.adapters.avalanche.loaders import row_filter
 
     rows = row_filter(loader)
     kept, dropped = [], []
@@ -56,7 +56,7 @@ def _kept_ids(loader):
 
 
 def _sampler_warnings(record):
-    from torchtally.sampler import SamplerWarning
+    from torchtally.adapters.sampler import SamplerWarning
 
     return [str(w.message) for w in record if issubclass(w.category, SamplerWarning)]
 
@@ -73,7 +73,7 @@ def _checks(rank, world_size):
     from torch.utils.data import DataLoader, DistributedSampler
 
     from torchtally import MeanMetric
-    from torchtally.engine import MetricHook
+    from torchtally.adapters.hook import MetricHook
 
     out = {}
     single = _datasets([11])[0]
@@ -92,7 +92,7 @@ def _checks(rank, world_size):
     plain = _datasets([11])[0]
     out["DataLoader"] = _kept_ids(DataLoader(plain, batch_size=4, sampler=DistributedSampler(plain, shuffle=False)))
 
-    from torchtally.adapters.avalanche_loaders import row_filter
+    from torchtally.adapters.avalanche.loaders import row_filter
 
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")

@@ -186,7 +186,7 @@ def test_a_data_parallel_model_may_not_hold_the_metric():
 
 
 def test_a_batch_of_padding_only_changes_nothing():
-    from torchtally.adapters.avalanche_loaders import RowFilter
+    from torchtally.adapters.avalanche.loaders import RowFilter
 
     accuracy, loss = AccuracyPlugin("experience"), LossPlugin("experience")
     for plugin in (accuracy, loss):
@@ -198,7 +198,7 @@ def test_a_batch_of_padding_only_changes_nothing():
 
 
 def test_a_periodic_evaluation_does_not_restart_a_training_pass():
-    from torchtally.adapters.avalanche_loaders import RowFilter
+    from torchtally.adapters.avalanche.loaders import RowFilter
 
     train, evaluation = AccuracyPlugin("epoch"), AccuracyPlugin("experience")
     strategy = _strategy(clock=types.SimpleNamespace(train_iterations=0))

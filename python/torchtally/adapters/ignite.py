@@ -17,10 +17,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 import torch
 from ignite.engine import Engine, Events
 
-from ..engine import MetricHook, Usage, resolve_usage
-from ..sampler import SamplerWarning
+from .hook import MetricHook, Usage, resolve_usage
+from .sampler import SamplerWarning
 
-__all__ = ["attach", "detach", "is_attached"]
+__all__ = ["attach", "detach", "is_attached", "attached_names"]
 
 _HANDLERS = "_torchtally_handlers"
 
@@ -147,3 +147,13 @@ def detach(engine: Engine, name: str) -> None:
 def is_attached(engine: Engine, name: str) -> bool:
     """True if :func:`attach` attached a metric under ``name`` (and it was not detached)."""
     return name in engine.__dict__.get(_HANDLERS, {})
+
+
+def attached_names(engine: Engine, metrics: Any, usage: Optional[Any] = None) -> List[str]:
+    """The names under which :func:`attach` attached this very ``metrics`` object to ``engine``
+    (and was not detached), only those of ``usage`` when given (a name or ignite's usage object,
+    as :func:`attach` takes it): what ``Metric.detach`` and ``Metric.is_attached`` look up."""
+    wanted = None if usage is None else resolve_usage(usage).name
+    registry: Dict[str, Tuple[MetricHook, list]] = engine.__dict__.get(_HANDLERS, {})
+    return [name for name, (hook, _) in registry.items()
+            if hook.metrics is metrics and (wanted is None or hook.usage.name == wanted)]

@@ -19,7 +19,7 @@ try:
 except ImportError:  # the standalone package
     from pytorch_lightning import Callback, LightningModule, Trainer  # type: ignore[no-redef]
 
-from ..engine import MetricHook, as_update_args
+from .hook import MetricHook, as_update_args
 
 __all__ = ["MetricCallback"]
 

@@ -1,4 +1,5 @@
-"""Metric classes (names and options follow torchmetrics).
+"""Metric classes, one file per shared state (names and options follow torchmetrics; the public
+faces are torchtally.classification, torchtally.regression and torchtally.aggregation).
 
 Every class here checks a batch completely before its state changes: a refused update (a
 TypeError or ValueError naming the argument) leaves the state exactly as it was, and no
@@ -8,16 +9,3 @@ TypeError; meta tensors, which hold no values to count, raise ValueError (torchm
 on some and returns a number from nothing for others, e.g. MeanSquaredError's 0).
 ``load_state_dict`` checks what it loads the same way (see ``Metric.check_state_invariants``).
 """
-
-from .classification import *  # noqa: F401,F403  (Binary/Multiclass/Multilabel Accuracy, Precision, ...)
-from .curves import *  # noqa: F401,F403  (AUROC, AveragePrecision, ROC, PrecisionRecallCurve)
-from .aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric  # noqa: F401
-from .regression import (  # noqa: F401
-    CosineSimilarity,
-    ExplainedVariance,
-    MeanAbsoluteError,
-    MeanAbsolutePercentageError,
-    MeanSquaredError,
-    PearsonCorrCoef,
-    R2Score,
-)

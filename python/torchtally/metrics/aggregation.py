@@ -31,8 +31,8 @@ from torch import Tensor
 
 from ..errors import NotComputableError
 from ..functional.aggregation import update as agg_update
-from ..metric import Metric
-from ..metric_state_dict import check_nonnegative
+from ..base.metric import Metric
+from ..base.state_dict import check_nonnegative
 
 __all__ = [
     "AverageLoss",

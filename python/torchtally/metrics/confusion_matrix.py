@@ -9,14 +9,27 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.classification import update as _in
-from ..functional.classification import compute as _r
-from .classification_state import (
+from ..functional.classification import compute as clf_compute, update as clf_update
+from .bases import (
     BinaryConfmatState,
     MulticlassConfmatState,
     MultilabelConfmatState,
     reject_options,
 )
+
+__all__ = [
+    "BinaryCohenKappa",
+    "BinaryConfusionMatrix",
+    "BinaryJaccardIndex",
+    "BinaryMatthewsCorrCoef",
+    "MulticlassCohenKappa",
+    "MulticlassConfusionMatrix",
+    "MulticlassJaccardIndex",
+    "MulticlassMatthewsCorrCoef",
+    "MultilabelConfusionMatrix",
+    "MultilabelJaccardIndex",
+    "MultilabelMatthewsCorrCoef",
+]
 
 
 class BinaryConfusionMatrix(BinaryConfmatState):
@@ -25,7 +38,7 @@ class BinaryConfusionMatrix(BinaryConfmatState):
     (with torchmetrics' warning). Bad labels raise even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryConfusionMatrix
+        >>> from torchtally.classification import BinaryConfusionMatrix
         >>> BinaryConfusionMatrix().update(torch.tensor([0.7, 0.2, 0.9]), torch.tensor([1, 1, 0])).compute()
         tensor([[0, 1],
                 [1, 1]])
@@ -37,13 +50,13 @@ class BinaryConfusionMatrix(BinaryConfmatState):
 
     def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, normalize: Optional[str] = None,
                  validate_args: bool = True, **kwargs: Any) -> None:
-        normalize = _in.check_normalize(normalize)
+        normalize = clf_update.check_normalize(normalize)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
         self.normalize = normalize
 
     def compute(self) -> Tensor:
-        return _r.confusion_matrix(self.confmat, self.normalize)
+        return clf_compute.confusion_matrix(self.confmat, self.normalize)
 
 
 class MulticlassConfusionMatrix(MulticlassConfmatState):
@@ -51,7 +64,7 @@ class MulticlassConfusionMatrix(MulticlassConfmatState):
     Bad labels raise even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassConfusionMatrix
+        >>> from torchtally.classification import MulticlassConfusionMatrix
         >>> m = MulticlassConfusionMatrix(3, normalize="true")
         >>> m.update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
         tensor([[1.0000, 0.0000, 0.0000],
@@ -66,13 +79,13 @@ class MulticlassConfusionMatrix(MulticlassConfmatState):
 
     def __init__(self, num_classes: int, ignore_index: Optional[int] = None, normalize: Optional[str] = None,
                  validate_args: bool = True, **kwargs: Any) -> None:
-        normalize = _in.check_normalize(normalize)
+        normalize = clf_update.check_normalize(normalize)
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
         self.normalize = normalize
 
     def compute(self) -> Tensor:
-        return _r.confusion_matrix(self.confmat, self.normalize)
+        return clf_compute.confusion_matrix(self.confmat, self.normalize)
 
 
 class MultilabelConfusionMatrix(MultilabelConfmatState):
@@ -86,13 +99,13 @@ class MultilabelConfusionMatrix(MultilabelConfmatState):
 
     def __init__(self, num_labels: int, threshold: float = 0.5, ignore_index: Optional[int] = None,
                  normalize: Optional[str] = None, validate_args: bool = True, **kwargs: Any) -> None:
-        normalize = _in.check_normalize(normalize)
+        normalize = clf_update.check_normalize(normalize)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
         self.normalize = normalize
 
     def compute(self) -> Tensor:
-        return _r.confusion_matrix(self.confmat, self.normalize)
+        return clf_compute.confusion_matrix(self.confmat, self.normalize)
 
 
 class BinaryJaccardIndex(BinaryConfmatState):
@@ -100,20 +113,20 @@ class BinaryJaccardIndex(BinaryConfmatState):
     even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryJaccardIndex
+        >>> from torchtally.classification import BinaryJaccardIndex
         >>> BinaryJaccardIndex().update(torch.tensor([1, 1, 0, 1]), torch.tensor([1, 0, 1, 1])).compute()
         tensor(0.5000)
     """
 
     def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, validate_args: bool = True,
                  zero_division: float = 0, **kwargs: Any) -> None:
-        zero_division = _in.check_zero_division(zero_division)
+        zero_division = clf_update.check_zero_division(zero_division)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
         self.zero_division = zero_division
 
     def compute(self) -> Tensor:
-        return _r.jaccard_index(self.confmat, "binary", "micro", zero_division=self.zero_division)
+        return clf_compute.jaccard_index(self.confmat, "binary", "micro", zero_division=self.zero_division)
 
 
 class MulticlassJaccardIndex(MulticlassConfmatState):
@@ -122,7 +135,7 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
     Bad labels raise even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassJaccardIndex
+        >>> from torchtally.classification import MulticlassJaccardIndex
         >>> m = MulticlassJaccardIndex(3, average=None)
         >>> m.update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
         tensor([1.0000, 0.5000, 0.5000])
@@ -130,14 +143,14 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
 
     def __init__(self, num_classes: int, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
                  validate_args: bool = True, zero_division: float = 0, **kwargs: Any) -> None:
-        average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+        average, zero_division = clf_update.check_average(average), clf_update.check_zero_division(zero_division)
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
         self.average = average
         self.zero_division = zero_division
 
     def compute(self) -> Tensor:
-        return _r.jaccard_index(self.confmat, "multiclass", self.average, self.ignore_index, self.zero_division)
+        return clf_compute.jaccard_index(self.confmat, "multiclass", self.average, self.ignore_index, self.zero_division)
 
 
 class MultilabelJaccardIndex(MultilabelConfmatState):
@@ -147,14 +160,14 @@ class MultilabelJaccardIndex(MultilabelConfmatState):
     def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
                  ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
                  **kwargs: Any) -> None:
-        average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+        average, zero_division = clf_update.check_average(average), clf_update.check_zero_division(zero_division)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
         self.average = average
         self.zero_division = zero_division
 
     def compute(self) -> Tensor:
-        return _r.jaccard_index(self.confmat, "multilabel", self.average, zero_division=self.zero_division)
+        return clf_compute.jaccard_index(self.confmat, "multilabel", self.average, zero_division=self.zero_division)
 
 
 class BinaryMatthewsCorrCoef(BinaryConfmatState):
@@ -163,7 +176,7 @@ class BinaryMatthewsCorrCoef(BinaryConfmatState):
     right or every one wrong). Bad labels raise even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryMatthewsCorrCoef
+        >>> from torchtally.classification import BinaryMatthewsCorrCoef
         >>> BinaryMatthewsCorrCoef().update(torch.tensor([1, 1, 0, 0]), torch.tensor([1, 0, 0, 0])).compute()
         tensor(0.5774)
     """
@@ -174,7 +187,7 @@ class BinaryMatthewsCorrCoef(BinaryConfmatState):
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
 
     def compute(self) -> Tensor:
-        return _r.matthews_corrcoef(self.confmat)
+        return clf_compute.matthews_corrcoef(self.confmat)
 
 
 class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
@@ -187,7 +200,7 @@ class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
 
     def compute(self) -> Tensor:
-        return _r.matthews_corrcoef(self.confmat)
+        return clf_compute.matthews_corrcoef(self.confmat)
 
 
 class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
@@ -200,7 +213,7 @@ class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
         super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
 
     def compute(self) -> Tensor:
-        return _r.matthews_corrcoef(self.confmat)
+        return clf_compute.matthews_corrcoef(self.confmat)
 
 
 class BinaryCohenKappa(BinaryConfmatState):
@@ -209,20 +222,20 @@ class BinaryCohenKappa(BinaryConfmatState):
     validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryCohenKappa
+        >>> from torchtally.classification import BinaryCohenKappa
         >>> BinaryCohenKappa().update(torch.tensor([1, 1, 0, 0]), torch.tensor([1, 0, 0, 0])).compute()
         tensor(0.5000)
     """
 
     def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, weights: Optional[str] = None,
                  validate_args: bool = True, **kwargs: Any) -> None:
-        weights = _in.check_kappa_weights(weights)
+        weights = clf_update.check_kappa_weights(weights)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
         self.weights = weights
 
     def compute(self) -> Tensor:
-        return _r.cohen_kappa(self.confmat, self.weights)
+        return clf_compute.cohen_kappa(self.confmat, self.weights)
 
 
 class MulticlassCohenKappa(MulticlassConfmatState):
@@ -231,10 +244,10 @@ class MulticlassCohenKappa(MulticlassConfmatState):
 
     def __init__(self, num_classes: int, ignore_index: Optional[int] = None, weights: Optional[str] = None,
                  validate_args: bool = True, **kwargs: Any) -> None:
-        weights = _in.check_kappa_weights(weights)
+        weights = clf_update.check_kappa_weights(weights)
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
         self.weights = weights
 
     def compute(self) -> Tensor:
-        return _r.cohen_kappa(self.confmat, self.weights)
+        return clf_compute.cohen_kappa(self.confmat, self.weights)

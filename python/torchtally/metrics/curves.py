@@ -37,9 +37,9 @@ from torch import Tensor
 from ..functional.curves.update import check_average, check_max_fpr
 from ..functional.tasks import check_task, check_task_count
 from ..functional.curves.compute import Curve, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
-from ..metric import Metric
-from .curve_state import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
-from .task_wrapper import TaskWrapper
+from ..base.metric import Metric
+from .bases import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
+from .bases import TaskWrapper
 
 __all__ = [
     f"{task}{name}"
@@ -68,7 +68,7 @@ class BinaryAUROC(BinaryCurveState):
     """Area under the ROC curve; ``max_fpr`` gives the McClish-standardised partial AUC.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryAUROC
+        >>> from torchtally.classification import BinaryAUROC
         >>> m = BinaryAUROC()
         >>> _ = m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
         >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1.0, 1.0])).compute()  # float 0/1 targets too
@@ -94,7 +94,7 @@ class MulticlassAUROC(MulticlassCurveState):
     """One-vs-rest AUROC per class, averaged: "macro" (default), "weighted" (by support), "none".
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassAUROC
+        >>> from torchtally.classification import MulticlassAUROC
         >>> m = MulticlassAUROC(3, thresholds=100)
         >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
         >>> m.update(preds, torch.tensor([0, 2, 2, 1])).compute()
@@ -120,7 +120,7 @@ class MultilabelAUROC(MultilabelCurveState):
     """AUROC per label, averaged: "micro" (labels pooled), "macro" (default), "weighted", "none".
 
         >>> import torch
-        >>> from torchtally.metrics import MultilabelAUROC
+        >>> from torchtally.classification import MultilabelAUROC
         >>> m = MultilabelAUROC(2, average="none")
         >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
         >>> m.update(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])).compute()
@@ -146,7 +146,7 @@ class BinaryAveragePrecision(BinaryCurveState):
     """Average precision: sum over thresholds of (recall step) x precision; 0 without positives.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryAveragePrecision
+        >>> from torchtally.classification import BinaryAveragePrecision
         >>> m = BinaryAveragePrecision()
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         tensor(0.8333)
@@ -164,7 +164,7 @@ class MulticlassAveragePrecision(MulticlassCurveState):
     """One-vs-rest average precision per class, averaged: "macro", "weighted", "none".
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassAveragePrecision
+        >>> from torchtally.classification import MulticlassAveragePrecision
         >>> m = MulticlassAveragePrecision(3, average="none")
         >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
         >>> m.update(preds, torch.tensor([0, 2, 2, 1])).compute()
@@ -193,7 +193,7 @@ class MultilabelAveragePrecision(MultilabelCurveState):
     """Average precision per label, averaged: "micro", "macro", "weighted", "none".
 
         >>> import torch
-        >>> from torchtally.metrics import MultilabelAveragePrecision
+        >>> from torchtally.classification import MultilabelAveragePrecision
         >>> m = MultilabelAveragePrecision(2, average="micro")
         >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
         >>> m.update(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])).compute()
@@ -218,7 +218,7 @@ class BinaryROC(BinaryCurveState):
     """(fpr, tpr, thresholds), thresholds descending; exact mode starts at (0, 0), threshold 1.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryROC
+        >>> from torchtally.classification import BinaryROC
         >>> m = BinaryROC(thresholds=3)
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         (tensor([0.0000, 0.5000, 1.0000]), tensor([0., 1., 1.]), tensor([1.0000, 0.5000, 0.0000]))
@@ -237,7 +237,7 @@ class MulticlassROC(MulticlassCurveState):
     or averaged over classes ("macro", interpolated).
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassROC
+        >>> from torchtally.classification import MulticlassROC
         >>> m = MulticlassROC(3, thresholds=3, average="micro")
         >>> m.update(torch.eye(3), torch.tensor([0, 1, 2])).compute()
         (tensor([0., 0., 1.]), tensor([1., 1., 1.]), tensor([1.0000, 0.5000, 0.0000]))
@@ -261,7 +261,7 @@ class MultilabelROC(MultilabelCurveState):
     """ROC per label (binned: [L, T] tensors; exact: lists of tensors).
 
         >>> import torch
-        >>> from torchtally.metrics import MultilabelROC
+        >>> from torchtally.classification import MultilabelROC
         >>> fpr, tpr, thresholds = MultilabelROC(2).update(torch.eye(2), torch.eye(2, dtype=torch.long)).compute()
         >>> fpr
         [tensor([0., 0., 1.]), tensor([0., 0., 1.])]
@@ -279,7 +279,7 @@ class BinaryPrecisionRecallCurve(BinaryCurveState):
     """(precision, recall, thresholds): thresholds ascending, then the end point (1, 0).
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryPrecisionRecallCurve
+        >>> from torchtally.classification import BinaryPrecisionRecallCurve
         >>> m = BinaryPrecisionRecallCurve(thresholds=3)
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         (tensor([0.5000, 0.6667,    nan, 1.0000]), tensor([1., 1., 0., 0.]), tensor([0.0000, 0.5000, 1.0000]))
@@ -298,7 +298,7 @@ class MulticlassPrecisionRecallCurve(MulticlassCurveState):
     pooled ("micro"), or averaged over classes ("macro", interpolated).
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassPrecisionRecallCurve
+        >>> from torchtally.classification import MulticlassPrecisionRecallCurve
         >>> m = MulticlassPrecisionRecallCurve(3, thresholds=3)
         >>> precision, recall, thresholds = m.update(torch.eye(3), torch.tensor([0, 1, 2])).compute()
         >>> precision.shape
@@ -325,7 +325,7 @@ class MultilabelPrecisionRecallCurve(MultilabelCurveState):
     """Precision-recall curve per label (binned: [L, T + 1] tensors; exact: lists).
 
         >>> import torch
-        >>> from torchtally.metrics import MultilabelPrecisionRecallCurve
+        >>> from torchtally.classification import MultilabelPrecisionRecallCurve
         >>> m = MultilabelPrecisionRecallCurve(2)
         >>> precision, recall, thresholds = m.update(torch.eye(2), torch.eye(2, dtype=torch.long)).compute()
         >>> recall
@@ -347,7 +347,7 @@ class AUROC(TaskWrapper):
     """BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by ``task``.
 
         >>> import torch
-        >>> from torchtally.metrics import AUROC
+        >>> from torchtally.classification import AUROC
         >>> m = AUROC(task="multiclass", num_classes=3)
         >>> type(m).__name__
         'MulticlassAUROC'
@@ -368,7 +368,7 @@ class AUROC(TaskWrapper):
 class AveragePrecision(TaskWrapper):
     """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
 
-        >>> from torchtally.metrics import AveragePrecision
+        >>> from torchtally.classification import AveragePrecision
         >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
         'BinaryAveragePrecision'
     """
@@ -388,7 +388,7 @@ class AveragePrecision(TaskWrapper):
 class ROC(TaskWrapper):
     """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
 
-        >>> from torchtally.metrics import ROC
+        >>> from torchtally.classification import ROC
         >>> type(ROC(task="multilabel", num_labels=4)).__name__
         'MultilabelROC'
     """
@@ -408,7 +408,7 @@ class ROC(TaskWrapper):
 class PrecisionRecallCurve(TaskWrapper):
     """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
 
-        >>> from torchtally.metrics import PrecisionRecallCurve
+        >>> from torchtally.classification import PrecisionRecallCurve
         >>> type(PrecisionRecallCurve(task="binary")).__name__
         'BinaryPrecisionRecallCurve'
     """

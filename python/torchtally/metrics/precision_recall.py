@@ -11,31 +11,48 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.classification import update as _in
-from ..functional.classification import compute as _r
-from .classification_state import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
+from ..functional.classification import compute as clf_compute, update as clf_update
+from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
 from .stat_scores import BinaryStatBase, MulticlassStatBase, MultilabelStatBase
+
+__all__ = [
+    "BinaryDice",
+    "BinaryF1Score",
+    "BinaryFBetaScore",
+    "BinaryPrecision",
+    "BinaryRecall",
+    "MulticlassDice",
+    "MulticlassF1Score",
+    "MulticlassFBetaScore",
+    "MulticlassPrecision",
+    "MulticlassRecall",
+    "MultilabelDice",
+    "MultilabelF1Score",
+    "MultilabelFBetaScore",
+    "MultilabelPrecision",
+    "MultilabelRecall",
+]
 
 
 class BinaryPrecision(BinaryStatBase):
     """tp / (tp + fp). Bad labels raise even with validate_args=False (module docstring).
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryPrecision, BinaryRecall
+        >>> from torchtally.classification import BinaryPrecision, BinaryRecall
         >>> preds, target = torch.tensor([0.9, 0.8, 0.2, 0.7]), torch.tensor([1, 0, 1, 1])
         >>> BinaryPrecision().update(preds, target).compute(), BinaryRecall().update(preds, target).compute()
         (tensor(0.6667), tensor(0.6667))
     """
 
     def compute(self) -> Tensor:
-        return _r.precision(self._stats(), "micro", self.zero_division)
+        return clf_compute.precision(self._stats(), "micro", self.zero_division)
 
 
 class BinaryRecall(BinaryStatBase):
     """tp / (tp + fn) (sensitivity). Bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
-        return _r.recall(self._stats(), "micro", self.zero_division)
+        return clf_compute.recall(self._stats(), "micro", self.zero_division)
 
 
 class MulticlassPrecision(MulticlassStatBase):
@@ -45,14 +62,14 @@ class MulticlassPrecision(MulticlassStatBase):
     num_classes is required; bad labels raise even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassPrecision
+        >>> from torchtally.classification import MulticlassPrecision
         >>> m = MulticlassPrecision(3, average=None)
         >>> m.update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
         tensor([1.0000, 1.0000, 0.5000])
     """
 
     def compute(self) -> Tensor:
-        return _r.precision(self._stats(), self.average, self.zero_division)
+        return clf_compute.precision(self._stats(), self.average, self.zero_division)
 
 
 class MulticlassRecall(MulticlassStatBase):
@@ -61,7 +78,7 @@ class MulticlassRecall(MulticlassStatBase):
     is required; bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
-        return _r.recall(self._stats(), self.average, self.zero_division)
+        return clf_compute.recall(self._stats(), self.average, self.zero_division)
 
 
 class MultilabelPrecision(MultilabelStatBase):
@@ -69,14 +86,14 @@ class MultilabelPrecision(MultilabelStatBase):
     raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
-        return _r.precision(self._stats(), self.average, self.zero_division)
+        return clf_compute.precision(self._stats(), self.average, self.zero_division)
 
 
 class MultilabelRecall(MultilabelStatBase):
     """tp / (tp + fn) per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
     def compute(self) -> Tensor:
-        return _r.recall(self._stats(), self.average, self.zero_division)
+        return clf_compute.recall(self._stats(), self.average, self.zero_division)
 
 
 class BinaryFBetaScore(BinaryConfmatState):
@@ -84,7 +101,7 @@ class BinaryFBetaScore(BinaryConfmatState):
     validate_args=False (module docstring).
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryFBetaScore
+        >>> from torchtally.classification import BinaryFBetaScore
         >>> m = BinaryFBetaScore(beta=2.0)
         >>> m.update(torch.tensor([1, 1, 0, 1]), torch.tensor([1, 0, 1, 1])).compute()
         tensor(0.6667)
@@ -94,11 +111,11 @@ class BinaryFBetaScore(BinaryConfmatState):
                  ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
                  **kwargs: Any) -> None:
         super().__init__(threshold, multidim_average, ignore_index, validate_args, **kwargs)
-        self.beta = _in.check_beta(beta)
-        self.zero_division = _in.check_zero_division(zero_division)
+        self.beta = clf_update.check_beta(beta)
+        self.zero_division = clf_update.check_zero_division(zero_division)
 
     def compute(self) -> Tensor:
-        return _r.fbeta(self._stats(), self.beta, "micro", self.zero_division)
+        return clf_compute.fbeta(self._stats(), self.beta, "micro", self.zero_division)
 
 
 class MulticlassFBetaScore(MulticlassConfmatState):
@@ -106,7 +123,7 @@ class MulticlassFBetaScore(MulticlassConfmatState):
     required; bad labels raise even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassF1Score
+        >>> from torchtally.classification import MulticlassF1Score
         >>> MulticlassF1Score(3).update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
         tensor(0.7778)
     """
@@ -114,14 +131,14 @@ class MulticlassFBetaScore(MulticlassConfmatState):
     def __init__(self, beta: float, num_classes: int, top_k: int = 1, average: Optional[str] = "macro",
                  multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
                  zero_division: float = 0, **kwargs: Any) -> None:
-        average = _in.check_average(average)
+        average = clf_update.check_average(average)
         super().__init__(num_classes, top_k, multidim_average, ignore_index, validate_args, **kwargs)
-        self.beta = _in.check_beta(beta)
+        self.beta = clf_update.check_beta(beta)
         self.average = average
-        self.zero_division = _in.check_zero_division(zero_division)
+        self.zero_division = clf_update.check_zero_division(zero_division)
 
     def compute(self) -> Tensor:
-        return _r.fbeta(self._stats(), self.beta, self.average, self.zero_division)
+        return clf_compute.fbeta(self._stats(), self.beta, self.average, self.zero_division)
 
 
 class MultilabelFBetaScore(MultilabelConfmatState):
@@ -130,14 +147,14 @@ class MultilabelFBetaScore(MultilabelConfmatState):
     def __init__(self, beta: float, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
                  multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
                  zero_division: float = 0, **kwargs: Any) -> None:
-        average = _in.check_average(average)
+        average = clf_update.check_average(average)
         super().__init__(num_labels, threshold, multidim_average, ignore_index, validate_args, **kwargs)
-        self.beta = _in.check_beta(beta)
+        self.beta = clf_update.check_beta(beta)
         self.average = average
-        self.zero_division = _in.check_zero_division(zero_division)
+        self.zero_division = clf_update.check_zero_division(zero_division)
 
     def compute(self) -> Tensor:
-        return _r.fbeta(self._stats(), self.beta, self.average, self.zero_division)
+        return clf_compute.fbeta(self._stats(), self.beta, self.average, self.zero_division)
 
 
 class BinaryF1Score(BinaryFBetaScore):
@@ -178,7 +195,7 @@ class MulticlassDice(MulticlassF1Score):
     """Dice coefficient per class (= F1), averaged as MulticlassPrecision. torchtally's own name.
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassDice
+        >>> from torchtally.classification import MulticlassDice
         >>> MulticlassDice(3, average="micro").update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
         tensor(0.7500)
     """

@@ -32,8 +32,8 @@ import torch
 from torch import Tensor
 
 from ..functional.regression import compute as reg_compute, update as reg_update
-from ..metric import Metric
-from ..metric_state_dict import check_nonnegative
+from ..base.metric import Metric
+from ..base.state_dict import check_nonnegative
 
 __all__ = [
     "CosineSimilarity",

@@ -17,9 +17,8 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.classification import compute as _r
-from ..functional.classification import update as _in
-from .classification_state import (
+from ..functional.classification import compute as clf_compute, update as clf_update
+from .bases import (
     BinaryConfmatState,
     MulticlassConfmatState,
     MultilabelConfmatState,
@@ -47,7 +46,7 @@ class MulticlassStatBase(MulticlassConfmatState):
                  multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
                  **kwargs: Any) -> None:
         zero_division = pop_zero_division(kwargs)
-        average = _in.check_average(average)
+        average = clf_update.check_average(average)
         super().__init__(num_classes, top_k, multidim_average, ignore_index, validate_args, **kwargs)
         self.average = average
         self.zero_division = zero_division
@@ -60,7 +59,7 @@ class MultilabelStatBase(MultilabelConfmatState):
                  multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
                  **kwargs: Any) -> None:
         zero_division = pop_zero_division(kwargs)
-        average = _in.check_average(average)
+        average = clf_update.check_average(average)
         super().__init__(num_labels, threshold, multidim_average, ignore_index, validate_args, **kwargs)
         self.average = average
         self.zero_division = zero_division
@@ -71,7 +70,7 @@ class BinaryStatScores(BinaryStatBase):
     Bad labels raise even with validate_args=False (see the module docstring).
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryStatScores
+        >>> from torchtally.classification import BinaryStatScores
         >>> m = BinaryStatScores()
         >>> m.update(torch.tensor([0.8, 0.3, 0.6, 0.1]), torch.tensor([1, 1, 0, 0])).compute()
         tensor([1, 1, 1, 1, 2])
@@ -82,7 +81,7 @@ class BinaryStatScores(BinaryStatBase):
     plot_upper_bound = None
 
     def compute(self) -> Tensor:
-        return _r.stat_scores(self._stats(), "micro")
+        return clf_compute.stat_scores(self._stats(), "micro")
 
 
 class MulticlassStatScores(MulticlassStatBase):
@@ -92,7 +91,7 @@ class MulticlassStatScores(MulticlassStatBase):
     with validate_args=False (see the module docstring).
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassStatScores
+        >>> from torchtally.classification import MulticlassStatScores
         >>> m = MulticlassStatScores(3, average=None)
         >>> m.update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
         tensor([[1, 0, 3, 0, 1],
@@ -106,7 +105,7 @@ class MulticlassStatScores(MulticlassStatBase):
     plot_legend_name = None
 
     def compute(self) -> Tensor:
-        return _r.stat_scores(self._stats(), self.average)
+        return clf_compute.stat_scores(self._stats(), self.average)
 
 
 class MultilabelStatScores(MultilabelStatBase):
@@ -119,7 +118,7 @@ class MultilabelStatScores(MultilabelStatBase):
     plot_legend_name = None
 
     def compute(self) -> Tensor:
-        return _r.stat_scores(self._stats(), self.average)
+        return clf_compute.stat_scores(self._stats(), self.average)
 
 
 class BinaryAccuracy(BinaryStatBase):
@@ -127,13 +126,13 @@ class BinaryAccuracy(BinaryStatBase):
     logit). Bad labels raise even with validate_args=False (see the module docstring).
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryAccuracy
+        >>> from torchtally.classification import BinaryAccuracy
         >>> BinaryAccuracy().update(torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1, 0, 0])).compute()
         tensor(0.6667)
     """
 
     def compute(self) -> Tensor:
-        return _r.accuracy(self._stats(), "micro")
+        return clf_compute.accuracy(self._stats(), "micro")
 
 
 class MulticlassAccuracy(MulticlassStatBase):
@@ -144,7 +143,7 @@ class MulticlassAccuracy(MulticlassStatBase):
     labels raise even with validate_args=False (see the module docstring).
 
         >>> import torch
-        >>> from torchtally.metrics import MulticlassAccuracy
+        >>> from torchtally.classification import MulticlassAccuracy
         >>> preds = torch.tensor([[0.1, 0.6, 0.3], [0.5, 0.4, 0.1], [0.2, 0.3, 0.5], [0.3, 0.4, 0.3]])
         >>> target = torch.tensor([1, 1, 2, 0])
         >>> MulticlassAccuracy(3, average="micro").update(preds, target).compute()
@@ -156,10 +155,10 @@ class MulticlassAccuracy(MulticlassStatBase):
     def compute(self) -> Tensor:
         if self.top_k == 1 and not self._samplewise:  # the same values in fewer tensor ops
             if self.average == "micro":
-                return _r.micro_accuracy(self.confmat)
+                return clf_compute.micro_accuracy(self.confmat)
             if self.average == "macro":
-                return _r.macro_accuracy(self.confmat)
-        return _r.accuracy(self._stats(), self.average)
+                return clf_compute.macro_accuracy(self.confmat)
+        return clf_compute.accuracy(self._stats(), self.average)
 
 
 class MultilabelAccuracy(MultilabelStatBase):
@@ -167,7 +166,7 @@ class MultilabelAccuracy(MultilabelStatBase):
     labels ("micro") or per label ("none"). Bad labels raise even with validate_args=False.
 
         >>> import torch
-        >>> from torchtally.metrics import MultilabelAccuracy
+        >>> from torchtally.classification import MultilabelAccuracy
         >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])  # probabilities (or logits)
         >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
         >>> MultilabelAccuracy(3, average=None).update(preds, target).compute()
@@ -175,14 +174,14 @@ class MultilabelAccuracy(MultilabelStatBase):
     """
 
     def compute(self) -> Tensor:
-        return _r.accuracy(self._stats(), self.average)
+        return clf_compute.accuracy(self._stats(), self.average)
 
 
 class BinaryHammingDistance(BinaryStatBase):
     """Share of wrong predictions, (fp + fn) / all: 1 - BinaryAccuracy.
 
         >>> import torch
-        >>> from torchtally.metrics import BinaryHammingDistance
+        >>> from torchtally.classification import BinaryHammingDistance
         >>> BinaryHammingDistance().update(torch.tensor([0.9, 0.2, 0.7]), torch.tensor([1, 0, 0])).compute()
         tensor(0.3333)
     """
@@ -190,7 +189,7 @@ class BinaryHammingDistance(BinaryStatBase):
     higher_is_better = False
 
     def compute(self) -> Tensor:
-        return _r.hamming_distance(self._stats(), "micro")
+        return clf_compute.hamming_distance(self._stats(), "micro")
 
 
 class MulticlassHammingDistance(MulticlassStatBase):
@@ -199,7 +198,7 @@ class MulticlassHammingDistance(MulticlassStatBase):
     higher_is_better = False
 
     def compute(self) -> Tensor:
-        return _r.hamming_distance(self._stats(), self.average)
+        return clf_compute.hamming_distance(self._stats(), self.average)
 
 
 class MultilabelHammingDistance(MultilabelStatBase):
@@ -208,7 +207,7 @@ class MultilabelHammingDistance(MultilabelStatBase):
     higher_is_better = False
 
     def compute(self) -> Tensor:
-        return _r.hamming_distance(self._stats(), self.average)
+        return clf_compute.hamming_distance(self._stats(), self.average)
 
 
 class BinarySpecificity(BinaryStatBase):
@@ -216,7 +215,7 @@ class BinarySpecificity(BinaryStatBase):
     validate_args=False (see the module docstring).
 
         >>> import torch
-        >>> from torchtally.metrics import BinarySpecificity
+        >>> from torchtally.classification import BinarySpecificity
         >>> BinarySpecificity().update(torch.tensor([1, 1, 0, 0]), torch.tensor([1, 0, 0, 0])).compute()
         tensor(0.6667)
     """
@@ -224,7 +223,7 @@ class BinarySpecificity(BinaryStatBase):
     higher_is_better = None
 
     def compute(self) -> Tensor:
-        return _r.specificity(self._stats(), "micro")
+        return clf_compute.specificity(self._stats(), "micro")
 
 
 class MulticlassSpecificity(MulticlassStatBase):
@@ -234,7 +233,7 @@ class MulticlassSpecificity(MulticlassStatBase):
     higher_is_better = None
 
     def compute(self) -> Tensor:
-        return _r.specificity(self._stats(), self.average)
+        return clf_compute.specificity(self._stats(), self.average)
 
 
 class MultilabelSpecificity(MultilabelStatBase):
@@ -243,4 +242,4 @@ class MultilabelSpecificity(MultilabelStatBase):
     higher_is_better = None
 
     def compute(self) -> Tensor:
-        return _r.specificity(self._stats(), self.average)
+        return clf_compute.specificity(self._stats(), self.average)

@@ -16,7 +16,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from torchtally import MetricCollection, MulticlassAccuracy, MulticlassAUROC, MulticlassConfusionMatrix, rollcall
+from torchtally import MetricCollection, MulticlassAccuracy, MulticlassAUROC, MulticlassConfusionMatrix
+from torchtally.sync import rollcall
 from torchtally.errors import SyncError
 
 NUM_CLASSES = 5

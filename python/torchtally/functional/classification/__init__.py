@@ -2,7 +2,7 @@
 
 torchmetrics.functional.classification's names and signatures (same positional order and
 defaults). Each function accumulates the batch into a fresh count state with the same kernels
-and checks as the metric classes (torchtally.metrics.classification) and computes the same
+and checks as the metric classes (torchtally.classification) and computes the same
 result from it. Inputs (labels, probabilities or logits, float 0/1 targets, extra dims,
 ``multidim_average``, ``top_k``) and averaging follow torchmetrics; see
 `update` and `compute` for the exact rules. The per-task functions are in `forms`, the task
@@ -25,11 +25,10 @@ validation is off), and multiclass functions need ``num_classes`` (torchmetrics 
     >>> binary_f1_score(torch.tensor([0.9, -2.0, 3.0]), torch.tensor([1, 0, 0]))  # logits
     tensor(0.6667)
 """
-from .. import curves as _curves
+from .. import curves
 from ..curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
-from . import forms as _forms
+from . import forms, task_forms
 from .forms import *  # noqa: F401,F403
-from . import task_forms as _task_forms
 from .task_forms import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
 
-__all__ = list(_forms.__all__) + list(_task_forms.__all__) + list(_curves.__all__)
+__all__ = list(forms.__all__) + list(task_forms.__all__) + list(curves.__all__)

@@ -4,8 +4,7 @@ from typing import Optional
 
 from torch import Tensor
 
-from . import compute as _r
-from . import update as _in
+from . import compute, update
 
 __all__ = [
     f"{task}_{name}"
@@ -20,48 +19,48 @@ __all__ = [
 
 
 def _binary_confmat(preds: Tensor, target: Tensor, threshold: float, ignore_index: Optional[int]) -> Tensor:
-    return _in.binary_confmat(preds, target, _in.check_threshold(threshold), _in.check_ignore_index(ignore_index))
+    return update.binary_confmat(preds, target, update.check_threshold(threshold), update.check_ignore_index(ignore_index))
 
 
 def _multiclass_confmat(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int]) -> Tensor:
-    num_classes = _in.check_num_classes(num_classes)
-    return _in.multiclass_confmat(preds, target, num_classes, _in.check_ignore_index(ignore_index))
+    num_classes = update.check_num_classes(num_classes)
+    return update.multiclass_confmat(preds, target, num_classes, update.check_ignore_index(ignore_index))
 
 
 def _multilabel_confmat(preds: Tensor, target: Tensor, num_labels: int, threshold: float,
                         ignore_index: Optional[int]) -> Tensor:
-    num_labels = _in.check_count("num_labels", num_labels)
-    return _in.multilabel_confmat(preds, target, num_labels, _in.check_threshold(threshold),
-                                  _in.check_ignore_index(ignore_index))
+    num_labels = update.check_count("num_labels", num_labels)
+    return update.multilabel_confmat(preds, target, num_labels, update.check_threshold(threshold),
+                                  update.check_ignore_index(ignore_index))
 
 
 def _binary_stats(preds: Tensor, target: Tensor, threshold: float, multidim_average: str,
-                  ignore_index: Optional[int]) -> _r.Stats:
-    if _in.check_multidim_average(multidim_average) == "samplewise":
-        threshold, ignore_index = _in.check_threshold(threshold), _in.check_ignore_index(ignore_index)
-        return _r.binary_stats(_in.binary_sample_confmats(preds, target, threshold, ignore_index))
-    return _r.binary_stats(_binary_confmat(preds, target, threshold, ignore_index))
+                  ignore_index: Optional[int]) -> compute.Stats:
+    if update.check_multidim_average(multidim_average) == "samplewise":
+        threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
+        return compute.binary_stats(update.binary_sample_confmats(preds, target, threshold, ignore_index))
+    return compute.binary_stats(_binary_confmat(preds, target, threshold, ignore_index))
 
 
 def _multiclass_stats(preds: Tensor, target: Tensor, num_classes: int, top_k: int, multidim_average: str,
-                      ignore_index: Optional[int]) -> _r.Stats:
-    num_classes = _in.check_num_classes(num_classes)
-    top_k = _in.check_top_k(top_k, num_classes)
-    ignore_index = _in.check_ignore_index(ignore_index)
-    if _in.check_multidim_average(multidim_average) == "samplewise":
-        return _r.sample_stats(_in.multiclass_sample_stats(preds, target, num_classes, top_k, ignore_index), top_k)
+                      ignore_index: Optional[int]) -> compute.Stats:
+    num_classes = update.check_num_classes(num_classes)
+    top_k = update.check_top_k(top_k, num_classes)
+    ignore_index = update.check_ignore_index(ignore_index)
+    if update.check_multidim_average(multidim_average) == "samplewise":
+        return compute.sample_stats(update.multiclass_sample_stats(preds, target, num_classes, top_k, ignore_index), top_k)
     if top_k == 1:
-        return _r.multiclass_stats(_in.multiclass_confmat(preds, target, num_classes, ignore_index))
-    return _r.topk_stats(_in.multiclass_topk(preds, target, num_classes, ignore_index, top_k), top_k)
+        return compute.multiclass_stats(update.multiclass_confmat(preds, target, num_classes, ignore_index))
+    return compute.topk_stats(update.multiclass_topk(preds, target, num_classes, ignore_index, top_k), top_k)
 
 
 def _multilabel_stats(preds: Tensor, target: Tensor, num_labels: int, threshold: float, multidim_average: str,
-                      ignore_index: Optional[int]) -> _r.Stats:
-    if _in.check_multidim_average(multidim_average) == "samplewise":
-        num_labels = _in.check_count("num_labels", num_labels)
-        threshold, ignore_index = _in.check_threshold(threshold), _in.check_ignore_index(ignore_index)
-        return _r.multilabel_stats(_in.multilabel_sample_confmats(preds, target, num_labels, threshold, ignore_index))
-    return _r.multilabel_stats(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
+                      ignore_index: Optional[int]) -> compute.Stats:
+    if update.check_multidim_average(multidim_average) == "samplewise":
+        num_labels = update.check_count("num_labels", num_labels)
+        threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
+        return compute.multilabel_stats(update.multilabel_sample_confmats(preds, target, num_labels, threshold, ignore_index))
+    return compute.multilabel_stats(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
 
 
 # -- accuracy ---------------------------------------------------------------------------------
@@ -69,23 +68,23 @@ def _multilabel_stats(preds: Tensor, target: Tensor, num_labels: int, threshold:
 
 def binary_accuracy(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
                     ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    return _r.accuracy(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.accuracy(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
 def multiclass_accuracy(preds: Tensor, target: Tensor, num_classes: Optional[int] = None,
                         average: Optional[str] = "macro", top_k: int = 1, multidim_average: str = "global",
                         ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
-    return _r.accuracy(stats, average)
+    return compute.accuracy(stats, average)
 
 
 def multilabel_accuracy(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                         average: Optional[str] = "macro", multidim_average: str = "global",
                         ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
-    return _r.accuracy(stats, average)
+    return compute.accuracy(stats, average)
 
 
 # -- precision / recall -----------------------------------------------------------------------
@@ -94,50 +93,50 @@ def multilabel_accuracy(preds: Tensor, target: Tensor, num_labels: int, threshol
 def binary_precision(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
                      ignore_index: Optional[int] = None, validate_args: bool = True,
                      zero_division: float = 0) -> Tensor:
-    zero_division = _in.check_zero_division(zero_division)
+    zero_division = update.check_zero_division(zero_division)
     stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
-    return _r.precision(stats, "micro", zero_division)
+    return compute.precision(stats, "micro", zero_division)
 
 
 def multiclass_precision(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
                          top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
                          validate_args: bool = True, zero_division: float = 0) -> Tensor:
-    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+    average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
     stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
-    return _r.precision(stats, average, zero_division)
+    return compute.precision(stats, average, zero_division)
 
 
 def multilabel_precision(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                          average: Optional[str] = "macro", multidim_average: str = "global",
                          ignore_index: Optional[int] = None, validate_args: bool = True,
                          zero_division: float = 0) -> Tensor:
-    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+    average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
-    return _r.precision(stats, average, zero_division)
+    return compute.precision(stats, average, zero_division)
 
 
 def binary_recall(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
                   ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0) -> Tensor:
-    zero_division = _in.check_zero_division(zero_division)
+    zero_division = update.check_zero_division(zero_division)
     stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
-    return _r.recall(stats, "micro", zero_division)
+    return compute.recall(stats, "micro", zero_division)
 
 
 def multiclass_recall(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
                       top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
                       validate_args: bool = True, zero_division: float = 0) -> Tensor:
-    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+    average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
     stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
-    return _r.recall(stats, average, zero_division)
+    return compute.recall(stats, average, zero_division)
 
 
 def multilabel_recall(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                       average: Optional[str] = "macro", multidim_average: str = "global",
                       ignore_index: Optional[int] = None, validate_args: bool = True,
                       zero_division: float = 0) -> Tensor:
-    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+    average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
-    return _r.recall(stats, average, zero_division)
+    return compute.recall(stats, average, zero_division)
 
 
 # -- F-beta, F1, Dice -------------------------------------------------------------------------
@@ -146,29 +145,29 @@ def multilabel_recall(preds: Tensor, target: Tensor, num_labels: int, threshold:
 def binary_fbeta_score(preds: Tensor, target: Tensor, beta: float, threshold: float = 0.5,
                        multidim_average: str = "global", ignore_index: Optional[int] = None,
                        validate_args: bool = True, zero_division: float = 0) -> Tensor:
-    beta, zero_division = _in.check_beta(beta), _in.check_zero_division(zero_division)
+    beta, zero_division = update.check_beta(beta), update.check_zero_division(zero_division)
     stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
-    return _r.fbeta(stats, beta, "micro", zero_division)
+    return compute.fbeta(stats, beta, "micro", zero_division)
 
 
 def multiclass_fbeta_score(preds: Tensor, target: Tensor, beta: float, num_classes: int,
                            average: Optional[str] = "macro", top_k: int = 1, multidim_average: str = "global",
                            ignore_index: Optional[int] = None, validate_args: bool = True,
                            zero_division: float = 0) -> Tensor:
-    beta, zero_division = _in.check_beta(beta), _in.check_zero_division(zero_division)
-    average = _in.check_average(average)
+    beta, zero_division = update.check_beta(beta), update.check_zero_division(zero_division)
+    average = update.check_average(average)
     stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
-    return _r.fbeta(stats, beta, average, zero_division)
+    return compute.fbeta(stats, beta, average, zero_division)
 
 
 def multilabel_fbeta_score(preds: Tensor, target: Tensor, beta: float, num_labels: int, threshold: float = 0.5,
                            average: Optional[str] = "macro", multidim_average: str = "global",
                            ignore_index: Optional[int] = None, validate_args: bool = True,
                            zero_division: float = 0) -> Tensor:
-    beta, zero_division = _in.check_beta(beta), _in.check_zero_division(zero_division)
-    average = _in.check_average(average)
+    beta, zero_division = update.check_beta(beta), update.check_zero_division(zero_division)
+    average = update.check_average(average)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
-    return _r.fbeta(stats, beta, average, zero_division)
+    return compute.fbeta(stats, beta, average, zero_division)
 
 
 def binary_f1_score(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
@@ -205,71 +204,71 @@ multilabel_dice = multilabel_f1_score
 
 def binary_specificity(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
                        ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    return _r.specificity(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.specificity(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
 def multiclass_specificity(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
                            top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
                            validate_args: bool = True) -> Tensor:
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
-    return _r.specificity(stats, average)
+    return compute.specificity(stats, average)
 
 
 def multilabel_specificity(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                            average: Optional[str] = "macro", multidim_average: str = "global",
                            ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
-    return _r.specificity(stats, average)
+    return compute.specificity(stats, average)
 
 
 def binary_stat_scores(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
                        ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """[tp, fp, tn, fn, support] as int64 ([N, 5] samplewise)."""
-    return _r.stat_scores(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.stat_scores(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
 def multiclass_stat_scores(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
                            top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
                            validate_args: bool = True) -> Tensor:
     """[tp, fp, tn, fn, support]: per class [C, 5] ("none"), summed ("micro") or averaged."""
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
-    return _r.stat_scores(stats, average)
+    return compute.stat_scores(stats, average)
 
 
 def multilabel_stat_scores(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                            average: Optional[str] = "macro", multidim_average: str = "global",
                            ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """[tp, fp, tn, fn, support]: per label [L, 5] ("none"), summed ("micro") or averaged."""
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
-    return _r.stat_scores(stats, average)
+    return compute.stat_scores(stats, average)
 
 
 def binary_hamming_distance(preds: Tensor, target: Tensor, threshold: float = 0.5, multidim_average: str = "global",
                             ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """Share of wrong predictions: 1 - binary_accuracy."""
-    return _r.hamming_distance(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.hamming_distance(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
 def multiclass_hamming_distance(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
                                 top_k: int = 1, multidim_average: str = "global", ignore_index: Optional[int] = None,
                                 validate_args: bool = True) -> Tensor:
     """1 - accuracy per class (recall), averaged as multiclass_accuracy."""
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
-    return _r.hamming_distance(stats, average)
+    return compute.hamming_distance(stats, average)
 
 
 def multilabel_hamming_distance(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                                 average: Optional[str] = "macro", multidim_average: str = "global",
                                 ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """Share of wrong label decisions, per label and averaged as multilabel_accuracy."""
-    average = _in.check_average(average)
+    average = update.check_average(average)
     stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
-    return _r.hamming_distance(stats, average)
+    return compute.hamming_distance(stats, average)
 
 
 # -- confusion matrix and its metrics -----------------------------------------------------------
@@ -278,71 +277,71 @@ def multilabel_hamming_distance(preds: Tensor, target: Tensor, num_labels: int, 
 def binary_confusion_matrix(preds: Tensor, target: Tensor, threshold: float = 0.5, normalize: Optional[str] = None,
                             ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """[2, 2], row = target, column = prediction; int64, or float32 when normalised."""
-    normalize = _in.check_normalize(normalize)
-    return _r.confusion_matrix(_binary_confmat(preds, target, threshold, ignore_index), normalize)
+    normalize = update.check_normalize(normalize)
+    return compute.confusion_matrix(_binary_confmat(preds, target, threshold, ignore_index), normalize)
 
 
 def multiclass_confusion_matrix(preds: Tensor, target: Tensor, num_classes: int, normalize: Optional[str] = None,
                                 ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """[C, C], row = target, column = prediction; int64, or float32 when normalised."""
-    normalize = _in.check_normalize(normalize)
-    return _r.confusion_matrix(_multiclass_confmat(preds, target, num_classes, ignore_index), normalize)
+    normalize = update.check_normalize(normalize)
+    return compute.confusion_matrix(_multiclass_confmat(preds, target, num_classes, ignore_index), normalize)
 
 
 def multilabel_confusion_matrix(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                                 normalize: Optional[str] = None, ignore_index: Optional[int] = None,
                                 validate_args: bool = True) -> Tensor:
     """[L, 2, 2]: per label, row = target, column = prediction; int64, or float32 when normalised."""
-    normalize = _in.check_normalize(normalize)
-    return _r.confusion_matrix(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index), normalize)
+    normalize = update.check_normalize(normalize)
+    return compute.confusion_matrix(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index), normalize)
 
 
 def binary_jaccard_index(preds: Tensor, target: Tensor, threshold: float = 0.5, ignore_index: Optional[int] = None,
                          validate_args: bool = True, zero_division: float = 0.0) -> Tensor:
-    zero_division = _in.check_zero_division(zero_division)
-    return _r.jaccard_index(_binary_confmat(preds, target, threshold, ignore_index), "binary", "micro",
+    zero_division = update.check_zero_division(zero_division)
+    return compute.jaccard_index(_binary_confmat(preds, target, threshold, ignore_index), "binary", "micro",
                             zero_division=zero_division)
 
 
 def multiclass_jaccard_index(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
                              ignore_index: Optional[int] = None, validate_args: bool = True,
                              zero_division: float = 0.0) -> Tensor:
-    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+    average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
     confmat = _multiclass_confmat(preds, target, num_classes, ignore_index)
-    return _r.jaccard_index(confmat, "multiclass", average, ignore_index, zero_division)
+    return compute.jaccard_index(confmat, "multiclass", average, ignore_index, zero_division)
 
 
 def multilabel_jaccard_index(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                              average: Optional[str] = "macro", ignore_index: Optional[int] = None,
                              validate_args: bool = True, zero_division: float = 0.0) -> Tensor:
-    average, zero_division = _in.check_average(average), _in.check_zero_division(zero_division)
+    average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
     confmat = _multilabel_confmat(preds, target, num_labels, threshold, ignore_index)
-    return _r.jaccard_index(confmat, "multilabel", average, zero_division=zero_division)
+    return compute.jaccard_index(confmat, "multilabel", average, zero_division=zero_division)
 
 
 def binary_matthews_corrcoef(preds: Tensor, target: Tensor, threshold: float = 0.5,
                              ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    return _r.matthews_corrcoef(_binary_confmat(preds, target, threshold, ignore_index))
+    return compute.matthews_corrcoef(_binary_confmat(preds, target, threshold, ignore_index))
 
 
 def multiclass_matthews_corrcoef(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int] = None,
                                  validate_args: bool = True) -> Tensor:
-    return _r.matthews_corrcoef(_multiclass_confmat(preds, target, num_classes, ignore_index))
+    return compute.matthews_corrcoef(_multiclass_confmat(preds, target, num_classes, ignore_index))
 
 
 def multilabel_matthews_corrcoef(preds: Tensor, target: Tensor, num_labels: int, threshold: float = 0.5,
                                  ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     """Matthews' correlation of all labels' elements pooled (as torchmetrics)."""
-    return _r.matthews_corrcoef(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
+    return compute.matthews_corrcoef(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
 
 
 def binary_cohen_kappa(preds: Tensor, target: Tensor, threshold: float = 0.5, weights: Optional[str] = None,
                        ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    weights = _in.check_kappa_weights(weights)
-    return _r.cohen_kappa(_binary_confmat(preds, target, threshold, ignore_index), weights)
+    weights = update.check_kappa_weights(weights)
+    return compute.cohen_kappa(_binary_confmat(preds, target, threshold, ignore_index), weights)
 
 
 def multiclass_cohen_kappa(preds: Tensor, target: Tensor, num_classes: int, weights: Optional[str] = None,
                            ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
-    weights = _in.check_kappa_weights(weights)
-    return _r.cohen_kappa(_multiclass_confmat(preds, target, num_classes, ignore_index), weights)
+    weights = update.check_kappa_weights(weights)
+    return compute.cohen_kappa(_multiclass_confmat(preds, target, num_classes, ignore_index), weights)

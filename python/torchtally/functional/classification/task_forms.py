@@ -9,7 +9,7 @@ from typing import Optional
 
 from torch import Tensor
 
-from . import forms as _f
+from . import forms
 from ..tasks import check_task, check_task_count
 
 __all__ = ["accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
@@ -26,13 +26,13 @@ def accuracy(preds: Tensor, target: Tensor, task: str, threshold: float = 0.5, n
              top_k: Optional[int] = 1, ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     task = check_task(task)
     if task == "binary":
-        return _f.binary_accuracy(preds, target, threshold, multidim_average, ignore_index, validate_args)
+        return forms.binary_accuracy(preds, target, threshold, multidim_average, ignore_index, validate_args)
     if task == "multiclass":
         _num_classes(num_classes, top_k, task)
-        return _f.multiclass_accuracy(preds, target, num_classes, average, top_k, multidim_average, ignore_index,
+        return forms.multiclass_accuracy(preds, target, num_classes, average, top_k, multidim_average, ignore_index,
                                       validate_args)
     check_task_count("num_labels", num_labels, task)
-    return _f.multilabel_accuracy(preds, target, num_labels, threshold, average, multidim_average, ignore_index,
+    return forms.multilabel_accuracy(preds, target, num_labels, threshold, average, multidim_average, ignore_index,
                                   validate_args)
 
 
@@ -42,15 +42,15 @@ def _precision_or_recall(kind: str, preds: Tensor, target: Tensor, task: str, th
                          validate_args: bool, zero_division: float) -> Tensor:
     task = check_task(task)
     if task == "binary":
-        fn = getattr(_f, f"binary_{kind}")
+        fn = getattr(forms, f"binary_{kind}")
         return fn(preds, target, threshold, multidim_average, ignore_index, validate_args, zero_division)
     if task == "multiclass":
         _num_classes(num_classes, top_k, task)
-        fn = getattr(_f, f"multiclass_{kind}")
+        fn = getattr(forms, f"multiclass_{kind}")
         return fn(preds, target, num_classes, average, top_k, multidim_average, ignore_index, validate_args,
                   zero_division)
     check_task_count("num_labels", num_labels, task)
-    fn = getattr(_f, f"multilabel_{kind}")
+    fn = getattr(forms, f"multilabel_{kind}")
     return fn(preds, target, num_labels, threshold, average, multidim_average, ignore_index, validate_args,
               zero_division)
 
@@ -78,14 +78,14 @@ def fbeta_score(preds: Tensor, target: Tensor, task: str, beta: float = 1.0, thr
                 zero_division: float = 0) -> Tensor:
     task = check_task(task)
     if task == "binary":
-        return _f.binary_fbeta_score(preds, target, beta, threshold, multidim_average, ignore_index, validate_args,
+        return forms.binary_fbeta_score(preds, target, beta, threshold, multidim_average, ignore_index, validate_args,
                                      zero_division)
     if task == "multiclass":
         _num_classes(num_classes, top_k, task)
-        return _f.multiclass_fbeta_score(preds, target, beta, num_classes, average, top_k, multidim_average,
+        return forms.multiclass_fbeta_score(preds, target, beta, num_classes, average, top_k, multidim_average,
                                          ignore_index, validate_args, zero_division)
     check_task_count("num_labels", num_labels, task)
-    return _f.multilabel_fbeta_score(preds, target, beta, num_labels, threshold, average, multidim_average,
+    return forms.multilabel_fbeta_score(preds, target, beta, num_labels, threshold, average, multidim_average,
                                      ignore_index, validate_args, zero_division)
 
 
@@ -103,13 +103,13 @@ def _stat_family(kind: str, preds: Tensor, target: Tensor, task: str, threshold:
                  validate_args: bool) -> Tensor:
     task = check_task(task)
     if task == "binary":
-        return getattr(_f, f"binary_{kind}")(preds, target, threshold, multidim_average, ignore_index, validate_args)
+        return getattr(forms, f"binary_{kind}")(preds, target, threshold, multidim_average, ignore_index, validate_args)
     if task == "multiclass":
         _num_classes(num_classes, top_k, task)
-        return getattr(_f, f"multiclass_{kind}")(preds, target, num_classes, average, top_k, multidim_average,
+        return getattr(forms, f"multiclass_{kind}")(preds, target, num_classes, average, top_k, multidim_average,
                                                   ignore_index, validate_args)
     check_task_count("num_labels", num_labels, task)
-    return getattr(_f, f"multilabel_{kind}")(preds, target, num_labels, threshold, average, multidim_average,
+    return getattr(forms, f"multilabel_{kind}")(preds, target, num_labels, threshold, average, multidim_average,
                                               ignore_index, validate_args)
 
 
@@ -143,12 +143,12 @@ def confusion_matrix(preds: Tensor, target: Tensor, task: str, threshold: float 
                      validate_args: bool = True) -> Tensor:
     task = check_task(task)
     if task == "binary":
-        return _f.binary_confusion_matrix(preds, target, threshold, normalize, ignore_index, validate_args)
+        return forms.binary_confusion_matrix(preds, target, threshold, normalize, ignore_index, validate_args)
     if task == "multiclass":
         check_task_count("num_classes", num_classes, task)
-        return _f.multiclass_confusion_matrix(preds, target, num_classes, normalize, ignore_index, validate_args)
+        return forms.multiclass_confusion_matrix(preds, target, num_classes, normalize, ignore_index, validate_args)
     check_task_count("num_labels", num_labels, task)
-    return _f.multilabel_confusion_matrix(preds, target, num_labels, threshold, normalize, ignore_index,
+    return forms.multilabel_confusion_matrix(preds, target, num_labels, threshold, normalize, ignore_index,
                                           validate_args)
 
 
@@ -158,13 +158,13 @@ def jaccard_index(preds: Tensor, target: Tensor, task: str, threshold: float = 0
                   zero_division: float = 0.0) -> Tensor:
     task = check_task(task)
     if task == "binary":
-        return _f.binary_jaccard_index(preds, target, threshold, ignore_index, validate_args, zero_division)
+        return forms.binary_jaccard_index(preds, target, threshold, ignore_index, validate_args, zero_division)
     if task == "multiclass":
         check_task_count("num_classes", num_classes, task)
-        return _f.multiclass_jaccard_index(preds, target, num_classes, average, ignore_index, validate_args,
+        return forms.multiclass_jaccard_index(preds, target, num_classes, average, ignore_index, validate_args,
                                            zero_division)
     check_task_count("num_labels", num_labels, task)
-    return _f.multilabel_jaccard_index(preds, target, num_labels, threshold, average, ignore_index, validate_args,
+    return forms.multilabel_jaccard_index(preds, target, num_labels, threshold, average, ignore_index, validate_args,
                                        zero_division)
 
 
@@ -173,12 +173,12 @@ def matthews_corrcoef(preds: Tensor, target: Tensor, task: str, threshold: float
                       ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
     task = check_task(task)
     if task == "binary":
-        return _f.binary_matthews_corrcoef(preds, target, threshold, ignore_index, validate_args)
+        return forms.binary_matthews_corrcoef(preds, target, threshold, ignore_index, validate_args)
     if task == "multiclass":
         check_task_count("num_classes", num_classes, task)
-        return _f.multiclass_matthews_corrcoef(preds, target, num_classes, ignore_index, validate_args)
+        return forms.multiclass_matthews_corrcoef(preds, target, num_classes, ignore_index, validate_args)
     check_task_count("num_labels", num_labels, task)
-    return _f.multilabel_matthews_corrcoef(preds, target, num_labels, threshold, ignore_index, validate_args)
+    return forms.multilabel_matthews_corrcoef(preds, target, num_labels, threshold, ignore_index, validate_args)
 
 
 def cohen_kappa(preds: Tensor, target: Tensor, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
@@ -186,6 +186,6 @@ def cohen_kappa(preds: Tensor, target: Tensor, task: str, threshold: float = 0.5
                 validate_args: bool = True) -> Tensor:
     task = check_task(task, ("binary", "multiclass"))
     if task == "binary":
-        return _f.binary_cohen_kappa(preds, target, threshold, weights, ignore_index, validate_args)
+        return forms.binary_cohen_kappa(preds, target, threshold, weights, ignore_index, validate_args)
     check_task_count("num_classes", num_classes, task)
-    return _f.multiclass_cohen_kappa(preds, target, num_classes, weights, ignore_index, validate_args)
+    return forms.multiclass_cohen_kappa(preds, target, num_classes, weights, ignore_index, validate_args)

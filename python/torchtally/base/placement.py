@@ -1,0 +1,204 @@
+"""Where a metric's state lives and which dtype its results have: nn.Module's ``.to()`` /
+``.cuda()`` / ``.cpu()`` (through ``_apply``), torchmetrics' ``set_dtype`` and its no-op casts, and
+the moves of an update that follows its input's device (see the Metric docstring).
+
+A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_cat_chunks``).
+It also raises the rejections of CUDA updates the device checked after the update returned.
+"""
+import inspect
+from typing import Any, Callable, Optional, Tuple, Union
+
+import torch
+
+from .. import kernels
+
+# nn.Module's dtype casts that torchmetrics ignores for metric state (use set_dtype).
+_GUARDED_CASTS = ("Module.type", "Module.half", "Module.float", "Module.double", "Module.bfloat16")
+
+
+def canonical_device(device: Any) -> torch.device:
+    """``device`` as tensors on it report theirs ("cuda" -> "cuda:<current>"), so that the
+    update's device check compares like with like."""
+    device = torch.device(device)
+    if device.index is None and device.type not in ("cpu", "meta"):
+        try:
+            return torch.empty(0, device=device).device
+        except (RuntimeError, AssertionError):  # no such device here: the first use will say so
+            return device
+    return device
+
+
+def first_tensor(args: tuple, kwargs: dict) -> Optional[torch.Tensor]:
+    """The first tensor among an update's arguments (positional, then keyword), or None."""
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            return value
+    for value in kwargs.values():
+        if isinstance(value, torch.Tensor):
+            return value
+    return None
+
+
+def argument_name(fn: Any, args: tuple, kwargs: dict, x: torch.Tensor) -> str:
+    """The parameter name ``x`` was passed as (error messages only)."""
+    for key, value in kwargs.items():
+        if value is x:
+            return key
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]  # without self
+    except (TypeError, ValueError):
+        params = []
+    for i, value in enumerate(args):
+        if value is x:
+            if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY, params[i].POSITIONAL_OR_KEYWORD):
+                return params[i].name
+            return f"argument {i}"
+    return "input"
+
+
+def applied_device_and_dtype(fn: Callable[[torch.Tensor], torch.Tensor],
+                             dtype: torch.dtype) -> Tuple[Optional[torch.device], torch.dtype]:
+    """Where nn.Module's ``_apply(fn)`` sends tensors (None: it does not move them) and which
+    dtype it gives a float tensor of ``dtype``, found by applying ``fn`` to small probes rather
+    than to the metric's state (which may live on a device this process cannot allocate on).
+
+    A probe on the CPU shows a move to another device. When it stays on the CPU, ``fn`` either
+    moves to the CPU or does not move at all; a probe on "meta" tells the two apart (a move to
+    the CPU cannot copy out of a meta tensor, or leaves meta)."""
+    on_cpu = fn(torch.zeros((), dtype=dtype))
+    if on_cpu.device.type != "cpu":
+        return on_cpu.device, on_cpu.dtype
+    try:
+        stays = fn(torch.zeros((), dtype=dtype, device="meta")).device.type == "meta"
+    except (NotImplementedError, RuntimeError):
+        stays = False
+    return (None if stays else torch.device("cpu")), on_cpu.dtype
+
+
+class Placement:
+    """Mixin of Metric: devices, result dtype and CUDA rejections (module docstring)."""
+
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any) -> "Placement":
+        super()._apply(fn, *args, **kwargs)
+        d = self.__dict__
+        device, dtype = applied_device_and_dtype(fn, d["_dtype"])
+        if dtype.is_floating_point and dtype != d["_dtype"]:
+            if not any(cast in getattr(fn, "__qualname__", "") for cast in _GUARDED_CASTS):
+                d["_dtype"] = dtype
+        if device is not None and device != d["device"]:
+            self.raise_rejected_cuda_updates()
+            self.place_states(device, states=True)
+            d["_cache"] = None
+        return self
+
+    def set_dtype(self, dst_type: Union[str, torch.dtype]) -> "Placement":
+        """Set the dtype of the floating-point results (``self.dtype``); accumulators keep theirs."""
+        dtype = getattr(torch, dst_type) if isinstance(dst_type, str) else dst_type
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise ValueError(f"set_dtype: expected a floating-point torch.dtype, got {dst_type!r}")
+        self.__dict__["_dtype"] = dtype
+        self.__dict__["_cache"] = None
+        return self
+
+    def type(self, dst_type: Union[str, torch.dtype]) -> "Placement":  # noqa: A003  (nn.Module's name)
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def float(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def double(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def half(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def bfloat16(self) -> "Placement":
+        """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
+        return self
+
+    def place_states(self, device: torch.device, states: bool) -> None:
+        """Put the defaults (and with ``states`` the states) on ``device``. New objects
+        throughout (a new spec dict, new block lists), so a ``placement()`` taken before
+        still holds the old ones."""
+        d = self.__dict__
+        d["device"] = device
+        d["_specs"] = {name: (reduce, default.to(device)) for name, (reduce, default) in self._specs.items()}
+        if not states:
+            return
+        for name, (reduce, _) in self._specs.items():
+            if reduce == "cat":
+                self._cat_chunks[name] = [c.to(device) for c in self._cat_chunks[name]]
+            else:
+                d[name] = d[name].to(device)
+
+    def placement(self) -> Tuple[Any, ...]:
+        """What ``restore_placement`` needs to undo a ``_place``: references, no copies."""
+        d = self.__dict__
+        fixed = {n: d[n] for n in self._specs if n not in self._cat_chunks}
+        return d["device"], d["_specs"], fixed, dict(self._cat_chunks), d["_cache"]
+
+    def restore_placement(self, placement: Tuple[Any, ...]) -> None:
+        d = self.__dict__
+        d["device"], d["_specs"], fixed, chunks, d["_cache"] = placement
+        d.update(fixed)
+        self._cat_chunks.update(chunks)
+
+    def device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
+                         where: str = "this metric's state is") -> ValueError:
+        """The error for an input on another device than state that holds data."""
+        name = argument_name(fn, args, kwargs, got)
+        return ValueError(
+            f"{name}: expected a tensor on {self.device}, where {where} (it holds data from earlier "
+            f"updates), got one on {got.device}; call reset() or .to({str(got.device)!r}) first"
+        )
+
+    def _update_elsewhere(self, fn: Any, x: torch.Tensor, args: tuple, kwargs: dict) -> "Placement":
+        """update() with the first tensor input ``x`` on another device than the state."""
+        d = self.__dict__
+        if d["_updated"]:
+            raise self.device_mismatch(fn, args, kwargs, x)
+        before = self.placement()
+        self.place_states(x.device, states=True)
+        d["_cache"] = None
+        try:
+            return self._run_update(fn, args, kwargs)
+        except BaseException:
+            self.restore_placement(before)  # a rejected first batch leaves the metric where it was
+            d["_updated"] = False
+            raise
+
+    # -- CUDA rejections (see functional.kernels.set_cuda_checks) ----------------------
+
+    def raise_rejected_cuda_updates(self) -> None:
+        """The CUDA kernels check values on the device and report a rejected batch later (its
+        counts already undone): before computing from the state, wait for those checks and
+        raise the first rejection."""
+        if self.__dict__["device"].type == "cuda":
+            kernels.raise_rejected_cuda_updates(self._tensor_states())
+
+    def rejected_cuda_update(self) -> Optional[ValueError]:
+        """The first rejected CUDA batch of this metric's state (waiting for its checks), as the
+        exception to raise, or None. Under torch.distributed the sync announces it to every rank
+        (sync_states' local_error) instead of this rank leaving the others waiting."""
+        try:
+            self.raise_rejected_cuda_updates()
+        except ValueError as exc:
+            return exc
+        return None
+
+    def _forget_rejected_cuda_updates(self) -> None:
+        """A rejection not yet raised dies with the state it concerned (reset, load, deletion):
+        the allocator will hand that memory to other tensors."""
+        if self.__dict__["device"].type == "cuda":
+            kernels.forget_rejected_cuda_updates(self._tensor_states())
+
+    def __del__(self) -> None:
+        try:
+            self._forget_rejected_cuda_updates()
+        except Exception:  # a half-built metric, or interpreter shutdown
+            pass
+
