@@ -1,4 +1,4 @@
-"""What thread safety and caller-owned results cost (issue 11, item 4).
+"""What thread safety and caller-owned results cost.
 
 One CPU thread for torch. Measured in one run, as medians:
 
@@ -8,7 +8,7 @@ One CPU thread for torch. Measured in one run, as medians:
 2. the copies compute() hands out: a cached compute (cache hit) of a scalar metric, of a curve
    (tuple of tensors), of that collection; and what the copy alone (``caller_copy``) costs in it.
 
-Results go to the "Thread lock and result copies (issue 11)" section of benchmarks/RESULTS.md.
+Results go to the "Thread lock and result copies" section of benchmarks/RESULTS.md.
 Run: `.venv/bin/python benchmarks/bench_guard.py` (or `make bench`).
 """
 import sys
@@ -85,7 +85,7 @@ def main() -> None:
         f"{lock_table}\n\n{copy_table}\n"
     )
     print(body)
-    replace_section("Thread lock and result copies (issue 11)", body)
+    replace_section("Thread lock and result copies", body)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Kernel benchmark (issue 2): torchtally's C kernels against the torch-ops path, one CPU core.
+"""Kernel benchmark: torchtally's C kernels against the torch-ops path, one CPU core.
 
 For each kernel and N in {256, 4096, 65536, 1e6}: microseconds per update for torchtally (through
 torchtally.kernels, what a metric's update pays) and for the equivalent torch ops
@@ -246,7 +246,7 @@ def main():
         dlpack_costs(),
     ])
     print(body)
-    replace_section("Kernels (issue 2)", body)
+    replace_section("Kernels", body)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Update benchmark (issue 4): the metric catalogue against torchmetrics, torcheval and ignite.
+"""Update benchmark: the metric catalogue against torchmetrics, torcheval and ignite.
 
 One run, one CPU core (`torch.set_num_threads(1)`), three parts:
 
@@ -21,7 +21,7 @@ One run, one CPU core (`torch.set_num_threads(1)`), three parts:
 3. Bytes per sample held by exact AUROC (thresholds=None), from the stored state tensors.
 
 Timings are medians (the machine is shared with other jobs). Results go to the
-"Update latency and curves (issue 4)" section of benchmarks/RESULTS.md and to update_latency.png.
+"Update latency and curves" section of benchmarks/RESULTS.md and to update_latency.png.
 
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_update.py`.
 """
@@ -48,7 +48,7 @@ LIBRARIES = ("torchtally", "torchmetrics", "torcheval", "ignite")
 MEMORY_CAP = 3 << 30  # bytes: the machine is shared; larger predicted intermediates are not run
 CASE_TIMEOUT_S = 400  # torchmetrics at N = 1e7 took ~3 min in the first run
 PLOT = Path(__file__).with_name("update_latency.png")
-SECTION = "Update latency and curves (issue 4)"
+SECTION = "Update latency and curves"
 
 Batch = Tuple[torch.Tensor, torch.Tensor]
 def without_auroc(keep: bool, metrics: Dict[str, object]) -> Dict[str, object]:

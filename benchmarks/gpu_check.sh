@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_check.sh: the GPU check of issue 6, for a machine with an NVIDIA GPU, nvcc and a CUDA
+# gpu_check.sh: the GPU check, for a machine with an NVIDIA GPU, nvcc and a CUDA
 # build of torch. One run, under 8 minutes:
 #   1. builds torchtally in place with its CUDA kernels (TORCHTALLY_CUDA=1; TORCHTALLY_CUDA_ARCH
 #      is passed through, default sm_80 + sm_90),
@@ -9,7 +9,7 @@
 #      with the achieved bandwidth next to the copy and read bandwidth measured in the same run
 #      (benchmarks/gpu_check_bench.py).
 # Everything goes to benchmarks/_out/gpu_check.md (and the full log to gpu_check.log); with
-# --write-results that report also replaces the "GPU (issue 6)" section of benchmarks/RESULTS.md.
+# --write-results that report also replaces the "GPU" section of benchmarks/RESULTS.md.
 #
 #   benchmarks/gpu_check.sh [--write-results]        (PYTHON=... to pick the interpreter)
 #
@@ -44,7 +44,7 @@ fail() {
 }
 
 {
-    echo "# GPU check (issue 6)"
+    echo "# GPU check"
     echo
     echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
     echo
@@ -118,8 +118,8 @@ from pathlib import Path
 sys.path.insert(0, "benchmarks")
 from _common import replace_section
 body = Path(sys.argv[1]).read_text().split("\n", 2)[2]  # without the report's own title
-replace_section("GPU (issue 6)", body)
-print("RESULTS.md: section 'GPU (issue 6)' replaced")
+replace_section("GPU", body)
+print("RESULTS.md: section 'GPU' replaced")
 PY
 fi
 if [ -n "$RETURN_DIR" ] && [ -d "$RETURN_DIR" ]; then

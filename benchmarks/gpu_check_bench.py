@@ -1,7 +1,7 @@
-"""GPU benchmark (issue 6), run by benchmarks/gpu_check.sh on a machine with a GPU.
+"""GPU benchmark, run by benchmarks/gpu_check.sh on a machine with a GPU.
 
-The classification collection of issue 4 at C = 1000 on CUDA tensors: Accuracy (micro),
-Precision, Recall, F1 (macro) and ConfusionMatrix. torchtally: one MetricCollection, the five
+The classification collection of the update benchmark (bench_update.py) at C = 1000 on CUDA
+tensors: Accuracy (micro), Precision, Recall, F1 (macro) and ConfusionMatrix. torchtally: one MetricCollection, the five
 metrics share one [C, C] state, so an update is one confmat_scores kernel (argmax fused), its
 gated undo and a one-thread error latch, with no host synchronisation (deferred checks; the
 immediate mode, which waits, is timed too); torchmetrics: MetricCollection with compute groups (its default,

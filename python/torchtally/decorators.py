@@ -1,6 +1,6 @@
 """Make a plain metric class distributed by naming the attributes that hold its state.
 
-Two spellings, same machinery (DESIGN.md §4):
+Two spellings, same machinery (a custom ignite metric works after changing only its import):
 
   @all_reduced_synchronized("_num_correct", "_num_examples:SUM", "_max_err:MAX")
   class MyMetric: ...                                   # any class with a compute() method

@@ -1,7 +1,12 @@
-"""Adapters that drive :class:`torchtally.MetricHook` from training engines.
+"""The engine layer: when to reset, update and sync, and which rows of a batch to drop.
 
-``torchtally.adapters.ignite``: ``attach(metric, engine, name, usage=...)`` for pytorch-ignite.
-``torchtally.adapters.lightning``: ``MetricCallback`` for Lightning.
-``torchtally.adapters.avalanche``: plugin metrics for Avalanche's ``EvaluationPlugin``.
-Each imports its engine lazily: import the submodule you need.
+  hook.py          MetricHook, for any loop: epoch started -> reset, iteration -> update without
+                   a DistributedSampler's padding, epoch completed -> sync and compute
+  sampler.py       where a DistributedSampler put each sample, and which positions are padding
+  dataparallel.py  DataParallel placement: metric state on the output device, never inside the model
+  ignite.py        pytorch-ignite: ``attach(metric, engine, name, usage=...)``
+  lightning.py     Lightning: ``MetricCallback``
+  avalanche/       Avalanche: plugin metrics for its ``EvaluationPlugin``
+
+Each engine's module imports its engine: import the submodule you need.
 """

@@ -16,6 +16,23 @@ State kinds, by ``reduce`` (how ranks, ``forward`` and ``merge_state`` combine t
 The torchmetrics behaviours (``forward``, the base keyword arguments, ``state_dict`` with
 ``persistent``, ``set_dtype``, arithmetic composition) follow torchmetrics; the differences
 are listed in the Metric docstring.
+
+Where each part of Metric lives (each a mixin named after its file, in torchtally/base/):
+
+  metric.py       Metric: construction, the update/compute wrappers, forward, reset, merge_state
+  states.py       States: add_state / append_state, states read and assigned as attributes, and
+                  the interface to them (hold, restore, share with a collection, combine, specs)
+  synced.py       SyncedMetric: compute over every rank (the sync plan, synced states swapped in
+                  for one compute, manual sync/unsync); what it shares with a collection: Synced
+  options.py      Options: torchmetrics' keyword arguments, which attributes are options
+  placement.py    Placement: devices and result dtype (.to(), set_dtype, following the input),
+                  rejected CUDA updates raised later
+  state_dict.py   StateDict: state_dict / load_state_dict, every entry checked before any is set
+  guard.py        Guard: the lock, copies and pickles (process group, lock); results copied for
+                  the caller
+  composition.py  Composition: arithmetic on metrics
+  attachable.py   Attachable: ignite's attach / detach / is_attached
+  plotting.py     plot()'s drawing
 """
 import copy
 import functools
@@ -127,8 +144,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     ``hold_and_clear_states``, ``hold_flags`` / ``restore_flags``; ``share_states_of`` (shared state);
     ``combined_with`` / ``assign_combined`` (forward); ``cached_result``, ``keep_result``,
     ``drop_cached_result``; ``compute_on``, ``state_specs``, ``declaration_version`` (sync);
-    ``place_states``, ``placement``, ``restore_placement`` (devices). See metric_declared,
-    metric_sync and metric_placement.
+    ``place_states``, ``placement``, ``restore_placement`` (devices). See base/states.py,
+    base/synced.py and base/placement.py.
 
     Options (``described_options``, torchtally.sync.fingerprint) differing across ranks raise
     SyncError, in ``merge_state`` / ``load_state_dict`` ValueError. One metric may be used from

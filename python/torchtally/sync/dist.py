@@ -1,7 +1,7 @@
-"""Thin helpers over torch.distributed for the sync protocol (sync.py).
+"""Thin helpers over torch.distributed for the sync protocol (torchtally.sync.protocol).
 
 Everything here answers sensibly when torch.distributed is unavailable or not initialised
-(world size 1, rank 0) and never runs a collective. Collectives themselves live in sync.py;
+(world size 1, rank 0) and never runs a collective. Collectives themselves live in protocol.py;
 this file holds the bookkeeping around them: timeouts, the device the collectives use, sync
 numbers and the default store (where torchtally.sync.rollcall registers each rank's address).
 """

@@ -1,5 +1,5 @@
-"""What one sync exchanges, derived from declared states only (DESIGN.md §3): the state specs,
-the sync plan built from them, and where each value lies in the buffers of a sync.
+"""What one sync exchanges, derived from declared states only (never from data): the state
+specs, the sync plan built from them, and where each value lies in the buffers of a sync.
 
 Every rank builds the same plan from the same declarations, so every rank makes the same
 collectives in the same order; torchtally.sync.protocol runs the protocol over a plan.
@@ -12,11 +12,11 @@ The header every sync starts with is HEADER_SLOTS int64 words per rank, whatever
 and, in a *small* plan (only fixed-shape states, and they fit), the data itself after the
 fields: one word per number state (its own kind's bits), then each (transport dtype, op) group
 of tensor states packed in its transport dtype. A small plan's sync is then that one header
-exchange; each rank reduces the W copies itself (torchtally.sync.header). The header's size is a constant,
-not a function of the plan, so ranks whose plans differ still exchange well-formed headers and
-find the difference there, before any data is reduced. HEADER_SLOTS (4 KiB) was chosen by
+exchange; each rank reduces the W copies itself (torchtally.sync.header). The header's size is
+a constant, not a function of the plan, so ranks whose plans differ still exchange well-formed
+headers and find the difference there, before any data is reduced. HEADER_SLOTS (4 KiB) was chosen by
 measurement: see docs/architecture.md, "The small-plan bound", and benchmarks/RESULTS.md,
-"Per-step sync (issue 14)".
+"Per-step sync".
 """
 import hashlib
 from dataclasses import dataclass

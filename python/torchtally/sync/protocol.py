@@ -1,5 +1,5 @@
-"""Plan-driven, packed sync of metric state across ranks (DESIGN.md §3); the plan and its
-layouts: torchtally.sync.plan.
+"""Plan-driven, packed sync of metric state across ranks: one sync, step by step; the plan and
+its layouts: torchtally.sync.plan; the header and a small plan's data: torchtally.sync.header.
 
 A SyncPlan is built once from the *declared* states of one metric, one collection or one
 decorated object (never from data), so every rank derives the same plan and makes the same
@@ -20,7 +20,7 @@ collectives in the same order. One sync is:
      lengths than the header holds.)
 
      A *small* plan (fixed-shape states only, fitting the header after these fields: see
-     sync_plan.SmallLayout) sends its data in this same header, and the sync ends here too:
+     torchtally.sync.plan.SmallLayout) sends its data in this same header, and the sync ends here too:
      every rank reduces the W copies itself, exactly and identically (torchtally.sync.header).
      One collective, where steps 2 and 3 would add at least one more round trip.
   2. one all_reduce per (transport dtype, op) group of fixed-shape states, packed into one

@@ -87,7 +87,7 @@ class TallyPluginMetric(PluginMetric):
             delivers its outputs (``DataParallel``'s output device).
 
     Each rank accumulates its own rows (padding duplicates of Avalanche's distributed loaders
-    dropped, see ``avalanche_loaders``) and the metric syncs once when its level ends, on every
+    dropped, see ``loaders``) and the metric syncs once when its level ends, on every
     rank, so every rank emits the value a single process over the same data would emit.
     """
 
