@@ -11,4 +11,5 @@ from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, 
 from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
 from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
 
-__all__ = [name for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves) for name in module.__all__]
+__all__ = [name for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves)
+           for name in module.__all__]

@@ -168,7 +168,8 @@ class MultilabelConfmatState(_CountState):
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: probabilities, logits or 0/1 labels [N, L, ...]; target: 0/1 labels of that shape."""
         if self._samplewise:
-            rows = clf_update.multilabel_sample_confmats(preds, target, self.num_labels, self.threshold, self.ignore_index)
+            rows = clf_update.multilabel_sample_confmats(preds, target, self.num_labels, self.threshold,
+                                                         self.ignore_index)
             self.append_state("sample_confmat", rows, copy=False)  # a fresh tensor
         else:
             clf_update.multilabel_update(self.confmat, preds, target, self.threshold, self.ignore_index)

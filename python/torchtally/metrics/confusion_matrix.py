@@ -150,7 +150,8 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
         self.zero_division = zero_division
 
     def compute(self) -> Tensor:
-        return clf_compute.jaccard_index(self.confmat, "multiclass", self.average, self.ignore_index, self.zero_division)
+        return clf_compute.jaccard_index(self.confmat, "multiclass", self.average, self.ignore_index,
+                                         self.zero_division)
 
 
 class MultilabelJaccardIndex(MultilabelConfmatState):

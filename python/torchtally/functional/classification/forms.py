@@ -19,7 +19,8 @@ __all__ = [
 
 
 def _binary_confmat(preds: Tensor, target: Tensor, threshold: float, ignore_index: Optional[int]) -> Tensor:
-    return update.binary_confmat(preds, target, update.check_threshold(threshold), update.check_ignore_index(ignore_index))
+    threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
+    return update.binary_confmat(preds, target, threshold, ignore_index)
 
 
 def _multiclass_confmat(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int]) -> Tensor:
@@ -48,7 +49,8 @@ def _multiclass_stats(preds: Tensor, target: Tensor, num_classes: int, top_k: in
     top_k = update.check_top_k(top_k, num_classes)
     ignore_index = update.check_ignore_index(ignore_index)
     if update.check_multidim_average(multidim_average) == "samplewise":
-        return compute.sample_stats(update.multiclass_sample_stats(preds, target, num_classes, top_k, ignore_index), top_k)
+        rows = update.multiclass_sample_stats(preds, target, num_classes, top_k, ignore_index)
+        return compute.sample_stats(rows, top_k)
     if top_k == 1:
         return compute.multiclass_stats(update.multiclass_confmat(preds, target, num_classes, ignore_index))
     return compute.topk_stats(update.multiclass_topk(preds, target, num_classes, ignore_index, top_k), top_k)
@@ -59,7 +61,8 @@ def _multilabel_stats(preds: Tensor, target: Tensor, num_labels: int, threshold:
     if update.check_multidim_average(multidim_average) == "samplewise":
         num_labels = update.check_count("num_labels", num_labels)
         threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
-        return compute.multilabel_stats(update.multilabel_sample_confmats(preds, target, num_labels, threshold, ignore_index))
+        rows = update.multilabel_sample_confmats(preds, target, num_labels, threshold, ignore_index)
+        return compute.multilabel_stats(rows)
     return compute.multilabel_stats(_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
 
 
