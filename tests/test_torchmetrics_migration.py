@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from parity_tester import assert_parity
+from support.parity_tester import assert_parity
 
 
 def library(name: str) -> types.SimpleNamespace:

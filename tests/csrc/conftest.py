@@ -1,7 +1,7 @@
 """Fixtures of the C-core tests: every differential and bad-input test runs on both paths."""
 import pytest
 
-from ._helpers import IMPLS, kernels
+from support.kernel_inputs import IMPLS, kernels
 
 
 @pytest.fixture(params=IMPLS)

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from ._helpers import LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, start_counts
+from support.kernel_inputs import (
+    LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values,
+    start_counts,
+)
 
 MODES = ("binary", "multiclass", "multilabel")
 K = 4

@@ -8,7 +8,7 @@ import pytest
 import torch
 from sklearn.metrics import confusion_matrix, multilabel_confusion_matrix
 
-from ._helpers import (
+from support.kernel_inputs import (
     LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, scores,
     start_counts,
 )

@@ -13,8 +13,8 @@ import torch
 
 from torchtally.functional.classification import update as ci
 
-from ._helpers import SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, start_counts
-from .test_confmat_simd import run_all
+from support.kernel_inputs import SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, start_counts
+from support.simd_paths import run_all
 
 T = 0.3
 LOGIT_T = math.log(T / (1 - T))  # about -0.847

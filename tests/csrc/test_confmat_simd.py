@@ -4,53 +4,13 @@ torchtally._C picks a path by SIMD level (0 scalar, 1 SSE2, 2 AVX2 where the CPU
 `_C._set_simd_level` (test-only) forces one, so every path runs on the same inputs and the
 results, error messages and untouched states must agree bit for bit. The sizes sit around the
 paths' edges: four rows per vector, 255 groups of four rows per packed count, 1024-row chunks.
+Every level and the reference are run by support/simd_paths.py's ``run_all``.
 """
-import contextlib
-
 import pytest
 import torch
 
-from torchtally.kernels import reference as _reference
-
-from ._helpers import dtype_id, generator, kernels, start_counts
-
-
-def levels():
-    return list(range(kernels("c")._simd_level()[1] + 1))
-
-
-@contextlib.contextmanager
-def simd_level(level: int):
-    c = kernels("c")
-    previous = c._set_simd_level(level)
-    try:
-        yield c
-    finally:
-        c._set_simd_level(previous)
-
-
-def run_all(kernel: str, out: torch.Tensor, *args):
-    """("ok", increment) or ("error", message) of the scalar path; every level and the reference
-    must give the same increment or fail (every level with the same message) leaving out as it was."""
-    results = {}
-    for level in levels() + ["reference"]:
-        state = out.clone()
-        impl = _reference if level == "reference" else None
-        with simd_level(0 if level == "reference" else level) as c:
-            try:
-                getattr(impl or c, kernel)(state, *args)
-                results[level] = ("ok", state - out)
-            except ValueError as exc:
-                assert torch.equal(state, out), f"level {level}: state changed by a failed call"
-                results[level] = ("error", str(exc))
-    first = results[0]
-    for level, got in results.items():
-        assert got[0] == first[0], (level, got, first)
-        if got[0] == "ok":
-            assert torch.equal(got[1], first[1]), f"level {level} differs from the scalar path"
-        elif level != "reference":  # the reference's texts may differ in wording
-            assert got[1] == first[1], (level, got[1], first[1])
-    return first
+from support.kernel_inputs import dtype_id, generator, kernels, start_counts
+from support.simd_paths import run_all, simd_level
 
 
 def test_simd_level_hook():

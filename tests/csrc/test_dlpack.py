@@ -17,7 +17,7 @@ import pytest
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from ._helpers import generator, labels, start_counts
+from support.kernel_inputs import generator, labels, start_counts
 
 # ---- the DLPack ABI in ctypes (checked against the header in test_layout_matches_torch_header) --
 

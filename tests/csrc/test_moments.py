@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from ._helpers import LAYOUTS, N, SCORE_DTYPES, dtype_id, empty_moments, generator, layout, np_values, same_bits
+from support.kernel_inputs import (
+    LAYOUTS, N, SCORE_DTYPES, dtype_id, empty_moments, generator, layout, np_values, same_bits,
+)
 
 RTOL = 1e-10
 SPLITS = (0, 700, 700, 1900, N)  # includes an empty chunk

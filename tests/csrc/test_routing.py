@@ -5,7 +5,7 @@ import torch
 from torchtally import kernels as routing
 from torchtally.kernels import reference as _reference
 
-from ._helpers import generator, kernels, labels, start_counts
+from support.kernel_inputs import generator, kernels, labels, start_counts
 
 
 @pytest.fixture

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from ._helpers import LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, scores, start_counts
+from support.kernel_inputs import (
+    LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values,
+    scores, start_counts,
+)
 
 
 def np_topk(s: np.ndarray, target: np.ndarray, k: int, classes: int, keep=None) -> torch.Tensor:

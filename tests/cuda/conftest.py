@@ -8,7 +8,7 @@ check_build.py is `make cuda-compile`'s check of the built module.
 This folder is deliberately not a package: as one it would be importable as `cuda`, the name of
 NVIDIA's cuda-python package, which CUDA builds of torch may import. So its modules are
 top-level (this folder is on sys.path), and tests/ is put on sys.path for the shared C-core
-test helpers (csrc._helpers, csrc.test_bad_input).
+test helpers (support.kernel_inputs, support.kernel_bad_inputs).
 """
 import os
 import sys

@@ -7,7 +7,7 @@ back on the GPU; also over the "nccl" backend where NCCL loads).
 
 Runs with the CUDA kernels (torchtally._C_cuda) when they are built and with the torch reference
 otherwise. Skips, with the reason, without a CUDA device. The same rules on CPU-only torch are
-tests/test_metric_device.py.
+tests/base/test_placement.py.
 """
 import pytest
 import torch

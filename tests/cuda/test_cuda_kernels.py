@@ -11,8 +11,11 @@ Skips, with the reason, without a CUDA device or without the CUDA build (TORCHTA
 import pytest
 import torch
 
-from csrc._helpers import LABEL_DTYPES, LAYOUTS, SCORE_DTYPES, dtype_id, empty_moments, generator, labels, layout, same_bits, scores, start_counts
-from csrc.test_bad_input import CASES, good_args
+from support.kernel_bad_inputs import CASES, good_args
+from support.kernel_inputs import (
+    LABEL_DTYPES, LAYOUTS, SCORE_DTYPES, dtype_id, empty_moments, generator, labels, layout,
+    same_bits, scores, start_counts,
+)
 from torchtally import _C
 from torchtally import kernels
 
@@ -413,7 +416,7 @@ def busy_stream():
 
 @pytest.mark.parametrize("kernel", ["confmat_scores", "binned_update", "topk_update", "moments_update"])
 def test_a_deferred_update_does_not_wait_for_the_gpu(deferred, kernel):
-    from csrc.test_bad_input import good_args as args_of
+    from support.kernel_bad_inputs import good_args as args_of
     args = on_gpu(args_of(kernel))
     getattr(_C_cuda, kernel)(*args)  # first use: workspace and pinned reports (may synchronise)
     busy_stream()

@@ -1,5 +1,7 @@
-"""Make tests/ importable (toy_metrics) here and in the processes these tests spawn: spawned
-processes start with the parent's sys.path."""
+"""Make tests/ importable here and in the processes these tests spawn, so that the shared helpers
+import as ``support.<module>`` (support.toy_metrics, support.metric_tester,
+support.engine_helpers, ...) also when tests/distributed runs alone: spawned processes start
+with the parent's sys.path, so what is pickled to them by those names resolves there too."""
 import os
 import sys
 

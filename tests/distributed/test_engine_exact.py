@@ -6,7 +6,7 @@ One spawned process group per world size runs every dataset size and batch size.
 import pytest
 from torch.utils.data import DataLoader, DistributedSampler
 
-from engine_helpers import check_against_sklearn, dataset_sizes, make_dataset, make_metrics, per_sample_loss
+from support.engine_helpers import check_against_sklearn, dataset_sizes, make_dataset, make_metrics, per_sample_loss
 from torchtally import MeanMetric
 from torchtally.testing import run_distributed
 

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
 
-from engine_helpers import C, check_against_sklearn, make_dataset, make_metrics, per_sample_loss
+from support.engine_helpers import C, check_against_sklearn, make_dataset, make_metrics, per_sample_loss
 from torchtally.testing import run_distributed
 
 pytestmark = pytest.mark.distributed

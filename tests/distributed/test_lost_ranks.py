@@ -1,4 +1,4 @@
-"""A lost rank is always named, and where it was lost (issue 11, item 5), without the store:
+"""A lost rank is always named, and where it was lost, without the store:
 
 * rank 0, which hosts the TCPStore, dies before its first sync: the survivors name it;
 * rank 0 fails with the others and exits at once (taking the store with it) before a slower

@@ -1,4 +1,4 @@
-"""Ranks whose metrics are configured differently never sync silently (issue 11, item 1).
+"""Ranks whose metrics are configured differently never sync silently.
 
 Two gloo ranks build the same metrics with one option different on rank 1 (bin edges of the
 same count, threshold, ignore_index, top_k, average, a collection's sharing metric, a user
@@ -99,7 +99,8 @@ def runs():
 
 
 def test_bin_edges_of_the_same_count_raise_on_every_rank_naming_both(runs):
-    """The issue's example: [.1, .5, .9] against [.2, .3, .4] used to sync to 0.2814 on both."""
+    """Bin edges of the same count but different values: [.1, .5, .9] against [.2, .3, .4] used
+    to sync to 0.2814 on both (the histograms were added bin by bin as if the edges agreed)."""
     for rank, out in enumerate(runs):
         message = out["thresholds"]["error"]
         assert message is not None, f"rank {rank} synced silently"

@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 
 import torchtally
-from toy_metrics import (
+from support.toy_metrics import (
     C,
     CatMetric,
     ConfusionAccuracy,
@@ -32,7 +32,7 @@ from toy_metrics import (
     make_data,
     mixed_metrics,
 )
-from metric_tester import loaded, saved_states, states_of
+from support.metric_tester import loaded, saved_states, states_of
 from torchtally import MetricCollection, NotComputableError, SyncError, all_reduced_synchronized
 from torchtally.sync.plan import HEADER_SLOTS
 from torchtally.testing import count_collectives, run_distributed
@@ -388,7 +388,8 @@ def byte_gather_and_broken_merge(rank: int, ws: int, out: Dict[str, Any], **_: A
 
 @check
 def mixed_python_numbers(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
-    # Python numbers that are ints on some ranks and floats on others (issue 3: empty ranks).
+    # Python numbers that are ints on some ranks and floats on others: a rank that saw no data
+    # still holds the ints its reset set.
     mixed = MixedNumbers()
     if rank == 0:
         mixed.update(mixed_numbers_scores())

@@ -1,5 +1,5 @@
-"""The header buffers a sync reuses from one sync to the next (issue 14, item 2;
-torchtally.sync.header) never leak into what a sync returns.
+"""The header buffers a sync reuses from one sync to the next (torchtally.sync.header) never
+leak into what a sync returns.
 
 On 2 gloo ranks: a small plan (int, float, int32, bool states and a Python number) synced
 twice with different data: the first results are unchanged by the second sync, none of them

@@ -1,5 +1,5 @@
-"""Small plans sync in one collective (issue 14, item 1): their data travels in the header
-exchange and every rank reduces the W copies itself.
+"""Small plans sync in one collective: their data travels in the header exchange and every rank
+reduces the W copies itself.
 
 One spawned run per world size (2 and 4) and header exchange (gloo's all_to_all, the default up
 to torchtally.sync.dist.DIRECT_HEADER_MAX_WORLD ranks; the all_gather used beyond it, forced here by

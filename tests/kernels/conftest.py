@@ -2,7 +2,8 @@
 the host side of torchtally._C_cuda (argument checks) through stand-in "CUDA" tensors.
 
 Not a package (its modules are top-level, as in tests/cuda); tests/ is put on sys.path for the
-shared C-core test helpers (csrc._helpers, csrc.test_bad_input). The GPU tests are tests/cuda.
+shared C-core test helpers (support.kernel_inputs, support.kernel_bad_inputs). The GPU tests are
+tests/cuda.
 """
 import os
 import sys

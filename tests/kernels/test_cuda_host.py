@@ -1,7 +1,7 @@
 """torchtally._C_cuda's host side without a GPU: argument parsing and validation, through
 stand-in "CUDA" tensors (fake_cuda.FakeCuda: CPU memory exported as a CUDA device).
 
-Every bad-input case of the C-core suite (tests/csrc/test_bad_input.py) is replayed on stand-ins:
+Every bad-input case of the C-core suite (support/kernel_bad_inputs.py) is replayed on stand-ins:
 a case the C core rejects while validating (type, dtype, shape, layout, argument) must get the
 same exception and the same message from the CUDA module; a case it rejects for a value (NaN,
 out-of-range label, weight, thresholds) passes the CUDA module's host checks (values are checked
@@ -14,8 +14,8 @@ covers the real thing.
 import pytest
 import torch
 
-from csrc.test_bad_input import CASES, TENSOR_ARGS, good_args
 from fake_cuda import FakeCuda, on_fake_cuda
+from support.kernel_bad_inputs import CASES, TENSOR_ARGS, good_args
 from torchtally import _C
 
 try:

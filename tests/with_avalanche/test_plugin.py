@@ -1,7 +1,7 @@
 """torchtally.adapters.avalanche in one process, against Avalanche 0.6.0 itself: the one-line
 swap gives the same names and values as Avalanche's own accuracy_metrics / loss_metrics (which
 are exact in one process), any metric or collection at any level, per task, bad arguments,
-and where metric state lives under DataParallel (issue 13, item 4).
+and where metric state lives under DataParallel.
 """
 import importlib
 import types

@@ -1,4 +1,4 @@
-"""The seed's test, literally (issue 13, item 3): a toy benchmark of 3 experiences, 2 epochs,
+"""The seed's test, literally: a toy benchmark of 3 experiences, 2 epochs,
 Avalanche's Naive strategy, in 1 process and under torchrun with 2 and 3 gloo processes; every
 value logged at every level (training minibatch, running epoch and epoch; evaluation
 experience and stream; accuracy, loss, a collection, per task) of the distributed runs equals

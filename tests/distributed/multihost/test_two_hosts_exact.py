@@ -6,15 +6,9 @@ import pytest
 import torch
 
 import two_hosts
-from two_host_job import as_lists, dataset, make_metrics
+from two_host_job import dataset, one_process_results
 
 pytestmark = pytest.mark.distributed
-
-
-def one_process_results():
-    coll = make_metrics()
-    coll.update(*dataset())
-    return as_lists(coll.compute())
 
 
 def test_synced_results_across_two_hosts_equal_one_process(start_job):

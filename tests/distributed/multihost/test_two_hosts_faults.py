@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from test_two_hosts_exact import one_process_results
+from two_host_job import one_process_results
 
 pytestmark = pytest.mark.distributed
 

@@ -49,6 +49,14 @@ def as_lists(results) -> dict:
     return {name: value.tolist() for name, value in results.items()}
 
 
+def one_process_results() -> dict:
+    """What every rank's synced results must equal: the metrics over the whole dataset, in one
+    process (the test's own, not a rank)."""
+    coll = make_metrics()
+    coll.update(*dataset())
+    return as_lists(coll.compute())
+
+
 def _updated(rank: int, sync_timeout_s: float) -> MetricCollection:
     probs, target = dataset()
     coll = make_metrics(sync_timeout_s)

@@ -1,0 +1,245 @@
+"""Aggregation metrics against numpy, the NaN policy, the running window, edge cases and bad
+input. CASES (support/aggregation_cases.py) also run through the shared tester
+(support.metric_tester); their 3-rank distributed check is in
+tests/distributed/test_regression_aggregation.py. Parity with torchmetrics over the argument
+grid is in test_regression_aggregation_parity.py."""
+import functools
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from support.aggregation_cases import CASES, F64, VALUES, WEIGHTS
+from support.metric_tester import assert_rejects, check_metric
+from torchtally import NotComputableError
+from torchtally.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric
+from torchtally.functional import weighted_mean, weighted_sum
+from torchtally.functional.aggregation import NaNValueError
+
+P = functools.partial
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_lifecycle_and_reference(case):
+    check_metric(case)
+
+
+# -- semantics ------------------------------------------------------------------------------------
+
+
+def test_results_are_in_the_metrics_dtype_and_accumulate_in_float64():
+    """float32 results by default (torchmetrics'), but 1e8 + 1e8 ones summed exactly: the
+    accumulator is float64, the result rounded once."""
+    m = SumMetric()
+    for _ in range(4):
+        m.update(torch.full((1000,), 1.0, dtype=torch.float64))
+    m.update(torch.tensor(1e8, dtype=torch.float64))
+    assert m.compute().dtype == torch.float32
+    assert float(m.compute()) == float(torch.tensor(1e8 + 4000, dtype=torch.float32))
+    assert F64(MeanMetric)().update(torch.tensor([1.0, 2.0])).compute().dtype == torch.float64
+
+
+def test_running_mean_window_of_updates():
+    m = F64(RunningMean, window=2)()
+    m.update(torch.tensor([100.0, 100.0]))
+    m.update(torch.tensor([1.0, 2.0, 3.0]))  # each update counts its values, weighted
+    assert float(m.compute()) == pytest.approx((100 + 100 + 1 + 2 + 3) / 5)
+    m.update(5.0)
+    assert float(m.compute()) == pytest.approx((1 + 2 + 3 + 5) / 4)  # the first update left the window
+    m.update(torch.empty(0))
+    assert float(m.compute()) == 5.0  # an empty update still takes a slot
+    m.update(torch.empty(0))
+    assert np.isnan(float(m.compute()))  # the window holds no values: 0 / 0, as torchmetrics
+
+
+def test_cat_metric_keeps_the_shape_after_dim_0():
+    m = CatMetric().update(torch.ones(2, 3)).update(torch.zeros(1, 3))
+    assert m.compute().shape == (3, 3)
+    before = m.compute()
+    assert_rejects(m, (torch.ones(4),), ValueError, r"value: expected values of shape \[N, 3\] as before, got \[4\]")
+    assert torch.equal(m.compute(), before)
+    assert CatMetric().update(7.0).compute().shape == ()  # one value comes back 0-d, as torchmetrics
+    assert torch.equal(CatMetric().update(1.0).update(torch.tensor([2.0, 3.0])).compute(), torch.tensor([1.0, 2.0, 3.0]))
+
+
+def test_cat_metric_merge_refuses_different_shapes():
+    a, b = CatMetric().update(torch.ones(2, 3)), CatMetric().update(torch.ones(2, 2))
+    with pytest.raises(ValueError, match="different shapes after dim 0"):
+        a.merge_state([b])
+    assert torch.equal(a.merge_state([CatMetric(), CatMetric().update(torch.zeros(1, 3))]).compute(),
+                       torch.tensor([[1.0, 1.0, 1.0]] * 2 + [[0.0, 0.0, 0.0]]))
+
+
+def test_cat_metric_forward_with_another_shape_keeps_the_state():
+    m = CatMetric()
+    m(torch.ones(2, 3))
+    with pytest.raises(ValueError, match="different shapes after dim 0"):
+        m(torch.ones(2, 2))
+    assert torch.equal(m.compute(), torch.ones(2, 3)) and m.update_count == 1
+
+
+def test_average_loss_weighs_by_batch_size():
+    m = AverageLoss().update(torch.tensor(1.0), 30).update(4.0, torch.tensor(10))
+    assert float(m.compute()) == pytest.approx(1.75)  # a mean of the two batch means would be 2.5
+    assert float(AverageLoss().update(2.0, 0).update(3.0, 4).compute()) == 3.0
+    assert m.compute().dtype == torch.float32  # the metric's dtype
+
+
+@pytest.mark.parametrize(
+    "cls, extra",
+    [(SumMetric, ()), (MeanMetric, ()), (MaxMetric, ()), (CatMetric, ()), (RunningMean, ()), (AverageLoss, (4,))],
+)
+def test_a_loss_that_requires_grad_leaves_no_graph_in_the_state(cls, extra):
+    loss = (torch.randn(3, requires_grad=True) ** 2).mean()
+    metric = cls().update(loss, *extra)
+    tensors = [getattr(metric, name) for name in metric.state_names]
+    assert tensors and not any(t.requires_grad for t in tensors)
+    assert not metric.compute().requires_grad
+
+
+def test_functional_forms():
+    values, weights = VALUES[0], WEIGHTS[0]
+    expected = ((values * weights).sum() / weights.sum()).float()
+    torch.testing.assert_close(weighted_mean(values, weights), expected, rtol=1e-7, atol=0)
+    torch.testing.assert_close(weighted_sum(values, 2.0), (2 * values.sum()).float(), rtol=1e-7, atol=0)
+    assert float(weighted_sum(torch.empty(0))) == 0.0
+    assert np.isnan(float(weighted_mean(torch.empty(0))))  # 0 / 0, as MeanMetric
+    with pytest.warns(UserWarning, match="1 NaN value"):  # "warn" is the default, as the classes'
+        assert float(weighted_mean(torch.tensor([1.0, NAN, 3.0]))) == 2.0
+
+
+# -- NaN policy (torchmetrics' semantics; the values are checked against torchmetrics in
+#    test_regression_aggregation_parity.py) ----------------------------------------------------
+
+NAN_BATCH = torch.tensor([1.0, NAN, 3.0])
+
+
+@pytest.mark.parametrize("factory", [SumMetric, MeanMetric, MinMetric, MaxMetric, CatMetric, RunningMean])
+def test_nan_error_raises_a_value_error_that_is_a_runtime_error_and_keeps_state(factory):
+    metric = factory(nan_strategy="error").update(torch.tensor([5.0, 6.0]))
+    before = metric.compute()
+    assert_rejects(metric, (NAN_BATCH,), ValueError, r"value: NaN at flat index 1 \(nan_strategy='error'")
+    with pytest.raises(RuntimeError):  # torchmetrics raises RuntimeError there
+        metric.update(NAN_BATCH)
+    torch.testing.assert_close(metric.compute(), before)
+    assert issubclass(NaNValueError, ValueError) and issubclass(NaNValueError, RuntimeError)
+
+
+@pytest.mark.parametrize(
+    "factory, ignored",
+    [(SumMetric, 4.0), (MeanMetric, 2.0), (MinMetric, 1.0), (MaxMetric, 3.0), (P(RunningMean, window=1), 2.0)],
+)
+def test_nan_warn_is_the_default_and_ignore_disable_replace(factory, ignored):
+    with pytest.warns(UserWarning, match="1 NaN value"):
+        assert float(factory().update(NAN_BATCH).compute()) == ignored
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(factory(nan_strategy="ignore").update(NAN_BATCH).compute()) == ignored
+    assert np.isnan(float(factory(nan_strategy="disable").update(NAN_BATCH).compute()))
+    replaced = float(factory(nan_strategy=-4.0).update(NAN_BATCH).compute())
+    assert replaced == {4.0: 0.0, 2.0: 0.0, 1.0: -4.0, 3.0: 3.0}[ignored]
+
+
+def test_nan_weight_follows_the_policy():
+    assert_rejects(MeanMetric(nan_strategy="error"), (torch.tensor([1.0, 2.0]), torch.tensor([1.0, NAN])), ValueError,
+                   r"weight: NaN at flat index 1")
+    m = MeanMetric(nan_strategy="ignore").update(torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.0, NAN, 1.0]))
+    assert float(m.compute()) == 2.5
+    # a float strategy: the value where the value or its weight is NaN becomes it, its weight 1
+    m = MeanMetric(nan_strategy=2.0).update(torch.tensor([1.0, 5.0]), torch.tensor([3.0, NAN]))
+    assert float(m.compute()) == (1.0 * 3 + 2.0 * 1) / 4
+
+
+def test_disable_keeps_the_weights():
+    """A deliberate difference: torchmetrics' MeanMetric drops the weights under "disable"."""
+    m = MeanMetric(nan_strategy="disable").update(torch.tensor([1.0, 3.0]), torch.tensor([3.0, 1.0]))
+    assert float(m.compute()) == 1.5
+
+
+def test_nan_loss():
+    assert_rejects(AverageLoss(), (torch.tensor(NAN), 8), ValueError, r"loss: NaN")
+    m = AverageLoss(nan_strategy="ignore").update(torch.tensor(NAN), 8).update(2.0, 4)
+    assert float(m.compute()) == 2.0 and int(m.num_samples) == 4  # the NaN batch is dropped whole
+
+
+# -- values over no values ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("factory", [SumMetric, MeanMetric, MinMetric, MaxMetric, CatMetric, RunningMean, AverageLoss])
+def test_ignite_style_compute_before_any_update_raises(factory):
+    metric = factory()
+    with metric.raising_if_never_updated(), pytest.raises(NotComputableError):
+        metric.compute()
+
+
+def test_updates_without_values_give_torchmetrics_empty_values():
+    empty = torch.empty(0)
+    assert float(SumMetric().update(empty).compute()) == 0.0
+    assert CatMetric().update(empty).compute().shape == (0,)
+    assert float(MinMetric().update(empty).compute()) == float("inf")
+    assert float(MaxMetric().update(empty).compute()) == float("-inf")
+    for factory in (MeanMetric, RunningMean):
+        assert np.isnan(float(factory().update(empty).compute()))
+    assert np.isnan(float(MeanMetric().update(torch.tensor([1.0, 2.0]), 0.0).compute()))
+    with pytest.raises(NotComputableError, match="at least one sample"):  # ignite's Loss rule
+        AverageLoss().update(empty).compute()
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "factory, args, exc, match",
+    [
+        (SumMetric, ("3.0",), TypeError, r"value: expected a tensor or a Python number, got str"),
+        (MaxMetric, (torch.ones(2, dtype=torch.complex64),), TypeError, r"value: expected a real tensor"),
+        (CatMetric, (torch.ones(2, device="meta"),), ValueError, r"value: expected a tensor on cpu"),
+        (MeanMetric, (torch.ones(3), torch.ones(2)), ValueError, r"weight: expected a number or a tensor broadcastable"),
+        (MeanMetric, (torch.ones(3), torch.tensor([1.0, -1.0, 1.0])), ValueError, r"weight: expected finite weights >= 0"),
+        (MeanMetric, (torch.ones(2), float("inf")), ValueError, r"weight: expected finite weights >= 0, got inf"),
+        (RunningMean, (torch.ones(3), torch.ones(2)), ValueError, r"weight: expected a number or a tensor broadcastable"),
+        (AverageLoss, (torch.tensor(1.0),), ValueError, r"batch_size: required with a scalar loss"),
+        (AverageLoss, (1.0, -3), ValueError, r"batch_size: expected an int >= 0, got -3"),
+        (AverageLoss, (1.0, 2.5), ValueError, r"batch_size: expected an int >= 0, got 2.5"),
+        (AverageLoss, (torch.ones(4), 5), ValueError, r"batch_size: expected None or 4"),
+        (AverageLoss, (torch.ones(2, 2),), ValueError, r"loss: expected a number, a 0-d tensor or per-sample"),
+    ],
+)
+def test_bad_input_is_rejected_and_state_kept(factory, args, exc, match):
+    metric = factory()
+    metric.update(torch.tensor(2.0), 3) if factory is AverageLoss else metric.update(torch.tensor([2.0, 3.0]))
+    before = metric.compute()
+    assert_rejects(metric, args, exc, match)
+    torch.testing.assert_close(metric.compute(), before)
+
+
+def test_python_values_as_torchmetrics_accepts_them():
+    assert float(SumMetric().update(True).update(2).update([1.5, 2.5]).compute()) == 7.0
+    assert float(MeanMetric().update(np.array([1.0, 3.0]), 1).compute()) == 2.0
+
+
+@pytest.mark.parametrize(
+    "factory, match",
+    [
+        (P(SumMetric, nan_strategy="drop"), "nan_strategy: expected one of"),
+        (P(MinMetric, nan_strategy=True), "nan_strategy"),
+        (P(MaxMetric, nan_strategy=2), "nan_strategy"),  # an int is refused, as torchmetrics
+        (P(RunningMean, window=0), "window: expected a positive int"),
+    ],
+)
+def test_bad_options(factory, match):
+    with pytest.raises(ValueError, match=match):
+        factory()
+
+
+def test_doctests():
+    import doctest
+
+    import torchtally.functional.aggregation.forms
+    import torchtally.metrics.aggregation
+
+    for module in (torchtally.metrics.aggregation, torchtally.functional.aggregation.forms):
+        failed, attempted = doctest.testmod(module)
+        assert attempted > 0 and failed == 0

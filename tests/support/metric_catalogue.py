@@ -1,0 +1,169 @@
+"""Every public metric class and functional form of torchtally, each with a maker of valid
+batches: the sweeps over the whole API (tests/metrics/test_atomic_updates.py and
+tests/metrics/test_fuzz.py) iterate these.
+
+An ``Entry`` names the callable (a metric factory or a functional form), its family (which
+fixes the shapes of its inputs) and its update arguments in order. ``entry.batch(n, ...)``
+makes one valid batch of ``n`` samples; dtypes and device can be chosen per argument.
+
+The classes are found by walking torchtally's public faces (classification, regression,
+aggregation; the task wrappers, which return one of these classes, are left out), so a metric
+added later is swept without editing this file; its family is read from its name (Binary*,
+Multiclass*, Multilabel*) or from the table below.
+"""
+import dataclasses
+import functools
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+
+import torchtally as M
+import torchtally.functional as F
+from torchtally import Metric
+from torchtally.metrics.bases import TaskWrapper
+
+NUM = 3  # num_classes / num_labels of every classification entry
+
+# Families of the metrics whose names do not say it: their inputs' shapes.
+_NAMED_FAMILIES = {
+    "MeanSquaredError": "regression",
+    "MeanAbsoluteError": "regression",
+    "MeanAbsolutePercentageError": "regression",
+    "R2Score": "regression",
+    "ExplainedVariance": "regression",
+    "PearsonCorrCoef": "regression",
+    "CosineSimilarity": "rows",
+    "SumMetric": "aggregation",
+    "MeanMetric": "aggregation",
+    "MaxMetric": "aggregation",
+    "MinMetric": "aggregation",
+    "CatMetric": "aggregation",
+    "RunningMean": "aggregation",
+    "AverageLoss": "loss",
+    "mean_squared_error": "regression",
+    "mean_absolute_error": "regression",
+    "mean_absolute_percentage_error": "regression",
+    "r2_score": "regression",
+    "explained_variance": "regression",
+    "pearson_corrcoef": "regression",
+    "cosine_similarity": "rows",
+    "weighted_mean": "aggregation",
+    "weighted_sum": "aggregation",
+}
+_ARG_NAMES = {"aggregation": ("value",), "loss": ("loss",)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    name: str
+    make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
+    family: str  # binary | multiclass | multilabel | regression | rows | aggregation | loss
+    kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
+    samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
+
+    @property
+    def arg_names(self) -> Tuple[str, ...]:
+        return _ARG_NAMES.get(self.family, ("preds", "target"))
+
+    def metric(self) -> Any:
+        return self.make(**dict(self.kwargs))
+
+    def call(self, *args: Any) -> Any:
+        """The functional form on a batch."""
+        return self.make(*args, **dict(self.kwargs))
+
+    def batch(self, n: int = 6, dtypes: Optional[Dict[str, torch.dtype]] = None, device: Any = "cpu",
+              generator: Optional[torch.Generator] = None) -> Tuple[torch.Tensor, ...]:
+        """A valid batch of ``n`` samples; ``dtypes`` converts the named arguments afterwards
+        (e.g. {"target": torch.int8}: still valid; {"preds": torch.float8_e4m3fn}: not)."""
+        g = generator
+        extra = (4,) if self.samplewise else ()
+        if self.family == "binary":
+            args = (torch.rand((n,) + extra, generator=g), torch.randint(0, 2, (n,) + extra, generator=g))
+        elif self.family == "multiclass":
+            args = (torch.rand((n, NUM) + extra, generator=g), torch.randint(0, NUM, (n,) + extra, generator=g))
+        elif self.family == "multilabel":
+            args = (torch.rand((n, NUM) + extra, generator=g), torch.randint(0, 2, (n, NUM) + extra, generator=g))
+        elif self.family == "regression":
+            args = (torch.randn(n, generator=g), torch.randn(n, generator=g))
+        elif self.family == "rows":
+            args = (torch.randn(n, 2, generator=g), torch.randn(n, 2, generator=g))
+        elif self.family == "loss":
+            args = (torch.rand(n, generator=g),)
+        else:
+            args = (torch.randn(n, generator=g),)
+        dtypes = dtypes or {}
+        return tuple(a.to(dtypes.get(name, a.dtype)).to(device) for name, a in zip(self.arg_names, args))
+
+
+def _is_curve(name: str) -> bool:
+    return any(part in name for part in ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve", "auroc",
+                                         "average_precision", "_roc", "precision_recall_curve"))
+
+
+def _family(name: str) -> Optional[str]:
+    for prefix in ("binary", "multiclass", "multilabel"):
+        if name.lower().startswith(prefix):
+            return prefix
+    return _NAMED_FAMILIES.get(name)
+
+
+def _kwargs_for(fn: Callable[..., Any]) -> Tuple[Tuple[str, Any], ...]:
+    params = inspect.signature(fn).parameters
+    wanted = {"beta": 1.0, "num_classes": NUM, "num_labels": NUM}
+    return tuple((k, v) for k, v in wanted.items() if k in params)
+
+
+def metric_entries() -> List[Entry]:
+    """Every metric class with its default options, plus the variants whose state differs:
+    samplewise counts, top_k > 1, binned curves, CosineSimilarity's rows, R2 with weights off."""
+    entries = []
+    public = set(M.classification.__all__) | set(M.regression.__all__) | set(M.aggregation.__all__)
+    for name in sorted(public):
+        cls = getattr(M, name)
+        if not (inspect.isclass(cls) and issubclass(cls, Metric)) or issubclass(cls, TaskWrapper):
+            continue
+        family = _family(name)
+        assert family is not None, f"metric_catalogue: no family for {name}: add it to _NAMED_FAMILIES"
+        kwargs = _kwargs_for(cls.__init__)
+        entries.append(Entry(name, cls, family, kwargs))
+        if _is_curve(name):
+            entries.append(Entry(name + "[binned]", cls, family, kwargs + (("thresholds", 5),)))
+    entries += [
+        Entry("BinaryAccuracy[samplewise]", M.BinaryAccuracy, "binary", (("multidim_average", "samplewise"),), True),
+        Entry("MulticlassRecall[samplewise]", M.MulticlassRecall, "multiclass",
+              (("num_classes", NUM), ("multidim_average", "samplewise")), True),
+        Entry("MultilabelPrecision[samplewise]", M.MultilabelPrecision, "multilabel",
+              (("num_labels", NUM), ("multidim_average", "samplewise")), True),
+        Entry("MulticlassAccuracy[top_k=2]", M.MulticlassAccuracy, "multiclass", (("num_classes", NUM), ("top_k", 2))),
+        Entry("CosineSimilarity[none]", M.CosineSimilarity, "rows", (("reduction", "none"),)),
+    ]
+    return entries
+
+
+def functional_entries() -> List[Entry]:
+    """Every functional form of a task (the task= wrappers call these)."""
+    entries = []
+    for name in sorted(dir(F)):
+        fn = getattr(F, name)
+        if name.startswith("_") or not inspect.isfunction(fn):
+            continue
+        family = _family(name)
+        if family is None:  # a task wrapper (accuracy(task=...)): it calls one of the others
+            continue
+        entries.append(Entry(name, fn, family, _kwargs_for(fn)))
+    return entries
+
+
+METRICS = metric_entries()
+FUNCTIONALS = functional_entries()
+
+
+def entry_id(entry: Entry) -> str:
+    return entry.name
+
+
+@functools.lru_cache(maxsize=None)
+def by_name(name: str) -> Entry:
+    return next(e for e in METRICS + FUNCTIONALS if e.name == name)
