@@ -539,7 +539,7 @@ def test_reference_backend_gives_the_same_state():
 # -- docstring examples -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["stat_scores", "precision_recall", "confusion_matrix"])
+@pytest.mark.parametrize("module", ["stat_scores", "precision_recall", "confusion_matrix", "tasks"])
 def test_docstring_examples(module):
     import importlib
     mod = importlib.import_module(f"torchtally.metrics.{module}")

@@ -14,6 +14,7 @@ import torchtally.classification as ttc
 import torchtally.functional as ttf
 from torchtally.functional import curves as functional_curves
 from torchtally.metrics import curves as metric_curves
+from torchtally.metrics import tasks as metric_tasks
 
 FAMILIES = ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve")
 CLASSES = [f"{task}{family}" for family in FAMILIES for task in ("Binary", "Multiclass", "Multilabel")]
@@ -62,9 +63,12 @@ def test_class_attributes_match_torchmetrics(name):
 
 
 def test_names_are_exported_where_torchmetrics_has_them():
-    for name in CLASSES + WRAPPERS:
+    for name in CLASSES:
         assert name in metric_curves.__all__
         assert getattr(ttc, name) is getattr(torchtally, name) is getattr(metric_curves, name)
+    for name in WRAPPERS:  # every task wrapper lives in metrics/tasks.py
+        assert name in metric_tasks.__all__ and name in ttc.__all__
+        assert getattr(ttc, name) is getattr(torchtally, name) is getattr(metric_tasks, name)
     for name in FUNCTIONS:
         assert name in functional_curves.__all__
         assert getattr(ttf, name) is getattr(functional_curves, name)

@@ -1,5 +1,5 @@
-"""AUROC, AveragePrecision, ROC and PrecisionRecallCurve: binary, multiclass, multilabel, and
-the task wrappers (``AUROC(task="binary")`` returns a BinaryAUROC, ...).
+"""AUROC, AveragePrecision, ROC and PrecisionRecallCurve: binary, multiclass, multilabel (their
+task wrappers, ``AUROC(task="binary")`` returning a BinaryAUROC, ...: metrics/tasks.py).
 
 Names, arguments (in torchmetrics' order) and class attributes as torchmetrics'.
 ``thresholds=None``: exact mode (scores as float32 and labels as uint8, 5 bytes per sample and
@@ -35,16 +35,13 @@ from typing import Any, Optional
 from torch import Tensor
 
 from ..functional.curves.update import check_average, check_max_fpr
-from ..functional.tasks import check_task, check_task_count
 from ..functional.curves.compute import Curve, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
-from ..base.metric import Metric
 from .bases import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
-from .bases import TaskWrapper
 
 __all__ = [
     f"{task}{name}"
     for name in ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve")
-    for task in ("Binary", "Multiclass", "Multilabel", "")
+    for task in ("Binary", "Multiclass", "Multilabel")
 ]
 
 _AVERAGES = ("macro", "weighted", "none", None)
@@ -338,88 +335,3 @@ class MultilabelPrecisionRecallCurve(MultilabelCurveState):
 
     def compute(self) -> Curve:
         return precision_recall_curve_from(self._curve, self._states())
-
-
-# -- task wrappers ---------------------------------------------------------------------------
-
-
-class AUROC(TaskWrapper):
-    """BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by ``task``.
-
-        >>> import torch
-        >>> from torchtally.classification import AUROC
-        >>> m = AUROC(task="multiclass", num_classes=3)
-        >>> type(m).__name__
-        'MulticlassAUROC'
-    """
-
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "macro", max_fpr: Optional[float] = None,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryAUROC(max_fpr, **kwargs)
-        if task == "multiclass":
-            return MulticlassAUROC(check_task_count("num_classes", num_classes), average, **kwargs)
-        return MultilabelAUROC(check_task_count("num_labels", num_labels), average, **kwargs)
-
-
-class AveragePrecision(TaskWrapper):
-    """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
-
-        >>> from torchtally.classification import AveragePrecision
-        >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
-        'BinaryAveragePrecision'
-    """
-
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "macro",
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryAveragePrecision(**kwargs)
-        if task == "multiclass":
-            return MulticlassAveragePrecision(check_task_count("num_classes", num_classes), average, **kwargs)
-        return MultilabelAveragePrecision(check_task_count("num_labels", num_labels), average, **kwargs)
-
-
-class ROC(TaskWrapper):
-    """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
-
-        >>> from torchtally.classification import ROC
-        >>> type(ROC(task="multilabel", num_labels=4)).__name__
-        'MultilabelROC'
-    """
-
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
-                **kwargs: Any) -> Metric:
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryROC(**kwargs)
-        if task == "multiclass":
-            return MulticlassROC(check_task_count("num_classes", num_classes), **kwargs)
-        return MultilabelROC(check_task_count("num_labels", num_labels), **kwargs)
-
-
-class PrecisionRecallCurve(TaskWrapper):
-    """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
-
-        >>> from torchtally.classification import PrecisionRecallCurve
-        >>> type(PrecisionRecallCurve(task="binary")).__name__
-        'BinaryPrecisionRecallCurve'
-    """
-
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
-                **kwargs: Any) -> Metric:
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryPrecisionRecallCurve(**kwargs)
-        if task == "multiclass":
-            return MulticlassPrecisionRecallCurve(check_task_count("num_classes", num_classes), **kwargs)
-        return MultilabelPrecisionRecallCurve(check_task_count("num_labels", num_labels), **kwargs)

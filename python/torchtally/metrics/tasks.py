@@ -1,5 +1,6 @@
-"""torchmetrics' task wrappers: ``Accuracy(task="multiclass", num_classes=5)`` makes (and returns)
-a ``MulticlassAccuracy(5, ...)``, as torchmetrics' ``__new__`` does.
+"""torchmetrics' task wrappers, every one: ``Accuracy(task="multiclass", num_classes=5)`` makes
+(and returns) a ``MulticlassAccuracy(5, ...)``, as torchmetrics' ``__new__`` does; the curves'
+(``AUROC(task=...)``, ...) at the end.
 
 Same names, arguments, defaults (note ``average="micro"`` here where the task classes default
 to "macro") and errors as torchmetrics: an unknown task, or a missing ``num_classes`` /
@@ -23,6 +24,20 @@ from .confusion_matrix import (
     MultilabelConfusionMatrix,
     MultilabelJaccardIndex,
     MultilabelMatthewsCorrCoef,
+)
+from .curves import (
+    BinaryAUROC,
+    BinaryAveragePrecision,
+    BinaryPrecisionRecallCurve,
+    BinaryROC,
+    MulticlassAUROC,
+    MulticlassAveragePrecision,
+    MulticlassPrecisionRecallCurve,
+    MulticlassROC,
+    MultilabelAUROC,
+    MultilabelAveragePrecision,
+    MultilabelPrecisionRecallCurve,
+    MultilabelROC,
 )
 from .precision_recall import (
     BinaryF1Score,
@@ -54,7 +69,8 @@ from .stat_scores import (
 )
 
 __all__ = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "StatScores",
-           "HammingDistance", "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa"]
+           "HammingDistance", "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa",
+           "AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve"]
 
 
 def _stat_family(task: str, binary: type, multiclass: type, multilabel: type, threshold: float,
@@ -230,3 +246,88 @@ class CohenKappa(TaskWrapper):
         if task == "binary":
             return BinaryCohenKappa(threshold, **kwargs)
         return MulticlassCohenKappa(check_task_count("num_classes", num_classes, task), **kwargs)
+
+
+# -- the curves' task wrappers ------------------------------------------------------------------
+
+
+class AUROC(TaskWrapper):
+    """BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by ``task``.
+
+        >>> import torch
+        >>> from torchtally.classification import AUROC
+        >>> m = AUROC(task="multiclass", num_classes=3)
+        >>> type(m).__name__
+        'MulticlassAUROC'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, average: Optional[str] = "macro", max_fpr: Optional[float] = None,
+                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryAUROC(max_fpr, **kwargs)
+        if task == "multiclass":
+            return MulticlassAUROC(check_task_count("num_classes", num_classes), average, **kwargs)
+        return MultilabelAUROC(check_task_count("num_labels", num_labels), average, **kwargs)
+
+
+class AveragePrecision(TaskWrapper):
+    """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
+
+        >>> from torchtally.classification import AveragePrecision
+        >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
+        'BinaryAveragePrecision'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, average: Optional[str] = "macro",
+                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryAveragePrecision(**kwargs)
+        if task == "multiclass":
+            return MulticlassAveragePrecision(check_task_count("num_classes", num_classes), average, **kwargs)
+        return MultilabelAveragePrecision(check_task_count("num_labels", num_labels), average, **kwargs)
+
+
+class ROC(TaskWrapper):
+    """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
+
+        >>> from torchtally.classification import ROC
+        >>> type(ROC(task="multilabel", num_labels=4)).__name__
+        'MultilabelROC'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
+                **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryROC(**kwargs)
+        if task == "multiclass":
+            return MulticlassROC(check_task_count("num_classes", num_classes), **kwargs)
+        return MultilabelROC(check_task_count("num_labels", num_labels), **kwargs)
+
+
+class PrecisionRecallCurve(TaskWrapper):
+    """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
+
+        >>> from torchtally.classification import PrecisionRecallCurve
+        >>> type(PrecisionRecallCurve(task="binary")).__name__
+        'BinaryPrecisionRecallCurve'
+    """
+
+    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
+                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
+                **kwargs: Any) -> Metric:
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryPrecisionRecallCurve(**kwargs)
+        if task == "multiclass":
+            return MulticlassPrecisionRecallCurve(check_task_count("num_classes", num_classes), **kwargs)
+        return MultilabelPrecisionRecallCurve(check_task_count("num_labels", num_labels), **kwargs)
