@@ -90,3 +90,25 @@ def test_importing_torchtally_does_not_import_ignite():
 def test_docstring_example():
     failed, attempted = doctest.testmod(torchtally.base.attachable)
     assert attempted > 0 and failed == 0
+
+
+def test_one_object_is_attached_to_an_engine_once():
+    engine = _engine()
+    metric = MulticlassAccuracy(num_classes=3, average="micro")
+    metric.attach(engine, "acc")
+    metric.attach(engine, "acc")  # the same name again: re-attached, as the adapter does
+    with pytest.raises(ValueError, match="already attached to this engine as 'acc'"):
+        metric.attach(engine, "acc2")  # a second hook would count every sample twice
+    metric.clone().attach(engine, "acc2")
+    metrics = engine.run(BATCHES).metrics
+    assert metrics["acc"] == metrics["acc2"] == pytest.approx(3 / 6)
+
+
+def test_the_running_usages_are_told_apart():
+    from ignite.metrics.metric import RunningBatchWise, SingleEpochRunningBatchWise
+
+    engine = _engine()
+    metric = MulticlassAccuracy(num_classes=3, average="micro")
+    metric.attach(engine, "acc", usage=RunningBatchWise())
+    assert metric.is_attached(engine, RunningBatchWise())
+    assert not metric.is_attached(engine, SingleEpochRunningBatchWise())

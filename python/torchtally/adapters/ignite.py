@@ -98,6 +98,12 @@ def attach(
     keys = hook.metrics.keys() if callable(getattr(hook.metrics, "keys", None)) else ()
     if name in keys:
         raise ValueError(f"name: {name!r} collides with a metric of the collection {list(keys)}")
+    elsewhere = [other for other in attached_names(engine, metrics) if other != name]
+    if elsewhere:  # two hooks would reset and update one state: every sample counted twice
+        raise ValueError(
+            f"metrics: this {type(metrics).__name__} is already attached to this engine as {elsewhere[0]!r}; "
+            "detach it first, or attach a copy (metric.clone()) under the second name"
+        )
     handlers: List[Tuple[Any, Callable[..., None]]] = []
 
     def add(event: Any, fn: Callable[..., None]) -> None:
@@ -153,7 +159,12 @@ def attached_names(engine: Engine, metrics: Any, usage: Optional[Any] = None) ->
     """The names under which :func:`attach` attached this very ``metrics`` object to ``engine``
     (and was not detached), only those of ``usage`` when given (a name or ignite's usage object,
     as :func:`attach` takes it): what ``Metric.detach`` and ``Metric.is_attached`` look up."""
-    wanted = None if usage is None else resolve_usage(usage).name
+    wanted = None if usage is None else _usage_kind(resolve_usage(usage))
     registry: Dict[str, Tuple[MetricHook, list]] = engine.__dict__.get(_HANDLERS, {})
     return [name for name, (hook, _) in registry.items()
-            if hook.metrics is metrics and (wanted is None or hook.usage.name == wanted)]
+            if hook.metrics is metrics and (wanted is None or _usage_kind(hook.usage) == wanted)]
+
+
+def _usage_kind(usage: Usage) -> Tuple[str, bool]:
+    # ignite's RunningBatchWise and SingleEpochRunningBatchWise differ only in when they reset
+    return usage.name, usage.reset_each_epoch

@@ -63,7 +63,7 @@ def locked(method: F) -> F:
 
 def locked_sharing(method: F) -> F:
     """``locked``, and afterwards (also when ``method`` raises, having put things back) the
-    metrics sharing the object's state are pointed at it (``Guarded._share_my_state``)."""
+    metrics sharing the object's state are pointed at it (``States._share_my_state``)."""
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -93,7 +93,6 @@ def _check_can_share(metrics: Mapping[str, Metric], owner: str, name: str) -> No
         )
 
 
-
 class Members:
     """Mixin of MetricCollection: the mapping protocol and the renamed results."""
 
@@ -133,7 +132,6 @@ class Members:
         shared = {n: o for n, o in self._owner_of.items() if n != o}
         affixes = "".join(f", {a}={getattr(self, a)!r}" for a in ("prefix", "postfix") if getattr(self, a))
         return f"MetricCollection({list(self._metrics)}{affixes}, shared={shared})"
-
 
 
     def _renamed(self, results: Dict[str, Any]) -> Dict[str, Any]:

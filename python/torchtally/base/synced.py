@@ -9,6 +9,8 @@ results split back per member. The collection works on its members through Metri
 (``has_data``, ``cached_result``, ``compute_on``, ``state_specs``...).
 """
 import contextlib
+import os
+import sys
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -26,6 +28,17 @@ from .guard import caller_copy, locked
 # class's compute is that very wrapper: a user's decorator around an inherited compute
 # (functools.wraps copies the attribute) must still run.
 SUBCLASS_COMPUTE = "_torchtally_subclass_compute"
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _first_caller_outside() -> int:
+    """The stacklevel, for a warning raised by this module's caller, of the first frame outside
+    torchtally: the user's line that called compute(), however deep the sync path went."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class Synced:
@@ -63,6 +76,8 @@ class Synced:
 
     def _require_updates(self, updated_anywhere: List[bool]) -> None:
         """The sync's on_header: the rule for plan units no rank updated."""
+        if all(updated_anywhere):  # the common case, at every step of a per-step sync
+            return
         never = [name for name, ok in zip(self._unit_names(), updated_anywhere) if not ok]
         if never:
             self._never_updated(local=False, names=never)
@@ -81,7 +96,7 @@ class Synced:
         message = self._never_updated_message(names, "on this rank" if local else "on any rank")
         if self.__dict__["_if_never_updated"] == "raise":
             raise NotComputableError(message)
-        warnings.warn(message, UserWarning, stacklevel=4)
+        warnings.warn(message, UserWarning, stacklevel=_first_caller_outside())
 
     @contextlib.contextmanager
     def raising_if_never_updated(self) -> Iterator["Synced"]:

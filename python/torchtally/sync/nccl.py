@@ -209,7 +209,7 @@ def init_communicator(nccl: Any, nranks: int, unique_id: bytes, rank: int, deadl
         return nccl.comm_init_rank(nranks, unique_id, rank)
     comm, _ = nccl.comm_init_rank_nonblocking(nranks, unique_id, rank)  # 0, or 7: in progress
     wait_until_ready(nccl, comm, deadline, f"NCCL communicator setup (rank {rank} of {nranks})", timeout_s=timeout_s,
-                     blame="the other ranks probably did not reach torchtally.sync.nccl.enable(), or one died")
+                     blame="the other ranks probably did not reach torchtally.nccl.enable(), or one died")
     return comm
 
 
@@ -250,7 +250,7 @@ class NcclCommunicator:
     ``timeout_s`` if another rank never joins, where NCCL >= 2.14 allows a non-blocking
     communicator (``nonblocking``); with an older NCCL it blocks until every rank has joined.
 
-        >>> comm = torchtally.sync.nccl.enable()                    # doctest: +SKIP
+        >>> comm = torchtally.nccl.enable()                    # doctest: +SKIP
         >>> buf = torch.ones(8, device=comm.device)           # doctest: +SKIP
         >>> comm.all_reduce(buf).wait()                        # doctest: +SKIP
         >>> buf[0].item() == comm.size                         # doctest: +SKIP
@@ -306,7 +306,7 @@ class NcclCommunicator:
 
     def error(self) -> RuntimeError:
         return self._nccl.NcclError(f"torchtally nccl communicator (rank {self.rank} of {self.size}) was aborted: "
-                                    f"{self._broken}; call torchtally.sync.nccl.enable() again on every rank")
+                                    f"{self._broken}; call torchtally.nccl.enable() again on every rank")
 
     def _usable(self, *tensors: torch.Tensor) -> None:
         if self._broken is not None:
