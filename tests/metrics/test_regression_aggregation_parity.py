@@ -10,7 +10,6 @@ import functools
 import inspect
 import warnings
 
-import numpy as np
 import pytest
 import torch
 import torchmetrics
@@ -18,6 +17,7 @@ import torchmetrics.functional as tmf
 
 import torchtally
 import torchtally.functional as ttf
+from support.metric_tester import made_in_float64
 from support.parity_tester import ParityCase, check_parity, run_parity_distributed
 from torchtally import aggregation as tta
 from torchtally import regression as ttr
@@ -26,17 +26,6 @@ P = functools.partial
 NAN = float("nan")
 SIZES = (7, 13, 5, 9)  # uneven batches
 TOL = dict(rtol=2e-5, atol=2e-6)
-
-
-def made_in_float64(factory, *args, **kwargs):
-    """factory(*args, **kwargs) made while torch's default dtype is float64 (both libraries then
-    give float64 results); picklable through functools.partial."""
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        return factory(*args, **kwargs)
-    finally:
-        torch.set_default_dtype(previous)
 
 
 REGRESSION_CLASSES = ["MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "R2Score",
@@ -379,7 +368,6 @@ def test_nan_error_raises_a_runtime_error_as_torchmetrics(name):
     ours.update(torch.tensor([1.0, 3.0]))
     theirs.update(torch.tensor([1.0, 3.0]))
     assert_same_result(ours.compute(), theirs.compute())  # the rejected batch left no trace
-
 
 
 @pytest.mark.parametrize("name", REGRESSION_CLASSES + AGGREGATION_CLASSES)

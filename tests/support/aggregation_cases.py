@@ -3,14 +3,13 @@
 ranks, NaN, ints, Python numbers) and its numpy reference, and the makers and references they
 are built from. tests/metrics/test_aggregation.py runs each through ``check_metric`` in one
 process; tests/distributed/test_regression_aggregation.py runs them all on 3 gloo ranks. The
-factories are pickled to those ranks by this module's name
-(``support.aggregation_cases.float64_metric``)."""
+factories are pickled to those ranks by module name (``support.metric_tester.made_in_float64``)."""
 import functools
 
 import numpy as np
 import torch
 
-from support.metric_tester import MetricCase
+from support.metric_tester import MetricCase, made_in_float64
 from torchtally.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric
 
 P = functools.partial
@@ -27,18 +26,7 @@ LOSSES = [(torch.rand((), generator=G) * 3, n) for n in (32, 32, 32, 7)]  # shor
 SAMPLE_LOSSES = [torch.rand(n, generator=G) for n in (5, 0, 8, 3)]
 
 
-def float64_metric(factory, *args, **kwargs):
-    """factory(*args, **kwargs) made while torch's default dtype is float64, so its results are
-    float64 (as a torchmetrics metric made then); picklable through functools.partial."""
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        return factory(*args, **kwargs)
-    finally:
-        torch.set_default_dtype(previous)
-
-
-F64 = functools.partial(P, float64_metric)  # F64(SumMetric, nan_strategy="ignore")
+F64 = functools.partial(P, made_in_float64)  # F64(SumMetric, nan_strategy="ignore")
 
 
 def flat(batches, index=0):

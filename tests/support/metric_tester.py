@@ -136,6 +136,18 @@ class CollectionFactory:
 # -- helpers ----------------------------------------------------------------------------------
 
 
+def made_in_float64(factory: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """factory(*args, **kwargs) made while torch's default dtype is float64, so its results are
+    float64 (as a torchmetrics metric made then); picklable through functools.partial, so cases
+    built on it run on spawned ranks too."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return factory(*args, **kwargs)
+    finally:
+        torch.set_default_dtype(previous)
+
+
 def concat_batches(batches: Sequence[Batch]) -> Tuple[Any, ...]:
     """The batches' arguments joined position by position (tensors along dim 0; scalars stacked)."""
     columns = []

@@ -2,8 +2,8 @@
 its data (uneven batches, one empty) and its scikit-learn / scipy / numpy reference, and the
 makers and references they are built from. tests/metrics/test_regression.py runs each through
 ``check_metric`` in one process; tests/distributed/test_regression_aggregation.py runs them all
-on 3 gloo ranks. The factories are pickled to those ranks by this module's name
-(``support.regression_cases.float64_metric``)."""
+on 3 gloo ranks. The factories are pickled to those ranks by module name
+(``support.metric_tester.made_in_float64``)."""
 import functools
 
 import numpy as np
@@ -11,7 +11,7 @@ import scipy.stats
 import sklearn.metrics as skm
 import torch
 
-from support.metric_tester import CollectionFactory, MetricCase
+from support.metric_tester import CollectionFactory, MetricCase, made_in_float64
 from torchtally.regression import (
     CosineSimilarity,
     ExplainedVariance,
@@ -26,18 +26,7 @@ P = functools.partial
 SIZES = (7, 0, 13, 5, 9, 1, 11)  # batch sizes: uneven, one empty batch, 46 samples
 
 
-def float64_metric(factory, *args, **kwargs):
-    """factory(*args, **kwargs) made while torch's default dtype is float64, so its results are
-    float64 (as a torchmetrics metric made then); picklable through functools.partial."""
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        return factory(*args, **kwargs)
-    finally:
-        torch.set_default_dtype(previous)
-
-
-F64 = functools.partial(P, float64_metric)  # F64(MeanSquaredError, squared=False)
+F64 = functools.partial(P, made_in_float64)  # F64(MeanSquaredError, squared=False)
 
 
 def make_data(d=None, offset=0.0, noise=0.5, dtype=torch.float64, seed=0):
