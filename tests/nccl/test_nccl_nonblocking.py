@@ -207,7 +207,7 @@ def test_init_communicator_dead_peer_times_out(fakes):
         nccl_backend.init_communicator(_nccl, 1, _nccl.unique_id(), 0, deadline(), timeout_s=SHORT_S)
     text = str(info.value)
     assert "NCCL communicator setup (rank 0 of 1) did not complete within 0.2s" in text
-    assert "aborted" in text and "did not reach torchtally.sync.nccl.enable()" in text
+    assert "aborted" in text and "did not reach torchtally.nccl.enable()" in text
     assert fake.fake_abort_calls() == 1 and fake.fake_alive() == 0
 
 

@@ -17,7 +17,7 @@ The torchmetrics behaviours (``forward``, the base keyword arguments, ``state_di
 ``persistent``, ``set_dtype``, arithmetic composition) follow torchmetrics; the differences
 are listed in the Metric docstring.
 
-Where each part of Metric lives (each a mixin named after its file, in torchtally/base/):
+Where each part of Metric lives (in torchtally/base/; each mixin is named after its file):
 
   metric.py       Metric: construction, the update/compute wrappers, forward, reset, merge_state
   states.py       States: add_state / append_state, states read and assigned as attributes, and
