@@ -516,6 +516,27 @@ def test_a_metric_raises_a_rejected_batch_at_compute(deferred):
     assert float(metric.compute()) == 1.0
 
 
+def test_forward_raises_a_rejected_batch_instead_of_its_value(deferred):
+    """forward's batch update goes into fresh states the next update never reaches: the batch
+    must be checked before its value leaves, and a rejection deferred in the accumulated state
+    raised too, each leaving the metric (and a collection) as it was."""
+    from torchtally import MetricCollection, MulticlassAccuracy, MulticlassF1Score
+    metric = MulticlassAccuracy(num_classes=3, average="micro").to(DEV)
+    metric(gpu(torch.tensor([0, 1, 2])), gpu(torch.tensor([0, 1, 1])))
+    with pytest.raises(ValueError, match=r"^target: label 5 at index 1 is out of range \[0, 3\)"):
+        metric(gpu(torch.tensor([0, 1])), gpu(torch.tensor([0, 5])))
+    assert float(metric.compute()) == pytest.approx(2 / 3) and metric.update_count == 1
+    metric.update(gpu(torch.tensor([0])), gpu(torch.tensor([7])))  # deferred in the accumulated state
+    with pytest.raises(ValueError, match=r"^target: label 7"):
+        metric(gpu(torch.tensor([1])), gpu(torch.tensor([1])))
+    assert float(metric.compute()) == pytest.approx(2 / 3)
+    coll = MetricCollection({"acc": MulticlassAccuracy(num_classes=3), "f1": MulticlassF1Score(num_classes=3)}).to(DEV)
+    coll(gpu(torch.tensor([0, 1])), gpu(torch.tensor([0, 1])))
+    with pytest.raises(ValueError, match=r"^target: label 4"):
+        coll(gpu(torch.tensor([0, 1])), gpu(torch.tensor([4, 1])))
+    assert float(coll.compute()["acc"]) == 1.0
+
+
 def test_a_check_of_a_state_covers_updates_into_a_part_of_it(deferred):
     state = gpu(empty_moments(4))
     x = torch.randn(100, 2)

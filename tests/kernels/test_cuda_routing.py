@@ -249,3 +249,62 @@ def test_loading_or_deleting_a_cuda_metric_forgets_its_rejections(spies, monkeyp
     del metric
     gc.collect()
     assert cuda.calls[1:] == [("discard", (0, 0x8000, 32))]
+
+
+def test_forwards_batch_check_asks_about_the_batch_and_the_accumulated_states(spies):
+    """Metric.raise_rejected_batch, which forward calls between its batch update and the batch
+    value: on CUDA it waits for the checks of the batch's fresh states, then of the accumulated
+    states held aside; elsewhere it asks nothing."""
+    from torchtally.base.states import HeldStates
+
+    cuda, _ = spies
+    metric = _metric_on_fake_cuda(None, 0x9000)
+    held = HeldStates({"confmat": CudaState(0, 0xA000)}, True, 1, None)
+    metric.raise_rejected_batch(held)
+    assert cuda.calls == [("check", (0, 0x9000, 32, True)), ("check", (0, 0xA000, 32, True))]
+    cuda.calls.clear()
+    metric.__dict__["device"] = torch.device("cpu")
+    metric.raise_rejected_batch(held)
+    assert cuda.calls == []
+
+
+def _rejecting_batch(metric, forgotten):
+    def rejected(held):
+        raise ValueError("target: label 7 at index 1 is out of range [0, 3) (found on the GPU ...)")
+    metric.__dict__["raise_rejected_batch"] = rejected
+    metric.__dict__["forget_rejected_cuda_updates"] = lambda: forgotten.append(dict(metric.metric_state))
+
+
+@pytest.mark.parametrize("full_state_update", [False, True])
+def test_forward_raises_a_rejected_batch_and_leaves_the_metric_as_it_was(full_state_update):
+    """A batch the device rejected gives no value: forward raises its ValueError, forgets the
+    rejections of the batch's own states (their memory is about to be reused) and puts the
+    accumulated states back, count and cached result included."""
+    from torchtally import MulticlassAccuracy
+
+    metric = MulticlassAccuracy(num_classes=3).update(torch.tensor([0, 1]), torch.tensor([0, 2]))
+    metric.__dict__["full_state_update"] = full_state_update  # both of forward's paths
+    before, count = metric.confmat.clone(), metric.update_count
+    forgotten = []
+    _rejecting_batch(metric, forgotten)
+    with pytest.raises(ValueError, match=r"^target: label 7"):
+        metric(torch.tensor([2, 2]), torch.tensor([1, 1]))
+    assert len(forgotten) == 1 and forgotten[0]["confmat"].sum() > 0  # the batch's states, not the held ones
+    assert torch.equal(metric.confmat, before + (forgotten[0]["confmat"] if full_state_update else 0))
+    assert metric.update_count == count + (1 if full_state_update else 0)
+
+
+def test_a_collections_forward_raises_a_rejected_batch_and_leaves_every_metric_as_it_was():
+    from torchtally import MetricCollection, MulticlassAccuracy, MulticlassF1Score
+
+    coll = MetricCollection({"acc": MulticlassAccuracy(num_classes=3), "f1": MulticlassF1Score(num_classes=3)})
+    coll.update(torch.tensor([0, 1]), torch.tensor([0, 2]))
+    before = {k: v.clone() for k, v in coll["acc"].metric_state.items()}
+    forgotten = []
+    owner = coll["acc"]  # the one owner of the shared state
+    _rejecting_batch(owner, forgotten)
+    with pytest.raises(ValueError, match=r"^target: label 7"):
+        coll(torch.tensor([2, 2]), torch.tensor([1, 1]))
+    assert len(forgotten) == 1
+    for name in ("acc", "f1"):
+        assert all(torch.equal(coll[name].metric_state[k], v) for k, v in before.items())

@@ -253,9 +253,12 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
             # the owners before a failing one) is done here already (the held states).
             for m in owners:
                 m.update(*args, **(m.accepted_update_kwargs(kwargs) if kwargs else kwargs))
+            for m, h in zip(owners, held):
+                m.raise_rejected_batch(h)  # on CUDA: no value from a batch the device rejected
             values = self._batch_values()
         except BaseException:
             for m, h in zip(owners, held):
+                m.forget_rejected_cuda_updates()
                 m.restore_states(h)
             self._alias_shared()
             raise

@@ -144,7 +144,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     ``hold_and_clear_states``, ``hold_flags`` / ``restore_flags``; ``share_states_of`` (shared state);
     ``combined_with`` / ``assign_combined`` (forward); ``cached_result``, ``keep_result``,
     ``drop_cached_result``; ``compute_on``, ``state_specs``, ``declaration_version`` (sync);
-    ``place_states``, ``placement``, ``restore_placement`` (devices). See base/states.py,
+    ``place_states``, ``placement``, ``restore_placement``, ``raise_rejected_batch``,
+    ``forget_rejected_cuda_updates`` (devices, CUDA rejections). See base/states.py,
     base/synced.py and base/placement.py.
 
     Options (``described_options``, torchtally.sync.fingerprint) differing across ranks raise
@@ -300,9 +301,11 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         held = self.hold_and_clear_states()
         try:
             self.update(*args, **kwargs)
+            self.raise_rejected_batch(held)
             value = self._batch_value()
             combined = self.combined_with(held)  # a merge may refuse the pair (R2Score's outputs)
         except BaseException:
+            self.forget_rejected_cuda_updates()  # the batch's states die here, their rejections with them
             self.restore_states(held)
             raise
         self.assign_combined(combined, held)
@@ -315,8 +318,10 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         held = self.hold_and_clear_states()
         try:
             self.update(*args, **kwargs)
+            self.raise_rejected_batch(held)
             return self._batch_value()
         finally:
+            self.forget_rejected_cuda_updates()  # the second update's states die here
             self.restore_states(held)
             self.__dict__["_cache"] = None
 
@@ -330,7 +335,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     @locked_sharing
     def reset(self) -> "Metric":
         """Restore every state to its declared default and forget the cached result."""
-        self._forget_rejected_cuda_updates()
+        self.forget_rejected_cuda_updates()
         self._reset_states()
         d = self.__dict__
         d["_updated"] = False

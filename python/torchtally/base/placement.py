@@ -190,15 +190,28 @@ class Placement:
             return exc
         return None
 
-    def _forget_rejected_cuda_updates(self) -> None:
-        """A rejection not yet raised dies with the state it concerned (reset, load, deletion):
-        the allocator will hand that memory to other tensors."""
+    def raise_rejected_batch(self, held: Any) -> None:
+        """forward's check on CUDA, before a batch value leaves: the batch just updated into fresh
+        states, then the accumulated states ``held`` (HeldStates; a rejection deferred there
+        would have stopped a plain update into them), each waiting for its checks and raising
+        its first rejected update. Without it a rejected batch gives a value computed from its
+        undone counts, without a word. One host synchronisation per forward on CUDA; nothing on
+        other devices."""
+        if self.__dict__["device"].type != "cuda":
+            return
+        kernels.raise_rejected_cuda_updates(self._tensor_states())
+        kernels.raise_rejected_cuda_updates([held.values[n] for n, (reduce, _) in self._specs.items()
+                                             if reduce != "cat"])
+
+    def forget_rejected_cuda_updates(self) -> None:
+        """A rejection not yet raised dies with the state it concerned (reset, load, deletion, a
+        forward's batch states put aside): the allocator will hand that memory to other tensors."""
         if self.__dict__["device"].type == "cuda":
             kernels.forget_rejected_cuda_updates(self._tensor_states())
 
     def __del__(self) -> None:
         try:
-            self._forget_rejected_cuda_updates()
+            self.forget_rejected_cuda_updates()
         except Exception:  # a half-built metric, or interpreter shutdown
             pass
 

@@ -91,7 +91,7 @@ class StateDict:
                                    "the state_dict", common_only=True)
             checked = self.check_state_dict(found, strict=False)
             with self.__dict__["_lock"]:
-                self._forget_rejected_cuda_updates()  # the loaded states replace what they concerned
+                self.forget_rejected_cuda_updates()  # the loaded states replace what they concerned
                 self._set_states(checked)
                 self.__dict__["_updated"] = True
                 self.__dict__["_cache"] = None
