@@ -92,18 +92,18 @@ def attach(
     """
     if not isinstance(name, str):
         raise TypeError(f"name: expected a str, got {type(name).__name__}")
-    hook = MetricHook(
-        metrics, output_transform, usage=resolve_usage(usage, every), model=model, device=device
-    )
-    keys = hook.metrics.keys() if callable(getattr(hook.metrics, "keys", None)) else ()
-    if name in keys:
-        raise ValueError(f"name: {name!r} collides with a metric of the collection {list(keys)}")
     elsewhere = [other for other in attached_names(engine, metrics) if other != name]
     if elsewhere:  # two hooks would reset and update one state: every sample counted twice
         raise ValueError(
             f"metrics: this {type(metrics).__name__} is already attached to this engine as {elsewhere[0]!r}; "
             "detach it first, or attach a copy (metric.clone()) under the second name"
         )
+    hook = MetricHook(
+        metrics, output_transform, usage=resolve_usage(usage, every), model=model, device=device
+    )
+    keys = hook.metrics.keys() if callable(getattr(hook.metrics, "keys", None)) else ()
+    if name in keys:
+        raise ValueError(f"name: {name!r} collides with a metric of the collection {list(keys)}")
     handlers: List[Tuple[Any, Callable[..., None]]] = []
 
     def add(event: Any, fn: Callable[..., None]) -> None:
