@@ -1,19 +1,17 @@
-"""Build torchtally._C from plain C sources (and two optional companions).
+"""Build torchtally._C, torchtally._nccl and torchtally._C_cuda from plain C sources.
 
-The extension needs only a C compiler and the Python headers: tensors arrive through DLPack,
-so neither torch nor CUDA is needed at build time. Environment switches:
+The extensions need only a C compiler and the Python headers: tensors arrive through DLPack,
+so neither torch nor CUDA is needed at build time. torchtally._nccl loads libnccl.so.2 and
+torchtally._C_cuda loads the CUDA driver (libcuda.so.1) at run time; both link nothing but libdl.
+torchtally._C_cuda carries the kernels' device source (csrc/cuda/*.cu, flattened into one
+translation unit at build time), which NVRTC compiles for each GPU at first use. Switches:
 
   TORCHTALLY_SANITIZE=1   build with -fsanitize=address,undefined (see `make test-sanitize`)
   TORCHTALLY_DEBUG=1      -O0 -g, assertions on
-  TORCHTALLY_CUDA=0|1|auto  also build torchtally._C_cuda (csrc/cuda/) with nvcc: 0 never (the
-                          default), 1 always (an error without nvcc), auto when nvcc is found
-  TORCHTALLY_CUDA_ARCH    its GPU targets, e.g. "80;90" (the default) or "sm_80,sm_90,sm_100";
-                          PTX of the newest one is embedded for GPUs newer than the list
-  TORCHTALLY_CUDA_STRICT=1  nvcc and the host compiler treat warnings as errors (`make cuda-compile`)
-
-torchtally._nccl (csrc/nccl/), which loads libnccl.so.2 at run time, is plain C and always
-built; it links nothing but libdl. torchtally._C_cuda links the CUDA runtime statically, so it
-imports (and torchtally works) on machines without a CUDA driver.
+  TORCHTALLY_CUDA_PREBUILT="80;90"  also embed cubins built by nvcc for these architectures
+                          (used instead of an NVRTC compile on a GPU of exactly that one; needs
+                          nvcc: CUDA_HOME, CUDA_PATH or PATH)
+  TORCHTALLY_CUDA_STRICT=1  nvcc treats warnings as errors (`make cuda-compile`)
 """
 import glob
 import os
@@ -21,12 +19,10 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import List, Mapping, Optional, Tuple
+from typing import List, Mapping, Optional
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
-
-DEFAULT_CUDA_ARCH = "80;90"
 
 
 # The folders of csrc/ each extension is built from. core/ (the DLPack view, argument parsing,
@@ -63,128 +59,142 @@ def link_flags():
     return []
 
 
-# ---- CUDA: the switch, the toolkit, the targets --------------------------------------------------
+# ---- CUDA: the embedded device source, optional prebuilt cubins ----------------------------------
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 
 
-def cuda_mode(env: Mapping[str, str] = os.environ) -> str:
-    """TORCHTALLY_CUDA as "0", "1" or "auto" (default "0")."""
-    value = env.get("TORCHTALLY_CUDA", "0").strip().lower()
-    if value not in ("0", "1", "auto"):
-        raise SystemExit(f"TORCHTALLY_CUDA must be 0, 1 or auto, got {value!r}")
-    return value
+def kernel_source(root: str = ".") -> str:
+    """The device source of every CUDA kernel as one translation unit: csrc/cuda/*.cu in name
+    order, each project header they include inlined once, where it is first included (NVRTC
+    is given no include path). System includes stay; they are guarded for nvcc's use only."""
+    seen, out = set(), []
+
+    def add(relative: str) -> None:
+        if relative in seen:
+            return
+        seen.add(relative)
+        out.append(f"/* ---- csrc/{relative} */\n")
+        with open(os.path.join(root, "csrc", relative)) as lines:
+            for line in lines:
+                match = INCLUDE.match(line)
+                if match:
+                    add(match.group(1))
+                else:
+                    out.append(line)
+
+    for cu in sorted(glob.glob(os.path.join(root, "csrc", "cuda", "*.cu"))):
+        add(os.path.relpath(cu, os.path.join(root, "csrc")))
+    return "".join(out)
 
 
-def find_cuda(env: Mapping[str, str] = os.environ, which=shutil.which) -> Optional[Tuple[str, str]]:
-    """(nvcc, CUDA home with include/cuda_runtime_api.h), or None when there is no usable nvcc."""
+def c_string(text: str) -> str:
+    """`text` as a C string literal, one source line per literal piece."""
+    pieces = []
+    for line in text.splitlines(keepends=True):
+        escaped = line.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+        pieces.append(f'    "{escaped}"')
+    return "\n".join(pieces) if pieces else '    ""'
+
+
+def c_bytes(data: bytes) -> str:
+    return ",\n".join("    " + ", ".join(str(b) for b in data[i:i + 24]) for i in range(0, len(data), 24))
+
+
+def kernel_source_header(source: str, prebuilt: Mapping[str, bytes]) -> str:
+    """kernel_source.h: the device source and the prebuilt cubins, for csrc/cuda/module.c."""
+    lines = ["/* Generated by setup.py from the .cu files of csrc/cuda: do not edit. */",
+             "#include <stddef.h>",
+             "static const char tt_kernel_source[] =", c_string(source) + ";",
+             "typedef struct { const char *arch; const unsigned char *data; size_t size; } tt_prebuilt_image;"]
+    for arch, image in sorted(prebuilt.items()):
+        lines += [f"static const unsigned char tt_prebuilt_{arch}[] = {{", c_bytes(image), "};"]
+    entries = [f'    {{"{arch}", tt_prebuilt_{arch}, sizeof tt_prebuilt_{arch}}},' for arch in sorted(prebuilt)]
+    lines += [f"#define TT_PREBUILT_COUNT {len(prebuilt)}",
+              "static const tt_prebuilt_image tt_prebuilt[TT_PREBUILT_COUNT + 1] = {",
+              *entries, "    {NULL, NULL, 0},", "};", ""]
+    return "\n".join(lines)
+
+
+def find_nvcc(env: Mapping[str, str] = os.environ, which=shutil.which) -> Optional[str]:
     for home in (env.get("CUDA_HOME"), env.get("CUDA_PATH")):
         if home and os.path.isfile(os.path.join(home, "bin", "nvcc")):
-            return os.path.join(home, "bin", "nvcc"), home
-    nvcc = which("nvcc")
-    if nvcc is None:
-        return None
-    for home in (os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "/usr/local/cuda"):
-        if os.path.isfile(os.path.join(home, "include", "cuda_runtime_api.h")):
-            return nvcc, home
-    return None
+            return os.path.join(home, "bin", "nvcc")
+    return which("nvcc")
 
 
-def cuda_wanted(env: Mapping[str, str] = os.environ, which=shutil.which) -> Optional[Tuple[str, str]]:
-    """(nvcc, CUDA home) when torchtally._C_cuda is to be built, else None."""
-    mode = cuda_mode(env)
-    if mode == "0":
-        return None
-    found = find_cuda(env, which)
-    if found is None and mode == "1":
-        raise SystemExit(
-            "TORCHTALLY_CUDA=1, but no nvcc with CUDA headers was found: set CUDA_HOME or put nvcc on PATH "
-            "(or build without CUDA: TORCHTALLY_CUDA=0)"
-        )
-    if found is None:
-        print("torchtally: TORCHTALLY_CUDA=auto and no nvcc found: building the CPU extension only", file=sys.stderr)
-    return found
-
-
-def cuda_arches(env: Mapping[str, str] = os.environ) -> List[str]:
-    """TORCHTALLY_CUDA_ARCH as compute capabilities ("80", "90", "90a"), sorted, no repeats."""
-    raw = env.get("TORCHTALLY_CUDA_ARCH", "").strip() or DEFAULT_CUDA_ARCH
+def cuda_arches(raw: str) -> List[str]:
+    """An arch list ("80;90", "sm_80,sm_90", "9.0") as sm_XY names, sorted, no repeats."""
     arches = []
-    for token in re.split(r"[;,\s]+", raw):
+    for token in re.split(r"[;,\s]+", raw.strip()):
         if not token:
             continue
         match = re.fullmatch(r"(?:sm_|compute_)?(\d)\.?(\d{1,2})([af]?)", token.lower())
         if match is None:
-            raise SystemExit(f"TORCHTALLY_CUDA_ARCH: cannot read {token!r}; expected e.g. '80;90' or 'sm_80,sm_90'")
-        arch = "".join(match.groups())
+            raise SystemExit(f"TORCHTALLY_CUDA_PREBUILT: cannot read {token!r}; expected e.g. '80;90' or 'sm_80,sm_90'")
+        arch = "sm_" + "".join(match.groups())
         if arch not in arches:
             arches.append(arch)
+    return sorted(arches, key=lambda a: (int(re.match(r"sm_(\d+)", a).group(1)), a))
+
+
+def prebuilt_cubins(source: str, temp: str, env: Mapping[str, str] = os.environ, which=shutil.which) -> dict:
+    """{arch: cubin} compiled by nvcc for TORCHTALLY_CUDA_PREBUILT ({} when it is unset)."""
+    arches = cuda_arches(env.get("TORCHTALLY_CUDA_PREBUILT", ""))
     if not arches:
-        raise SystemExit("TORCHTALLY_CUDA_ARCH is empty")
-    return sorted(arches, key=lambda a: (int(re.match(r"\d+", a).group()), a))
-
-
-def gencode_flags(arches: List[str]) -> List[str]:
-    """SASS for every target, plus PTX of the newest plain one (JIT-compiled on newer GPUs)."""
-    flags = []
+        return {}
+    nvcc = find_nvcc(env, which)
+    if nvcc is None:
+        raise SystemExit("TORCHTALLY_CUDA_PREBUILT is set, but no nvcc was found: set CUDA_HOME or put nvcc on PATH")
+    os.makedirs(temp, exist_ok=True)
+    unit = os.path.join(temp, "torchtally_kernels.cu")
+    with open(unit, "w") as f:
+        f.write(source)
+    strict = ["-Werror", "all-warnings"] if env.get("TORCHTALLY_CUDA_STRICT") == "1" else []
+    images = {}
     for arch in arches:
-        flags += ["-gencode", f"arch=compute_{arch},code=sm_{arch}"]
-    plain = [a for a in arches if a.isdigit()]
-    if plain:
-        flags += ["-gencode", f"arch=compute_{plain[-1]},code=compute_{plain[-1]}"]
-    return flags
+        cubin = os.path.join(temp, f"torchtally_kernels.{arch}.cubin")
+        command = [nvcc, "-cubin", f"-arch={arch}", "-O3", "-std=c++17", *strict, unit, "-o", cubin]
+        print(" ".join(command))
+        subprocess.check_call(command)
+        with open(cubin, "rb") as f:
+            images[arch] = f.read()
+    return images
 
 
-def cudart_static_dir(home: str) -> str:
-    for sub in ("lib64", "lib", os.path.join("targets", "x86_64-linux", "lib"), os.path.join("targets", "sbsa-linux", "lib")):
-        if os.path.isfile(os.path.join(home, sub, "libcudart_static.a")):
-            return os.path.join(home, sub)
-    raise SystemExit(f"torchtally: no libcudart_static.a under {home} (lib64, lib, targets/*/lib)")
-
-
-def cuda_extension(nvcc: str, home: str, env: Mapping[str, str] = os.environ) -> Extension:
-    """torchtally._C_cuda: csrc/cuda (host C and .cu), plus csrc/core (argument parsing, DLPack
-    reader and checks)."""
-    strict = env.get("TORCHTALLY_CUDA_STRICT") == "1"
-    arches = cuda_arches(env)
-    host_flags = compile_flags() + (["-Werror"] if strict else [])
+def cuda_extension() -> Extension:
+    """torchtally._C_cuda: csrc/cuda's host C and csrc/core; the device source is embedded by
+    BuildExt (kernel_source.h in the build's temporary folder)."""
     ext = Extension(
         "torchtally._C_cuda",
-        sources=folder_files("torchtally._C_cuda", "*.c") + folder_files("torchtally._C_cuda", "*.cu"),
-        include_dirs=["csrc", os.path.join(home, "include")],
+        sources=folder_files("torchtally._C_cuda", "*.c"),
+        include_dirs=["csrc"],
         depends=folder_files("torchtally._C_cuda", "*.h", "*.cuh", "*.cu"),
-        define_macros=[("TT_CUDA_ARCH_LIST", '"' + ";".join(arches) + '"')],
-        extra_compile_args=host_flags,
-        library_dirs=[cudart_static_dir(home)],
-        libraries=["cudart_static", "stdc++", "rt", "pthread", "dl"],
+        extra_compile_args=extra_compile,
+        extra_link_args=extra_link,
+        libraries=["dl", "pthread"],
     )
-    warnings = ["-Xcompiler", "-Wall,-Wextra,-Wno-unused-parameter"]
-    if strict:
-        warnings += ["-Werror", "all-warnings", "-Xcompiler", "-Werror"]
-    ext.nvcc = nvcc
-    ext.nvcc_flags = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-Icsrc"] + warnings + gencode_flags(arches)
+    ext.embeds_kernels = True
     return ext
 
 
 class BuildExt(build_ext):
-    """build_ext that first compiles an extension's .cu sources with nvcc (flags on the extension)."""
+    """build_ext that writes torchtally._C_cuda's kernel_source.h before compiling it."""
 
     def build_extension(self, ext):
-        cu = [s for s in ext.sources if s.endswith(".cu")]
-        if cu:
-            ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
-            ext.extra_objects = list(ext.extra_objects or []) + [self._nvcc(ext, s) for s in cu]
+        if getattr(ext, "embeds_kernels", False):
+            generated = os.path.join(self.build_temp, "generated")
+            os.makedirs(generated, exist_ok=True)
+            source = kernel_source()
+            header = kernel_source_header(source, prebuilt_cubins(source, os.path.join(self.build_temp, "cubins")))
+            path = os.path.join(generated, "kernel_source.h")
+            if not os.path.exists(path) or open(path).read() != header:
+                with open(path, "w") as f:
+                    f.write(header)
+                self.force = True  # module.c includes it; distutils does not track that
+            if generated not in ext.include_dirs:
+                ext.include_dirs.append(generated)
         super().build_extension(ext)
-
-    def _nvcc(self, ext, source: str) -> str:
-        obj = os.path.join(self.build_temp, source + ".o")
-        stale = self.force or not os.path.exists(obj) or any(
-            os.path.getmtime(dep) > os.path.getmtime(obj) for dep in [source] + list(ext.depends) if os.path.exists(dep)
-        )
-        if stale:
-            os.makedirs(os.path.dirname(obj), exist_ok=True)
-            command = [ext.nvcc, "-c", source, "-o", obj] + ext.nvcc_flags
-            print(" ".join(command))
-            subprocess.check_call(command)
-        return obj
 
 
 sanitize = os.environ.get("TORCHTALLY_SANITIZE") == "1"
@@ -194,9 +204,9 @@ if sanitize:
     extra_compile += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
     extra_link += ["-fsanitize=address,undefined"]
 
-def extensions(env: Mapping[str, str] = os.environ, which=shutil.which) -> List[Extension]:
-    """torchtally._C and torchtally._nccl always; torchtally._C_cuda when TORCHTALLY_CUDA asks."""
-    built = [
+def extensions() -> List[Extension]:
+    """torchtally._C, torchtally._nccl and torchtally._C_cuda."""
+    return [
         Extension(
             "torchtally._C",
             sources=c_sources(),
@@ -214,11 +224,8 @@ def extensions(env: Mapping[str, str] = os.environ, which=shutil.which) -> List[
             extra_compile_args=extra_compile,
             extra_link_args=extra_link,
         ),
+        cuda_extension(),
     ]
-    cuda = cuda_wanted(env, which)
-    if cuda is not None:
-        built.append(cuda_extension(*cuda, env=env))
-    return built
 
 
 if __name__ == "__main__":  # also under pip: setuptools runs this file as __main__

@@ -36,19 +36,7 @@ tt_status tt_fail(tt_error *err, tt_status status, const char *arg, const char *
 #endif
     ;
 
-typedef enum {
-    TT_BOOL = 0,
-    TT_U8,
-    TT_I8,
-    TT_I16,
-    TT_I32,
-    TT_I64,
-    TT_F16,
-    TT_BF16,
-    TT_F32,
-    TT_F64,
-    TT_NDTYPES
-} tt_dtype;
+#include "core/dtype.h"
 
 const char *tt_dtype_name(tt_dtype dtype);
 size_t tt_dtype_size(tt_dtype dtype);

@@ -4,27 +4,12 @@
  * counts. O(N*K) lookups, O(T) memory: no N x T comparison.
  *
  * The thresholds are copied into shared memory when T <= 2048 and the per-block histogram sits
- * beside them when K * (T + 1) * 2 counters still fit, else the counts go to global atomics.
+ * beside them when K * (T + 1) * 2 counters still fit, else the counts go to global atomics
+ * (the launch, enqueue_count.c, picks the variant).
  * Evenly spaced thresholds use the CPU core's direct index plus correction, so both paths give
  * the binary search's bin exactly.
  */
 #include "cuda/common.cuh"
-
-#define SHARED_THRESHOLDS_MAX 2048
-
-typedef struct {
-    tt_dview preds, target, mask;
-    int multiclass; /* target holds class labels [N], one-vs-rest per column */
-    int has_ignore;
-    int64_t ignore;
-    const double *thresholds;
-    int64_t count; /* T */
-    int uniform;
-    int64_t sign;
-    long long *out; /* [K, T + 1, 2] */
-    tt_cuda_record *rec;        /* sign +1: where errors go */
-    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
-} binned_args;
 
 __device__ __forceinline__ int64_t bin_by_search(const double *thr, int64_t count, double s)
 {
@@ -52,7 +37,7 @@ __device__ __forceinline__ int64_t bin_by_formula(const double *thr, int64_t cou
 }
 
 template <bool SH_HIST, bool SH_THR>
-__global__ void __launch_bounds__(TT_THREADS) binned_kernel(binned_args a)
+__device__ __forceinline__ void binned_body(const tt_binned_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
@@ -107,70 +92,19 @@ __global__ void __launch_bounds__(TT_THREADS) binned_kernel(binned_args a)
         tt_hist_flush(sh, a.out, hist_bins, a.sign);
 }
 
-__global__ void thresholds_check_kernel(const double *thr, int64_t count, tt_cuda_record *rec)
+TT_KERNEL(tt_thresholds_check)(tt_thresholds_check_args a)
 {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-        const double v = thr[i];
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.count; i += stride) {
+        const double v = a.thresholds[i];
         if (v != v)
-            atomicMin(&rec->thr_key, TT_CUDA_KEY(i, TT_THR_NAN));
-        else if (i > 0 && v < thr[i - 1])
-            atomicMin(&rec->thr_key, TT_CUDA_KEY(i, TT_THR_ORDER));
+            atomicMin(&a.rec->thr_key, TT_CUDA_KEY(i, TT_THR_NAN));
+        else if (i > 0 && v < a.thresholds[i - 1])
+            atomicMin(&a.rec->thr_key, TT_CUDA_KEY(i, TT_THR_ORDER));
     }
 }
 
-extern "C" cudaError_t tt_cuda_thresholds_check_launch(const tt_view *thresholds,
-                                                       tt_cuda_record *rec, cudaStream_t stream)
-{
-    const int64_t count = thresholds->shape[0];
-    if (count == 0)
-        return cudaSuccess;
-    thresholds_check_kernel<<<tt_grid(count, TT_THREADS, 1), TT_THREADS, 0, stream>>>(
-        (const double *)thresholds->data, count, rec);
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t tt_cuda_binned_launch(const tt_view *out, const tt_view *preds,
-                                             const tt_view *target, const tt_view *mask,
-                                             const int64_t *ignore_index,
-                                             const tt_view *thresholds, int uniform, int64_t sign,
-                                             tt_cuda_record *rec, cudaStream_t stream)
-{
-    binned_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
-    a.multiclass = preds->ndim == 2 && target->ndim == 1;
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
-    a.thresholds = (const double *)thresholds->data;
-    a.count = thresholds->shape[0];
-    a.uniform = uniform;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
-    const int64_t total = a.preds.rows * a.preds.cols;
-    if (total == 0)
-        return cudaSuccess;
-
-    const size_t thr_bytes = a.count <= SHARED_THRESHOLDS_MAX ? (size_t)a.count * sizeof(double) : 0;
-    const size_t hist_bytes = (size_t)(a.preds.cols * (a.count + 1) * 2) * sizeof(unsigned);
-    const int sh_hist = thr_bytes + hist_bytes <= TT_SHARED_BYTES;
-    const size_t shared = thr_bytes + (sh_hist ? hist_bytes : 0);
-    const int64_t per_block = sh_hist ? TT_THREADS * 4 : TT_THREADS;
-#define LAUNCH_BINNED(h, t)                                                                     \
-    binned_kernel<h, t><<<tt_grid_for(binned_kernel<h, t>, total, per_block, shared), TT_THREADS, \
-                          shared, stream>>>(a)
-    if (sh_hist && thr_bytes)
-        LAUNCH_BINNED(true, true);
-    else if (sh_hist)
-        LAUNCH_BINNED(true, false);
-    else if (thr_bytes)
-        LAUNCH_BINNED(false, true);
-    else
-        LAUNCH_BINNED(false, false);
-#undef LAUNCH_BINNED
-    return cudaGetLastError();
-}
+TT_KERNEL(tt_binned_shared_hist_shared_thr)(tt_binned_args a) { binned_body<true, true>(a); }
+TT_KERNEL(tt_binned_shared_hist_global_thr)(tt_binned_args a) { binned_body<true, false>(a); }
+TT_KERNEL(tt_binned_global_hist_shared_thr)(tt_binned_args a) { binned_body<false, true>(a); }
+TT_KERNEL(tt_binned_global_hist_global_thr)(tt_binned_args a) { binned_body<false, false>(a); }

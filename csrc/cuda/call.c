@@ -3,7 +3,7 @@
  * before it, and the deferred checks (tt_cuda_check, tt_cuda_discard: launch.h).
  *
  * One workspace per device holds the call's error record and its scratch (the moments batch,
- * the chosen threshold), under a mutex held from the record's reset to the latch. A cudaEvent
+ * the chosen threshold), under a mutex held from the record's reset to the latch. An event
  * recorded after each call's last kernel makes the next call's stream wait for it on the
  * device: no host wait. The protocol that uses the record is launch_count.c's (counting
  * kernels) and launch_moments.c's (moments); the overview is csrc/API.md, "CUDA: the deferred
@@ -15,7 +15,7 @@
 
 #include "core/dlpack_abi.h"
 
-#define MAX_DEVICES 64
+#define MAX_DEVICES TT_MAX_DEVICES
 #define RECORD_BYTES 256 /* the record, padded so that the scratch after it stays aligned */
 #define MIN_WORKSPACE ((size_t)1 << 20)
 
@@ -23,7 +23,7 @@ struct tt_cuda_workspace {
     pthread_mutex_t lock;
     char *buffer; /* device memory: [record | scratch] */
     size_t size;
-    cudaEvent_t last_use;
+    tt_cu_event last_use;
     int has_event;
 };
 typedef struct tt_cuda_workspace workspace;
@@ -37,14 +37,7 @@ static void init_workspaces(void)
         pthread_mutex_init(&workspaces[i].lock, NULL);
 }
 
-/* ---- errors --------------------------------------------------------------------------------- */
-
-tt_status tt_cuda_fail(tt_error *err, cudaError_t e, const char *what)
-{
-    const tt_status status = e == cudaErrorMemoryAllocation ? TT_ENOMEM : TT_ECUDA;
-    return tt_fail(err, status, "CUDA", "%s failed: %s (%s)", what, cudaGetErrorName(e),
-                   cudaGetErrorString(e));
-}
+/* ---- device checks ------------------------------------------------------------------------ */
 
 static const char *device_name(int32_t device_type)
 {
@@ -98,18 +91,29 @@ tt_status tt_cuda_call_enter(tt_cuda_call *c, const tt_cuda_ctx *ctx, int device
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
     c->device = device;
-    (void)cudaGetLastError(); /* a stale launch error of another library must not be blamed on ours */
+    c->q.device = device;
+    c->q.stream = ctx->stream;
     if (device < 0 || device >= MAX_DEVICES)
         return tt_fail(err, TT_EVALUE, "out", "CUDA device %d is beyond the %d devices supported",
                        device, MAX_DEVICES);
-    cudaError_t e = cudaGetDevice(&c->previous_device);
-    if (e != cudaSuccess)
-        return tt_cuda_fail(err, e, "cudaGetDevice");
-    if (c->previous_device != device) {
-        if ((e = cudaSetDevice(device)) != cudaSuccess)
-            return tt_cuda_fail(err, e, "cudaSetDevice");
-        c->switched = 1;
-    }
+    if (!tt_kernels_loaded(device))
+        return tt_fail(err, TT_EVALUE, "out",
+                       "torchtally's CUDA kernels are not loaded on cuda:%d; torchtally.kernels "
+                       "loads them at the first use of the device (torchtally.cuda_status() says why "
+                       "they are not)", device);
+    tt_status status = tt_device_enter(device, &c->previous, &c->switched, err);
+    if (status != TT_OK)
+        return status;
+    int capturing = TT_CU_STREAM_CAPTURE_STATUS_NONE;
+    const tt_cu_result r = tt_cu()->stream_is_capturing(ctx->stream, &capturing);
+    if (r != TT_CU_SUCCESS)
+        return tt_cuda_fail(err, r, "asking whether the stream is capturing a CUDA graph");
+    if (capturing != TT_CU_STREAM_CAPTURE_STATUS_NONE)
+        return tt_fail(err, TT_EVALUE, "out",
+                       "torchtally's CUDA kernels cannot be captured in a CUDA graph: an update "
+                       "allocates scratch, waits on events and looks at earlier updates' reports, "
+                       "which a graph replay would not repeat. Update the metric outside the "
+                       "captured region (e.g. on the graph's outputs after replay())");
     return TT_OK;
 }
 
@@ -117,36 +121,38 @@ tt_status tt_cuda_call_enter(tt_cuda_call *c, const tt_cuda_ctx *ctx, int device
 tt_status tt_cuda_call_begin(tt_cuda_call *c, size_t scratch, tt_error *err)
 {
     pthread_once(&workspaces_once, init_workspaces);
+    const tt_cu_api *cu = tt_cu();
     workspace *ws = &workspaces[c->device];
     pthread_mutex_lock(&ws->lock);
     c->ws = ws;
     c->locked = 1;
-    cudaError_t e;
+    tt_cu_result r;
     if (!ws->has_event) {
-        if ((e = cudaEventCreateWithFlags(&ws->last_use, cudaEventDisableTiming)) != cudaSuccess)
-            return tt_cuda_fail(err, e, "cudaEventCreate");
+        if ((r = cu->event_create(&ws->last_use, TT_CU_EVENT_DISABLE_TIMING)) != TT_CU_SUCCESS)
+            return tt_cuda_fail(err, r, "cuEventCreate");
         ws->has_event = 1;
-    } else if ((e = cudaStreamWaitEvent(c->ctx->stream, ws->last_use, 0)) != cudaSuccess) {
-        return tt_cuda_fail(err, e, "cudaStreamWaitEvent");
+    } else if ((r = cu->stream_wait_event(c->q.stream, ws->last_use, 0)) != TT_CU_SUCCESS) {
+        return tt_cuda_fail(err, r, "cuStreamWaitEvent");
     }
     const size_t need = RECORD_BYTES + scratch;
     if (need > ws->size) {
-        if (ws->buffer != NULL) { /* cudaFree waits for the device: only when the scratch grows */
-            cudaFree(ws->buffer);
+        if (ws->buffer != NULL) { /* cuMemFree waits for the device: only when the scratch grows */
+            cu->mem_free((tt_cu_deviceptr)(uintptr_t)ws->buffer);
             ws->buffer = NULL;
             ws->size = 0;
         }
         const size_t size = need < MIN_WORKSPACE ? MIN_WORKSPACE : need;
-        if ((e = cudaMalloc((void **)&ws->buffer, size)) != cudaSuccess) {
-            ws->buffer = NULL;
-            return tt_cuda_fail(err, e, "cudaMalloc of the kernel workspace");
-        }
+        tt_cu_deviceptr p = 0;
+        if ((r = cu->mem_alloc(&p, size)) != TT_CU_SUCCESS)
+            return tt_cuda_fail(err, r, "allocating the kernel workspace");
+        ws->buffer = (char *)(uintptr_t)p;
         ws->size = size;
     }
     c->rec = (tt_cuda_record *)ws->buffer;
     c->scratch = ws->buffer + RECORD_BYTES;
-    if ((e = cudaMemsetAsync(c->rec, 0xff, sizeof(tt_cuda_record), c->ctx->stream)) != cudaSuccess)
-        return tt_cuda_fail(err, e, "clearing the error record");
+    if ((r = cu->memset_d8_async((tt_cu_deviceptr)(uintptr_t)c->rec, 0xff, sizeof(tt_cuda_record),
+                                 c->q.stream)) != TT_CU_SUCCESS)
+        return tt_cuda_fail(err, r, "clearing the error record");
     return tt_pending_slot(c->device, &c->report, err);
 }
 
@@ -155,10 +161,10 @@ tt_status tt_cuda_call_begin(tt_cuda_call *c, size_t scratch, tt_error *err)
 tt_status tt_cuda_call_report(tt_cuda_call *c, const void *out, const tt_cuda_latch_spec *spec,
                               const tt_cuda_explain *why, tt_error *err)
 {
-    const cudaError_t e = tt_cuda_latch_launch(c->rec, spec, c->report, c->ctx->stream);
-    if (e != cudaSuccess)
-        return tt_cuda_fail(err, e, "the error report's launch");
-    if (tt_pending_push(c->device, out, why, c->ctx->stream, err))
+    const tt_cu_result r = tt_cuda_latch_launch(c->rec, spec, c->report, &c->q);
+    if (r != TT_CU_SUCCESS)
+        return tt_cuda_fail(err, r, "the error report's launch");
+    if (tt_pending_push(c->device, out, why, c->q.stream, err))
         return err->status;
     const tt_span mine = {out, 1};
     return c->ctx->immediate ? tt_pending_check(c->device, mine, 1, TT_PENDING_AT_CALL, err) : TT_OK;
@@ -167,11 +173,10 @@ tt_status tt_cuda_call_report(tt_cuda_call *c, const void *out, const tt_cuda_la
 void tt_cuda_call_end(tt_cuda_call *c)
 {
     if (c->locked) {
-        cudaEventRecord(c->ws->last_use, c->ctx->stream); /* a failure here shows at the next call */
+        tt_cu()->event_record(c->ws->last_use, c->q.stream); /* a failure here shows at the next call */
         pthread_mutex_unlock(&c->ws->lock);
     }
-    if (c->switched)
-        cudaSetDevice(c->previous_device);
+    tt_device_leave(c->previous, c->switched);
 }
 
 /* A rejected earlier update into `out`, found without waiting: raised before this call runs. */
@@ -187,16 +192,14 @@ tt_status tt_cuda_check(int device, const void *begin, size_t bytes, int wait, t
 {
     if (!tt_pending_known(device))
         return TT_OK; /* no update ever ran on that device: nothing to check, no CUDA call */
-    int previous = 0;
-    cudaError_t e = cudaGetDevice(&previous);
-    if (e == cudaSuccess && previous != device)
-        e = cudaSetDevice(device); /* the events belong to that device */
-    if (e != cudaSuccess)
-        return tt_cuda_fail(err, e, "cudaSetDevice");
+    tt_cu_context previous;
+    int switched;
+    tt_status status = tt_device_enter(device, &previous, &switched, err); /* its events */
+    if (status != TT_OK)
+        return status;
     const tt_span span = {begin, bytes};
-    const tt_status status = tt_pending_check(device, span, wait, TT_PENDING_AT_CHECK, err);
-    if (previous != device)
-        cudaSetDevice(previous);
+    status = tt_pending_check(device, span, wait, TT_PENDING_AT_CHECK, err);
+    tt_device_leave(previous, switched);
     return status;
 }
 

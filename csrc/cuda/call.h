@@ -11,7 +11,7 @@
  *                        with immediate checks the wait for it
  *   tt_cuda_call_end     record the workspace's last use, unlock, restore the device
  *
- * Plain C over the CUDA runtime; no Python.
+ * Plain C over the CUDA driver (kernels.h); no Python.
  */
 #ifndef TT_CUDA_CALL_H
 #define TT_CUDA_CALL_H
@@ -23,15 +23,14 @@ struct tt_cuda_workspace; /* per device, call.c's */
 
 typedef struct {
     const tt_cuda_ctx *ctx;
-    int device, previous_device, switched, locked;
+    int device, switched, locked;
+    tt_cu_context previous; /* the context current before the call, restored at its end */
+    tt_cuda_queue q;        /* the device and torch's stream there */
     struct tt_cuda_workspace *ws;
     tt_cuda_record *rec;    /* device */
     char *scratch;          /* device, after the record */
     tt_cuda_report *report; /* the call's report slot, as the device sees it (pending.h) */
 } tt_cuda_call;
-
-/* Records a failed CUDA call `what` (TT_ENOMEM for an allocation, else TT_ECUDA); returns it. */
-tt_status tt_cuda_fail(tt_error *err, cudaError_t e, const char *what);
 
 /* `out` must be a CUDA tensor; *copy is `out` with its device masked as the CPU, for the CPU
  * core's shape and dtype checks (which also test residency). */
@@ -42,8 +41,9 @@ tt_status tt_cuda_out(const tt_view *out, const char *arg, tt_view *copy, tt_err
 tt_status tt_cuda_same_device(const tt_view *v, const char *arg, const tt_view *out,
                               const char *out_arg, tt_view *copy, tt_error *err);
 
-/* Starts a call on `device`: zeroes *c, then switches the current device. Whatever it returns,
- * end the call with tt_cuda_call_end. */
+/* Starts a call on `device`: zeroes *c, refuses a device whose kernels are not loaded and a
+ * stream that is capturing a CUDA graph, then makes the device's context current. Whatever it
+ * returns, end the call with tt_cuda_call_end. */
 tt_status tt_cuda_call_enter(tt_cuda_call *c, const tt_cuda_ctx *ctx, int device, tt_error *err);
 
 /* A rejected earlier update into `out`, found without waiting: raised before this call runs. */

@@ -1,8 +1,9 @@
 /*
- * common.cuh: what the CUDA kernels share. A compact device view of a tensor (byte steps),
- * element loads for every supported dtype, the report into the call's error record, the
- * per-block privatised histogram (uint32 counters in shared memory, flushed into the int64
- * output with one global atomic per non-zero bin), and grid sizing.
+ * common.cuh: what the CUDA kernels share. Element loads for every supported dtype, the report
+ * into the call's error record, the per-block privatised histogram (uint32 counters in shared
+ * memory, flushed into the int64 output with one global atomic per non-zero bin), and the
+ * macro that gives every kernel its C name. Device code only: the launches are the host's
+ * (enqueue_count.c, enqueue_moments.c), the argument structs device_abi.h's.
  *
  * Kernels use grid-stride loops over a grid sized to keep every SM busy, so the number of
  * samples one block counts stays far below 2^32 and its uint32 counters cannot wrap.
@@ -10,41 +11,32 @@
 #ifndef TT_CUDA_COMMON_CUH
 #define TT_CUDA_COMMON_CUH
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-#include <math.h>
-#include <stdint.h>
+#include "cuda/device_prelude.cuh"
+#include "cuda/device_abi.h"
 
-#include "cuda/cuda_api.h"
-
-/* Dynamic shared memory a kernel may take without an opt-in, on every supported arch. */
-#define TT_SHARED_BYTES (48 * 1024)
-#define TT_THREADS 256
 #define TT_FULL_MASK 0xffffffffu
 
-/* A tensor as a kernel reads it: [rows, cols] with steps in bytes (cols = 1, cstep = 0 for a
- * vector). A NULL view (no mask, no weights) has data == NULL. */
-typedef struct {
-    const char *data;
-    int dtype;
-    int64_t rows, cols;
-    int64_t rstep, cstep;
-} tt_dview;
+/* A kernel with a C name (kernel_table.h), taking its argument struct by value. */
+#define TT_KERNEL(name) extern "C" __global__ void __launch_bounds__(TT_THREADS) name
 
-static inline tt_dview tt_dview_of(const tt_view *v)
+/* The two 16-bit float dtypes as their bits; converted with one instruction each. */
+struct tt_f16 {
+    unsigned short bits;
+};
+struct tt_bf16 {
+    unsigned short bits;
+};
+
+__device__ __forceinline__ float tt_f16_to_float(unsigned short bits)
 {
-    tt_dview d;
-    memset(&d, 0, sizeof d);
-    if (v == NULL)
-        return d;
-    d.data = v->data;
-    d.dtype = (int)v->dtype;
-    d.rows = v->ndim >= 1 ? v->shape[0] : 1;
-    d.cols = v->ndim == 2 ? v->shape[1] : 1;
-    d.rstep = v->ndim >= 1 ? tt_step(v, 0) : 0;
-    d.cstep = v->ndim == 2 ? tt_step(v, 1) : 0;
-    return d;
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
+    return f;
+}
+
+__device__ __forceinline__ float tt_bf16_to_float(unsigned short bits)
+{
+    return __int_as_float((int)((unsigned)bits << 16));
 }
 
 /* ---- element loads ------------------------------------------------------------------------ */
@@ -65,8 +57,8 @@ __device__ __forceinline__ int64_t tt_ld_label(const char *p, int dtype)
 __device__ __forceinline__ double tt_ld_score(const char *p, int dtype)
 {
     switch (dtype) {
-    case TT_F16: return (double)__half2float(*(const __half *)p);
-    case TT_BF16: return (double)__bfloat162float(*(const __nv_bfloat16 *)p);
+    case TT_F16: return (double)tt_f16_to_float(*(const unsigned short *)p);
+    case TT_BF16: return (double)tt_bf16_to_float(*(const unsigned short *)p);
     case TT_F32: return (double)*(const float *)p;
     case TT_F64: return *(const double *)p;
     default: return (double)tt_ld_label(p, dtype);
@@ -89,27 +81,28 @@ template <> struct tt_score<double> {
     typedef double acc;
     static __device__ __forceinline__ double at(const void *p) { return *(const double *)p; }
 };
-template <> struct tt_score<__half> {
-    typedef float acc;
-    static __device__ __forceinline__ float at(const void *p) { return __half2float(*(const __half *)p); }
-};
-template <> struct tt_score<__nv_bfloat16> {
+template <> struct tt_score<tt_f16> {
     typedef float acc;
     static __device__ __forceinline__ float at(const void *p)
     {
-        return __bfloat162float(*(const __nv_bfloat16 *)p);
+        return tt_f16_to_float(*(const unsigned short *)p);
+    }
+};
+template <> struct tt_score<tt_bf16> {
+    typedef float acc;
+    static __device__ __forceinline__ float at(const void *p)
+    {
+        return tt_bf16_to_float(*(const unsigned short *)p);
     }
 };
 
-/* Dispatch on a score dtype by table: TT_SCORE_TABLE(f) initialises an array of f<T> for the
- * four score types in tt_dtype order from TT_F16, which tt_score_index(dtype) indexes, e.g.
- *     static const launcher by_dtype[TT_SCORE_TYPES] = TT_SCORE_TABLE(launch_scores);
- *     by_dtype[tt_score_index(preds->dtype)](a, stream);
- * (the dtype is validated on the host first: one of the four floats). */
-#define TT_SCORE_TYPES 4
-#define TT_SCORE_TABLE(f) {&f<__half>, &f<__nv_bfloat16>, &f<float>, &f<double>}
-
-static inline int tt_score_index(tt_dtype dtype) { return (int)dtype - (int)TT_F16; }
+/* The four kernels of a body templated on the score type, one per score dtype, named as
+ * kernel_table.h's TT_PER_SCORE_DTYPE: TT_SCORE_KERNELS(name, body, Args, flag). */
+#define TT_SCORE_KERNELS(name, body, Args, flag)                                                \
+    TT_KERNEL(name##_f16)(Args a) { body<tt_f16, flag>(a); }                                    \
+    TT_KERNEL(name##_bf16)(Args a) { body<tt_bf16, flag>(a); }                                  \
+    TT_KERNEL(name##_f32)(Args a) { body<float, flag>(a); }                                     \
+    TT_KERNEL(name##_f64)(Args a) { body<double, flag>(a); }
 
 /* ---- elementwise walks over [rows, cols] ---------------------------------------------------- */
 
@@ -186,54 +179,6 @@ __device__ __forceinline__ void tt_hist_flush(const unsigned *sh, long long *out
         if (c != 0)
             atomicAdd((unsigned long long *)&out[i], (unsigned long long)((long long)c * sign));
     }
-}
-
-/* ---- sizing ------------------------------------------------------------------------------- */
-
-static inline int tt_sm_count(void)
-{
-    static int cached[64];
-    int device = 0, count = 0;
-    if (cudaGetDevice(&device) != cudaSuccess)
-        return 32;
-    if (device >= 0 && device < 64 && cached[device] > 0)
-        return cached[device];
-    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        count <= 0)
-        return 32;
-    if (device >= 0 && device < 64)
-        cached[device] = count; /* a benign race: every writer stores the same value */
-    return count;
-}
-
-/* Blocks for `work` items at `per_block` items per block, at most `blocks_per_sm` per SM, and
- * at least enough that no block counts 2^31 items. Grid-stride kernels take one full wave: a
- * grid a little larger than what fits on the GPU at once would leave a second, nearly empty wave
- * holding a full share of the work. */
-static inline unsigned tt_grid(int64_t work, int64_t per_block, int blocks_per_sm)
-{
-    int64_t g = (work + per_block - 1) / per_block;
-    const int64_t cap = (int64_t)tt_sm_count() * blocks_per_sm;
-    if (g > cap)
-        g = cap;
-    const int64_t floor = work / ((int64_t)1 << 31) + 1;
-    if (g < floor)
-        g = floor;
-    if (g > 0x7fffffff)
-        g = 0x7fffffff;
-    return (unsigned)(g < 1 ? 1 : g);
-}
-
-/* tt_grid with blocks_per_sm = how many blocks of `kernel` (TT_THREADS threads, `shared` bytes)
- * fit on one SM at once. */
-template <typename Kernel>
-static inline unsigned tt_grid_for(Kernel kernel, int64_t work, int64_t per_block, size_t shared)
-{
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, TT_THREADS, shared) != cudaSuccess ||
-        per_sm < 1)
-        per_sm = 1;
-    return tt_grid(work, per_block, per_sm);
 }
 
 #endif /* TT_CUDA_COMMON_CUH */

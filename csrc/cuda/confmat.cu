@@ -9,46 +9,17 @@
  * directly, which spread over C^2 addresses and rarely collide. A bad sample is skipped and
  * reported into the error record (common.cuh); `sign` -1 replays a call to undo it.
  *
+ * The launches, which choose among these variants, are enqueue_count.c's.
+ *
  * Argmax of [N, C] scores: a warp per row for C > 16 (lanes read 16-byte vectors when rows are
  * contiguous and aligned, with several loads in flight per lane), a thread per row for small C
  * or column-major scores. Ties go to the lowest index, as torch.argmax.
  */
 #include "cuda/common.cuh"
 
-typedef struct {
-    tt_dview preds, target, mask;
-    int64_t classes;
-    int has_ignore;
-    int64_t ignore;
-    int vectorised; /* scores rows are contiguous and 16-byte aligned */
-    int64_t sign;
-    long long *out;
-    tt_cuda_record *rec;        /* sign +1: where errors go */
-    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
-} labels_args;
-
-static labels_args labels_args_of(const tt_view *out, const tt_view *preds, const tt_view *target,
-                                  const tt_view *mask, const int64_t *ignore_index, int64_t sign,
-                                  tt_cuda_record *rec)
-{
-    labels_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
-    a.classes = out->shape[0];
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
-    return a;
-}
-
 /* The label checks of the CPU walk for a sample whose prediction is known, then the count. */
 template <bool SHARED>
-__device__ __forceinline__ void count_sample(const labels_args &a, unsigned *sh, int64_t row,
+__device__ __forceinline__ void count_sample(const tt_labels_args &a, unsigned *sh, int64_t row,
                                              int64_t pred)
 {
     if (!tt_ld_keep(a.mask, row))
@@ -70,7 +41,7 @@ __device__ __forceinline__ void count_sample(const labels_args &a, unsigned *sh,
 /* ---- from labels -------------------------------------------------------------------------- */
 
 template <bool SHARED>
-__global__ void __launch_bounds__(TT_THREADS) confmat_labels_kernel(labels_args a)
+__device__ __forceinline__ void confmat_labels_body(const tt_labels_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
@@ -112,7 +83,7 @@ __device__ __forceinline__ int64_t argmax_index(int64_t best_j)
 #define LOADS_IN_FLIGHT 4
 
 template <typename T, bool SHARED>
-__global__ void __launch_bounds__(TT_THREADS) confmat_scores_warp_kernel(labels_args a)
+__device__ __forceinline__ void confmat_scores_warp_body(const tt_labels_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
@@ -178,7 +149,7 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_scores_warp_kernel(labels_
 }
 
 template <typename T, bool SHARED>
-__global__ void __launch_bounds__(TT_THREADS) confmat_scores_thread_kernel(labels_args a)
+__device__ __forceinline__ void confmat_scores_thread_body(const tt_labels_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
@@ -207,21 +178,8 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_scores_thread_kernel(label
 
 /* ---- thresholded: binary and multilabel --------------------------------------------------- */
 
-typedef struct {
-    tt_dview preds, target, mask;
-    int float_preds;
-    double threshold;
-    const double *threshold_at; /* device: the threshold chosen by the pick kernel, or NULL */
-    int has_ignore;
-    int64_t ignore;
-    int64_t sign;
-    long long *out; /* [L, 2, 2] */
-    tt_cuda_record *rec;        /* sign +1: where errors go */
-    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
-} threshold_args;
-
 template <bool SHARED>
-__global__ void __launch_bounds__(TT_THREADS) confmat_threshold_kernel(threshold_args a)
+__device__ __forceinline__ void confmat_threshold_body(const tt_threshold_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
@@ -271,10 +229,9 @@ __global__ void __launch_bounds__(TT_THREADS) confmat_threshold_kernel(threshold
 /* Probabilities or logits: does every element of preds lie in [0, 1]? Each block ors its
  * verdict into counters[0]; the last block to finish (counters[1], after a fence) writes the
  * chosen threshold. No host read: the threshold kernels after it on the stream read *chosen. */
-__global__ void __launch_bounds__(TT_THREADS)
-threshold_pick_kernel(tt_dview preds, double threshold, double logit_threshold, double *chosen,
-                      unsigned *counters)
+TT_KERNEL(tt_threshold_pick)(tt_pick_args a)
 {
+    const tt_dview &preds = a.preds;
     const int64_t cols = preds.cols, total = preds.rows * cols;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int outside = 0;
@@ -286,121 +243,20 @@ threshold_pick_kernel(tt_dview preds, double threshold, double logit_threshold, 
     outside = __syncthreads_or(outside);
     if (threadIdx.x == 0) {
         if (outside)
-            atomicOr(&counters[0], 1u);
+            atomicOr(&a.counters[0], 1u);
         __threadfence();
-        if (atomicAdd(&counters[1], 1u) == gridDim.x - 1)
-            *chosen = atomicOr(&counters[0], 0u) ? logit_threshold : threshold;
+        if (atomicAdd(&a.counters[1], 1u) == gridDim.x - 1)
+            *a.chosen = atomicOr(&a.counters[0], 0u) ? a.logit_threshold : a.threshold;
     }
 }
 
-extern "C" cudaError_t tt_cuda_threshold_pick_launch(const tt_view *preds, double threshold,
-                                                     double logit_threshold, double *chosen,
-                                                     unsigned *counters, cudaStream_t stream)
-{
-    const tt_dview p = tt_dview_of(preds);
-    cudaError_t e = cudaMemsetAsync(counters, 0, 2 * sizeof(unsigned), stream);
-    if (e != cudaSuccess)
-        return e;
-    const int64_t total = p.rows * p.cols;
-    const unsigned grid = tt_grid_for(threshold_pick_kernel, total > 0 ? total : 1, TT_THREADS * 4, 0);
-    threshold_pick_kernel<<<grid, TT_THREADS, 0, stream>>>(p, threshold, logit_threshold, chosen, counters);
-    return cudaGetLastError();
-}
+/* ---- the kernels, by their C names ----------------------------------------------------- */
 
-/* ---- launchers ---------------------------------------------------------------------------- */
-
-extern "C" cudaError_t tt_cuda_confmat_labels_launch(const tt_view *out, const tt_view *preds,
-                                                     const tt_view *target, const tt_view *mask,
-                                                     const int64_t *ignore_index, int64_t sign,
-                                                     tt_cuda_record *rec, cudaStream_t stream)
-{
-    const labels_args a = labels_args_of(out, preds, target, mask, ignore_index, sign, rec);
-    const int64_t n = target->shape[0];
-    if (n == 0)
-        return cudaSuccess;
-    const size_t shared = (size_t)(a.classes * a.classes) * sizeof(unsigned);
-    if (shared <= TT_SHARED_BYTES) {
-        const unsigned grid = tt_grid_for(confmat_labels_kernel<true>, n, TT_THREADS * 4, shared);
-        confmat_labels_kernel<true><<<grid, TT_THREADS, shared, stream>>>(a);
-    } else {
-        const unsigned grid = tt_grid_for(confmat_labels_kernel<false>, n, TT_THREADS, 0);
-        confmat_labels_kernel<false><<<grid, TT_THREADS, 0, stream>>>(a);
-    }
-    return cudaGetLastError();
-}
-
-template <typename T>
-static void launch_scores(labels_args a, cudaStream_t stream)
-{
-    const int64_t n = a.preds.rows, classes = a.classes;
-    const size_t shared = (size_t)(classes * classes) * sizeof(unsigned);
-    const int fits = shared <= TT_SHARED_BYTES;
-    const int64_t rstep = a.preds.rstep < 0 ? -a.preds.rstep : a.preds.rstep;
-    const int64_t cstep = a.preds.cstep < 0 ? -a.preds.cstep : a.preds.cstep;
-    /* column-major scores: a thread per row keeps neighbouring threads on neighbouring bytes */
-    const int thread_per_row = classes <= 16 || cstep > rstep;
-    a.vectorised = a.preds.cstep == (int64_t)sizeof(T) && (uintptr_t)a.preds.data % 16 == 0 &&
-                   a.preds.rstep % 16 == 0;
-    const int64_t rows_per_block = thread_per_row ? TT_THREADS : TT_THREADS / 32; /* or a warp per row */
-    if (thread_per_row && fits)
-        confmat_scores_thread_kernel<T, true><<<tt_grid_for(confmat_scores_thread_kernel<T, true>, n, rows_per_block, shared),
-                                                TT_THREADS, shared, stream>>>(a);
-    else if (thread_per_row)
-        confmat_scores_thread_kernel<T, false><<<tt_grid_for(confmat_scores_thread_kernel<T, false>, n, rows_per_block, 0),
-                                                 TT_THREADS, 0, stream>>>(a);
-    else if (fits)
-        confmat_scores_warp_kernel<T, true><<<tt_grid_for(confmat_scores_warp_kernel<T, true>, n, rows_per_block, shared),
-                                              TT_THREADS, shared, stream>>>(a);
-    else
-        confmat_scores_warp_kernel<T, false><<<tt_grid_for(confmat_scores_warp_kernel<T, false>, n, rows_per_block, 0),
-                                               TT_THREADS, 0, stream>>>(a);
-}
-
-extern "C" cudaError_t tt_cuda_confmat_scores_launch(const tt_view *out, const tt_view *preds,
-                                                     const tt_view *target, const tt_view *mask,
-                                                     const int64_t *ignore_index, int64_t sign,
-                                                     tt_cuda_record *rec, cudaStream_t stream)
-{
-    const labels_args a = labels_args_of(out, preds, target, mask, ignore_index, sign, rec);
-    if (preds->shape[0] == 0 || a.classes == 0)
-        return cudaSuccess;
-    typedef void (*launcher)(labels_args, cudaStream_t);
-    static const launcher by_dtype[TT_SCORE_TYPES] = TT_SCORE_TABLE(launch_scores);
-    by_dtype[tt_score_index(preds->dtype)](a, stream);
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view *preds,
-                                                        const tt_view *target, const tt_view *mask,
-                                                        const int64_t *ignore_index,
-                                                        double threshold,
-                                                        const double *threshold_at, int64_t sign,
-                                                        tt_cuda_record *rec, cudaStream_t stream)
-{
-    threshold_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
-    a.float_preds = tt_is_float(preds->dtype);
-    a.threshold = threshold;
-    a.threshold_at = threshold_at;
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
-    const int64_t total = a.preds.rows * a.preds.cols;
-    if (total == 0)
-        return cudaSuccess;
-    const size_t shared = (size_t)(4 * a.preds.cols) * sizeof(unsigned);
-    if (shared <= TT_SHARED_BYTES) {
-        const unsigned grid = tt_grid_for(confmat_threshold_kernel<true>, total, TT_THREADS * 4, shared);
-        confmat_threshold_kernel<true><<<grid, TT_THREADS, shared, stream>>>(a);
-    } else {
-        const unsigned grid = tt_grid_for(confmat_threshold_kernel<false>, total, TT_THREADS, 0);
-        confmat_threshold_kernel<false><<<grid, TT_THREADS, 0, stream>>>(a);
-    }
-    return cudaGetLastError();
-}
+TT_KERNEL(tt_confmat_labels_shared)(tt_labels_args a) { confmat_labels_body<true>(a); }
+TT_KERNEL(tt_confmat_labels_global)(tt_labels_args a) { confmat_labels_body<false>(a); }
+TT_SCORE_KERNELS(tt_confmat_scores_thread_shared, confmat_scores_thread_body, tt_labels_args, true)
+TT_SCORE_KERNELS(tt_confmat_scores_thread_global, confmat_scores_thread_body, tt_labels_args, false)
+TT_SCORE_KERNELS(tt_confmat_scores_warp_shared, confmat_scores_warp_body, tt_labels_args, true)
+TT_SCORE_KERNELS(tt_confmat_scores_warp_global, confmat_scores_warp_body, tt_labels_args, false)
+TT_KERNEL(tt_confmat_threshold_shared)(tt_threshold_args a) { confmat_threshold_body<true>(a); }
+TT_KERNEL(tt_confmat_threshold_global)(tt_threshold_args a) { confmat_threshold_body<false>(a); }

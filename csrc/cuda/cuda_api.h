@@ -1,9 +1,9 @@
 /*
- * cuda_api.h: the CUDA kernels' launchers, shared by the .cu files (which define them) and
- * launch_count.c / launch_moments.c (which validate on the host and call them). Plain C: every
- * launcher takes tt_views whose pointers are device pointers on the current device, enqueues
- * its kernels on `stream`, never synchronises, and returns the launch status
- * (cudaGetLastError).
+ * cuda_api.h: the CUDA kernels' launchers, defined by enqueue_count.c and enqueue_moments.c
+ * and called by launch_count.c / launch_moments.c (which validate on the host first). Plain C:
+ * every launcher takes tt_views whose pointers are device pointers on the queue's device,
+ * enqueues its kernels on the queue's stream through the driver (kernels.h), never
+ * synchronises, and returns the driver's result.
  *
  * Value errors (an out-of-range label, a NaN, a bad weight) cannot stop a kernel: a kernel that
  * meets one skips that sample and lowers the call's device error record to the sample's key
@@ -16,40 +16,11 @@
 #ifndef TT_CUDA_API_H
 #define TT_CUDA_API_H
 
-#include <cuda_runtime_api.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h> /* core/view.h's includes, outside the extern "C" block below */
+#include "cuda/device_abi.h" /* the record, the codes, the report */
+#include "cuda/kernels.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#include "core/view.h" /* tt_status, with TT_ECUDA for a failed CUDA call */
-
-/* The per-call error record in device memory: `key` for the inputs, `thr_key` for the
- * thresholds of binned_update. TT_CUDA_CLEAR means no error. */
-typedef struct {
-    unsigned long long key;
-    unsigned long long thr_key;
-} tt_cuda_record;
-
-#define TT_CUDA_CLEAR 0xFFFFFFFFFFFFFFFFull
-#define TT_CUDA_KEY(pos, code) (((unsigned long long)(pos) << 3) | (unsigned long long)(code))
-#define TT_CUDA_KEY_POS(key) ((int64_t)((key) >> 3))
-#define TT_CUDA_KEY_CODE(key) ((int)((key) & 7u))
-
-/* Codes, in the order the CPU core checks one position. `pos` is the sample (row) for the
- * per-sample kernels (confmat_labels, confmat_scores, topk) and row * columns + column for the
- * elementwise ones (confmat_threshold, binned, moments). */
-enum {
-    TT_CODE_NAN = 0,    /* NaN in preds / x */
-    TT_CODE_NAN_Y = 1,  /* NaN in y */
-    TT_CODE_WEIGHT = 2, /* weight < 0, inf or NaN */
-    TT_CODE_TARGET = 3, /* target label out of range */
-    TT_CODE_PREDS = 4,  /* preds label out of range */
-};
-enum { TT_THR_NAN = 0, TT_THR_ORDER = 1 }; /* thresholds: NaN, decreasing */
+/* `v` as a kernel reads it (device_abi.h); NULL gives the NULL view. */
+tt_dview tt_dview_of(const tt_view *v);
 
 /* Counting launchers add `sign` per counted sample into the int64 `out`. With sign +1 `rec` is
  * the record the call reports into (may be NULL). With sign -1 the call is the undo replay and
@@ -58,65 +29,56 @@ enum { TT_THR_NAN = 0, TT_THR_ORDER = 1 }; /* thresholds: NaN, decreasing */
  * replay skips exactly the samples the first pass skipped, so it removes exactly what was added.
  * `ignore_index` may be NULL, `mask` NULL or a bool/uint8 [N] view. Arguments are already
  * validated (launch_count.c). */
-cudaError_t tt_cuda_confmat_labels_launch(const tt_view *out, const tt_view *preds,
+tt_cu_result tt_cuda_confmat_labels_launch(const tt_view *out, const tt_view *preds,
                                           const tt_view *target, const tt_view *mask,
                                           const int64_t *ignore_index, int64_t sign,
-                                          tt_cuda_record *rec, cudaStream_t stream);
-cudaError_t tt_cuda_confmat_scores_launch(const tt_view *out, const tt_view *preds,
+                                          tt_cuda_record *rec, const tt_cuda_queue *q);
+tt_cu_result tt_cuda_confmat_scores_launch(const tt_view *out, const tt_view *preds,
                                           const tt_view *target, const tt_view *mask,
                                           const int64_t *ignore_index, int64_t sign,
-                                          tt_cuda_record *rec, cudaStream_t stream);
+                                          tt_cuda_record *rec, const tt_cuda_queue *q);
 /* confmat_threshold compares float preds against *threshold_at (a device double, written by
  * tt_cuda_threshold_pick_launch earlier on the stream) when it is not NULL, else `threshold`. */
-cudaError_t tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view *preds,
+tt_cu_result tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view *preds,
                                              const tt_view *target, const tt_view *mask,
                                              const int64_t *ignore_index, double threshold,
                                              const double *threshold_at, int64_t sign,
-                                             tt_cuda_record *rec, cudaStream_t stream);
+                                             tt_cuda_record *rec, const tt_cuda_queue *q);
 /* Probabilities or logits, decided on the device: writes *chosen = `threshold` when every
  * element of the float `preds` lies in [0, 1], else `logit_threshold` (one outside or NaN).
  * `counters` is two device uints of scratch, cleared here on the stream. */
 #define TT_CUDA_PICK_BYTES (sizeof(double) + 2 * sizeof(unsigned))
-cudaError_t tt_cuda_threshold_pick_launch(const tt_view *preds, double threshold,
+tt_cu_result tt_cuda_threshold_pick_launch(const tt_view *preds, double threshold,
                                           double logit_threshold, double *chosen,
-                                          unsigned *counters, cudaStream_t stream);
-cudaError_t tt_cuda_binned_launch(const tt_view *out, const tt_view *preds, const tt_view *target,
+                                          unsigned *counters, const tt_cuda_queue *q);
+tt_cu_result tt_cuda_binned_launch(const tt_view *out, const tt_view *preds, const tt_view *target,
                                   const tt_view *mask, const int64_t *ignore_index,
                                   const tt_view *thresholds, int uniform, int64_t sign,
-                                  tt_cuda_record *rec, cudaStream_t stream);
-cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *preds, const tt_view *target,
+                                  tt_cuda_record *rec, const tt_cuda_queue *q);
+tt_cu_result tt_cuda_topk_launch(const tt_view *out, const tt_view *preds, const tt_view *target,
                                 const tt_view *mask, const int64_t *ignore_index, int64_t k,
-                                int64_t sign, tt_cuda_record *rec, cudaStream_t stream);
+                                int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q);
 
 /* Moments: a batch is reduced into `batch` (a device float64 [D, 6] in the state's column
  * order, in scratch memory of at least tt_cuda_moments_scratch_bytes), then merged into the
  * state by the merge launcher, gated on the record. */
 size_t tt_cuda_moments_scratch_bytes(int64_t rows, int64_t columns, int device);
-cudaError_t tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weights, int64_t columns,
+tt_cu_result tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weights, int64_t columns,
                                          double *scratch, double *batch, tt_cuda_record *rec,
-                                         cudaStream_t stream);
-cudaError_t tt_cuda_comoments_batch_launch(const tt_view *x, const tt_view *y, int64_t columns,
+                                         const tt_cuda_queue *q);
+tt_cu_result tt_cuda_comoments_batch_launch(const tt_view *x, const tt_view *y, int64_t columns,
                                            double *scratch, double *batch, tt_cuda_record *rec,
-                                           cudaStream_t stream);
+                                           const tt_cuda_queue *q);
 /* state float64 [D, 6] contiguous += other ([D, 6], any strides) by Chan's merge; with a
  * non-NULL `gate`, only when that record is clear (no error). */
-cudaError_t tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,
-                                         const tt_cuda_record *gate, cudaStream_t stream);
-cudaError_t tt_cuda_comoments_merge_launch(const tt_view *state, const tt_view *other,
-                                           const tt_cuda_record *gate, cudaStream_t stream);
+tt_cu_result tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,
+                                         const tt_cuda_record *gate, const tt_cuda_queue *q);
+tt_cu_result tt_cuda_comoments_merge_launch(const tt_view *state, const tt_view *other,
+                                           const tt_cuda_record *gate, const tt_cuda_queue *q);
 
 /* The error record checks of binned_update's thresholds (NaN, decreasing). */
-cudaError_t tt_cuda_thresholds_check_launch(const tt_view *thresholds, tt_cuda_record *rec,
-                                            cudaStream_t stream);
-
-/* What the latch kernel leaves in host memory for one call: the record, and the rejected
- * element (read where the record points, before the caller may reuse the input). */
-typedef struct {
-    unsigned long long key, thr_key; /* the record; TT_CUDA_CLEAR when clean */
-    long long label;                 /* the rejected element read as a label (integer dtypes) */
-    double value;                    /* ... read as a number (weights) */
-    double thr_here, thr_before;     /* thresholds[i] and thresholds[i - 1] for a thr_key error */
-} tt_cuda_report;
+tt_cu_result tt_cuda_thresholds_check_launch(const tt_view *thresholds, tt_cuda_record *rec,
+                                            const tt_cuda_queue *q);
 
 /* Where the latch finds the rejected element: per error code, the tensor holding it (a NULL
  * view: no value to read); a position is row * columns + column (columns = 1 for the
@@ -128,11 +90,7 @@ typedef struct {
 } tt_cuda_latch_spec;
 
 /* Enqueues one thread that fills *report (host memory mapped into the device) from `rec`. */
-cudaError_t tt_cuda_latch_launch(const tt_cuda_record *rec, const tt_cuda_latch_spec *spec,
-                                 tt_cuda_report *report, cudaStream_t stream);
-
-#ifdef __cplusplus
-}
-#endif
+tt_cu_result tt_cuda_latch_launch(const tt_cuda_record *rec, const tt_cuda_latch_spec *spec,
+                                 tt_cuda_report *report, const tt_cuda_queue *q);
 
 #endif /* TT_CUDA_API_H */

@@ -21,7 +21,7 @@
 typedef struct {
     int check_only;      /* validate and return */
     int immediate;       /* wait for the call's own error check and raise at the call */
-    cudaStream_t stream; /* torch's current stream on out's device */
+    tt_cu_stream stream; /* torch's current stream on out's device */
 } tt_cuda_ctx;
 
 /* Raises (TT_EVALUE, err filled) the oldest rejected update into the state occupying

@@ -30,15 +30,15 @@ typedef struct {
     const double *threshold_at; /* ... the device double the pick kernel wrote (set by count_call) */
 } count_job;
 
-typedef cudaError_t (*count_launch)(const count_job *job, int64_t sign, tt_cuda_record *rec,
-                                    cudaStream_t stream);
+typedef tt_cu_result (*count_launch)(const count_job *job, int64_t sign, tt_cuda_record *rec,
+                                    const tt_cuda_queue *q);
 
 static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const count_job *job,
                             const tt_cuda_latch_spec *spec, const tt_cuda_explain *why,
                             tt_error *err)
 {
     tt_cuda_call c;
-    cudaError_t e;
+    tt_cu_result e;
     count_job j = *job; /* with the device threshold of a pick */
     tt_status status = tt_cuda_call_enter(&c, ctx, job->out->device_id, err);
     if (status == TT_OK)
@@ -51,14 +51,14 @@ static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const c
         double *chosen = (double *)c.scratch;
         if ((e = tt_cuda_threshold_pick_launch(job->preds, job->threshold, job->logit_threshold, chosen,
                                                (unsigned *)(c.scratch + sizeof(double)),
-                                               ctx->stream)) != cudaSuccess) {
+                                               &c.q)) != TT_CU_SUCCESS) {
             status = tt_cuda_fail(err, e, "a kernel launch");
             goto done;
         }
         j.threshold_at = chosen;
     }
-    if ((e = launch(&j, +1, c.rec, ctx->stream)) != cudaSuccess ||
-        (e = launch(&j, -1, c.rec, ctx->stream)) != cudaSuccess) {
+    if ((e = launch(&j, +1, c.rec, &c.q)) != TT_CU_SUCCESS ||
+        (e = launch(&j, -1, c.rec, &c.q)) != TT_CU_SUCCESS) {
         status = tt_cuda_fail(err, e, "a kernel launch");
         goto done;
     }
@@ -68,40 +68,40 @@ done:
     return status;
 }
 
-static cudaError_t launch_labels(const count_job *j, int64_t sign, tt_cuda_record *rec, cudaStream_t s)
+static tt_cu_result launch_labels(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
 {
     return tt_cuda_confmat_labels_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
-                                         sign, rec, s);
+                                         sign, rec, q);
 }
 
-static cudaError_t launch_scores(const count_job *j, int64_t sign, tt_cuda_record *rec, cudaStream_t s)
+static tt_cu_result launch_scores(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
 {
     return tt_cuda_confmat_scores_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
-                                         sign, rec, s);
+                                         sign, rec, q);
 }
 
-static cudaError_t launch_threshold(const count_job *j, int64_t sign, tt_cuda_record *rec,
-                                    cudaStream_t s)
+static tt_cu_result launch_threshold(const count_job *j, int64_t sign, tt_cuda_record *rec,
+                                    const tt_cuda_queue *q)
 {
     return tt_cuda_confmat_threshold_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
-                                            j->threshold, j->threshold_at, sign, rec, s);
+                                            j->threshold, j->threshold_at, sign, rec, q);
 }
 
-static cudaError_t launch_binned(const count_job *j, int64_t sign, tt_cuda_record *rec, cudaStream_t s)
+static tt_cu_result launch_binned(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
 {
     if (sign > 0) { /* the replay needs no second look at the thresholds */
-        const cudaError_t e = tt_cuda_thresholds_check_launch(j->thresholds, rec, s);
-        if (e != cudaSuccess)
+        const tt_cu_result e = tt_cuda_thresholds_check_launch(j->thresholds, rec, q);
+        if (e != TT_CU_SUCCESS)
             return e;
     }
     return tt_cuda_binned_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
-                                 j->thresholds, j->uniform, sign, rec, s);
+                                 j->thresholds, j->uniform, sign, rec, q);
 }
 
-static cudaError_t launch_topk(const count_job *j, int64_t sign, tt_cuda_record *rec, cudaStream_t s)
+static tt_cu_result launch_topk(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
 {
     return tt_cuda_topk_launch(j->out, j->preds, j->target, j->mask, j->ignore_index, j->k, sign,
-                               rec, s);
+                               rec, q);
 }
 
 /* Where the latch finds a rejected label (cuda_api.h): target's, and preds' when preds are labels. */

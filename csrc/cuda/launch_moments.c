@@ -26,7 +26,7 @@ static tt_status moments_call(const tt_cuda_ctx *ctx, const tt_view *state, cons
     if (rows == 0 || columns == 0)
         return TT_OK; /* an empty batch merges as a no-op */
     tt_cuda_call c;
-    cudaError_t e;
+    tt_cu_result e;
     tt_status status = tt_cuda_call_enter(&c, ctx, state->device_id, err);
     if (status == TT_OK)
         status = tt_cuda_earlier_rejection(c.device, state->data, err);
@@ -37,9 +37,9 @@ static tt_status moments_call(const tt_cuda_ctx *ctx, const tt_view *state, cons
     if ((status = tt_cuda_call_begin(&c, batch_bytes + partial_bytes, err)) != TT_OK)
         goto done;
     double *batch = (double *)c.scratch, *partials = (double *)(c.scratch + batch_bytes);
-    e = co ? tt_cuda_comoments_batch_launch(x, second, columns, partials, batch, c.rec, ctx->stream)
-           : tt_cuda_moments_batch_launch(x, second, columns, partials, batch, c.rec, ctx->stream);
-    if (e != cudaSuccess) {
+    e = co ? tt_cuda_comoments_batch_launch(x, second, columns, partials, batch, c.rec, &c.q)
+           : tt_cuda_moments_batch_launch(x, second, columns, partials, batch, c.rec, &c.q);
+    if (e != TT_CU_SUCCESS) {
         status = tt_cuda_fail(err, e, "a kernel launch");
         goto done;
     }
@@ -54,9 +54,9 @@ static tt_status moments_call(const tt_cuda_ctx *ctx, const tt_view *state, cons
     bv.stride[1] = 1;
     bv.device_type = TT_DL_CUDA;
     bv.device_id = c.device;
-    e = co ? tt_cuda_comoments_merge_launch(state, &bv, c.rec, ctx->stream)
-           : tt_cuda_moments_merge_launch(state, &bv, c.rec, ctx->stream);
-    if (e != cudaSuccess) {
+    e = co ? tt_cuda_comoments_merge_launch(state, &bv, c.rec, &c.q)
+           : tt_cuda_moments_merge_launch(state, &bv, c.rec, &c.q);
+    if (e != TT_CU_SUCCESS) {
         status = tt_cuda_fail(err, e, "the state merge");
         goto done;
     }
@@ -131,9 +131,9 @@ static tt_status merge_call(const tt_cuda_ctx *ctx, const tt_view *state, const 
     tt_cuda_call c;
     tt_status status = tt_cuda_call_enter(&c, ctx, state->device_id, err);
     if (status == TT_OK) {
-        const cudaError_t e = co ? tt_cuda_comoments_merge_launch(state, other, NULL, ctx->stream)
-                                 : tt_cuda_moments_merge_launch(state, other, NULL, ctx->stream);
-        if (e != cudaSuccess)
+        const tt_cu_result e = co ? tt_cuda_comoments_merge_launch(state, other, NULL, &c.q)
+                                 : tt_cuda_moments_merge_launch(state, other, NULL, &c.q);
+        if (e != TT_CU_SUCCESS)
             status = tt_cuda_fail(err, e, "the state merge");
     }
     tt_cuda_call_end(&c);

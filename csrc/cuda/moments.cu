@@ -5,7 +5,8 @@
  * block that share a column are folded with Chan's pairwise merge, then the per-block partials
  * of a column are merged in block order by a second small kernel into `batch` [D, 6]. The
  * merge of `batch` into the state is gated on the call's error record (a kernel test, not a
- * host read), so a NaN leaves the state untouched.
+ * host read), so a NaN leaves the state untouched. The launch geometry (blockDim.x columns by
+ * blockDim.y rows) is enqueue_moments.c's.
  *
  * Chan et al.: n = na + nb, d = mean_b - mean_a, mean = mean_a + d * nb / n,
  *              M2 = M2_a + M2_b + d^2 * na * nb / n,  C = C_a + C_b + dx * dy * na * nb / n.
@@ -14,18 +15,12 @@
  */
 #include "cuda/common.cuh"
 
-#define MAX_ROW_BLOCKS 1024
-
-typedef struct {
-    double v[6];
-} row6;
-
 enum { N_ = 0, SUM_ = 1, MEAN_ = 2, M2_ = 3, MIN_ = 4, MAX_ = 5 };
 enum { MX_ = 1, MY_ = 2, M2X_ = 3, M2Y_ = 4, CXY_ = 5 };
 
 /* ---- merges (the CPU core's operation order) ---------------------------------------------- */
 
-__host__ __device__ __forceinline__ void merge_moments(row6 &a, const row6 &b)
+__device__ __forceinline__ void merge_moments(tt_row6 &a, const tt_row6 &b)
 {
     a.v[SUM_] += b.v[SUM_];
     if (b.v[MIN_] < a.v[MIN_])
@@ -47,7 +42,7 @@ __host__ __device__ __forceinline__ void merge_moments(row6 &a, const row6 &b)
     a.v[N_] = total;
 }
 
-__host__ __device__ __forceinline__ void merge_comoments(row6 &a, const row6 &b)
+__device__ __forceinline__ void merge_comoments(tt_row6 &a, const tt_row6 &b)
 {
     const double na = a.v[N_], nb = b.v[N_];
     if (nb == 0.0)
@@ -66,57 +61,23 @@ __host__ __device__ __forceinline__ void merge_comoments(row6 &a, const row6 &b)
     a.v[N_] = total;
 }
 
-__device__ __forceinline__ row6 empty_moments(void)
+__device__ __forceinline__ tt_row6 empty_moments(void)
 {
-    row6 r = {{0.0, 0.0, 0.0, 0.0, INFINITY, -INFINITY}};
+    tt_row6 r = {{0.0, 0.0, 0.0, 0.0, INFINITY, -INFINITY}};
     return r;
 }
 
-__device__ __forceinline__ row6 empty_comoments(void)
+__device__ __forceinline__ tt_row6 empty_comoments(void)
 {
-    row6 r = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0}};
+    tt_row6 r = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0}};
     return r;
-}
-
-/* ---- geometry: blockDim.x columns by blockDim.y rows, both powers of two ------------------ */
-
-typedef struct {
-    dim3 block, grid;
-} geometry;
-
-static geometry geometry_of(int64_t rows, int64_t columns)
-{
-    geometry g;
-    unsigned bx = 1;
-    while (bx < 32 && (int64_t)bx < columns)
-        bx <<= 1;
-    const unsigned by = TT_THREADS / bx;
-    const int64_t gx = (columns + bx - 1) / bx;
-    int64_t gy = (rows + by - 1) / by;
-    const int64_t want = ((int64_t)tt_sm_count() * 4 + gx - 1) / gx; /* about 4 blocks per SM */
-    if (gy > want)
-        gy = want;
-    if (gy > MAX_ROW_BLOCKS)
-        gy = MAX_ROW_BLOCKS;
-    if (gy < 1)
-        gy = 1;
-    g.block = dim3(bx, by, 1);
-    g.grid = dim3((unsigned)gx, (unsigned)gy, 1);
-    return g;
-}
-
-extern "C" size_t tt_cuda_moments_scratch_bytes(int64_t rows, int64_t columns, int device)
-{
-    (void)device; /* the geometry reads the current device, which the caller has set */
-    const geometry g = geometry_of(rows, columns);
-    return (size_t)g.grid.y * (size_t)(columns > 0 ? columns : 1) * sizeof(row6);
 }
 
 /* Folds the block's rows of each column together (Chan) and stores row 0's result. */
 template <bool CO>
-__device__ __forceinline__ void block_fold(row6 mine, int64_t col, int64_t columns, row6 *partials)
+__device__ __forceinline__ void block_fold(tt_row6 mine, int64_t col, int64_t columns, tt_row6 *partials)
 {
-    __shared__ row6 sh[TT_THREADS];
+    __shared__ tt_row6 sh[TT_THREADS];
     const unsigned x = threadIdx.x, y = threadIdx.y, bx = blockDim.x;
     sh[y * bx + x] = mine;
     __syncthreads();
@@ -133,13 +94,14 @@ __device__ __forceinline__ void block_fold(row6 mine, int64_t col, int64_t colum
         partials[(int64_t)blockIdx.y * columns + col] = sh[x];
 }
 
-__global__ void __launch_bounds__(TT_THREADS)
-    moments_partial_kernel(tt_dview x, tt_dview w, int64_t columns, row6 *partials,
-                           tt_cuda_record *rec)
+TT_KERNEL(tt_moments_partial)(tt_partial_args a)
 {
+    const tt_dview &x = a.x, &w = a.second;
+    const int64_t columns = a.columns;
+    tt_cuda_record *rec = a.rec;
     const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t stride = (int64_t)gridDim.y * blockDim.y;
-    row6 m = empty_moments();
+    tt_row6 m = empty_moments();
     for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; col < columns && row < x.rows;
          row += stride) {
         const double v = tt_ld_score(x.data + row * x.rstep + col * x.cstep, x.dtype);
@@ -167,16 +129,17 @@ __global__ void __launch_bounds__(TT_THREADS)
                 m.v[MAX_] = v;
         }
     }
-    block_fold<false>(m, col, columns, partials);
+    block_fold<false>(m, col, columns, a.partials);
 }
 
-__global__ void __launch_bounds__(TT_THREADS)
-    comoments_partial_kernel(tt_dview x, tt_dview y, int64_t columns, row6 *partials,
-                             tt_cuda_record *rec)
+TT_KERNEL(tt_comoments_partial)(tt_partial_args a)
 {
+    const tt_dview &x = a.x, &y = a.second;
+    const int64_t columns = a.columns;
+    tt_cuda_record *rec = a.rec;
     const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t stride = (int64_t)gridDim.y * blockDim.y;
-    row6 m = empty_comoments();
+    tt_row6 m = empty_comoments();
     for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; col < columns && row < x.rows;
          row += stride) {
         const double vx = tt_ld_score(x.data + row * x.rstep + col * x.cstep, x.dtype);
@@ -194,104 +157,55 @@ __global__ void __launch_bounds__(TT_THREADS)
         m.v[M2Y_] += dy * (vy - m.v[MY_]);
         m.v[CXY_] += dx * (vy - m.v[MY_]);
     }
-    block_fold<true>(m, col, columns, partials);
+    block_fold<true>(m, col, columns, a.partials);
 }
 
 /* batch[col] = the column's partials merged in block order. */
 template <bool CO>
-__global__ void finalize_kernel(const row6 *partials, int64_t groups, int64_t columns, row6 *batch)
+__device__ __forceinline__ void finalize_body(const tt_finalize_args &a)
 {
+    const tt_row6 *partials = a.partials;
+    const int64_t groups = a.groups, columns = a.columns;
     const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (col >= columns)
         return;
-    row6 m = partials[col];
+    tt_row6 m = partials[col];
     for (int64_t g = 1; g < groups; g++) {
         if (CO)
             merge_comoments(m, partials[g * columns + col]);
         else
             merge_moments(m, partials[g * columns + col]);
     }
-    batch[col] = m;
+    a.batch[col] = m;
 }
 
-template <bool CO>
-static cudaError_t launch_batch(const tt_view *x, const tt_view *second, int64_t columns,
-                                double *scratch, double *batch, tt_cuda_record *rec,
-                                cudaStream_t stream)
-{
-    const int64_t rows = x->shape[0];
-    if (rows == 0 || columns == 0)
-        return cudaSuccess;
-    const geometry g = geometry_of(rows, columns);
-    row6 *partials = (row6 *)scratch;
-    const tt_dview xv = tt_dview_of(x), sv = tt_dview_of(second); /* [N]: one column, cstep 0 */
-    if (CO) {
-        comoments_partial_kernel<<<g.grid, g.block, 0, stream>>>(xv, sv, columns, partials, rec);
-    } else {
-        moments_partial_kernel<<<g.grid, g.block, 0, stream>>>(xv, sv, columns, partials, rec);
-    }
-    const unsigned blocks = (unsigned)((columns + TT_THREADS - 1) / TT_THREADS);
-    finalize_kernel<CO><<<blocks, TT_THREADS, 0, stream>>>(partials, g.grid.y, columns, (row6 *)batch);
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weights,
-                                                    int64_t columns, double *scratch,
-                                                    double *batch, tt_cuda_record *rec,
-                                                    cudaStream_t stream)
-{
-    return launch_batch<false>(x, weights, columns, scratch, batch, rec, stream);
-}
-
-extern "C" cudaError_t tt_cuda_comoments_batch_launch(const tt_view *x, const tt_view *y,
-                                                      int64_t columns, double *scratch,
-                                                      double *batch, tt_cuda_record *rec,
-                                                      cudaStream_t stream)
-{
-    return launch_batch<true>(x, y, columns, scratch, batch, rec, stream);
-}
+TT_KERNEL(tt_moments_finalize)(tt_finalize_args a) { finalize_body<false>(a); }
+TT_KERNEL(tt_comoments_finalize)(tt_finalize_args a) { finalize_body<true>(a); }
 
 /* ---- state merges -------------------------------------------------------------------------- */
 
 template <bool CO>
-__global__ void merge_kernel(double *state, tt_dview other, int64_t rows, const tt_cuda_record *gate)
+__device__ __forceinline__ void merge_body(const tt_merge_args &a)
 {
+    double *state = a.state;
+    const tt_dview &other = a.other;
+    const int64_t rows = a.rows;
+    const tt_cuda_record *gate = a.gate;
     const int64_t d = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (d >= rows || (gate != NULL && gate->key != TT_CUDA_CLEAR))
         return; /* a batch with a bad value is never merged */
-    row6 a, b;
+    tt_row6 mine, theirs;
     for (int c = 0; c < 6; c++) {
-        a.v[c] = state[d * 6 + c];
-        b.v[c] = *(const double *)(other.data + d * other.rstep + c * other.cstep);
+        mine.v[c] = state[d * 6 + c];
+        theirs.v[c] = *(const double *)(other.data + d * other.rstep + c * other.cstep);
     }
     if (CO)
-        merge_comoments(a, b);
+        merge_comoments(mine, theirs);
     else
-        merge_moments(a, b);
+        merge_moments(mine, theirs);
     for (int c = 0; c < 6; c++)
-        state[d * 6 + c] = a.v[c];
+        state[d * 6 + c] = mine.v[c];
 }
 
-template <bool CO>
-static cudaError_t launch_merge(const tt_view *state, const tt_view *other, const tt_cuda_record *gate,
-                                cudaStream_t stream)
-{
-    const int64_t rows = state->shape[0];
-    if (rows == 0)
-        return cudaSuccess;
-    const unsigned blocks = (unsigned)((rows + TT_THREADS - 1) / TT_THREADS);
-    merge_kernel<CO><<<blocks, TT_THREADS, 0, stream>>>((double *)state->data, tt_dview_of(other), rows, gate);
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,
-                                                    const tt_cuda_record *gate, cudaStream_t stream)
-{
-    return launch_merge<false>(state, other, gate, stream);
-}
-
-extern "C" cudaError_t tt_cuda_comoments_merge_launch(const tt_view *state, const tt_view *other,
-                                                      const tt_cuda_record *gate, cudaStream_t stream)
-{
-    return launch_merge<true>(state, other, gate, stream);
-}
+TT_KERNEL(tt_moments_merge)(tt_merge_args a) { merge_body<false>(a); }
+TT_KERNEL(tt_comoments_merge)(tt_merge_args a) { merge_body<true>(a); }

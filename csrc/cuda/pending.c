@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MAX_DEVICES 64
+#define MAX_DEVICES TT_MAX_DEVICES
 /* The note after the CPU core's message, by where the rejection is raised (pending.h). */
 #define NOTE_AT_UPDATE                                                                         \
     " (found on the GPU after that earlier update returned: none of its batch was counted, "  \
@@ -30,7 +30,7 @@ typedef struct {
     pthread_mutex_t lock;
     tt_cuda_report *reports;     /* pinned host memory, TT_PENDING_RING slots */
     tt_cuda_report *reports_dev; /* the same memory as the device sees it */
-    cudaEvent_t events[TT_PENDING_RING];
+    tt_cu_event events[TT_PENDING_RING];
     unsigned char has_event[TT_PENDING_RING];
     unsigned char state[TT_PENDING_RING];
     const void *out[TT_PENDING_RING];
@@ -42,12 +42,6 @@ typedef struct {
 
 static device_table *tables[MAX_DEVICES];
 static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static tt_status cuda_error(tt_error *err, cudaError_t e, const char *what)
-{
-    return tt_fail(err, e == cudaErrorMemoryAllocation ? TT_ENOMEM : TT_ECUDA, "CUDA",
-                   "%s failed: %s (%s)", what, cudaGetErrorName(e), cudaGetErrorString(e));
-}
 
 /* The table of `device`, made on first use; NULL with `err` filled on failure. */
 static device_table *table_of(int device, int create, tt_error *err)
@@ -63,19 +57,23 @@ static device_table *table_of(int device, int create, tt_error *err)
     if (t == NULL && create) {
         t = calloc(1, sizeof *t);
         void *host = NULL;
-        cudaError_t e = t == NULL ? cudaErrorMemoryAllocation
-                                  : cudaHostAlloc(&host, sizeof(tt_cuda_report) * TT_PENDING_RING,
-                                                  cudaHostAllocMapped | cudaHostAllocPortable);
-        if (e == cudaSuccess)
-            e = cudaHostGetDevicePointer((void **)&t->reports_dev, host, 0);
-        if (e != cudaSuccess) {
+        tt_cu_deviceptr seen = 0;
+        const tt_cu_api *cu = tt_cu();
+        tt_cu_result e = t == NULL ? TT_CU_ERROR_OUT_OF_MEMORY
+                         : cu == NULL ? TT_CU_NO_DRIVER
+                                      : cu->mem_host_alloc(&host, sizeof(tt_cuda_report) * TT_PENDING_RING,
+                                                           TT_CU_MEMHOSTALLOC_DEVICEMAP | TT_CU_MEMHOSTALLOC_PORTABLE);
+        if (e == TT_CU_SUCCESS)
+            e = cu->mem_host_get_device_pointer(&seen, host, 0);
+        if (e != TT_CU_SUCCESS) {
             if (host != NULL)
-                cudaFreeHost(host);
+                cu->mem_free_host(host);
             free(t);
             t = NULL;
-            cuda_error(err, e, "allocating the pinned error reports");
+            tt_cuda_fail(err, e, "allocating the pinned error reports");
         } else {
             t->reports = host;
+            t->reports_dev = (tt_cuda_report *)(uintptr_t)seen;
             pthread_mutex_init(&t->lock, NULL);
             tables[device] = t; /* kept for the life of the process, like a CUDA context */
         }
@@ -111,25 +109,25 @@ static void take_report(device_table *t, unsigned i)
  * first waits for every call in flight into `span`. */
 static tt_status look(device_table *t, tt_span span, int wait, tt_error *err)
 {
-    cudaError_t e;
+    tt_cu_result e;
     if (wait) {
         for (unsigned long long n = t->tail; n < t->head; n++) {
             const unsigned i = (unsigned)(n % TT_PENDING_RING);
             if (t->state[i] != SLOT_IN_FLIGHT || !within(span, t->out[i]))
                 continue;
-            if ((e = cudaEventSynchronize(t->events[i])) != cudaSuccess)
-                return cuda_error(err, e, "waiting for an update's kernels");
+            if ((e = tt_cu()->event_synchronize(t->events[i])) != TT_CU_SUCCESS)
+                return tt_cuda_fail(err, e, "waiting for an update's kernels");
             take_report(t, i);
         }
     }
     while (t->tail < t->head) {
         const unsigned i = (unsigned)(t->tail % TT_PENDING_RING);
         if (t->state[i] == SLOT_IN_FLIGHT) {
-            e = cudaEventQuery(t->events[i]);
-            if (e == cudaErrorNotReady)
+            e = tt_cu()->event_query(t->events[i]);
+            if (e == TT_CU_ERROR_NOT_READY)
                 break;
-            if (e != cudaSuccess)
-                return cuda_error(err, e, "an update's kernels");
+            if (e != TT_CU_SUCCESS)
+                return tt_cuda_fail(err, e, "an update's kernels");
             take_report(t, i);
         }
         t->state[i] = SLOT_FREE;
@@ -148,17 +146,17 @@ tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err)
     if (status == TT_OK && t->head - t->tail == TT_PENDING_RING) {
         /* the host is a full ring ahead of the device: wait for the oldest call */
         const unsigned i = (unsigned)(t->tail % TT_PENDING_RING);
-        const cudaError_t e = t->state[i] == SLOT_IN_FLIGHT ? cudaEventSynchronize(t->events[i])
-                                                            : cudaSuccess;
-        status = e == cudaSuccess ? look(t, ANY_STATE, 0, err) : cuda_error(err, e, "an update's kernels");
+        const tt_cu_result e = t->state[i] == SLOT_IN_FLIGHT ? tt_cu()->event_synchronize(t->events[i])
+                                                             : TT_CU_SUCCESS;
+        status = e == TT_CU_SUCCESS ? look(t, ANY_STATE, 0, err) : tt_cuda_fail(err, e, "an update's kernels");
     }
     const unsigned i = (unsigned)(t->head % TT_PENDING_RING);
     if (status == TT_OK && !t->has_event[i]) {
-        const cudaError_t e = cudaEventCreateWithFlags(&t->events[i], cudaEventDisableTiming);
-        if (e == cudaSuccess)
+        const tt_cu_result e = tt_cu()->event_create(&t->events[i], TT_CU_EVENT_DISABLE_TIMING);
+        if (e == TT_CU_SUCCESS)
             t->has_event[i] = 1;
         else
-            status = cuda_error(err, e, "cudaEventCreate");
+            status = tt_cuda_fail(err, e, "cuEventCreate");
     }
     *slot = &t->reports_dev[i];
     pthread_mutex_unlock(&t->lock);
@@ -166,22 +164,22 @@ tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err)
 }
 
 tt_status tt_pending_push(int device, const void *out, const tt_cuda_explain *why,
-                          cudaStream_t stream, tt_error *err)
+                          tt_cu_stream stream, tt_error *err)
 {
     device_table *t = table_of(device, 1, err);
     if (t == NULL)
         return err->status;
     pthread_mutex_lock(&t->lock);
     const unsigned i = (unsigned)(t->head % TT_PENDING_RING);
-    const cudaError_t e = cudaEventRecord(t->events[i], stream);
-    if (e == cudaSuccess) {
+    const tt_cu_result e = tt_cu()->event_record(t->events[i], stream);
+    if (e == TT_CU_SUCCESS) {
         t->state[i] = SLOT_IN_FLIGHT;
         t->out[i] = out;
         t->why[i] = *why;
         t->head++;
     }
     pthread_mutex_unlock(&t->lock);
-    return e == cudaSuccess ? TT_OK : cuda_error(err, e, "cudaEventRecord");
+    return e == TT_CU_SUCCESS ? TT_OK : tt_cuda_fail(err, e, "cuEventRecord");
 }
 
 tt_status tt_pending_check(int device, tt_span span, int wait, int when, tt_error *err)

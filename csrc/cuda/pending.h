@@ -12,7 +12,7 @@
  * Per device: a ring of TT_PENDING_RING calls in flight (a full ring waits for its oldest call:
  * the only host wait of the deferred mode, reached only when the host runs that far ahead) and
  * up to TT_PENDING_REJECTED rejected calls not yet reported (beyond that the oldest is dropped:
- * its batch was undone all the same). Thread-safe; plain C over the CUDA runtime.
+ * its batch was undone all the same). Thread-safe; plain C over the CUDA driver.
  */
 #ifndef TT_CUDA_PENDING_H
 #define TT_CUDA_PENDING_H
@@ -48,7 +48,7 @@ tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err);
 
 /* Registers that call as in flight: an event recorded on `stream` after its latch. */
 tt_status tt_pending_push(int device, const void *out, const tt_cuda_explain *why,
-                          cudaStream_t stream, tt_error *err);
+                          tt_cu_stream stream, tt_error *err);
 
 /* The states a look concerns: the calls whose `out` lies in [begin, begin + bytes), so that a
  * check of a whole state also finds updates into a part of it; begin NULL: every state. */

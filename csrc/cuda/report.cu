@@ -9,12 +9,6 @@
  */
 #include "cuda/common.cuh"
 
-typedef struct {
-    tt_dview by_code[5];
-    int64_t columns;
-    tt_dview thresholds;
-} latch_args;
-
 /* The element at position `pos` (row * columns + column) of `v`; a 1-D view ignores the column. */
 __device__ __forceinline__ const char *element_at(const tt_dview &v, int64_t pos, int64_t columns)
 {
@@ -22,8 +16,9 @@ __device__ __forceinline__ const char *element_at(const tt_dview &v, int64_t pos
     return v.data + row * v.rstep + col * v.cstep;
 }
 
-__global__ void latch_kernel(const tt_cuda_record *rec, latch_args a, tt_cuda_report *report)
+TT_KERNEL(tt_latch)(tt_latch_args a)
 {
+    const tt_cuda_record *rec = a.rec;
     tt_cuda_report r;
     r.key = rec->key;
     r.thr_key = rec->thr_key;
@@ -45,18 +40,5 @@ __global__ void latch_kernel(const tt_cuda_record *rec, latch_args a, tt_cuda_re
         if (i > 0)
             r.thr_before = *(const double *)(a.thresholds.data + (i - 1) * a.thresholds.rstep);
     }
-    *report = r; /* host memory: visible to the host once the call's completion event has fired */
-}
-
-extern "C" cudaError_t tt_cuda_latch_launch(const tt_cuda_record *rec, const tt_cuda_latch_spec *spec,
-                                            tt_cuda_report *report, cudaStream_t stream)
-{
-    latch_args a;
-    memset(&a, 0, sizeof a);
-    for (int c = 0; c < 5; c++)
-        a.by_code[c] = tt_dview_of(spec->by_code[c]);
-    a.columns = spec->columns > 0 ? spec->columns : 1;
-    a.thresholds = tt_dview_of(spec->thresholds);
-    latch_kernel<<<1, 1, 0, stream>>>(rec, a, report);
-    return cudaGetLastError();
+    *a.report = r; /* host memory: visible to the host once the call's completion event has fired */
 }

@@ -12,17 +12,6 @@
  */
 #include "cuda/common.cuh"
 
-typedef struct {
-    tt_dview preds, target, mask;
-    int64_t classes, k;
-    int has_ignore;
-    int64_t ignore;
-    int64_t sign;
-    long long *out; /* [C, 3] */
-    tt_cuda_record *rec;        /* sign +1: where errors go */
-    const tt_cuda_record *gate; /* sign -1: the record of the call being undone */
-} topk_args;
-
 /* (best, best_j) becomes the warp's best in every lane: higher score, then lower index. */
 template <typename A>
 __device__ __forceinline__ void warp_best(A &best, int64_t &best_j)
@@ -38,7 +27,7 @@ __device__ __forceinline__ void warp_best(A &best, int64_t &best_j)
 }
 
 template <typename T, bool SHARED>
-__global__ void __launch_bounds__(TT_THREADS) topk_kernel(topk_args a)
+__device__ __forceinline__ void topk_body(const tt_topk_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
@@ -110,41 +99,5 @@ __global__ void __launch_bounds__(TT_THREADS) topk_kernel(topk_args a)
         tt_hist_flush(sh, a.out, bins, a.sign);
 }
 
-template <typename T>
-static void launch_topk(const topk_args &a, cudaStream_t stream)
-{
-    const size_t shared = (size_t)(a.classes * 3) * sizeof(unsigned);
-    const int64_t rows_per_block = TT_THREADS / 32; /* a warp per row */
-    if (shared <= TT_SHARED_BYTES)
-        topk_kernel<T, true><<<tt_grid_for(topk_kernel<T, true>, a.preds.rows, rows_per_block, shared), TT_THREADS,
-                               shared, stream>>>(a);
-    else
-        topk_kernel<T, false><<<tt_grid_for(topk_kernel<T, false>, a.preds.rows, rows_per_block, 0), TT_THREADS, 0,
-                                stream>>>(a);
-}
-
-extern "C" cudaError_t tt_cuda_topk_launch(const tt_view *out, const tt_view *preds,
-                                           const tt_view *target, const tt_view *mask,
-                                           const int64_t *ignore_index, int64_t k, int64_t sign,
-                                           tt_cuda_record *rec, cudaStream_t stream)
-{
-    topk_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
-    a.classes = preds->shape[1];
-    a.k = k;
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
-    if (a.preds.rows == 0 || a.classes == 0)
-        return cudaSuccess;
-    typedef void (*launcher)(const topk_args &, cudaStream_t);
-    static const launcher by_dtype[TT_SCORE_TYPES] = TT_SCORE_TABLE(launch_topk);
-    by_dtype[tt_score_index(preds->dtype)](a, stream);
-    return cudaGetLastError();
-}
+TT_SCORE_KERNELS(tt_topk_shared, topk_body, tt_topk_args, true)
+TT_SCORE_KERNELS(tt_topk_global, topk_body, tt_topk_args, false)

@@ -1,0 +1,197 @@
+"""NVRTC, CUDA's runtime compiler, found and called through ctypes: no CUDA toolkit is needed.
+
+`find()` looks, in this order, and takes the first library that loads:
+
+1. ``TORCHTALLY_NVRTC=/path/to/libnvrtc.so...`` when set (then only there);
+2. a copy this process has loaded already (CUDA builds of torch load one for their own JIT);
+3. the ``nvidia-cuda-nvrtc`` wheels in site-packages (``nvidia/cu13/lib``, ``nvidia/cuda_nvrtc/lib``),
+   which torch's CUDA wheels depend on;
+4. ``$CUDA_HOME`` (or ``$CUDA_PATH``) ``/lib64`` and ``/lib``, then ``/usr/local/cuda``.
+
+Two facts about NVRTC the loader relies on: its builtins library (``libnvrtc-builtins.so.*``)
+sits beside it and must be loaded first, by full path, because libnvrtc has no RUNPATH to find
+it; and a compile for ``sm_XY`` gives a cubin that only a driver at least as new as that NVRTC
+loads (the loader then asks for PTX instead, which the driver compiles itself).
+"""
+import ctypes
+import glob
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+
+class NvrtcError(RuntimeError):
+    """NVRTC could not be found, loaded or could not compile; the message says what and where."""
+
+
+@dataclass
+class Compiled:
+    """One compile: the image (a cubin, or PTX text for the driver to finish) and NVRTC's log."""
+    image: bytes
+    kind: str  # "cubin" or "ptx"
+    arch: str  # "sm_90", or "compute_90" for PTX
+    log: str
+
+
+@dataclass
+class Nvrtc:
+    """A loaded NVRTC library."""
+    path: str
+    lib: ctypes.CDLL = field(repr=False)
+
+    @property
+    def version(self) -> Tuple[int, int]:
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self._check(self.lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
+        return major.value, minor.value
+
+    def supported_arches(self) -> List[int]:
+        """The compute capabilities this NVRTC compiles for, e.g. [75, 80, ..., 120]."""
+        count = ctypes.c_int()
+        self._check(self.lib.nvrtcGetNumSupportedArchs(ctypes.byref(count)), "nvrtcGetNumSupportedArchs")
+        arches = (ctypes.c_int * count.value)()
+        self._check(self.lib.nvrtcGetSupportedArchs(arches), "nvrtcGetSupportedArchs")
+        return list(arches)
+
+    def compile(self, source: str, arch: str, options: Sequence[str] = (), name: str = "torchtally.cu") -> Compiled:
+        """Compile `source` for `arch` ("sm_90": a cubin; "compute_90": PTX). Raises NvrtcError
+        with NVRTC's log when the compile fails."""
+        program = ctypes.c_void_p()
+        self._check(self.lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(), 0, None, None),
+                    "nvrtcCreateProgram")
+        try:
+            flags = [f"--gpu-architecture={arch}", "--std=c++17", *options]
+            argv = (ctypes.c_char_p * len(flags))(*[f.encode() for f in flags])
+            status = self.lib.nvrtcCompileProgram(program, len(flags), argv)
+            log = self._log(program)
+            if status != 0:
+                raise NvrtcError(f"NVRTC ({self.path}) could not compile the kernels for {arch}: "
+                                 f"{self._error(status)}\n{log}")
+            kind = "cubin" if arch.startswith("sm_") else "ptx"
+            image = self._output(program, kind)
+            return Compiled(image=image, kind=kind, arch=arch, log=log)
+        finally:
+            self.lib.nvrtcDestroyProgram(ctypes.byref(program))
+
+    def _log(self, program) -> str:
+        size = ctypes.c_size_t()
+        self._check(self.lib.nvrtcGetProgramLogSize(program, ctypes.byref(size)), "nvrtcGetProgramLogSize")
+        buffer = ctypes.create_string_buffer(size.value)
+        self._check(self.lib.nvrtcGetProgramLog(program, buffer), "nvrtcGetProgramLog")
+        return buffer.value.decode(errors="replace").strip()
+
+    def _output(self, program, kind: str) -> bytes:
+        get_size, get = ("nvrtcGetCUBINSize", "nvrtcGetCUBIN") if kind == "cubin" else ("nvrtcGetPTXSize", "nvrtcGetPTX")
+        size = ctypes.c_size_t()
+        self._check(getattr(self.lib, get_size)(program, ctypes.byref(size)), get_size)
+        buffer = ctypes.create_string_buffer(size.value)
+        self._check(getattr(self.lib, get)(program, buffer), get)
+        return buffer.raw[:size.value]
+
+    def _error(self, status: int) -> str:
+        return self.lib.nvrtcGetErrorString(status).decode()
+
+    def _check(self, status: int, what: str) -> None:
+        if status != 0:
+            raise NvrtcError(f"{what} failed in {self.path}: {self._error(status)}")
+
+
+def _prepare(lib: ctypes.CDLL) -> ctypes.CDLL:
+    lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+    lib.nvrtcGetErrorString.argtypes = [ctypes.c_int]
+    lib.nvrtcCreateProgram.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p,
+                                       ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    lib.nvrtcCompileProgram.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    lib.nvrtcDestroyProgram.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    for name in ("nvrtcGetProgramLogSize", "nvrtcGetCUBINSize", "nvrtcGetPTXSize"):
+        getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+    for name in ("nvrtcGetProgramLog", "nvrtcGetCUBIN", "nvrtcGetPTX"):
+        getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    return lib
+
+
+def load(path: str) -> Nvrtc:
+    """Load the NVRTC library at `path`, its builtins library first. Raises NvrtcError."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for builtins in sorted(glob.glob(os.path.join(folder, "libnvrtc-builtins.so*"))):
+        if ".alt." in builtins:
+            continue
+        try:
+            ctypes.CDLL(builtins, mode=ctypes.RTLD_GLOBAL)
+            break
+        except OSError:
+            continue
+    try:
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        return Nvrtc(path=path, lib=_prepare(lib))
+    except (OSError, AttributeError) as exc:
+        raise NvrtcError(f"could not load NVRTC from {path}: {exc}") from None
+
+
+def loaded_paths(maps: str = "/proc/self/maps") -> List[str]:
+    """Paths of libnvrtc copies this process has mapped already (none where /proc is absent)."""
+    found: List[str] = []
+    try:
+        with open(maps) as lines:
+            for line in lines:
+                path = line.rsplit(" ", 1)[-1].strip()
+                base = os.path.basename(path)
+                if base.startswith("libnvrtc.so") and path not in found:
+                    found.append(path)
+    except OSError:
+        pass
+    return found
+
+
+def wheel_paths(folders: Optional[Sequence[str]] = None) -> List[str]:
+    """libnvrtc in the nvidia wheels under each site-packages folder, newest CUDA first."""
+    found: List[str] = []
+    for folder in folders if folders is not None else sys.path:
+        for pattern in ("nvidia/cu1[3-9]/lib/libnvrtc.so.*", "nvidia/cuda_nvrtc/lib/libnvrtc.so.*"):
+            for path in sorted(glob.glob(os.path.join(folder, pattern)), reverse=True):
+                if ".alt." not in path and path not in found:
+                    found.append(path)
+    return found
+
+
+def toolkit_paths(env=os.environ) -> List[str]:
+    found: List[str] = []
+    for home in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
+        if not home:
+            continue
+        for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
+            for path in sorted(glob.glob(os.path.join(home, sub, "libnvrtc.so*")), reverse=True):
+                if path not in found:
+                    found.append(path)
+    return found
+
+
+def candidates(env=os.environ) -> List[str]:
+    """Where find() looks, in order (only TORCHTALLY_NVRTC when that is set)."""
+    explicit = env.get("TORCHTALLY_NVRTC", "").strip()
+    if explicit:
+        return [explicit]
+    ordered: List[str] = []
+    for path in loaded_paths() + wheel_paths() + toolkit_paths(env):
+        if path not in ordered:
+            ordered.append(path)
+    return ordered
+
+
+def find(env=os.environ) -> Nvrtc:
+    """The first NVRTC of candidates() that loads; NvrtcError saying where it looked otherwise."""
+    tried: List[str] = []
+    for path in candidates(env):
+        try:
+            return load(path)
+        except NvrtcError as exc:
+            tried.append(str(exc))
+    if env.get("TORCHTALLY_NVRTC", "").strip():
+        raise NvrtcError(f"TORCHTALLY_NVRTC: {tried[0]}")
+    where = "; ".join(tried) if tried else "no libnvrtc.so found"
+    raise NvrtcError(
+        "NVRTC, which compiles torchtally's CUDA kernels, was not found (looked in this process's loaded "
+        "libraries, the nvidia wheels in site-packages and $CUDA_HOME: " + where + "). "
+        "Install it with `pip install nvidia-cuda-nvrtc` (CUDA 13 drivers) or `pip install nvidia-cuda-nvrtc-cu12`, "
+        "or point TORCHTALLY_NVRTC at a libnvrtc.so")
