@@ -1,6 +1,7 @@
 """Routing in torchtally.kernels: CPU tensors to torchtally._C (unchanged), CUDA
-tensors to torchtally._C_cuda when it is built, else to the torch reference. Runs without a GPU:
-a stand-in object that says is_cuda plays the CUDA tensor, and spies replace the modules."""
+tensors to torchtally._C_cuda on the devices its kernels serve, else to the torch reference.
+Runs without a GPU: a stand-in object that says is_cuda plays the CUDA tensor, spies replace the
+modules, and a stand-in loader says which devices the kernels serve."""
 import pytest
 import torch
 
@@ -29,6 +30,26 @@ class CudaStandIn:
     is_cuda = True
     requires_grad = False
 
+    def __init__(self, device: int = 0):
+        self.device_index = device
+
+    def get_device(self) -> int:
+        return self.device_index
+
+
+class StandInLoader:
+    """Serves the devices in `served`; counts how often each device was asked about."""
+
+    def __init__(self, served=(0,)):
+        self.served, self.asked = set(served), []
+
+    def serves(self, device: int) -> bool:
+        self.asked.append(device)
+        return device in self.served
+
+    def forget(self):
+        pass
+
 
 @pytest.fixture
 def spies(monkeypatch):
@@ -36,7 +57,21 @@ def spies(monkeypatch):
     monkeypatch.setattr(kernels, "_CUDA_MODULE", cuda)
     monkeypatch.setattr(kernels, "_cuda", cuda)
     monkeypatch.setattr(kernels, "_reference", ref)
+    monkeypatch.setattr(kernels, "_loader", StandInLoader())
+    monkeypatch.setattr(kernels, "_served", {})
     return cuda, ref
+
+
+def test_a_device_the_kernels_do_not_serve_takes_the_reference_and_is_asked_once(spies, monkeypatch):
+    cuda, ref = spies
+    loader = StandInLoader(served=(0,))
+    monkeypatch.setattr(kernels, "_loader", loader)
+    for _ in range(3):
+        kernels.confmat_labels(CudaStandIn(0), CudaStandIn(0), CudaStandIn(0))
+        kernels.confmat_labels(CudaStandIn(1), CudaStandIn(1), CudaStandIn(1))
+    assert [name for name, _ in cuda.calls] == ["confmat_labels"] * 3
+    assert [name for name, _ in ref.calls] == ["confmat_labels"] * 3
+    assert sorted(loader.asked) == [0, 1]  # decided once per device, then remembered
 
 
 def call(kernel: str, out) -> None:
@@ -73,7 +108,7 @@ def test_without_the_cuda_build_cuda_goes_to_the_reference(spies, monkeypatch):
     assert not kernels.has_cuda() and kernels.cuda_backend() == "reference"
     call("topk_update", CudaStandIn())
     assert [n for n, _ in ref.calls] == ["topk_update"] and cuda.calls == []
-    with pytest.raises(ImportError, match="TORCHTALLY_CUDA=1"):
+    with pytest.raises(ImportError, match="torchtally._C_cuda is not importable"):
         kernels.set_cuda_backend("cuda")
 
 
@@ -97,10 +132,9 @@ def test_inputs_are_detached_on_the_cuda_route(spies):
 
 
 def test_the_real_cuda_module_matches_the_contract():
-    """When torchtally._C_cuda is built it has every kernel of csrc/API.md (same names as _C)."""
+    """torchtally._C_cuda is always built and has every kernel of csrc/API.md (same names as _C)."""
     module = kernels._CUDA_MODULE
-    if module is None:
-        pytest.skip("torchtally._C_cuda is not built (TORCHTALLY_CUDA=0, the default)")
+    assert module is not None
     assert all(callable(getattr(module, k, None)) for k in KERNELS)
     assert _reference is not module
 

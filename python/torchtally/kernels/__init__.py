@@ -6,9 +6,13 @@ the C core `torchtally._C` when `out` / `state` is a CPU tensor and the extensio
 torch reference (`kernels.reference`) otherwise. This is the hot path of every `update`: no extra
 allocation, copy or device sync on the way to the C core.
 
-CUDA tensors go to `torchtally._C_cuda` (the CUDA kernels, built only with TORCHTALLY_CUDA=1 or
-auto) when it is importable, else to the reference; `cuda_backend()` / `set_cuda_backend()` say
-and choose. The CPU test comes first, so CPU calls pay nothing for the CUDA route.
+CUDA tensors go to `torchtally._C_cuda` (the CUDA kernels) on every device the kernels serve,
+else to the reference: at a device's first use, `kernels.cuda.loader` compiles the kernels for
+it with NVRTC (or takes them from its disk cache), loads them and runs the known-answer check;
+a device they cannot serve warns once, saying why (TORCHTALLY_CUDA=0|1|auto chooses: never,
+always or raise, where possible). `cuda_status()` says which path each device takes;
+`cuda_backend()` / `set_cuda_backend()` say and choose for every device. The CPU test comes
+first, so CPU calls pay nothing for the CUDA route.
 
 CUDA value checks (out-of-range labels, NaN, bad weights) run on the device and never make an
 update wait: a rejected batch is undone on the GPU and its ValueError raised at the next update
@@ -34,11 +38,15 @@ except ImportError:  # not built (or a platform without a compiler): the referen
 
 try:
     from .. import _C_cuda as _CUDA_MODULE
-except ImportError:  # the default build has no CUDA kernels: CUDA tensors take the reference
+except ImportError:  # a build without it (or a platform without a compiler): CUDA takes the reference
     _CUDA_MODULE = None
+
+from .cuda.loader import DeviceStatus, Loader  # noqa: E402
 
 _c = _C_MODULE  # the module CPU calls go to; None routes everything to the reference
 _cuda = _CUDA_MODULE  # the module CUDA calls go to; None routes them to the reference
+_loader = Loader(_CUDA_MODULE, _reference)
+_served = {}  # device index -> the module its CUDA calls go to, decided at its first use
 
 
 def has_c() -> bool:
@@ -64,7 +72,7 @@ def set_backend(name: str) -> str:
 
 
 def has_cuda() -> bool:
-    """True when the CUDA kernels torchtally._C_cuda are importable."""
+    """True when torchtally._C_cuda is importable (whether its kernels serve a device: cuda_status())."""
     return _CUDA_MODULE is not None
 
 
@@ -74,12 +82,13 @@ def cuda_backend() -> str:
 
 
 def set_cuda_backend(name: str) -> str:
-    """Route CUDA tensors to `"cuda"` or `"reference"`; returns the previous backend's name."""
+    """Route CUDA tensors to `"cuda"` (on the devices the kernels serve) or `"reference"`; returns the
+    previous backend's name."""
     global _cuda
     if name not in ("cuda", "reference"):
         raise ValueError(f"name: expected 'cuda' or 'reference', got {name!r}")
     if name == "cuda" and _CUDA_MODULE is None:
-        raise ImportError("torchtally._C_cuda is not built (build with TORCHTALLY_CUDA=1)")
+        raise ImportError("torchtally._C_cuda is not importable (reinstall torchtally)")
     previous = cuda_backend()
     _cuda = _CUDA_MODULE if name == "cuda" else None
     return previous
@@ -155,13 +164,32 @@ if _mode_from_env:
         raise ValueError(f"TORCHTALLY_CUDA_CHECKS: {exc}") from None
 
 
+def cuda_device_status(device: int) -> DeviceStatus:
+    """How the CUDA kernels stand on cuda:`device` (prepared now if it was never used)."""
+    return _loader.status(device)
+
+
+def _cuda_route(device: int):
+    """The module CUDA calls on `device` go to, decided once (kernels.cuda.loader)."""
+    route = _served.get(device)
+    if route is None:
+        route = _served[device] = _cuda if _loader.serves(device) else _reference
+    return route
+
+
+def forget_cuda_decisions() -> None:
+    """Decide each device afresh at its next use (after a change of TORCHTALLY_CUDA; tests)."""
+    _served.clear()
+    _loader.forget()
+
+
 def _impl(out: object):
-    """torchtally._C for CPU tensors when it is active, torchtally._C_cuda for CUDA tensors when it
-    is built, else the reference (also for non-tensors)."""
+    """torchtally._C for CPU tensors when it is active, torchtally._C_cuda for CUDA tensors on a
+    device its kernels serve, else the reference (also for non-tensors)."""
     if _c is not None and getattr(out, "is_cpu", True):
         return _c
     if _cuda is not None and getattr(out, "is_cuda", False):
-        return _cuda
+        return _served.get(out.get_device()) or _cuda_route(out.get_device())
     return _reference
 
 

@@ -179,14 +179,30 @@ def candidates(env=os.environ) -> List[str]:
     return ordered
 
 
-def find(env=os.environ) -> Nvrtc:
-    """The first NVRTC of candidates() that loads; NvrtcError saying where it looked otherwise."""
+def find(env=os.environ, driver_version: int = 0) -> Nvrtc:
+    """The first NVRTC of candidates() that loads and whose CUDA major version is no newer than the
+    driver's (a cubin of a newer major version does not load; within one major version CUDA's
+    minor-version compatibility lets it); NvrtcError saying where it looked otherwise.
+    driver_version 0: any version."""
     tried: List[str] = []
+    too_new: List[Nvrtc] = []
     for path in candidates(env):
         try:
-            return load(path)
+            found = load(path)
         except NvrtcError as exc:
             tried.append(str(exc))
+            continue
+        if driver_version and found.version[0] > driver_version // 1000:
+            too_new.append(found)
+            continue
+        return found
+    if too_new:
+        newest = too_new[0]
+        raise NvrtcError(
+            f"the NVRTC found ({newest.path}, CUDA {newest.version[0]}.{newest.version[1]}) is newer than the driver "
+            f"(CUDA {driver_version // 1000}.{driver_version % 1000 // 10}), which cannot load what it compiles: "
+            f"install an NVRTC of the driver's CUDA major version (e.g. `pip install nvidia-cuda-nvrtc-cu{driver_version // 1000}`) "
+            "or update the driver")
     if env.get("TORCHTALLY_NVRTC", "").strip():
         raise NvrtcError(f"TORCHTALLY_NVRTC: {tried[0]}")
     where = "; ".join(tried) if tried else "no libnvrtc.so found"
@@ -195,3 +211,45 @@ def find(env=os.environ) -> Nvrtc:
         "libraries, the nvidia wheels in site-packages and $CUDA_HOME: " + where + "). "
         "Install it with `pip install nvidia-cuda-nvrtc` (CUDA 13 drivers) or `pip install nvidia-cuda-nvrtc-cu12`, "
         "or point TORCHTALLY_NVRTC at a libnvrtc.so")
+
+
+USAGE_OPTIONS = ("--ptxas-options=-v",)  # compile options that make the log list each kernel's resources
+
+
+@dataclass
+class KernelUsage:
+    """One kernel's resources, as ptxas reports them."""
+    name: str
+    registers: int = 0
+    shared: int = 0  # static shared memory, bytes (the launches add dynamic shared memory)
+    stack: int = 0
+    spills: int = 0  # spill stores + loads, bytes
+
+
+def resource_usage(log: str) -> Tuple[List[KernelUsage], List[str]]:
+    """The kernels of a log compiled with USAGE_OPTIONS, in the log's order, and its lines that are
+    not resource reports (warnings)."""
+    import re
+
+    kernels: List[KernelUsage] = []
+    others: List[str] = []
+    current: Optional[KernelUsage] = None
+    for line in log.splitlines():
+        entry = re.search(r"Compiling entry function '([^']+)'", line)
+        frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        used = re.search(r"Used (\d+) registers", line)
+        if entry:
+            current = KernelUsage(entry.group(1))
+            kernels.append(current)
+        elif frame and current is not None:
+            current.stack = int(frame.group(1))
+            current.spills = int(frame.group(2)) + int(frame.group(3))
+        elif used and current is not None:
+            current.registers = int(used.group(1))
+            smem = re.search(r"(\d+) bytes smem", line)
+            current.shared = int(smem.group(1)) if smem else 0
+        elif re.match(r"ptxas\s+(info|\.)", line) or not line.strip():
+            continue  # gmem totals, compile times, the properties header
+        else:
+            others.append(line)
+    return kernels, others

@@ -1,0 +1,114 @@
+"""torchtally on the GPU, public face: which path CUDA tensors take, and the compile check.
+
+``torchtally.cuda_status()`` (also here as `status`) says, per visible device, whether
+torchtally's CUDA kernels serve it and if not why; preparing a device it was never used on
+compiles and checks its kernels first (seconds, once: the image is cached on disk).
+
+``python -m torchtally.cuda compile --arch sm_90`` compiles every kernel with NVRTC for that
+architecture, without a GPU or a driver, prints one line per kernel (registers, static shared
+memory, stack, spills) and exits 0 when the compile is clean and the image holds exactly the
+kernels torchtally launches; ``python -m torchtally.cuda status`` prints cuda_status().
+"""
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+from . import kernels
+from .kernels.cuda import cache, nvrtc
+from .kernels.cuda.loader import CudaKernelsUnavailable, DeviceStatus, mode
+
+__all__ = ["status", "CudaStatus", "DeviceStatus", "CudaKernelsUnavailable", "compile_kernels", "main"]
+
+
+@dataclass
+class CudaStatus:
+    """What cuda_status() found: the switch, the driver, NVRTC, the cache and each device."""
+    mode: str
+    driver: str
+    nvrtc: str
+    cache: str
+    devices: List[DeviceStatus] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"TORCHTALLY_CUDA={self.mode}", f"driver: {self.driver}", f"NVRTC: {self.nvrtc}",
+                 f"kernel cache: {self.cache}"]
+        lines += [str(d) for d in self.devices] or ["no CUDA device"]
+        return "\n".join(lines)
+
+
+def status() -> CudaStatus:
+    """Per visible device, whether torchtally's CUDA kernels serve it, and if not why."""
+    try:
+        wanted = mode()
+    except ValueError as exc:
+        wanted = str(exc)
+    module = kernels._CUDA_MODULE
+    count = 0
+    if module is None:
+        driver = "torchtally._C_cuda is not importable"
+    else:
+        try:
+            found = module.driver()
+            count = found["devices"]
+            driver = f"CUDA {found['version'] // 1000}.{found['version'] % 1000 // 10}, {count} device(s)"
+        except RuntimeError as exc:
+            driver = str(exc)
+    try:
+        compiler = nvrtc.find()
+        compiler_text = f"{compiler.version[0]}.{compiler.version[1]} ({compiler.path})"
+    except nvrtc.NvrtcError as exc:
+        compiler_text = str(exc)
+    devices = [kernels.cuda_device_status(d) for d in range(count)]
+    return CudaStatus(wanted, driver, compiler_text, cache.default_folder(), devices)
+
+
+def compile_kernels(arch: str, path: Optional[str] = None):
+    """Compile every kernel for `arch` ("sm_90"); (usage per kernel, warnings, kernels missing
+    from the image, kernels in it that torchtally does not launch)."""
+    compiler = nvrtc.load(path) if path else nvrtc.find()
+    module = kernels._CUDA_MODULE
+    if module is None:
+        raise SystemExit("torchtally._C_cuda is not importable: reinstall torchtally")
+    compiled = compiler.compile(module.kernel_source(), arch, nvrtc.USAGE_OPTIONS)
+    usage, warnings = nvrtc.resource_usage(compiled.log)
+    expected = set(module.kernel_names())
+    found = {u.name for u in usage}
+    return compiler, usage, warnings, sorted(expected - found), sorted(found - expected)
+
+
+def _compile_command(args) -> int:
+    try:
+        compiler, usage, warnings, missing, extra = compile_kernels(args.arch, args.nvrtc)
+    except nvrtc.NvrtcError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"NVRTC {compiler.version[0]}.{compiler.version[1]} ({compiler.path}), {args.arch}: {len(usage)} kernels")
+    print(f"{'kernel':<40} {'registers':>9} {'shared':>8} {'stack':>6} {'spills':>7}")
+    for u in sorted(usage, key=lambda u: u.name):
+        print(f"{u.name:<40} {u.registers:>9} {u.shared:>8} {u.stack:>6} {u.spills:>7}")
+    problems = [f"warning: {w}" for w in warnings] + [f"missing from the image: {m}" for m in missing] + \
+        [f"not a kernel torchtally launches: {e}" for e in extra]
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m torchtally.cuda", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    compile_parser = commands.add_parser("compile", help="compile every kernel for an architecture (no GPU needed)")
+    compile_parser.add_argument("--arch", required=True, help="e.g. sm_90 (a cubin) or compute_90 (PTX)")
+    compile_parser.add_argument("--nvrtc", default=os.environ.get("TORCHTALLY_NVRTC"),
+                                help="a libnvrtc.so to use instead of the one found")
+    commands.add_parser("status", help="print cuda_status()")
+    args = parser.parse_args(argv)
+    if args.command == "compile":
+        return _compile_command(args)
+    print(status())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+/*
+ * fake_libcuda.c: a stand-in for libcuda.so.1, for testing torchtally._C_cuda's driver layer on
+ * a machine without a GPU (TORCHTALLY_LIBCUDA=<this library>). It exports the driver functions
+ * torchtally loads, with host memory for device memory, and runs no kernel. What it does is set
+ * by the environment:
+ *
+ *   FAKE_CUDA_INIT     the result of cuInit (default 0; 100 is CUDA_ERROR_NO_DEVICE)
+ *   FAKE_CUDA_VERSION  cuDriverGetVersion's answer (default 13000)
+ *   FAKE_CUDA_ARCH     the device's compute capability, e.g. 90 (default)
+ *
+ * cuModuleLoadData accepts an ELF image (a cubin) or PTX text and refuses anything else, as the
+ * driver does (CUDA_ERROR_INVALID_IMAGE); cuModuleGetFunction finds a name when it occurs in the
+ * image (a cubin holds its kernels' names in its string table). Built with -DFAKE_OLD_DRIVER it
+ * lacks cuStreamIsCapturing, as a driver too old for torchtally would.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+static int env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? atoi(v) : fallback;
+}
+
+typedef struct {
+    const char *data;
+    size_t size;
+} fake_module;
+
+static int context_token;
+static __thread void *current_context;
+
+CUresult cuInit(unsigned flags) { return env_int("FAKE_CUDA_INIT", 0); }
+CUresult cuDriverGetVersion(int *v) { *v = env_int("FAKE_CUDA_VERSION", 13000); return 0; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+
+CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
+{
+    const int arch = env_int("FAKE_CUDA_ARCH", 90);
+    switch (attribute) {
+    case 16: *value = 132; return 0;       /* multiprocessors */
+    case 75: *value = arch / 10; return 0; /* compute capability major */
+    case 76: *value = arch % 10; return 0; /* minor */
+    default: *value = 0; return 0;
+    }
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) { *ctx = &context_token; return 0; }
+CUresult cuCtxGetCurrent(void **ctx) { *ctx = current_context; return 0; }
+CUresult cuCtxSetCurrent(void *ctx) { current_context = ctx; return 0; }
+
+static size_t elf_size(const unsigned char *p)
+{
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&shentsize, p + 0x3A, 2);
+    memcpy(&shnum, p + 0x3C, 2);
+    return (size_t)(shoff + (uint64_t)shentsize * shnum);
+}
+
+CUresult cuModuleLoadData(void **module, const void *image)
+{
+    const char *p = image;
+    size_t size;
+    if (memcmp(p, "\x7f" "ELF", 4) == 0)
+        size = elf_size(image);
+    else if (strstr(p, ".version") != NULL && strstr(p, ".target") != NULL)
+        size = strlen(p);
+    else
+        return 200; /* CUDA_ERROR_INVALID_IMAGE */
+    fake_module *m = malloc(sizeof *m);
+    m->data = malloc(size);
+    memcpy((char *)m->data, p, size);
+    m->size = size;
+    *module = m;
+    return 0;
+}
+
+CUresult cuModuleGetFunction(void **f, void *module, const char *name)
+{
+    const fake_module *m = module;
+    const size_t n = strlen(name);
+    for (size_t i = 0; i + n <= m->size; i++) {
+        if (memcmp(m->data + i, name, n) == 0 && (i + n == m->size || m->data[i + n] == '\0')) {
+            *f = (void *)(m->data + i);
+            return 0;
+        }
+    }
+    return 500; /* CUDA_ERROR_NOT_FOUND */
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int threads, size_t shared)
+{
+    *n = 4;
+    return 0;
+}
+
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, void *stream, void **params, void **extra)
+{
+    return 98; /* CUDA_ERROR_INVALID_DEVICE_FUNCTION: this fake runs no kernel */
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { *p = (CUdeviceptr)(uintptr_t)malloc(bytes); return 0; }
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s) { memset((void *)(uintptr_t)p, v, n); return 0; }
+CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags) { *p = calloc(1, bytes); return 0; }
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *host, unsigned flags) { *d = (CUdeviceptr)(uintptr_t)host; return 0; }
+CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+CUresult cuEventCreate(void **e, unsigned flags) { *e = malloc(1); return 0; }
+CUresult cuEventRecord(void *e, void *s) { return 0; }
+CUresult cuEventQuery(void *e) { return 0; }
+CUresult cuEventSynchronize(void *e) { return 0; }
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { return 0; }
+#ifndef FAKE_OLD_DRIVER
+CUresult cuStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }
+#endif
+
+CUresult cuGetErrorName(CUresult r, const char **name)
+{
+    switch (r) {
+    case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
+    case 200: *name = "CUDA_ERROR_INVALID_IMAGE"; return 0;
+    case 500: *name = "CUDA_ERROR_NOT_FOUND"; return 0;
+    default: *name = NULL; return 1;
+    }
+}
+
+CUresult cuGetErrorString(CUresult r, const char **text)
+{
+    switch (r) {
+    case 100: *text = "no CUDA-capable device is detected"; return 0;
+    case 200: *text = "device kernel image is invalid"; return 0;
+    case 500: *text = "named symbol not found"; return 0;
+    default: *text = NULL; return 1;
+    }
+}

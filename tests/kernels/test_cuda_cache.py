@@ -1,0 +1,74 @@
+"""kernels.cuda.cache: the on-disk cache of compiled kernel images. An intact entry is read back;
+a truncated, corrupt or foreign one is a miss and is rewritten; processes that start together
+compile once (the entry's lock); the key changes with everything the image depends on."""
+import multiprocessing
+import os
+
+from torchtally.kernels.cuda import cache
+
+
+def test_an_entry_round_trips_and_a_second_get_does_not_make(tmp_path):
+    store = cache.Cache(str(tmp_path))
+    made = []
+    image, cached = store.get_or_make("k", "cubin", lambda: made.append(1) or b"\x7fELF image")
+    assert (image, cached) == (b"\x7fELF image", False)
+    assert store.get_or_make("k", "cubin", lambda: made.append(1) or b"other") == (b"\x7fELF image", True)
+    assert made == [1] and store.problem == ""
+    assert [p for p in os.listdir(tmp_path) if not p.endswith(".lock")] == ["k.cubin"]  # no temporary left
+
+
+def test_truncated_corrupt_and_foreign_entries_are_misses_and_are_rewritten(tmp_path):
+    store = cache.Cache(str(tmp_path))
+    store.write("k", "cubin", b"a good image")
+    whole = (tmp_path / "k.cubin").read_bytes()
+    damaged = {
+        "truncated": whole[:-3],
+        "a flipped byte": whole[:-1] + bytes([whole[-1] ^ 1]),
+        "only the header": whole[:len(cache.MAGIC) + 10],
+        "foreign": b"not a torchtally entry at all, long enough to have a digest....",
+        "empty": b"",
+    }
+    for what, data in damaged.items():
+        (tmp_path / "k.cubin").write_bytes(data)
+        assert store.read("k", "cubin") is None, what
+        image, cached = store.get_or_make("k", "cubin", lambda: b"recompiled")
+        assert (image, cached) == (b"recompiled", False), what
+        assert store.read("k", "cubin") == b"recompiled", what
+        store.write("k", "cubin", b"a good image")
+
+
+def test_the_key_covers_source_arch_nvrtc_and_driver():
+    base = cache.entry_key("src", "sm_90", (13, 0), 13000)
+    changed = [cache.entry_key("src2", "sm_90", (13, 0), 13000), cache.entry_key("src", "sm_80", (13, 0), 13000),
+               cache.entry_key("src", "sm_90", (12, 9), 13000), cache.entry_key("src", "sm_90", (13, 0), 13010)]
+    assert len({base, *changed}) == 5 and base == cache.entry_key("src", "sm_90", (13, 0), 13000)
+
+
+def test_the_default_folder_follows_the_environment(tmp_path):
+    assert cache.default_folder({"TORCHTALLY_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
+    assert cache.default_folder({"XDG_CACHE_HOME": "/x"}) == os.path.join("/x", "torchtally", "kernels")
+    assert cache.default_folder({}).endswith(os.path.join(".cache", "torchtally", "kernels"))
+
+
+def _compile_once(folder: str, marks: str, start) -> bytes:
+    start.wait()  # every process asks at the same moment
+
+    def make() -> bytes:
+        with open(os.path.join(marks, str(os.getpid())), "w"):
+            pass
+        import time
+        time.sleep(0.5)  # a compile takes a while: the others must wait for it, not race it
+        return b"the one image"
+
+    return cache.Cache(folder).get_or_make("key", "cubin", make)[0]
+
+
+def test_four_processes_starting_together_compile_once(tmp_path):
+    folder, marks = tmp_path / "cache", tmp_path / "marks"
+    marks.mkdir()
+    context = multiprocessing.get_context("spawn")
+    start = context.Manager().Barrier(4)
+    with context.Pool(4) as pool:
+        images = pool.starmap(_compile_once, [(str(folder), str(marks), start)] * 4)
+    assert images == [b"the one image"] * 4
+    assert len(os.listdir(marks)) == 1  # one compile; three read its entry
