@@ -4,7 +4,8 @@
 #   make avalanche-venv  the separate Avalanche environment (.venv-avalanche) that `make test`
 #               also runs tests/with_avalanche in; make avalanche-demo: examples/avalanche_ddp.py
 #   make bench  every benchmark in benchmarks/, results in benchmarks/RESULTS.md
-#   make cuda-compile  the CUDA sources through nvcc with warnings as errors (no GPU needed)
+#   make cuda-compile  the CUDA kernels through nvcc into embedded cubins, warnings as errors (no
+#               GPU needed; `make test` compiles them with NVRTC for every supported arch anyway)
 # TORCH_SPEC selects torch (torch==2.13.0 by default; any pip spec brings your own);
 # TORCH_INDEX, when set, is the index torch comes from, e.g. https://download.pytorch.org/whl/cpu
 # for a CPU build on a machine where PyPI would serve the multi-GB CUDA build. VENV: the
@@ -82,14 +83,16 @@ demo: build
 bench: build
 	$(PY) benchmarks/run_all.py
 
-# torchtally._C_cuda built with TORCHTALLY_CUDA_STRICT (nvcc -Werror, host -Werror) for the
-# default arch list into a temporary folder, then checked: it imports without a GPU and links no
-# shared CUDA library. Needs nvcc, not a GPU; not part of `make test` (CI has no CUDA build).
+# torchtally._C_cuda with nvcc's cubins for CUDA_COMPILE_ARCHES embedded (the optional install
+# TORCHTALLY_CUDA_PREBUILT), nvcc warnings as errors, into a temporary folder, then checked: it
+# imports without a GPU, holds every kernel per arch and links no shared CUDA library. Needs
+# nvcc, not a GPU; not part of `make test`, which compiles the same source with NVRTC.
+CUDA_COMPILE_ARCHES ?= sm_80 sm_90
 cuda-compile: $(STAMP)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	TORCHTALLY_CUDA=1 TORCHTALLY_CUDA_STRICT=1 $(PY) setup.py -q build_ext --force \
+	TORCHTALLY_CUDA_PREBUILT="$(CUDA_COMPILE_ARCHES)" TORCHTALLY_CUDA_STRICT=1 $(PY) setup.py -q build_ext --force \
 		--build-lib "$$tmp/lib" --build-temp "$$tmp/tmp" && \
-	$(PY) tests/cuda/check_build.py "$$tmp/lib/torchtally"
+	$(PY) tests/cuda/check_build.py "$$tmp/lib/torchtally" $(CUDA_COMPILE_ARCHES)
 
 clean:
 	rm -rf build $(EXT_STAMP) python/torchtally/*.so

@@ -11,7 +11,8 @@ translation unit at build time), which NVRTC compiles for each GPU at first use.
   TORCHTALLY_CUDA_PREBUILT="80;90"  also embed cubins built by nvcc for these architectures
                           (used instead of an NVRTC compile on a GPU of exactly that one; needs
                           nvcc: CUDA_HOME, CUDA_PATH or PATH)
-  TORCHTALLY_CUDA_STRICT=1  nvcc treats warnings as errors (`make cuda-compile`)
+  TORCHTALLY_CUDA_STRICT=1  nvcc and the host compiler of torchtally._C_cuda treat warnings as
+                          errors (`make cuda-compile`)
 """
 import glob
 import os
@@ -170,7 +171,7 @@ def cuda_extension() -> Extension:
         sources=folder_files("torchtally._C_cuda", "*.c"),
         include_dirs=["csrc"],
         depends=folder_files("torchtally._C_cuda", "*.h", "*.cuh", "*.cu"),
-        extra_compile_args=extra_compile,
+        extra_compile_args=extra_compile + (["-Werror"] if os.environ.get("TORCHTALLY_CUDA_STRICT") == "1" else []),
         extra_link_args=extra_link,
         libraries=["dl", "pthread"],
     )

@@ -44,7 +44,7 @@ LAYERS = [
     ("sync", ["torchtally.sync", "torchtally._nccl"]),
     ("base", ["torchtally.base"]),
     ("metrics", ["torchtally.metrics", "torchtally.decorators"]),
-    ("faces", [f"torchtally.{face}" for face in sorted(FACES)] + ["torchtally.nccl"]),
+    ("faces", [f"torchtally.{face}" for face in sorted(FACES)] + ["torchtally.nccl", "torchtally.cuda"]),
     ("adapters", ["torchtally.adapters"]),
     ("package", ["torchtally", "torchtally.testing"]),  # these two by exact name only
 ]

@@ -1,11 +1,15 @@
-"""setup.py's CUDA switch: TORCHTALLY_CUDA (0 / 1 / auto), finding nvcc and the toolkit,
-TORCHTALLY_CUDA_ARCH, and the extension list. The default (no variable) builds no CUDA, which
-is what keeps `make test` and CI CPU-only. Nothing here runs nvcc."""
+"""setup.py: the three extensions built with a C compiler only, the kernels' device source
+flattened into one translation unit and embedded in torchtally._C_cuda (kernel_source.h), and
+the optional nvcc cubins (TORCHTALLY_CUDA_PREBUILT). Nothing here runs nvcc; the compile of the
+embedded source is tests/kernels/test_nvrtc_compile.py's."""
 import importlib.util
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from torchtally import _C_cuda
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,95 +22,77 @@ def setup_py():
     return module
 
 
-@pytest.fixture
-def toolkit(tmp_path):
-    """A fake CUDA toolkit: bin/nvcc, include/cuda_runtime_api.h, lib64/libcudart_static.a."""
-    for part in ("bin/nvcc", "include/cuda_runtime_api.h", "lib64/libcudart_static.a"):
-        (tmp_path / part).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / part).write_text("")
-    return tmp_path
-
-
-def no_nvcc(name):
-    return None
-
-
-def names(exts):
-    return [e.name for e in exts]
-
-
-def test_mode(setup_py):
-    assert setup_py.cuda_mode({}) == "0"
-    assert [setup_py.cuda_mode({"TORCHTALLY_CUDA": v}) for v in ("0", "1", " Auto ")] == ["0", "1", "auto"]
-    with pytest.raises(SystemExit, match="0, 1 or auto"):
-        setup_py.cuda_mode({"TORCHTALLY_CUDA": "yes"})
-
-
-def test_default_builds_no_cuda_even_with_nvcc(setup_py, toolkit, monkeypatch):
+def test_every_extension_is_plain_c_and_links_no_cuda_library(setup_py, monkeypatch):
     monkeypatch.chdir(ROOT)
-    found = lambda name: str(toolkit / "bin" / "nvcc")  # noqa: E731
-    assert setup_py.cuda_wanted({}, found) is None
-    assert names(setup_py.extensions({}, found)) == ["torchtally._C", "torchtally._nccl"]
-    assert names(setup_py.extensions({"TORCHTALLY_CUDA": "0", "CUDA_HOME": str(toolkit)}, found)) == [
-        "torchtally._C", "torchtally._nccl"]
-
-
-def test_auto_without_nvcc_builds_cpu_only(setup_py, monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)
-    assert names(setup_py.extensions({"TORCHTALLY_CUDA": "auto"}, no_nvcc)) == ["torchtally._C", "torchtally._nccl"]
-    assert "no nvcc found" in capsys.readouterr().err
-
-
-def test_required_without_nvcc_is_an_error(setup_py):
-    with pytest.raises(SystemExit, match="TORCHTALLY_CUDA=1, but no nvcc"):
-        setup_py.cuda_wanted({"TORCHTALLY_CUDA": "1"}, no_nvcc)
-
-
-def test_finding_the_toolkit(setup_py, toolkit, tmp_path_factory):
-    nvcc = str(toolkit / "bin" / "nvcc")
-    assert setup_py.find_cuda({"CUDA_HOME": str(toolkit)}, no_nvcc) == (nvcc, str(toolkit))
-    assert setup_py.find_cuda({}, lambda name: nvcc) == (nvcc, str(toolkit))  # home = nvcc's ../..
-    bare = tmp_path_factory.mktemp("bare") / "nvcc"
-    bare.write_text("")
-    lonely = setup_py.find_cuda({}, lambda name: str(bare))  # no headers next to it: /usr/local/cuda or nothing
-    system = Path("/usr/local/cuda/include/cuda_runtime_api.h").is_file()
-    assert lonely == ((str(bare), "/usr/local/cuda") if system else None)
-
-
-def test_cuda_extension(setup_py, toolkit, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    env = {"TORCHTALLY_CUDA": "auto", "CUDA_HOME": str(toolkit), "TORCHTALLY_CUDA_ARCH": "sm_90,86"}
-    exts = setup_py.extensions(env, no_nvcc)
-    assert names(exts) == ["torchtally._C", "torchtally._nccl", "torchtally._C_cuda"]
+    exts = setup_py.extensions()
+    assert [e.name for e in exts] == ["torchtally._C", "torchtally._nccl", "torchtally._C_cuda"]
+    for ext in exts:
+        assert all(s.endswith(".c") for s in ext.sources), ext.name
+        assert set(ext.libraries) <= {"dl", "pthread"}, ext.name
     cuda = exts[-1]
-    assert {"csrc/core/tensor.c", "csrc/core/view.c", "csrc/cuda/module.c", "csrc/cuda/confmat.cu", "csrc/cuda/binned.cu",
-            "csrc/cuda/moments.cu", "csrc/cuda/topk.cu"} <= set(cuda.sources)
-    assert "cudart_static" in cuda.libraries and "cudart" not in cuda.libraries  # never the shared runtime
-    assert cuda.library_dirs == [str(toolkit / "lib64")]
-    assert ("TT_CUDA_ARCH_LIST", '"86;90"') in cuda.define_macros
-    assert "-Werror" not in cuda.nvcc_flags
-    strict = setup_py.cuda_extension(str(toolkit / "bin" / "nvcc"), str(toolkit), {"TORCHTALLY_CUDA_STRICT": "1"})
-    assert "-Werror" in strict.nvcc_flags and "-Werror" in strict.extra_compile_args
-    cpu_sources = exts[0].sources
-    assert not any("cuda" in s or "nccl" in s for s in cpu_sources)  # torchtally._C stays as it was
+    assert {"csrc/cuda/driver.c", "csrc/cuda/kernels.c", "csrc/cuda/module.c", "csrc/core/tensor.c"} <= set(cuda.sources)
+    assert not any("cuda" in s or "nccl" in s for s in exts[0].sources)  # torchtally._C stays as it was
 
 
-def test_arches(setup_py):
-    assert setup_py.cuda_arches({}) == ["80", "90"]
-    assert setup_py.cuda_arches({"TORCHTALLY_CUDA_ARCH": "sm_90, sm_80;80 8.6"}) == ["80", "86", "90"]
-    assert setup_py.cuda_arches({"TORCHTALLY_CUDA_ARCH": "90a,100"}) == ["90a", "100"]
+def test_the_built_module_links_no_cuda_library():
+    libraries = subprocess.run(["ldd", _C_cuda.__file__], capture_output=True, text=True).stdout
+    assert "libcuda" not in libraries and "libcudart" not in libraries and "libnvrtc" not in libraries
+
+
+def test_the_embedded_source_is_every_cu_file_with_its_headers_inlined_once(setup_py):
+    source = setup_py.kernel_source(str(ROOT))
+    assert source == _C_cuda.kernel_source()  # what was embedded is what the tree gives
+    cu_files = sorted(p.name for p in (ROOT / "csrc" / "cuda").glob("*.cu"))
+    order = [m.group(1) for m in re.finditer(r"/\* ---- csrc/(\S+) \*/", source)]
+    assert [Path(p).name for p in order if p.endswith(".cu")] == cu_files
+    assert len(order) == len(set(order))  # each header once
+    assert "core/dtype.h" in order and "cuda/device_abi.h" in order
+    assert not re.search(r'^\s*#\s*include\s+"', source, re.M)  # NVRTC gets no include path
+    assert all(line.strip().startswith("#include <") for line in source.splitlines() if "#include" in line)
+
+
+def test_the_generated_header_round_trips_text_and_bytes(setup_py, tmp_path):
+    text = 'a "quoted" \\ back\tslash\nline two\n'
+    header = setup_py.kernel_source_header(text, {"sm_90": bytes(range(60)), "sm_80": b"\x00\xff"})
+    program = tmp_path / "check.c"
+    program.write_text(header + r'''
+#include <stdio.h>
+int main(void) {
+    fputs(tt_kernel_source, stdout);
+    for (size_t i = 0; tt_prebuilt[i].arch != NULL; i++) {
+        printf("%s %zu", tt_prebuilt[i].arch, tt_prebuilt[i].size);
+        for (size_t j = 0; j < tt_prebuilt[i].size; j++) printf(" %d", tt_prebuilt[i].data[j]);
+        printf("\n");
+    }
+    return TT_PREBUILT_COUNT;
+}
+''')
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", str(program), "-o", str(tmp_path / "check")], check=True)
+    done = subprocess.run([str(tmp_path / "check")], capture_output=True)
+    assert done.returncode == 2
+    out = done.stdout.decode()
+    assert out.startswith(text)
+    assert out[len(text):].splitlines() == ["sm_80 2 0 255", "sm_90 60 " + " ".join(str(b) for b in range(60))]
+
+
+def test_prebuilt_arches(setup_py):
+    assert setup_py.cuda_arches("") == []
+    assert setup_py.cuda_arches("sm_90, sm_80;80 8.6") == ["sm_80", "sm_86", "sm_90"]
+    assert setup_py.cuda_arches("90a,100") == ["sm_90a", "sm_100"]
     for bad in ("ampere", "sm_", "9"):
-        with pytest.raises(SystemExit, match="TORCHTALLY_CUDA_ARCH"):
-            setup_py.cuda_arches({"TORCHTALLY_CUDA_ARCH": bad})
-    flags = setup_py.gencode_flags(["80", "90"])
-    assert flags == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
-                     "-gencode", "arch=compute_90,code=compute_90"]
-    assert "code=compute_90a" not in " ".join(setup_py.gencode_flags(["90a"]))  # arch-specific: no PTX
+        with pytest.raises(SystemExit, match="TORCHTALLY_CUDA_PREBUILT"):
+            setup_py.cuda_arches(bad)
 
 
-def test_only_cuda_compile_switches_cuda_on():
-    """No Makefile recipe but `cuda-compile`'s sets TORCHTALLY_CUDA: `make build` / `make test`
-    build with the default (no CUDA), and `cuda-compile` is not a prerequisite of `test`."""
+def test_no_prebuilt_cubins_by_default_and_an_error_without_nvcc(setup_py, tmp_path):
+    assert setup_py.prebuilt_cubins("src", str(tmp_path), {}, lambda name: None) == {}
+    with pytest.raises(SystemExit, match="TORCHTALLY_CUDA_PREBUILT is set, but no nvcc"):
+        setup_py.prebuilt_cubins("src", str(tmp_path), {"TORCHTALLY_CUDA_PREBUILT": "90"}, lambda name: None)
+
+
+def test_only_cuda_compile_asks_for_nvcc():
+    """No Makefile recipe but `cuda-compile`'s sets TORCHTALLY_CUDA_PREBUILT: `make build` /
+    `make test` need no CUDA toolkit, and `cuda-compile` is not a prerequisite of `test`."""
     target, seen = None, {}
     for line in (ROOT / "Makefile").read_text().splitlines():
         match = re.match(r"^([^\t#][^:=]*):(?!=)(.*)$", line)
@@ -114,5 +100,5 @@ def test_only_cuda_compile_switches_cuda_on():
             target = match.group(1).strip()
             seen[target] = match.group(2)
         elif line.startswith("\t") and target != "cuda-compile":
-            assert "TORCHTALLY_CUDA" not in line, (target, line)
+            assert "TORCHTALLY_CUDA_PREBUILT" not in line, (target, line)
     assert "cuda-compile" in seen and "cuda-compile" not in seen.get("test", "")

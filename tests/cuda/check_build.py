@@ -1,11 +1,13 @@
-"""Checks a CUDA build of torchtally (`make cuda-compile` runs it on a temporary build folder).
+"""Checks a build of torchtally with nvcc's prebuilt cubins (`make cuda-compile` runs it on a
+temporary build folder).
 
-    python tests/cuda/check_build.py <folder holding _C_cuda*.so and _nccl*.so>
+    python tests/cuda/check_build.py <folder holding _C_cuda*.so and _nccl*.so> <arch>...
 
-torchtally._C_cuda must import on this machine, GPU or not (cudart is linked statically and
-loads the driver on first use), expose every kernel of csrc/API.md, and depend on no shared
-CUDA library (libcudart, libcuda, libnccl), so that installing torchtally never ties it to one
-CUDA version. torchtally._nccl must import and link no NCCL. Exits 1 with the reason otherwise.
+torchtally._C_cuda must import on this machine, GPU or not (it loads the driver itself on first
+use), expose every kernel method of csrc/API.md, embed a cubin for each arch asked for holding
+every kernel the host launches, and depend on no shared CUDA library (libcudart, libcuda,
+libnccl), so that installing torchtally never ties it to one CUDA version. torchtally._nccl must
+import and link no NCCL. Exits 1 with the reason otherwise.
 """
 import glob
 import importlib.machinery
@@ -35,7 +37,7 @@ def needed(path: str):
     return [line.split("[", 1)[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
 
 
-def main(folder: str) -> None:
+def main(folder: str, arches) -> None:
     cuda, cuda_path = load(folder, "_C_cuda")
     missing = [k for k in KERNELS if not callable(getattr(cuda, k, None))]
     if missing:
@@ -45,12 +47,18 @@ def main(folder: str) -> None:
         bad = [lib for lib in needed(path) if lib.startswith(FORBIDDEN)]
         if bad:
             raise SystemExit(f"check_build: {os.path.basename(path)} links {bad}; it must load CUDA/NCCL itself")
-    info = cuda.build_info()
-    print(f"check_build: torchtally._C_cuda imports (CUDA runtime {info['cudart']}, arch {info['arch']}, "
-          f"driver {info['driver'] or 'none'}), links {needed(cuda_path)}; torchtally._nccl links {needed(nccl_path)}")
+    prebuilt = cuda.prebuilt()
+    if sorted(prebuilt) != sorted(arches):
+        raise SystemExit(f"check_build: prebuilt cubins for {sorted(prebuilt)}, expected {sorted(arches)}")
+    for arch, image in prebuilt.items():
+        absent = [k for k in cuda.kernel_names() if k.encode() + b"\0" not in image]
+        if not image.startswith(b"\x7fELF") or absent:
+            raise SystemExit(f"check_build: the {arch} cubin is not an ELF image holding every kernel (missing {absent})")
+    print(f"check_build: torchtally._C_cuda imports, embeds cubins for {sorted(prebuilt)} with all "
+          f"{len(cuda.kernel_names())} kernels, links {needed(cuda_path)}; torchtally._nccl links {needed(nccl_path)}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 3:
         raise SystemExit(__doc__)
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:])

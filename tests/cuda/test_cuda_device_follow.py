@@ -5,7 +5,7 @@ move back; a collection's shared state stays one object on the GPU; and sync wor
 state (a world-size-1 gloo group: the packed buffers go through the CPU and the results come
 back on the GPU; also over the "nccl" backend where NCCL loads).
 
-Runs with the CUDA kernels (torchtally._C_cuda) when they are built and with the torch reference
+Runs with the CUDA kernels (torchtally._C_cuda, which must serve the GPU) and with the torch reference
 otherwise. Skips, with the reason, without a CUDA device. The same rules on CPU-only torch are
 tests/base/test_placement.py.
 """
@@ -62,8 +62,9 @@ def devices_of(metric):
 
 @pytest.fixture(params=["cuda", "reference"])
 def cuda_backend(request):
-    if request.param == "cuda" and not kernels.has_cuda():
-        pytest.skip("torchtally._C_cuda is not built (build with TORCHTALLY_CUDA=1)")
+    if request.param == "cuda":
+        status = kernels.cuda_device_status(0)
+        assert status.serves, str(status)  # a GPU the kernels cannot serve is a failure here
     previous = kernels.set_cuda_backend(request.param)
     yield request.param
     kernels.set_cuda_backend(previous)

@@ -16,19 +16,22 @@ from support.kernel_inputs import (
     LABEL_DTYPES, LAYOUTS, SCORE_DTYPES, dtype_id, empty_moments, generator, labels, layout,
     same_bits, scores, start_counts,
 )
-from torchtally import _C
+from torchtally import _C, _C_cuda
 from torchtally import kernels
-
-try:
-    from torchtally import _C_cuda
-except ImportError:
-    _C_cuda = None
 
 pytestmark = [
     pytest.mark.cuda,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
-    pytest.mark.skipif(_C_cuda is None, reason="torchtally._C_cuda is not built (build with TORCHTALLY_CUDA=1)"),
 ]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def kernels_serve_every_device():
+    """The kernels are compiled (NVRTC), loaded and known-answer checked on every device before
+    these tests call torchtally._C_cuda directly; a device they cannot serve fails, saying why."""
+    for device in range(torch.cuda.device_count()):
+        status = kernels.cuda_device_status(device)
+        assert status.serves, str(status)
 
 DEV = "cuda"
 
@@ -554,3 +557,51 @@ def test_functional_forms_raise_a_rejected_batch_before_returning(deferred):
         multiclass_accuracy(gpu(torch.tensor([0, 1])), gpu(torch.tensor([0, 4])), num_classes=3)
     with pytest.raises(ValueError, match=r"^target: label 2 at sample 0 is out of range \[0, 2\)"):
         binary_auroc(gpu(torch.tensor([0.2, 0.7])), gpu(torch.tensor([2, 0])), thresholds=5)
+
+
+# ---- the run-time compiled path ----------------------------------------------------------------
+
+def test_cuda_status_says_the_kernels_serve_the_device():
+    import torchtally
+
+    status = torchtally.cuda_status()
+    assert status.devices and all(d.serves for d in status.devices), str(status)
+    assert "torchtally's kernels" in str(status.devices[0]) and status.devices[0].checked
+
+
+def test_an_update_inside_cuda_graph_capture_raises_at_the_call_and_the_capture_survives():
+    out = torch.zeros(3, 3, dtype=torch.int64, device=DEV)
+    p = torch.tensor([0, 1, 2, 1], device=DEV)
+    g = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        with pytest.raises(ValueError, match="cannot be captured in a CUDA graph"):
+            with torch.cuda.graph(g, stream=stream):
+                doubled = p * 2
+                _C_cuda.confmat_labels(out, p, p, None, None)
+    torch.cuda.current_stream().wait_stream(stream)
+    _C_cuda.confmat_labels(out, p, p, None, None)  # the next update, outside capture, runs
+    kernels.raise_rejected_cuda_updates([out])
+    assert out.diagonal().tolist() == [1, 2, 1] and doubled is not None
+
+
+def test_updates_make_no_host_synchronisation():
+    out = torch.zeros(10, 10, dtype=torch.int64, device=DEV)
+    binned = torch.zeros(1, 101, 2, dtype=torch.int64, device=DEV)
+    thresholds = torch.linspace(0, 1, 100, dtype=torch.float64, device=DEV)
+    state = torch.zeros(1, 6, dtype=torch.float64, device=DEV)
+    scores = torch.rand(4096, 10, device=DEV)
+    target = torch.randint(0, 10, (4096,), device=DEV)
+    for _ in range(2):  # the second round runs with every workspace and report slot made
+        previous = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            _C_cuda.confmat_scores(out, scores, target, None, None)
+            _C_cuda.confmat_labels(out, target, target, None, None)
+            _C_cuda.topk_update(torch.zeros(10, 3, dtype=torch.int64, device=DEV), scores, target, None, None, 3)
+            _C_cuda.binned_update(binned, scores[:, 0], (target > 4).long(), None, None, thresholds, True)
+            _C_cuda.moments_update(state, scores[:, :1], None)
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+    kernels.raise_rejected_cuda_updates([out, binned, state])

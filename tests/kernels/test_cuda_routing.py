@@ -342,3 +342,28 @@ def test_a_collections_forward_raises_a_rejected_batch_and_leaves_every_metric_a
     assert len(forgotten) == 1
     for name in ("acc", "f1"):
         assert all(torch.equal(coll[name].metric_state[k], v) for k, v in before.items())
+
+
+def test_without_dlpacks_exchange_table_a_call_runs_on_its_tensors_device(spies, monkeypatch):
+    """torch < 2.10: __dlpack__ refuses a CUDA tensor off the current device, so a call on cuda:1
+    while cuda:0 is current runs inside torch.cuda.device(1); on the current device, as is."""
+    cuda, _ = spies
+    entered = []
+
+    class Context:
+        def __init__(self, index):
+            self.index = index
+
+        def __enter__(self):
+            entered.append(self.index)
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(kernels, "_EXCHANGE_API", False)
+    monkeypatch.setattr(kernels, "_device_context", Context)
+    monkeypatch.setattr(kernels, "_loader", StandInLoader(served=(0, 1)))
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    kernels.confmat_labels(CudaStandIn(1), CudaStandIn(1), CudaStandIn(1))
+    kernels.confmat_labels(CudaStandIn(0), CudaStandIn(0), CudaStandIn(0))
+    assert entered == [1] and [name for name, _ in cuda.calls] == ["confmat_labels"] * 2

@@ -27,6 +27,7 @@ default only because it follows optional arguments; None is rejected like any no
 import os
 from typing import Iterable, Optional
 
+import torch
 from torch import Tensor
 
 from . import reference as _reference
@@ -169,11 +170,38 @@ def cuda_device_status(device: int) -> DeviceStatus:
     return _loader.status(device)
 
 
+# torch >= 2.10 hands tensors to C through its DLPack exchange table, which reads a tensor on any
+# device; older torch's __dlpack__ refuses a CUDA tensor that is not on the current device, so
+# there the calls into the CUDA module run with their tensors' device made current.
+_EXCHANGE_API = hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+_device_context = torch.cuda.device  # replaceable by the tests, which have no GPU
+
+
+class _OnDevice:
+    """`module`'s kernels, each called with cuda:`index` as the current device."""
+
+    def __init__(self, module, index: int):
+        self.module, self.index = module, index
+
+    def __getattr__(self, name):
+        kernel = getattr(self.module, name)
+
+        def on_device(*args):
+            if torch.cuda.current_device() == self.index:
+                return kernel(*args)
+            with _device_context(self.index):
+                return kernel(*args)
+        return on_device
+
+
 def _cuda_route(device: int):
     """The module CUDA calls on `device` go to, decided once (kernels.cuda.loader)."""
     route = _served.get(device)
     if route is None:
-        route = _served[device] = _cuda if _loader.serves(device) else _reference
+        route = _cuda if _loader.serves(device) else _reference
+        if route is _cuda and not _EXCHANGE_API:
+            route = _OnDevice(_cuda, device)
+        _served[device] = route
     return route
 
 

@@ -8,7 +8,7 @@ numbers and the default store (where torchtally.sync.rollcall registers each ran
 import datetime
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.distributed
@@ -99,11 +99,22 @@ class GroupInfo:
     # route); it lives as long as the group object, so a new group starts afresh on every rank.
     shared: Dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    @property
-    def device(self) -> torch.device:
-        if self.nccl_only:  # asked each time: the current CUDA device may change
-            return torch.device("cuda", torch.cuda.current_device())
-        return _CPU
+    bound_device: Optional[torch.device] = None  # an NCCL group's device_id, when it was given one
+
+    def device_for(self, values: Sequence[Any] = ()) -> torch.device:
+        """Where this group's collectives need their buffers: the CPU, or for an NCCL group the
+        CUDA device of the states being synced (the first CUDA one), else the device the group
+        was bound to (init_process_group(device_id=...)), else the current CUDA device. Asked at
+        each sync: a rank that never called torch.cuda.set_device still syncs on its states'
+        GPU, not on cuda:0."""
+        if not self.nccl_only:
+            return _CPU
+        for v in values:
+            if getattr(v, "is_cuda", False):
+                return v.device
+        if self.bound_device is not None:
+            return self.bound_device
+        return torch.device("cuda", torch.cuda.current_device())
 
 
 _group_infos: Dict[int, Tuple[Any, GroupInfo]] = {}
@@ -129,6 +140,12 @@ def _cached_info_of(pg: Any) -> Optional[GroupInfo]:
     return entry[1] if entry is not None and entry[0] is pg else None
 
 
+def _bound_device(pg: Any) -> Optional[torch.device]:
+    """The CUDA device `pg` was bound to (torch >= 2.3: init_process_group(device_id=...)), or None."""
+    bound = getattr(pg, "bound_device_id", None)
+    return torch.device(bound) if bound is not None else None
+
+
 def group_info(group: Optional[Any] = None) -> GroupInfo:
     """Size, rank, members and device of ``group`` (default: the world), cached per group
     object: the c10d queries behind it cost more than a small sync's own Python."""
@@ -145,15 +162,31 @@ def group_info(group: Optional[Any] = None) -> GroupInfo:
         ranks=tuple(group_ranks(group)),
         nccl_only=nccl_only,
         direct_header=not nccl_only and "gloo" in backend and size <= DIRECT_HEADER_MAX_WORLD,
+        bound_device=_bound_device(pg) if nccl_only else None,
     )
     _group_infos[id(pg)] = (pg, info)  # holding pg keeps its id from being reused
     return info
 
 
-def wait(work: Any, deadline: float) -> None:
-    """Wait for an async collective until ``deadline`` (time.monotonic()); raise on timeout."""
-    remaining = max(deadline - time.monotonic(), 1e-3)
-    work.wait(timeout=datetime.timedelta(seconds=remaining))
+def wait(work: Any, deadline: float, poll: bool = False) -> None:
+    """Wait for an async collective until ``deadline`` (time.monotonic()); raise on timeout.
+
+    ``poll`` (NCCL groups): look at ``work.is_completed()`` until it is done or the deadline
+    passes, then ``work.wait()`` with no timeout. An NCCL work's ``wait(timeout)`` would instead
+    abort the process group on a timeout, the user's own group included; a timeout here raises
+    and leaves the group alone (NCCL's watchdog still has the last word on a collective that
+    never finishes)."""
+    if not poll:
+        remaining = max(deadline - time.monotonic(), 1e-3)
+        work.wait(timeout=datetime.timedelta(seconds=remaining))
+        return
+    pause = 20e-6
+    while not work.is_completed():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the collective did not complete before the sync's deadline")
+        time.sleep(pause)
+        pause = min(pause * 2, 1e-3)
+    work.wait()
 
 
 # Per-group sequence numbers of syncs. Every rank of a group makes the same syncs in the same

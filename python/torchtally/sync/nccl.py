@@ -133,8 +133,10 @@ def _as_real(t: torch.Tensor) -> torch.Tensor:
     return torch.view_as_real(t) if t.is_complex() else t
 
 
-def _cuda_device(device: Optional[Any]) -> torch.device:
-    d = torch.device("cuda") if device is None else torch.device(device)
+def _cuda_device(device: Optional[Any], bound: Optional[torch.device] = None) -> torch.device:
+    """`device` as an indexed CUDA device; None: the device the group is bound to, else the
+    current one."""
+    d = (bound or torch.device("cuda")) if device is None else torch.device(device)
     if d.type != "cuda":
         raise ValueError(f"device: the nccl backend needs a CUDA device, got {d}")
     return torch.device("cuda", d.index if d.index is not None else torch.cuda.current_device())
@@ -269,12 +271,13 @@ class NcclCommunicator:
         self.timeout_s = float(timeout_s)
         info = dist.group_info(group)
         self.rank, self.size = info.rank, info.size
-        self.device = _cuda_device(device)
+        self.device = _cuda_device(device, info.bound_device)
         self.comm: Optional[int] = None
         self._broken: Optional[str] = None
         self.nonblocking = bool(self._nccl.has_nonblocking_init())
         deadline = time.monotonic() + self.timeout_s  # for the whole setup: id exchange and init
-        unique_id = self._exchange_setup(info.device, deadline)
+        self._poll = info.nccl_only  # dist.wait: never NCCL's wait(timeout) on the user's group
+        unique_id = self._exchange_setup(self.device if info.nccl_only else info.device_for(), deadline)
         with torch.cuda.device(self.device):
             self.stream = torch.cuda.Stream(self.device)
             self.comm = init_communicator(self._nccl, self.size, unique_id, self.rank, deadline,
@@ -291,7 +294,7 @@ class NcclCommunicator:
         table = torch.empty(self.size * row.numel(), dtype=torch.uint8, device=header_device)
         gather = getattr(torch.distributed, "all_gather_single", None) or torch.distributed.all_gather_into_tensor
         work = gather(table, row, group=self.group, async_op=True)
-        dist.wait(work, deadline)
+        dist.wait(work, deadline, poll=self._poll)
         rows = table.view(self.size, -1).cpu()
         keys = [bytes(r[UNIQUE_ID_BYTES:].tolist()) for r in rows]
         if len(set(keys)) < len(keys):

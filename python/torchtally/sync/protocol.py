@@ -141,11 +141,11 @@ class _Sync:
         if recipient is not None and not 0 <= recipient < self.world:
             raise ValueError(f"recipient_rank must be in [0, {self.world}) for this process group, got {recipient}")
         self.recipient = recipient
-        self.device = info.device  # the header's
+        self.info = info
+        self.device = self.data_device = None  # the header's and the data's, known with the values (run)
         self.direct_header = info.direct_header
         self.route = exchange.route_of(info) if info.direct_header else None
         self.transport = transport_for(group)
-        self.data_device = self.transport.device if self.transport is not None else self.device
         self.sync_id = dist.next_sync_id(group, info)
         self.start = time.monotonic()
         self.deadline = self.start + timeout_s
@@ -160,6 +160,8 @@ class _Sync:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
+        self.device = self.info.device_for(values)
+        self.data_device = self.transport.device if self.transport is not None else self.device
         header = self._exchange_header(values, updated, dirty, local_error)
         table, lengths, number_kinds = header.table, header.lengths, header.number_kinds
         if on_header is not None:
@@ -430,7 +432,7 @@ class _Sync:
         if not stage.startswith("header"):
             rollcall.mark(self.ranks, self.sync_id, "data wait")
         try:
-            dist.wait(work, self.deadline)
+            dist.wait(work, self.deadline, poll=self.info.nccl_only)
         except Exception as exc:
             self._fail(stage, exc)
 
