@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# gpu_check.sh: the GPU check, for a machine with an NVIDIA GPU, nvcc and a CUDA
-# build of torch. One run, under 8 minutes:
-#   1. builds torchtally in place with its CUDA kernels (TORCHTALLY_CUDA=1; TORCHTALLY_CUDA_ARCH
-#      is passed through, default sm_80 + sm_90),
-#   2. runs the GPU tests (tests/cuda: the kernels against the C core, bad input, streams, the
-#      nccl backend) and reports passed / failed / skipped with the skip reasons,
-#   3. benchmarks the classification collection's update at batch 1e6 x 1000 against torchmetrics,
-#      with the achieved bandwidth next to the copy and read bandwidth measured in the same run
+# gpu_check.sh: the GPU check, for a machine with an NVIDIA GPU and a CUDA build of torch (no
+# CUDA toolkit needed: nvcc is taken off PATH for the install). One run, under 9 minutes:
+#   1. installs torchtally from this checkout with pip into a fresh folder, with no nvcc on PATH
+#      and no CUDA_HOME (what a user's `pip install torchtally` does), then prints
+#      torchtally.cuda_status() twice in fresh processes: the first compiles the kernels with
+#      NVRTC for this GPU and runs the known-answer check (its time), the second reads the disk
+#      cache (its time); both must say the kernels serve the device,
+#   2. runs the GPU tests of that install (tests/cuda and tests/nccl: the kernels against the C
+#      core, bad input, streams, graph capture, host synchronisations, the nccl backend) and
+#      reports passed / failed / skipped with the skip reasons,
+#   3. benchmarks the classification collection's update at batch 1e6 x 1000 against torchmetrics
+#      and the torch reference, with the achieved bandwidth next to the copy and read bandwidth
+#      measured in the same run, and the host synchronisations per update of every kernel family
 #      (benchmarks/gpu_check_bench.py).
 # Everything goes to benchmarks/_out/gpu_check.md (and the full log to gpu_check.log); with
 # --write-results that report also replaces the "GPU" section of benchmarks/RESULTS.md.
 #
 #   benchmarks/gpu_check.sh [--write-results]        (PYTHON=... to pick the interpreter)
 #
-# No install is needed: the package is imported from python/ (PYTHONPATH), so a machine whose
-# python3 already holds a CUDA torch (no network, no venv) runs it as is. Where the environment
+# No network is needed: pip installs from this checkout without build isolation (the machine's
+# setuptools) and without dependencies (the machine's torch). Where the environment
 # names an output folder in $OUT (the device tool), the report, the logs and RESULTS.md are
 # copied there at the end so they come back.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 RETURN_DIR=${OUT:-}
 
 PY=${PYTHON:-}
@@ -53,36 +57,48 @@ fail() {
 # -- 0. what this machine has ------------------------------------------------------------------
 say "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG" || true
-if ! command -v nvcc > /dev/null; then  # setup.py finds nvcc on PATH: add CUDA's usual home
-    for home in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
-        if [ -n "$home" ] && [ -x "$home/bin/nvcc" ]; then export PATH="$home/bin:$PATH"; break; fi
-    done
-fi
-command -v nvcc > /dev/null || fail "nvcc is not on PATH, CUDA_HOME, CUDA_PATH or /usr/local/cuda/bin"
-NVCC_VERSION=$(nvcc --version | tail -1)
 TORCH_LINE=$(timeout 120 "$PY" -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())" 2>&1) \
     || fail "python/torch not usable: $TORCH_LINE"
-say "torch: $TORCH_LINE; $NVCC_VERSION"
+say "torch: $TORCH_LINE"
 case "$TORCH_LINE" in
     *True) ;;
     *) fail "torch sees no CUDA device (torch, CUDA, available: $TORCH_LINE)" ;;
 esac
-echo "Toolchain: $NVCC_VERSION; torch, its CUDA, available: $TORCH_LINE." >> "$REPORT"
+echo "torch, its CUDA, available: $TORCH_LINE." >> "$REPORT"
 
-# -- 1. build ------------------------------------------------------------------------------------
-say "== build (TORCHTALLY_CUDA=1, arch ${TORCHTALLY_CUDA_ARCH:-default 80;90})"
-if ! TORCHTALLY_CUDA=1 timeout 200 "$PY" setup.py -q build_ext --inplace >> "$LOG" 2>&1; then
-    echo >> "$REPORT"; echo "Build: **failed** (see $LOG)." >> "$REPORT"
-    fail "the CUDA build failed; see $LOG"
+# -- 1. install without a toolkit, and the first use ---------------------------------------------
+say "== pip install . (no nvcc on PATH, no CUDA_HOME)"
+SITE="$PWD/$OUTDIR/site"
+rm -rf "$SITE" build python/torchtally/*.so
+NO_CUDA_PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v -i cuda | paste -sd: -)
+HOW='`pip install .`'
+if ! env -u CUDA_HOME -u CUDA_PATH PATH="$NO_CUDA_PATH" timeout 240 "$PY" -m pip install -q --no-deps \
+        --no-build-isolation --no-index --target "$SITE" . >> "$LOG" 2>&1; then
+    # no pip or no setuptools wheel support here: the same C-only build, in place
+    HOW='`pip install .` failed (see the log), so `setup.py build_ext --inplace`'
+    SITE="$PWD/python"
+    env -u CUDA_HOME -u CUDA_PATH PATH="$NO_CUDA_PATH" timeout 240 "$PY" setup.py -q build_ext --inplace >> "$LOG" 2>&1 \
+        || { echo >> "$REPORT"; echo "Install: **failed** (see $LOG)." >> "$REPORT"; fail "the build failed without nvcc; see $LOG"; }
 fi
-BUILD_INFO=$(timeout 60 "$PY" -c "from torchtally import _C_cuda; print(_C_cuda.build_info())" 2>&1) \
-    || fail "torchtally._C_cuda does not import: $BUILD_INFO"
-say "built: $BUILD_INFO"
-printf '\nBuild: ok in %ss, torchtally._C_cuda %s.\n' "$(( $(date +%s) - START ))" "$BUILD_INFO" >> "$REPORT"
+env -u CUDA_HOME -u CUDA_PATH PATH="$NO_CUDA_PATH" bash -c 'command -v nvcc' > /dev/null 2>&1 \
+    && fail "nvcc was still on PATH during the install"
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+export TORCHTALLY_CACHE_DIR="$PWD/$OUTDIR/kernel-cache"
+rm -rf "$TORCHTALLY_CACHE_DIR"
+printf '\nInstall: %s with no nvcc on PATH, ok in %ss.\n' "$HOW" "$(( $(date +%s) - START ))" >> "$REPORT"
+for round in "first use (empty cache)" "second process (warm cache)"; do
+    began=$(date +%s%N)
+    STATUS=$(cd /tmp && timeout 200 "$PY" -c "import torchtally; s = torchtally.cuda_status(); print(s); assert all(d.serves for d in s.devices) and s.devices" 2>&1)
+    rc=$?
+    took=$(( ($(date +%s%N) - began) / 1000000 ))
+    say "cuda_status, $round (${took} ms, exit $rc):"; say "$STATUS"
+    { echo; echo "cuda_status(), $round, ${took} ms for the whole process (exit $rc):"; echo; echo '```'; echo "$STATUS"; echo '```'; } >> "$REPORT"
+    [ $rc -eq 0 ] || fail "the kernels do not serve this GPU ($round)"
+done
 
 # -- 2. GPU tests ------------------------------------------------------------------------------------
-say "== tests/cuda"
-timeout 240 "$PY" -m pytest -q -rs -p no:cacheprovider tests/cuda > "$OUTDIR/gpu_tests.txt" 2>&1
+say "== tests/cuda tests/nccl"
+timeout 240 "$PY" -m pytest -q -rs -p no:cacheprovider tests/cuda tests/nccl > "$OUTDIR/gpu_tests.txt" 2>&1
 TEST_RC=$?
 cat "$OUTDIR/gpu_tests.txt" >> "$LOG"
 SUMMARY=$(grep -E "passed|failed|error" "$OUTDIR/gpu_tests.txt" | tail -1)
@@ -92,7 +108,7 @@ say "tests: $SUMMARY"
     echo
     echo "### GPU tests"
     echo
-    echo "\`pytest tests/cuda\` (exit status $TEST_RC): $SUMMARY"
+    echo "\`pytest tests/cuda tests/nccl\` (exit status $TEST_RC): $SUMMARY"
     echo
     echo '```'
     grep -E "^(SKIPPED|FAILED|ERROR)" "$OUTDIR/gpu_tests.txt" | head -40

@@ -15,6 +15,10 @@ torchmetrics / torchtally; the values of both libraries on the same batch. Also 
 collection with a binned AUROC (T = 100), whose histogram kernel reads the scores a second time
 (torchmetrics' binned multiclass AUROC at this size is not run: it would not fit the budget).
 
+Also: host synchronisations per update of each kernel family, counted by torch itself
+(`torch.cuda.set_sync_debug_mode("warn")`, one warning per synchronisation), for the kernels and
+for the torch reference they replace; and the reference path's update time beside the kernels'.
+
 Not in `make bench` (its file name does not start with bench_): it needs a GPU.
 
     python benchmarks/gpu_check_bench.py --out benchmarks/_out/gpu_bench.md
@@ -63,6 +67,53 @@ def bandwidths(scores: torch.Tensor) -> Tuple[float, float]:
     return copy, read
 
 
+def host_syncs(fn: Callable[[], object]) -> int:
+    """Host synchronisations torch reports while `fn` runs (after one warm-up call)."""
+    import warnings
+
+    fn()
+    torch.cuda.synchronize()
+    previous = torch.cuda.get_sync_debug_mode()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            fn()
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+    return sum("synchroniz" in str(w.message) for w in caught)
+
+
+def family_syncs(kernels) -> list:
+    """[family, syncs per update with the kernels, with the torch reference] for each family."""
+    n, c = 65_536, 10
+    g = torch.Generator(device="cuda").manual_seed(1)
+    scores = torch.rand(n, c, device="cuda", generator=g)
+    target = torch.randint(0, c, (n,), device="cuda", generator=g)
+    binary = (target > 4).long()
+    thresholds = torch.linspace(0, 1, 100, dtype=torch.float64, device="cuda")
+    calls = {
+        "confusion matrix, labels": lambda: kernels.confmat_labels(torch.zeros(c, c, dtype=torch.int64, device="cuda"), target, target),
+        "confusion matrix, scores": lambda: kernels.confmat_scores(torch.zeros(c, c, dtype=torch.int64, device="cuda"), scores, target),
+        "threshold with logit_threshold": lambda: kernels.confmat_threshold(
+            torch.zeros(2, 2, dtype=torch.int64, device="cuda"), scores[:, 0], binary, None, None, 0.5, 0.0),
+        "binned curve (T = 100)": lambda: kernels.binned_update(
+            torch.zeros(1, 101, 2, dtype=torch.int64, device="cuda"), scores[:, 0], binary, None, None, thresholds, True),
+        "top-k (k = 3)": lambda: kernels.topk_update(torch.zeros(c, 3, dtype=torch.int64, device="cuda"), scores, target, None, None, 3),
+        "moments": lambda: kernels.moments_update(torch.zeros(c, 6, dtype=torch.float64, device="cuda"), scores),
+    }
+    rows = []
+    for family, call in calls.items():
+        with_kernels = host_syncs(call)
+        previous = kernels.set_cuda_backend("reference")
+        try:
+            with_reference = host_syncs(call)
+        finally:
+            kernels.set_cuda_backend(previous)
+        rows.append([family, str(with_kernels), str(with_reference)])
+    return rows
+
+
 def torchtally_collection(with_auroc: bool = False):
     from torchtally import MetricCollection
     import torchtally as M
@@ -106,8 +157,9 @@ def run(args) -> str:
 
     if not torch.cuda.is_available():
         raise SystemExit("gpu_check_bench: no CUDA device")
-    if kernels.cuda_backend() != "cuda":
-        raise SystemExit("gpu_check_bench: torchtally._C_cuda is not built or not routed (build with TORCHTALLY_CUDA=1)")
+    status = kernels.cuda_device_status(torch.cuda.current_device())
+    if not status.serves:
+        raise SystemExit(f"gpu_check_bench: the CUDA kernels do not serve this GPU: {status}")
     started = time.monotonic()
     name = torch.cuda.get_device_name()
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -155,6 +207,14 @@ def run(args) -> str:
         finally:
             kernels.set_cuda_checks(previous)
 
+    previous = kernels.set_cuda_backend("reference")
+    try:
+        reference = torchtally_collection()
+        t_reference = cuda_time(lambda: reference.update(scores, target), 2, repeats=3)
+    finally:
+        kernels.set_cuda_backend(previous)
+    syncs = family_syncs(kernels)
+
     with_auroc = torchtally_collection(with_auroc=True)
     t_auroc = cuda_time(lambda: with_auroc.update(scores, target), 2, repeats=3)
     auroc_gbs = 2 * scores.numel() * 4 / t_auroc / 1e9  # the scores are read twice
@@ -162,8 +222,7 @@ def run(args) -> str:
     met_bw = main["gbs"] >= TARGET_BANDWIDTH * hbm
     met_speed = main["speedup"] >= TARGET_SPEEDUP
     lines = [
-        f"Device: {name}; torch {torch.__version__} (CUDA {torch.version.cuda}); torchtally._C_cuda "
-        f"{kernels._CUDA_MODULE.build_info()}. Run {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"Device: {name}; torch {torch.__version__} (CUDA {torch.version.cuda}); torchtally: {status}. Run {time.strftime('%Y-%m-%d %H:%M')}, "
         f"{time.monotonic() - started:.0f} s. Bandwidth in the same run: copy **{copy_gbs:,.0f} GB/s** (read + "
         f"write), read-only reduction over the 4 GB of scores **{read_gbs:,.0f} GB/s**; the larger is the "
         f"HBM reference below.",
@@ -195,6 +254,14 @@ def run(args) -> str:
         f"With a binned AUROC (T = {T_AUROC}) added to torchtally's collection (its histogram kernel reads "
         f"the scores again): {t_auroc * 1e3:,.2f} ms per update at 1,000,000 x 1000, "
         f"{auroc_gbs:,.0f} GB/s counting both reads.",
+        "",
+        f"The torch reference path (what a CUDA tensor took before the kernels served it) on the same "
+        f"collection at 1,000,000 x 1000: {t_reference * 1e3:,.2f} ms per update, "
+        f"{t_reference / main['ms'] * 1e3:.1f}x the kernels' time.",
+        "",
+        "### Host synchronisations per update (target: 0 with the kernels)",
+        "",
+        markdown_table(["kernel family", "torchtally's kernels", "torch reference"], syncs),
     ]
     return "\n".join(lines)
 

@@ -3,6 +3,8 @@
 Both derive from RuntimeError so code written against ignite or torchmetrics that catches
 RuntimeError keeps working.
 """
+import os
+import sys
 from typing import Dict, List, Optional
 
 
@@ -48,3 +50,15 @@ class SyncError(RuntimeError):
 
 def _rebuild_sync_error(message: str, missing_ranks, sync_id, lost_at=None, stage=None) -> SyncError:
     return SyncError(message, missing_ranks=missing_ranks, sync_id=sync_id, lost_at=lost_at, stage=stage)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def stacklevel_outside_torchtally() -> int:
+    """The stacklevel, for a warning raised by the caller of this function, of the first frame
+    outside torchtally: the user's line, however deep inside the package the warning arose."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

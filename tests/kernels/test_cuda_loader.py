@@ -133,6 +133,7 @@ def test_each_failing_step_sends_the_device_to_the_reference_with_its_reason(tmp
     with pytest.warns(RuntimeWarning, match="take the torch reference path") as caught:
         assert made.serves(0) is False
     assert words in str(caught[0].message)
+    assert caught[0].filename == __file__  # the caller's line, outside torchtally
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert made.serves(0) is False  # once per device

@@ -9,14 +9,12 @@ results split back per member. The collection works on its members through Metri
 (``has_data``, ``cached_result``, ``compute_on``, ``state_specs``...).
 """
 import contextlib
-import os
-import sys
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
-from ..errors import NotComputableError
+from ..errors import NotComputableError, stacklevel_outside_torchtally
 from ..sync import dist
 from ..sync.plan import SyncPlan
 from ..sync.protocol import UNCHANGED, sync_states
@@ -28,18 +26,6 @@ from .guard import caller_copy, locked
 # class's compute is that very wrapper: a user's decorator around an inherited compute
 # (functools.wraps copies the attribute) must still run.
 SUBCLASS_COMPUTE = "_torchtally_subclass_compute"
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _first_caller_outside() -> int:
-    """The stacklevel, for a warning raised by this module's caller, of the first frame outside
-    torchtally: the user's line that called compute(), however deep the sync path went."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
-
 
 class Synced:
     """Mixin of Metric and MetricCollection: the sync options (``sync_on_compute``,
@@ -96,7 +82,7 @@ class Synced:
         message = self._never_updated_message(names, "on this rank" if local else "on any rank")
         if self.__dict__["_if_never_updated"] == "raise":
             raise NotComputableError(message)
-        warnings.warn(message, UserWarning, stacklevel=_first_caller_outside())
+        warnings.warn(message, UserWarning, stacklevel=stacklevel_outside_torchtally())
 
     @contextlib.contextmanager
     def raising_if_never_updated(self) -> Iterator["Synced"]:

@@ -16,6 +16,7 @@ The steps, each of which can send the device to the torch reference with its rea
 
 `status(device)` is the record of those steps (what ran, from where, how long, why not).
 """
+import contextlib
 import os
 import threading
 import time
@@ -23,6 +24,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
+from ...errors import stacklevel_outside_torchtally
 from . import cache as cache_module
 from . import known_answer, nvrtc
 
@@ -120,7 +122,7 @@ class Loader:
                 f"torchtally: CUDA tensors on cuda:{device} take the torch reference path (correct, but it "
                 f"synchronises the host on every update), because {found.reason}. torchtally.cuda_status() "
                 "says more; TORCHTALLY_CUDA=0 chooses the reference without this warning.",
-                RuntimeWarning, stacklevel=4)
+                RuntimeWarning, stacklevel=stacklevel_outside_torchtally())
         return False
 
     def forget(self) -> None:
@@ -212,7 +214,9 @@ class Loader:
 
         start = time.perf_counter()
         st.checked = [case.name for case in known_answer.cases()]
-        with torch.cuda.device(st.device):  # old torch hands C only tensors on the current device
+        # old torch hands C only tensors on the current device
+        on_device = torch.cuda.device(st.device) if torch.cuda.is_available() else contextlib.nullcontext()
+        with on_device:
             differences = self.check(self.module, self.reference, torch.device("cuda", st.device))
         st.check_seconds += time.perf_counter() - start
         if differences:
