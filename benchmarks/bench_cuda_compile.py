@@ -57,7 +57,7 @@ def main() -> int:
         markdown_table(["architecture", "compile (empty cache)", "image", "read from the cache (warm)"], rows),
         "",
         f"The known-answer check: {len(known_answer.cases())} cases (every kernel family, each variant the launches "
-        f"choose between, three rejected batches), each run through the kernels and through the torch reference. "
+        f"choose between, {sum(c.rejected for c in known_answer.cases())} rejected batches), each run through the kernels and through the torch reference. "
         f"Through the CPU core here: {check_s * 1e3:.0f} ms. On a GPU, its time (with the load) is in cuda_status() "
         "and in the GPU check's first-use lines.",
     ])

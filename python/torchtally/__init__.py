@@ -13,8 +13,16 @@ from .errors import NotComputableError, SyncError
 from .base.metric import Metric
 from .adapters.sampler import UnpaddedDistributedSampler
 from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
-from .cuda import status as cuda_status  # which path CUDA tensors take, per device
 from . import aggregation, classification, functional, regression  # noqa: E402  (torchmetrics' module paths)
 from .classification import *  # noqa: F401,F403,E402  (classification metrics, curves and ranking)
 from .regression import *  # noqa: F401,F403,E402
 from .aggregation import *  # noqa: F401,F403,E402
+
+
+def cuda_status():
+    """Per visible CUDA device, whether torchtally's CUDA kernels serve it, and if not why
+    (torchtally.cuda.status; imported here on call, so that `python -m torchtally.cuda` runs
+    the module fresh)."""
+    from .cuda import status
+
+    return status()
