@@ -32,6 +32,22 @@ static tt_cu_result launch_1d(const tt_cuda_queue *q, tt_kernel_id k, int64_t wo
     return tt_launch(q, k, grid, 1, TT_THREADS, 1, shared, args);
 }
 
+/* The fields every counting kernel's arguments share (device_abi.h): the three inputs, the
+ * ignored label, the sign, the output, and the record (to report into, or the undo's gate). */
+#define FILL_COUNTING(a, out_, preds_, target_, mask_, ignore_index_, sign_, rec_)             \
+    do {                                                                                        \
+        memset(&(a), 0, sizeof(a));                                                             \
+        (a).preds = tt_dview_of(preds_);                                                        \
+        (a).target = tt_dview_of(target_);                                                      \
+        (a).mask = tt_dview_of(mask_);                                                          \
+        (a).has_ignore = (ignore_index_) != NULL;                                               \
+        (a).ignore = (ignore_index_) != NULL ? *(ignore_index_) : 0;                            \
+        (a).sign = (sign_);                                                                     \
+        (a).out = (long long *)(out_)->data;                                                    \
+        (a).rec = (sign_) > 0 ? (rec_) : NULL;                                                  \
+        (a).gate = (sign_) < 0 ? (rec_) : NULL;                                                 \
+    } while (0)
+
 /* ---- confusion matrices ------------------------------------------------------------------- */
 
 static tt_labels_args labels_args_of(const tt_view *out, const tt_view *preds,
@@ -40,17 +56,8 @@ static tt_labels_args labels_args_of(const tt_view *out, const tt_view *preds,
                                      tt_cuda_record *rec)
 {
     tt_labels_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
+    FILL_COUNTING(a, out, preds, target, mask, ignore_index, sign, rec);
     a.classes = out->shape[0];
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
     return a;
 }
 
@@ -102,19 +109,10 @@ tt_cu_result tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view 
                                               tt_cuda_record *rec, const tt_cuda_queue *q)
 {
     tt_threshold_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
+    FILL_COUNTING(a, out, preds, target, mask, ignore_index, sign, rec);
     a.float_preds = tt_is_float(preds->dtype);
     a.threshold = threshold;
     a.threshold_at = threshold_at;
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
     const int64_t total = a.preds.rows * a.preds.cols;
     if (total == 0)
         return TT_CU_SUCCESS;
@@ -161,20 +159,11 @@ tt_cu_result tt_cuda_binned_launch(const tt_view *out, const tt_view *preds, con
                                    tt_cuda_record *rec, const tt_cuda_queue *q)
 {
     tt_binned_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
+    FILL_COUNTING(a, out, preds, target, mask, ignore_index, sign, rec);
     a.multiclass = preds->ndim == 2 && target->ndim == 1;
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
     a.thresholds = (const double *)thresholds->data;
     a.count = thresholds->shape[0];
     a.uniform = uniform;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
     const int64_t total = a.preds.rows * a.preds.cols;
     if (total == 0)
         return TT_CU_SUCCESS;
@@ -195,18 +184,9 @@ tt_cu_result tt_cuda_topk_launch(const tt_view *out, const tt_view *preds, const
                                  int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
 {
     tt_topk_args a;
-    memset(&a, 0, sizeof a);
-    a.preds = tt_dview_of(preds);
-    a.target = tt_dview_of(target);
-    a.mask = tt_dview_of(mask);
+    FILL_COUNTING(a, out, preds, target, mask, ignore_index, sign, rec);
     a.classes = preds->shape[1];
     a.k = k;
-    a.has_ignore = ignore_index != NULL;
-    a.ignore = ignore_index != NULL ? *ignore_index : 0;
-    a.sign = sign;
-    a.out = (long long *)out->data;
-    a.rec = sign > 0 ? rec : NULL;
-    a.gate = sign < 0 ? rec : NULL;
     if (a.preds.rows == 0 || a.classes == 0)
         return TT_CU_SUCCESS;
     const size_t shared = (size_t)(a.classes * 3) * sizeof(unsigned);

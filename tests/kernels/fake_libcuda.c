@@ -8,14 +8,25 @@
  *   FAKE_CUDA_VERSION  cuDriverGetVersion's answer (default 13000)
  *   FAKE_CUDA_ARCH     the device's compute capability, e.g. 90 (default)
  *
+ *   FAKE_CUDA_LOG      a file that gets a line per kernel launch: "name gx gy bx by shared"
+ *   FAKE_CUDA_REJECT   "pos,code": the latch reports that rejection (a label read where the
+ *                      real latch reads it) instead of a clean record
+ *   FAKE_CUDA_CAPTURING  1: every stream says it is capturing a CUDA graph
+ *
  * cuModuleLoadData accepts an ELF image (a cubin) or PTX text and refuses anything else, as the
  * driver does (CUDA_ERROR_INVALID_IMAGE); cuModuleGetFunction finds a name when it occurs in the
- * image (a cubin holds its kernels' names in its string table). Built with -DFAKE_OLD_DRIVER it
- * lacks cuStreamIsCapturing, as a driver too old for torchtally would.
+ * image (a cubin holds its kernels' names in its string table) and returns a handle pointing at
+ * that name. A launch runs nothing but the latch, which it emulates on the host (device memory
+ * is host memory here): it copies the call's error record into the report, so the host's
+ * protocol around the kernels runs as on a GPU. Built with -DFAKE_OLD_DRIVER it lacks
+ * cuStreamIsCapturing, as a driver too old for torchtally would.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cuda/device_abi.h" /* the latch's arguments and report */
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -101,10 +112,42 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int thread
     return 0;
 }
 
+/* The latch on the host: the record into the report, or FAKE_CUDA_REJECT's rejection. */
+static void latch(const tt_latch_args *a)
+{
+    tt_cuda_report r;
+    memset(&r, 0, sizeof r);
+    r.key = a->rec->key;
+    r.thr_key = a->rec->thr_key;
+    const char *reject = getenv("FAKE_CUDA_REJECT");
+    long long pos;
+    int code;
+    if (reject != NULL && sscanf(reject, "%lld,%d", &pos, &code) == 2) {
+        r.key = TT_CUDA_KEY(pos, code);
+        const tt_dview *v = &a->by_code[code % 5];
+        if (v->data != NULL && v->dtype == TT_I64) {
+            const int64_t row = pos / a->columns, col = pos - row * a->columns;
+            r.label = *(const int64_t *)(v->data + row * v->rstep + col * v->cstep);
+        }
+    }
+    *a->report = r;
+}
+
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra)
 {
-    return 98; /* CUDA_ERROR_INVALID_DEVICE_FUNCTION: this fake runs no kernel */
+    const char *name = f; /* cuModuleGetFunction's handle is the name in the image */
+    const char *path = getenv("FAKE_CUDA_LOG");
+    if (path != NULL && path[0] != '\0') {
+        FILE *log = fopen(path, "a");
+        if (log != NULL) {
+            fprintf(log, "%s %u %u %u %u %u\n", name, gx, gy, bx, by, shared);
+            fclose(log);
+        }
+    }
+    if (strcmp(name, "tt_latch") == 0)
+        latch((const tt_latch_args *)params[0]);
+    return 0;
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { *p = (CUdeviceptr)(uintptr_t)malloc(bytes); return 0; }
@@ -119,7 +162,7 @@ CUresult cuEventQuery(void *e) { return 0; }
 CUresult cuEventSynchronize(void *e) { return 0; }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { return 0; }
 #ifndef FAKE_OLD_DRIVER
-CUresult cuStreamIsCapturing(void *s, int *status) { *status = 0; return 0; }
+CUresult cuStreamIsCapturing(void *s, int *status) { *status = env_int("FAKE_CUDA_CAPTURING", 0); return 0; }
 #endif
 
 CUresult cuGetErrorName(CUresult r, const char **name)

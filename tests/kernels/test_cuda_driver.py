@@ -19,7 +19,8 @@ CC = shutil.which("cc") or shutil.which("gcc")
 
 def build(tmp_path_factory, *defines) -> str:
     out = tmp_path_factory.mktemp("fake_driver") / "libcuda.so.1"
-    subprocess.run([CC, "-shared", "-fPIC", "-O1", *defines, str(HERE / "fake_libcuda.c"), "-o", str(out)], check=True)
+    subprocess.run([CC, "-shared", "-fPIC", "-O1", f"-I{ROOT / 'csrc'}", *defines, str(HERE / "fake_libcuda.c"),
+                    "-o", str(out)], check=True)
     return str(out)
 
 
