@@ -267,11 +267,20 @@ class HeaderBuffers:
         self.words: Any = None
         readable: Any = table
         self._on_cpu = device.type == "cpu"
+        self._staging: Optional[torch.Tensor] = None  # a CUDA set's fields, in pinned host memory
         if self._on_cpu:
             try:
                 self.words, readable = copied.numpy(), table.numpy()
             except RuntimeError:  # a torch built without numpy: the tensor paths below
                 self.words, readable = None, table
+        elif device.type == "cuda":
+            # The fields are written in pinned host memory and copied to the device without a
+            # host synchronisation (a pageable copy would wait); the table is read back once.
+            try:
+                self._staging = torch.zeros(copies, shown, dtype=torch.int64, pin_memory=True)
+                self.words = self._staging.numpy()
+            except RuntimeError:
+                self._staging, self.words = None, None
         self._copied = copied
         self._written: Optional[List[int]] = None  # the fields in the message now (see write)
         self.table = readable[:, :shown]
@@ -328,6 +337,10 @@ class HeaderBuffers:
             for k, (new, old) in enumerate(zip(fields, last)):
                 if new != old:
                     words[:, k] = new
+        if self._staging is not None:
+            # a set is used by one sync at a time, which reads the table (waiting for the stream)
+            # before the next write: the staging memory is never rewritten under a pending copy
+            self._copied[:, : len(fields)].copy_(self._staging[:, : len(fields)], non_blocking=True)
         self._written = fields
 
     def pack(self, values: Sequence[torch.Tensor]) -> None:
