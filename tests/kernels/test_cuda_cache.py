@@ -1,8 +1,11 @@
 """kernels.cuda.cache: the on-disk cache of compiled kernel images. An intact entry is read back;
 a truncated, corrupt or foreign one is a miss and is rewritten; processes that start together
 compile once (the entry's lock); the key changes with everything the image depends on."""
+import json
 import multiprocessing
 import os
+import subprocess
+import sys
 
 from torchtally.kernels.cuda import cache
 
@@ -72,3 +75,35 @@ def test_four_processes_starting_together_compile_once(tmp_path):
         images = pool.starmap(_compile_once, [(str(folder), str(marks), start)] * 4)
     assert images == [b"the one image"] * 4
     assert len(os.listdir(marks)) == 1  # one compile; three read its entry
+
+
+def _read_only_mount_works(folder) -> bool:
+    import shutil
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        return False
+    done = subprocess.run(["unshare", "-m", "sh", "-c", f"mount --bind -o ro {folder} {folder}"], capture_output=True)
+    return done.returncode == 0
+
+
+def test_a_read_only_cache_serves_its_entries_and_compiles_around_the_rest(tmp_path):
+    """A cache folder on a read-only file system (a bind mount, in a mount namespace of its own):
+    an entry already there is read; a missing one is made in memory, with the reason kept."""
+    store = cache.Cache(str(tmp_path))
+    store.write("present", "cubin", b"kept image")
+    if not _read_only_mount_works(tmp_path):
+        import pytest
+        pytest.skip("no mount namespace here (needs root and unshare): the unwritable-folder test covers the logic")
+    script = (
+        "import json; from torchtally.kernels.cuda import cache\n"
+        f"store = cache.Cache({str(tmp_path)!r})\n"
+        "kept = store.get_or_make('present', 'cubin', lambda: b'recompiled')\n"
+        "made = store.get_or_make('absent', 'cubin', lambda: b'in memory')\n"
+        "print(json.dumps([kept[0].decode(), kept[1], made[0].decode(), made[1], store.problem]))\n"
+    )
+    done = subprocess.run(["unshare", "-m", "sh", "-c", f"mount --bind -o ro {tmp_path} {tmp_path} && "
+                           f"{sys.executable} -c \"$0\"", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    kept, kept_cached, made, made_cached, problem = json.loads(done.stdout)
+    assert (kept, kept_cached) == ("kept image", True)
+    assert (made, made_cached) == ("in memory", False) and "Read-only file system" in problem
+    assert not (tmp_path / "absent.cubin").exists()
