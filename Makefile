@@ -1,5 +1,7 @@
 # torchtally: every command sets itself up on a fresh machine.
-#   make test   virtual environment, torch, the package, its test extras; then pytest
+#   make test   virtual environment, torch, the package, its test extras; then `make lint` and pytest
+#   make lint   ruff: lint rules and the formatter's check over python/, tests/, benchmarks/,
+#               examples/ and setup.py (`make format` rewrites the files)
 #   make demo   a 2-process torchrun training job with synced, exact metrics
 #   make avalanche-venv  the separate Avalanche environment (.venv-avalanche) that `make test`
 #               also runs tests/with_avalanche in; make avalanche-demo: examples/avalanche_ddp.py
@@ -28,7 +30,9 @@ AV_PY := $(AV_VENV)/bin/python
 AV_LOCK := tests/with_avalanche/requirements.lock
 AV_STAMP := $(AV_VENV)/.torchtally-deps
 
-.PHONY: venv build test test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
+.PHONY: venv build test lint format test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
+
+PY_SOURCES := python tests benchmarks examples setup.py
 
 venv: $(STAMP)
 
@@ -47,7 +51,15 @@ $(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
 
 # The two-host tests (tests/distributed/multihost) need `ip` (iproute2) and root: as root with
 # apt-get, a missing iproute2 is installed; anywhere else those tests skip, saying why.
-test: build $(AV_STAMP)
+lint: $(STAMP)
+	$(PY) -m ruff check $(PY_SOURCES)
+	$(PY) -m ruff format --check $(PY_SOURCES)
+
+format: $(STAMP)
+	$(PY) -m ruff check --fix $(PY_SOURCES)
+	$(PY) -m ruff format $(PY_SOURCES)
+
+test: build lint $(AV_STAMP)
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \

@@ -3,6 +3,7 @@
 Timings are medians over repeats of a timed loop; every benchmark prints its table and
 replaces its own section of benchmarks/RESULTS.md, so one `make bench` refreshes all figures.
 """
+
 import platform
 import re
 import statistics
@@ -45,8 +46,10 @@ def copy_bandwidth_gbs(n_bytes: int = 256 << 20) -> float:
 
 
 def machine_line() -> str:
-    return (f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
-            f"{torch.get_num_threads()} torch thread(s), Python {platform.python_version()}")
+    return (
+        f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} torch thread(s), Python {platform.python_version()}"
+    )
 
 
 def slowest_rank_times(per_rank: List[List[float]]) -> List[float]:
@@ -99,10 +102,12 @@ def ring_note(worlds: Sequence[int]) -> str:
     header ring (collectives_counted found rings); empty when they never did."""
     if not worlds:
         return ""
-    return (f"At W = {', '.join(map(str, sorted(worlds)))} torchtally's groups passed their sync headers along a "
-            "ring of 2(W - 1) point-to-point messages rather than by all_to_all, as a group does where a machine "
-            "has fewer CPUs than ranks (docs/architecture.md, \"The header exchange\"); the collectives column "
-            "counts each such ring as one exchange.")
+    return (
+        f"At W = {', '.join(map(str, sorted(worlds)))} torchtally's groups passed their sync headers along a "
+        "ring of 2(W - 1) point-to-point messages rather than by all_to_all, as a group does where a machine "
+        'has fewer CPUs than ranks (docs/architecture.md, "The header exchange"); the collectives column '
+        "counts each such ring as one exchange."
+    )
 
 
 def fmt_us(seconds: float) -> str:

@@ -6,6 +6,7 @@ benchmarks/RESULTS.md.
 
     python benchmarks/bench_cuda_compile.py
 """
+
 import statistics
 import sys
 import tempfile
@@ -46,21 +47,25 @@ def main() -> int:
             read_s = median_seconds(lambda: store.get_or_make(key, "cubin", lambda: b""), repeats=20)
             rows.append([arch, f"{compile_s:.2f} s", f"{len(image) / 1e3:,.0f} kB", f"{read_s * 1e3:.2f} ms"])
     check_s = median_seconds(lambda: known_answer.run(_C, reference, "cpu"))
-    body = "\n".join([
-        machine_line(),
-        "",
-        f"NVRTC {compiler.version[0]}.{compiler.version[1]} ({Path(compiler.path).name}), every one of the "
-        f"{len(_C_cuda.kernel_names())} kernels in one program, median of {REPEATS} compiles on one core of this "
-        "machine; then the same image read back from the disk cache (checksum included), as a second process "
-        "or the other ranks of a torchrun job do.",
-        "",
-        markdown_table(["architecture", "compile (empty cache)", "image", "read from the cache (warm)"], rows),
-        "",
-        f"The known-answer check: {len(known_answer.cases())} cases (every kernel family, each variant the launches "
-        f"choose between, {sum(c.rejected for c in known_answer.cases())} rejected batches), each run through the kernels and through the torch reference. "
-        f"Through the CPU core here: {check_s * 1e3:.0f} ms. On a GPU, its time (with the load) is in cuda_status() "
-        "and in the GPU check's first-use lines.",
-    ])
+    body = "\n".join(
+        [
+            machine_line(),
+            "",
+            f"NVRTC {compiler.version[0]}.{compiler.version[1]} ({Path(compiler.path).name}), every one of the "
+            f"{len(_C_cuda.kernel_names())} kernels in one program, median of {REPEATS} compiles on one core of this "
+            "machine; then the same image read back from the disk cache (checksum included), as a second process "
+            "or the other ranks of a torchrun job do.",
+            "",
+            markdown_table(["architecture", "compile (empty cache)", "image", "read from the cache (warm)"], rows),
+            "",
+            f"The known-answer check: {len(known_answer.cases())} cases (every kernel family, each variant the "
+            f"launches choose between, {sum(c.rejected for c in known_answer.cases())} rejected batches), each run "
+            "through the kernels and through the torch reference. "
+            f"Through the CPU core here: {check_s * 1e3:.0f} ms. On a GPU, its time (with the load) is in "
+            "cuda_status() "
+            "and in the GPU check's first-use lines.",
+        ]
+    )
     replace_section("CUDA kernels: compile and first use", body)
     print(body)
     return 0

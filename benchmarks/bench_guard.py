@@ -11,6 +11,7 @@ One CPU thread for torch. Measured in one run, as medians:
 Results go to the "Thread lock and result copies" section of benchmarks/RESULTS.md.
 Run: `.venv/bin/python benchmarks/bench_guard.py` (or `make bench`).
 """
+
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import fmt_us, machine_line, markdown_table, replace_section, time_call  # noqa: E402
 
 from torchtally import MetricCollection  # noqa: E402
+from torchtally.base.guard import caller_copy, new_lock  # noqa: E402
 from torchtally.classification import (  # noqa: E402
     MulticlassAccuracy,
     MulticlassConfusionMatrix,
@@ -28,7 +30,6 @@ from torchtally.classification import (  # noqa: E402
     MulticlassRecall,
     MulticlassROC,
 )
-from torchtally.base.guard import caller_copy, new_lock  # noqa: E402
 
 C = 10
 
@@ -39,10 +40,15 @@ def batch(n: int):
 
 
 def collection() -> MetricCollection:
-    return MetricCollection({
-        "acc": MulticlassAccuracy(C, average="micro"), "prec": MulticlassPrecision(C), "rec": MulticlassRecall(C),
-        "f1": MulticlassF1Score(C), "confmat": MulticlassConfusionMatrix(C),
-    })
+    return MetricCollection(
+        {
+            "acc": MulticlassAccuracy(C, average="micro"),
+            "prec": MulticlassPrecision(C),
+            "rec": MulticlassRecall(C),
+            "f1": MulticlassF1Score(C),
+            "confmat": MulticlassConfusionMatrix(C),
+        }
+    )
 
 
 def main() -> None:
@@ -81,7 +87,8 @@ def main() -> None:
     copy_table = markdown_table(["compute() from the cache", "µs per call", "copy alone, µs", "copy's share"], rows)
 
     body = (
-        f"{machine_line()}. Medians. One re-entrant lock acquire + release, in a Python call: {lock_s * 1e9:,.0f} ns (an upper bound of the lock's share below).\n\n"
+        f"{machine_line()}. Medians. One re-entrant lock acquire + release, in a Python call: "
+        f"{lock_s * 1e9:,.0f} ns (an upper bound of the lock's share below).\n\n"
         f"{lock_table}\n\n{copy_table}\n"
     )
     print(body)

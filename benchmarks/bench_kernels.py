@@ -8,6 +8,7 @@ bandwidth measured in the same run. Also the per-tensor cost of the two DLPack p
 
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_kernels.py`.
 """
+
 import sys
 from pathlib import Path
 
@@ -15,13 +16,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import copy_bandwidth_gbs, fmt_us, machine_line, markdown_table, replace_section, time_call  # noqa: E402
-
-from torchtally import _C  # noqa: E402
-from torchtally import kernels as K  # noqa: E402
 from torchmetrics.functional.classification.precision_recall_curve import (  # noqa: E402
     _binary_precision_recall_curve_update,
     _multiclass_precision_recall_curve_update,
 )
+
+from torchtally import _C  # noqa: E402
+from torchtally import kernels as K  # noqa: E402
 
 SIZES = (256, 4096, 65536, 1_000_000)
 C = 10  # classes / labels
@@ -128,8 +129,16 @@ def case_moments(n):
     def torch_ops():
         x64 = x.double()
         mean = x64.mean()
-        torch.stack([torch.tensor(float(n), dtype=torch.float64), x64.sum(), mean,
-                     ((x64 - mean) ** 2).sum(), x64.min(), x64.max()])
+        torch.stack(
+            [
+                torch.tensor(float(n), dtype=torch.float64),
+                x64.sum(),
+                mean,
+                ((x64 - mean) ** 2).sum(),
+                x64.min(),
+                x64.max(),
+            ]
+        )
 
     return ours, torch_ops, nbytes(x)
 
@@ -188,10 +197,10 @@ def dlpack_costs():
 # Why a target can be missed, per kernel (printed only when the measurement misses it).
 MISS_REASONS = {
     "top-5 hits, [N, 10]": "rows rank their 10 scores with 45 pairwise compares, four rows per SSE2 "
-                           "vector; a miss at small N means the fixed per-call cost (argument parsing, "
-                           "DLPack) dominates on a loaded machine",
+    "vector; a miss at small N means the fixed per-call cost (argument parsing, "
+    "DLPack) dominates on a loaded machine",
     "moments [N] f32 -> float64 state": "the kernel reads the input twice (exact two-pass mean and "
-                                        "M2 in float64) while torch's float64 ops are vectorised",
+    "M2 in float64) while torch's float64 ops are vectorised",
 }
 
 
@@ -202,21 +211,30 @@ def target_lines(measured, copy):
         for n, floor in ((256, 5.0), (1_000_000, 2.0)):
             ratio = measured[(title, n)][0]
             if ratio < floor:
-                lines.append(f"- MISSED: {title} at N = {n:,}: {ratio:.1f}x against a target of "
-                             f"{floor:.0f}x ({ratio / floor:.0%} of it): {MISS_REASONS.get(title, 'see the table')}.")
+                lines.append(
+                    f"- MISSED: {title} at N = {n:,}: {ratio:.1f}x against a target of "
+                    f"{floor:.0f}x ({ratio / floor:.0%} of it): {MISS_REASONS.get(title, 'see the table')}."
+                )
     met = sum(1 for title, _, _ in CASES for n in (256, 1_000_000)) - len(lines)
-    lines.insert(0, f"- {met} of {2 * len(CASES)} kernel/size pairs meet the speed targets "
-                    "(>= 5x the torch-ops path at N = 256, >= 2x at N = 1e6).")
+    lines.insert(
+        0,
+        f"- {met} of {2 * len(CASES)} kernel/size pairs meet the speed targets "
+        "(>= 5x the torch-ops path at N = 256, >= 2x at N = 1e6).",
+    )
     gbs = measured[(CASES[0][0], 1_000_000)][1]
     verdict = "met" if gbs >= copy / 2 else "MISSED"
     lines.append(
         f"- Bandwidth target ({verdict}): the multiclass confusion matrix from [1e6, 10] float32 "
         f"scores reads {gbs:.2f} GB/s against half the copy bandwidth, {copy / 2:.2f} GB/s "
         f"({gbs / (copy / 2):.0%} of the target)."
-        + ("" if verdict == "met" else
-           " The argmax is compute-bound on one core: with AVX2 (detected at run time) it "
-           "gathers sixteen rows' column per pass, except on AMD CPUs, whose microcoded gathers "
-           "are slower than SSE2 filling four lanes one by one (that path is used there)."))
+        + (
+            ""
+            if verdict == "met"
+            else " The argmax is compute-bound on one core: with AVX2 (detected at run time) it "
+            "gathers sixteen rows' column per pass, except on AMD CPUs, whose microcoded gathers "
+            "are slower than SSE2 filling four lanes one by one (that path is used there)."
+        )
+    )
     return "\n".join(lines)
 
 
@@ -230,21 +248,33 @@ def main():
             ours, theirs, read_bytes = make(n)
             t_ours, t_theirs = time_call(ours), time_call(theirs)
             measured[(title, n)] = (t_theirs / t_ours, read_bytes / t_ours / 1e9)
-            rows.append([title, peer, f"{n:,}", fmt_us(t_ours), fmt_us(t_theirs),
-                         f"**{t_theirs / t_ours:.1f}x**", f"{read_bytes / t_ours / 1e9:.2f}"])
+            rows.append(
+                [
+                    title,
+                    peer,
+                    f"{n:,}",
+                    fmt_us(t_ours),
+                    fmt_us(t_theirs),
+                    f"**{t_theirs / t_ours:.1f}x**",
+                    f"{read_bytes / t_ours / 1e9:.2f}",
+                ]
+            )
             print(" | ".join(str(c) for c in rows[-1]), flush=True)
     table = markdown_table(
-        ["kernel", "torch-ops path", "N", "torchtally us", "torch-ops us", "speed-up", "input GB/s"], rows)
-    body = "\n\n".join([
-        f"Machine: {machine_line()}. One CPU core (`torch.set_num_threads(1)`).",
-        f"Copy bandwidth measured in the same run (bytes read + written by `copy_`): **{copy:.1f} GB/s**. "
-        "Other jobs may share the machine's 2 cores: times are medians, and the ratios (both "
-        "sides measured back to back) are the figures to rely on.",
-        "Targets, from this run:\n" + target_lines(measured, copy),
-        table,
-        "DLPack: per-tensor cost of handing a tensor to the C core.",
-        dlpack_costs(),
-    ])
+        ["kernel", "torch-ops path", "N", "torchtally us", "torch-ops us", "speed-up", "input GB/s"], rows
+    )
+    body = "\n\n".join(
+        [
+            f"Machine: {machine_line()}. One CPU core (`torch.set_num_threads(1)`).",
+            f"Copy bandwidth measured in the same run (bytes read + written by `copy_`): **{copy:.1f} GB/s**. "
+            "Other jobs may share the machine's 2 cores: times are medians, and the ratios (both "
+            "sides measured back to back) are the figures to rely on.",
+            "Targets, from this run:\n" + target_lines(measured, copy),
+            table,
+            "DLPack: per-tensor cost of handing a tensor to the C core.",
+            dlpack_costs(),
+        ]
+    )
     print(body)
     replace_section("Kernels", body)
 

@@ -40,6 +40,7 @@ the header, at several data sizes, with the local reduction of the gathered copi
 
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_per_step.py [--quick]`.
 """
+
 import argparse
 import os
 import random
@@ -56,8 +57,14 @@ from torch.utils.data import DistributedSampler
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import (  # noqa: E402
-    collectives_counted, describe_collectives, machine_line, markdown_table, replace_section, ring_note,
-    slowest_rank_median, slowest_rank_times,
+    collectives_counted,
+    describe_collectives,
+    machine_line,
+    markdown_table,
+    replace_section,
+    ring_note,
+    slowest_rank_median,
+    slowest_rank_times,
 )
 
 from torchtally.sync.exchange import ring  # noqa: E402
@@ -88,8 +95,12 @@ PROBE_TWO = "header exchange + all_reduce"
 # The header exchange (4 KiB per rank) by all_to_all, by all_gather and by torchtally's ring,
 # and what ignite's decorators make for an accuracy (two one-element all_reduces), for the
 # design note.
-EXCHANGES = ("all_to_all of the header", "all_gather of the header", "ring of the header",
-             "two one-element all_reduces")
+EXCHANGES = (
+    "all_to_all of the header",
+    "all_gather of the header",
+    "ring of the header",
+    "two one-element all_reduces",
+)
 
 
 def tally_accuracy_class() -> type:
@@ -181,8 +192,9 @@ def make_step(usage: str, k: int, x: torch.Tensor, y: torch.Tensor) -> Callable[
     return running_average
 
 
-def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int, rotate: bool = False
-               ) -> Dict[str, Any]:
+def bench_rank(
+    rank: int, world_size: int, plan: Dict[int, int], probe_reps: int, rotate: bool = False
+) -> Dict[str, Any]:
     warnings.filterwarnings("ignore")
     g = torch.Generator().manual_seed(rank)
     x = torch.randn(BATCH, CLASSES, generator=g)
@@ -201,7 +213,7 @@ def bench_rank(rank: int, world_size: int, plan: Dict[int, int], probe_reps: int
         shuffler = random.Random(k)  # every rank draws the same orders: their collectives match
         for r in range(repeats):
             if rotate:  # the order this benchmark used before: a fixed cycle, started one further each time
-                order = list(USAGES[r % len(USAGES):] + USAGES[: r % len(USAGES)])
+                order = list(USAGES[r % len(USAGES) :] + USAGES[: r % len(USAGES)])
             else:
                 shuffler.shuffle(order)
             for usage in order:
@@ -224,8 +236,17 @@ def spread(world_size: int, per_usage: Dict[str, List[List[float]]]) -> List[Lis
     rows = []
     for u, t in slowest.items():
         q25, q50, q75 = statistics.quantiles(t, n=4)
-        rows.append([world_size, u, f"{q25:.2f}", f"{q50:.2f}", f"{q75:.2f}", f"{means[u]:.2f}",
-                     f"{means[u] / lowest_peer:.2f}x"])
+        rows.append(
+            [
+                world_size,
+                u,
+                f"{q25:.2f}",
+                f"{q50:.2f}",
+                f"{q75:.2f}",
+                f"{means[u]:.2f}",
+                f"{means[u] / lowest_peer:.2f}x",
+            ]
+        )
     return rows
 
 
@@ -286,7 +307,7 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
         out[key] = []
     keys = list(ways)
     for r in range(repeats):
-        for key in keys[r % len(keys):] + keys[: r % len(keys)]:
+        for key in keys[r % len(keys) :] + keys[: r % len(keys)]:
             dist.barrier()
             start = time.perf_counter()
             ways[key]()
@@ -297,13 +318,22 @@ def probe(world_size: int, repeats: int) -> Dict[Tuple[str, int], List[float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="few repeats; do not write RESULTS.md")
-    parser.add_argument("--world-sizes", type=int, nargs="+", default=list(WORLD_SIZES),
-                        help="a subset of world sizes to run (then RESULTS.md is not written)")
-    parser.add_argument("--k", type=int, nargs="+", default=list(K_VALUES),
-                        help="a subset of K to run (then RESULTS.md is not written)")
-    parser.add_argument("--rotate", action="store_true",
-                        help="the former fixed rotation of usages instead of shuffled orders, for comparison "
-                        "(then RESULTS.md is not written)")
+    parser.add_argument(
+        "--world-sizes",
+        type=int,
+        nargs="+",
+        default=list(WORLD_SIZES),
+        help="a subset of world sizes to run (then RESULTS.md is not written)",
+    )
+    parser.add_argument(
+        "--k", type=int, nargs="+", default=list(K_VALUES), help="a subset of K to run (then RESULTS.md is not written)"
+    )
+    parser.add_argument(
+        "--rotate",
+        action="store_true",
+        help="the former fixed rotation of usages instead of shuffled orders, for comparison "
+        "(then RESULTS.md is not written)",
+    )
     args = parser.parse_args()
     scale = 0.25 if args.quick else 1.0
     if args.world_sizes != list(WORLD_SIZES) or args.k != list(K_VALUES) or args.rotate:
@@ -327,8 +357,9 @@ def main() -> None:
                 counts = [r["collectives"][(u, k)] for r in per_rank]
                 if collectives_counted(counts)[1]:
                     ring_worlds.add(ws)
-                step_rows.append([ws, k, u, describe_collectives(counts), f"{ms[u]:,.2f}",
-                                  f"{ms[u] / ms[fastest_peer]:.2f}x"])
+                step_rows.append(
+                    [ws, k, u, describe_collectives(counts), f"{ms[u]:,.2f}", f"{ms[u] / ms[fastest_peer]:.2f}x"]
+                )
             for u in TORCHTALLY:
                 ratio = ms[u] / ms[fastest_peer]
                 ahead = ratio <= 1.0 if k == 1 else all(ms[u] < ms[p] for p in PEERS)
@@ -343,26 +374,39 @@ def main() -> None:
         ms = {e: slowest_rank_median([r["probe"][(e, 0)] for r in per_rank]) * 1e3 for e in EXCHANGES}
         exchange_rows.append([ws] + [f"{ms[e]:.3f}" for e in EXCHANGES])
 
-    steps = markdown_table(["world size", "K", "usage", "collectives per step", "step ms", "vs fastest peer"],
-                           step_rows)
-    verdict = markdown_table(["world size", "K", "torchtally usage", "step time vs the fastest peer", "target met"],
-                             verdict_rows)
-    probe_table = markdown_table(["world size", "data words", "bytes", "the one collective", "one collective ms",
-                                  "header exchange + all_reduce ms", "two-step / one"], probe_rows)
+    steps = markdown_table(
+        ["world size", "K", "usage", "collectives per step", "step ms", "vs fastest peer"], step_rows
+    )
+    verdict = markdown_table(
+        ["world size", "K", "torchtally usage", "step time vs the fastest peer", "target met"], verdict_rows
+    )
+    probe_table = markdown_table(
+        [
+            "world size",
+            "data words",
+            "bytes",
+            "the one collective",
+            "one collective ms",
+            "header exchange + all_reduce ms",
+            "two-step / one",
+        ],
+        probe_rows,
+    )
     exchange_table = markdown_table(["world size"] + [f"{e} ms" for e in EXCHANGES], exchange_rows)
-    spread_table = markdown_table(["world size", "usage", "q25 ms", "median ms", "q75 ms", "mean ms",
-                                   "mean vs the lowest peer mean"], spread_rows)
+    spread_table = markdown_table(
+        ["world size", "usage", "q25 ms", "median ms", "q75 ms", "mean ms", "mean vs the lowest peer mean"], spread_rows
+    )
     print(steps, verdict, spread_table, exchange_table, probe_table, sep="\n\n")
     if args.quick:
         return
     body = (
         f"Machine: {machine_line()}, {os.cpu_count()} CPU core(s) shared with other jobs; world size W runs W "
         "processes of one torch thread each (gloo over loopback), so at W = 4 two processes share each core.\n\n"
-        + (ring_note(ring_worlds) + "\n\n" if ring_worlds else "") +
-        f"Per step, on every rank: K accuracy metrics over {CLASSES} classes get a batch of {BATCH} samples, then "
+        + (ring_note(ring_worlds) + "\n\n" if ring_worlds else "")
+        + f"Per step, on every rank: K accuracy metrics over {CLASSES} classes get a batch of {BATCH} samples, then "
         "each usage's synced value of every metric (see the docstring of `benchmarks/bench_per_step.py` for each "
         "usage). Time = median over repeats of the slowest rank's step (a barrier before each, usages in an "
-        "order shuffled afresh for each repeat, the same on every rank). \"vs fastest peer\" divides by the "
+        'order shuffled afresh for each repeat, the same on every rank). "vs fastest peer" divides by the '
         "fastest of torchmetrics, ignite and torcheval at the same W and K.\n\n"
         "Target: at K = 1 each torchtally usage is no slower than the fastest peer; at K >= 3 it is "
         "ahead of every peer.\n\n" + verdict + "\n\n" + steps + "\n\n"
@@ -370,7 +414,8 @@ def main() -> None:
         "The slowest rank's step over all repeats at K = 1: quartiles and mean (the mean is what a "
         "training run pays per step over an epoch). At W = 4 the two processes on each core make the "
         "spread wide and the median unsteady between runs; compare the quartiles and means too.\n\n"
-        + spread_table + "\n\n"
+        + spread_table
+        + "\n\n"
         "### The header exchange: all_to_all, all_gather, ring\n\n"
         "The 4 KiB header alone (each rank's words to every rank), by gloo's all_to_all (one round: every "
         "rank sends its copy straight to every other), by its ring all_gather (W - 1 rounds) and by "
@@ -383,7 +428,8 @@ def main() -> None:
         "while it fits, else one all_gather of header fields + data; then the W copies summed locally) "
         "against the two-step path (the header exchange, then an all_reduce of the data). The header goes "
         "by all_to_all here at every W, whichever way a group would choose: the question is one exchange "
-        "against two. Median of the slowest rank, a barrier before each.\n\n" + probe_table
+        "against two. Median of the slowest rank, a barrier before each.\n\n"
+        + probe_table
         + "\n\nGenerated by `benchmarks/bench_per_step.py`."
     )
     replace_section("Per-step sync", body)

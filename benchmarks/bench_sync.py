@@ -22,6 +22,7 @@ a header ring's point-to-point messages count as the one exchange they make up).
 
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_sync.py [--quick]`.
 """
+
 import argparse
 import os
 import platform
@@ -36,7 +37,12 @@ import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import (  # noqa: E402
-    collectives_counted, describe_collectives, markdown_table, replace_section, ring_note, slowest_rank_median,
+    collectives_counted,
+    describe_collectives,
+    markdown_table,
+    replace_section,
+    ring_note,
+    slowest_rank_median,
 )
 
 import torchtally  # noqa: E402
@@ -138,7 +144,9 @@ def setup(library: str, k: int, rank: int) -> Tuple[Callable[[], None], Callable
         te = {f"acc{i}": MulticlassAccuracy(num_classes=c) for i, c in enumerate(classes)}
         for (x, y), m in zip(data, te.values()):
             m.update(x, y)
-        return (lambda: [m.update(x, y) for (x, y), m in zip(tiny, te.values())]), (lambda: sync_and_compute_collection(te))
+        return (lambda: [m.update(x, y) for (x, y), m in zip(tiny, te.values())]), (
+            lambda: sync_and_compute_collection(te)
+        )
 
     if library == "ignite":
         from ignite.metrics import Accuracy
@@ -151,8 +159,7 @@ def setup(library: str, k: int, rank: int) -> Tuple[Callable[[], None], Callable
     return (lambda: [m.update((x, y)) for (x, y), m in zip(tiny, ig)]), (lambda: [m.compute() for m in ig])
 
 
-def measure(touch: Callable[[], None], sync: Callable[[], Any], budget_s: float
-            ) -> Tuple[Dict[str, int], List[float]]:
+def measure(touch: Callable[[], None], sync: Callable[[], Any], budget_s: float) -> Tuple[Dict[str, int], List[float]]:
     touch()
     sync()  # warm-up: plans, lazy imports, ignite's one-time detection of the process group
     touch()
@@ -224,12 +231,14 @@ def main() -> None:
             f"(for every K measured: {counts_tt}; target <= 4) and is **{tm16[1] / c16[1]:.1f}x** faster than "
             f"torchmetrics (target >= 5x).\n\n"
         )
-    machine = f"{platform.processor() or platform.machine()}, torch {torch.__version__}, Python {platform.python_version()}"
+    machine = (
+        f"{platform.processor() or platform.machine()}, torch {torch.__version__}, Python {platform.python_version()}"
+    )
     body = (
         f"Machine: {machine}, {cores} CPU core(s), shared with other jobs. World size W runs W processes "
         f"(gloo over loopback, one torch thread each), so at W = 4 two processes share each core. "
-        + (ring_note(ring_worlds) + " " if ring_worlds else "") +
-        f"Batch of {BATCH} samples per metric before the timed syncs; K metrics with 5..4+K classes.\n\n"
+        + (ring_note(ring_worlds) + " " if ring_worlds else "")
+        + f"Batch of {BATCH} samples per metric before the timed syncs; K metrics with 5..4+K classes.\n\n"
         + target
         + "Time = median over repeats of the slowest rank's sync + compute of all K metrics "
         "(each metric touched by a one-sample update and a barrier before each repeat, untimed). "

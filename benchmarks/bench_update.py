@@ -25,6 +25,7 @@ Timings are medians (the machine is shared with other jobs). Results go to the
 
 Run: `make bench` (all benchmarks) or `.venv/bin/python benchmarks/bench_update.py`.
 """
+
 import json
 import statistics
 import subprocess
@@ -51,6 +52,8 @@ PLOT = Path(__file__).with_name("update_latency.png")
 SECTION = "Update latency and curves"
 
 Batch = Tuple[torch.Tensor, torch.Tensor]
+
+
 def without_auroc(keep: bool, metrics: Dict[str, object]) -> Dict[str, object]:
     return metrics if keep else {name: m for name, m in metrics.items() if name != "auroc"}
 
@@ -62,17 +65,22 @@ Updater = Tuple[Callable[[torch.Tensor, torch.Tensor], object], Callable[[], Dic
 
 
 def make_torchtally(with_auroc: bool = True, forward: bool = False) -> Updater:
-    from torchtally import MetricCollection
     import torchtally as M
+    from torchtally import MetricCollection
 
-    collection = MetricCollection(without_auroc(with_auroc, {
-        "accuracy": M.MulticlassAccuracy(C, average="micro"),
-        "precision": M.MulticlassPrecision(C, average="macro"),
-        "recall": M.MulticlassRecall(C, average="macro"),
-        "f1": M.MulticlassF1Score(C, average="macro"),
-        "confmat": M.MulticlassConfusionMatrix(C),
-        "auroc": M.MulticlassAUROC(C, thresholds=T_COLLECTION),
-    }))
+    collection = MetricCollection(
+        without_auroc(
+            with_auroc,
+            {
+                "accuracy": M.MulticlassAccuracy(C, average="micro"),
+                "precision": M.MulticlassPrecision(C, average="macro"),
+                "recall": M.MulticlassRecall(C, average="macro"),
+                "f1": M.MulticlassF1Score(C, average="macro"),
+                "confmat": M.MulticlassConfusionMatrix(C),
+                "auroc": M.MulticlassAUROC(C, thresholds=T_COLLECTION),
+            },
+        )
+    )
     return (collection if forward else collection.update), collection.compute
 
 
@@ -80,28 +88,36 @@ def make_torchmetrics(with_auroc: bool = True, forward: bool = False) -> Updater
     import torchmetrics.classification as TM
     from torchmetrics import MetricCollection
 
-    collection = MetricCollection(without_auroc(with_auroc, {
-        "accuracy": TM.MulticlassAccuracy(num_classes=C, average="micro"),
-        "precision": TM.MulticlassPrecision(num_classes=C, average="macro"),
-        "recall": TM.MulticlassRecall(num_classes=C, average="macro"),
-        "f1": TM.MulticlassF1Score(num_classes=C, average="macro"),
-        "confmat": TM.MulticlassConfusionMatrix(num_classes=C),
-        "auroc": TM.MulticlassAUROC(num_classes=C, thresholds=T_COLLECTION),
-    }))
+    collection = MetricCollection(
+        without_auroc(
+            with_auroc,
+            {
+                "accuracy": TM.MulticlassAccuracy(num_classes=C, average="micro"),
+                "precision": TM.MulticlassPrecision(num_classes=C, average="macro"),
+                "recall": TM.MulticlassRecall(num_classes=C, average="macro"),
+                "f1": TM.MulticlassF1Score(num_classes=C, average="macro"),
+                "confmat": TM.MulticlassConfusionMatrix(num_classes=C),
+                "auroc": TM.MulticlassAUROC(num_classes=C, thresholds=T_COLLECTION),
+            },
+        )
+    )
     return (collection if forward else collection.update), collection.compute
 
 
 def make_torcheval(with_auroc: bool = True) -> Updater:
     import torcheval.metrics as TE
 
-    metrics = without_auroc(with_auroc, {
-        "accuracy": TE.MulticlassAccuracy(num_classes=C),
-        "precision": TE.MulticlassPrecision(num_classes=C, average="macro"),
-        "recall": TE.MulticlassRecall(num_classes=C, average="macro"),
-        "f1": TE.MulticlassF1Score(num_classes=C, average="macro"),
-        "confmat": TE.MulticlassConfusionMatrix(C),
-        "auroc": TE.MulticlassBinnedAUROC(num_classes=C, threshold=T_COLLECTION),
-    })
+    metrics = without_auroc(
+        with_auroc,
+        {
+            "accuracy": TE.MulticlassAccuracy(num_classes=C),
+            "precision": TE.MulticlassPrecision(num_classes=C, average="macro"),
+            "recall": TE.MulticlassRecall(num_classes=C, average="macro"),
+            "f1": TE.MulticlassF1Score(num_classes=C, average="macro"),
+            "confmat": TE.MulticlassConfusionMatrix(C),
+            "auroc": TE.MulticlassBinnedAUROC(num_classes=C, threshold=T_COLLECTION),
+        },
+    )
 
     def update(preds: torch.Tensor, target: torch.Tensor) -> None:
         for metric in metrics.values():
@@ -141,8 +157,12 @@ def make_ignite(with_auroc: bool = True) -> Updater:
     return update, compute
 
 
-MAKERS = {"torchtally": make_torchtally, "torchmetrics": make_torchmetrics,
-          "torcheval": make_torcheval, "ignite": make_ignite}
+MAKERS = {
+    "torchtally": make_torchtally,
+    "torchmetrics": make_torchmetrics,
+    "torcheval": make_torcheval,
+    "ignite": make_ignite,
+}
 
 
 def batch(b: int) -> Batch:
@@ -168,8 +188,10 @@ def check_values() -> str:
                 raise AssertionError(f"{lib} {name} = {value} differs from torchtally's {ours[name]}")
             if name == "auroc":
                 notes.append(f"{lib} binned AUROC differs by {diff:.1e}")
-    return ("Values checked first on the same three batches: accuracy, precision, recall, F1 and the "
-            "confusion matrix of every library equal torchtally's (within 1e-6); " + ", ".join(notes) + ".")
+    return (
+        "Values checked first on the same three batches: accuracy, precision, recall, F1 and the "
+        "confusion matrix of every library equal torchtally's (within 1e-6); " + ", ".join(notes) + "."
+    )
 
 
 def latency_table(with_auroc: bool) -> Tuple[str, Dict[str, Dict[int, float]]]:
@@ -204,14 +226,18 @@ def forward_table() -> Tuple[str, Dict[str, Dict[int, float]]]:
     """Median seconds per forward (the batch's value, and the batch accumulated) of the
     collection, torchtally against torchmetrics; first checks that both return the same values."""
     torch.manual_seed(0)
-    checks = {lib: make(forward=True)[0] for lib, make in (("torchtally", make_torchtally),
-                                                          ("torchmetrics", make_torchmetrics))}
+    checks = {
+        lib: make(forward=True)[0]
+        for lib, make in (("torchtally", make_torchtally), ("torchmetrics", make_torchmetrics))
+    }
     for preds, target in (batch(256), batch(37)):
         ours, theirs = checks["torchtally"](preds, target), checks["torchmetrics"](preds, target)
         for name in ours:
             diff = (torch.as_tensor(ours[name]).double() - torch.as_tensor(theirs[name]).double()).abs().max().item()
             if name != "auroc" and diff > 1e-6:
-                raise AssertionError(f"forward: torchmetrics {name} = {theirs[name]} differs from torchtally's {ours[name]}")
+                raise AssertionError(
+                    f"forward: torchmetrics {name} = {theirs[name]} differs from torchtally's {ours[name]}"
+                )
     seconds: Dict[str, Dict[int, float]] = {lib: {} for lib in FORWARD_LIBRARIES}
     for b in BATCHES:
         preds, target = batch(b)
@@ -219,8 +245,15 @@ def forward_table() -> Tuple[str, Dict[str, Dict[int, float]]]:
             forward, _ = MAKERS[lib](forward=True)
             seconds[lib][b] = time_call(lambda: forward(preds, target), min_seconds=0.3, repeats=7)
             print(f"  B = {b:>6,}  {lib:<12} forward {fmt_us(seconds[lib][b]):>12} us", flush=True)
-    rows = [[f"{b:,}", fmt_us(seconds["torchtally"][b]), fmt_us(seconds["torchmetrics"][b]),
-             f"**{seconds['torchmetrics'][b] / seconds['torchtally'][b]:.1f}x**"] for b in BATCHES]
+    rows = [
+        [
+            f"{b:,}",
+            fmt_us(seconds["torchtally"][b]),
+            fmt_us(seconds["torchmetrics"][b]),
+            f"**{seconds['torchmetrics'][b] / seconds['torchtally'][b]:.1f}x**",
+        ]
+        for b in BATCHES
+    ]
     header = ["batch", "torchtally forward us", "torchmetrics forward us", "torchmetrics / torchtally"]
     return markdown_table(header, rows), seconds
 
@@ -242,15 +275,24 @@ def plot(seconds: Dict[str, Dict[int, float]], plain: Dict[str, Dict[int, float]
     for lib, marker, color in zip(LIBRARIES, "osD^", ("C0", "C1", "C2", "C3")):
         ax.plot(BATCHES, [seconds[lib][b] * 1e6 for b in BATCHES], marker=marker, color=color, label=lib)
         if lib in plain and lib != "ignite":
-            ax.plot(BATCHES, [plain[lib][b] * 1e6 for b in BATCHES], marker=marker, color=color,
-                    linestyle="--", alpha=0.6, label=f"{lib}, without AUROC")
+            ax.plot(
+                BATCHES,
+                [plain[lib][b] * 1e6 for b in BATCHES],
+                marker=marker,
+                color=color,
+                linestyle="--",
+                alpha=0.6,
+                label=f"{lib}, without AUROC",
+            )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("batch size B (scores [B, 10] float32)")
     ax.set_ylabel("microseconds per update (median)")
-    ax.set_title("Classification collection update, 1 CPU thread\n"
-                 "(acc, P/R/F1 macro, confusion matrix, binned AUROC T=100; ignite has no binned AUROC)",
-                 fontsize=9)
+    ax.set_title(
+        "Classification collection update, 1 CPU thread\n"
+        "(acc, P/R/F1 macro, confusion matrix, binned AUROC T=100; ignite has no binned AUROC)",
+        fontsize=9,
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -332,9 +374,14 @@ def curve_case(lib: str, n: int) -> dict:
         updates.append(mid - start)
         computes.append(end - mid)
         del metric
-    return {"update_s": statistics.median(updates), "compute_s": statistics.median(computes),
-            "repeats": len(updates), "extra_update": extra_update, "extra_total": extra_total,
-            "auroc": value}
+    return {
+        "update_s": statistics.median(updates),
+        "compute_s": statistics.median(computes),
+        "repeats": len(updates),
+        "extra_update": extra_update,
+        "extra_total": extra_total,
+        "auroc": value,
+    }
 
 
 def run_curve_case(lib: str, n: int) -> Optional[dict]:
@@ -369,8 +416,7 @@ def curve_table() -> Tuple[str, Dict[Tuple[str, int], dict]]:
         for lib in CURVE_LIBRARIES:
             predicted = predicted_extra_bytes(lib, n)
             if predicted > MEMORY_CAP:
-                results[lib, n] = {"error": f"not run: predicted >= {mib(predicted)}"
-                                            + extrapolated(results, lib, n)}
+                results[lib, n] = {"error": f"not run: predicted >= {mib(predicted)}" + extrapolated(results, lib, n)}
             else:
                 results[lib, n] = run_curve_case(lib, n)
             print(f"  N = {n:>10,}  {lib:<12} {results[lib, n]}", flush=True)
@@ -379,19 +425,42 @@ def curve_table() -> Tuple[str, Dict[Tuple[str, int], dict]]:
         ours = results["torchtally", n]
         for lib in CURVE_LIBRARIES:
             r = results[lib, n]
-            state = "int64 [1, 1001, 2]" if lib == "torchtally" else (
-                "int64 [1000, 2, 2]" if lib == "torchmetrics" else "all inputs (O(N))")
+            state = (
+                "int64 [1, 1001, 2]"
+                if lib == "torchtally"
+                else ("int64 [1000, 2, 2]" if lib == "torchmetrics" else "all inputs (O(N))")
+            )
             if "error" in r:
                 rows.append([f"{n:,}", lib, state, r["error"], "", "", "", mib(predicted_extra_bytes(lib, n))])
                 continue
             total = r["update_s"] + r["compute_s"]
-            ratio = "1.0x" if lib == "torchtally" or "error" in ours else \
-                f"**{total / (ours['update_s'] + ours['compute_s']):.1f}x**"
-            rows.append([f"{n:,}", lib, state, f"{r['update_s'] * 1e3:,.1f}", f"{r['compute_s'] * 1e3:,.1f}",
-                         ratio, f"{mib(r['extra_update'])} / {mib(r['extra_total'])}",
-                         mib(predicted_extra_bytes(lib, n))])
-    header = ["N", "library", "state", "update ms", "compute ms", "(update + compute) vs torchtally",
-              "peak extra memory: update / update + compute", "predicted extra memory (lower bound)"]
+            ratio = (
+                "1.0x"
+                if lib == "torchtally" or "error" in ours
+                else f"**{total / (ours['update_s'] + ours['compute_s']):.1f}x**"
+            )
+            rows.append(
+                [
+                    f"{n:,}",
+                    lib,
+                    state,
+                    f"{r['update_s'] * 1e3:,.1f}",
+                    f"{r['compute_s'] * 1e3:,.1f}",
+                    ratio,
+                    f"{mib(r['extra_update'])} / {mib(r['extra_total'])}",
+                    mib(predicted_extra_bytes(lib, n)),
+                ]
+            )
+    header = [
+        "N",
+        "library",
+        "state",
+        "update ms",
+        "compute ms",
+        "(update + compute) vs torchtally",
+        "peak extra memory: update / update + compute",
+        "predicted extra memory (lower bound)",
+    ]
     return markdown_table(header, rows), results
 
 
@@ -419,6 +488,7 @@ def exact_auroc_bytes(n_batches: int = 20, b: int = 10_000) -> str:
     import ignite.metrics as IG
     import torcheval.metrics as TE
     import torchmetrics.classification as TM
+
     import torchtally as M
 
     def states(lib, m):
@@ -454,10 +524,17 @@ def exact_auroc_bytes(n_batches: int = 20, b: int = 10_000) -> str:
         held = held_bytes([states(lib, m)])
         columns = 1 if task == "binary" else C
         per_column = held / n / columns
-        rows.append([task, lib, f"update{call}", f"{held / n:.1f}", f"{per_column:.2f}",
-                     "**yes**" if per_column <= 5 else "no"])
-    header = ["task", "library", "update call (p float32, t int64)", "bytes per sample",
-              "bytes per sample per column", "<= 5 per column"]
+        rows.append(
+            [task, lib, f"update{call}", f"{held / n:.1f}", f"{per_column:.2f}", "**yes**" if per_column <= 5 else "no"]
+        )
+    header = [
+        "task",
+        "library",
+        "update call (p float32, t int64)",
+        "bytes per sample",
+        "bytes per sample per column",
+        "<= 5 per column",
+    ]
     return markdown_table(header, rows), rows
 
 
@@ -470,15 +547,19 @@ def statements(seconds, plain, curves, bytes_rows, forward) -> List[str]:
         ours = seconds["torchtally"][b]
         ratio = seconds["torchmetrics"][b] / ours
         verdict = "**met**" if ratio >= target else "**missed**"
-        out.append(f"- Update at batch {b:,}: >= {target}x faster than torchmetrics: {verdict}, {ratio:.1f}x "
-                   f"({ratio / target:.1f} times the target ratio); without AUROC "
-                   f"{plain['torchmetrics'][b] / plain['torchtally'][b]:.1f}x. The binned AUROC histogram is "
-                   f"{100 * (1 - plain['torchtally'][b] / ours):.0f}% of torchtally's update at this batch.")
+        out.append(
+            f"- Update at batch {b:,}: >= {target}x faster than torchmetrics: {verdict}, {ratio:.1f}x "
+            f"({ratio / target:.1f} times the target ratio); without AUROC "
+            f"{plain['torchmetrics'][b] / plain['torchtally'][b]:.1f}x. The binned AUROC histogram is "
+            f"{100 * (1 - plain['torchtally'][b] / ours):.0f}% of torchtally's update at this batch."
+        )
     for b in (256, 65536):
         ratio = forward["torchmetrics"][b] / forward["torchtally"][b]
-        out.append(f"- Forward (the batch's value and the batch accumulated) at batch {b:,}: "
-                   f"{ratio:.1f}x faster than torchmetrics' forward "
-                   f"({'**met**' if ratio > 1 else '**missed**'}: never slower than torchmetrics).")
+        out.append(
+            f"- Forward (the batch's value and the batch accumulated) at batch {b:,}: "
+            f"{ratio:.1f}x faster than torchmetrics' forward "
+            f"({'**met**' if ratio > 1 else '**missed**'}: never slower than torchmetrics)."
+        )
     for n in CURVE_SIZES[1:]:
         ours, theirs = curves["torchtally", n], curves["torchmetrics", n]
         if "error" in ours or ("error" in theirs and "timeout_s" not in theirs):
@@ -489,21 +570,28 @@ def statements(seconds, plain, curves, bytes_rows, forward) -> List[str]:
         bound = "timeout_s" in theirs  # torchmetrics did not finish: its time is a lower bound
         ratio = (theirs["timeout_s"] if bound else theirs["update_s"] + theirs["compute_s"]) / ours_s
         verdict = "**met**" if ratio >= 20 else "**missed**"
-        out.append(f"- Binned curves at N = {n:,}, T = {T_CURVE}: >= 20x faster than torchmetrics: {verdict}, "
-                   f"{'more than ' if bound else ''}{ratio:.0f}x; torchtally's peak extra memory "
-                   f"{mib(ours['extra_total'])} (inputs {mib(n * 12)}).")
+        out.append(
+            f"- Binned curves at N = {n:,}, T = {T_CURVE}: >= 20x faster than torchmetrics: {verdict}, "
+            f"{'more than ' if bound else ''}{ratio:.0f}x; torchtally's peak extra memory "
+            f"{mib(ours['extra_total'])} (inputs {mib(n * 12)})."
+        )
     sizes = [curves["torchtally", n] for n in CURVE_SIZES if "error" not in curves["torchtally", n]]
     if sizes:
         grows = max(s["extra_total"] for s in sizes) - min(s["extra_total"] for s in sizes)
         verdict = "**met**" if grows < (1 << 20) else "**missed**"
-        out.append(f"- Binned curves with O(T) extra memory: {verdict}: torchtally's peak extra memory "
-                   f"varies by {mib(grows)} from N = {CURVE_SIZES[0]:,} to {CURVE_SIZES[-1]:,} "
-                   f"(state {mib((T_CURVE + 1) * 2 * 8)}).")
+        out.append(
+            f"- Binned curves with O(T) extra memory: {verdict}: torchtally's peak extra memory "
+            f"varies by {mib(grows)} from N = {CURVE_SIZES[0]:,} to {CURVE_SIZES[-1]:,} "
+            f"(state {mib((T_CURVE + 1) * 2 * 8)})."
+        )
     ours = [r for r in bytes_rows if r[1] == "torchtally"]
     worst = max(float(r[4]) for r in ours)
     verdict = "**met**" if worst <= 5 else "**missed**"
-    out.append(f"- Exact AUROC at most 5 bytes per sample (per column): {verdict}: "
-               + ", ".join(f"{r[0]} {r[4]}" for r in ours) + ".")
+    out.append(
+        f"- Exact AUROC at most 5 bytes per sample (per column): {verdict}: "
+        + ", ".join(f"{r[0]} {r[4]}" for r in ours)
+        + "."
+    )
     return out
 
 
@@ -526,61 +614,63 @@ def main() -> None:
     print("part 3: exact AUROC bytes per sample", flush=True)
     table3, bytes_rows = exact_auroc_bytes()
     minutes = (time.perf_counter() - start) / 60
-    body = "\n\n".join([
-        f"Machine: {machine_line()}. One CPU core (`torch.set_num_threads(1)`); the 2-core machine "
-        "was shared with other jobs during the run, so every time is a median over repeats and "
-        f"ratios are more reliable than absolute times. Whole benchmark: {minutes:.1f} min. "
-        f"Copy bandwidth in the same run: **{copy:.1f} GB/s**.",
-        "### Targets",
-        "\n".join(statements(seconds, plain, curves, bytes_rows, forward)),
-        "### 1. Per-update latency of a classification collection",
-        "Accuracy (micro), Precision, Recall, F1 (macro), ConfusionMatrix and binned AUROC "
-        f"(T = {T_COLLECTION}), C = {C}; inputs: probabilities [B, 10] float32 and int64 targets. "
-        "torchtally: one MetricCollection; the five confusion-matrix metrics share one state "
-        "(one kernel call per batch), AUROC keeps its histogram (a second kernel call). "
-        f"torchmetrics: MetricCollection with compute groups (its default; groups found: {groups}). "
-        "torcheval: the six closest metrics (MulticlassAccuracy, MulticlassPrecision/Recall/F1Score "
-        "average=\"macro\", MulticlassConfusionMatrix, MulticlassBinnedAUROC threshold=100), each "
-        "updated; note its binned AUROC update only appends the inputs (O(N) state, all the work "
-        "is deferred to compute), so its update time omits the curve work. ignite: Accuracy, "
-        "Precision/Recall(average=False) with the macro mean at compute, Fbeta(1) built on them, "
-        "ConfusionMatrix; **ignite has no binned AUROC** (ROC_AUC is an exact EpochMetric calling "
-        "scikit-learn at compute), so ignite's row has no AUROC and is not a like-for-like "
-        f"comparison on that metric. Median of 7 repeats. {values_note}",
-        table1,
-        "The same collection without the binned AUROC (the five confusion-matrix metrics: one "
-        "shared state in torchtally, two compute groups in torchmetrics, five metrics in "
-        "torcheval; ignite's row above is already this collection):",
-        table1b,
-        "Forward of the same six-metric collection, `collection(preds, target)`: the value of "
-        "every metric on this batch alone plus the batch accumulated (torchmetrics' per-step "
-        "logging call). torchtally updates the shared state once on fresh states, computes the "
-        "six values from it and adds it to the accumulated state; torchmetrics' collection runs "
-        "each metric's forward (its compute groups apply to update only). torcheval and ignite "
-        "have no forward. Values checked equal first (AUROC aside, binned differently).",
-        table1c,
-        f"![update latency vs batch size]({PLOT.name})",
-        f"### 2. Binned binary AUROC, T = {T_CURVE}",
-        "One update of N samples (probabilities float32, int64 targets), then compute. Each case "
-        "runs in a fresh subprocess: the inputs are allocated, the peak resident set size is "
-        "reset (`/proc/self/clear_refs` = 5, Linux >= 4.0), and the extra peak is VmHWM after the "
-        "call minus VmRSS before it (page granularity, includes allocator slack). Time: median "
-        "of up to 5 repeats (fewer when they pass ~10 s). Cases whose predicted largest "
-        f"intermediate exceeds {mib(MEMORY_CAP)} are not run (the machine is shared, 24 GiB). "
-        "torchmetrics 1.9 uses its vectorised [N, T] update only up to 50,000 samples and loops "
-        "over thresholds above that (O(N) temporaries, T passes over the data). torcheval's "
-        "binned AUROC stores every input and, at compute, builds bool [T, 1, N] and int64 "
-        "[T, 1, N] (target x prediction) intermediates: at least 9 bytes per threshold and "
-        "sample; the measured peak at N = 100,000 is larger still (see the table).",
-        table2,
-        "### 3. Bytes per sample held by exact AUROC (thresholds=None)",
-        "After 20 updates of 10,000 samples (probabilities float32, int64 targets as a user "
-        "passes them); bytes of the distinct tensor storages in the metric's state (torchtally: "
-        "metric_state; torchmetrics: metric_state; torcheval: its registered states; ignite: "
-        "ROC_AUC's prediction and target lists). Multiclass: C = 10; ignite's ROC_AUC computes "
-        "with scikit-learn, which needs one-hot targets for C > 2, so it is given one_hot(t).",
-        table3,
-    ])
+    body = "\n\n".join(
+        [
+            f"Machine: {machine_line()}. One CPU core (`torch.set_num_threads(1)`); the 2-core machine "
+            "was shared with other jobs during the run, so every time is a median over repeats and "
+            f"ratios are more reliable than absolute times. Whole benchmark: {minutes:.1f} min. "
+            f"Copy bandwidth in the same run: **{copy:.1f} GB/s**.",
+            "### Targets",
+            "\n".join(statements(seconds, plain, curves, bytes_rows, forward)),
+            "### 1. Per-update latency of a classification collection",
+            "Accuracy (micro), Precision, Recall, F1 (macro), ConfusionMatrix and binned AUROC "
+            f"(T = {T_COLLECTION}), C = {C}; inputs: probabilities [B, 10] float32 and int64 targets. "
+            "torchtally: one MetricCollection; the five confusion-matrix metrics share one state "
+            "(one kernel call per batch), AUROC keeps its histogram (a second kernel call). "
+            f"torchmetrics: MetricCollection with compute groups (its default; groups found: {groups}). "
+            "torcheval: the six closest metrics (MulticlassAccuracy, MulticlassPrecision/Recall/F1Score "
+            'average="macro", MulticlassConfusionMatrix, MulticlassBinnedAUROC threshold=100), each '
+            "updated; note its binned AUROC update only appends the inputs (O(N) state, all the work "
+            "is deferred to compute), so its update time omits the curve work. ignite: Accuracy, "
+            "Precision/Recall(average=False) with the macro mean at compute, Fbeta(1) built on them, "
+            "ConfusionMatrix; **ignite has no binned AUROC** (ROC_AUC is an exact EpochMetric calling "
+            "scikit-learn at compute), so ignite's row has no AUROC and is not a like-for-like "
+            f"comparison on that metric. Median of 7 repeats. {values_note}",
+            table1,
+            "The same collection without the binned AUROC (the five confusion-matrix metrics: one "
+            "shared state in torchtally, two compute groups in torchmetrics, five metrics in "
+            "torcheval; ignite's row above is already this collection):",
+            table1b,
+            "Forward of the same six-metric collection, `collection(preds, target)`: the value of "
+            "every metric on this batch alone plus the batch accumulated (torchmetrics' per-step "
+            "logging call). torchtally updates the shared state once on fresh states, computes the "
+            "six values from it and adds it to the accumulated state; torchmetrics' collection runs "
+            "each metric's forward (its compute groups apply to update only). torcheval and ignite "
+            "have no forward. Values checked equal first (AUROC aside, binned differently).",
+            table1c,
+            f"![update latency vs batch size]({PLOT.name})",
+            f"### 2. Binned binary AUROC, T = {T_CURVE}",
+            "One update of N samples (probabilities float32, int64 targets), then compute. Each case "
+            "runs in a fresh subprocess: the inputs are allocated, the peak resident set size is "
+            "reset (`/proc/self/clear_refs` = 5, Linux >= 4.0), and the extra peak is VmHWM after the "
+            "call minus VmRSS before it (page granularity, includes allocator slack). Time: median "
+            "of up to 5 repeats (fewer when they pass ~10 s). Cases whose predicted largest "
+            f"intermediate exceeds {mib(MEMORY_CAP)} are not run (the machine is shared, 24 GiB). "
+            "torchmetrics 1.9 uses its vectorised [N, T] update only up to 50,000 samples and loops "
+            "over thresholds above that (O(N) temporaries, T passes over the data). torcheval's "
+            "binned AUROC stores every input and, at compute, builds bool [T, 1, N] and int64 "
+            "[T, 1, N] (target x prediction) intermediates: at least 9 bytes per threshold and "
+            "sample; the measured peak at N = 100,000 is larger still (see the table).",
+            table2,
+            "### 3. Bytes per sample held by exact AUROC (thresholds=None)",
+            "After 20 updates of 10,000 samples (probabilities float32, int64 targets as a user "
+            "passes them); bytes of the distinct tensor storages in the metric's state (torchtally: "
+            "metric_state; torchmetrics: metric_state; torcheval: its registered states; ignite: "
+            "ROC_AUC's prediction and target lists). Multiclass: C = 10; ignite's ROC_AUC computes "
+            "with scikit-learn, which needs one-hot targets for C > 2, so it is given one_hot(t).",
+            table3,
+        ]
+    )
     print(body)
     replace_section(SECTION, body)
 

@@ -23,6 +23,7 @@ Not in `make bench` (its file name does not start with bench_): it needs a GPU.
 
     python benchmarks/gpu_check_bench.py --out benchmarks/_out/gpu_bench.md
 """
+
 import argparse
 import statistics
 import sys
@@ -93,13 +94,21 @@ def family_syncs(kernels) -> list:
     binary = (target > 4).long()
     thresholds = torch.linspace(0, 1, 100, dtype=torch.float64, device="cuda")
     calls = {
-        "confusion matrix, labels": lambda: kernels.confmat_labels(torch.zeros(c, c, dtype=torch.int64, device="cuda"), target, target),
-        "confusion matrix, scores": lambda: kernels.confmat_scores(torch.zeros(c, c, dtype=torch.int64, device="cuda"), scores, target),
+        "confusion matrix, labels": lambda: kernels.confmat_labels(
+            torch.zeros(c, c, dtype=torch.int64, device="cuda"), target, target
+        ),
+        "confusion matrix, scores": lambda: kernels.confmat_scores(
+            torch.zeros(c, c, dtype=torch.int64, device="cuda"), scores, target
+        ),
         "threshold with logit_threshold": lambda: kernels.confmat_threshold(
-            torch.zeros(2, 2, dtype=torch.int64, device="cuda"), scores[:, 0], binary, None, None, 0.5, 0.0),
+            torch.zeros(2, 2, dtype=torch.int64, device="cuda"), scores[:, 0], binary, None, None, 0.5, 0.0
+        ),
         "binned curve (T = 100)": lambda: kernels.binned_update(
-            torch.zeros(1, 101, 2, dtype=torch.int64, device="cuda"), scores[:, 0], binary, None, None, thresholds, True),
-        "top-k (k = 3)": lambda: kernels.topk_update(torch.zeros(c, 3, dtype=torch.int64, device="cuda"), scores, target, None, None, 3),
+            torch.zeros(1, 101, 2, dtype=torch.int64, device="cuda"), scores[:, 0], binary, None, None, thresholds, True
+        ),
+        "top-k (k = 3)": lambda: kernels.topk_update(
+            torch.zeros(c, 3, dtype=torch.int64, device="cuda"), scores, target, None, None, 3
+        ),
         "moments": lambda: kernels.moments_update(torch.zeros(c, 6, dtype=torch.float64, device="cuda"), scores),
     }
     rows = []
@@ -115,8 +124,8 @@ def family_syncs(kernels) -> list:
 
 
 def torchtally_collection(with_auroc: bool = False):
-    from torchtally import MetricCollection
     import torchtally as M
+    from torchtally import MetricCollection
 
     metrics = {
         "accuracy": M.MulticlassAccuracy(C, average="micro"),
@@ -135,13 +144,15 @@ def torchmetrics_collection(validate_args: bool):
     from torchmetrics import MetricCollection
 
     kw = {"num_classes": C, "validate_args": validate_args}
-    return MetricCollection({
-        "accuracy": TM.MulticlassAccuracy(average="micro", **kw),
-        "precision": TM.MulticlassPrecision(average="macro", **kw),
-        "recall": TM.MulticlassRecall(average="macro", **kw),
-        "f1": TM.MulticlassF1Score(average="macro", **kw),
-        "confmat": TM.MulticlassConfusionMatrix(**kw),
-    }).to("cuda")
+    return MetricCollection(
+        {
+            "accuracy": TM.MulticlassAccuracy(average="micro", **kw),
+            "precision": TM.MulticlassPrecision(average="macro", **kw),
+            "recall": TM.MulticlassRecall(average="macro", **kw),
+            "f1": TM.MulticlassF1Score(average="macro", **kw),
+            "confmat": TM.MulticlassConfusionMatrix(**kw),
+        }
+    ).to("cuda")
 
 
 def values_agree(ours: Dict[str, torch.Tensor], theirs: Dict[str, torch.Tensor]) -> str:
@@ -149,7 +160,8 @@ def values_agree(ours: Dict[str, torch.Tensor], theirs: Dict[str, torch.Tensor])
     for key in ("accuracy", "precision", "recall", "f1"):
         worst = max(worst, abs(float(ours[key]) - float(theirs[key])))
     same_confmat = torch.equal(ours["confmat"].cpu().long(), theirs["confmat"].cpu().long())
-    return f"largest difference of accuracy/precision/recall/F1 {worst:.1e}, confusion matrices {'equal' if same_confmat else 'DIFFERENT'}"
+    matrices = "equal" if same_confmat else "DIFFERENT"
+    return f"largest difference of accuracy/precision/recall/F1 {worst:.1e}, confusion matrices {matrices}"
 
 
 def run(args) -> str:
@@ -183,8 +195,18 @@ def run(args) -> str:
         t_tm = cuda_time(lambda: tm.update(s, t), max(2, calls // 4))
         t_fast = cuda_time(lambda: tm_fast.update(s, t), max(2, calls // 4))
         gbs = (s.numel() * 4 + t.numel() * 8) / t_ours / 1e9
-        rows.append([f"{b:,}", f"{t_ours * 1e3:,.3f}", f"{gbs:,.0f}", f"{gbs / hbm:.0%}", f"{t_tm * 1e3:,.3f}",
-                     f"**{t_tm / t_ours:.1f}x**", f"{t_fast * 1e3:,.3f}", f"**{t_fast / t_ours:.1f}x**"])
+        rows.append(
+            [
+                f"{b:,}",
+                f"{t_ours * 1e3:,.3f}",
+                f"{gbs:,.0f}",
+                f"{gbs / hbm:.0%}",
+                f"{t_tm * 1e3:,.3f}",
+                f"**{t_tm / t_ours:.1f}x**",
+                f"{t_fast * 1e3:,.3f}",
+                f"**{t_fast / t_ours:.1f}x**",
+            ]
+        )
         main = {"gbs": gbs, "speedup": t_tm / t_ours, "speedup_fast": t_fast / t_ours, "ms": t_ours * 1e3}
 
     # the kernel alone (no Python metric layer) at the largest batch
@@ -222,7 +244,8 @@ def run(args) -> str:
     met_bw = main["gbs"] >= TARGET_BANDWIDTH * hbm
     met_speed = main["speedup"] >= TARGET_SPEEDUP
     lines = [
-        f"Device: {name}; torch {torch.__version__} (CUDA {torch.version.cuda}); torchtally: {status}. Run {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"Device: {name}; torch {torch.__version__} (CUDA {torch.version.cuda}); torchtally: {status}. "
+        f"Run {time.strftime('%Y-%m-%d %H:%M')}, "
         f"{time.monotonic() - started:.0f} s. Bandwidth in the same run: copy **{copy_gbs:,.0f} GB/s** (read + "
         f"write), read-only reduction over the 4 GB of scores **{read_gbs:,.0f} GB/s**; the larger is the "
         f"HBM reference below.",
@@ -243,8 +266,19 @@ def run(args) -> str:
         "(deferred checks, csrc/cuda/call.c). torchmetrics: MetricCollection with compute groups. Values "
         f"on the same batch: {agreement}.",
         "",
-        markdown_table(["batch", "torchtally ms", "torchtally GB/s", "of HBM", "torchmetrics ms", "torchmetrics / torchtally",
-                        "torchmetrics (validate_args=False) ms", "ratio"], rows),
+        markdown_table(
+            [
+                "batch",
+                "torchtally ms",
+                "torchtally GB/s",
+                "of HBM",
+                "torchmetrics ms",
+                "torchmetrics / torchtally",
+                "torchmetrics (validate_args=False) ms",
+                "ratio",
+            ],
+            rows,
+        ),
         "",
         f"Error checks at 1,000,000 x 1000: deferred (default) {host_ms['deferred'][1]:,.3f} ms per update on "
         f"the GPU, the call returning to Python after {host_ms['deferred'][0]:,.3f} ms; immediate "

@@ -10,6 +10,7 @@ context switch is a wake-up that may queue behind another process for a core.
 Run: `.venv/bin/python benchmarks/probe_header_exchange.py [--world-size 4] [--repeats 500]`.
 Prints a table; writes nothing.
 """
+
 import argparse
 import resource
 import sys
@@ -27,8 +28,13 @@ from torchtally.sync.exchange import ring  # noqa: E402
 from torchtally.sync.plan import HEADER_SLOTS  # noqa: E402
 from torchtally.testing import run_distributed  # noqa: E402
 
-WAYS = ("barrier alone", "all_to_all of the header", "ring of the header", "one-element all_reduce",
-        "16-element all_reduce")
+WAYS = (
+    "barrier alone",
+    "all_to_all of the header",
+    "ring of the header",
+    "one-element all_reduce",
+    "16-element all_reduce",
+)
 
 
 def ways(rank: int, world_size: int) -> Dict[str, Callable[[], Any]]:
@@ -55,9 +61,13 @@ def probe_rank(rank: int, world_size: int, repeats: int) -> Dict[str, List[float
             dist.barrier()
             exchange()
         after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - start
-        out[name] = [wall * 1e3 / repeats, (after.ru_utime - before.ru_utime) * 1e3 / repeats,
-                     (after.ru_stime - before.ru_stime) * 1e3 / repeats,
-                     (after.ru_nvcsw - before.ru_nvcsw) / repeats, (after.ru_nivcsw - before.ru_nivcsw) / repeats]
+        out[name] = [
+            wall * 1e3 / repeats,
+            (after.ru_utime - before.ru_utime) * 1e3 / repeats,
+            (after.ru_stime - before.ru_stime) * 1e3 / repeats,
+            (after.ru_nvcsw - before.ru_nvcsw) / repeats,
+            (after.ru_nivcsw - before.ru_nivcsw) / repeats,
+        ]
     return out
 
 
@@ -71,10 +81,15 @@ def main() -> None:
     for name in WAYS:
         figures = list(zip(*(r[name] for r in per_rank)))  # each figure, over ranks
         rows.append([name] + [f"{min(f):.2f}-{max(f):.2f}" if i else f"{max(f):.2f}" for i, f in enumerate(figures)])
-    print(f"World size {args.world_size}, {args.repeats} repeats of a barrier and then the exchange; per step "
-          "(the range over ranks):\n")
-    print(markdown_table(["exchange", "wall ms", "user CPU ms", "system CPU ms", "voluntary switches",
-                          "involuntary switches"], rows))
+    print(
+        f"World size {args.world_size}, {args.repeats} repeats of a barrier and then the exchange; per step "
+        "(the range over ranks):\n"
+    )
+    print(
+        markdown_table(
+            ["exchange", "wall ms", "user CPU ms", "system CPU ms", "voluntary switches", "involuntary switches"], rows
+        )
+    )
 
 
 if __name__ == "__main__":

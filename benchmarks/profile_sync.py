@@ -14,6 +14,7 @@ Run: `.venv/bin/python benchmarks/profile_sync.py [--world-size 2] [--repeats 30
 [--average micro]`. Not part of `make bench` (it writes nothing to RESULTS.md); a tool for
 working on the sync's Python.
 """
+
 import argparse
 import cProfile
 import io
@@ -27,8 +28,8 @@ import torch
 import torch.distributed as dist
 
 from torchtally.classification import MulticlassAccuracy
-from torchtally.sync.protocol import sync_states
 from torchtally.sync.plan import HEADER_SLOTS
+from torchtally.sync.protocol import sync_states
 from torchtally.testing import run_distributed
 
 CLASSES = 5

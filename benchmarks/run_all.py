@@ -1,5 +1,6 @@
 """`make bench`: runs every benchmarks/bench_*.py in turn; each refreshes its own section of
 benchmarks/RESULTS.md. A failing benchmark is reported and the rest still run."""
+
 import subprocess
 import sys
 from pathlib import Path

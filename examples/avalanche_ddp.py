@@ -10,12 +10,12 @@ loss_metrics (the one-line swap) beside Avalanche's own experience accuracy, ren
 prints, per experience, torchtally's synced accuracy, Avalanche's own (rank 0's shard only)
 and scikit-learn over the whole test set in one process.
 """
+
 import os
 import sys
 
 import torch
 import torch.distributed
-from torch import nn
 
 # Avalanche must be imported before the process group exists (it builds a logger on import
 # and refuses to on a non-main rank).
@@ -25,6 +25,7 @@ from avalanche.benchmarks.scenarios.deprecated.generic_benchmark_creation import
 from avalanche.evaluation.metrics import ExperienceAccuracy
 from avalanche.training.plugins import EvaluationPlugin
 from avalanche.training.supervised import Naive
+from torch import nn
 
 from torchtally.adapters.avalanche import accuracy_metrics, loss_metrics
 
@@ -61,14 +62,21 @@ def main() -> int:
     net = nn.Sequential(nn.Linear(FEATURES, 32), nn.ReLU(), nn.Linear(32, CLASSES))
     model = nn.parallel.DistributedDataParallel(net) if world > 1 else net
     evaluator = EvaluationPlugin(
-        accuracy_metrics(epoch=True, experience=True, stream=True),   # torchtally's: synced
+        accuracy_metrics(epoch=True, experience=True, stream=True),  # torchtally's: synced
         loss_metrics(epoch=True, experience=True, stream=True),
-        AvalancheOwnAccuracy(),                                          # Avalanche's: per rank
+        AvalancheOwnAccuracy(),  # Avalanche's: per rank
         loggers=[],
     )
-    strategy = Naive(model=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.05),
-                     criterion=nn.CrossEntropyLoss(), train_mb_size=16, train_epochs=2,
-                     eval_mb_size=64, device="cpu", evaluator=evaluator)
+    strategy = Naive(
+        model=model,
+        optimizer=torch.optim.SGD(model.parameters(), lr=0.05),
+        criterion=nn.CrossEntropyLoss(),
+        train_mb_size=16,
+        train_epochs=2,
+        eval_mb_size=64,
+        device="cpu",
+        evaluator=evaluator,
+    )
     ok = True
     for i, experience in enumerate(benchmark.train_stream):
         strategy.train(experience)

@@ -8,6 +8,7 @@ odd number of samples, so the sampler pads rank 1's shard with a duplicate. torc
 that duplicate and syncs the metric state once per epoch; the printed values are compared
 with scikit-learn run in one process over the whole validation set.
 """
+
 import os
 import sys
 import time

@@ -15,6 +15,7 @@ Lightning's ``self.log(name, metric)`` only accepts torchmetrics' own Metric cla
 Run: ``python examples/lightning_logging.py`` (CPU, a few seconds). Both idioms log the same
 accuracy here (one device, nothing padded); the script checks that and prints it.
 """
+
 import warnings
 
 import lightning.pytorch as pl
@@ -69,9 +70,17 @@ def main():
         {"callback_acc": MulticlassAccuracy(num_classes=3), "callback_f1": MulticlassF1Score(num_classes=3)},
         output_transform=lambda outputs, batch: outputs,
     )
-    trainer = pl.Trainer(accelerator="cpu", devices=1, max_epochs=3, logger=False, enable_progress_bar=False,
-                         enable_checkpointing=False, enable_model_summary=False, callbacks=[callback],
-                         num_sanity_val_steps=0)
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=3,
+        logger=False,
+        enable_progress_bar=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        callbacks=[callback],
+        num_sanity_val_steps=0,
+    )
     model, (train_loader, val_loader) = Classifier(), loaders()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", module="lightning")

@@ -6,6 +6,7 @@ Every process a test starts exchanges sync headers by all_to_all, whatever the m
 (torchtally.sync.exchange would take its ring where a host has fewer cores than ranks, as the
 2-core CI machine has at world size 3 and 4), so collective counts mean the same everywhere;
 tests/distributed/test_sync_small.py runs the ring, and the automatic choice, on purpose."""
+
 import importlib.util
 import os
 import random

@@ -17,10 +17,12 @@ docs/architecture.md has the layer table):
 * only Metric's own modules (those defining the classes it is made of) touch a metric's private
   attributes or anyone's ``__dict__``: MetricCollection, the sync and the engines go through
   Metric's documented interface (``hold_states``, ``share_states_of``, ``cached_result``...);
-* no Python file over 500 lines.
+* no Python file over 600 lines (as `ruff format` writes them: one argument per line wherever a
+  signature does not fit, about a fifth longer than the hand-wrapped 500 lines this used to be).
 
 The C side (includes, file sizes) is checked in tests/csrc/test_layout.py.
 """
+
 import ast
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
@@ -29,12 +31,28 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "torchtally"
 EXTENSIONS = {"_C", "_C_cuda", "_nccl"}
-MAX_LINES = 500
+MAX_LINES = 600
 MAX_TOP_LEVEL_MODULES = 8
 # The top-level modules named after torchmetrics' subpackages (the families still to come take
 # their torchmetrics names too: detection, retrieval, text, image, wrappers ...).
-FACES = {"classification", "regression", "aggregation", "detection", "segmentation", "retrieval", "text", "image",
-         "audio", "clustering", "nominal", "multimodal", "shape", "timeseries", "video", "wrappers"}
+FACES = {
+    "classification",
+    "regression",
+    "aggregation",
+    "detection",
+    "segmentation",
+    "retrieval",
+    "text",
+    "image",
+    "audio",
+    "clustering",
+    "nominal",
+    "multimodal",
+    "shape",
+    "timeseries",
+    "video",
+    "wrappers",
+}
 # Lowest first: a module may import from its own layer and the ones before it. A prefix names a
 # package (every module under it) or a single top-level module.
 LAYERS = [
@@ -220,8 +238,11 @@ def test_no_module_is_named_with_another_modules_prefix():
             by_folder.setdefault(path.parent.parent, []).append(path.parent.name)
         else:
             by_folder.setdefault(path.parent, []).append(path.stem)
-    offenders = [f"{folder.relative_to(PACKAGE.parent)}: {a}, {b}"
-                 for folder, names in by_folder.items() for a, b in _prefix_clashes(names)]
+    offenders = [
+        f"{folder.relative_to(PACKAGE.parent)}: {a}, {b}"
+        for folder, names in by_folder.items()
+        for a, b in _prefix_clashes(names)
+    ]
     assert offenders == []
     assert _prefix_clashes(["sync", "sync_plan", "metric", "metrics"]) == [("sync", "sync_plan")]
 
@@ -259,15 +280,20 @@ def _metric_private_names() -> Tuple[Set[str], Set[str]]:
     own = {cls.__module__ for cls in Metric.__mro__ if cls.__module__.startswith("torchtally")}
     names = {n for cls in Metric.__mro__ if cls.__module__.startswith("torchtally") for n in vars(cls)}
     for metric in (BinaryAccuracy(), MulticlassAUROC(3, thresholds=None)):
-        metric.update(*((torch.rand(4), torch.tensor([0, 1, 1, 0])) if isinstance(metric, BinaryAccuracy)
-                        else (torch.rand(4, 3), torch.tensor([0, 1, 2, 0]))))
+        metric.update(
+            *(
+                (torch.rand(4), torch.tensor([0, 1, 1, 0]))
+                if isinstance(metric, BinaryAccuracy)
+                else (torch.rand(4, 3), torch.tensor([0, 1, 2, 0]))
+            )
+        )
         names |= set(vars(metric))
     return own, {n for n in names if _private(n)}
 
 
 # Reaches into objects that are not metrics.
 NOT_A_METRIC = {
-    ("torchtally.adapters.ignite", "engine.__dict__"),  # the hooks' registry on ignite's Engine
+    ("torchtally.adapters.ignite", "engine.__dict__")  # the hooks' registry on ignite's Engine
 }
 
 
@@ -297,8 +323,11 @@ def _foreign_classes(name: str, metric_parts: Set[str]) -> List[str]:
     """The source of each class in module `name` that is not one of Metric's own parts (a
     collection's mixin beside Metric's in base/synced.py, CompositionalMetric ...)."""
     text = MODULES[name][0].read_text()
-    return [ast.get_source_segment(text, node) or "" for node in ast.parse(text).body
-            if isinstance(node, ast.ClassDef) and node.name not in metric_parts]
+    return [
+        ast.get_source_segment(text, node) or ""
+        for node in ast.parse(text).body
+        if isinstance(node, ast.ClassDef) and node.name not in metric_parts
+    ]
 
 
 def test_only_metric_modules_touch_a_metric_private_state():
@@ -308,8 +337,12 @@ def test_only_metric_modules_touch_a_metric_private_state():
     parts = {cls.__name__ for cls in Metric.__mro__}
     assert {"_specs", "_cat_chunks", "_updated", "_cache", "_update_count"} <= private_names
     offenders = [hit for name in MODULES if name not in own for hit in _private_reaches(name, private_names)]
-    offenders += [hit for name in sorted(own) for source in _foreign_classes(name, parts)
-                  for hit in _private_reaches(name, private_names, source)]
+    offenders += [
+        hit
+        for name in sorted(own)
+        for source in _foreign_classes(name, parts)
+        for hit in _private_reaches(name, private_names, source)
+    ]
     assert offenders == []
     assert any("class SyncedCollection" in s for s in _foreign_classes("torchtally.base.synced", parts))
 

@@ -3,11 +3,12 @@ metric with torchtally's decorators on ignite's Engine. Their sync across real p
 tested in tests/distributed/test_sync.py; ignite's contract (spellings, exceptions and when
 they are raised) under 1 and 2 ranks, against ignite's own decorators, in
 tests/distributed/test_decorators_ignite_contract.py."""
+
 import ignite.engine as ignite_engine
 import ignite.exceptions as ignite_exceptions
 import ignite.metrics as ignite_metrics
-import pytest
 import numpy as np
+import pytest
 import torch
 
 from torchtally import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
@@ -101,7 +102,9 @@ def test_values_to_sync_and_the_type_error_for_the_rest():
     state = torch.ones(2, requires_grad=True)
     assert not _as_state("M", "x", state, "sync_all_reduce").requires_grad
     for value in ("a string", None, [1, 2]):
-        with pytest.raises(TypeError, match="Attribute provided to sync_all_reduce should be a number or tensor but `x`"):
+        with pytest.raises(
+            TypeError, match="Attribute provided to sync_all_reduce should be a number or tensor but `x`"
+        ):
             _as_state("M", "x", value, "sync_all_reduce")
     with pytest.raises(OverflowError, match="int64"):
         _as_state("M", "x", 2**70, "sync_all_reduce")
@@ -149,8 +152,6 @@ def test_reinit_is_reduced_clears_result_and_returns_value():
     c = Cached()
     assert c.update(3) == 6
     assert c._result is None
-
-
 
 
 class IgniteCounts(ignite_metrics.Metric):

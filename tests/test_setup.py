@@ -2,6 +2,7 @@
 flattened into one translation unit and embedded in torchtally._C_cuda (kernel_source.h), and
 the optional nvcc cubins (TORCHTALLY_CUDA_PREBUILT). Nothing here runs nvcc; the compile of the
 embedded source is tests/kernels/test_nvrtc_compile.py's."""
+
 import importlib.util
 import re
 import subprocess
@@ -30,7 +31,9 @@ def test_every_extension_is_plain_c_and_links_no_cuda_library(setup_py, monkeypa
         assert all(s.endswith(".c") for s in ext.sources), ext.name
         assert set(ext.libraries) <= {"dl", "pthread"}, ext.name
     cuda = exts[-1]
-    assert {"csrc/cuda/driver.c", "csrc/cuda/kernels.c", "csrc/cuda/module.c", "csrc/core/tensor.c"} <= set(cuda.sources)
+    assert {"csrc/cuda/driver.c", "csrc/cuda/kernels.c", "csrc/cuda/module.c", "csrc/core/tensor.c"} <= set(
+        cuda.sources
+    )
     assert not any("cuda" in s or "nccl" in s for s in exts[0].sources)  # torchtally._C stays as it was
 
 
@@ -55,7 +58,9 @@ def test_the_generated_header_round_trips_text_and_bytes(setup_py, tmp_path):
     text = 'a "quoted" \\ back\tslash\nline two\n'
     header = setup_py.kernel_source_header(text, {"sm_90": bytes(range(60)), "sm_80": b"\x00\xff"})
     program = tmp_path / "check.c"
-    program.write_text(header + r'''
+    program.write_text(
+        header
+        + r"""
 #include <stdio.h>
 int main(void) {
     fputs(tt_kernel_source, stdout);
@@ -66,13 +71,14 @@ int main(void) {
     }
     return TT_PREBUILT_COUNT;
 }
-''')
+"""
+    )
     subprocess.run(["cc", "-std=c11", "-Wall", "-Werror", str(program), "-o", str(tmp_path / "check")], check=True)
     done = subprocess.run([str(tmp_path / "check")], capture_output=True)
     assert done.returncode == 2
     out = done.stdout.decode()
     assert out.startswith(text)
-    assert out[len(text):].splitlines() == ["sm_80 2 0 255", "sm_90 60 " + " ".join(str(b) for b in range(60))]
+    assert out[len(text) :].splitlines() == ["sm_80 2 0 255", "sm_90 60 " + " ".join(str(b) for b in range(60))]
 
 
 def test_prebuilt_arches(setup_py):

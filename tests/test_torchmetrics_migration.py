@@ -5,14 +5,14 @@ Each snippet is written once against a library namespace ``lib`` (a module with 
 as torchmetrics: ``lib.classification``, ``lib.regression``, ``lib.aggregation``,
 ``lib.functional``, ``lib.MetricCollection``) and run against both.
 """
+
 import importlib
 import types
 
 import pytest
 import torch
-from torch import nn
-
 from support.parity_tester import assert_parity
+from torch import nn
 
 
 def library(name: str) -> types.SimpleNamespace:
@@ -38,12 +38,16 @@ def validation_collection(lib):
     """A MetricCollection of macro metrics with a prefix, called per batch, computed per epoch."""
     c = lib.classification
     metrics = lib.MetricCollection(
-        [c.MulticlassAccuracy(num_classes=5, average="macro"), c.MulticlassPrecision(num_classes=5, average="macro"),
-         c.MulticlassRecall(num_classes=5, average="macro"), c.MulticlassF1Score(num_classes=5, average="macro")],
+        [
+            c.MulticlassAccuracy(num_classes=5, average="macro"),
+            c.MulticlassPrecision(num_classes=5, average="macro"),
+            c.MulticlassRecall(num_classes=5, average="macro"),
+            c.MulticlassF1Score(num_classes=5, average="macro"),
+        ],
         prefix="val_",
     )
     logits, labels = data(0)
-    per_batch = [metrics(logits[i:i + 16].softmax(-1), labels[i:i + 16]) for i in range(0, 96, 16)]
+    per_batch = [metrics(logits[i : i + 16].softmax(-1), labels[i : i + 16]) for i in range(0, 96, 16)]
     epoch = metrics.compute()
     metrics.reset()
     return per_batch, epoch, sorted(metrics.keys())
@@ -87,8 +91,12 @@ def task_wrappers_and_functional(lib):
     f1 = c.F1Score(task="multiclass", num_classes=5, average="weighted")
     acc.update(logits, labels)
     f1.update(logits, labels)
-    return acc.compute(), f1.compute(), f.accuracy(logits, labels, task="multiclass", num_classes=5), \
-        f.classification.multiclass_f1_score(logits, labels, num_classes=5)
+    return (
+        acc.compute(),
+        f1.compute(),
+        f.accuracy(logits, labels, task="multiclass", num_classes=5),
+        f.classification.multiclass_f1_score(logits, labels, num_classes=5),
+    )
 
 
 class Classifier(nn.Module):
@@ -98,8 +106,10 @@ class Classifier(nn.Module):
         super().__init__()
         self.layer = nn.Linear(4, 3)
         self.train_acc = lib.classification.MulticlassAccuracy(num_classes=3)
-        self.val_metrics = lib.MetricCollection({"acc": lib.classification.MulticlassAccuracy(num_classes=3),
-                                                 "mse": lib.regression.MeanSquaredError()}, postfix="/val")
+        self.val_metrics = lib.MetricCollection(
+            {"acc": lib.classification.MulticlassAccuracy(num_classes=3), "mse": lib.regression.MeanSquaredError()},
+            postfix="/val",
+        )
 
 
 def metrics_inside_a_model(lib):
@@ -116,8 +126,13 @@ def metrics_inside_a_model(lib):
     return batch_acc, model.train_acc.compute(), model.val_metrics.compute(), names, keys
 
 
-SNIPPETS = [validation_collection, binary_ranking, multi_output_regression, task_wrappers_and_functional,
-            metrics_inside_a_model]
+SNIPPETS = [
+    validation_collection,
+    binary_ranking,
+    multi_output_regression,
+    task_wrappers_and_functional,
+    metrics_inside_a_model,
+]
 
 
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=lambda s: s.__name__)

@@ -6,17 +6,17 @@ that state, syncs it across ranks in a few packed collectives and hooks into tra
 
 __version__ = "0.1.0"
 
-from .base.collection import MetricCollection
-from .decorators import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
-from .adapters.hook import MetricHook
-from .errors import NotComputableError, SyncError
-from .base.metric import Metric
-from .adapters.sampler import UnpaddedDistributedSampler
-from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
 from . import aggregation, classification, functional, regression  # noqa: E402  (torchmetrics' module paths)
-from .classification import *  # noqa: F401,F403,E402  (classification metrics, curves and ranking)
-from .regression import *  # noqa: F401,F403,E402
+from .adapters.hook import MetricHook
+from .adapters.sampler import UnpaddedDistributedSampler
 from .aggregation import *  # noqa: F401,F403,E402
+from .base.collection import MetricCollection
+from .base.metric import Metric
+from .classification import *  # noqa: F401,F403,E402  (classification metrics, curves and ranking)
+from .decorators import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
+from .errors import NotComputableError, SyncError
+from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
+from .regression import *  # noqa: F401,F403,E402
 
 
 def cuda_status():

@@ -4,6 +4,7 @@
 does. Metrics of one task with the same state options share their state in a MetricCollection:
 one kernel call per batch, one slot in the sync.
 """
+
 from .metrics import confusion_matrix, curves, precision_recall, stat_scores, tasks
 from .metrics.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
 from .metrics.curves import *  # noqa: F401,F403  (AUROC, AveragePrecision, ROC, PrecisionRecallCurve)
@@ -11,5 +12,6 @@ from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, 
 from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
 from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
 
-__all__ = [name for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves)
-           for name in module.__all__]
+__all__ = [
+    name for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves) for name in module.__all__
+]

@@ -9,6 +9,7 @@ architecture, without a GPU or a driver, prints one line per kernel (registers, 
 memory, stack, spills) and exits 0 when the compile is clean and the image holds exactly the
 kernels torchtally launches; ``python -m torchtally.cuda status`` prints cuda_status().
 """
+
 import argparse
 import os
 import sys
@@ -25,6 +26,7 @@ __all__ = ["status", "CudaStatus", "DeviceStatus", "CudaKernelsUnavailable", "co
 @dataclass
 class CudaStatus:
     """What cuda_status() found: the switch, the driver, NVRTC, the cache and each device."""
+
     mode: str
     driver: str
     nvrtc: str
@@ -32,8 +34,12 @@ class CudaStatus:
     devices: List[DeviceStatus] = field(default_factory=list)
 
     def __str__(self) -> str:
-        lines = [f"TORCHTALLY_CUDA={self.mode}", f"driver: {self.driver}", f"NVRTC: {self.nvrtc}",
-                 f"kernel cache: {self.cache}"]
+        lines = [
+            f"TORCHTALLY_CUDA={self.mode}",
+            f"driver: {self.driver}",
+            f"NVRTC: {self.nvrtc}",
+            f"kernel cache: {self.cache}",
+        ]
         lines += [str(d) for d in self.devices] or ["no CUDA device"]
         return "\n".join(lines)
 
@@ -88,8 +94,11 @@ def _compile_command(args) -> int:
     print(f"{'kernel':<40} {'registers':>9} {'shared':>8} {'stack':>6} {'spills':>7}")
     for u in sorted(usage, key=lambda u: u.name):
         print(f"{u.name:<40} {u.registers:>9} {u.shared:>8} {u.stack:>6} {u.spills:>7}")
-    problems = [f"warning: {w}" for w in warnings] + [f"missing from the image: {m}" for m in missing] + \
-        [f"not a kernel torchtally launches: {e}" for e in extra]
+    problems = (
+        [f"warning: {w}" for w in warnings]
+        + [f"missing from the image: {m}" for m in missing]
+        + [f"not a kernel torchtally launches: {e}" for e in extra]
+    )
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0
@@ -100,8 +109,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     compile_parser = commands.add_parser("compile", help="compile every kernel for an architecture (no GPU needed)")
     compile_parser.add_argument("--arch", required=True, help="e.g. sm_90 (a cubin) or compute_90 (PTX)")
-    compile_parser.add_argument("--nvrtc", default=os.environ.get("TORCHTALLY_NVRTC"),
-                                help="a libnvrtc.so to use instead of the one found")
+    compile_parser.add_argument(
+        "--nvrtc", default=os.environ.get("TORCHTALLY_NVRTC"), help="a libnvrtc.so to use instead of the one found"
+    )
     commands.add_parser("status", help="print cuda_status()")
     args = parser.parse_args(argv)
     if args.command == "compile":

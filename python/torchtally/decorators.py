@@ -60,6 +60,7 @@ Deliberate differences from ignite: sync_all_reduce works on any object, not onl
 Metrics (ignite raises RuntimeError otherwise); a compute that raises still gets its local
 values back; reinit__is_reduced returns what the decorated method returns (ignite: None).
 """
+
 import functools
 import numbers
 import types
@@ -82,7 +83,7 @@ Attr = Tuple[str, str]  # (attribute name, reduce)
 
 
 def _parse_one(spec: Any, decorator: str) -> Attr:
-    """"name" or "name:OP" -> (name, reduce). Whether the name is an attribute holding a number
+    """ "name" or "name:OP" -> (name, reduce). Whether the name is an attribute holding a number
     or tensor is checked against the instance, at compute (_attribute_value)."""
     if not isinstance(spec, str):
         raise TypeError(f"{decorator}: attributes are given as 'name' or 'name:OP' strings, got {spec!r}")
@@ -201,7 +202,7 @@ def all_reduced_synchronized(
         compute = getattr(cls, "compute", None)
         if not callable(compute):
             raise TypeError(f"{cls.__name__} has no compute() method to synchronise")
-        setattr(cls, "compute", decorate_compute(compute))
+        cls.compute = decorate_compute(compute)
         return cls
 
     return decorate
@@ -213,8 +214,12 @@ _plans: Dict[Tuple[Any, ...], SyncPlan] = {}
 _syncing: Set[int] = set()  # id() of objects whose compute is running on synced values
 
 
-def _plan_for(specs: Tuple[StateSpec, ...], spec_keys: Tuple[Tuple[Any, ...], ...], owner: str = "",
-              options: Optional[OptionTexts] = None) -> SyncPlan:
+def _plan_for(
+    specs: Tuple[StateSpec, ...],
+    spec_keys: Tuple[Tuple[Any, ...], ...],
+    owner: str = "",
+    options: Optional[OptionTexts] = None,
+) -> SyncPlan:
     """The plan of ``specs`` (cached; ``spec_keys``: their _spec_for keys, cheaper to hash)."""
     key = (spec_keys, owner, tuple((options or {}).items()))
     plan = _plans.get(key)
@@ -314,7 +319,7 @@ def _call_synced(
     # data moves, so a bad attribute leaves every value as it was. The error is still announced
     # in the sync's header, so that the other ranks raise too instead of waiting for this one.
     try:
-        for name, reduce in (parsed if parsed is not None else _parsed_in_order(attrs, decorator)):
+        for name, reduce in parsed if parsed is not None else _parsed_in_order(attrs, decorator):
             original = _attribute_value(self, name)
             if original is _MISSING:
                 raise ValueError(
@@ -332,8 +337,7 @@ def _call_synced(
         sync_states(_plan_for(tuple(specs), tuple(keys)), values, group=group, timeout_s=timeout_s, local_error=exc)
         raise  # not reached: sync_states raises exc on this rank
     options = find_options(self, exclude=names, decorated=True)
-    synced = sync_states(_plan_for(tuple(specs), tuple(keys), owner, options), values, group=group,
-                         timeout_s=timeout_s)
+    synced = sync_states(_plan_for(tuple(specs), tuple(keys), owner, options), values, group=group, timeout_s=timeout_s)
     assert synced is not None  # no recipient rank: every rank gets the result
     _syncing.add(id(self))
     try:

@@ -3,6 +3,7 @@
 Both derive from RuntimeError so code written against ignite or torchmetrics that catches
 RuntimeError keeps working.
 """
+
 import os
 import sys
 from typing import Dict, List, Optional

@@ -1,11 +1,12 @@
 """Helpers to check metrics across real processes: run_distributed and count_collectives.
 
-    >>> from torchtally.testing import run_distributed
-    >>> def check(rank, world_size, scale):          # must be importable (module level)
-    ...     return rank * scale
-    >>> run_distributed(check, 2, 10)                # doctest: +SKIP
-    [0, 10]
+>>> from torchtally.testing import run_distributed
+>>> def check(rank, world_size, scale):          # must be importable (module level)
+...     return rank * scale
+>>> run_distributed(check, 2, 10)                # doctest: +SKIP
+[0, 10]
 """
+
 import contextlib
 import datetime
 import functools
@@ -193,7 +194,11 @@ def _free_port() -> int:
 def _child(fn, rank, world_size, port, backend, timeout, args, kwargs, conn) -> None:
     torch.set_num_threads(1)
     os.environ.update(
-        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_RANK=str(rank),
         LOCAL_WORLD_SIZE=str(world_size),
     )
     try:

@@ -1,6 +1,7 @@
 """torchtally has no Avalanche dependency: the core never imports it, and importing the adapter
 without Avalanche fails with an ImportError that says how to install it (the adapter itself is
 tested against Avalanche in tests/with_avalanche, in its own environment)."""
+
 import importlib
 import subprocess
 import sys
@@ -17,8 +18,10 @@ def test_the_adapter_without_avalanche_says_how_to_install(monkeypatch):
 
 
 def test_importing_torchtally_imports_no_avalanche():
-    code = ("import sys, torchtally, torchtally.adapters.hook, torchtally.adapters; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'avalanche'))")
+    code = (
+        "import sys, torchtally, torchtally.adapters.hook, torchtally.adapters; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'avalanche'))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

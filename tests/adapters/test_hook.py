@@ -1,13 +1,12 @@
 """MetricHook in one process: padding dropped exactly (every rank simulated through
 DistributedSampler(num_replicas=W, rank=r)), usages, output transforms, errors, placement."""
-import warnings
 
 import pytest
 import torch
+from support.metric_tester import states_of
 from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, TensorDataset
 
-from support.metric_tester import states_of
 from torchtally import Metric
 from torchtally.adapters.dataparallel import _gather_device, check_no_metrics_inside, metric_device
 from torchtally.adapters.hook import MetricHook, Usage, as_update_args, resolve_usage
@@ -243,8 +242,15 @@ def test_a_rejected_batch_leaves_the_hook_as_it_was(usage):
     results = []
 
     def hook_state():
-        return (hook.position, hook.iteration, hook.computed, hook.result, hook.metrics.targets.tolist(),
-                hook.metrics._updated, hook.metrics._cache)
+        return (
+            hook.position,
+            hook.iteration,
+            hook.computed,
+            hook.result,
+            hook.metrics.targets.tolist(),
+            hook.metrics._updated,
+            hook.metrics._cache,
+        )
 
     with hook.epoch(loader):
         for i, (x, y) in enumerate(loader):
@@ -321,7 +327,9 @@ def test_syncing_usages_refuse_uneven_shards():
             MetricHook(Collect(), usage="running").start_epoch(loader)
         MetricHook(Collect()).start_epoch(loader)  # epoch-wise syncs once: fine
     # the batch size of an explicit BatchSampler counts too
-    loader = DataLoader(ds, batch_sampler=BatchSampler(UnpaddedDistributedSampler(ds, num_replicas=3, rank=2), 2, False))
+    loader = DataLoader(
+        ds, batch_sampler=BatchSampler(UnpaddedDistributedSampler(ds, num_replicas=3, rank=2), 2, False)
+    )
     with pytest.raises(ValueError, match=r"\[2, 1, 1\]"):
         MetricHook(Collect(), usage="batch_wise").start_epoch(loader)
     # same number of batches on every rank despite uneven shards: fine

@@ -1,5 +1,6 @@
 """The ignite adapter on a real ignite Engine, in one process: events, usages, state.metrics,
 padding found through engine.state.dataloader, detach."""
+
 import pytest
 import torch
 from ignite.engine import Engine, Events
@@ -135,8 +136,9 @@ def test_attach_takes_a_metric_or_a_collection():
 
     engine = evaluator()
     hook = attach(Count(), engine, "count")
-    attach(MetricCollection({"seen_ids": Seen()}), engine, "coll", usage="batch_wise",
-           output_transform=lambda o: o["ids"])
+    attach(
+        MetricCollection({"seen_ids": Seen()}), engine, "coll", usage="batch_wise", output_transform=lambda o: o["ids"]
+    )
     assert is_attached(engine, "count") and is_attached(engine, "coll")
     assert hook.usage.name == "epoch_wise"
     engine.run(DataLoader(make_data(6), batch_size=4), max_epochs=1)

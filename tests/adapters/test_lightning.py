@@ -1,6 +1,7 @@
 """MetricCallback on a real Lightning Trainer in one process: stages, sanity check, logging,
 several loaders, and padding found through Lightning's loops (ranks simulated with
 DistributedSampler(num_replicas=W, rank=r), which Lightning keeps on a single device)."""
+
 import warnings
 
 import lightning.pytorch as pl
@@ -65,8 +66,14 @@ def data(n):
 
 def trainer(callbacks, **kwargs):
     return pl.Trainer(
-        accelerator="cpu", devices=1, logger=False, enable_progress_bar=False, enable_checkpointing=False,
-        enable_model_summary=False, callbacks=callbacks, **kwargs,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_progress_bar=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        callbacks=callbacks,
+        **kwargs,
     )
 
 
@@ -105,7 +112,9 @@ def test_simulated_ranks_each_drop_their_padding_in_validate_and_test():
             t = trainer([callback])
             loader = DataLoader(ds, batch_size=2, sampler=DistributedSampler(ds, num_replicas=w, rank=r))
             getattr(t, stage)(model, loader, verbose=False)
-            assert isinstance(t.val_dataloaders.sampler if stage == "validate" else t.test_dataloaders.sampler, DistributedSampler)
+            assert isinstance(
+                t.val_dataloaders.sampler if stage == "validate" else t.test_dataloaders.sampler, DistributedSampler
+            )
             seen += callback.result.tolist()
         assert sorted(seen) == list(range(n)), stage
 

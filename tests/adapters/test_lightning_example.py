@@ -1,5 +1,6 @@
 """examples/lightning_logging.py runs and both of its idioms log the same validation accuracy,
 which equals the accuracy of the trained model over the validation set computed by hand."""
+
 import importlib.util
 import os
 

@@ -1,5 +1,6 @@
 """The padding formula of torchtally.adapters.sampler against the samplers torch, Lightning and ignite
 actually build, over many dataset sizes and world sizes, shuffle on and off."""
+
 import math
 import warnings
 
@@ -129,7 +130,10 @@ def test_unpadded_sampler_covers_each_sample_once():
     for n in SIZES:
         for w in WORLDS:
             for shuffle in (False, True):
-                samplers = [UnpaddedDistributedSampler(list(range(n)), num_replicas=w, rank=r, shuffle=shuffle) for r in range(w)]
+                samplers = [
+                    UnpaddedDistributedSampler(list(range(n)), num_replicas=w, rank=r, shuffle=shuffle)
+                    for r in range(w)
+                ]
                 local = [list(s) for s in samplers]
                 assert sorted(i for shard in local for i in shard) == list(range(n))
                 sizes = [len(shard) for shard in local]
@@ -137,7 +141,9 @@ def test_unpadded_sampler_covers_each_sample_once():
                 assert max(sizes) - min(sizes) <= 1
                 check_formula(local, samplers, n, w, padded=False)
                 # same order as DistributedSampler without the padding
-                ref = [list(DistributedSampler(list(range(n)), num_replicas=w, rank=r, shuffle=shuffle)) for r in range(w)]
+                ref = [
+                    list(DistributedSampler(list(range(n)), num_replicas=w, rank=r, shuffle=shuffle)) for r in range(w)
+                ]
                 assert [shard[: len(mine)] for shard, mine in zip(ref, local)] == local
 
 

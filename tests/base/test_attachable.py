@@ -2,10 +2,10 @@
 ``is_attached`` on a Metric and a MetricCollection, as on ignite's own metrics, without torchtally
 importing ignite until one is called. The 3-rank run through a DistributedSampler:
 tests/distributed/test_attach_ignite.py."""
-import subprocess
-import sys
 
 import doctest
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -63,8 +63,12 @@ def test_detach_removes_only_this_objects_handlers_of_that_usage():
 
 def test_a_collection_attaches_under_one_name_with_its_keys_flattened():
     engine = _engine()
-    collection = MetricCollection({"acc": MulticlassAccuracy(num_classes=3, average="micro"),
-                                   "f1": MulticlassF1Score(num_classes=3, average="macro")})
+    collection = MetricCollection(
+        {
+            "acc": MulticlassAccuracy(num_classes=3, average="micro"),
+            "f1": MulticlassF1Score(num_classes=3, average="macro"),
+        }
+    )
     collection.attach(engine, "val")
     metrics = engine.run(BATCHES).metrics
     assert metrics["acc"] == pytest.approx(3 / 6)

@@ -1,15 +1,23 @@
 """MetricCollection in one process: construction, update/compute, state sharing by state_key,
 reset, merge_state, state_dict, clone, pickling. Distributed: tests/distributed/test_sync.py."""
+
 import pickle
 
 import pytest
 import torch
-
+from support.metric_tester import states_of
 from support.toy_metrics import (
-    C, CatMetric, ExtremesMetric, MeanScore, MomentsMetric, SumMetric, batches, make_data,
+    C,
+    CatMetric,
+    ExtremesMetric,
+    MeanScore,
+    MomentsMetric,
+    SumMetric,
+    batches,
+    make_data,
     mixed_metrics,
 )
-from support.metric_tester import states_of
+
 from torchtally import Metric, MetricCollection, NotComputableError
 
 DATA = make_data(30, seed=2)
@@ -75,7 +83,11 @@ def test_not_computable_names_the_metrics():
 def test_shared_state_updates_once_per_batch():
     SumMetric.calls = 0
     coll = MetricCollection(
-        {"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "other": SumMetric(num_classes=C + 1, shared=True)}
+        {
+            "counts": SumMetric(shared=True),
+            "mean": MeanScore(shared=True),
+            "other": SumMetric(num_classes=C + 1, shared=True),
+        }
     )
     feed(coll)
     n_batches = len(list(batches(DATA, 0, 30)))
@@ -87,7 +99,12 @@ def test_shared_state_updates_once_per_batch():
     assert coll["mean"].counts is coll["counts"].counts
     # The sync plan carries the shared state once.
     labels = [s.label for s in coll._sync_plan().specs]
-    assert labels == ["counts=SumMetric.counts", "counts=SumMetric.total", "other=SumMetric.counts", "other=SumMetric.total"]
+    assert labels == [
+        "counts=SumMetric.counts",
+        "counts=SumMetric.total",
+        "other=SumMetric.counts",
+        "other=SumMetric.total",
+    ]
 
 
 def test_shared_state_key_with_different_states_is_rejected():
@@ -172,7 +189,9 @@ def test_state_dict_roundtrip_and_bad_input_leaves_state_unchanged():
 
 
 def test_clone_and_pickle_are_independent_and_keep_sharing():
-    coll = feed(MetricCollection({"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "cat": CatMetric()}), 0, 10)
+    coll = feed(
+        MetricCollection({"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "cat": CatMetric()}), 0, 10
+    )
     for copy_ in (coll.clone(), pickle.loads(pickle.dumps(coll))):
         feed(copy_, 10, 30)
         assert copy_["mean"].counts is copy_["counts"].counts
@@ -204,10 +223,15 @@ class Picky(SumMetric):
 
 def test_a_batch_rejected_by_a_later_metric_leaves_every_metric_unchanged():
     def make():
-        return MetricCollection({
-            "counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "inplace": InPlaceCounts(),
-            **mixed_metrics(), "picky": Picky(),
-        })
+        return MetricCollection(
+            {
+                "counts": SumMetric(shared=True),
+                "mean": MeanScore(shared=True),
+                "inplace": InPlaceCounts(),
+                **mixed_metrics(),
+                "picky": Picky(),
+            }
+        )
 
     labels, scores, rows = DATA
     good = (labels[:10].clamp(max=C - 2), scores[:10], rows[:10])
@@ -216,8 +240,10 @@ def test_a_batch_rejected_by_a_later_metric_leaves_every_metric_unchanged():
     fresh = make()
     with pytest.raises(ValueError, match="labels: expected values in"):
         fresh.update(*bad)
-    with fresh.raising_if_never_updated(), pytest.raises(
-            NotComputableError, match="\\['cat', 'counts', 'ext', 'inplace', 'mom', 'picky', 'sum'\\]"):
+    with (
+        fresh.raising_if_never_updated(),
+        pytest.raises(NotComputableError, match="\\['cat', 'counts', 'ext', 'inplace', 'mom', 'picky', 'sum'\\]"),
+    ):
         fresh.compute()  # still "never updated", every one of them
 
     coll = make().update(*good)
@@ -247,7 +273,9 @@ class UncopyableGroup:
 @pytest.mark.parametrize("collection", [False, True])
 def test_clone_shares_the_process_group_and_plan_and_pickle_drops_them(collection):
     group = UncopyableGroup()
-    original = MetricCollection({"sum": SumMetric()}, process_group=group) if collection else SumMetric(process_group=group)
+    original = (
+        MetricCollection({"sum": SumMetric()}, process_group=group) if collection else SumMetric(process_group=group)
+    )
     feed(original, 0, 10)
     plan = original._sync_plan()
     clone = original.clone()

@@ -6,6 +6,7 @@
   state.
 * Editing a result of ``compute()`` in place changes neither the next ``compute()`` nor the state.
 """
+
 import copy
 import pickle
 import sys
@@ -14,9 +15,11 @@ from typing import Any, Callable, List
 
 import pytest
 import torch
-
 from support.metric_catalogue import METRICS, entry_id
-from support.toy_metrics import MeanScore as ToyMean, SumMetric as ToySum, make_data
+from support.toy_metrics import MeanScore as ToyMean
+from support.toy_metrics import SumMetric as ToySum
+from support.toy_metrics import make_data
+
 from torchtally import MetricCollection
 from torchtally.aggregation import CatMetric, SumMetric
 from torchtally.classification import (
@@ -65,8 +68,11 @@ def _multiclass(n: int, seed: int = 0):
 # (name, maker, batch): the binned curve's histogram kernel and the confusion matrix kernel
 # write counts with the GIL released; CatMetric and SumMetric update Python-side structures.
 CASES = [
-    ("binned_curve", lambda: BinaryPrecisionRecallCurve(thresholds=11),
-     (torch.rand(4000, generator=torch.Generator().manual_seed(1)), torch.randint(0, 2, (4000,)))),
+    (
+        "binned_curve",
+        lambda: BinaryPrecisionRecallCurve(thresholds=11),
+        (torch.rand(4000, generator=torch.Generator().manual_seed(1)), torch.randint(0, 2, (4000,))),
+    ),
     ("confmat", lambda: MulticlassAccuracy(4, average="micro"), _multiclass(4000)),
     ("cat", CatMetric, (torch.arange(7.0),)),
     ("sum", SumMetric, (torch.ones(5, dtype=torch.float64),)),
@@ -98,6 +104,7 @@ def test_updates_racing_computes_stay_consistent():
             else:  # every compute sees whole updates only: a whole number of batches counted
                 m.compute()
                 seen.append(int(m.confmat.sum()) % 500)
+
     _in_threads(work)
     assert m.update_count == 101 and int(m.confmat.sum()) == 101 * 500
     assert set(seen) == {0}
@@ -105,8 +112,13 @@ def test_updates_racing_computes_stay_consistent():
 
 
 def _group(average: str = "micro"):
-    return MetricCollection({"acc": MulticlassAccuracy(4, average="micro"), "f1": MulticlassF1Score(4, average=average),
-                             "prec": MulticlassPrecision(4, average="macro")})
+    return MetricCollection(
+        {
+            "acc": MulticlassAccuracy(4, average="micro"),
+            "f1": MulticlassF1Score(4, average=average),
+            "prec": MulticlassPrecision(4, average="macro"),
+        }
+    )
 
 
 def test_a_collection_and_one_of_its_metrics_updated_from_two_threads_lose_nothing():
@@ -167,8 +179,10 @@ def test_editing_a_result_changes_neither_the_next_compute_nor_the_state(entry, 
     want = [t.clone() for t in _leaves(first)]
     _spoil(first)
     again = m.compute()
-    assert all(torch.equal(a, b) or (a.isnan().any() and torch.equal(a.isnan(), b.isnan()))
-               for a, b in zip(_leaves(again), want)), entry.name
+    assert all(
+        torch.equal(a, b) or (a.isnan().any() and torch.equal(a.isnan(), b.isnan()))
+        for a, b in zip(_leaves(again), want)
+    ), entry.name
     assert all(torch.equal(m.metric_state[k], v) for k, v in state.items())
     _spoil(m.compute_local())
     assert all(torch.equal(m.metric_state[k], v) for k, v in state.items())

@@ -1,13 +1,22 @@
 """Metric in one process: declaration, update/compute/cache, merge_state, state_dict, clone,
 pickling, bad input. The distributed behaviour is in tests/distributed/test_sync.py."""
+
 import pickle
 
 import pytest
 import torch
-
 from support.toy_metrics import (
-    C, D, CatMetric, ExtremesMetric, MomentsMetric, SumMetric, batches, chan_merge, make_data,
+    C,
+    CatMetric,
+    D,
+    ExtremesMetric,
+    MomentsMetric,
+    SumMetric,
+    batches,
+    chan_merge,
+    make_data,
 )
+
 from torchtally import Metric, NotComputableError
 from torchtally.sync.plan import StateSpec, SyncPlan, transport_dtype
 from torchtally.testing import count_collectives
@@ -138,6 +147,7 @@ def test_a_decorator_around_an_inherited_compute_runs_once_everywhere():
         @functools.wraps(fn)
         def run(self):
             return fn(self) * 100
+
         return run
 
     class Percent(MulticlassAccuracy):
@@ -147,8 +157,13 @@ def test_a_decorator_around_an_inherited_compute_runs_once_everywhere():
     metric = Percent(3, average="micro").update(preds, target)
     collection = MetricCollection({"p": Percent(3, average="micro")})
     collection.update(preds, target)
-    for value in (metric.compute(), metric.compute_local(), Percent(3, average="micro")(preds, target),
-                  collection.compute()["p"], MetricCollection({"p": Percent(3, average="micro")})(preds, target)["p"]):
+    for value in (
+        metric.compute(),
+        metric.compute_local(),
+        Percent(3, average="micro")(preds, target),
+        collection.compute()["p"],
+        MetricCollection({"p": Percent(3, average="micro")})(preds, target)["p"],
+    ):
         assert value.item() == pytest.approx(75.0)
 
 
@@ -402,7 +417,10 @@ def test_plan_groups_python_numbers_by_the_kind_the_ranks_agree_on():
     assert "n: sum number ()" in plan.describe()
     # Kinds (0 bool, 1 int, 2 float) are agreed in the header; the plan is the same for all.
     groups = {(g.dtype, g.reduce): (g.indices, g.out_dtypes) for g in plan.fixed_groups_for([1, 0])}
-    assert groups == {(torch.int64, "sum"): ((0, 1), (torch.int64, torch.int64)), (torch.int64, "max"): ((2,), (torch.bool,))}
+    assert groups == {
+        (torch.int64, "sum"): ((0, 1), (torch.int64, torch.int64)),
+        (torch.int64, "max"): ((2,), (torch.bool,)),
+    }
     groups = {(g.dtype, g.reduce): (g.indices, g.out_dtypes) for g in plan.fixed_groups_for([2, 2])}
     assert groups == {
         (torch.int64, "sum"): ((0,), (torch.int64,)),
@@ -427,8 +445,17 @@ def test_plan_fingerprint_depends_on_declarations_only():
         return SyncPlan([StateSpec(label, reduce, torch.int64, shape)])
 
     assert plan().fingerprint == plan().fingerprint
-    assert len({plan().fingerprint, plan(shape=(4,)).fingerprint, plan(label="b").fingerprint,
-                plan(reduce="max").fingerprint}) == 4
+    assert (
+        len(
+            {
+                plan().fingerprint,
+                plan(shape=(4,)).fingerprint,
+                plan(label="b").fingerprint,
+                plan(reduce="max").fingerprint,
+            }
+        )
+        == 4
+    )
     with pytest.raises(ValueError, match="unique"):
         SyncPlan([StateSpec("a", "sum", torch.int64, ()), StateSpec("a", "max", torch.int64, ())])
 
@@ -439,7 +466,10 @@ def test_chan_merge_helper_matches_direct_moments():
     parts = []
     for i in range(0, 40, 9):
         y = x[i : i + 9]
-        parts.append(torch.stack([torch.full((D,), float(len(y)), dtype=torch.float64), y.mean(0),
-                                  ((y - y.mean(0)) ** 2).sum(0)], dim=1))
+        parts.append(
+            torch.stack(
+                [torch.full((D,), float(len(y)), dtype=torch.float64), y.mean(0), ((y - y.mean(0)) ** 2).sum(0)], dim=1
+            )
+        )
     merged = chan_merge(parts)
     torch.testing.assert_close(merged[:, 2] / 39, x.var(dim=0), rtol=1e-12, atol=0)

@@ -2,19 +2,19 @@
 base keyword arguments, state_dict with persistent, placement through nn.Module, set_dtype,
 composition, torchmetrics' manual sync, kwargs filtering in a collection.
 Distributed behaviour of these (dist_sync_on_step, dist_sync_fn): tests/distributed/test_metric_module_sync.py."""
+
 import copy
 import pickle
 import warnings
 
 import pytest
 import torch
+from support.toy_metrics import C, CatMetric, SumMetric, make_data
 from torch import nn
 
-import torchtally
-from support.toy_metrics import C, CatMetric, SumMetric, batches, make_data
 from torchtally import Metric, MetricCollection
-from torchtally.classification import BinaryPrecision, BinaryRecall, MulticlassAccuracy, MulticlassF1Score
 from torchtally.base.composition import CompositionalMetric
+from torchtally.classification import BinaryPrecision, BinaryRecall, MulticlassAccuracy, MulticlassF1Score
 
 DATA = make_data(40, seed=3)
 
@@ -148,7 +148,7 @@ def test_forward_of_cat_states_keeps_every_row_in_order():
     m = CatMetric()
     labels, scores, rows = DATA
     for lo in range(0, 40, 10):
-        batch = labels[lo:lo + 10], scores[lo:lo + 10], rows[lo:lo + 10]
+        batch = labels[lo : lo + 10], scores[lo : lo + 10], rows[lo : lo + 10]
         got_rows, got_labels = m(*batch)
         want_rows, want_labels = CatMetric().update(*batch).compute()
         assert torch.equal(got_rows, want_rows) and torch.equal(got_labels, want_labels)
@@ -160,9 +160,9 @@ def test_collection_forward_updates_each_shared_state_once():
     preds = torch.randn(64, 4).softmax(1)
     target = torch.randint(0, 4, (64,))
     coll = MetricCollection([MulticlassAccuracy(4), MulticlassF1Score(4)], prefix="val_", postfix="/x")
-    per_batch = [coll(preds[i:i + 16], target[i:i + 16]) for i in range(0, 64, 16)]
+    per_batch = [coll(preds[i : i + 16], target[i : i + 16]) for i in range(0, 64, 16)]
     for i, values in enumerate(per_batch):
-        alone = MulticlassF1Score(4).update(preds[16 * i:16 * i + 16], target[16 * i:16 * i + 16]).compute()
+        alone = MulticlassF1Score(4).update(preds[16 * i : 16 * i + 16], target[16 * i : 16 * i + 16]).compute()
         assert sorted(values) == ["val_MulticlassAccuracy/x", "val_MulticlassF1Score/x"]
         assert float(values["val_MulticlassF1Score/x"]) == pytest.approx(float(alone))
     assert coll["MulticlassF1Score"].confmat is coll["MulticlassAccuracy"].confmat
@@ -177,7 +177,12 @@ def test_collection_forward_updates_each_shared_state_once():
 
 def test_base_keyword_arguments_are_checked_as_torchmetrics_does():
     m = Mean(compute_on_cpu=True, dist_sync_on_step=True, compute_with_cache=False, sync_on_compute=False)
-    assert (m.compute_on_cpu, m.dist_sync_on_step, m.compute_with_cache, m.sync_on_compute) == (True, True, False, False)
+    assert (m.compute_on_cpu, m.dist_sync_on_step, m.compute_with_cache, m.sync_on_compute) == (
+        True,
+        True,
+        False,
+        False,
+    )
     for bad in ("compute_on_cpu", "dist_sync_on_step", "compute_with_cache", "sync_on_compute"):
         with pytest.raises(ValueError, match=f"`{bad}` to be a `bool`"):
             Mean(**{bad: 1})
@@ -256,8 +261,13 @@ def test_arithmetic_builds_a_compositional_metric():
     mean_pr.update(preds, target)
     assert float(mean_pr.compute()) == pytest.approx(float((p + r) / 2))
     for expression, expected in (
-        (lambda m: 1 - m, 1 - p), (lambda m: m * 3, p * 3), (lambda m: -m, -p), (lambda m: abs(-m), p),
-        (lambda m: m ** 2, p ** 2), (lambda m: 2 / m, 2 / p), (lambda m: m > 0.5, p > 0.5),
+        (lambda m: 1 - m, 1 - p),
+        (lambda m: m * 3, p * 3),
+        (lambda m: -m, -p),
+        (lambda m: abs(-m), p),
+        (lambda m: m**2, p**2),
+        (lambda m: 2 / m, 2 / p),
+        (lambda m: m > 0.5, p > 0.5),
     ):
         composed = expression(BinaryPrecision())
         composed.update(preds, target)
@@ -296,26 +306,39 @@ def test_collection_passes_each_metric_the_keywords_its_update_takes():
 
 def test_collection_forms_prefix_postfix_nesting_and_groups():
     a, b = MulticlassAccuracy(3), MulticlassF1Score(3)
-    nested = MetricCollection([MetricCollection([a, b], postfix="_macro"),
-                               MetricCollection([MulticlassAccuracy(3, average="micro")], postfix="_micro")],
-                              prefix="val/")
-    assert list(nested.keys(keep_base=True)) == ["MulticlassAccuracy_macro", "MulticlassF1Score_macro",
-                                                 "MulticlassAccuracy_micro"]
+    nested = MetricCollection(
+        [
+            MetricCollection([a, b], postfix="_macro"),
+            MetricCollection([MulticlassAccuracy(3, average="micro")], postfix="_micro"),
+        ],
+        prefix="val/",
+    )
+    assert list(nested.keys(keep_base=True)) == [
+        "MulticlassAccuracy_macro",
+        "MulticlassF1Score_macro",
+        "MulticlassAccuracy_micro",
+    ]
     out = nested(torch.tensor([0, 1, 2, 2]), torch.tensor([0, 1, 1, 2]))
-    assert sorted(out) == ["val/MulticlassAccuracy_macro", "val/MulticlassAccuracy_micro",
-                           "val/MulticlassF1Score_macro"]
-    assert nested.compute_groups == {0: ["MulticlassAccuracy_macro", "MulticlassF1Score_macro",
-                                         "MulticlassAccuracy_micro"]}
+    assert sorted(out) == [
+        "val/MulticlassAccuracy_macro",
+        "val/MulticlassAccuracy_micro",
+        "val/MulticlassF1Score_macro",
+    ]
+    assert nested.compute_groups == {
+        0: ["MulticlassAccuracy_macro", "MulticlassF1Score_macro", "MulticlassAccuracy_micro"]
+    }
     in_dict = MetricCollection({"b": MulticlassF1Score(3), "a": MulticlassAccuracy(3)})
     assert list(in_dict.keys()) == ["a", "b"]  # sorted, as torchmetrics
     none_shared = MetricCollection({"b": MulticlassF1Score(3), "a": MulticlassAccuracy(3)}, compute_groups=False)
     assert none_shared.compute_groups == {0: ["a"], 1: ["b"]}
-    explicit = MetricCollection({"b": MulticlassF1Score(3), "a": MulticlassAccuracy(3), "c": MulticlassAccuracy(4)},
-                                compute_groups=[["a", "b"]])
+    explicit = MetricCollection(
+        {"b": MulticlassF1Score(3), "a": MulticlassAccuracy(3), "c": MulticlassAccuracy(4)}, compute_groups=[["a", "b"]]
+    )
     assert explicit.compute_groups == {0: ["a", "b"], 1: ["c"]}
     with pytest.raises(ValueError, match="their state options differ"):
-        MetricCollection({"a": MulticlassAccuracy(3), "b": MulticlassAccuracy(3, ignore_index=0)},
-                         compute_groups=[["a", "b"]])
+        MetricCollection(
+            {"a": MulticlassAccuracy(3), "b": MulticlassAccuracy(3, ignore_index=0)}, compute_groups=[["a", "b"]]
+        )
     with pytest.raises(ValueError, match="does not match a metric"):
         MetricCollection({"a": MulticlassAccuracy(3)}, compute_groups=[["a", "z"]])
     with pytest.raises(ValueError, match="Expected input `prefix` to be a string"):
@@ -361,14 +384,21 @@ def test_torchtally_exports_the_module_paths():
 
 def test_metrics_and_collections_can_be_scripted_as_torchmetrics_ones():
     """torchmetrics' tester runs torch.jit.script(metric): forward is left unscripted."""
-    from torchtally.aggregation import CatMetric as Cat, MeanMetric
+    from torchtally.aggregation import CatMetric as Cat
+    from torchtally.aggregation import MeanMetric
     from torchtally.classification import BinaryAUROC
     from torchtally.regression import MeanSquaredError
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for metric in (MulticlassAccuracy(3), BinaryAUROC(), MeanSquaredError(), MeanMetric(), Cat(),
-                       MetricCollection([MulticlassAccuracy(3), MulticlassF1Score(3)], prefix="p_")):
+        for metric in (
+            MulticlassAccuracy(3),
+            BinaryAUROC(),
+            MeanSquaredError(),
+            MeanMetric(),
+            Cat(),
+            MetricCollection([MulticlassAccuracy(3), MulticlassF1Score(3)], prefix="p_"),
+        ):
             torch.jit.script(metric)
 
 

@@ -1,12 +1,15 @@
 """Options never combine silently (single process): what counts as an option, exact
 descriptions, and merge_state / load_state_dict refusing metrics configured differently. The
 sync across ranks: tests/distributed/test_option_mismatch.py."""
+
 import pickle
 
 import pytest
 import torch
 
 from torchtally import Metric, MetricCollection, all_reduced_synchronized
+from torchtally.aggregation import MeanMetric
+from torchtally.base.options import find_options
 from torchtally.classification import (
     BinaryAccuracy,
     BinaryAUROC,
@@ -14,10 +17,8 @@ from torchtally.classification import (
     MulticlassF1Score,
     MulticlassPrecision,
 )
-from torchtally.aggregation import MeanMetric
-from torchtally.base.options import find_options
-from torchtally.sync.fingerprint import describe_value
 from torchtally.regression import R2Score
+from torchtally.sync.fingerprint import describe_value
 
 
 def _binary_batch(seed=0, n=50):
@@ -51,8 +52,14 @@ class Scaled(Metric):
 
 def test_every_option_of_the_builtin_metrics_is_described():
     opts = MulticlassAccuracy(4, top_k=2, average="micro", ignore_index=0).described_options
-    for name, text in {"num_classes": "4", "top_k": "2", "average": "'micro'", "ignore_index": "0",
-                       "multidim_average": "'global'", "zero_division": "0.0"}.items():
+    for name, text in {
+        "num_classes": "4",
+        "top_k": "2",
+        "average": "'micro'",
+        "ignore_index": "0",
+        "multidim_average": "'global'",
+        "zero_division": "0.0",
+    }.items():
         assert opts[name] == text, (name, opts)
     assert "thresholds" in BinaryAUROC(thresholds=[0.1, 0.5, 0.9]).described_options
     assert BinaryAccuracy(threshold=0.7).described_options["threshold"] == "0.7"
@@ -180,9 +187,12 @@ def test_load_state_dict_refuses_states_saved_under_other_options():
     sd = _saved(BinaryAUROC(thresholds=[0.1, 0.5, 0.9]).update(*_binary_batch()))
     target = BinaryAUROC(thresholds=[0.2, 0.3, 0.4]).update(*_binary_batch(1))
     before = target.hist.clone()
-    with pytest.raises(ValueError, match="load_state_dict: BinaryAUROC .*option 'thresholds' is "
-                                         r"tensor\(\[0.2, 0.3, 0.4\], float32\) here, "
-                                         r"tensor\(\[0.1, 0.5, 0.9\], float32\) in the state_dict"):
+    with pytest.raises(
+        ValueError,
+        match="load_state_dict: BinaryAUROC .*option 'thresholds' is "
+        r"tensor\(\[0.2, 0.3, 0.4\], float32\) here, "
+        r"tensor\(\[0.1, 0.5, 0.9\], float32\) in the state_dict",
+    ):
         target.load_state_dict(sd)
     assert torch.equal(target.hist, before)
     same = BinaryAUROC(thresholds=[0.1, 0.5, 0.9])
@@ -219,8 +229,13 @@ def test_a_module_holding_a_metric_without_states_in_its_state_dict_loads_whatev
 
 def test_collection_load_state_dict_checks_every_metric_before_assigning_any():
     def coll(average):
-        c = MetricCollection({"acc": MulticlassAccuracy(4), "top2": MulticlassAccuracy(4, top_k=2),
-                              "prec": MulticlassPrecision(4, average=average)})
+        c = MetricCollection(
+            {
+                "acc": MulticlassAccuracy(4),
+                "top2": MulticlassAccuracy(4, top_k=2),
+                "prec": MulticlassPrecision(4, average=average),
+            }
+        )
         c.persistent(True)
         return c
 

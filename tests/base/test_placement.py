@@ -9,13 +9,17 @@ out of meta tensors, so the round trips (meta and back to the CPU) use torch's "
 (TorchScript on the CPU), which holds data. The same behaviour with real metrics on a GPU is
 tests/cuda/test_cuda_device_follow.py.
 """
+
 import pytest
 import torch
 
 from torchtally import Metric, MetricCollection
 
 CPU, META = torch.device("cpu"), torch.device("meta")
-CPU_REFUSED = r"^x: expected a tensor on meta, where this metric's state is \(it holds data from earlier updates\), got one on cpu"
+CPU_REFUSED = (
+    r"^x: expected a tensor on meta, where this metric's state is \(it holds data from earlier updates\), "
+    r"got one on cpu"
+)
 
 
 class Total(Metric):
@@ -243,7 +247,9 @@ def test_collection_moves_together_and_shared_state_stays_one_object():
 def test_collection_refuses_another_device_once_it_holds_data():
     col = shared_collection().update(torch.ones(3, device="meta"))
     held = {name: col[name].state_values() for name in col}
-    with pytest.raises(ValueError, match=r"^x: expected a tensor on meta, where the state of this collection's metric '\w+' is"):
+    with pytest.raises(
+        ValueError, match=r"^x: expected a tensor on meta, where the state of this collection's metric '\w+' is"
+    ):
         col.update(torch.ones(3))
     for name in col:
         assert state_devices(col[name]) == {META}, name
@@ -270,7 +276,9 @@ def test_collection_does_not_move_when_one_owner_holds_data_elsewhere():
     col = shared_collection()
     col["c"].update(torch.ones(2))  # c alone holds data, on the CPU
     held = {name: col[name].state_values() for name in col}
-    with pytest.raises(ValueError, match=r"^x: expected a tensor on cpu, where the state of this collection's metric 'c' is"):
+    with pytest.raises(
+        ValueError, match=r"^x: expected a tensor on cpu, where the state of this collection's metric 'c' is"
+    ):
         col.update(torch.ones(3, device="meta"))
     for name in col:  # nobody moved, not even the fresh ones
         assert state_devices(col[name]) == {CPU}, name

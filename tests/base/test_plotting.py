@@ -1,5 +1,6 @@
 """metric.plot() and MetricCollection.plot(): every kind of result draws (matplotlib, Agg) and
 the drawing holds the values."""
+
 import matplotlib
 
 matplotlib.use("Agg")

@@ -7,14 +7,15 @@ curves' scores and labels of equal length with labels in range, counts >= 0, ...
 load naming the key, and leave the metric exactly as it was. ``merge_state`` of a dict and
 MetricCollection.load_state_dict apply the same checks.
 """
+
 import warnings
 
 import pytest
 import torch
-
 from support.metric_catalogue import METRICS, by_name, entry_id
 from support.metric_tester import saved_states, states_of
 from support.state_checks import assert_same_states
+
 from torchtally import MetricCollection
 
 
@@ -165,8 +166,12 @@ def test_merge_state_of_a_dict_checks_the_invariants():
 
 def test_collection_load_is_all_or_nothing():
     """A MetricCollection checks every member's entries (invariants included) before loading any."""
-    make = lambda: MetricCollection({  # noqa: E731
-        "acc": by_name("MulticlassAccuracy").metric(), "auroc": by_name("MulticlassAUROC").metric()})
+    make = lambda: MetricCollection(
+        {  # noqa: E731
+            "acc": by_name("MulticlassAccuracy").metric(),
+            "auroc": by_name("MulticlassAUROC").metric(),
+        }
+    )
     coll = make()
     batch = by_name("MulticlassAUROC").batch(8)
     coll.update(*batch)

@@ -1,6 +1,6 @@
 """Fixtures of the C-core tests: every differential and bad-input test runs on both paths."""
-import pytest
 
+import pytest
 from support.kernel_inputs import IMPLS, kernels
 
 

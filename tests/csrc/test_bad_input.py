@@ -6,9 +6,9 @@ Bad values sit at the last sample, after more than one chunk of good ones, so a 
 wrote as it went and did not undo would leave a trace in `out`. The cases are in
 support/kernel_bad_inputs.py, which the CUDA module's tests replay too.
 """
+
 import pytest
 import torch
-
 from support.kernel_bad_inputs import CASES, TENSOR_ARGS, good_args
 from support.kernel_inputs import same_bits
 

@@ -4,12 +4,20 @@ Oracle: np.histogram with edges [-inf, t_0, ..., t_{T-1}, +inf] puts s in bin b 
 t_{b-1} <= s < t_b, i.e. b = #{i : t_i <= s}, the kernel's bin; np.searchsorted(side="right")
 gives the same and is checked in one test as a second oracle.
 """
+
 import numpy as np
 import pytest
 import torch
-
 from support.kernel_inputs import (
-    LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values,
+    LABEL_DTYPES,
+    LAYOUTS,
+    SCORE_DTYPES,
+    N,
+    dtype_id,
+    generator,
+    labels,
+    layout,
+    np_values,
     start_counts,
 )
 
@@ -113,8 +121,8 @@ def test_binned_suffix_sums_are_tp_and_fp(impl):
     got = run(impl.binned_update, "binary", s, target, None, None, thr, True, g)[0]
     for i, t in enumerate(thr.tolist()):
         above = s >= t
-        assert int(got[i + 1:, 1].sum()) == int((above & (target == 1)).sum())
-        assert int(got[i + 1:, 0].sum()) == int((above & (target == 0)).sum())
+        assert int(got[i + 1 :, 1].sum()) == int((above & (target == 1)).sum())
+        assert int(got[i + 1 :, 0].sum()) == int((above & (target == 0)).sum())
 
 
 THRESHOLD_GRIDS = {
@@ -136,9 +144,14 @@ def test_binned_uniform_flag_gives_identical_bins(impl, grid):
     g = generator(24)
     thr = THRESHOLD_GRIDS[grid]()
     finite = thr[torch.isfinite(thr)]
-    edge = torch.cat([finite, torch.from_numpy(np.nextafter(finite.numpy(), np.inf)),
-                      torch.from_numpy(np.nextafter(finite.numpy(), -np.inf)),
-                      torch.tensor([float("inf"), -float("inf"), 0.0, -0.0, 1e300, -1e300], dtype=torch.float64)])
+    edge = torch.cat(
+        [
+            finite,
+            torch.from_numpy(np.nextafter(finite.numpy(), np.inf)),
+            torch.from_numpy(np.nextafter(finite.numpy(), -np.inf)),
+            torch.tensor([float("inf"), -float("inf"), 0.0, -0.0, 1e300, -1e300], dtype=torch.float64),
+        ]
+    )
     s = torch.cat([edge, torch.rand(2000, generator=g, dtype=torch.float64) * 20 - 5])
     target = labels(s.shape, 2, torch.bool, g)
     searched = run(impl.binned_update, "binary", s, target, None, None, thr, False, g)
@@ -179,6 +192,15 @@ def test_binned_expanded_and_zero_size(impl):
     target = torch.tensor(2).expand(N)
     got = run(impl.binned_update, "multiclass", s, target, None, None, thr, True, g)
     assert torch.equal(got, np_binned(s.numpy(), target.numpy(), thr.numpy(), "multiclass"))
-    empty = run(impl.binned_update, "multilabel", torch.zeros(0, K), torch.zeros(0, K, dtype=torch.int64),
-                None, None, thr, False, g)
+    empty = run(
+        impl.binned_update,
+        "multilabel",
+        torch.zeros(0, K),
+        torch.zeros(0, K, dtype=torch.int64),
+        None,
+        None,
+        thr,
+        False,
+        g,
+    )
     assert not empty.any()

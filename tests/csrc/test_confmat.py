@@ -3,13 +3,22 @@
 Every test starts from a non-zero `out` and checks the increment, so a kernel that overwrites
 instead of accumulating fails.
 """
+
 import numpy as np
 import pytest
 import torch
 from sklearn.metrics import confusion_matrix, multilabel_confusion_matrix
-
 from support.kernel_inputs import (
-    LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, scores,
+    LABEL_DTYPES,
+    LAYOUTS,
+    SCORE_DTYPES,
+    N,
+    dtype_id,
+    generator,
+    labels,
+    layout,
+    np_values,
+    scores,
     start_counts,
 )
 
@@ -30,6 +39,7 @@ def accumulate(kernel, out, *args) -> torch.Tensor:
 
 
 # ---- confmat_labels ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", LAYOUTS)
 @pytest.mark.parametrize("pdtype,tdtype", LABEL_PAIRS, ids=[f"{dtype_id(a)}-{dtype_id(b)}" for a, b in LABEL_PAIRS])
@@ -95,6 +105,7 @@ def test_labels_expanded_inputs(impl):
 
 
 # ---- confmat_scores ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
 @pytest.mark.parametrize("kind", LAYOUTS)
@@ -202,8 +213,9 @@ def test_threshold_compares_exactly(impl, dtype):
     for v in values.double().tolist():
         for threshold, positive in ((np.nextafter(v, -np.inf), 1), (v, 0), (np.nextafter(v, np.inf), 0)):
             out = torch.zeros(2, 2, dtype=torch.int64)
-            impl.confmat_threshold(out, torch.tensor([v], dtype=torch.float64).to(dtype),
-                                   torch.tensor([1]), None, None, float(threshold))
+            impl.confmat_threshold(
+                out, torch.tensor([v], dtype=torch.float64).to(dtype), torch.tensor([1]), None, None, float(threshold)
+            )
             assert out[1, positive] == 1, (v, threshold)
 
 

@@ -5,16 +5,16 @@ NaN: compared against logit_threshold), over all of preds, masked and ignored el
 Checked against numpy, on the C core at every SIMD level and the torch reference (run_all
 compares them bit for bit), and at the metric level against torchmetrics' rule.
 """
+
 import math
 
 import numpy as np
 import pytest
 import torch
-
-from torchtally.functional.classification import update as ci
-
 from support.kernel_inputs import SCORE_DTYPES, dtype_id, generator, labels, layout, np_values, start_counts
 from support.simd_paths import run_all
+
+from torchtally.functional.classification import update as ci
 
 T = 0.3
 LOGIT_T = math.log(T / (1 - T))  # about -0.847
@@ -57,8 +57,10 @@ def test_auto_matches_numpy_at_every_level(dtype, shape, kind):
     want = expected(preds, target, T if kind == "probs" else LOGIT_T)
     assert torch.equal(got.view(-1, 2, 2), want)
     # with logit_threshold given explicitly as None (or left out) the threshold is used as is
-    assert torch.equal(run_all("confmat_threshold", out, preds, target, None, None, T, None)[1].view(-1, 2, 2),
-                       expected(preds, target, T))
+    assert torch.equal(
+        run_all("confmat_threshold", out, preds, target, None, None, T, None)[1].view(-1, 2, 2),
+        expected(preds, target, T),
+    )
 
 
 @pytest.mark.parametrize("layout_kind", ["sliced", "transposed"])
@@ -94,8 +96,9 @@ def test_one_value_just_outside_flips_the_whole_batch(dtype, at, side):
     assert ok == "ok" and torch.equal(got[None], expected(preds, target, LOGIT_T))
     # the same batch without that value is one of probabilities
     preds[at] = 0.5
-    assert torch.equal(run_all("confmat_threshold", out, preds, target, None, None, T, LOGIT_T)[1][None],
-                       expected(preds, target, T))
+    assert torch.equal(
+        run_all("confmat_threshold", out, preds, target, None, None, T, LOGIT_T)[1][None], expected(preds, target, T)
+    )
 
 
 def test_masked_and_ignored_elements_decide_too():
@@ -113,7 +116,7 @@ def test_masked_and_ignored_elements_decide_too():
         else:
             t[10, 1] = -1
         ok, got = run_all("confmat_threshold", start_counts((3, 2, 2), g), p, t, m, -1, T, LOGIT_T)
-        keep = (m[:, None] & (t != -1))
+        keep = m[:, None] & (t != -1)
         want = torch.zeros(3, 2, 2, dtype=torch.int64)
         for col in range(3):
             k = keep[:, col]

@@ -6,9 +6,9 @@ results, error messages and untouched states must agree bit for bit. The sizes s
 paths' edges: four rows per vector, 255 groups of four rows per packed count, 1024-row chunks.
 Every level and the reference are run by support/simd_paths.py's ``run_all``.
 """
+
 import pytest
 import torch
-
 from support.kernel_inputs import dtype_id, generator, kernels, start_counts
 from support.simd_paths import run_all, simd_level
 
@@ -78,15 +78,21 @@ def test_threshold_paths_agree_dtypes_mask_ignore(width, pdtype, tdtype):
 
 
 @pytest.mark.parametrize("pdtype", [torch.float32, torch.float64], ids=dtype_id)
-@pytest.mark.parametrize("threshold", [0.1, 1 / 3, -1e-300, 1e-300, -1e300, 1e300, 3.5e38, float("inf"),
-                                       -float("inf"), 0.0, -0.0])
+@pytest.mark.parametrize(
+    "threshold", [0.1, 1 / 3, -1e-300, 1e-300, -1e300, 1e300, 3.5e38, float("inf"), -float("inf"), 0.0, -0.0]
+)
 def test_threshold_dense_compares_exactly(pdtype, threshold):
     """The float32 path compares with the largest float at or below the threshold: the same as
     comparing in double, also for thresholds between floats, tiny, huge or infinite."""
     import numpy as np
+
     g = generator(8)
-    near = [np.nextafter(np.float32(threshold if abs(threshold) < 3e38 else 0), np.float32(d)) for d in (-np.inf, np.inf)]
-    values = [threshold, 0.0, -0.0, float("inf"), -float("inf"), 1e-45, -1e-45, 3.4e38, -3.4e38] + [float(v) for v in near]
+    near = [
+        np.nextafter(np.float32(threshold if abs(threshold) < 3e38 else 0), np.float32(d)) for d in (-np.inf, np.inf)
+    ]
+    values = [threshold, 0.0, -0.0, float("inf"), -float("inf"), 1e-45, -1e-45, 3.4e38, -3.4e38] + [
+        float(v) for v in near
+    ]
     preds = torch.tensor(values * 4, dtype=torch.float64).to(pdtype).reshape(-1, 4)
     target = torch.randint(0, 2, preds.shape, generator=g)
     out = torch.zeros(4, 2, 2, dtype=torch.int64)
@@ -133,14 +139,21 @@ def test_threshold_non_dense_layouts_fall_back():
     preds, target = threshold_case(1030, 6, torch.float32, torch.int64, g)
     out = start_counts((6, 2, 2), g)
     want = run_all("confmat_threshold", out, preds, target, None, None, 0.5)
-    for p, t in [(preds.t().contiguous().t(), target), (preds, target.t().contiguous().t()),
-                 (preds[:, None].expand(1030, 2, 6)[:, 0], target),
-                 (torch.cat([preds, preds], 1)[:, :6], torch.cat([target, target], 1)[:, :6])]:
+    for p, t in [
+        (preds.t().contiguous().t(), target),
+        (preds, target.t().contiguous().t()),
+        (preds[:, None].expand(1030, 2, 6)[:, 0], target),
+        (torch.cat([preds, preds], 1)[:, :6], torch.cat([target, target], 1)[:, :6]),
+    ]:
         assert torch.equal(run_all("confmat_threshold", out, p, t, None, None, 0.5)[1], want[1])
     # an offset start of the data (not 16-byte aligned) on the dense path
-    big_p, big_t = torch.cat([preds.flatten()[:1], preds.flatten()]), torch.cat([target.flatten()[:1], target.flatten()])
-    assert torch.equal(run_all("confmat_threshold", out, big_p[1:].view(1030, 6), big_t[1:].view(1030, 6),
-                               None, None, 0.5)[1], want[1])
+    big_p, big_t = (
+        torch.cat([preds.flatten()[:1], preds.flatten()]),
+        torch.cat([target.flatten()[:1], target.flatten()]),
+    )
+    assert torch.equal(
+        run_all("confmat_threshold", out, big_p[1:].view(1030, 6), big_t[1:].view(1030, 6), None, None, 0.5)[1], want[1]
+    )
 
 
 # ---- confmat_scores: the fused argmax (float32 rows: 16 per AVX2 pass, 4 per SSE2 vector) ---------
@@ -178,7 +191,7 @@ def test_argmax_paths_agree_layouts_and_dtypes(dtype, kind):
     if kind == "transposed":
         scores = scores.t().contiguous().t()
     elif kind == "sliced":
-        scores = torch.cat([scores, scores], 1)[:, 3:3 + classes]
+        scores = torch.cat([scores, scores], 1)[:, 3 : 3 + classes]
     elif kind == "expanded":  # every row the same memory (row stride 0)
         scores = scores[:1].expand(rows, classes)
     mask = torch.rand(rows, generator=g) < 0.8
@@ -195,17 +208,26 @@ def test_argmax_ties_infinities_and_float64_precision():
     same float32 are told apart."""
     rows = 40
     ninf, inf = float("-inf"), float("inf")
-    patterns = [[ninf] * 5, [1, 1, 1, 1, 1], [0, 2, 2, 1, 2], [ninf, ninf, ninf, ninf, -1e38],
-                [inf, inf, 0, 0, 0], [-0.0, 0.0, -0.0, 0, 0], [0, 0, 0, 0, inf]]
+    patterns = [
+        [ninf] * 5,
+        [1, 1, 1, 1, 1],
+        [0, 2, 2, 1, 2],
+        [ninf, ninf, ninf, ninf, -1e38],
+        [inf, inf, 0, 0, 0],
+        [-0.0, 0.0, -0.0, 0, 0],
+        [0, 0, 0, 0, inf],
+    ]
     want_pattern = [0, 0, 1, 4, 0, 0, 4]
     s = torch.tensor([patterns[r % len(patterns)] for r in range(rows)], dtype=torch.float32)
     target = torch.zeros(rows, dtype=torch.int64)
     ok, got = run_all("confmat_scores", torch.zeros(5, 5, dtype=torch.int64), s, target, None, None)
     want = torch.bincount(torch.tensor([want_pattern[r % len(patterns)] for r in range(rows)]), minlength=5)
     assert ok == "ok" and torch.equal(got[0], want)
-    d = torch.tensor([[1.0, 1.0 + 2 ** -40, 1.0]] * 20, dtype=torch.float64)
+    d = torch.tensor([[1.0, 1.0 + 2**-40, 1.0]] * 20, dtype=torch.float64)
     assert d.float()[0, 0] == d.float()[0, 1]
-    ok, got = run_all("confmat_scores", torch.zeros(3, 3, dtype=torch.int64), d, torch.zeros(20, dtype=torch.int64), None, None)
+    ok, got = run_all(
+        "confmat_scores", torch.zeros(3, 3, dtype=torch.int64), d, torch.zeros(20, dtype=torch.int64), None, None
+    )
     assert ok == "ok" and got[0, 1] == 20
 
 

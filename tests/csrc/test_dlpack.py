@@ -5,6 +5,7 @@ the deleter runs exactly once, also on errors; nothing is kept alive).
 A DLPack producer written with ctypes stands in for torch where the test needs to see the
 deleter run or to set fields torch never sets (byte_offset, NULL strides, odd devices/dtypes).
 """
+
 import ctypes
 import gc
 import os
@@ -15,9 +16,8 @@ import weakref
 
 import pytest
 import torch
-from torch.multiprocessing.reductions import StorageWeakRef
-
 from support.kernel_inputs import generator, labels, start_counts
+from torch.multiprocessing.reductions import StorageWeakRef
 
 # ---- the DLPack ABI in ctypes (checked against the header in test_layout_matches_torch_header) --
 
@@ -35,9 +35,15 @@ class DLDataType(ctypes.Structure):
 
 
 class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32), ("dtype", DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
 
 
 DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -48,8 +54,13 @@ class DLManagedTensor(ctypes.Structure):
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER),
-                ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", DELETER),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
 
 
 STRUCTS = {
@@ -70,8 +81,16 @@ _capsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 # DLPack dtype codes: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6
 DL_DTYPES = {
-    torch.bool: (6, 8), torch.uint8: (1, 8), torch.int8: (0, 8), torch.int16: (0, 16), torch.int32: (0, 32),
-    torch.int64: (0, 64), torch.float16: (2, 16), torch.bfloat16: (4, 16), torch.float32: (2, 32), torch.float64: (2, 64),
+    torch.bool: (6, 8),
+    torch.uint8: (1, 8),
+    torch.int8: (0, 8),
+    torch.int16: (0, 16),
+    torch.int32: (0, 32),
+    torch.int64: (0, 64),
+    torch.float16: (2, 16),
+    torch.bfloat16: (4, 16),
+    torch.float32: (2, 32),
+    torch.float64: (2, 64),
 }
 
 
@@ -79,8 +98,7 @@ class Producer:
     """Exports `backing` (a contiguous tensor that owns the memory) with the given DLPack fields.
     Every capsule it hands out is recorded; `deleted` counts deleter calls."""
 
-    def __init__(self, backing, shape, strides=None, byte_offset=0, dtype=None, device=(1, 0), versioned=True,
-                 flags=0):
+    def __init__(self, backing, shape, strides=None, byte_offset=0, dtype=None, device=(1, 0), versioned=True, flags=0):
         self.backing, self.shape, self.strides, self.byte_offset = backing, shape, strides, byte_offset
         self.flags = flags  # DLManagedTensorVersioned.flags (bit 0: read-only)
         self.code, self.bits = DL_DTYPES[backing.dtype] if dtype is None else dtype[:2]
@@ -104,12 +122,20 @@ class Producer:
         ndim = len(self.shape)
         shape = (ctypes.c_int64 * max(ndim, 1))(*self.shape)
         strides = None if self.strides is None else (ctypes.c_int64 * max(ndim, 1))(*self.strides)
-        tensor = DLTensor(self.backing.data_ptr(), DLDevice(*self.device), ndim,
-                          DLDataType(self.code, self.bits, self.lanes), shape,
-                          ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64)) if strides is not None else None,
-                          self.byte_offset)
+        tensor = DLTensor(
+            self.backing.data_ptr(),
+            DLDevice(*self.device),
+            ndim,
+            DLDataType(self.code, self.bits, self.lanes),
+            shape,
+            ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64)) if strides is not None else None,
+            self.byte_offset,
+        )
         if versioned:
-            managed, name = DLManagedTensorVersioned(DLPackVersion(1, 0), None, self._deleter, self.flags, tensor), b"dltensor_versioned"
+            managed, name = (
+                DLManagedTensorVersioned(DLPackVersion(1, 0), None, self._deleter, self.flags, tensor),
+                b"dltensor_versioned",
+            )
         else:
             managed, name = DLManagedTensor(tensor, None, self._deleter), b"dltensor"
         self._keep.append((shape, strides, managed, name))
@@ -161,6 +187,7 @@ def clean_env():
 
 # ---- (a) the ABI layout ------------------------------------------------------------------------
 
+
 def torch_dlpack_header() -> str:
     roots = [os.path.join(os.path.dirname(torch.__file__), "include")]
     try:
@@ -183,14 +210,20 @@ def header_layout(tmp_path) -> dict:
         lines.append(f'    printf("{struct} %zu\\n", sizeof({struct}));')
         lines += [f'    printf("{struct}.{f} %zu\\n", offsetof({struct}, {f}));' for f in fields]
     source = tmp_path / "layout.c"
-    source.write_text("#include <stddef.h>\n#include <stdio.h>\n#include <ATen/dlpack.h>\n"
-                      "int main(void) {\n" + "\n".join(lines) + "\n    return 0;\n}\n")
+    source.write_text(
+        "#include <stddef.h>\n#include <stdio.h>\n#include <ATen/dlpack.h>\n"
+        "int main(void) {\n" + "\n".join(lines) + "\n    return 0;\n}\n"
+    )
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     assert compiler, "no C compiler (cc) on PATH; the extension needs one too"
     header_root = os.path.dirname(os.path.dirname(torch_dlpack_header()))
     binary = tmp_path / "layout"
-    subprocess.run([compiler, "-std=c11", "-I", header_root, str(source), "-o", str(binary)],
-                   check=True, env=clean_env(), capture_output=True)
+    subprocess.run(
+        [compiler, "-std=c11", "-I", header_root, str(source), "-o", str(binary)],
+        check=True,
+        env=clean_env(),
+        capture_output=True,
+    )
     output = subprocess.run([str(binary)], check=True, env=clean_env(), capture_output=True, text=True).stdout
     return {key: int(value) for key, value in (line.split() for line in output.splitlines())}
 
@@ -229,11 +262,16 @@ def test_info_of_torch_tensors(c_core, view):
     assert info["ndim"] == t.dim()
     assert tuple(info["shape"]) == tuple(t.shape)
     if t.numel() > 1:  # strides of size-1 dimensions carry no information
-        assert [s for s, n in zip(info["strides"], t.shape) if n > 1] == [s for s, n in zip(t.stride(), t.shape) if n > 1]
+        assert [s for s, n in zip(info["strides"], t.shape) if n > 1] == [
+            s for s, n in zip(t.stride(), t.shape) if n > 1
+        ]
 
 
-@pytest.mark.parametrize("cls,versioned", [(Producer, True), (Producer, False), (LegacyProducer, False)],
-                         ids=["versioned", "legacy-capsule-from-new-producer", "legacy-producer"])
+@pytest.mark.parametrize(
+    "cls,versioned",
+    [(Producer, True), (Producer, False), (LegacyProducer, False)],
+    ids=["versioned", "legacy-capsule-from-new-producer", "legacy-producer"],
+)
 def test_info_of_both_capsule_kinds(c_core, cls, versioned):
     backing = torch.arange(40, dtype=torch.int16)
     fields = {} if cls is LegacyProducer else {"versioned": versioned}
@@ -246,8 +284,11 @@ def test_info_of_both_capsule_kinds(c_core, cls, versioned):
     assert p.requests[0] in ((1, 0), None) and p.all_used_once()
 
 
-@pytest.mark.parametrize("cls,versioned", [(Producer, True), (Producer, False), (LegacyProducer, False)],
-                         ids=["versioned", "legacy-capsule-from-new-producer", "legacy-producer"])
+@pytest.mark.parametrize(
+    "cls,versioned",
+    [(Producer, True), (Producer, False), (LegacyProducer, False)],
+    ids=["versioned", "legacy-capsule-from-new-producer", "legacy-producer"],
+)
 def test_kernels_read_capsules_with_offset_and_strides(c_core, cls, versioned):
     """Scores [N, C] at byte_offset 8 with a row stride of C + 1, target with NULL strides."""
     g = generator(70)
@@ -260,13 +301,18 @@ def test_kernels_read_capsules_with_offset_and_strides(c_core, cls, versioned):
     out = start_counts((c, c), g)
     want = out.clone()
     c_core.confmat_scores(out, scores, target_p, None, None)
-    torch.ops.aten.index_put_(want, (target, wide.view(-1)[1:1 + n * (c + 1)].view(n, c + 1)[:, :c].argmax(1)),
-                              torch.ones(n, dtype=torch.int64), accumulate=True)
+    torch.ops.aten.index_put_(
+        want,
+        (target, wide.view(-1)[1 : 1 + n * (c + 1)].view(n, c + 1)[:, :c].argmax(1)),
+        torch.ones(n, dtype=torch.int64),
+        accumulate=True,
+    )
     assert torch.equal(out, want)
     assert scores.all_used_once() and target_p.all_used_once()
 
 
 # ---- (c) ownership: deleters, renames, no leaks ------------------------------------------------
+
 
 def good_labels_args(g):
     return [start_counts((4, 4), g), labels((300,), 4, torch.int64, g), labels((300,), 4, torch.int64, g), None, None]

@@ -8,6 +8,7 @@
   as its kernels' device source);
 * no file under csrc/ over 500 lines.
 """
+
 import importlib.util
 import re
 from pathlib import Path
@@ -60,7 +61,7 @@ def includes(path: Path) -> List[str]:
                 found.append(rel(target))
                 break
         else:
-            pytest.fail(f"{rel(path)}: #include \"{name}\" is not a file of csrc/")
+            pytest.fail(f'{rel(path)}: #include "{name}" is not a file of csrc/')
     return found
 
 
@@ -77,7 +78,7 @@ def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == "open":
-                found.append(stack[stack.index(nxt):] + [nxt])
+                found.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt)
         stack.pop()

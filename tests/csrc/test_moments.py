@@ -3,12 +3,20 @@
 Inputs of every dtype are converted exactly to float64 for numpy, so the tolerances only cover
 summation order (the state is float64 throughout).
 """
+
 import numpy as np
 import pytest
 import torch
-
 from support.kernel_inputs import (
-    LAYOUTS, N, SCORE_DTYPES, dtype_id, empty_moments, generator, layout, np_values, same_bits,
+    LAYOUTS,
+    SCORE_DTYPES,
+    N,
+    dtype_id,
+    empty_moments,
+    generator,
+    layout,
+    np_values,
+    same_bits,
 )
 
 RTOL = 1e-10
@@ -48,6 +56,7 @@ def updates(kernel, state, *columns, splits=SPLITS):
 
 
 # ---- moments_update ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("kind", LAYOUTS)
@@ -144,12 +153,13 @@ def test_moments_large_offset_small_variance(impl):
 
 # ---- comoments ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", LAYOUTS)
 @pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
 def test_comoments_match_numpy(impl, dtype, kind):
     g = generator(40)
     x = torch.randn(N, 3, generator=g, dtype=torch.float64)
-    y = (0.5 * x + torch.randn(N, 3, generator=g, dtype=torch.float64) - 2)
+    y = 0.5 * x + torch.randn(N, 3, generator=g, dtype=torch.float64) - 2
     x, y = x.to(dtype), y.to(SCORE_DTYPES[(SCORE_DTYPES.index(dtype) + 1) % 4])  # mixed dtypes
     state = updates(impl.comoments_update, torch.zeros(3, 6, dtype=torch.float64), layout(x, kind), layout(y, kind))
     want = np_comoments(np_values(x), np_values(y))

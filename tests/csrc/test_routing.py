@@ -1,11 +1,11 @@
 """torchtally.kernels: which path a call takes, keyword defaults, detaching."""
+
 import pytest
 import torch
+from support.kernel_inputs import generator, kernels, labels, start_counts
 
 from torchtally import kernels as routing
 from torchtally.kernels import reference as _reference
-
-from support.kernel_inputs import generator, kernels, labels, start_counts
 
 
 @pytest.fixture
@@ -38,6 +38,7 @@ class Spy:
         def call(*args):
             self.calls.append(name)
             return getattr(self.module, name)(*args)
+
         return call
 
 
@@ -95,8 +96,13 @@ def test_keyword_defaults_match_positional_calls(backend, backend_restored):
         ("topk_update", (s, t), {"k": 2}, (None, None, 2)),
         ("topk_update", (s, t), {}, (None, None, 1)),
     ]
-    shapes = {"confmat_labels": (4, 4), "confmat_scores": (4, 4), "confmat_threshold": (4, 2, 2),
-              "binned_update": (4, 6, 2), "topk_update": (4, 3)}
+    shapes = {
+        "confmat_labels": (4, 4),
+        "confmat_scores": (4, 4),
+        "confmat_threshold": (4, 2, 2),
+        "binned_update": (4, 6, 2),
+        "topk_update": (4, 3),
+    }
     for name, inputs, keywords, rest in calls:
         a = start_counts(shapes[name], g)
         b, before = a.clone(), a.clone()
@@ -126,8 +132,12 @@ def test_inputs_that_require_grad(backend, backend_restored, dlpack_path):
     state = torch.tensor([[0, 0, 0, 0, float("inf"), -float("inf")]] * 3, dtype=torch.float64)
     routing.moments_update(state, s, w)
     routing.comoments_update(torch.zeros(3, 6, dtype=torch.float64), s, s * 2)
-    routing.binned_update(torch.zeros(3, 3, 2, dtype=torch.int64), s.sigmoid(), t,
-                           thresholds=torch.tensor([0.25, 0.75], dtype=torch.float64, requires_grad=True))
+    routing.binned_update(
+        torch.zeros(3, 3, 2, dtype=torch.int64),
+        s.sigmoid(),
+        t,
+        thresholds=torch.tensor([0.25, 0.75], dtype=torch.float64, requires_grad=True),
+    )
     routing.topk_update(torch.zeros(3, 3, dtype=torch.int64), s, t, k=2)
     routing.confmat_threshold(torch.zeros(3, 2, 2, dtype=torch.int64), s, (t[:, None] == torch.arange(3)).long())
     assert state[:, 0].tolist() == [pytest.approx(float(w.detach().sum()))] * 3

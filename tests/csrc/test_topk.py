@@ -3,13 +3,22 @@
 Rank of class j = #{i : s_i > s_j} + #{i < j : s_i == s_j}, which is j's position in a stable
 sort of -s (ties keep the lower class first; -0.0 and 0.0 are equal).
 """
+
 import numpy as np
 import pytest
 import torch
-
 from support.kernel_inputs import (
-    LABEL_DTYPES, LAYOUTS, N, SCORE_DTYPES, dtype_id, generator, labels, layout, np_values,
-    scores, start_counts,
+    LABEL_DTYPES,
+    LAYOUTS,
+    SCORE_DTYPES,
+    N,
+    dtype_id,
+    generator,
+    labels,
+    layout,
+    np_values,
+    scores,
+    start_counts,
 )
 
 
@@ -91,7 +100,7 @@ def test_topk_float64_ranks_in_double(impl):
     g = generator(55)
     classes = 10
     steps = torch.stack([torch.randperm(classes, generator=g) for _ in range(999)])
-    s = 1.0 + steps.double() * 2.0 ** -40  # distinct doubles, one float32 value
+    s = 1.0 + steps.double() * 2.0**-40  # distinct doubles, one float32 value
     target = labels((999,), classes, torch.int64, g)
     want = np_topk(s.numpy(), target.numpy(), 3, classes)
     assert not torch.equal(want, np_topk(s.float().numpy(), target.numpy(), 3, classes))

@@ -9,6 +9,7 @@ every kernel the host launches, and depend on no shared CUDA library (libcudart,
 libnccl), so that installing torchtally never ties it to one CUDA version. torchtally._nccl must
 import and link no NCCL. Exits 1 with the reason otherwise.
 """
+
 import glob
 import importlib.machinery
 import importlib.util
@@ -16,8 +17,17 @@ import os
 import subprocess
 import sys
 
-KERNELS = ("confmat_labels", "confmat_scores", "confmat_threshold", "binned_update", "topk_update",
-           "moments_update", "moments_merge", "comoments_update", "comoments_merge")
+KERNELS = (
+    "confmat_labels",
+    "confmat_scores",
+    "confmat_threshold",
+    "binned_update",
+    "topk_update",
+    "moments_update",
+    "moments_merge",
+    "comoments_update",
+    "comoments_merge",
+)
 FORBIDDEN = ("libcudart", "libcuda.", "libnccl")
 
 
@@ -53,9 +63,13 @@ def main(folder: str, arches) -> None:
     for arch, image in prebuilt.items():
         absent = [k for k in cuda.kernel_names() if k.encode() + b"\0" not in image]
         if not image.startswith(b"\x7fELF") or absent:
-            raise SystemExit(f"check_build: the {arch} cubin is not an ELF image holding every kernel (missing {absent})")
-    print(f"check_build: torchtally._C_cuda imports, embeds cubins for {sorted(prebuilt)} with all "
-          f"{len(cuda.kernel_names())} kernels, links {needed(cuda_path)}; torchtally._nccl links {needed(nccl_path)}")
+            raise SystemExit(
+                f"check_build: the {arch} cubin is not an ELF image holding every kernel (missing {absent})"
+            )
+    print(
+        f"check_build: torchtally._C_cuda imports, embeds cubins for {sorted(prebuilt)} with all "
+        f"{len(cuda.kernel_names())} kernels, links {needed(cuda_path)}; torchtally._nccl links {needed(nccl_path)}"
+    )
 
 
 if __name__ == "__main__":

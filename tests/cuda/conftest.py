@@ -10,6 +10,7 @@ NVIDIA's cuda-python package, which CUDA builds of torch may import. So its modu
 top-level (this folder is on sys.path), and tests/ is put on sys.path for the shared C-core
 test helpers (support.kernel_inputs, support.kernel_bad_inputs).
 """
+
 import os
 import sys
 

@@ -9,12 +9,22 @@ Runs with the CUDA kernels (torchtally._C_cuda, which must serve the GPU) and wi
 otherwise. Skips, with the reason, without a CUDA device. The same rules on CPU-only torch are
 tests/base/test_placement.py.
 """
+
 import pytest
 import torch
 
-from torchtally import (BinaryAUROC, MeanMetric, MeanSquaredError, MetricCollection, MulticlassAccuracy,
-                        MulticlassAUROC, MulticlassPrecision, MulticlassRecall, PearsonCorrCoef)
-from torchtally import kernels
+from torchtally import (
+    BinaryAUROC,
+    MeanMetric,
+    MeanSquaredError,
+    MetricCollection,
+    MulticlassAccuracy,
+    MulticlassAUROC,
+    MulticlassPrecision,
+    MulticlassRecall,
+    PearsonCorrCoef,
+    kernels,
+)
 from torchtally.testing import run_distributed
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
@@ -31,9 +41,16 @@ def batches(seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     out = []
     for n in (64, 1, 200):
-        out.append({"scores": torch.randn(n, C, generator=g), "labels": torch.randint(0, C, (n,), generator=g),
-                    "prob": torch.rand(n, generator=g), "binary": torch.randint(0, 2, (n,), generator=g),
-                    "x": torch.randn(n, generator=g), "y": torch.randn(n, generator=g)})
+        out.append(
+            {
+                "scores": torch.randn(n, C, generator=g),
+                "labels": torch.randint(0, C, (n,), generator=g),
+                "prob": torch.rand(n, generator=g),
+                "binary": torch.randint(0, 2, (n,), generator=g),
+                "x": torch.randn(n, generator=g),
+                "y": torch.randn(n, generator=g),
+            }
+        )
     return out
 
 
@@ -84,7 +101,9 @@ def test_metric_made_without_device_follows_cuda_inputs(cuda_backend, case):
     torch.testing.assert_close(result.cpu(), on_cpu.compute(), rtol=1e-5, atol=1e-6)
 
     before = on_gpu.state_dict()
-    with pytest.raises(ValueError, match=rf"expected a tensor on {gpu}, where this metric's state is .* got one on cpu"):
+    with pytest.raises(
+        ValueError, match=rf"expected a tensor on {gpu}, where this metric's state is .* got one on cpu"
+    ):
         on_gpu.update(*args(batches()[0]))
     assert devices_of(on_gpu) == {gpu}
     for key, value in on_gpu.state_dict().items():
@@ -96,8 +115,14 @@ def test_metric_made_without_device_follows_cuda_inputs(cuda_backend, case):
 
 def test_collection_follows_cuda_inputs_and_keeps_shared_state(cuda_backend):
     gpu = gpu_device()
-    make = lambda: MetricCollection({"acc": MulticlassAccuracy(C), "prec": MulticlassPrecision(C),
-                                     "rec": MulticlassRecall(C), "auroc": MulticlassAUROC(C)})
+    make = lambda: MetricCollection(
+        {
+            "acc": MulticlassAccuracy(C),
+            "prec": MulticlassPrecision(C),
+            "rec": MulticlassRecall(C),
+            "auroc": MulticlassAUROC(C),
+        }
+    )
     col_gpu, col_cpu = make(), make()
     for b in batches(1):
         col_gpu.update(b["scores"].softmax(-1).to(gpu), b["labels"].to(gpu))
@@ -132,8 +157,10 @@ def sync_checks(rank: int, world_size: int) -> dict:
         col_local = col.compute_local()
         seen[tag] = {
             "metric": (float(synced), float(metric.compute_local()), str(synced.device), str(metric.confmat.device)),
-            "collection": {name: (float(col_synced[name]), float(col_local[name]), str(col_synced[name].device))
-                           for name in col_local},
+            "collection": {
+                name: (float(col_synced[name]), float(col_local[name]), str(col_synced[name].device))
+                for name in col_local
+            },
             "shared": col["acc"].confmat is col["rec"].confmat,
         }
 

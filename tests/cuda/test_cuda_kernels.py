@@ -6,23 +6,29 @@ row, vector loads or not), on torch's current stream and on a non-default one; a
 bad-input case of the C-core suite, which must raise as the C core does and leave the state
 bit-identical (the undo / no-merge protocol of csrc/cuda/launch_count.c and launch_moments.c).
 
-Skips, with the reason, without a CUDA device or without the CUDA build (TORCHTALLY_CUDA=1).
+Skips, with the reason, without a CUDA device; fails where the kernels do not serve the device.
 """
+
 import pytest
 import torch
-
 from support.kernel_bad_inputs import CASES, good_args
 from support.kernel_inputs import (
-    LABEL_DTYPES, LAYOUTS, SCORE_DTYPES, dtype_id, empty_moments, generator, labels, layout,
-    same_bits, scores, start_counts,
+    LABEL_DTYPES,
+    LAYOUTS,
+    SCORE_DTYPES,
+    dtype_id,
+    empty_moments,
+    generator,
+    labels,
+    layout,
+    same_bits,
+    scores,
+    start_counts,
 )
-from torchtally import _C, _C_cuda
-from torchtally import kernels
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
-]
+from torchtally import _C, _C_cuda, kernels
+
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -32,6 +38,7 @@ def kernels_serve_every_device():
     for device in range(torch.cuda.device_count()):
         status = kernels.cuda_device_status(device)
         assert status.serves, str(status)
+
 
 DEV = "cuda"
 
@@ -73,6 +80,7 @@ def check_moments(kernel: str, args: list) -> None:
 
 # ---- confusion matrices ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", LABEL_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("kind", LAYOUTS)
 @pytest.mark.parametrize("c", [5, 200])  # shared-memory histogram / global atomics
@@ -102,7 +110,9 @@ def test_confmat_scores(dtype, kind, c):
 def test_confmat_scores_rows_of_minus_inf_pick_class_0():
     s = torch.full((64, 40), -float("inf"))
     s[::2, 7] = 1.0
-    check_counts("confmat_scores", [torch.zeros(40, 40, dtype=torch.int64), s, torch.zeros(64, dtype=torch.int64), None, None])
+    check_counts(
+        "confmat_scores", [torch.zeros(40, 40, dtype=torch.int64), s, torch.zeros(64, dtype=torch.int64), None, None]
+    )
 
 
 def test_confmat_scores_large_batch_many_blocks():
@@ -121,8 +131,8 @@ def test_confmat_threshold(dtype, shape):
     else:
         p = labels(shape, 2, dtype, g)
     t = labels(shape, 2, torch.int64, g)
-    l = shape[1] if len(shape) == 2 else 1
-    out_shape = (l, 2, 2) if len(shape) == 2 else (2, 2)
+    n_labels = shape[1] if len(shape) == 2 else 1
+    out_shape = (n_labels, 2, 2) if len(shape) == 2 else (2, 2)
     mask = torch.rand(shape[0], generator=g) < 0.7
     check_counts("confmat_threshold", [start_counts(out_shape, g), p, t, None, None, 0.5])
     check_counts("confmat_threshold", [start_counts(out_shape, g), layout(p, "transposed"), t, mask, 1, 0.25])
@@ -189,6 +199,7 @@ def test_binary_and_multilabel_metrics_on_cuda_match_cpu():
 
 # ---- binned histograms -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
 @pytest.mark.parametrize("t_count", [11, 1000, 5000])  # shared thresholds and histogram / shared thresholds / global
@@ -198,15 +209,30 @@ def test_binned(dtype, task, t_count):
     preds = torch.rand((n,) if task == "binary" else (n, k), generator=g).to(dtype)
     target = labels((n,) if task != "multilabel" else (n, k), 2 if task != "multiclass" else k, torch.int64, g)
     k_out = 1 if task == "binary" else k
-    for uniform, thresholds in ((True, torch.linspace(0, 1, t_count, dtype=torch.float64)),
-                                (False, torch.rand(t_count, generator=g, dtype=torch.float64).sort().values)):
-        check_counts("binned_update", [start_counts((k_out, t_count + 1, 2), g), preds, target, None, None, thresholds, uniform])
+    for uniform, thresholds in (
+        (True, torch.linspace(0, 1, t_count, dtype=torch.float64)),
+        (False, torch.rand(t_count, generator=g, dtype=torch.float64).sort().values),
+    ):
+        check_counts(
+            "binned_update", [start_counts((k_out, t_count + 1, 2), g), preds, target, None, None, thresholds, uniform]
+        )
     mask = torch.rand(n, generator=g) < 0.6
-    check_counts("binned_update", [start_counts((k_out, t_count + 1, 2), g), layout(preds, "sliced"), target, mask, 0,
-                                   torch.linspace(0, 1, t_count, dtype=torch.float64), True])
+    check_counts(
+        "binned_update",
+        [
+            start_counts((k_out, t_count + 1, 2), g),
+            layout(preds, "sliced"),
+            target,
+            mask,
+            0,
+            torch.linspace(0, 1, t_count, dtype=torch.float64),
+            True,
+        ],
+    )
 
 
 # ---- top-k -----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("c,k", [(5, 1), (5, 5), (40, 3), (1000, 5)])
@@ -221,6 +247,7 @@ def test_topk(dtype, c, k):
 
 
 # ---- moments -----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("shape", [(7000,), (7000, 3), (500, 300)])
@@ -256,6 +283,7 @@ def test_merges():
 
 
 # ---- streams, devices, paths ---------------------------------------------------------------------------
+
 
 def test_runs_on_the_current_stream():
     """On a busy non-default stream, the kernel must see the values that stream wrote last: it
@@ -303,14 +331,20 @@ def test_another_device_and_the_current_device_is_kept():
         _C_cuda.confmat_labels(out, p.to("cuda:1"), t.to("cuda:1"), None, None)
         assert torch.cuda.current_device() == 0
     assert torch.equal(out.cpu(), expected)
-    with pytest.raises(ValueError, match=r"^preds: expected a tensor on cuda:1 \(the device of out\), got one on cuda:0"):
+    with pytest.raises(
+        ValueError, match=r"^preds: expected a tensor on cuda:1 \(the device of out\), got one on cuda:0"
+    ):
         _C_cuda.confmat_labels(out, p.to("cuda:0"), t.to("cuda:1"), None, None)
 
 
 def test_cpu_tensor_with_cuda_out_is_refused():
     out = torch.zeros(3, 3, dtype=torch.int64, device=DEV)
-    with pytest.raises(ValueError, match=r"^preds: expected a CUDA tensor on cuda:\d \(the device of out\), got one on the CPU"):
-        _C_cuda.confmat_labels(out, torch.zeros(4, dtype=torch.int64), torch.zeros(4, dtype=torch.int64, device=DEV), None, None)
+    with pytest.raises(
+        ValueError, match=r"^preds: expected a CUDA tensor on cuda:\d \(the device of out\), got one on the CPU"
+    ):
+        _C_cuda.confmat_labels(
+            out, torch.zeros(4, dtype=torch.int64), torch.zeros(4, dtype=torch.int64, device=DEV), None, None
+        )
     assert int(out.sum()) == 0
 
 
@@ -331,14 +365,17 @@ def test_routing_sends_cuda_tensors_to_the_cuda_kernels(monkeypatch):
 
 
 def test_a_metric_on_the_gpu_equals_the_cpu():
-    from torchtally import MulticlassAccuracy, MulticlassF1Score, MetricCollection
+    from torchtally import MetricCollection, MulticlassAccuracy, MulticlassF1Score
+
     g = generator(12)
     s, t = torch.randn(20_000, 30, generator=g), labels((20_000,), 30, torch.int64, g)
     on_cpu = MetricCollection([MulticlassAccuracy(num_classes=30), MulticlassF1Score(num_classes=30, average="macro")])
-    on_gpu_ = MetricCollection([MulticlassAccuracy(num_classes=30), MulticlassF1Score(num_classes=30, average="macro")]).to(DEV)
+    on_gpu_ = MetricCollection(
+        [MulticlassAccuracy(num_classes=30), MulticlassF1Score(num_classes=30, average="macro")]
+    ).to(DEV)
     for lo in range(0, 20_000, 4096):
-        on_cpu.update(s[lo:lo + 4096], t[lo:lo + 4096])
-        on_gpu_.update(gpu(s[lo:lo + 4096]), gpu(t[lo:lo + 4096]))
+        on_cpu.update(s[lo : lo + 4096], t[lo : lo + 4096])
+        on_gpu_.update(gpu(s[lo : lo + 4096]), gpu(t[lo : lo + 4096]))
     a, b = on_cpu.compute(), on_gpu_.compute()
     for key in a:
         torch.testing.assert_close(b[key].cpu(), a[key], rtol=0, atol=0)
@@ -403,6 +440,7 @@ def test_the_first_bad_sample_is_reported(checks):
 
 # ---- deferred checks: no host synchronisation in an update -----------------------------------------
 
+
 @pytest.fixture
 def deferred():
     previous = _C_cuda.set_immediate_checks(False)
@@ -420,6 +458,7 @@ def busy_stream():
 @pytest.mark.parametrize("kernel", ["confmat_scores", "binned_update", "topk_update", "moments_update"])
 def test_a_deferred_update_does_not_wait_for_the_gpu(deferred, kernel):
     from support.kernel_bad_inputs import good_args as args_of
+
     args = on_gpu(args_of(kernel))
     getattr(_C_cuda, kernel)(*args)  # first use: workspace and pinned reports (may synchronise)
     busy_stream()
@@ -454,7 +493,10 @@ def test_a_rejected_batch_raises_at_the_next_update_into_that_state(deferred):
     torch.cuda.synchronize()
     assert int(out.abs().sum()) == 0  # already undone on the device
     _C_cuda.confmat_labels(other, preds, good, None, None)  # another state is not concerned
-    with pytest.raises(ValueError, match=r"^target: label 9 at index 3 is out of range \[0, 5\) \(found on the GPU after that earlier update"):
+    with pytest.raises(
+        ValueError,
+        match=r"^target: label 9 at index 3 is out of range \[0, 5\) \(found on the GPU after that earlier update",
+    ):
         _C_cuda.confmat_labels(out, preds, good, None, None)
     torch.cuda.synchronize()
     assert int(out.abs().sum()) == 0  # the call that raised did not run its batch
@@ -507,6 +549,7 @@ def test_the_bad_threshold_values_are_named(deferred):
 
 def test_a_metric_raises_a_rejected_batch_at_compute(deferred):
     from torchtally import MulticlassAccuracy
+
     metric = MulticlassAccuracy(num_classes=3, average="micro").to(DEV)
     metric.update(gpu(torch.tensor([0, 1, 2])), gpu(torch.tensor([0, 1, 1])))
     metric.update(gpu(torch.tensor([0, 1])), gpu(torch.tensor([0, 5])))  # returns: checked on the GPU
@@ -524,6 +567,7 @@ def test_forward_raises_a_rejected_batch_instead_of_its_value(deferred):
     must be checked before its value leaves, and a rejection deferred in the accumulated state
     raised too, each leaving the metric (and a collection) as it was."""
     from torchtally import MetricCollection, MulticlassAccuracy, MulticlassF1Score
+
     metric = MulticlassAccuracy(num_classes=3, average="micro").to(DEV)
     metric(gpu(torch.tensor([0, 1, 2])), gpu(torch.tensor([0, 1, 1])))
     with pytest.raises(ValueError, match=r"^target: label 5 at index 1 is out of range \[0, 3\)"):
@@ -553,6 +597,7 @@ def test_a_check_of_a_state_covers_updates_into_a_part_of_it(deferred):
 
 def test_functional_forms_raise_a_rejected_batch_before_returning(deferred):
     from torchtally.functional import binary_auroc, multiclass_accuracy
+
     with pytest.raises(ValueError, match=r"^target: label 4 at index 1 is out of range \[0, 3\)"):
         multiclass_accuracy(gpu(torch.tensor([0, 1])), gpu(torch.tensor([0, 4])), num_classes=3)
     with pytest.raises(ValueError, match=r"^target: label 2 at sample 0 is out of range \[0, 2\)"):
@@ -560,6 +605,7 @@ def test_functional_forms_raise_a_rejected_batch_before_returning(deferred):
 
 
 # ---- the run-time compiled path ----------------------------------------------------------------
+
 
 def test_cuda_status_says_the_kernels_serve_the_device():
     import torchtally

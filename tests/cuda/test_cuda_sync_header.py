@@ -1,6 +1,7 @@
 """The sync header of an NCCL process group on a GPU: its fields reach the device without a
 host synchronisation (pinned staging, an asynchronous copy); only reading the gathered table back
 waits. Skips without a CUDA device."""
+
 import pytest
 import torch
 

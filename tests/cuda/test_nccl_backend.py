@@ -7,6 +7,7 @@ a peer that never comes ends in TimeoutError (and an aborted communicator) inste
 
 Skips, with the reason, without a CUDA device or without a loadable NCCL.
 """
+
 import os
 
 import pytest
@@ -14,12 +15,16 @@ import torch
 
 from torchtally.testing import run_distributed
 
-pytestmark = [pytest.mark.cuda, pytest.mark.distributed,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.distributed,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
+]
 
 
 def nccl_version():
     import torchtally.sync.nccl as backend
+
     try:
         return backend.load()
     except backend.NcclUnavailable as exc:
@@ -48,10 +53,20 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
     seen["nonblocking"] = comm.nonblocking
 
     # a packed sync: int64 sum (two states share one buffer), float64 max, a cat state
-    plan = SyncPlan([StateSpec("counts", "sum", torch.int64, (4,)), StateSpec("more", "sum", torch.int32, (2,)),
-                     StateSpec("worst", "max", torch.float64, (1,)), StateSpec("rows", "cat", torch.float32, (3,))])
-    values = [torch.arange(4, device=device) * (rank + 1), torch.tensor([rank, 1], dtype=torch.int32, device=device),
-              torch.tensor([float(rank)], dtype=torch.float64, device=device), torch.full((rank + 2, 3), float(rank), device=device)]
+    plan = SyncPlan(
+        [
+            StateSpec("counts", "sum", torch.int64, (4,)),
+            StateSpec("more", "sum", torch.int32, (2,)),
+            StateSpec("worst", "max", torch.float64, (1,)),
+            StateSpec("rows", "cat", torch.float32, (3,)),
+        ]
+    )
+    values = [
+        torch.arange(4, device=device) * (rank + 1),
+        torch.tensor([rank, 1], dtype=torch.int32, device=device),
+        torch.tensor([float(rank)], dtype=torch.float64, device=device),
+        torch.full((rank + 2, 3), float(rank), device=device),
+    ]
     if world_size > 1:
         synced = sync_states(plan, values)
         seen["synced"] = [t.cpu().tolist() for t in synced]
@@ -64,7 +79,10 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
         # a metric on the GPU, synced at compute
         metric = MulticlassAccuracy(num_classes=5).to(device)
         g = torch.Generator().manual_seed(rank)
-        metric.update(torch.randn(100 + 50 * rank, 5, generator=g).to(device), torch.randint(0, 5, (100 + 50 * rank,), generator=g).to(device))
+        metric.update(
+            torch.randn(100 + 50 * rank, 5, generator=g).to(device),
+            torch.randint(0, 5, (100 + 50 * rank,), generator=g).to(device),
+        )
         seen["accuracy"] = float(metric.compute())
     # the communicator directly, on its own stream
     buf = torch.full((1000,), float(rank + 1), device=device)
@@ -78,6 +96,7 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
     # be connecting to the absent peer when ncclAllReduce returns ncclInProgress).
     if world_size > 1:
         import datetime
+
         if rank == 0:
             comm.timeout_s = 3.0
             try:
@@ -102,6 +121,7 @@ def backend_checks(rank: int, world_size: int, shared_gpu: bool) -> dict:
             import time
 
             from torchtally import _nccl
+
             start = time.monotonic()
             try:
                 backend.init_communicator(_nccl, 2, _nccl.unique_id(), 0, time.monotonic() + 3.0, timeout_s=3.0)

@@ -2,6 +2,7 @@
 import as ``support.<module>`` (support.toy_metrics, support.metric_tester,
 support.engine_helpers, ...) also when tests/distributed runs alone: spawned processes start
 with the parent's sys.path, so what is pickled to them by those names resolves there too."""
+
 import os
 import sys
 

@@ -2,6 +2,7 @@
 and ``collection.attach(evaluator, "val")`` on an ignite ``Engine`` that runs a loader with a
 padding DistributedSampler give scikit-learn's value over the whole dataset on every rank, and
 ``detach`` / ``is_attached`` follow ignite's meaning."""
+
 import pytest
 import torch
 
@@ -29,12 +30,20 @@ def _attached_run(rank, world_size):
     loader = DataLoader(data, batch_size=5, sampler=DistributedSampler(data, world_size, rank, shuffle=True, seed=3))
     evaluator = Engine(lambda engine, batch: (batch[0], batch[1]))
     accuracy = MulticlassAccuracy(num_classes=C, average="micro")
-    collection = MetricCollection({"f1": MulticlassF1Score(num_classes=C, average="macro"),
-                                   "precision": MulticlassPrecision(num_classes=C, average="macro")})
+    collection = MetricCollection(
+        {
+            "f1": MulticlassF1Score(num_classes=C, average="macro"),
+            "precision": MulticlassPrecision(num_classes=C, average="macro"),
+        }
+    )
     accuracy.attach(evaluator, "acc")
     collection.attach(evaluator, "val")
-    attached = (accuracy.is_attached(evaluator), accuracy.is_attached(evaluator, "epoch_wise"),
-                accuracy.is_attached(evaluator, "batch_wise"), collection.is_attached(evaluator))
+    attached = (
+        accuracy.is_attached(evaluator),
+        accuracy.is_attached(evaluator, "epoch_wise"),
+        accuracy.is_attached(evaluator, "batch_wise"),
+        collection.is_attached(evaluator),
+    )
     metrics = dict(evaluator.run(loader).metrics)
     accuracy.detach(evaluator)
     evaluator.state.metrics.clear()
@@ -47,9 +56,11 @@ def test_attach_on_three_ranks_gives_scikit_learns_value_on_every_rank():
 
     scores, target = _dataset()
     preds = scores.argmax(dim=1).numpy()
-    expected = {"acc": accuracy_score(target.numpy(), preds),
-                "f1": f1_score(target.numpy(), preds, average="macro"),
-                "precision": precision_score(target.numpy(), preds, average="macro", zero_division=0)}
+    expected = {
+        "acc": accuracy_score(target.numpy(), preds),
+        "f1": f1_score(target.numpy(), preds, average="macro"),
+        "precision": precision_score(target.numpy(), preds, average="macro", zero_division=0),
+    }
     results = run_distributed(_attached_run, WORLD)
     assert [r[4] for r in results] == [13, 13, 13]  # the sampler padded 37 to 39
     for attached, metrics, second, still_attached, _ in results:

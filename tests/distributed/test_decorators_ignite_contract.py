@@ -9,6 +9,7 @@ except for the deliberate differences listed in DIFFERENCES; then that torchtall
 come before any collective and leave every value as it was, and that all_reduced_synchronized
 checks its spellings when the class is defined.
 """
+
 import functools
 import re
 import time
@@ -69,10 +70,7 @@ CASES: Dict[str, Tuple[Any, ...]] = {
 # Where torchtally deliberately differs from ignite, and what it does instead (2 ranks; in one
 # process neither library checks anything). ignite reduces a name given twice twice (and
 # then "restores" the reduced value); for "a:SUM:MAX" its ValueError is a failed tuple unpack.
-DIFFERENCES = {
-    "named twice": ("compute", "ValueError", "other"),
-    "two colons": ("compute", "ValueError", "op"),
-}
+DIFFERENCES = {"named twice": ("compute", "ValueError", "other"), "two colons": ("compute", "ValueError", "op")}
 
 
 def make_probe(decorators, attrs: Tuple[Any, ...]):
@@ -110,7 +108,11 @@ def make_probe(decorators, attrs: Tuple[Any, ...]):
 
 
 def snapshot(obj) -> Dict[str, Any]:
-    return {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in vars(obj).items() if k in ("a", "n", "c", "p", "z")}
+    return {
+        k: (v.clone() if isinstance(v, torch.Tensor) else v)
+        for k, v in vars(obj).items()
+        if k in ("a", "n", "c", "p", "z")
+    }
 
 
 def same(x: Dict[str, Any], y: Dict[str, Any]) -> bool:
@@ -228,7 +230,7 @@ def one_rank_missing(rank: int, tally_pair) -> Tuple[str, str, float]:
     return "no error", "", time.monotonic() - start
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def results(ws: int) -> List[Dict[str, Any]]:
     return run_distributed(run_checks, ws, timeout=240)
 
@@ -324,12 +326,15 @@ def test_all_reduced_synchronized_checks_spellings_at_definition():
 
 
 def test_all_reduced_synchronized_syncs_slots_and_buffers_and_refuses_the_rest():
-    for rank, out in enumerate(results(2)):
+    for out in results(2):
         seen = out["class_decorator"]["compute"]
         assert seen["slot"] == ("ok", 2)
         assert seen["buffer"][0] == "ok" and torch.equal(seen["buffer"][1], torch.tensor([1, 2]))
         kind, message = seen["slot str"]
-        assert kind == "TypeError" and "Attribute provided to all_reduced_synchronized should be a number or tensor but `label`" in message
+        assert (
+            kind == "TypeError"
+            and "Attribute provided to all_reduced_synchronized should be a number or tensor but `label`" in message
+        )
         kind, message = seen["class attribute"]
         assert kind == "ValueError" and "has no attribute named `scale`." in message
     one = results(1)[0]["class_decorator"]["compute"]  # one process: no sync, nothing checked

@@ -1,4 +1,5 @@
 """`make demo`'s script under torchrun (2 gloo processes): it must report a match every epoch."""
+
 import os
 import subprocess
 import sys

@@ -3,10 +3,11 @@ dataset, with a shuffling DistributedSampler that pads, on 2 and 3 gloo processe
 
 One spawned process group per world size runs every dataset size and batch size.
 """
+
 import pytest
+from support.engine_helpers import check_against_sklearn, dataset_sizes, make_dataset, make_metrics, per_sample_loss
 from torch.utils.data import DataLoader, DistributedSampler
 
-from support.engine_helpers import check_against_sklearn, dataset_sizes, make_dataset, make_metrics, per_sample_loss
 from torchtally import MeanMetric
 from torchtally.testing import run_distributed
 
@@ -19,8 +20,8 @@ pytestmark = pytest.mark.distributed
 def _ignite_and_plain_loop(rank, world_size):
     from ignite.engine import Engine, Events
 
-    from torchtally.adapters.ignite import attach
     from torchtally.adapters.hook import MetricHook
+    from torchtally.adapters.ignite import attach
 
     for n in dataset_sizes(world_size):
         for batch_size in (1, 4):
@@ -43,7 +44,9 @@ def _ignite_and_plain_loop(rank, world_size):
 
             evaluator.run(loader, max_epochs=2)  # two epochs: the second starts from scratch
             assert evaluator.state.epoch == 2
-            check_against_sklearn(evaluator.state.metrics["metrics"], evaluator.state.metrics["loss"], ds, "ignite " + label)
+            check_against_sklearn(
+                evaluator.state.metrics["metrics"], evaluator.state.metrics["loss"], ds, "ignite " + label
+            )
 
             hook = MetricHook(make_metrics())
             loss_hook = MetricHook(MeanMetric())

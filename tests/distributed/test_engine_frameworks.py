@@ -3,15 +3,16 @@ Lightning's DDP strategy (fit's validation, trainer.validate, trainer.test) and 
 ``idist.Parallel`` with ``idist.auto_dataloader``. Lightning and ignite both give validation a
 padding DistributedSampler; every rank's synced result must equal scikit-learn's.
 """
+
 import os
 import warnings
 
 import pytest
 import torch
 import torch.nn.functional as F
+from support.engine_helpers import C, check_against_sklearn, make_dataset, make_metrics, per_sample_loss
 from torch.utils.data import DataLoader
 
-from support.engine_helpers import C, check_against_sklearn, make_dataset, make_metrics, per_sample_loss
 from torchtally.testing import run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -22,8 +23,8 @@ N = 37  # not divisible by 2: rank 1 gets a padding duplicate
 def _lightning_ddp(rank, world_size):
     import lightning.pytorch as pl
 
-    from torchtally.adapters.lightning import MetricCallback
     from torchtally.adapters.hook import MetricHook
+    from torchtally.adapters.lightning import MetricCallback
     from torchtally.adapters.sampler import SamplerWarning
 
     # The process group exists already; LOCAL_RANK tells Lightning the processes were
@@ -53,9 +54,16 @@ def _lightning_ddp(rank, world_size):
     val = MetricCallback(make_metrics())
     test = MetricCallback(make_metrics(), stage="test", output_transform=lambda out, batch: (out[0] / 2, out[1]))
     trainer = pl.Trainer(
-        accelerator="cpu", devices=world_size, strategy="ddp", max_epochs=2, logger=False,
-        enable_progress_bar=False, enable_checkpointing=False, enable_model_summary=False,
-        num_sanity_val_steps=1, callbacks=[val, test],
+        accelerator="cpu",
+        devices=world_size,
+        strategy="ddp",
+        max_epochs=2,
+        logger=False,
+        enable_progress_bar=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=1,
+        callbacks=[val, test],
     )
     model = Model()
     with warnings.catch_warnings():
@@ -106,8 +114,14 @@ def _scalar_logging(rank, world_size):
     ds = make_dataset(N, seed=3)
     callback = MetricCallback({"mean": MeanMetric()})
     trainer = pl.Trainer(
-        accelerator="cpu", devices=world_size, strategy="ddp", logger=False, enable_progress_bar=False,
-        enable_checkpointing=False, enable_model_summary=False, callbacks=[callback],
+        accelerator="cpu",
+        devices=world_size,
+        strategy="ddp",
+        logger=False,
+        enable_progress_bar=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        callbacks=[callback],
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -139,7 +153,9 @@ def _ignite_parallel(local_rank, n):
     attach(make_metrics(), evaluator, "metrics")
     attach(MeanMetric(), evaluator, "loss", output_transform=lambda o: per_sample_loss(o["y_pred"], o["y"]))
     evaluator.run(loader)
-    check_against_sklearn(evaluator.state.metrics["metrics"], evaluator.state.metrics["loss"], ds, f"idist rank {idist.get_rank()}")
+    check_against_sklearn(
+        evaluator.state.metrics["metrics"], evaluator.state.metrics["loss"], ds, f"idist rank {idist.get_rank()}"
+    )
 
 
 def test_ignite_parallel_gloo_is_exact():

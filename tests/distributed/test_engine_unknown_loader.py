@@ -4,6 +4,7 @@ engine hook (the plain loop's MetricHook, ignite's attach; Lightning's callback 
 the same ``start_loader``). A loader with a DistributedSampler, or ``drop_padding=False`` (the
 caller says every sample goes to one rank), gets none. On 2 gloo processes.
 """
+
 import warnings
 
 import pytest
@@ -63,8 +64,8 @@ def _run_plain(hook, loader, given=True):
 def _hooks_warn(rank, world_size):
     from ignite.engine import Engine
 
-    from torchtally.adapters.ignite import attach
     from torchtally.adapters.hook import MetricHook
+    from torchtally.adapters.ignite import attach
 
     messages = {}
     # an unknown loader class: warned, and the warning says what may go wrong and what to do

@@ -8,6 +8,7 @@
 
 Every survivor's SyncError comes within sync_timeout + 10 s (a no-hang bound, not a speed claim).
 """
+
 import json
 import os
 import signal
@@ -16,7 +17,8 @@ import time
 import pytest
 import torch
 import torch.distributed as dist
-from torchtally import MetricCollection, SumMetric, CatMetric
+
+from torchtally import CatMetric, MetricCollection, SumMetric
 from torchtally.errors import SyncError
 from torchtally.testing import RankDied, run_distributed
 
@@ -34,8 +36,13 @@ def _failed_compute(coll):
     try:
         coll.compute()
     except SyncError as exc:
-        return {"error": str(exc), "missing": exc.missing_ranks, "lost_at": exc.lost_at, "stage": exc.stage,
-                "seconds": time.monotonic() - start}
+        return {
+            "error": str(exc),
+            "missing": exc.missing_ranks,
+            "lost_at": exc.lost_at,
+            "stage": exc.stage,
+            "seconds": time.monotonic() - start,
+        }
     return {"error": None}
 
 
@@ -83,8 +90,9 @@ def early_leaver_and_late_survivor(rank, world_size, report_path):
 
 def test_a_survivor_that_exits_right_after_its_error_is_not_named_in_its_place(tmp_path):
     report = tmp_path / "rank0.json"
-    exited, late, away = run_distributed(early_leaver_and_late_survivor, 3, str(report), timeout=120,
-                                         return_exceptions=True)
+    exited, late, away = run_distributed(
+        early_leaver_and_late_survivor, 3, str(report), timeout=120, return_exceptions=True
+    )
     assert isinstance(exited, RankDied) and exited.exitcode == 0 and away == "stayed away"
     first = json.loads(report.read_text())
     first["lost_at"] = {int(k): v for k, v in first["lost_at"].items()}

@@ -1,6 +1,7 @@
 """torchmetrics' distributed options on real gloo ranks: forward with dist_sync_on_step (a metric
 and a collection), dist_sync_fn (a torchmetrics-style gather used instead of torchtally's
 packed collectives), torchmetrics' manual sync()/unsync(), compute before any update."""
+
 import warnings
 from typing import Any, Dict, List
 
@@ -20,8 +21,9 @@ def shards(world_size: int) -> List[List[tuple]]:
     g = torch.Generator().manual_seed(7)
     out = []
     for r in range(world_size):
-        out.append([(torch.randn(5 + r + i, C, generator=g), torch.randint(0, C, (5 + r + i,), generator=g))
-                    for i in range(3)])
+        out.append(
+            [(torch.randn(5 + r + i, C, generator=g), torch.randint(0, C, (5 + r + i,), generator=g)) for i in range(3)]
+        )
     return out
 
 
@@ -47,8 +49,9 @@ def worker(rank: int, world_size: int) -> Dict[str, Any]:
     out["step_local"] = stepped.compute_local()  # only this rank's batches accumulated
     out["step_final"] = stepped.compute()
 
-    coll = MetricCollection({"acc": MulticlassAccuracy(C, average="micro", dist_sync_on_step=True),
-                             "cm": MulticlassConfusionMatrix(C)})
+    coll = MetricCollection(
+        {"acc": MulticlassAccuracy(C, average="micro", dist_sync_on_step=True), "cm": MulticlassConfusionMatrix(C)}
+    )
     with count_collectives() as counter:
         out["coll_step_values"] = [coll(*batch) for batch in mine]
     out["coll_step_collectives"] = counter.total

@@ -6,6 +6,7 @@ metric's own option, a decorated class's option). Every rank must raise SyncErro
 metric, the option and both values, before any data collective; afterwards the process group
 still syncs metrics that agree, exactly. One spawned run does every case.
 """
+
 from typing import Any, Callable, Dict
 
 import pytest
@@ -64,8 +65,12 @@ CASES: Dict[str, Any] = {
     "ignore_index": (lambda v: MulticlassAccuracy(4, ignore_index=v), None, 0, _multiclass),
     "top_k": (lambda v: MulticlassAccuracy(4, top_k=v), 2, 3, _multiclass),
     "average": (lambda v: MulticlassAccuracy(4, average=v), "macro", "micro", _multiclass),
-    "collection": (lambda v: MetricCollection({"acc": MulticlassAccuracy(4), "f1": MulticlassF1Score(4, average=v)}),
-                   "macro", "weighted", _multiclass),
+    "collection": (
+        lambda v: MetricCollection({"acc": MulticlassAccuracy(4), "f1": MulticlassF1Score(4, average=v)}),
+        "macro",
+        "weighted",
+        _multiclass,
+    ),
     "user": (lambda v: Scaled(scale=v), 1.0, 2.0, lambda rank: (torch.arange(4.0) + rank,)),
     "decorated": (lambda v: DecoratedAccuracy(threshold=v), 0.5, 0.25, _binary),
 }
@@ -105,19 +110,24 @@ def test_bin_edges_of_the_same_count_raise_on_every_rank_naming_both(runs):
         message = out["thresholds"]["error"]
         assert message is not None, f"rank {rank} synced silently"
         assert "before any data was exchanged" in message
-        assert ("BinaryAUROC option 'thresholds': rank 0 has tensor([0.1, 0.5, 0.9], float32), "
-                "rank 1 has tensor([0.2, 0.3, 0.4], float32)") in message, message
+        assert (
+            "BinaryAUROC option 'thresholds': rank 0 has tensor([0.1, 0.5, 0.9], float32), "
+            "rank 1 has tensor([0.2, 0.3, 0.4], float32)"
+        ) in message, message
 
 
-@pytest.mark.parametrize("name,label", [
-    ("threshold", "BinaryAccuracy option 'threshold': rank 0 has 0.5, rank 1 has 0.7"),
-    ("ignore_index", "MulticlassAccuracy option 'ignore_index': rank 0 has None, rank 1 has 0"),
-    ("top_k", "MulticlassAccuracy option 'top_k': rank 0 has 2, rank 1 has 3"),
-    ("average", "MulticlassAccuracy option 'average': rank 0 has 'macro', rank 1 has 'micro'"),
-    ("collection", "metric 'f1' (MulticlassF1Score) option 'average': rank 0 has 'macro', rank 1 has 'weighted'"),
-    ("user", "Scaled option 'scale': rank 0 has 1.0, rank 1 has 2.0"),
-    ("decorated", "DecoratedAccuracy option 'threshold': rank 0 has 0.5, rank 1 has 0.25"),
-])
+@pytest.mark.parametrize(
+    "name,label",
+    [
+        ("threshold", "BinaryAccuracy option 'threshold': rank 0 has 0.5, rank 1 has 0.7"),
+        ("ignore_index", "MulticlassAccuracy option 'ignore_index': rank 0 has None, rank 1 has 0"),
+        ("top_k", "MulticlassAccuracy option 'top_k': rank 0 has 2, rank 1 has 3"),
+        ("average", "MulticlassAccuracy option 'average': rank 0 has 'macro', rank 1 has 'micro'"),
+        ("collection", "metric 'f1' (MulticlassF1Score) option 'average': rank 0 has 'macro', rank 1 has 'weighted'"),
+        ("user", "Scaled option 'scale': rank 0 has 1.0, rank 1 has 2.0"),
+        ("decorated", "DecoratedAccuracy option 'threshold': rank 0 has 0.5, rank 1 has 0.25"),
+    ],
+)
 def test_any_differing_option_raises_on_every_rank_before_any_data(runs, name, label):
     for rank, out in enumerate(runs):
         seen = out[name]

@@ -2,8 +2,8 @@
 support/aggregation_cases.py, run in one process by tests/metrics/test_regression.py and
 tests/metrics/test_aggregation.py) across 3 gloo ranks with uneven shards (one layout with an
 empty middle rank), in ONE spawned run."""
-import pytest
 
+import pytest
 from support import aggregation_cases, regression_cases
 from support.metric_tester import run_distributed_cases
 

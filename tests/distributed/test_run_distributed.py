@@ -2,11 +2,13 @@
 a rank never finishes, and every rank's outcome reported (return_exceptions, failure_grace), so
 that an error a rank raises well after another rank failed is still seen. Results in rank order
 and count_collectives are checked inside tests/distributed/test_sync.py's runs."""
+
 import os
 import signal
 import time
 
 import pytest
+
 from torchtally.errors import SyncError
 from torchtally.testing import RankDied, run_distributed
 

@@ -6,6 +6,7 @@ its traceback (``RankResult``). Shards are uneven and some are empty. The world-
 loads state_dicts saved by the world-size-4 run, merged pairwise; the world-size-3 run ends
 with a rank that never joins a sync.
 """
+
 import datetime
 import time
 import traceback
@@ -18,8 +19,7 @@ import ignite.metrics.metric
 import pytest
 import torch
 import torch.distributed as dist
-
-import torchtally
+from support.metric_tester import loaded, saved_states, states_of
 from support.toy_metrics import (
     C,
     CatMetric,
@@ -32,7 +32,8 @@ from support.toy_metrics import (
     make_data,
     mixed_metrics,
 )
-from support.metric_tester import loaded, saved_states, states_of
+
+import torchtally
 from torchtally import MetricCollection, NotComputableError, SyncError, all_reduced_synchronized
 from torchtally.sync.plan import HEADER_SLOTS
 from torchtally.testing import count_collectives, run_distributed
@@ -159,8 +160,16 @@ class MixedNumbers(ignite.metrics.Metric):
         "_sum", "_num_examples", "_largest:MAX", "_smallest:MIN", "_scale:PRODUCT", "_seen:MAX", "_floor:MAX", "_votes"
     )
     def compute(self):
-        return (self._sum, self._num_examples, self._largest, self._smallest, self._scale, self._seen, self._floor,
-                self._votes)
+        return (
+            self._sum,
+            self._num_examples,
+            self._largest,
+            self._smallest,
+            self._scale,
+            self._seen,
+            self._floor,
+            self._votes,
+        )
 
 
 class ByteAndComplexRows(torchtally.Metric):
@@ -300,7 +309,9 @@ def many_cat_states(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
 def shared_state(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> None:
     # State shared by state_key: one update per batch on the owner, one slot in the sync.
     SumMetric.calls = 0
-    shared = MetricCollection({"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "ext": ExtremesMetric()})
+    shared = MetricCollection(
+        {"counts": SumMetric(shared=True), "mean": MeanScore(shared=True), "ext": ExtremesMetric()}
+    )
     feed(shared, *shard(ws, rank, "all"))
     out["shared_update_calls"] = SumMetric.calls
     out["shared"] = shared.compute()
@@ -368,7 +379,8 @@ def decorated_plain_class(rank: int, ws: int, out: Dict[str, Any], **_: Any) -> 
         pass
     now = (plain.correct, plain.seen, plain.big, plain.hist, plain.worst, plain.scale)
     out["plain_restored"] = all(
-        (torch.equal(a, b) if isinstance(a, torch.Tensor) else (a == b and type(a) is type(b))) for a, b in zip(local, now)
+        (torch.equal(a, b) if isinstance(a, torch.Tensor) else (a == b and type(a) is type(b)))
+        for a, b in zip(local, now)
     )
 
 
@@ -492,8 +504,12 @@ def rejection_of(fn) -> Dict[str, Any]:
             fn()
             return {"kind": None}
         except (ValueError, SyncError) as exc:
-            return {"kind": type(exc).__name__, "error": str(exc), "counts": dict(counter.by_name),
-                    "seconds": time.monotonic() - start}
+            return {
+                "kind": type(exc).__name__,
+                "error": str(exc),
+                "counts": dict(counter.by_name),
+                "seconds": time.monotonic() - start,
+            }
 
 
 def check_missing_rank(rank: int, ws: int):
@@ -593,7 +609,9 @@ def test_every_check_ran_to_its_end_on_every_rank(ws):
 def test_a_check_that_raises_fails_only_the_tests_reading_its_keys():
     out = RankResult(1, {"rank": 1, "kept": 3, "failed_checks": {"broken": "Traceback ... ValueError: boom"}})
     assert out["kept"] == 3 and "kept" in out and "gone" not in out
-    with pytest.raises(AssertionError, match="rank 1 has no result 'gone'; --- broken raised:\nTraceback ... ValueError: boom"):
+    with pytest.raises(
+        AssertionError, match="rank 1 has no result 'gone'; --- broken raised:\nTraceback ... ValueError: boom"
+    ):
         out["gone"]
     died = RankResult(2, RuntimeError("rank 2 exited with code 1"))
     with pytest.raises(AssertionError, match="the run raised:\nRuntimeError: rank 2 exited"):
@@ -640,7 +658,7 @@ def test_collectives_per_sync_are_fixed_by_the_plan(ws):
         # float64 prod] + one byte gather for the cat and merge states.
         assert out["coll_count"] == {HEADER: 1, "all_gather_single": 1, "all_reduce": 5}
         assert out["plan_count"] == 7
-        assert out["count_by_k"] == {k: 7 for k in K_VALUES}
+        assert out["count_by_k"] == dict.fromkeys(K_VALUES, 7)
         # Accuracy-like metrics with only int64 sums: while their confusion matrices fit in the
         # header (K = 1, 4), the header is the only collective; beyond, header + one all_reduce,
         # whatever K.
@@ -665,7 +683,7 @@ def test_recipient_rank_gets_the_result_alone(ws):
         if rank == ws - 1:
             assert_same(out["recipient"], whole)
         else:
-            assert out["recipient"] == {name: None for name in whole}
+            assert out["recipient"] == dict.fromkeys(whole)
         assert out["recipient_count"] == {HEADER: 1, "reduce": 5, "gather": 1}
     assert_same(runs[0]["recipient_single"], whole["sum"])
     assert all(out["recipient_single"] is None for out in runs[1:])
@@ -740,16 +758,7 @@ def test_a_failure_after_the_data_collectives_is_a_sync_error(ws):
 @pytest.mark.parametrize("ws", [2, 3, 4])
 def test_decorators_sync_numbers_that_are_ints_on_some_ranks_and_floats_on_others(ws):
     scores = mixed_numbers_scores()
-    want = (
-        float(scores.sum()),
-        9,
-        float(scores.max()),
-        float(scores.min()),
-        1.5,
-        True,
-        float("-inf"),
-        2,
-    )
+    want = (float(scores.sum()), 9, float(scores.max()), float(scores.min()), 1.5, True, float("-inf"), 2)
     for rank, out in enumerate(results(ws)):
         got = out["mixed_numbers"]
         assert isinstance(got, tuple), f"rank {rank}: {got}"

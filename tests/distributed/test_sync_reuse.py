@@ -9,6 +9,7 @@ whose collective timed out does not hand its buffers back to the pool (gloo may 
 into them): the next sync of that layout gets a new set. Without numpy (a torch built
 without it) the buffers write and read the same header words through tensors.
 """
+
 import datetime
 from typing import Any, Dict, List
 
@@ -76,8 +77,9 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     out["first_unchanged"] = all(torch.equal(a, b) for a, b in zip(first, kept))
     out["first"], out["second"] = kept, [t.clone() for t in second]
 
-    pooled = header.take(plan.fingerprint, plan.small, plan.small.fields, ws, torch.device("cpu"), plan.shapes,
-                              _copies(ws))
+    pooled = header.take(
+        plan.fingerprint, plan.small, plan.small.fields, ws, torch.device("cpu"), plan.shapes, _copies(ws)
+    )
     out["pooled_is_the_syncs"] = pooled.read_table()[0][0] == plan.fingerprint  # not a fresh set
     pooled_ptrs = _storages(pooled)
     header.give_back(pooled)
@@ -97,16 +99,18 @@ def run_checks(rank: int, ws: int) -> Dict[str, Any]:
     if rank == 1:
         store.wait(["test/reuse/timed-out"], datetime.timedelta(seconds=60))
         return out
-    warm = header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
-                            lonely.shapes, _copies(ws))
+    warm = header.take(
+        lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"), lonely.shapes, _copies(ws)
+    )
     header.give_back(warm)  # the one set of this layout in the pool: the failing sync takes it
     try:
         sync_states(lonely, [torch.zeros(7, dtype=torch.int64)], timeout_s=1.0)
         out["timed_out"] = False
     except SyncError:
         out["timed_out"] = True
-    after = header.take(lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"),
-                             lonely.shapes, _copies(ws))
+    after = header.take(
+        lonely.fingerprint, lonely.small, lonely.small.fields, ws, torch.device("cpu"), lonely.shapes, _copies(ws)
+    )
     out["reused_after_failure"] = after is warm
     store.set("test/reuse/timed-out", "1")
     return out
@@ -148,15 +152,13 @@ def test_without_numpy_the_header_goes_through_tensors(monkeypatch):
     """A torch built without numpy: the buffers fall back to tensor writes and reads, same words."""
     plan = SyncPlan(SPECS)
     words = list(range(1, plan.small.fields + 1))
-    with_numpy = header.HeaderBuffers("a", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
-                                           copies=2)
+    with_numpy = header.HeaderBuffers("a", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes, copies=2)
 
     def no_numpy(self, *args, **kwargs):
         raise RuntimeError("Numpy is not available")
 
     monkeypatch.setattr(torch.Tensor, "numpy", no_numpy)
-    without = header.HeaderBuffers("b", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
-                                        copies=2)
+    without = header.HeaderBuffers("b", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes, copies=2)
     assert without.words is None and isinstance(without.table, torch.Tensor)
     for buffers in (with_numpy, without):
         buffers.write(words)
@@ -167,14 +169,16 @@ def test_without_numpy_the_header_goes_through_tensors(monkeypatch):
 def test_a_state_keeps_its_shape_beside_an_empty_one_in_its_group():
     """A small group of several states where one holds nothing: each state still comes back in
     its declared shape (a state filling its group alone is sliced, not taken whole)."""
-    specs = [StateSpec("m.grid", "sum", torch.float32, (2, 3)), StateSpec("m.none", "sum", torch.float32, (0,)),
-             StateSpec("m.one", "sum", torch.float64, ())]
+    specs = [
+        StateSpec("m.grid", "sum", torch.float32, (2, 3)),
+        StateSpec("m.none", "sum", torch.float32, (0,)),
+        StateSpec("m.one", "sum", torch.float64, ()),
+    ]
     plan = SyncPlan(specs)
     # a float32 sum group that the grid fills alone, and a float64 one of the 0-dim state
     assert [g.indices for g, _ in plan.small.groups] == [(0, 1), (2,)]
     values = [torch.arange(6.0).view(2, 3), torch.zeros(0), torch.tensor(1.5, dtype=torch.float64)]
-    buffers = header.HeaderBuffers("z", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes,
-                                        copies=2)
+    buffers = header.HeaderBuffers("z", plan.small.fields, 2, torch.device("cpu"), plan.small, plan.shapes, copies=2)
     buffers.write([0] * plan.small.fields)
     buffers.pack(values)
     buffers.gathered.copy_(buffers.sent)  # two ranks that sent the same values
@@ -192,11 +196,16 @@ def test_the_header_write_leaves_no_stale_word(monkeypatch, numpy_views):
     plan = SyncPlan(SPECS)
     if not numpy_views:
         monkeypatch.setattr(torch.Tensor, "numpy", lambda self, *a, **k: (_ for _ in ()).throw(RuntimeError("no")))
-    buffers = header.HeaderBuffers("w", plan.small.fields, 3, torch.device("cpu"), plan.small, plan.shapes,
-                                        copies=3)
+    buffers = header.HeaderBuffers("w", plan.small.fields, 3, torch.device("cpu"), plan.small, plan.shapes, copies=3)
     n = plan.small.fields
-    headers = [list(range(1, n + 1)), list(range(1, n + 1)), [7] + list(range(2, n + 1)),
-               [7] * n, [-(2**63)] + [2**63 - 1] * (n - 1), list(range(1, n + 1))]
+    headers = [
+        list(range(1, n + 1)),
+        list(range(1, n + 1)),
+        [7] + list(range(2, n + 1)),
+        [7] * n,
+        [-(2**63)] + [2**63 - 1] * (n - 1),
+        list(range(1, n + 1)),
+    ]
     for step, words in enumerate(headers):
         buffers.pack(values_for(0, step))  # the data words change too, after the fields
         buffers.write(words)

@@ -14,6 +14,7 @@ a bent state, a rejected batch and a missing rank all raising on every rank with
 reduced; an int sum leaving int64 raising instead of wrapping; a recipient rank; and the
 two-step path of a large plan holding Python numbers of mixed kinds.
 """
+
 import datetime
 import os
 import struct
@@ -27,10 +28,9 @@ import torch.distributed as dist
 
 import torchtally.sync.dist
 from torchtally import Metric, MetricCollection, SyncError, all_reduced_synchronized
-from torchtally.sync.plan import HEADER_FIXED, HEADER_SLOTS
-from torchtally.sync.plan import StateSpec, SyncPlan, number_spec
-from torchtally.sync.protocol import sync_states
 from torchtally.sync.exchange import EXCHANGE_ENV
+from torchtally.sync.plan import HEADER_FIXED, HEADER_SLOTS, StateSpec, SyncPlan, number_spec
+from torchtally.sync.protocol import sync_states
 from torchtally.testing import count_collectives, run_distributed
 
 pytestmark = pytest.mark.distributed
@@ -118,8 +118,13 @@ def _counted(fn) -> Dict[str, Any]:
             value = fn()
             return {"value": value, "counts": dict(counter.by_name)}
         except (SyncError, ValueError) as exc:
-            return {"kind": type(exc).__name__, "error": str(exc), "counts": dict(counter.by_name),
-                    "missing_ranks": getattr(exc, "missing_ranks", None), "seconds": time.monotonic() - start}
+            return {
+                "kind": type(exc).__name__,
+                "error": str(exc),
+                "counts": dict(counter.by_name),
+                "missing_ranks": getattr(exc, "missing_ranks", None),
+                "seconds": time.monotonic() - start,
+            }
 
 
 def _reject():
@@ -236,9 +241,9 @@ def test_a_small_plan_is_one_collective(ws, exchange):
         header = one(exchange, rank, ws)
         assert out["floats"]["counts"] == header and out["floats_plan"] == 1
         assert out["collection"]["counts"] == header
-        assert out["counts_%d" % FITS]["counts"] == header  # fills the header exactly
+        assert out[f"counts_{FITS}"]["counts"] == header  # fills the header exactly
         # One int64 more does not fit: the header, then one all_reduce.
-        assert out["counts_%d" % (FITS + 1)]["counts"] == {**header, "all_reduce": 1}
+        assert out[f"counts_{FITS + 1}"]["counts"] == {**header, "all_reduce": 1}
         for n in (FITS, FITS + 1):
             want = torch.arange(n) * sum(r + 1 for r in range(ws))
             assert torch.equal(out[f"counts_{n}"]["value"], want)
@@ -255,8 +260,9 @@ def test_float_results_are_bit_identical_on_every_rank_and_in_rank_order(ws, exc
         "f64p": rank_order(torch.mul, [r + 0.5 for r in rows]),
         # bf16 travels as float32, summed in rank order, and comes back as bf16.
         "bf16": rank_order(torch.add, [r.to(torch.bfloat16).float() for r in rows]).to(torch.bfloat16),
-        "c128": rank_order(torch.add, [torch.tensor([complex(r[0], r[1]), complex(r[2], r[3])], dtype=torch.complex128)
-                                        for r in rows]),
+        "c128": rank_order(
+            torch.add, [torch.tensor([complex(r[0], r[1]), complex(r[2], r[3])], dtype=torch.complex128) for r in rows]
+        ),
         "i32min": torch.tensor([0, -(ws - 1), 5 - (ws - 1)], dtype=torch.int32),
         "seen": torch.tensor([True, False]),
     }
@@ -319,7 +325,7 @@ def test_a_bent_state_or_a_rejected_batch_raises_on_every_rank(ws, exchange):
 @pytest.mark.parametrize("exchange", EXCHANGES)
 @pytest.mark.parametrize("ws", WORLD_SIZES)
 def test_a_missing_rank_raises_sync_error_naming_it(ws, exchange):
-    for rank, out in enumerate(results(ws, exchange)[:-1]):
+    for out in results(ws, exchange)[:-1]:
         missing = out["missing"]
         assert missing.get("kind") == "SyncError" and missing["missing_ranks"] == [ws - 1], missing
         assert f"rank(s) [{ws - 1}] did not reach this sync" in missing["error"]

@@ -7,6 +7,7 @@ A registered transport must carry every data collective of a sync (one all_reduc
 must equal those of torch.distributed alone, also with a recipient rank; a transport whose wait
 fails must give the sync's usual SyncError on every rank; unregistering restores the default.
 """
+
 import datetime
 
 import pytest
@@ -26,6 +27,7 @@ class RecordingTransport:
 
     def __init__(self, fail: bool = False) -> None:
         import torch.distributed as td
+
         self.calls = []
         self.fail = fail
         self._all_reduce = td.all_reduce
@@ -54,14 +56,20 @@ def transport_checks(rank: int, world_size: int) -> dict:
     from torchtally.sync.transport import register_transport, transport_for, unregister_transport
     from torchtally.testing import count_collectives
 
-    plan = SyncPlan([
-        StateSpec("counts", "sum", torch.int64, (3,)),
-        StateSpec("hits", "sum", torch.int32, (2,)),
-        StateSpec("worst", "max", torch.float32, (1,)),
-        StateSpec("rows", "cat", torch.float32, (2,)),
-    ])
-    values = [torch.tensor([rank, 1, 10 * rank]), torch.tensor([rank, 2], dtype=torch.int32),
-              torch.tensor([float(rank) - 0.5]), torch.full((rank + 1, 2), float(rank))]
+    plan = SyncPlan(
+        [
+            StateSpec("counts", "sum", torch.int64, (3,)),
+            StateSpec("hits", "sum", torch.int32, (2,)),
+            StateSpec("worst", "max", torch.float32, (1,)),
+            StateSpec("rows", "cat", torch.float32, (2,)),
+        ]
+    )
+    values = [
+        torch.tensor([rank, 1, 10 * rank]),
+        torch.tensor([rank, 2], dtype=torch.int32),
+        torch.tensor([float(rank) - 0.5]),
+        torch.full((rank + 1, 2), float(rank)),
+    ]
     seen = {}
     assert transport_for(None) is None
 
@@ -105,7 +113,7 @@ def runs():
 
 
 def test_the_transport_carries_every_data_collective(runs):
-    for rank, seen in enumerate(runs):
+    for seen in runs:
         assert seen["registered"]
         assert seen["plain_collectives"] == 4  # header, int64 sum (counts + hits), float32 max, cat gather
         assert seen["routed_collectives"] == {"all_to_all_single": 1}  # the header alone (gloo's all_to_all)

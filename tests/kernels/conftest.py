@@ -5,6 +5,7 @@ Not a package (its modules are top-level, as in tests/cuda); tests/ is put on sy
 shared C-core test helpers (support.kernel_inputs, support.kernel_bad_inputs). The GPU tests are
 tests/cuda.
 """
+
 import os
 import sys
 

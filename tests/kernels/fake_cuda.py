@@ -6,6 +6,7 @@ the host before any CUDA call; these objects let that validation run for real. T
 host memory, so they must never reach a kernel: tests use them only where no GPU exists (the
 first CUDA call, asking torch for its stream, then fails) or where validation must fail.
 """
+
 import ctypes
 
 import torch

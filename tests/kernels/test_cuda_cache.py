@@ -1,6 +1,7 @@
 """kernels.cuda.cache: the on-disk cache of compiled kernel images. An intact entry is read back;
 a truncated, corrupt or foreign one is a miss and is rewritten; processes that start together
 compile once (the entry's lock); the key changes with everything the image depends on."""
+
 import json
 import multiprocessing
 import os
@@ -27,7 +28,7 @@ def test_truncated_corrupt_and_foreign_entries_are_misses_and_are_rewritten(tmp_
     damaged = {
         "truncated": whole[:-3],
         "a flipped byte": whole[:-1] + bytes([whole[-1] ^ 1]),
-        "only the header": whole[:len(cache.MAGIC) + 10],
+        "only the header": whole[: len(cache.MAGIC) + 10],
         "foreign": b"not a torchtally entry at all, long enough to have a digest....",
         "empty": b"",
     }
@@ -42,8 +43,12 @@ def test_truncated_corrupt_and_foreign_entries_are_misses_and_are_rewritten(tmp_
 
 def test_the_key_covers_source_arch_nvrtc_and_driver():
     base = cache.entry_key("src", "sm_90", (13, 0), 13000)
-    changed = [cache.entry_key("src2", "sm_90", (13, 0), 13000), cache.entry_key("src", "sm_80", (13, 0), 13000),
-               cache.entry_key("src", "sm_90", (12, 9), 13000), cache.entry_key("src", "sm_90", (13, 0), 13010)]
+    changed = [
+        cache.entry_key("src2", "sm_90", (13, 0), 13000),
+        cache.entry_key("src", "sm_80", (13, 0), 13000),
+        cache.entry_key("src", "sm_90", (12, 9), 13000),
+        cache.entry_key("src", "sm_90", (13, 0), 13010),
+    ]
     assert len({base, *changed}) == 5 and base == cache.entry_key("src", "sm_90", (13, 0), 13000)
 
 
@@ -60,6 +65,7 @@ def _compile_once(folder: str, marks: str, start) -> bytes:
         with open(os.path.join(marks, str(os.getpid())), "w"):
             pass
         import time
+
         time.sleep(0.5)  # a compile takes a while: the others must wait for it, not race it
         return b"the one image"
 
@@ -79,6 +85,7 @@ def test_four_processes_starting_together_compile_once(tmp_path):
 
 def _read_only_mount_works(folder) -> bool:
     import shutil
+
     if shutil.which("unshare") is None or os.geteuid() != 0:
         return False
     done = subprocess.run(["unshare", "-m", "sh", "-c", f"mount --bind -o ro {folder} {folder}"], capture_output=True)
@@ -92,6 +99,7 @@ def test_a_read_only_cache_serves_its_entries_and_compiles_around_the_rest(tmp_p
     store.write("present", "cubin", b"kept image")
     if not _read_only_mount_works(tmp_path):
         import pytest
+
         pytest.skip("no mount namespace here (needs root and unshare): the unwritable-folder test covers the logic")
     script = (
         "import json; from torchtally.kernels.cuda import cache\n"
@@ -100,8 +108,12 @@ def test_a_read_only_cache_serves_its_entries_and_compiles_around_the_rest(tmp_p
         "made = store.get_or_make('absent', 'cubin', lambda: b'in memory')\n"
         "print(json.dumps([kept[0].decode(), kept[1], made[0].decode(), made[1], store.problem]))\n"
     )
-    done = subprocess.run(["unshare", "-m", "sh", "-c", f"mount --bind -o ro {tmp_path} {tmp_path} && "
-                           f"{sys.executable} -c \"$0\"", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f'mount --bind -o ro {tmp_path} {tmp_path} && {sys.executable} -c "$0"', script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     kept, kept_cached, made, made_cached, problem = json.loads(done.stdout)
     assert (kept, kept_cached) == ("kept image", True)

@@ -2,6 +2,7 @@
 fake libcuda (fake_libcuda.c, compiled here) named by TORCHTALLY_LIBCUDA. The driver is loaded
 once per process, so each scenario runs in a fresh interpreter. Also: the driver ABI constants
 of csrc/cuda/driver.h against cuda.h, where a CUDA toolkit is installed."""
+
 import json
 import os
 import shutil
@@ -19,8 +20,10 @@ CC = shutil.which("cc") or shutil.which("gcc")
 
 def build(tmp_path_factory, *defines) -> str:
     out = tmp_path_factory.mktemp("fake_driver") / "libcuda.so.1"
-    subprocess.run([CC, "-shared", "-fPIC", "-O1", f"-I{ROOT / 'csrc'}", *defines, str(HERE / "fake_libcuda.c"),
-                    "-o", str(out)], check=True)
+    subprocess.run(
+        [CC, "-shared", "-fPIC", "-O1", f"-I{ROOT / 'csrc'}", *defines, str(HERE / "fake_libcuda.c"), "-o", str(out)],
+        check=True,
+    )
     return str(out)
 
 
@@ -36,8 +39,11 @@ def old_driver(tmp_path_factory):
 
 def run(driver: str, body: str, **env) -> dict:
     """Run `body` (which sets `result`) in a fresh interpreter on `driver`; its result."""
-    script = "import json\nfrom torchtally import _C_cuda\nresult = {}\n" + textwrap.dedent(body) + \
-        "\nprint(json.dumps(result))\n"
+    script = (
+        "import json\nfrom torchtally import _C_cuda\nresult = {}\n"
+        + textwrap.dedent(body)
+        + "\nprint(json.dumps(result))\n"
+    )
     full_env = {**os.environ, "TORCHTALLY_LIBCUDA": driver, **{k: str(v) for k, v in env.items()}}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=full_env, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -55,21 +61,28 @@ except Exception as exc:
 
 
 def test_the_driver_and_the_device_are_read_through_it(fake_driver):
-    got = run(fake_driver, 'result["driver"] = _C_cuda.driver(); result["device"] = _C_cuda.device_info(0)',
-              FAKE_CUDA_VERSION=12080, FAKE_CUDA_ARCH=86)
+    got = run(
+        fake_driver,
+        'result["driver"] = _C_cuda.driver(); result["device"] = _C_cuda.device_info(0)',
+        FAKE_CUDA_VERSION=12080,
+        FAKE_CUDA_ARCH=86,
+    )
     assert got == {"driver": {"version": 12080, "devices": 1}, "device": {"major": 8, "minor": 6, "sm_count": 132}}
 
 
 def test_a_driver_that_does_not_initialise_says_so(fake_driver):
     got = run(fake_driver, errors("_C_cuda.driver()"), FAKE_CUDA_INIT=100)
-    assert got["error"] == (f"RuntimeError: the CUDA driver {fake_driver} did not initialise: cuInit: "
-                            "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)")
+    assert got["error"] == (
+        f"RuntimeError: the CUDA driver {fake_driver} did not initialise: cuInit: "
+        "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)"
+    )
 
 
 def test_a_driver_missing_a_function_is_too_old(old_driver):
     got = run(old_driver, errors("_C_cuda.driver()"))
-    assert got["error"] == (f"RuntimeError: the CUDA driver {old_driver} has no cuStreamIsCapturing: "
-                            "it is older than torchtally supports")
+    assert got["error"] == (
+        f"RuntimeError: the CUDA driver {old_driver} has no cuStreamIsCapturing: it is older than torchtally supports"
+    )
 
 
 def test_a_missing_driver_library_is_named(tmp_path):
@@ -78,27 +91,44 @@ def test_a_missing_driver_library_is_named(tmp_path):
 
 
 def test_nvrtcs_cubin_loads_with_every_kernel_found_and_only_once(fake_driver):
-    got = run(fake_driver, """
+    got = run(
+        fake_driver,
+        """
 from torchtally.kernels.cuda import nvrtc
 image = nvrtc.find().compile(_C_cuda.kernel_source(), "sm_90").image
 result["before"] = _C_cuda.kernels_loaded(0)
 _C_cuda.load_kernels(0, image)
 result["after"] = _C_cuda.kernels_loaded(0)
-""" + errors("_C_cuda.load_kernels(0, image)"))
-    assert got == {"before": False, "after": True,
-                   "error": "ValueError: device: the kernels of cuda:0 are loaded already"}
+"""
+        + errors("_C_cuda.load_kernels(0, image)"),
+    )
+    assert got == {
+        "before": False,
+        "after": True,
+        "error": "ValueError: device: the kernels of cuda:0 are loaded already",
+    }
 
 
 def test_an_image_the_driver_refuses_or_missing_a_kernel_is_an_error_and_loads_nothing(fake_driver):
-    got = run(fake_driver, errors("_C_cuda.load_kernels(0, b'not an image')") + """
+    got = run(
+        fake_driver,
+        errors("_C_cuda.load_kernels(0, b'not an image')")
+        + """
 result["garbage"] = result["error"]
-""" + errors("_C_cuda.load_kernels(0, b'.version 8.0\\n.target sm_90\\n.entry tt_latch()\\0')") + """
+"""
+        + errors("_C_cuda.load_kernels(0, b'.version 8.0\\n.target sm_90\\n.entry tt_latch()\\0')")
+        + """
 result["loaded"] = _C_cuda.kernels_loaded(0)
-""")
-    assert got["garbage"] == ("RuntimeError: CUDA: loading the compiled kernels (cuModuleLoadData) failed: "
-                              "CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)")
-    assert got["error"] == ("RuntimeError: CUDA: finding kernel tt_confmat_labels_shared in the compiled module "
-                            "failed: CUDA_ERROR_NOT_FOUND (named symbol not found)")
+""",
+    )
+    assert got["garbage"] == (
+        "RuntimeError: CUDA: loading the compiled kernels (cuModuleLoadData) failed: "
+        "CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)"
+    )
+    assert got["error"] == (
+        "RuntimeError: CUDA: finding kernel tt_confmat_labels_shared in the compiled module "
+        "failed: CUDA_ERROR_NOT_FOUND (named symbol not found)"
+    )
     assert got["loaded"] is False
 
 
@@ -119,14 +149,17 @@ result.update(serves=status.serves, reason=status.reason, image=status.image, ar
 
 
 CONSTANTS = {
-    "TT_CU_SUCCESS": "CUDA_SUCCESS", "TT_CU_ERROR_OUT_OF_MEMORY": "CUDA_ERROR_OUT_OF_MEMORY",
-    "TT_CU_ERROR_NO_DEVICE": "CUDA_ERROR_NO_DEVICE", "TT_CU_ERROR_NOT_FOUND": "CUDA_ERROR_NOT_FOUND",
+    "TT_CU_SUCCESS": "CUDA_SUCCESS",
+    "TT_CU_ERROR_OUT_OF_MEMORY": "CUDA_ERROR_OUT_OF_MEMORY",
+    "TT_CU_ERROR_NO_DEVICE": "CUDA_ERROR_NO_DEVICE",
+    "TT_CU_ERROR_NOT_FOUND": "CUDA_ERROR_NOT_FOUND",
     "TT_CU_ERROR_NOT_READY": "CUDA_ERROR_NOT_READY",
     "TT_CU_ERROR_STREAM_CAPTURE_UNSUPPORTED": "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
     "TT_CU_ATTR_MULTIPROCESSOR_COUNT": "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT",
     "TT_CU_ATTR_COMPUTE_CAPABILITY_MAJOR": "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR",
     "TT_CU_ATTR_COMPUTE_CAPABILITY_MINOR": "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR",
-    "TT_CU_EVENT_DISABLE_TIMING": "CU_EVENT_DISABLE_TIMING", "TT_CU_MEMHOSTALLOC_PORTABLE": "CU_MEMHOSTALLOC_PORTABLE",
+    "TT_CU_EVENT_DISABLE_TIMING": "CU_EVENT_DISABLE_TIMING",
+    "TT_CU_MEMHOSTALLOC_PORTABLE": "CU_MEMHOSTALLOC_PORTABLE",
     "TT_CU_MEMHOSTALLOC_DEVICEMAP": "CU_MEMHOSTALLOC_DEVICEMAP",
     "TT_CU_STREAM_CAPTURE_STATUS_NONE": "CU_STREAM_CAPTURE_STATUS_NONE",
 }
@@ -142,8 +175,12 @@ def cuda_header():
 @pytest.mark.skipif(cuda_header() is None, reason="no CUDA toolkit (cuda.h) on this machine to compare with")
 def test_the_driver_constants_are_cuda_hs(tmp_path):
     checks = "\n".join(f'_Static_assert({ours} == {theirs}, "{ours}");' for ours, theirs in CONSTANTS.items())
-    sizes = ('_Static_assert(sizeof(tt_cu_deviceptr) == sizeof(CUdeviceptr), "deviceptr");\n'
-             '_Static_assert(sizeof(tt_cu_device) == sizeof(CUdevice), "device");')
+    sizes = (
+        '_Static_assert(sizeof(tt_cu_deviceptr) == sizeof(CUdeviceptr), "deviceptr");\n'
+        '_Static_assert(sizeof(tt_cu_device) == sizeof(CUdevice), "device");'
+    )
     source = tmp_path / "abi.c"
     source.write_text(f'#include <cuda.h>\n#include "cuda/driver.h"\n{checks}\n{sizes}\n')
-    subprocess.run([CC, "-std=c11", "-fsyntax-only", f"-I{cuda_header()}", f"-I{ROOT / 'csrc'}", str(source)], check=True)
+    subprocess.run(
+        [CC, "-std=c11", "-fsyntax-only", f"-I{cuda_header()}", f"-I{ROOT / 'csrc'}", str(source)], check=True
+    )

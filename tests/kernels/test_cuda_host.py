@@ -10,17 +10,17 @@ fails on this CPU-only torch. Devices: CPU tensors and other GPUs are refused, n
 argument. Runs where no GPU exists: on a GPU the stand-ins' host memory must not reach a kernel,
 and tests/cuda/test_cuda_kernels.py covers the real thing.
 """
+
 import pytest
 import torch
-
 from fake_cuda import FakeCuda, on_fake_cuda
 from support.kernel_bad_inputs import CASES, TENSOR_ARGS, good_args
-from torchtally import _C
 
-from torchtally import _C_cuda
+from torchtally import _C, _C_cuda
 
-pytestmark = pytest.mark.skipif(torch.cuda.is_available(),
-                                reason="a GPU is present: stand-in tensors must not reach its kernels")
+pytestmark = pytest.mark.skipif(
+    torch.cuda.is_available(), reason="a GPU is present: stand-in tensors must not reach its kernels"
+)
 
 STREAM_STEP = "could not get torch's current CUDA stream on cuda:0"
 VALUE_WORDS = ("NaN at", "NaN in", "out of range", "not a binary label", "non-decreasing", "finite weights")
@@ -67,11 +67,16 @@ def test_every_tensor_must_share_the_device_of_out(kernel):
             continue
         on_cpu = on_fake_cuda(args)
         on_cpu[i] = args[i]
-        with pytest.raises(ValueError, match=rf"^{name}: expected a CUDA tensor on cuda:0 \(the device of {first}\), got one on the CPU"):
+        with pytest.raises(
+            ValueError,
+            match=rf"^{name}: expected a CUDA tensor on cuda:0 \(the device of {first}\), got one on the CPU",
+        ):
             getattr(_C_cuda, kernel)(*on_cpu)
         elsewhere = on_fake_cuda(args)
         elsewhere[i] = FakeCuda(args[i], device_id=1)
-        with pytest.raises(ValueError, match=rf"^{name}: expected a tensor on cuda:0 \(the device of {first}\), got one on cuda:1"):
+        with pytest.raises(
+            ValueError, match=rf"^{name}: expected a tensor on cuda:0 \(the device of {first}\), got one on cuda:1"
+        ):
             getattr(_C_cuda, kernel)(*elsewhere)
         pinned = on_fake_cuda(args)
         pinned[i] = FakeCuda(args[i], device_type=3)  # kDLCUDAHost: host memory, not for kernels

@@ -5,6 +5,7 @@ launch picks: shared or global histograms, a thread or a warp per row, the score
 count / undo / latch sequence, the grid, a rejection reported by the latch raised at the next
 update and by check() with the CPU core's message, immediate checks, and graph capture refused
 before any launch. The kernels themselves run only on a GPU (tests/cuda)."""
+
 import json
 import os
 import subprocess
@@ -62,6 +63,7 @@ def image(tmp_path_factory):
 @pytest.fixture(scope="module")
 def fake_driver(tmp_path_factory):
     from test_cuda_driver import build
+
     return build(tmp_path_factory)
 
 
@@ -78,25 +80,34 @@ def names(rows):
 
 
 def test_each_call_launches_its_variant_then_the_gated_undo_then_the_latch(fake_driver, image, tmp_path):
-    got = run(fake_driver, image, tmp_path, """
+    got = run(
+        fake_driver,
+        image,
+        tmp_path,
+        """
     labels = torch.randint(0, 4, (3000,))
     _C_cuda.confmat_labels(fake(z(4, 4)), fake(labels), fake(labels), None, None)
     result["labels C=4"] = launches()
     wide = torch.randint(0, 130, (100,))
     _C_cuda.confmat_labels(fake(z(130, 130)), fake(wide), fake(wide), None, None)
     result["labels C=130"] = launches()
-    for classes, dtype, layout in ((5, torch.float32, "rows"), (40, torch.float32, "rows"), (40, torch.bfloat16, "rows"),
-                                   (120, torch.float16, "rows"), (24, torch.float64, "columns")):
+    variants = ((5, torch.float32, "rows"), (40, torch.float32, "rows"), (40, torch.bfloat16, "rows"),
+                (120, torch.float16, "rows"), (24, torch.float64, "columns"))
+    for classes, dtype, layout in variants:
         scores = torch.rand(64, classes).to(dtype)
         if layout == "columns":
             scores = scores.t().contiguous().t()
-        _C_cuda.confmat_scores(fake(z(classes, classes)), fake(scores), fake(torch.randint(0, classes, (64,))), None, None)
+        target = torch.randint(0, classes, (64,))
+        _C_cuda.confmat_scores(fake(z(classes, classes)), fake(scores), fake(target), None, None)
         result[f"scores C={classes} {dtype} {layout}"] = launches()
-    _C_cuda.confmat_threshold(fake(z(2, 2)), fake(torch.rand(50) * 4), fake(torch.randint(0, 2, (50,))), None, None, 0.5, 0.0)
+    binary = torch.randint(0, 2, (50,))
+    _C_cuda.confmat_threshold(fake(z(2, 2)), fake(torch.rand(50) * 4), fake(binary), None, None, 0.5, 0.0)
     result["threshold with logit_threshold"] = launches()
     for count in (11, 3000):
-        _C_cuda.binned_update(fake(z(1, count + 1, 2)), fake(torch.rand(80)), fake(torch.randint(0, 2, (80,))), None, None,
-                              fake(torch.linspace(0, 1, count, dtype=torch.float64)), 1)
+        thresholds = torch.linspace(0, 1, count, dtype=torch.float64)
+        binary = torch.randint(0, 2, (80,))
+        out = z(1, count + 1, 2)
+        _C_cuda.binned_update(fake(out), fake(torch.rand(80)), fake(binary), None, None, fake(thresholds), 1)
         result[f"binned T={count}"] = launches()
     for classes in (10, 5000):
         _C_cuda.topk_update(fake(z(classes, 3)), fake(torch.rand(8, classes, dtype=torch.float64)),
@@ -108,10 +119,12 @@ def test_each_call_launches_its_variant_then_the_gated_undo_then_the_latch(fake_
     result["comoments"] = launches()
     _C_cuda.moments_merge(fake(torch.zeros(3, 6, dtype=torch.float64)), fake(torch.zeros(3, 6, dtype=torch.float64)))
     result["merge"] = launches()
-    """)
+    """,
+    )
 
     def counted(kernel):  # the count, its undo replay (the same launch), the latch
         return [kernel, kernel, "tt_latch"]
+
     assert names(got["labels C=4"]) == counted("tt_confmat_labels_shared")
     assert got["labels C=4"][0][1:] == [3, 1, 256, 1, 4 * 4 * 4]  # ceil(3000 / 1024) blocks, the [4, 4] counts shared
     assert names(got["labels C=130"]) == counted("tt_confmat_labels_global") and got["labels C=130"][0][5] == 0
@@ -120,7 +133,9 @@ def test_each_call_launches_its_variant_then_the_gated_undo_then_the_latch(fake_
     assert names(got["scores C=40 torch.bfloat16 rows"]) == counted("tt_confmat_scores_warp_shared_bf16")
     assert names(got["scores C=120 torch.float16 rows"]) == counted("tt_confmat_scores_warp_global_f16")
     assert names(got["scores C=24 torch.float64 columns"]) == counted("tt_confmat_scores_thread_shared_f64")
-    assert names(got["threshold with logit_threshold"]) == ["tt_threshold_pick"] + counted("tt_confmat_threshold_shared")
+    assert names(got["threshold with logit_threshold"]) == ["tt_threshold_pick"] + counted(
+        "tt_confmat_threshold_shared"
+    )
     assert names(got["binned T=11"]) == ["tt_thresholds_check"] + counted("tt_binned_shared_hist_shared_thr")
     assert got["binned T=11"][1][5] == 11 * 8 + 12 * 2 * 4  # thresholds, then the histogram
     assert names(got["binned T=3000"]) == ["tt_thresholds_check"] + counted("tt_binned_shared_hist_global_thr")
@@ -128,19 +143,29 @@ def test_each_call_launches_its_variant_then_the_gated_undo_then_the_latch(fake_
     assert names(got["topk C=5000"]) == counted("tt_topk_global_f64")
     assert names(got["moments"]) == ["tt_moments_partial", "tt_moments_finalize", "tt_moments_merge", "tt_latch"]
     assert got["moments"][0][3:5] == [4, 64]  # 3 columns -> blocks of 4 columns x 64 rows
-    assert names(got["comoments"]) == ["tt_comoments_partial", "tt_comoments_finalize", "tt_comoments_merge", "tt_latch"]
+    assert names(got["comoments"]) == [
+        "tt_comoments_partial",
+        "tt_comoments_finalize",
+        "tt_comoments_merge",
+        "tt_latch",
+    ]
     assert names(got["merge"]) == ["tt_moments_merge"]  # a merge reads nothing back: no latch
 
 
 def test_a_rejection_the_latch_reports_is_raised_later_with_the_cpu_message(fake_driver, image, tmp_path):
-    got = run(fake_driver, image, tmp_path, """
+    got = run(
+        fake_driver,
+        image,
+        tmp_path,
+        """
     out = z(4, 4)
     target = torch.tensor([0, 1, 2, 7, 1])
     os.environ["FAKE_CUDA_REJECT"] = "3,3"  # sample 3, an out-of-range target
     _C_cuda.confmat_labels(fake(out), fake(target), fake(target), None, None)  # returns: no wait
     del os.environ["FAKE_CUDA_REJECT"]
     launches()
-    result["next update"] = error(lambda: _C_cuda.confmat_labels(fake(out), fake(target[:2]), fake(target[:2]), None, None))
+    two = target[:2]
+    result["next update"] = error(lambda: _C_cuda.confmat_labels(fake(out), fake(two), fake(two), None, None))
     result["launched by it"] = launches()
     _C_cuda.confmat_labels(fake(out), fake(target), fake(target), None, None)
     os.environ["FAKE_CUDA_REJECT"] = "3,3"
@@ -153,7 +178,8 @@ def test_a_rejection_the_latch_reports_is_raised_later_with_the_cpu_message(fake
     result["immediate"] = error(lambda: _C_cuda.confmat_labels(fake(out), fake(target), fake(target), None, None))
     del os.environ["FAKE_CUDA_REJECT"]
     _C_cuda.set_immediate_checks(previous)
-    """)
+    """,
+    )
     message = "ValueError: target: label 7 at index 3 is out of range [0, 4)"
     assert got["next update"].startswith(message) and "this call's batch was not run either" in got["next update"]
     assert got["launched by it"] == []  # the update that raised ran nothing
@@ -163,20 +189,30 @@ def test_a_rejection_the_latch_reports_is_raised_later_with_the_cpu_message(fake
 
 
 def test_an_update_under_graph_capture_is_refused_before_any_launch(fake_driver, image, tmp_path):
-    got = run(fake_driver, image, tmp_path, """
+    got = run(
+        fake_driver,
+        image,
+        tmp_path,
+        """
     os.environ["FAKE_CUDA_CAPTURING"] = "1"
     labels = torch.tensor([0, 1])
     result["error"] = error(lambda: _C_cuda.confmat_labels(fake(z(2, 2)), fake(labels), fake(labels), None, None))
     result["launches"] = launches()
-    """)
+    """,
+    )
     assert got["error"].startswith("ValueError: out: torchtally's CUDA kernels cannot be captured in a CUDA graph")
     assert got["launches"] == []
 
 
 def test_a_device_without_loaded_kernels_refuses_the_call(fake_driver, image, tmp_path):
-    got = run(fake_driver, image, tmp_path, """
+    got = run(
+        fake_driver,
+        image,
+        tmp_path,
+        """
     labels = torch.tensor([0, 1])
-    result["error"] = error(lambda: _C_cuda.confmat_labels(FakeCuda(z(2, 2), device_id=1), FakeCuda(labels, device_id=1),
-                                                          FakeCuda(labels, device_id=1), None, None))
-    """)
+    on_1 = lambda t: FakeCuda(t, device_id=1)
+    result["error"] = error(lambda: _C_cuda.confmat_labels(on_1(z(2, 2)), on_1(labels), on_1(labels), None, None))
+    """,
+    )
     assert got["error"].startswith("ValueError: out: torchtally's CUDA kernels are not loaded on cuda:1")

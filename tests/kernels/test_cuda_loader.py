@@ -2,6 +2,7 @@
 step by step, without a GPU: a stand-in for torchtally._C_cuda (driver, device, load), stand-in
 NVRTCs, a cache in a temporary folder and a stand-in known-answer check. Each fallback must say
 why, warn once (TORCHTALLY_CUDA=auto), raise (=1) or stay quiet (=0)."""
+
 import warnings
 
 import pytest
@@ -37,7 +38,7 @@ class Module:
         return dict(self._prebuilt)
 
     def kernel_source(self):
-        return "extern \"C\" __global__ void tt_latch() {}"
+        return 'extern "C" __global__ void tt_latch() {}'
 
 
 class Compiler:
@@ -55,10 +56,13 @@ class Compiler:
     def compile(self, source, arch, options=()):
         self.compiles.append(arch)
         if self.fail:
-            raise nvrtc.NvrtcError(f"NVRTC ({self.path}) could not compile the kernels for {arch}: "
-                                   "NVRTC_ERROR_COMPILATION\ntorchtally.cu(3): error: something")
-        return nvrtc.Compiled(image=f"image for {arch}".encode(), kind="cubin" if arch.startswith("sm_") else "ptx",
-                              arch=arch, log="")
+            raise nvrtc.NvrtcError(
+                f"NVRTC ({self.path}) could not compile the kernels for {arch}: "
+                "NVRTC_ERROR_COMPILATION\ntorchtally.cu(3): error: something"
+            )
+        return nvrtc.Compiled(
+            image=f"image for {arch}".encode(), kind="cubin" if arch.startswith("sm_") else "ptx", arch=arch, log=""
+        )
 
 
 def finder(compiler):
@@ -71,9 +75,14 @@ def agree(module, reference, device):
 
 def make(tmp_path, module=None, compiler=None, env=None, check=agree):
     env = {"TORCHTALLY_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
-    return loader.Loader(module or Module(), reference=object(), env=env,
-                         find_nvrtc=finder(compiler or Compiler()), cache=cache.Cache(env["TORCHTALLY_CACHE_DIR"]),
-                         check=check)
+    return loader.Loader(
+        module or Module(),
+        reference=object(),
+        env=env,
+        find_nvrtc=finder(compiler or Compiler()),
+        cache=cache.Cache(env["TORCHTALLY_CACHE_DIR"]),
+        check=check,
+    )
 
 
 def test_a_device_is_compiled_for_its_own_architecture_cached_loaded_and_checked(tmp_path):
@@ -107,21 +116,35 @@ def test_a_prebuilt_cubin_of_exactly_the_device_architecture_is_used_without_nvr
     assert make(tmp_path, other, Compiler()).status(0).image.startswith("cubin for sm_80 compiled")
 
 
-@pytest.mark.parametrize("step, build, words", [
-    ("no driver", lambda: dict(module=Module(driver_error="no CUDA driver: dlopen(\"libcuda.so.1\") failed")),
-     "no CUDA driver"),
-    ("no NVRTC", lambda: dict(compiler="missing"), "NVRTC, which compiles"),
-    ("a failing compile", lambda: dict(compiler=Compiler(fail=True)), "could not compile the kernels for sm_90"),
-    ("a failing load", lambda: dict(module=Module(load_error="CUDA_ERROR_INVALID_IMAGE")),
-     "the driver did not load the cubin for sm_90"),
-    ("a wrong answer", lambda: dict(check=lambda m, r, d: ["topk_update float16: the state differs"]),
-     "known-answer check of its kernels on cuda:0 (sm_90) found 1 difference(s)"),
-])
+@pytest.mark.parametrize(
+    "step, build, words",
+    [
+        (
+            "no driver",
+            lambda: dict(module=Module(driver_error='no CUDA driver: dlopen("libcuda.so.1") failed')),
+            "no CUDA driver",
+        ),
+        ("no NVRTC", lambda: dict(compiler="missing"), "NVRTC, which compiles"),
+        ("a failing compile", lambda: dict(compiler=Compiler(fail=True)), "could not compile the kernels for sm_90"),
+        (
+            "a failing load",
+            lambda: dict(module=Module(load_error="CUDA_ERROR_INVALID_IMAGE")),
+            "the driver did not load the cubin for sm_90",
+        ),
+        (
+            "a wrong answer",
+            lambda: dict(check=lambda m, r, d: ["topk_update float16: the state differs"]),
+            "known-answer check of its kernels on cuda:0 (sm_90) found 1 difference(s)",
+        ),
+    ],
+)
 def test_each_failing_step_sends_the_device_to_the_reference_with_its_reason(tmp_path, step, build, words):
     parts = build()
     if parts.get("compiler") == "missing":
+
         def no_nvrtc(env, driver_version):
             raise nvrtc.NvrtcError("NVRTC, which compiles torchtally's CUDA kernels, was not found (...)")
+
         parts.pop("compiler")
         made = make(tmp_path, **parts)
         made.find_nvrtc = no_nvrtc

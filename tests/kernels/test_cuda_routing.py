@@ -2,14 +2,24 @@
 tensors to torchtally._C_cuda on the devices its kernels serve, else to the torch reference.
 Runs without a GPU: a stand-in object that says is_cuda plays the CUDA tensor, spies replace the
 modules, and a stand-in loader says which devices the kernels serve."""
+
 import pytest
 import torch
 
 from torchtally import kernels
 from torchtally.kernels import reference as _reference
 
-KERNELS = ("confmat_labels", "confmat_scores", "confmat_threshold", "binned_update", "topk_update",
-           "moments_update", "moments_merge", "comoments_update", "comoments_merge")
+KERNELS = (
+    "confmat_labels",
+    "confmat_scores",
+    "confmat_threshold",
+    "binned_update",
+    "topk_update",
+    "moments_update",
+    "moments_merge",
+    "comoments_update",
+    "comoments_merge",
+)
 
 
 class Spy:
@@ -21,11 +31,13 @@ class Spy:
     def __getattr__(self, name):
         def call(*args):
             self.calls.append((name, args))
+
         return call
 
 
 class CudaStandIn:
     """What kernels looks at on a CUDA tensor."""
+
     is_cpu = False
     is_cuda = True
     requires_grad = False
@@ -141,8 +153,10 @@ def test_the_real_cuda_module_matches_the_contract():
 
 # ---- when a CUDA batch rejected on the device raises ---------------------------------------------
 
+
 class CudaState:
     """What the check helpers look at on a CUDA state tensor."""
+
     is_cuda = True
 
     def __init__(self, index: int, pointer: int, numel: int = 4):
@@ -208,15 +222,26 @@ def test_no_check_without_the_cuda_build(spies, monkeypatch):
     assert cuda.calls == []
 
 
-@pytest.mark.parametrize("value, expected", [("immediate", "immediate"), (" Deferred ", "deferred"),
-                                             ("sometimes", "TORCHTALLY_CUDA_CHECKS: mode: expected one of")])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("immediate", "immediate"),
+        (" Deferred ", "deferred"),
+        ("sometimes", "TORCHTALLY_CUDA_CHECKS: mode: expected one of"),
+    ],
+)
 def test_cuda_checks_from_the_environment(value, expected):
     import os
     import subprocess
     import sys
+
     code = "from torchtally import kernels; print(kernels.cuda_checks())"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "TORCHTALLY_CUDA_CHECKS": value})
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TORCHTALLY_CUDA_CHECKS": value},
+    )
     assert expected in (run.stdout if run.returncode == 0 else run.stderr), run.stderr
     assert (run.returncode == 0) == (expected != "TORCHTALLY_CUDA_CHECKS: mode: expected one of")
 
@@ -236,6 +261,7 @@ def test_compute_and_reset_ask_about_rejected_cuda_updates(spies, monkeypatch):
 
     def rejected(*args):
         raise ValueError("target: label 7 at index 1 is out of range [0, 3) (found on the GPU ...)")
+
     monkeypatch.setattr(cuda, "check", rejected, raising=False)
     with pytest.raises(ValueError, match=r"^target: label 7"):
         metric.compute_local()
@@ -249,6 +275,7 @@ def test_compute_and_reset_ask_about_rejected_cuda_updates(spies, monkeypatch):
 
 def test_the_switch_is_public():
     import torchtally
+
     assert torchtally.set_cuda_checks is kernels.set_cuda_checks
     assert torchtally.cuda_checks is kernels.cuda_checks
 
@@ -275,7 +302,7 @@ def test_loading_or_deleting_a_cuda_metric_forgets_its_rejections(spies, monkeyp
     cuda, _ = spies
     metric = _metric_on_fake_cuda(monkeypatch, 0x8000)
     metric.persistent(True)
-    saved = {k: v for k, v in metric.state_dict().items()}
+    saved = dict(metric.state_dict())
     assert saved
     metric.__dict__["check_state_dict"] = lambda states, strict, where=None: states  # no real GPU to load onto
     metric.load_state_dict(saved)
@@ -305,6 +332,7 @@ def test_forwards_batch_check_asks_about_the_batch_and_the_accumulated_states(sp
 def _rejecting_batch(metric, forgotten):
     def rejected(held):
         raise ValueError("target: label 7 at index 1 is out of range [0, 3) (found on the GPU ...)")
+
     metric.__dict__["raise_rejected_batch"] = rejected
     metric.__dict__["forget_rejected_cuda_updates"] = lambda: forgotten.append(dict(metric.metric_state))
 

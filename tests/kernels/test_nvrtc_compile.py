@@ -3,6 +3,7 @@ supports (NVRTC from the nvidia-cuda-nvrtc wheel the test setup installs), with 
 the image holds exactly the kernels the host launches (kernel_table.h). Also the documented
 command `python -m torchtally.cuda compile --arch sm_90`, and the PTX the loader falls back to
 for an architecture NVRTC does not know."""
+
 import subprocess
 import sys
 
@@ -31,8 +32,12 @@ def test_every_kernel_compiles_cleanly(compiler, arch):
 
 
 def test_the_compile_command_lists_every_kernel_and_exits_0():
-    done = subprocess.run([sys.executable, "-m", "torchtally.cuda", "compile", "--arch", "sm_90"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchtally.cuda", "compile", "--arch", "sm_90"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0 and done.stderr == "", done.stderr  # no warning, no problem reported
     lines = done.stdout.splitlines()
     assert "sm_90: 41 kernels" in lines[0]
@@ -41,8 +46,12 @@ def test_the_compile_command_lists_every_kernel_and_exits_0():
 
 
 def test_the_compile_command_fails_on_an_unknown_architecture():
-    done = subprocess.run([sys.executable, "-m", "torchtally.cuda", "compile", "--arch", "sm_10"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "torchtally.cuda", "compile", "--arch", "sm_10"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1 and "could not compile the kernels for sm_10" in done.stderr
 
 

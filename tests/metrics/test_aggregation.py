@@ -3,15 +3,16 @@ input. CASES (support/aggregation_cases.py) also run through the shared tester
 (support.metric_tester); their 3-rank distributed check is in
 tests/distributed/test_regression_aggregation.py. Parity with torchmetrics over the argument
 grid is in test_regression_aggregation_parity.py."""
+
 import functools
 import warnings
 
 import numpy as np
 import pytest
 import torch
-
 from support.aggregation_cases import CASES, F64, VALUES, WEIGHTS
 from support.metric_tester import assert_rejects, check_metric
+
 from torchtally import NotComputableError
 from torchtally.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric
 from torchtally.functional import weighted_mean, weighted_sum
@@ -61,15 +62,19 @@ def test_cat_metric_keeps_the_shape_after_dim_0():
     assert_rejects(m, (torch.ones(4),), ValueError, r"value: expected values of shape \[N, 3\] as before, got \[4\]")
     assert torch.equal(m.compute(), before)
     assert CatMetric().update(7.0).compute().shape == ()  # one value comes back 0-d, as torchmetrics
-    assert torch.equal(CatMetric().update(1.0).update(torch.tensor([2.0, 3.0])).compute(), torch.tensor([1.0, 2.0, 3.0]))
+    assert torch.equal(
+        CatMetric().update(1.0).update(torch.tensor([2.0, 3.0])).compute(), torch.tensor([1.0, 2.0, 3.0])
+    )
 
 
 def test_cat_metric_merge_refuses_different_shapes():
     a, b = CatMetric().update(torch.ones(2, 3)), CatMetric().update(torch.ones(2, 2))
     with pytest.raises(ValueError, match="different shapes after dim 0"):
         a.merge_state([b])
-    assert torch.equal(a.merge_state([CatMetric(), CatMetric().update(torch.zeros(1, 3))]).compute(),
-                       torch.tensor([[1.0, 1.0, 1.0]] * 2 + [[0.0, 0.0, 0.0]]))
+    assert torch.equal(
+        a.merge_state([CatMetric(), CatMetric().update(torch.zeros(1, 3))]).compute(),
+        torch.tensor([[1.0, 1.0, 1.0]] * 2 + [[0.0, 0.0, 0.0]]),
+    )
 
 
 def test_cat_metric_forward_with_another_shape_keeps_the_state():
@@ -143,8 +148,12 @@ def test_nan_warn_is_the_default_and_ignore_disable_replace(factory, ignored):
 
 
 def test_nan_weight_follows_the_policy():
-    assert_rejects(MeanMetric(nan_strategy="error"), (torch.tensor([1.0, 2.0]), torch.tensor([1.0, NAN])), ValueError,
-                   r"weight: NaN at flat index 1")
+    assert_rejects(
+        MeanMetric(nan_strategy="error"),
+        (torch.tensor([1.0, 2.0]), torch.tensor([1.0, NAN])),
+        ValueError,
+        r"weight: NaN at flat index 1",
+    )
     m = MeanMetric(nan_strategy="ignore").update(torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.0, NAN, 1.0]))
     assert float(m.compute()) == 2.5
     # a float strategy: the value where the value or its weight is NaN becomes it, its weight 1
@@ -196,10 +205,25 @@ def test_updates_without_values_give_torchmetrics_empty_values():
         (SumMetric, ("3.0",), TypeError, r"value: expected a tensor or a Python number, got str"),
         (MaxMetric, (torch.ones(2, dtype=torch.complex64),), TypeError, r"value: expected a real tensor"),
         (CatMetric, (torch.ones(2, device="meta"),), ValueError, r"value: expected a tensor on cpu"),
-        (MeanMetric, (torch.ones(3), torch.ones(2)), ValueError, r"weight: expected a number or a tensor broadcastable"),
-        (MeanMetric, (torch.ones(3), torch.tensor([1.0, -1.0, 1.0])), ValueError, r"weight: expected finite weights >= 0"),
+        (
+            MeanMetric,
+            (torch.ones(3), torch.ones(2)),
+            ValueError,
+            r"weight: expected a number or a tensor broadcastable",
+        ),
+        (
+            MeanMetric,
+            (torch.ones(3), torch.tensor([1.0, -1.0, 1.0])),
+            ValueError,
+            r"weight: expected finite weights >= 0",
+        ),
         (MeanMetric, (torch.ones(2), float("inf")), ValueError, r"weight: expected finite weights >= 0, got inf"),
-        (RunningMean, (torch.ones(3), torch.ones(2)), ValueError, r"weight: expected a number or a tensor broadcastable"),
+        (
+            RunningMean,
+            (torch.ones(3), torch.ones(2)),
+            ValueError,
+            r"weight: expected a number or a tensor broadcastable",
+        ),
         (AverageLoss, (torch.tensor(1.0),), ValueError, r"batch_size: required with a scalar loss"),
         (AverageLoss, (1.0, -3), ValueError, r"batch_size: expected an int >= 0, got -3"),
         (AverageLoss, (1.0, 2.5), ValueError, r"batch_size: expected an int >= 0, got 2.5"),

@@ -9,22 +9,30 @@
   ValueError naming the argument from every metric class and functional form, with the state
   (and the device of a fresh metric) unchanged.
 """
+
 import warnings
 
 import pytest
 import sklearn.metrics
 import torch
-
-import torchtally
 from support.metric_catalogue import FUNCTIONALS, METRICS, entry_id
 from support.metric_tester import states_of
 from support.state_checks import assert_same_states
+
+import torchtally
 from torchtally.aggregation import AverageLoss, CatMetric
 from torchtally.regression import ExplainedVariance, R2Score
 
 UNSUPPORTED_DTYPES = [
-    torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz,
-    torch.uint16, torch.uint32, torch.uint64, torch.complex64, torch.complex128,
+    torch.float8_e4m3fn,
+    torch.float8_e5m2,
+    torch.float8_e4m3fnuz,
+    torch.float8_e5m2fnuz,
+    torch.uint16,
+    torch.uint32,
+    torch.uint64,
+    torch.complex64,
+    torch.complex128,
 ]
 # Aggregation reads any real tensor as float64 (torchmetrics' aggregators take float8 and
 # uint tensors too): there only complex values are refused.
@@ -91,13 +99,17 @@ class _Rows(torchtally.Metric):
         return self.rows
 
 
-@pytest.mark.parametrize("how", [
-    lambda x, extra: x,  # the input itself
-    lambda x, extra: x[1:],  # a view of it
-    lambda x, extra: x.reshape(-1),  # a reshape that is a view
-    lambda x, extra: extra["buf"],  # a tensor passed inside a dict
-    lambda x, extra: extra["list"][0],  # inside a list
-], ids=["input", "slice", "reshape", "in-dict", "in-list"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        lambda x, extra: x,  # the input itself
+        lambda x, extra: x[1:],  # a view of it
+        lambda x, extra: x.reshape(-1),  # a reshape that is a view
+        lambda x, extra: extra["buf"],  # a tensor passed inside a dict
+        lambda x, extra: extra["list"][0],  # inside a list
+    ],
+    ids=["input", "slice", "reshape", "in-dict", "in-list"],
+)
 def test_append_state_copies_a_block_that_shares_an_inputs_memory(how):
     x = torch.arange(4.0)
     buf = torch.arange(4.0)
@@ -126,10 +138,10 @@ def test_append_state_copy_argument():
 # -- two kernel calls, one state ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cls, reference", [
-    (R2Score, sklearn.metrics.r2_score),
-    (ExplainedVariance, sklearn.metrics.explained_variance_score),
-])
+@pytest.mark.parametrize(
+    "cls, reference",
+    [(R2Score, sklearn.metrics.r2_score), (ExplainedVariance, sklearn.metrics.explained_variance_score)],
+)
 @pytest.mark.parametrize("bad", ["target-float8", "preds-float8", "target-meta", "target-complex"])
 def test_moment_metrics_keep_no_half_written_batch(cls, reference, bad):
     p1, t1 = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 4.0])
@@ -137,8 +149,11 @@ def test_moment_metrics_keep_no_half_written_batch(cls, reference, bad):
     m = cls().update(p1, t1)
     before = states_of(m)
     which, kind = bad.split("-")
-    convert = {"float8": lambda t: t.to(torch.float8_e4m3fn), "meta": lambda t: t.to("meta"),
-               "complex": lambda t: t.to(torch.complex64)}[kind]
+    convert = {
+        "float8": lambda t: t.to(torch.float8_e4m3fn),
+        "meta": lambda t: t.to("meta"),
+        "complex": lambda t: t.to(torch.complex64),
+    }[kind]
     args = (convert(p2), t2) if which == "preds" else (p2, convert(t2))
     with pytest.raises((TypeError, ValueError), match=which):
         m.update(*args)
@@ -181,8 +196,7 @@ def test_average_loss_checks_batch_size_before_writing(batch_size):
 def test_average_loss_refuses_a_count_that_would_overflow_int64():
     m = AverageLoss()
     m.persistent(True)
-    m.load_state_dict({"loss_sum": torch.tensor(10.0, dtype=torch.float64),
-                       "num_samples": torch.tensor(2**63 - 5)})
+    m.load_state_dict({"loss_sum": torch.tensor(10.0, dtype=torch.float64), "num_samples": torch.tensor(2**63 - 5)})
     before = states_of(m)
     with pytest.raises(ValueError, match="batch_size"):
         m.update(1.0, 10)
@@ -268,6 +282,7 @@ def test_functional_forms_refuse_unsupported_inputs_naming_the_argument(entry):
             except (TypeError, ValueError) as exc:
                 assert name in str(exc), f"{entry.name}, {what} {name}: the error does not name it: {exc}"
                 continue
-        assert entry.family in _AGGREGATING and "complex" not in what and what != "meta", \
+        assert entry.family in _AGGREGATING and "complex" not in what and what != "meta", (
             f"{entry.name} accepted {what} {name}"
+        )
         assert torch.equal(result, entry.call(*(a.double() for a in batch)))

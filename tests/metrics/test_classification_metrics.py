@@ -1,15 +1,13 @@
 """Classification metric classes: the shared tester's life cycle (one process and 3 gloo ranks),
 state shared in a MetricCollection (one kernel call per batch, one sync slot), bad input,
 options, and the docstring examples."""
+
 import doctest
 import functools
 
 import pytest
 import torch
 import torchmetrics.functional.classification as tmf
-
-import torchtally
-import torchtally.kernels as kernels
 from support.classification_refs import (
     BETA,
     binary_data,
@@ -23,11 +21,19 @@ from support.classification_refs import (
     sk_topk_accuracy,
 )
 from support.metric_tester import (
-    MetricCase, assert_rejects, assert_same, check_metric, feed, run_distributed_cases,
+    MetricCase,
+    assert_rejects,
+    assert_same,
+    check_metric,
+    feed,
+    run_distributed_cases,
     states_of,
 )
-from torchtally import MetricCollection, NotComputableError
+
+import torchtally
 import torchtally as M
+import torchtally.kernels as kernels
+from torchtally import MetricCollection, NotComputableError
 from torchtally.testing import count_collectives, run_distributed
 
 C, L, N = 4, 3, 97
@@ -38,7 +44,7 @@ TOL = dict(rtol=1e-6, atol=1e-7)
 def _split(*tensors):
     out, lo = [], 0
     for size in SIZES:
-        out.append(tuple(t[lo:lo + size] for t in tensors))
+        out.append(tuple(t[lo : lo + size] for t in tensors))
         lo += size
     return out
 
@@ -58,6 +64,7 @@ def _bin(name, ignore=None, threshold=0.5, **kw):
     def ref(p, t):
         keep = (t != ignore) if ignore is not None else torch.ones_like(t, dtype=torch.bool)
         return sk_binary(name, t[keep].numpy(), binary_labels(p[keep], threshold), **kw)
+
     return ref
 
 
@@ -76,65 +83,135 @@ def _case(name, factory, batches, reference):
 P = functools.partial
 CASES = [
     _case("BinaryAccuracy", P(M.BinaryAccuracy, ignore_index=-1), BINARY_BATCHES, _bin("accuracy", -1)),
-    _case("BinaryPrecision", P(M.BinaryPrecision, ignore_index=-1, threshold=0.3), BINARY_BATCHES,
-          _bin("precision", -1, 0.3)),
+    _case(
+        "BinaryPrecision",
+        P(M.BinaryPrecision, ignore_index=-1, threshold=0.3),
+        BINARY_BATCHES,
+        _bin("precision", -1, 0.3),
+    ),
     _case("BinaryRecall", P(M.BinaryRecall, ignore_index=-1), BINARY_BATCHES, _bin("recall", -1)),
     _case("BinaryF1Score", P(M.BinaryF1Score, ignore_index=-1), BINARY_BATCHES, _bin("f1_score", -1)),
     _case("BinaryFBetaScore", P(M.BinaryFBetaScore, BETA, ignore_index=-1), BINARY_BATCHES, _bin("fbeta_score", -1)),
     _case("BinaryDice", P(M.BinaryDice, ignore_index=-1), BINARY_BATCHES, _bin("dice", -1)),
     _case("BinarySpecificity", P(M.BinarySpecificity, ignore_index=-1), BINARY_BATCHES, _bin("specificity", -1)),
-    _case("BinaryHammingDistance", P(M.BinaryHammingDistance, ignore_index=-1), BINARY_BATCHES,
-          _bin("hamming_distance", -1)),
+    _case(
+        "BinaryHammingDistance",
+        P(M.BinaryHammingDistance, ignore_index=-1),
+        BINARY_BATCHES,
+        _bin("hamming_distance", -1),
+    ),
     _case("BinaryStatScores", P(M.BinaryStatScores, ignore_index=-1), BINARY_BATCHES, _bin("stat_scores", -1)),
-    _case("BinaryConfusionMatrix", P(M.BinaryConfusionMatrix, ignore_index=-1, normalize="true"), BINARY_BATCHES,
-          _bin("confusion_matrix", -1, normalize="true")),
+    _case(
+        "BinaryConfusionMatrix",
+        P(M.BinaryConfusionMatrix, ignore_index=-1, normalize="true"),
+        BINARY_BATCHES,
+        _bin("confusion_matrix", -1, normalize="true"),
+    ),
     _case("BinaryJaccardIndex", P(M.BinaryJaccardIndex, ignore_index=-1), BINARY_BATCHES, _bin("jaccard_index", -1)),
-    _case("BinaryMatthewsCorrCoef", P(M.BinaryMatthewsCorrCoef, ignore_index=-1), BINARY_BATCHES,
-          _bin("matthews_corrcoef", -1)),
-    _case("BinaryCohenKappa", P(M.BinaryCohenKappa, ignore_index=-1, weights="linear"), BINARY_BATCHES,
-          _bin("cohen_kappa", -1, weights="linear")),
+    _case(
+        "BinaryMatthewsCorrCoef",
+        P(M.BinaryMatthewsCorrCoef, ignore_index=-1),
+        BINARY_BATCHES,
+        _bin("matthews_corrcoef", -1),
+    ),
+    _case(
+        "BinaryCohenKappa",
+        P(M.BinaryCohenKappa, ignore_index=-1, weights="linear"),
+        BINARY_BATCHES,
+        _bin("cohen_kappa", -1, weights="linear"),
+    ),
     _case("MulticlassAccuracy", P(M.MulticlassAccuracy, C), MULTICLASS_BATCHES, _mc("accuracy")),
-    _case("MulticlassAccuracy-top2", P(M.MulticlassAccuracy, C, top_k=2, average="weighted"), MULTICLASS_BATCHES,
-          lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "weighted")),
-    _case("MulticlassPrecision", P(M.MulticlassPrecision, C, average="weighted"), MULTICLASS_BATCHES,
-          _mc("precision", "weighted")),
-    _case("MulticlassRecall-top2", P(M.MulticlassRecall, C, top_k=2, average=None), MULTICLASS_BATCHES,
-          lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "none")),
+    _case(
+        "MulticlassAccuracy-top2",
+        P(M.MulticlassAccuracy, C, top_k=2, average="weighted"),
+        MULTICLASS_BATCHES,
+        lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "weighted"),
+    ),
+    _case(
+        "MulticlassPrecision",
+        P(M.MulticlassPrecision, C, average="weighted"),
+        MULTICLASS_BATCHES,
+        _mc("precision", "weighted"),
+    ),
+    _case(
+        "MulticlassRecall-top2",
+        P(M.MulticlassRecall, C, top_k=2, average=None),
+        MULTICLASS_BATCHES,
+        lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "none"),
+    ),
     _case("MulticlassF1Score", P(M.MulticlassF1Score, C, average=None), MULTICLASS_BATCHES, _mc("f1_score", "none")),
-    _case("MulticlassFBetaScore", P(M.MulticlassFBetaScore, BETA, C, average="micro"), MULTICLASS_BATCHES,
-          _mc("fbeta_score", "micro")),
+    _case(
+        "MulticlassFBetaScore",
+        P(M.MulticlassFBetaScore, BETA, C, average="micro"),
+        MULTICLASS_BATCHES,
+        _mc("fbeta_score", "micro"),
+    ),
     _case("MulticlassDice", P(M.MulticlassDice, C), MULTICLASS_BATCHES, _mc("dice")),
     _case("MulticlassSpecificity", P(M.MulticlassSpecificity, C), MULTICLASS_BATCHES, _mc("specificity")),
-    _case("MulticlassHammingDistance", P(M.MulticlassHammingDistance, C, average="weighted"), MULTICLASS_BATCHES,
-          _mc("hamming_distance", "weighted")),
-    _case("MulticlassStatScores", P(M.MulticlassStatScores, C, average=None), MULTICLASS_BATCHES,
-          _mc("stat_scores", "none")),
+    _case(
+        "MulticlassHammingDistance",
+        P(M.MulticlassHammingDistance, C, average="weighted"),
+        MULTICLASS_BATCHES,
+        _mc("hamming_distance", "weighted"),
+    ),
+    _case(
+        "MulticlassStatScores",
+        P(M.MulticlassStatScores, C, average=None),
+        MULTICLASS_BATCHES,
+        _mc("stat_scores", "none"),
+    ),
     _case("MulticlassConfusionMatrix", P(M.MulticlassConfusionMatrix, C), MULTICLASS_BATCHES, _mc("confusion_matrix")),
-    _case("MulticlassJaccardIndex", P(M.MulticlassJaccardIndex, C, average="micro"), MULTICLASS_BATCHES,
-          _mc("jaccard_index", "micro")),
-    _case("MulticlassMatthewsCorrCoef", P(M.MulticlassMatthewsCorrCoef, C), MULTICLASS_BATCHES,
-          _mc("matthews_corrcoef")),
-    _case("MulticlassCohenKappa", P(M.MulticlassCohenKappa, C, weights="quadratic"), MULTICLASS_BATCHES,
-          _mc("cohen_kappa", weights="quadratic")),
+    _case(
+        "MulticlassJaccardIndex",
+        P(M.MulticlassJaccardIndex, C, average="micro"),
+        MULTICLASS_BATCHES,
+        _mc("jaccard_index", "micro"),
+    ),
+    _case(
+        "MulticlassMatthewsCorrCoef", P(M.MulticlassMatthewsCorrCoef, C), MULTICLASS_BATCHES, _mc("matthews_corrcoef")
+    ),
+    _case(
+        "MulticlassCohenKappa",
+        P(M.MulticlassCohenKappa, C, weights="quadratic"),
+        MULTICLASS_BATCHES,
+        _mc("cohen_kappa", weights="quadratic"),
+    ),
     _case("MultilabelAccuracy", P(M.MultilabelAccuracy, L), MULTILABEL_BATCHES, _ml("accuracy")),
-    _case("MultilabelPrecision", P(M.MultilabelPrecision, L, average="micro"), MULTILABEL_BATCHES,
-          _ml("precision", "micro")),
-    _case("MultilabelRecall", P(M.MultilabelRecall, L, average="weighted"), MULTILABEL_BATCHES,
-          _ml("recall", "weighted")),
+    _case(
+        "MultilabelPrecision",
+        P(M.MultilabelPrecision, L, average="micro"),
+        MULTILABEL_BATCHES,
+        _ml("precision", "micro"),
+    ),
+    _case(
+        "MultilabelRecall", P(M.MultilabelRecall, L, average="weighted"), MULTILABEL_BATCHES, _ml("recall", "weighted")
+    ),
     _case("MultilabelF1Score", P(M.MultilabelF1Score, L), MULTILABEL_BATCHES, _ml("f1_score")),
-    _case("MultilabelFBetaScore", P(M.MultilabelFBetaScore, BETA, L, average=None), MULTILABEL_BATCHES,
-          _ml("fbeta_score", "none")),
+    _case(
+        "MultilabelFBetaScore",
+        P(M.MultilabelFBetaScore, BETA, L, average=None),
+        MULTILABEL_BATCHES,
+        _ml("fbeta_score", "none"),
+    ),
     _case("MultilabelDice", P(M.MultilabelDice, L), MULTILABEL_BATCHES, _ml("dice")),
     _case("MultilabelSpecificity", P(M.MultilabelSpecificity, L), MULTILABEL_BATCHES, _ml("specificity")),
-    _case("MultilabelHammingDistance", P(M.MultilabelHammingDistance, L), MULTILABEL_BATCHES,
-          _ml("hamming_distance")),
-    _case("MultilabelStatScores", P(M.MultilabelStatScores, L, average="micro"), MULTILABEL_BATCHES,
-          _ml("stat_scores", "micro")),
-    _case("MultilabelConfusionMatrix", P(M.MultilabelConfusionMatrix, L, normalize="all"), MULTILABEL_BATCHES,
-          _ml("confusion_matrix", normalize="all")),
+    _case("MultilabelHammingDistance", P(M.MultilabelHammingDistance, L), MULTILABEL_BATCHES, _ml("hamming_distance")),
+    _case(
+        "MultilabelStatScores",
+        P(M.MultilabelStatScores, L, average="micro"),
+        MULTILABEL_BATCHES,
+        _ml("stat_scores", "micro"),
+    ),
+    _case(
+        "MultilabelConfusionMatrix",
+        P(M.MultilabelConfusionMatrix, L, normalize="all"),
+        MULTILABEL_BATCHES,
+        _ml("confusion_matrix", normalize="all"),
+    ),
     _case("MultilabelJaccardIndex", P(M.MultilabelJaccardIndex, L), MULTILABEL_BATCHES, _ml("jaccard_index")),
-    _case("MultilabelMatthewsCorrCoef", P(M.MultilabelMatthewsCorrCoef, L), MULTILABEL_BATCHES,
-          _ml("matthews_corrcoef")),
+    _case(
+        "MultilabelMatthewsCorrCoef", P(M.MultilabelMatthewsCorrCoef, L), MULTILABEL_BATCHES, _ml("matthews_corrcoef")
+    ),
 ]
 
 
@@ -166,49 +243,90 @@ def _tm(name, *args, **kwargs):
 
 SW = dict(multidim_average="samplewise")
 CASES += [
-    _case("BinaryAccuracy-samplewise", P(M.BinaryAccuracy, ignore_index=-1, **SW), BINARY_MULTIDIM,
-          _tm("binary_accuracy", ignore_index=-1, **SW)),
-    _case("BinaryStatScores-samplewise", P(M.BinaryStatScores, ignore_index=-1, **SW), BINARY_MULTIDIM,
-          _tm("binary_stat_scores", ignore_index=-1, **SW)),
+    _case(
+        "BinaryAccuracy-samplewise",
+        P(M.BinaryAccuracy, ignore_index=-1, **SW),
+        BINARY_MULTIDIM,
+        _tm("binary_accuracy", ignore_index=-1, **SW),
+    ),
+    _case(
+        "BinaryStatScores-samplewise",
+        P(M.BinaryStatScores, ignore_index=-1, **SW),
+        BINARY_MULTIDIM,
+        _tm("binary_stat_scores", ignore_index=-1, **SW),
+    ),
     _case("BinaryF1Score-float-target", M.BinaryF1Score, FLOAT_TARGET_BATCHES, _tm("binary_f1_score")),
-    _case("MulticlassF1Score-top2-samplewise", P(M.MulticlassF1Score, C, top_k=2, ignore_index=-1, **SW),
-          MULTICLASS_MULTIDIM, _tm("multiclass_f1_score", C, top_k=2, ignore_index=-1, **SW)),
-    _case("MulticlassStatScores-samplewise", P(M.MulticlassStatScores, C, average=None, ignore_index=-1, **SW),
-          MULTICLASS_MULTIDIM, _tm("multiclass_stat_scores", C, average=None, ignore_index=-1, **SW)),
-    _case("MulticlassPrecision-top2", P(M.MulticlassPrecision, C, top_k=2), MULTICLASS_BATCHES,
-          _tm("multiclass_precision", C, top_k=2)),
-    _case("MulticlassSpecificity-top3", P(M.MulticlassSpecificity, C, top_k=3, average=None), MULTICLASS_BATCHES,
-          _tm("multiclass_specificity", C, top_k=3, average=None)),
-    _case("MultilabelRecall-samplewise", P(M.MultilabelRecall, L, average="weighted", **SW), MULTILABEL_MULTIDIM,
-          _tm("multilabel_recall", L, average="weighted", **SW)),
+    _case(
+        "MulticlassF1Score-top2-samplewise",
+        P(M.MulticlassF1Score, C, top_k=2, ignore_index=-1, **SW),
+        MULTICLASS_MULTIDIM,
+        _tm("multiclass_f1_score", C, top_k=2, ignore_index=-1, **SW),
+    ),
+    _case(
+        "MulticlassStatScores-samplewise",
+        P(M.MulticlassStatScores, C, average=None, ignore_index=-1, **SW),
+        MULTICLASS_MULTIDIM,
+        _tm("multiclass_stat_scores", C, average=None, ignore_index=-1, **SW),
+    ),
+    _case(
+        "MulticlassPrecision-top2",
+        P(M.MulticlassPrecision, C, top_k=2),
+        MULTICLASS_BATCHES,
+        _tm("multiclass_precision", C, top_k=2),
+    ),
+    _case(
+        "MulticlassSpecificity-top3",
+        P(M.MulticlassSpecificity, C, top_k=3, average=None),
+        MULTICLASS_BATCHES,
+        _tm("multiclass_specificity", C, top_k=3, average=None),
+    ),
+    _case(
+        "MultilabelRecall-samplewise",
+        P(M.MultilabelRecall, L, average="weighted", **SW),
+        MULTILABEL_MULTIDIM,
+        _tm("multilabel_recall", L, average="weighted", **SW),
+    ),
 ]
 
 
 def shared_multiclass_collection() -> MetricCollection:
     """Eight metrics on one [C, C] confusion matrix, two on one top-2 state (module level: picklable)."""
-    return MetricCollection({
-        "acc": M.MulticlassAccuracy(C, average="micro"),
-        "prec": M.MulticlassPrecision(C),
-        "rec": M.MulticlassRecall(C, average="weighted"),
-        "f1": M.MulticlassF1Score(C),
-        "spec": M.MulticlassSpecificity(C),
-        "cm": M.MulticlassConfusionMatrix(C),
-        "mcc": M.MulticlassMatthewsCorrCoef(C),
-        "kappa": M.MulticlassCohenKappa(C),
-        "top2": M.MulticlassAccuracy(C, top_k=2, average="micro"),
-        "rec2": M.MulticlassRecall(C, top_k=2, average="micro"),
-    })
+    return MetricCollection(
+        {
+            "acc": M.MulticlassAccuracy(C, average="micro"),
+            "prec": M.MulticlassPrecision(C),
+            "rec": M.MulticlassRecall(C, average="weighted"),
+            "f1": M.MulticlassF1Score(C),
+            "spec": M.MulticlassSpecificity(C),
+            "cm": M.MulticlassConfusionMatrix(C),
+            "mcc": M.MulticlassMatthewsCorrCoef(C),
+            "kappa": M.MulticlassCohenKappa(C),
+            "top2": M.MulticlassAccuracy(C, top_k=2, average="micro"),
+            "rec2": M.MulticlassRecall(C, top_k=2, average="micro"),
+        }
+    )
 
 
 SHARED_REFERENCE = {
-    "acc": _mc("accuracy", "micro"), "prec": _mc("precision"), "rec": _mc("recall", "weighted"),
-    "f1": _mc("f1_score"), "spec": _mc("specificity"), "cm": _mc("confusion_matrix"),
-    "mcc": _mc("matthews_corrcoef"), "kappa": _mc("cohen_kappa"),
+    "acc": _mc("accuracy", "micro"),
+    "prec": _mc("precision"),
+    "rec": _mc("recall", "weighted"),
+    "f1": _mc("f1_score"),
+    "spec": _mc("specificity"),
+    "cm": _mc("confusion_matrix"),
+    "mcc": _mc("matthews_corrcoef"),
+    "kappa": _mc("cohen_kappa"),
     "top2": lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "micro"),
     "rec2": lambda p, t: sk_topk_accuracy(t.numpy(), p.numpy(), C, 2, "micro"),
 }
-CASES.append(_case("shared-collection", shared_multiclass_collection, MULTICLASS_BATCHES,
-                   lambda p, t: {k: ref(p, t) for k, ref in SHARED_REFERENCE.items()}))
+CASES.append(
+    _case(
+        "shared-collection",
+        shared_multiclass_collection,
+        MULTICLASS_BATCHES,
+        lambda p, t: {k: ref(p, t) for k, ref in SHARED_REFERENCE.items()},
+    )
+)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -266,12 +384,27 @@ def test_shared_state_one_kernel_call_per_batch_and_one_sync_slot(monkeypatch):
 
 def test_binary_and_multilabel_metrics_share_their_state(monkeypatch):
     calls = _count_kernel_calls(monkeypatch)
-    binary = MetricCollection([M.BinaryAccuracy(), M.BinaryF1Score(), M.BinaryMatthewsCorrCoef(),
-                               M.BinaryConfusionMatrix(), M.BinaryCohenKappa(), M.BinaryJaccardIndex()])
+    binary = MetricCollection(
+        [
+            M.BinaryAccuracy(),
+            M.BinaryF1Score(),
+            M.BinaryMatthewsCorrCoef(),
+            M.BinaryConfusionMatrix(),
+            M.BinaryCohenKappa(),
+            M.BinaryJaccardIndex(),
+        ]
+    )
     feed(binary, [(p, t.clamp(min=0)) for p, t in BINARY_BATCHES])
     assert calls == {"confmat_threshold": len(SIZES)}
-    multilabel = MetricCollection([M.MultilabelAccuracy(L), M.MultilabelPrecision(L), M.MultilabelRecall(L),
-                                   M.MultilabelStatScores(L), M.MultilabelMatthewsCorrCoef(L)])
+    multilabel = MetricCollection(
+        [
+            M.MultilabelAccuracy(L),
+            M.MultilabelPrecision(L),
+            M.MultilabelRecall(L),
+            M.MultilabelStatScores(L),
+            M.MultilabelMatthewsCorrCoef(L),
+        ]
+    )
     feed(multilabel, MULTILABEL_BATCHES)
     assert calls == {"confmat_threshold": 2 * len(SIZES)}
     assert len(binary._sync_plan().specs) == 1 and len(multilabel._sync_plan().specs) == 1
@@ -279,16 +412,26 @@ def test_binary_and_multilabel_metrics_share_their_state(monkeypatch):
 
 def test_top_k_and_samplewise_metrics_share_their_state(monkeypatch):
     calls = _count_kernel_calls(monkeypatch)
-    top2 = MetricCollection([M.MulticlassAccuracy(C, top_k=2), M.MulticlassPrecision(C, top_k=2),
-                             M.MulticlassF1Score(C, top_k=2), M.MulticlassStatScores(C, top_k=2)])
+    top2 = MetricCollection(
+        [
+            M.MulticlassAccuracy(C, top_k=2),
+            M.MulticlassPrecision(C, top_k=2),
+            M.MulticlassF1Score(C, top_k=2),
+            M.MulticlassStatScores(C, top_k=2),
+        ]
+    )
     results = feed(top2, MULTICLASS_BATCHES).compute()
     assert calls == {"topk_update": len(SIZES)}
     assert len(top2._sync_plan().specs) == 1
     for name, value in results.items():
         assert_same(value, feed(top2[name].clone().reset(), MULTICLASS_BATCHES).compute(), what=name)
-    samplewise = MetricCollection([M.BinaryAccuracy(multidim_average="samplewise", ignore_index=-1),
-                                   M.BinaryF1Score(multidim_average="samplewise", ignore_index=-1),
-                                   M.BinaryStatScores(multidim_average="samplewise", ignore_index=-1)])
+    samplewise = MetricCollection(
+        [
+            M.BinaryAccuracy(multidim_average="samplewise", ignore_index=-1),
+            M.BinaryF1Score(multidim_average="samplewise", ignore_index=-1),
+            M.BinaryStatScores(multidim_average="samplewise", ignore_index=-1),
+        ]
+    )
     calls.clear()
     results = feed(samplewise, BINARY_MULTIDIM).compute()
     assert calls == {"confmat_threshold": len(SIZES)}
@@ -299,15 +442,26 @@ def test_top_k_and_samplewise_metrics_share_their_state(monkeypatch):
 
 
 def test_different_state_options_do_not_share():
-    keys = [m.state_key for m in (
-        M.MulticlassAccuracy(C), M.MulticlassAccuracy(C, ignore_index=0), M.MulticlassAccuracy(C + 1),
-        M.MulticlassAccuracy(C, top_k=2), M.MulticlassAccuracy(C, top_k=3),
-        M.BinaryAccuracy(), M.BinaryAccuracy(threshold=0.3), M.BinaryAccuracy(ignore_index=-1),
-        M.MultilabelAccuracy(L), M.MultilabelAccuracy(L, threshold=0.7), M.MultilabelAccuracy(L + 1),
-        M.BinaryAccuracy(multidim_average="samplewise"), M.MulticlassAccuracy(C, multidim_average="samplewise"),
-        M.MulticlassAccuracy(C, multidim_average="samplewise", top_k=2),
-        M.MultilabelAccuracy(L, multidim_average="samplewise"),
-    )]
+    keys = [
+        m.state_key
+        for m in (
+            M.MulticlassAccuracy(C),
+            M.MulticlassAccuracy(C, ignore_index=0),
+            M.MulticlassAccuracy(C + 1),
+            M.MulticlassAccuracy(C, top_k=2),
+            M.MulticlassAccuracy(C, top_k=3),
+            M.BinaryAccuracy(),
+            M.BinaryAccuracy(threshold=0.3),
+            M.BinaryAccuracy(ignore_index=-1),
+            M.MultilabelAccuracy(L),
+            M.MultilabelAccuracy(L, threshold=0.7),
+            M.MultilabelAccuracy(L + 1),
+            M.BinaryAccuracy(multidim_average="samplewise"),
+            M.MulticlassAccuracy(C, multidim_average="samplewise"),
+            M.MulticlassAccuracy(C, multidim_average="samplewise", top_k=2),
+            M.MultilabelAccuracy(L, multidim_average="samplewise"),
+        )
+    ]
     assert len(set(keys)) == len(keys)
     assert M.MulticlassAccuracy(C).state_key == M.MulticlassCohenKappa(C).state_key
     collection = MetricCollection({"a": M.BinaryAccuracy(), "b": M.BinaryAccuracy(threshold=0.9)})
@@ -345,42 +499,134 @@ BAD_INPUTS = [
     # (metric factory, preds, target, exception, message pattern)
     (M.BinaryAccuracy, torch.tensor([0.2, NAN]), torch.tensor([0, 1]), ValueError, "preds: NaN"),
     (P(M.BinaryAccuracy, ignore_index=-1), torch.tensor([0.2, NAN]), torch.tensor([0, -1]), ValueError, "preds: NaN"),
-    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0, 1, 1]), ValueError, r"target: expected the shape of preds \[2\]"),
+    (
+        M.BinaryAccuracy,
+        torch.tensor([0.2, 0.3]),
+        torch.tensor([0, 1, 1]),
+        ValueError,
+        r"target: expected the shape of preds \[2\]",
+    ),
     (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0, 2]), ValueError, "target: .*2.* not a binary label"),
     (M.BinaryAccuracy, torch.tensor([0, 3]), torch.tensor([0, 1]), ValueError, "preds: .*3"),
-    (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([0.0, 0.5]), ValueError,
-     "target: a float target must hold 0 or 1, got 0.5 at index 1"),
+    (
+        M.BinaryAccuracy,
+        torch.tensor([0.2, 0.3]),
+        torch.tensor([0.0, 0.5]),
+        ValueError,
+        "target: a float target must hold 0 or 1, got 0.5 at index 1",
+    ),
     (M.BinaryAccuracy, torch.tensor([0.2, 0.3]), torch.tensor([NAN, 1.0]), ValueError, "target: a float target"),
-    (P(M.BinaryAccuracy, multidim_average="samplewise"), torch.tensor([0.2, 0.3]), torch.tensor([0, 1]), ValueError,
-     "preds: multidim_average='samplewise' needs"),
-    (P(M.BinaryAccuracy, multidim_average="samplewise"), torch.rand(2, 3), torch.tensor([[0, 1, 1], [0, 2, 1]]),
-     ValueError, "target: .*2"),
+    (
+        P(M.BinaryAccuracy, multidim_average="samplewise"),
+        torch.tensor([0.2, 0.3]),
+        torch.tensor([0, 1]),
+        ValueError,
+        "preds: multidim_average='samplewise' needs",
+    ),
+    (
+        P(M.BinaryAccuracy, multidim_average="samplewise"),
+        torch.rand(2, 3),
+        torch.tensor([[0, 1, 1], [0, 2, 1]]),
+        ValueError,
+        "target: .*2",
+    ),
     (M.BinaryAccuracy, [0.2, 0.3], torch.tensor([0, 1]), TypeError, "preds: expected a torch.Tensor"),
     (P(M.MulticlassAccuracy, C), torch.tensor([[0.1] * C, [NAN] * C]), torch.tensor([0, 1]), ValueError, "preds: NaN"),
-    (P(M.MulticlassAccuracy, C), torch.randn(2, C + 1), torch.tensor([0, 1]), ValueError,
-     r"preds: expected scores \[N, C, \.\.\.\] with C = num_classes = 4"),
+    (
+        P(M.MulticlassAccuracy, C),
+        torch.randn(2, C + 1),
+        torch.tensor([0, 1]),
+        ValueError,
+        r"preds: expected scores \[N, C, \.\.\.\] with C = num_classes = 4",
+    ),
     (P(M.MulticlassAccuracy, C), torch.randn(3, C), torch.tensor([0, 1]), ValueError, r"target: expected shape \[3\]"),
-    (P(M.MulticlassAccuracy, C), torch.randn(2, C), torch.tensor([0, C]), ValueError, "target: label 4 .* out of range"),
-    (P(M.MulticlassAccuracy, C), torch.tensor([0, 7]), torch.tensor([0, 1]), ValueError, "preds: label 7 .* out of range"),
-    (P(M.MulticlassAccuracy, C), torch.tensor([0.0, 1.0]), torch.tensor([0, 1]), TypeError, "preds: expected integer class labels"),
-    (P(M.MulticlassAccuracy, C), torch.randint(0, C, (2, C)), torch.tensor([0, 1]), TypeError, "preds: with one dim more"),
+    (
+        P(M.MulticlassAccuracy, C),
+        torch.randn(2, C),
+        torch.tensor([0, C]),
+        ValueError,
+        "target: label 4 .* out of range",
+    ),
+    (
+        P(M.MulticlassAccuracy, C),
+        torch.tensor([0, 7]),
+        torch.tensor([0, 1]),
+        ValueError,
+        "preds: label 7 .* out of range",
+    ),
+    (
+        P(M.MulticlassAccuracy, C),
+        torch.tensor([0.0, 1.0]),
+        torch.tensor([0, 1]),
+        TypeError,
+        "preds: expected integer class labels",
+    ),
+    (
+        P(M.MulticlassAccuracy, C),
+        torch.randint(0, C, (2, C)),
+        torch.tensor([0, 1]),
+        TypeError,
+        "preds: with one dim more",
+    ),
     (P(M.MulticlassAccuracy, C), torch.randn(2, C, 2, 2), torch.tensor([0, 1]), ValueError, "preds: expected labels"),
-    (P(M.MulticlassAccuracy, C, top_k=2), torch.tensor([0, 1]), torch.tensor([0, 1]), ValueError, "preds: top_k = 2 needs float scores"),
-    (P(M.MulticlassAccuracy, C, top_k=2), torch.tensor([[0.1] * C, [NAN] * C]), torch.tensor([0, 1]), ValueError, "preds: NaN"),
-    (P(M.MultilabelAccuracy, L), torch.rand(2, L + 1), torch.randint(0, 2, (2, L + 1)), ValueError,
-     r"preds: expected shape \[N, L, \.\.\.\] with L = num_labels = 3"),
+    (
+        P(M.MulticlassAccuracy, C, top_k=2),
+        torch.tensor([0, 1]),
+        torch.tensor([0, 1]),
+        ValueError,
+        "preds: top_k = 2 needs float scores",
+    ),
+    (
+        P(M.MulticlassAccuracy, C, top_k=2),
+        torch.tensor([[0.1] * C, [NAN] * C]),
+        torch.tensor([0, 1]),
+        ValueError,
+        "preds: NaN",
+    ),
+    (
+        P(M.MultilabelAccuracy, L),
+        torch.rand(2, L + 1),
+        torch.randint(0, 2, (2, L + 1)),
+        ValueError,
+        r"preds: expected shape \[N, L, \.\.\.\] with L = num_labels = 3",
+    ),
     (P(M.MultilabelAccuracy, L), torch.tensor([[0.1, NAN, 0.3]]), torch.tensor([[0, 1, 1]]), ValueError, "preds: NaN"),
     (P(M.MultilabelAccuracy, L), torch.rand(2, L), torch.tensor([[0, 1, 1], [1, 3, 0]]), ValueError, "target: .*3"),
-    (P(M.MultilabelAccuracy, L), torch.rand(2, L), torch.tensor([[0.0, 1.0, 2.0], [1.0, 0.0, 0.0]]), ValueError,
-     "target: a float target must hold 0 or 1"),
-    (P(M.MulticlassAccuracy, C, multidim_average="samplewise"), torch.randn(2, C, 3),
-     torch.tensor([[0, 1, 1], [0, C, 1]]), ValueError, "target: label 4 .* out of range"),
-    (P(M.MulticlassAccuracy, C, multidim_average="samplewise"), torch.randn(2, C), torch.tensor([0, 1]), ValueError,
-     "preds: multidim_average='samplewise' needs"),
-    (P(M.MulticlassAccuracy, C, multidim_average="samplewise", top_k=2), torch.full((2, C, 3), NAN),
-     torch.tensor([[0, 1, 1], [0, 2, 1]]), ValueError, "preds: NaN"),
-    (P(M.MultilabelAccuracy, L, multidim_average="samplewise"), torch.rand(2, L, 2),
-     torch.tensor([[[0, 1], [1, 1], [0, 0]], [[0, 1], [1, 5], [0, 0]]]), ValueError, "target: .*5"),
+    (
+        P(M.MultilabelAccuracy, L),
+        torch.rand(2, L),
+        torch.tensor([[0.0, 1.0, 2.0], [1.0, 0.0, 0.0]]),
+        ValueError,
+        "target: a float target must hold 0 or 1",
+    ),
+    (
+        P(M.MulticlassAccuracy, C, multidim_average="samplewise"),
+        torch.randn(2, C, 3),
+        torch.tensor([[0, 1, 1], [0, C, 1]]),
+        ValueError,
+        "target: label 4 .* out of range",
+    ),
+    (
+        P(M.MulticlassAccuracy, C, multidim_average="samplewise"),
+        torch.randn(2, C),
+        torch.tensor([0, 1]),
+        ValueError,
+        "preds: multidim_average='samplewise' needs",
+    ),
+    (
+        P(M.MulticlassAccuracy, C, multidim_average="samplewise", top_k=2),
+        torch.full((2, C, 3), NAN),
+        torch.tensor([[0, 1, 1], [0, 2, 1]]),
+        ValueError,
+        "preds: NaN",
+    ),
+    (
+        P(M.MultilabelAccuracy, L, multidim_average="samplewise"),
+        torch.rand(2, L, 2),
+        torch.tensor([[[0, 1], [1, 1], [0, 0]], [[0, 1], [1, 5], [0, 0]]]),
+        ValueError,
+        "target: .*5",
+    ),
 ]
 
 
@@ -388,7 +634,9 @@ def _good_batch(metric):
     samplewise = metric.multidim_average == "samplewise"
     if isinstance(metric, M.MulticlassAccuracy):
         preds, target = MULTICLASS_BATCHES[0]
-        return (preds.reshape(-1, C, 1).expand(-1, C, 2), target[:, None].expand(-1, 2)) if samplewise else (preds, target)
+        return (
+            (preds.reshape(-1, C, 1).expand(-1, C, 2), target[:, None].expand(-1, 2)) if samplewise else (preds, target)
+        )
     if isinstance(metric, M.MultilabelAccuracy):
         preds, target = MULTILABEL_BATCHES[0]
         return (preds[..., None], target[..., None]) if samplewise else (preds, target)
@@ -409,15 +657,23 @@ def test_bad_input_raises_and_leaves_state_unchanged(factory, preds, target, exc
     assert all(torch.equal(before[k], v) for k, v in states_of(metric).items())
 
 
-@pytest.mark.parametrize("factory, preds, target, match", [
-    (M.BinaryAccuracy, torch.tensor([0.2, 0.7]), torch.tensor([0, 3]), "target"),
-    (M.BinaryF1Score, torch.tensor([0.2, 0.7]), torch.tensor([0.0, 0.4]), "target: a float target"),
-    (P(M.MulticlassPrecision, C), torch.tensor([0, 1]), torch.tensor([0, C + 2]), "target: label 6"),
-    (P(M.MulticlassF1Score, C, top_k=2), torch.tensor([[NAN] * C, [0.0] * C]), torch.tensor([0, 1]), "preds: NaN"),
-    (P(M.MultilabelRecall, L, multidim_average="samplewise"), torch.rand(2, L, 2), torch.full((2, L, 2), 7),
-     "target"),
-    (P(M.MulticlassConfusionMatrix, C), torch.tensor([0, -3]), torch.tensor([0, 1]), "preds: label -3"),
-], ids=lambda v: getattr(v, "func", v).__name__ if callable(v) else None)
+@pytest.mark.parametrize(
+    "factory, preds, target, match",
+    [
+        (M.BinaryAccuracy, torch.tensor([0.2, 0.7]), torch.tensor([0, 3]), "target"),
+        (M.BinaryF1Score, torch.tensor([0.2, 0.7]), torch.tensor([0.0, 0.4]), "target: a float target"),
+        (P(M.MulticlassPrecision, C), torch.tensor([0, 1]), torch.tensor([0, C + 2]), "target: label 6"),
+        (P(M.MulticlassF1Score, C, top_k=2), torch.tensor([[NAN] * C, [0.0] * C]), torch.tensor([0, 1]), "preds: NaN"),
+        (
+            P(M.MultilabelRecall, L, multidim_average="samplewise"),
+            torch.rand(2, L, 2),
+            torch.full((2, L, 2), 7),
+            "target",
+        ),
+        (P(M.MulticlassConfusionMatrix, C), torch.tensor([0, -3]), torch.tensor([0, 1]), "preds: label -3"),
+    ],
+    ids=lambda v: getattr(v, "func", v).__name__ if callable(v) else None,
+)
 def test_validate_args_false_still_rejects_bad_input(factory, preds, target, match):
     """torchmetrics skips its checks with validate_args=False (and then returns a number from bad
     labels); torchtally's checks are part of the kernels' one pass, so they always run."""
@@ -429,8 +685,7 @@ def test_validate_args_false_still_rejects_bad_input(factory, preds, target, mat
 def test_device_mismatch_is_rejected():
     # A fresh metric follows its input's device (tests/base/test_placement.py); one holding data refuses.
     metric = M.MulticlassAccuracy(C).update(torch.randn(2, C), torch.tensor([0, 1]))
-    assert_rejects(metric, (torch.randn(2, C, device="meta"), torch.tensor([0, 1], device="meta")),
-                   ValueError, "preds")
+    assert_rejects(metric, (torch.randn(2, C, device="meta"), torch.tensor([0, 1], device="meta")), ValueError, "preds")
 
 
 @pytest.mark.filterwarnings("ignore:.*NaN values found in confusion matrix")  # normalised, empty: as torchmetrics
@@ -475,8 +730,9 @@ def test_bad_options_are_named(make, match):
 
 
 def test_torchmetrics_style_options_are_accepted():
-    m = M.MulticlassAccuracy(num_classes=C, average="micro", multidim_average="global", validate_args=False,
-                             sync_on_compute=False)
+    m = M.MulticlassAccuracy(
+        num_classes=C, average="micro", multidim_average="global", validate_args=False, sync_on_compute=False
+    )
     preds, target = MULTICLASS_BATCHES[1]
     assert abs(float(m.update(preds, target).compute()) - float((preds.argmax(1) == target).float().mean())) < 1e-6
 
@@ -517,14 +773,24 @@ def test_reference_backend_gives_the_same_state():
     """The update path on the torch reference (other devices) equals the C core."""
     if not kernels.has_c():
         pytest.skip("torchtally._C is not built: both paths are the reference")
-    factories = [shared_multiclass_collection, lambda: M.BinaryStatScores(ignore_index=-1),
-                 lambda: M.MultilabelStatScores(L, average=None),
-                 lambda: M.BinaryStatScores(ignore_index=-1, multidim_average="samplewise"),
-                 lambda: M.MulticlassStatScores(C, top_k=2, ignore_index=-1, multidim_average="samplewise"),
-                 lambda: M.MultilabelStatScores(L, multidim_average="samplewise"),
-                 lambda: M.BinaryStatScores()]
-    data = [MULTICLASS_BATCHES, BINARY_BATCHES, MULTILABEL_BATCHES, BINARY_MULTIDIM, MULTICLASS_MULTIDIM,
-            MULTILABEL_MULTIDIM, FLOAT_TARGET_BATCHES]
+    factories = [
+        shared_multiclass_collection,
+        lambda: M.BinaryStatScores(ignore_index=-1),
+        lambda: M.MultilabelStatScores(L, average=None),
+        lambda: M.BinaryStatScores(ignore_index=-1, multidim_average="samplewise"),
+        lambda: M.MulticlassStatScores(C, top_k=2, ignore_index=-1, multidim_average="samplewise"),
+        lambda: M.MultilabelStatScores(L, multidim_average="samplewise"),
+        lambda: M.BinaryStatScores(),
+    ]
+    data = [
+        MULTICLASS_BATCHES,
+        BINARY_BATCHES,
+        MULTILABEL_BATCHES,
+        BINARY_MULTIDIM,
+        MULTICLASS_MULTIDIM,
+        MULTILABEL_MULTIDIM,
+        FLOAT_TARGET_BATCHES,
+    ]
     for factory, batches in zip(factories, data):
         c_state = states_of(feed(factory(), batches))
         previous = kernels.set_backend("reference")
@@ -542,6 +808,7 @@ def test_reference_backend_gives_the_same_state():
 @pytest.mark.parametrize("module", ["stat_scores", "precision_recall", "confusion_matrix", "tasks"])
 def test_docstring_examples(module):
     import importlib
+
     mod = importlib.import_module(f"torchtally.metrics.{module}")
     failed, attempted = doctest.testmod(mod)
     assert attempted > 0 and failed == 0
@@ -549,6 +816,7 @@ def test_docstring_examples(module):
 
 def test_functional_docstring_examples():
     import torchtally.functional.classification as fc
+
     failed, attempted = doctest.testmod(fc)
     assert attempted > 0 and failed == 0
 

@@ -4,6 +4,7 @@ multidim_average, float targets, labels / probabilities / logits, [N, C, ...] in
 goes through the shared parity tester (forward per batch, compute after the forwards, update +
 compute; a selection also on 2 gloo ranks with uneven shards); every function runs on one batch.
 Values, dtypes and shapes must be equal (counts exactly, ratios within 1e-6)."""
+
 import functools
 import itertools
 import warnings
@@ -12,10 +13,10 @@ import pytest
 import torch
 import torchmetrics.classification as tmc
 import torchmetrics.functional.classification as tmf
-
-import torchtally.functional.classification as ttf
 from support.parity_tester import ParityCase, check_parity, run_parity_distributed
+
 import torchtally.classification as ttc
+import torchtally.functional.classification as ttf
 
 # A normalised confusion matrix with an empty row warns (both libraries); checked on its own below.
 pytestmark = pytest.mark.filterwarnings("ignore:.*NaN values found in confusion matrix")
@@ -28,7 +29,7 @@ MATRIX_FAMILY = ("ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKa
 
 
 def _gen(*key) -> torch.Generator:
-    return torch.Generator().manual_seed(hash(key) % (2 ** 31))
+    return torch.Generator().manual_seed(hash(key) % (2**31))
 
 
 def binary_batches(kind: str, multidim: bool, ignore_index, float_target: bool, key):
@@ -85,7 +86,7 @@ def _theirs(batch):
     return preds, (target.long() if target.is_floating_point() else target)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _integer_targets(cls: type) -> type:
     """torchmetrics' class ``cls`` fed the integer form of float 0/1 targets (see _theirs)."""
 
@@ -98,8 +99,12 @@ def _integer_targets(cls: type) -> type:
 
 
 def parity_case(name, args, kwargs, batches) -> ParityCase:
-    return ParityCase(f"{name}{args}{kwargs}", functools.partial(getattr(ttc, name), *args, **kwargs),
-                      functools.partial(_integer_targets(getattr(tmc, name)), *args, **kwargs), batches)
+    return ParityCase(
+        f"{name}{args}{kwargs}",
+        functools.partial(getattr(ttc, name), *args, **kwargs),
+        functools.partial(_integer_targets(getattr(tmc, name)), *args, **kwargs),
+        batches,
+    )
 
 
 def check_class(name, args, kwargs, batches):
@@ -116,10 +121,16 @@ def check_function(name, args, kwargs, batch):
 
 
 def _snake(family: str) -> str:
-    return {"F1Score": "f1_score", "FBetaScore": "fbeta_score", "StatScores": "stat_scores",
-            "HammingDistance": "hamming_distance",
-            "ConfusionMatrix": "confusion_matrix", "JaccardIndex": "jaccard_index",
-            "MatthewsCorrCoef": "matthews_corrcoef", "CohenKappa": "cohen_kappa"}.get(family, family.lower())
+    return {
+        "F1Score": "f1_score",
+        "FBetaScore": "fbeta_score",
+        "StatScores": "stat_scores",
+        "HammingDistance": "hamming_distance",
+        "ConfusionMatrix": "confusion_matrix",
+        "JaccardIndex": "jaccard_index",
+        "MatthewsCorrCoef": "matthews_corrcoef",
+        "CohenKappa": "cohen_kappa",
+    }.get(family, family.lower())
 
 
 def _beta(family):
@@ -131,9 +142,16 @@ def _beta(family):
 # Input layouts: every value of each option, and every pair of two options' values, occurs at least
 # once (a covering set of the full product, which would take minutes against torchmetrics).
 # (preds kind, [N, ...] extra dim, ignore_index, float target)
-BINARY_INPUTS = [("labels", False, None, False), ("labels", True, -1, True), ("probs", False, -1, False),
-                 ("probs", True, None, True), ("logits", False, None, True), ("logits", True, -1, False),
-                 ("probs", True, -1, False), ("logits", False, -1, True)]
+BINARY_INPUTS = [
+    ("labels", False, None, False),
+    ("labels", True, -1, True),
+    ("probs", False, -1, False),
+    ("probs", True, None, True),
+    ("logits", False, None, True),
+    ("logits", True, -1, False),
+    ("probs", True, -1, False),
+    ("logits", False, -1, True),
+]
 
 
 @pytest.mark.parametrize("family", STAT_FAMILY)
@@ -150,9 +168,11 @@ def test_binary_stat_family(family, kind, multidim, ignore_index, float_target):
 @pytest.mark.parametrize("kind, multidim, ignore_index, float_target", BINARY_INPUTS, ids=str)
 def test_binary_matrix_family(family, kind, multidim, ignore_index, float_target):
     batches = binary_batches(kind, multidim, ignore_index, float_target, family)
-    options = {"ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
-               "CohenKappa": [dict(weights=w) for w in (None, "linear", "quadratic")],
-               "JaccardIndex": [dict(zero_division=z) for z in (0, 1)]}.get(family, [{}])
+    options = {
+        "ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
+        "CohenKappa": [dict(weights=w) for w in (None, "linear", "quadratic")],
+        "JaccardIndex": [dict(zero_division=z) for z in (0, 1)],
+    }.get(family, [{}])
     for extra, threshold in zip(options, itertools.cycle([0.5, 0.3])):
         kwargs = dict(threshold=threshold, ignore_index=ignore_index, **extra)
         check_class("Binary" + family, (), kwargs, batches)
@@ -162,9 +182,17 @@ def test_binary_matrix_family(family, kind, multidim, ignore_index, float_target
 # -- multiclass --------------------------------------------------------------------------------
 
 # (preds kind, [N, C, ...] extra dim, ignore_index)
-MULTICLASS_INPUTS = [("labels", False, None), ("labels", True, 0), ("labels", False, -1), ("probs", False, 0),
-                     ("probs", True, -1), ("probs", True, None), ("logits", False, -1), ("logits", True, 0),
-                     ("logits", False, None)]
+MULTICLASS_INPUTS = [
+    ("labels", False, None),
+    ("labels", True, 0),
+    ("labels", False, -1),
+    ("probs", False, 0),
+    ("probs", True, -1),
+    ("probs", True, None),
+    ("logits", False, -1),
+    ("logits", True, 0),
+    ("logits", False, None),
+]
 AVERAGES = ["micro", "macro", "weighted", None]
 
 
@@ -186,9 +214,11 @@ def test_multiclass_stat_family(family, kind, multidim, ignore_index):
 @pytest.mark.parametrize("kind, multidim, ignore_index", MULTICLASS_INPUTS, ids=str)
 def test_multiclass_matrix_family(family, kind, multidim, ignore_index):
     batches = multiclass_batches(kind, multidim, ignore_index, family)
-    options = {"ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
-               "CohenKappa": [dict(weights=w) for w in (None, "linear", "quadratic")],
-               "JaccardIndex": [dict(average=a, zero_division=z) for a in AVERAGES for z in (0, 1)]}.get(family, [{}])
+    options = {
+        "ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
+        "CohenKappa": [dict(weights=w) for w in (None, "linear", "quadratic")],
+        "JaccardIndex": [dict(average=a, zero_division=z) for a in AVERAGES for z in (0, 1)],
+    }.get(family, [{}])
     for extra in options:
         kwargs = dict(ignore_index=ignore_index, **extra)
         check_class("Multiclass" + family, (C,), kwargs, batches)
@@ -227,8 +257,10 @@ def test_multilabel_stat_family(family, kind, multidim, ignore_index, float_targ
 @pytest.mark.parametrize("kind, multidim, ignore_index, float_target", MULTILABEL_INPUTS, ids=str)
 def test_multilabel_matrix_family(family, kind, multidim, ignore_index, float_target):
     batches = multilabel_batches(kind, multidim, ignore_index, float_target, family)
-    options = {"ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
-               "JaccardIndex": [dict(average=a) for a in AVERAGES]}.get(family, [{}])
+    options = {
+        "ConfusionMatrix": [dict(normalize=n) for n in (None, "true", "pred", "all")],
+        "JaccardIndex": [dict(average=a) for a in AVERAGES],
+    }.get(family, [{}])
     for extra in options:
         kwargs = dict(ignore_index=ignore_index, **extra)
         check_class("Multilabel" + family, (L,), kwargs, batches)
@@ -298,13 +330,25 @@ def _distributed_cases():
     cases = []
     for family in STAT_FAMILY:
         for mda in ("global", "samplewise"):
-            cases.append(parity_case("Binary" + family, _beta(family), dict(multidim_average=mda, ignore_index=-1),
-                                     binary))
-            cases.append(parity_case("Multiclass" + family, _beta(family) + (C,),
-                                     dict(average="macro", top_k=2, multidim_average=mda, ignore_index=0),
-                                     multiclass))
-            cases.append(parity_case("Multilabel" + family, _beta(family) + (L,),
-                                     dict(average="weighted", multidim_average=mda, ignore_index=-1), multilabel))
+            cases.append(
+                parity_case("Binary" + family, _beta(family), dict(multidim_average=mda, ignore_index=-1), binary)
+            )
+            cases.append(
+                parity_case(
+                    "Multiclass" + family,
+                    _beta(family) + (C,),
+                    dict(average="macro", top_k=2, multidim_average=mda, ignore_index=0),
+                    multiclass,
+                )
+            )
+            cases.append(
+                parity_case(
+                    "Multilabel" + family,
+                    _beta(family) + (L,),
+                    dict(average="weighted", multidim_average=mda, ignore_index=-1),
+                    multilabel,
+                )
+            )
     for family in MATRIX_FAMILY:
         cases.append(parity_case("Binary" + family, (), dict(ignore_index=-1), binary))
         cases.append(parity_case("Multiclass" + family, (C,), dict(ignore_index=0), multiclass))

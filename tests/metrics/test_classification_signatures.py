@@ -1,6 +1,7 @@
 """The torchmetrics surface of the classification count metrics: every class, task wrapper and
 function has torchmetrics 1.9's name, parameter names, order, kinds and defaults, the same
 class attributes, and the task wrappers return the task's class (or torchmetrics' errors)."""
+
 import inspect
 
 import pytest
@@ -9,23 +10,55 @@ import torchmetrics.classification as tmc
 import torchmetrics.functional.classification as tmf
 
 import torchtally
-import torchtally.functional.classification as ttf
 import torchtally as M
 import torchtally.classification as ttc
+import torchtally.functional.classification as ttf
 
-FAMILIES = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "StatScores", "HammingDistance",
-            "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa"]
-TASK_CLASSES = [f"{task}{family}" for family in FAMILIES for task in ("Binary", "Multiclass", "Multilabel")
-                if hasattr(tmc, f"{task}{family}")]
-FUNCTIONS = ["accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores", "hamming_distance",
-             "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"]
-TASK_FUNCTIONS = [f"{task}_{name}" for name in FUNCTIONS for task in ("binary", "multiclass", "multilabel")
-                  if hasattr(tmf, f"{task}_{name}")]
+FAMILIES = [
+    "Accuracy",
+    "Precision",
+    "Recall",
+    "F1Score",
+    "FBetaScore",
+    "Specificity",
+    "StatScores",
+    "HammingDistance",
+    "ConfusionMatrix",
+    "JaccardIndex",
+    "MatthewsCorrCoef",
+    "CohenKappa",
+]
+TASK_CLASSES = [
+    f"{task}{family}"
+    for family in FAMILIES
+    for task in ("Binary", "Multiclass", "Multilabel")
+    if hasattr(tmc, f"{task}{family}")
+]
+FUNCTIONS = [
+    "accuracy",
+    "precision",
+    "recall",
+    "f1_score",
+    "fbeta_score",
+    "specificity",
+    "stat_scores",
+    "hamming_distance",
+    "confusion_matrix",
+    "jaccard_index",
+    "matthews_corrcoef",
+    "cohen_kappa",
+]
+TASK_FUNCTIONS = [
+    f"{task}_{name}"
+    for name in FUNCTIONS
+    for task in ("binary", "multiclass", "multilabel")
+    if hasattr(tmf, f"{task}_{name}")
+]
 
 
 def _params(signature: inspect.Signature, skip_first: bool = False):
     """(name, kind, default) of every parameter: what a caller can rely on (annotations aside)."""
-    params = list(signature.parameters.values())[1 if skip_first else 0:]
+    params = list(signature.parameters.values())[1 if skip_first else 0 :]
     return [(p.name, p.kind, p.default) for p in params]
 
 
@@ -38,8 +71,9 @@ def test_task_class_signature(name):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_task_wrapper_signature(name):
     ours, theirs = getattr(ttc, name), getattr(tmc, name)
-    assert _params(inspect.signature(ours.__new__), skip_first=True) == \
-        _params(inspect.signature(theirs.__new__), skip_first=True)
+    assert _params(inspect.signature(ours.__new__), skip_first=True) == _params(
+        inspect.signature(theirs.__new__), skip_first=True
+    )
     assert _params(inspect.signature(ours)) == _params(inspect.signature(theirs))
 
 
@@ -51,8 +85,14 @@ def test_function_signature(name):
 @pytest.mark.parametrize("name", TASK_CLASSES)
 def test_class_attributes(name):
     ours, theirs = getattr(ttc, name), getattr(tmc, name)
-    for attr in ("is_differentiable", "higher_is_better", "full_state_update", "plot_lower_bound",
-                 "plot_upper_bound", "plot_legend_name"):
+    for attr in (
+        "is_differentiable",
+        "higher_is_better",
+        "full_state_update",
+        "plot_lower_bound",
+        "plot_upper_bound",
+        "plot_legend_name",
+    ):
         assert getattr(ours, attr, None) == getattr(theirs, attr, None), attr
 
 
@@ -62,6 +102,7 @@ def test_every_name_is_exported_where_torchmetrics_has_it():
     for name in TASK_FUNCTIONS + FUNCTIONS:
         assert name in ttf.__all__ and getattr(torchtally.functional, name) is getattr(ttf, name)
     import torchtally.functional.curves as curves
+
     for name in curves.__all__:  # torchmetrics.functional.classification also holds the curves
         assert name in ttf.__all__ and getattr(ttf, name) is getattr(curves, name)
 
@@ -96,8 +137,16 @@ def test_task_wrapper_returns_the_task_class(family, kwargs, task):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("kwargs", [dict(task="multiclass"), dict(task="multilabel"), dict(task="nope"),
-                                    dict(task="multiclass", num_classes=3, top_k=None)], ids=str)
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(task="multiclass"),
+        dict(task="multilabel"),
+        dict(task="nope"),
+        dict(task="multiclass", num_classes=3, top_k=None),
+    ],
+    ids=str,
+)
 def test_task_wrapper_errors(family, kwargs):
     theirs_raises = True
     try:

@@ -1,13 +1,12 @@
 """Classification values: every metric, task, average and input kind against scikit-learn
 (support.classification_refs) and against torchmetrics on the same inputs, plus the edge cases."""
+
 import math
 
 import numpy as np
 import pytest
 import torch
 import torchmetrics.functional.classification as tmf
-
-import torchtally.functional as ttf
 from support.classification_refs import (
     AVERAGES,
     BETA,
@@ -22,6 +21,8 @@ from support.classification_refs import (
     sk_multilabel,
     sk_topk_accuracy,
 )
+
+import torchtally.functional as ttf
 
 C, L, N = 5, 4, 300
 TOL = dict(rtol=1e-5, atol=1e-6)
@@ -67,8 +68,14 @@ def test_binary_confusion_matrix_normalize(normalize):
     preds, target = binary_data(N, seed=2, kind="logits")
     p = binary_labels(preds)
     sk_norm = None if normalize == "none" else normalize
-    out = check("binary", "confusion_matrix", preds, target, sk_binary("confusion_matrix", target.numpy(), p,
-                normalize=sk_norm), normalize=normalize)
+    out = check(
+        "binary",
+        "confusion_matrix",
+        preds,
+        target,
+        sk_binary("confusion_matrix", target.numpy(), p, normalize=sk_norm),
+        normalize=normalize,
+    )
     assert out.dtype == (torch.int64 if sk_norm is None else torch.float32)
 
 
@@ -114,9 +121,18 @@ def test_multiclass_cohen_kappa_and_mcc(weights):
     scores, target = multiclass_data(N, C, seed=7)
     p = multiclass_labels(scores)
     sk_w = None if weights == "none" else weights
-    check("multiclass", "cohen_kappa", scores, target, sk_multiclass("cohen_kappa", target.numpy(), p, C,
-          weights=sk_w), C, weights=weights)
-    check("multiclass", "matthews_corrcoef", scores, target, sk_multiclass("matthews_corrcoef", target.numpy(), p, C), C)
+    check(
+        "multiclass",
+        "cohen_kappa",
+        scores,
+        target,
+        sk_multiclass("cohen_kappa", target.numpy(), p, C, weights=sk_w),
+        C,
+        weights=weights,
+    )
+    check(
+        "multiclass", "matthews_corrcoef", scores, target, sk_multiclass("matthews_corrcoef", target.numpy(), p, C), C
+    )
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -152,8 +168,15 @@ def test_multilabel_vs_sklearn_and_torchmetrics(name, average, kind):
 def test_multilabel_confusion_matrix_and_mcc(normalize):
     preds, target = multilabel_data(N, L, seed=11, kind="logits")
     t, p = target.numpy(), binary_labels(preds)
-    check("multilabel", "confusion_matrix", preds, target, sk_multilabel("confusion_matrix", t, p,
-          normalize=normalize), L, normalize=normalize)
+    check(
+        "multilabel",
+        "confusion_matrix",
+        preds,
+        target,
+        sk_multilabel("confusion_matrix", t, p, normalize=normalize),
+        L,
+        normalize=normalize,
+    )
     check("multilabel", "matthews_corrcoef", preds, target, sk_multilabel("matthews_corrcoef", t, p), L)
 
 
@@ -184,8 +207,15 @@ def test_binary_all_one_class(name, only):
 def test_multiclass_all_one_class(name, average):
     scores, _ = multiclass_data(60, C, seed=14)
     target = torch.zeros(60, dtype=torch.int64)
-    check("multiclass", name, scores, target, sk_multiclass(name, target.numpy(), multiclass_labels(scores), C,
-          average), C, average=average)
+    check(
+        "multiclass",
+        name,
+        scores,
+        target,
+        sk_multiclass(name, target.numpy(), multiclass_labels(scores), C, average),
+        C,
+        average=average,
+    )
 
 
 @pytest.mark.parametrize(
@@ -206,8 +236,11 @@ def test_matthews_degenerate_matrices_match_torchmetrics(preds, target):
     torch.testing.assert_close(ours.double(), tmf.binary_matthews_corrcoef(preds, target).double(), **TOL)
     torch.testing.assert_close(ours, ttf.multiclass_matthews_corrcoef(preds, target, 2))
     ml_preds, ml_target = preds[:, None].expand(4, 2), target[:, None].expand(4, 2)  # pooled: counts doubled
-    torch.testing.assert_close(ttf.multilabel_matthews_corrcoef(ml_preds, ml_target, 2).double(),
-                               tmf.multilabel_matthews_corrcoef(ml_preds, ml_target, 2).double(), **TOL)
+    torch.testing.assert_close(
+        ttf.multilabel_matthews_corrcoef(ml_preds, ml_target, 2).double(),
+        tmf.multilabel_matthews_corrcoef(ml_preds, ml_target, 2).double(),
+        **TOL,
+    )
 
 
 def test_matthews_multiclass_zero_variance_is_zero():
@@ -274,11 +307,15 @@ def test_logits_and_probabilities_agree():
         a = ttf.binary_stat_scores(logits, target, threshold=threshold)
         assert torch.equal(a, ttf.binary_stat_scores(logits.double().sigmoid(), target, threshold=threshold))
     ml, mt = multilabel_data(N, L, seed=21, kind="logits")
-    assert torch.equal(ttf.multilabel_stat_scores(ml, mt, L, average=None),
-                       ttf.multilabel_stat_scores(ml.double().sigmoid(), mt, L, average=None))
+    assert torch.equal(
+        ttf.multilabel_stat_scores(ml, mt, L, average=None),
+        ttf.multilabel_stat_scores(ml.double().sigmoid(), mt, L, average=None),
+    )
     scores, target = multiclass_data(N, C, seed=22)
-    assert torch.equal(ttf.multiclass_confusion_matrix(scores, target, C),
-                       ttf.multiclass_confusion_matrix(scores.softmax(1), target, C))
+    assert torch.equal(
+        ttf.multiclass_confusion_matrix(scores, target, C),
+        ttf.multiclass_confusion_matrix(scores.softmax(1), target, C),
+    )
 
 
 def test_logit_threshold_extremes():
@@ -324,8 +361,14 @@ def test_zero_division(name, zero_division):
         torch.testing.assert_close(ours.double(), theirs.double(), **TOL)
     out = call(ttf, "multiclass", name, preds, target, 3, average="none", zero_division=zero_division)
     assert float(out[2]) == zero_division
-    empty = call(ttf, "binary", name, torch.zeros(3, dtype=torch.long), torch.zeros(3, dtype=torch.long),
-                 zero_division=zero_division)
+    empty = call(
+        ttf,
+        "binary",
+        name,
+        torch.zeros(3, dtype=torch.long),
+        torch.zeros(3, dtype=torch.long),
+        zero_division=zero_division,
+    )
     assert float(empty) == zero_division
 
 

@@ -4,6 +4,7 @@ Counts must be identical (TP/FP at every threshold from the histogram's suffix s
 torchmetrics' multi-threshold confusion matrix), areas and curves equal to float tolerance.
 Both kernel backends (C core and torch reference) are run.
 """
+
 import warnings
 
 import pytest
@@ -12,8 +13,6 @@ import torchmetrics.classification as tmc
 import torchmetrics.functional.classification as tmf
 
 import torchtally.functional as F
-from torchtally import kernels
-from torchtally.functional.curves.compute import binned_counts
 from torchtally import (
     BinaryAUROC,
     BinaryROC,
@@ -21,7 +20,9 @@ from torchtally import (
     MulticlassROC,
     MultilabelAUROC,
     MultilabelPrecisionRecallCurve,
+    kernels,
 )
+from torchtally.functional.curves.compute import binned_counts
 
 TOL = dict(rtol=1e-5, atol=1e-6)
 BACKENDS = ["reference"] + (["c"] if kernels.has_c() else [])
@@ -38,7 +39,9 @@ def backend(request):
 
 
 def _close(actual, expected):
-    torch.testing.assert_close(torch.as_tensor(actual).double(), torch.as_tensor(expected).double(), equal_nan=True, **TOL)
+    torch.testing.assert_close(
+        torch.as_tensor(actual).double(), torch.as_tensor(expected).double(), equal_nan=True, **TOL
+    )
 
 
 def _binary(n=700, seed=0, logits=False):
@@ -59,8 +62,8 @@ def test_binary_counts_and_values_match_torchmetrics(thresholds, logits):
     preds, target = _binary(logits=logits)
     ours, theirs = BinaryAUROC(thresholds=thresholds), tmc.BinaryROC(thresholds=thresholds)
     for lo in range(0, len(preds), 128):
-        ours.update(preds[lo:lo + 128], target[lo:lo + 128])
-        theirs.update(preds[lo:lo + 128], target[lo:lo + 128])
+        ours.update(preds[lo : lo + 128], target[lo : lo + 128])
+        theirs.update(preds[lo : lo + 128], target[lo : lo + 128])
     counts = binned_counts(ours.hist, ours.thresholds)
     confmat = theirs.confmat  # [T, target, prediction]
     assert torch.equal(counts.tp.flip(1)[0].long(), confmat[:, 1, 1])
@@ -68,11 +71,17 @@ def test_binary_counts_and_values_match_torchmetrics(thresholds, logits):
     assert torch.equal(counts.pos.long(), confmat[0, 1].sum().reshape(1))
 
     _close(ours.compute(), tmf.binary_auroc(preds, target, thresholds=thresholds))
-    _close(F.binary_auroc(preds, target, thresholds=thresholds, max_fpr=0.3),
-           tmf.binary_auroc(preds, target, thresholds=thresholds, max_fpr=0.3))
-    _close(F.binary_average_precision(preds, target, thresholds=thresholds),
-           tmf.binary_average_precision(preds, target, thresholds=thresholds))
-    for a, b in zip(F.binary_roc(preds, target, thresholds=thresholds), tmf.binary_roc(preds, target, thresholds=thresholds)):
+    _close(
+        F.binary_auroc(preds, target, thresholds=thresholds, max_fpr=0.3),
+        tmf.binary_auroc(preds, target, thresholds=thresholds, max_fpr=0.3),
+    )
+    _close(
+        F.binary_average_precision(preds, target, thresholds=thresholds),
+        tmf.binary_average_precision(preds, target, thresholds=thresholds),
+    )
+    for a, b in zip(
+        F.binary_roc(preds, target, thresholds=thresholds), tmf.binary_roc(preds, target, thresholds=thresholds)
+    ):
         _close(a, b)
     pr = tmf.binary_precision_recall_curve(preds, target, thresholds=thresholds)
     for a, b in zip(F.binary_precision_recall_curve(preds, target, thresholds=thresholds), pr):
@@ -83,8 +92,10 @@ def test_binary_ignore_index_and_class_curve():
     preds, target = _binary(seed=1)
     target = target.clone()
     target[::6] = -1
-    _close(F.binary_auroc(preds, target, thresholds=50, ignore_index=-1),
-           tmf.binary_auroc(preds, target, thresholds=50, ignore_index=-1))
+    _close(
+        F.binary_auroc(preds, target, thresholds=50, ignore_index=-1),
+        tmf.binary_auroc(preds, target, thresholds=50, ignore_index=-1),
+    )
     m = BinaryROC(thresholds=50, ignore_index=-1)
     m.update(preds[:300], target[:300]).update(preds[300:], target[300:])
     for a, b in zip(m.compute(), tmf.binary_roc(preds, target, thresholds=50, ignore_index=-1)):
@@ -104,21 +115,31 @@ def test_multiclass_counts_and_values_match_torchmetrics(thresholds):
     ours = MulticlassAveragePrecision(4, thresholds=thresholds, average="none", ignore_index=7)
     theirs = tmc.MulticlassROC(4, thresholds=thresholds, ignore_index=7)
     for lo in range(0, 500, 100):
-        ours.update(preds[lo:lo + 100], target[lo:lo + 100])
-        theirs.update(preds[lo:lo + 100], target[lo:lo + 100])
+        ours.update(preds[lo : lo + 100], target[lo : lo + 100])
+        theirs.update(preds[lo : lo + 100], target[lo : lo + 100])
     counts = binned_counts(ours.hist, ours.thresholds)
     assert torch.equal(counts.tp.flip(1).long(), theirs.confmat[:, :, 1, 1].T)
     assert torch.equal(counts.fp.flip(1).long(), theirs.confmat[:, :, 0, 1].T)
     kw = dict(thresholds=thresholds, ignore_index=7)
     _close(ours.compute(), tmf.multiclass_average_precision(preds, target, 4, average="none", **kw))
     for average in ("macro", "weighted", "none"):
-        _close(F.multiclass_auroc(preds, target, 4, average=average, **kw),
-               tmf.multiclass_auroc(preds, target, 4, average=average, **kw))
-        _close(F.multiclass_average_precision(preds, target, 4, average=average, **kw),
-               tmf.multiclass_average_precision(preds, target, 4, average=average, **kw))
-    for average in (None, "micro", "macro"):  # torchmetrics' class breaks on binned "micro": its functional is the reference
-        for fn, tm in ((F.multiclass_roc, tmf.multiclass_roc),
-                       (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve)):
+        _close(
+            F.multiclass_auroc(preds, target, 4, average=average, **kw),
+            tmf.multiclass_auroc(preds, target, 4, average=average, **kw),
+        )
+        _close(
+            F.multiclass_average_precision(preds, target, 4, average=average, **kw),
+            tmf.multiclass_average_precision(preds, target, 4, average=average, **kw),
+        )
+    for average in (
+        None,
+        "micro",
+        "macro",
+    ):  # torchmetrics' class breaks on binned "micro": its functional is the reference
+        for fn, tm in (
+            (F.multiclass_roc, tmf.multiclass_roc),
+            (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve),
+        ):
             for a, b in zip(fn(preds, target, 4, average=average, **kw), tm(preds, target, 4, average=average, **kw)):
                 _close(a, b)
 
@@ -146,17 +167,21 @@ def test_multilabel_counts_and_values_match_torchmetrics(thresholds):
     ours = MultilabelAUROC(3, thresholds=thresholds, average="none", ignore_index=-1)
     theirs = tmc.MultilabelROC(3, thresholds=thresholds, ignore_index=-1)
     for lo in range(0, 400, 90):
-        ours.update(preds[lo:lo + 90], target[lo:lo + 90])
-        theirs.update(preds[lo:lo + 90], target[lo:lo + 90])
+        ours.update(preds[lo : lo + 90], target[lo : lo + 90])
+        theirs.update(preds[lo : lo + 90], target[lo : lo + 90])
     counts = binned_counts(ours.hist, ours.thresholds)
     assert torch.equal(counts.tp.flip(1).long(), theirs.confmat[:, :, 1, 1].T)
     assert torch.equal(counts.fp.flip(1).long(), theirs.confmat[:, :, 0, 1].T)
     kw = dict(thresholds=thresholds, ignore_index=-1)
     for average in ("micro", "macro", "weighted", "none"):
-        _close(F.multilabel_auroc(preds, target, 3, average=average, **kw),
-               tmf.multilabel_auroc(preds, target, 3, average=average, **kw))
-        _close(F.multilabel_average_precision(preds, target, 3, average=average, **kw),
-               tmf.multilabel_average_precision(preds, target, 3, average=average, **kw))
+        _close(
+            F.multilabel_auroc(preds, target, 3, average=average, **kw),
+            tmf.multilabel_auroc(preds, target, 3, average=average, **kw),
+        )
+        _close(
+            F.multilabel_average_precision(preds, target, 3, average=average, **kw),
+            tmf.multilabel_average_precision(preds, target, 3, average=average, **kw),
+        )
     m = MultilabelPrecisionRecallCurve(3, **kw)
     m.update(preds[:123], target[:123]).update(preds[123:], target[123:])
     for a, b in zip(m.compute(), tmf.multilabel_precision_recall_curve(preds, target, 3, **kw)):

@@ -1,21 +1,21 @@
 """Curve metrics: edge cases, bad input, state layout (bytes per sample) and state sharing."""
+
 import warnings
 
 import numpy as np
 import pytest
 import torch
 import torchmetrics.functional.classification as tmf
-from support.metric_tester import assert_rejects, states_of
 from sklearn import metrics as skm
+from support.metric_tester import assert_rejects, states_of
 
 import torchtally.functional as F
-from torchtally import MetricCollection, NotComputableError
-from torchtally import kernels
 from torchtally import (
     BinaryAUROC,
     BinaryAveragePrecision,
     BinaryPrecisionRecallCurve,
     BinaryROC,
+    MetricCollection,
     MulticlassAUROC,
     MulticlassAveragePrecision,
     MulticlassPrecisionRecallCurve,
@@ -23,6 +23,8 @@ from torchtally import (
     MultilabelAUROC,
     MultilabelAveragePrecision,
     MultilabelROC,
+    NotComputableError,
+    kernels,
 )
 
 MODES = [None, 20]  # exact, binned
@@ -62,8 +64,13 @@ def test_single_class_curves_follow_torchmetrics():
     preds = torch.tensor([0.1, 0.4, 0.4, 0.8])
     for target in (torch.zeros(4, dtype=torch.long), torch.ones(4, dtype=torch.long)):
         for thresholds in MODES:
-            for ours, theirs in ((F.binary_roc, tmf.binary_roc), (F.binary_precision_recall_curve, tmf.binary_precision_recall_curve)):
-                for a, b in zip(ours(preds, target, thresholds=thresholds), _quiet(theirs, preds, target, thresholds=thresholds)):
+            for ours, theirs in (
+                (F.binary_roc, tmf.binary_roc),
+                (F.binary_precision_recall_curve, tmf.binary_precision_recall_curve),
+            ):
+                for a, b in zip(
+                    ours(preds, target, thresholds=thresholds), _quiet(theirs, preds, target, thresholds=thresholds)
+                ):
                     torch.testing.assert_close(a, b, equal_nan=True)
 
 
@@ -83,8 +90,10 @@ def test_curves_of_a_column_without_positives_follow_torchmetrics(thresholds):
     label, NaN binned; TPR/FPR 0), each with a warning naming the column."""
     g = torch.Generator().manual_seed(3)
     preds, target = torch.rand(60, 4, generator=g), torch.randint(0, 3, (60,), generator=g)  # class 3 absent
-    for ours, theirs in ((F.multiclass_roc, tmf.multiclass_roc),
-                         (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve)):
+    for ours, theirs in (
+        (F.multiclass_roc, tmf.multiclass_roc),
+        (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve),
+    ):
         with pytest.warns(UserWarning, match=r"no positive sample for class \[3\]"):
             got = ours(preds, target, 4, thresholds=thresholds)
         _assert_curves_equal(got, _quiet(theirs, preds, target, 4, thresholds=thresholds))
@@ -126,7 +135,9 @@ def test_class_never_present(thresholds):
         expected = _quiet(skm.average_precision_score, onehot, preds.double().numpy(), average="macro")
         torch.testing.assert_close(macro.double(), torch.tensor(expected, dtype=torch.float64), rtol=1e-5, atol=1e-6)
     else:
-        torch.testing.assert_close(macro, _quiet(tmf.multiclass_average_precision, preds, target, 4, thresholds=thresholds))
+        torch.testing.assert_close(
+            macro, _quiet(tmf.multiclass_average_precision, preds, target, 4, thresholds=thresholds)
+        )
 
 
 def test_all_tied_scores_give_half():
@@ -181,9 +192,21 @@ def _bad_cases():
         (BinaryAUROC, {"ignore_index": -1}, (nan, torch.where(torch.arange(8) == 5, -1, t)), ValueError, "preds: NaN"),
         (BinaryAUROC, {}, (p, t[:7]), ValueError, r"target: expected shape \[8\]"),
         (BinaryAUROC, {}, (t, t), TypeError, "preds: expected a floating tensor"),
-        (BinaryAUROC, {}, (p, t.float() / 2), ValueError, r"target: expected 0 or 1 \(a float target holds labels\), got 0.5"),
+        (
+            BinaryAUROC,
+            {},
+            (p, t.float() / 2),
+            ValueError,
+            r"target: expected 0 or 1 \(a float target holds labels\), got 0.5",
+        ),
         (BinaryAUROC, {}, (p, t.float() * 2), ValueError, r"target: label 2 at sample \d+ is out of range \[0, 2\)"),
-        (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8, 3), t.float()), TypeError, "target: expected a tensor of integer class ids"),
+        (
+            MulticlassAUROC,
+            {"num_classes": 3},
+            (torch.rand(8, 3), t.float()),
+            TypeError,
+            "target: expected a tensor of integer class ids",
+        ),
         (BinaryAUROC, {}, (p, t + 1), ValueError, r"target: label 2 at sample \d+ is out of range \[0, 2\)"),
         (BinaryAUROC, {}, (p.tolist(), t), TypeError, "preds: expected a tensor"),
         # (a fresh metric follows preds' device, so the mismatch that every metric refuses is target's)
@@ -193,7 +216,13 @@ def _bad_cases():
         (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8), t), ValueError, "preds: expected"),
         (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8, 3), t[:, None]), ValueError, "target: expected shape"),
         (MultilabelAUROC, {"num_labels": 2}, (torch.rand(8, 2), torch.full((8, 2), 3)), ValueError, "target: label 3"),
-        (MultilabelAUROC, {"num_labels": 2}, (torch.rand(8, 2), torch.ones(8, 3, dtype=torch.long)), ValueError, "target"),
+        (
+            MultilabelAUROC,
+            {"num_labels": 2},
+            (torch.rand(8, 2), torch.ones(8, 3, dtype=torch.long)),
+            ValueError,
+            "target",
+        ),
     ]
     return cases
 
@@ -213,19 +242,22 @@ def test_bad_input_raises_and_leaves_state(case, thresholds):
     assert_rejects(cls(thresholds=thresholds, **kwargs), args, exc, match)  # also on a fresh metric
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"thresholds": 1}, "thresholds: an int must be >= 2"),
-    ({"thresholds": True}, "thresholds: expected None"),
-    ({"thresholds": [0.5, 0.2]}, "non-decreasing"),
-    ({"thresholds": [0.2, 1.5]}, r"numbers in \[0, 1\]"),
-    ({"thresholds": []}, "non-empty"),
-    ({"thresholds": torch.tensor([[0.1, 0.2]])}, "1-D floating tensor"),
-    ({"thresholds": torch.tensor([0.1, float("nan")])}, "NaN"),
-    ({"thresholds": "10"}, "thresholds: expected None"),
-    ({"ignore_index": 1.5}, "ignore_index"),
-    ({"max_fpr": 0.0}, "max_fpr"),
-    ({"max_fpr": 1.5}, "max_fpr"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"thresholds": 1}, "thresholds: an int must be >= 2"),
+        ({"thresholds": True}, "thresholds: expected None"),
+        ({"thresholds": [0.5, 0.2]}, "non-decreasing"),
+        ({"thresholds": [0.2, 1.5]}, r"numbers in \[0, 1\]"),
+        ({"thresholds": []}, "non-empty"),
+        ({"thresholds": torch.tensor([[0.1, 0.2]])}, "1-D floating tensor"),
+        ({"thresholds": torch.tensor([0.1, float("nan")])}, "NaN"),
+        ({"thresholds": "10"}, "thresholds: expected None"),
+        ({"ignore_index": 1.5}, "ignore_index"),
+        ({"max_fpr": 0.0}, "max_fpr"),
+        ({"max_fpr": 1.5}, "max_fpr"),
+    ],
+)
 def test_bad_options(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BinaryAUROC(**kwargs)
@@ -259,23 +291,29 @@ def test_probability_decision(thresholds):
     # binary: an ignored sample outside [0, 1] does not make the batch logits (as torchmetrics)
     p = torch.cat([probs, torch.tensor([5.0])])
     t = torch.cat([target, torch.tensor([-1])])
-    for x, y in zip(F.binary_roc(p, t, thresholds=thresholds, ignore_index=-1),
-                    tmf.binary_roc(p, t, thresholds=thresholds, ignore_index=-1)):
+    for x, y in zip(
+        F.binary_roc(p, t, thresholds=thresholds, ignore_index=-1),
+        tmf.binary_roc(p, t, thresholds=thresholds, ignore_index=-1),
+    ):
         torch.testing.assert_close(x, y)
     # multilabel decides on every element, ignored ones included (as torchmetrics)
     pl = torch.stack([probs, probs.flip(0)], 1)
     pl[0, 0] = 5.0
     tl = torch.stack([target, target], 1)
     tl[0, 0] = -1
-    for x, y in zip(F.multilabel_roc(pl, tl, 2, thresholds=thresholds, ignore_index=-1),
-                    tmf.multilabel_roc(pl, tl, 2, thresholds=thresholds, ignore_index=-1)):
+    for x, y in zip(
+        F.multilabel_roc(pl, tl, 2, thresholds=thresholds, ignore_index=-1),
+        tmf.multilabel_roc(pl, tl, 2, thresholds=thresholds, ignore_index=-1),
+    ):
         for u, v in zip(x, y) if isinstance(x, list) else [(x, y)]:
             torch.testing.assert_close(u, v)
     # multiclass: softmax when any score is outside [0, 1]
     logits = torch.randn(6, 3) * 3
     tc = torch.tensor([0, 1, 2, 0, 1, 2])
-    torch.testing.assert_close(F.multiclass_auroc(logits, tc, 3, average="none", thresholds=thresholds),
-                               F.multiclass_auroc(logits.softmax(1), tc, 3, average="none", thresholds=thresholds))
+    torch.testing.assert_close(
+        F.multiclass_auroc(logits, tc, 3, average="none", thresholds=thresholds),
+        F.multiclass_auroc(logits.softmax(1), tc, 3, average="none", thresholds=thresholds),
+    )
 
 
 def test_grad_and_half_inputs():
@@ -307,12 +345,15 @@ def _state_bytes(metric):
     return sum(t.numel() * t.element_size() for t in states_of(metric).values())
 
 
-@pytest.mark.parametrize("factory, per_sample", [
-    (lambda: BinaryAUROC(), 5),
-    (lambda: MultilabelAUROC(7), 5 * 7),
-    (lambda: MulticlassAUROC(10), 4 * 10 + 1),
-    (lambda: MulticlassAUROC(300), 4 * 300 + 2),  # more than 256 classes: int16 class ids
-])
+@pytest.mark.parametrize(
+    "factory, per_sample",
+    [
+        (lambda: BinaryAUROC(), 5),
+        (lambda: MultilabelAUROC(7), 5 * 7),
+        (lambda: MulticlassAUROC(10), 4 * 10 + 1),
+        (lambda: MulticlassAUROC(300), 4 * 300 + 2),  # more than 256 classes: int16 class ids
+    ],
+)
 def test_exact_bytes_per_sample(factory, per_sample):
     m = factory()
     n = 1000
@@ -340,13 +381,20 @@ def test_binned_state_does_not_grow():
 
 def _collection(thresholds, task="binary"):
     if task == "binary":
-        metrics = {"auroc": BinaryAUROC(thresholds=thresholds), "ap": BinaryAveragePrecision(thresholds=thresholds),
-                   "roc": BinaryROC(thresholds=thresholds), "pr": BinaryPrecisionRecallCurve(thresholds=thresholds),
-                   "pauc": BinaryAUROC(thresholds=thresholds, max_fpr=0.5)}
+        metrics = {
+            "auroc": BinaryAUROC(thresholds=thresholds),
+            "ap": BinaryAveragePrecision(thresholds=thresholds),
+            "roc": BinaryROC(thresholds=thresholds),
+            "pr": BinaryPrecisionRecallCurve(thresholds=thresholds),
+            "pauc": BinaryAUROC(thresholds=thresholds, max_fpr=0.5),
+        }
     else:
-        metrics = {"auroc": MulticlassAUROC(4, thresholds=thresholds), "ap": MulticlassAveragePrecision(4, thresholds=thresholds),
-                   "roc": MulticlassROC(4, thresholds=thresholds, average="micro"),
-                   "pr": MulticlassPrecisionRecallCurve(4, thresholds=thresholds)}
+        metrics = {
+            "auroc": MulticlassAUROC(4, thresholds=thresholds),
+            "ap": MulticlassAveragePrecision(4, thresholds=thresholds),
+            "roc": MulticlassROC(4, thresholds=thresholds, average="micro"),
+            "pr": MulticlassPrecisionRecallCurve(4, thresholds=thresholds),
+        }
     return MetricCollection(metrics)
 
 
@@ -358,8 +406,10 @@ def test_collection_shares_one_state(thresholds, task, monkeypatch):
     monkeypatch.setattr(kernels, "binned_update", lambda *a, **k: calls.append(1) or kernel(*a, **k))
     g = torch.Generator().manual_seed(1)
     shape = (60,) if task == "binary" else (60, 4)
-    batches = [(torch.rand(shape, generator=g), torch.randint(0, 2 if task == "binary" else 4, (60,), generator=g))
-               for _ in range(3)]
+    batches = [
+        (torch.rand(shape, generator=g), torch.randint(0, 2 if task == "binary" else 4, (60,), generator=g))
+        for _ in range(3)
+    ]
     coll = _collection(thresholds, task)
     assert len(coll._owners) == 1  # one state for all
     for b in batches:
@@ -377,23 +427,31 @@ def test_collection_shares_one_state(thresholds, task, monkeypatch):
             for b in batches:
                 metric.update(*b)
             expected = metric.compute()
-            for a, e in zip(np.atleast_1d(shared[name]) if isinstance(expected, torch.Tensor) else shared[name],
-                            np.atleast_1d(expected) if isinstance(expected, torch.Tensor) else expected):
+            for a, e in zip(
+                np.atleast_1d(shared[name]) if isinstance(expected, torch.Tensor) else shared[name],
+                np.atleast_1d(expected) if isinstance(expected, torch.Tensor) else expected,
+            ):
                 torch.testing.assert_close(a, e, equal_nan=True)
 
 
 def test_different_thresholds_or_ignore_index_do_not_share():
-    coll = MetricCollection({"a": BinaryAUROC(thresholds=10), "b": BinaryAUROC(thresholds=20),
-                             "c": BinaryAUROC(thresholds=10, ignore_index=-1), "d": BinaryAUROC(),
-                             "e": BinaryROC(thresholds=torch.linspace(0, 1, 10))})
+    coll = MetricCollection(
+        {
+            "a": BinaryAUROC(thresholds=10),
+            "b": BinaryAUROC(thresholds=20),
+            "c": BinaryAUROC(thresholds=10, ignore_index=-1),
+            "d": BinaryAUROC(),
+            "e": BinaryROC(thresholds=torch.linspace(0, 1, 10)),
+        }
+    )
     assert coll._owners == ["a", "b", "c", "d"]  # "e": the same bin edges as "a"
 
 
 def test_docstring_examples():
     import doctest
 
-    import torchtally.functional.curves.update as inputs
     import torchtally.functional.curves.forms as functional
+    import torchtally.functional.curves.update as inputs
     import torchtally.metrics.curves as classes
 
     for module in (functional, classes, inputs):

@@ -3,6 +3,7 @@
 scikit-learn gets the float32 probabilities the metric stores (sigmoid/softmax of logits in
 float32), so ties and values are the same on both sides.
 """
+
 import warnings
 
 import numpy as np
@@ -99,10 +100,16 @@ def test_binary_ignore_index_and_extra_dims():
 def test_binary_classes_accumulate_batches_like_one_call():
     preds, target = _binary_data(n=500, seed=5)
     p, y = preds.double().numpy(), target.numpy()
-    metrics = [BinaryAUROC(), BinaryAUROC(max_fpr=0.2), BinaryAveragePrecision(), BinaryROC(), BinaryPrecisionRecallCurve()]
+    metrics = [
+        BinaryAUROC(),
+        BinaryAUROC(max_fpr=0.2),
+        BinaryAveragePrecision(),
+        BinaryROC(),
+        BinaryPrecisionRecallCurve(),
+    ]
     for lo in range(0, 500, 64):
         for m in metrics:
-            m.update(preds[lo:lo + 64], target[lo:lo + 64])
+            m.update(preds[lo : lo + 64], target[lo : lo + 64])
     _close(metrics[0].compute(), skm.roc_auc_score(y, p))
     _close(metrics[1].compute(), skm.roc_auc_score(y, p, max_fpr=0.2))
     _close(metrics[2].compute(), skm.average_precision_score(y, p))
@@ -146,8 +153,10 @@ def test_multiclass_scalars_match_sklearn(logits):
 @pytest.mark.parametrize("average", [None, "micro", "macro"])
 def test_multiclass_curves_match_torchmetrics(average):
     preds, target = _multiclass_data(n=300, c=4, seed=2, logits=False)
-    for fn, tm in ((F.multiclass_roc, tmf.multiclass_roc),
-                   (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve)):
+    for fn, tm in (
+        (F.multiclass_roc, tmf.multiclass_roc),
+        (F.multiclass_precision_recall_curve, tmf.multiclass_precision_recall_curve),
+    ):
         ours = fn(preds, target, 4, average=average)
         theirs = tm(preds, target, 4, average=average)
         for a, b in zip(ours, theirs):
@@ -189,8 +198,10 @@ def test_multilabel_scalars_match_sklearn(average):
     p, y = preds.double().numpy(), target.numpy()
     sk_avg = None if average == "none" else average
     _close(F.multilabel_auroc(preds, target, 4, average=average), skm.roc_auc_score(y, p, average=sk_avg))
-    _close(F.multilabel_average_precision(preds, target, 4, average=average),
-           skm.average_precision_score(y, p, average=sk_avg))
+    _close(
+        F.multilabel_average_precision(preds, target, 4, average=average),
+        skm.average_precision_score(y, p, average=sk_avg),
+    )
 
 
 def test_multilabel_ignore_index_logits_and_curves():
@@ -209,10 +220,14 @@ def test_multilabel_ignore_index_logits_and_curves():
     _close(F.multilabel_auroc(logits, target, 3, average="none", ignore_index=-100), aucs)
     _close(F.multilabel_average_precision(logits, target, 3, average="none", ignore_index=-100), aps)
     keep = target != -100
-    _close(F.multilabel_auroc(logits, target, 3, average="micro", ignore_index=-100),
-           skm.roc_auc_score(target[keep].numpy(), probs[keep].double().numpy()))
-    for fn, tm in ((F.multilabel_roc, tmf.multilabel_roc),
-                   (F.multilabel_precision_recall_curve, tmf.multilabel_precision_recall_curve)):
+    _close(
+        F.multilabel_auroc(logits, target, 3, average="micro", ignore_index=-100),
+        skm.roc_auc_score(target[keep].numpy(), probs[keep].double().numpy()),
+    )
+    for fn, tm in (
+        (F.multilabel_roc, tmf.multilabel_roc),
+        (F.multilabel_precision_recall_curve, tmf.multilabel_precision_recall_curve),
+    ):
         for a, b in zip(fn(logits, target, 3, ignore_index=-100), tm(logits, target, 3, ignore_index=-100)):
             for x, y in zip(a, b):
                 _close(x, y)
@@ -222,5 +237,5 @@ def test_multilabel_class_micro_over_batches():
     preds, target = _multilabel_data(n=256, num_labels=5, seed=8)
     m = MultilabelAveragePrecision(5, average="micro")
     for lo in range(0, 256, 50):
-        m.update(preds[lo:lo + 50], target[lo:lo + 50])
+        m.update(preds[lo : lo + 50], target[lo : lo + 50])
     _close(m.compute(), skm.average_precision_score(target.numpy(), preds.double().numpy(), average="micro"))

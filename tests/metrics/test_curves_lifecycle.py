@@ -1,20 +1,21 @@
 """Every curve metric, exact and binned, through the shared tester: update / compute / merge_state /
 state_dict / pickle / reset in one process, and one 3-rank gloo run for all of them."""
+
 import functools
 
 import numpy as np
 import pytest
 import torch
 import torchmetrics.functional.classification as tmf
-from support.metric_tester import MetricCase, check_metric, run_distributed_cases
 from sklearn import metrics as skm
+from support.metric_tester import MetricCase, check_metric, run_distributed_cases
 
-from torchtally import MetricCollection
 from torchtally import (
     BinaryAUROC,
     BinaryAveragePrecision,
     BinaryPrecisionRecallCurve,
     BinaryROC,
+    MetricCollection,
     MulticlassAUROC,
     MulticlassAveragePrecision,
     MulticlassPrecisionRecallCurve,
@@ -32,7 +33,7 @@ SIZES = [37, 64, 5, 80, 23, 51, 40]  # uneven batches, 300 samples
 def _batches(preds, target):
     out, lo = [], 0
     for n in SIZES:
-        out.append((preds[lo:lo + n], target[lo:lo + n]))
+        out.append((preds[lo : lo + n], target[lo : lo + n]))
         lo += n
     return out
 
@@ -64,6 +65,7 @@ def _sk_binary(fn, **kw):
         keep = t != -1
         p, t = _np(p[keep], t[keep])
         return fn(t, p, **kw)
+
     return ref
 
 
@@ -74,6 +76,7 @@ def _sk_multiclass(fn, average):
         if average == "none":
             return values
         return np.average(values, weights=onehot.sum(0) if average == "weighted" else None)
+
     return ref
 
 
@@ -87,18 +90,25 @@ def _tm(fn, **kw):
 
 def binary_collection(thresholds):
     """Module level, so the spawned ranks can build it: four metrics on one shared state."""
-    return MetricCollection({
-        "auroc": BinaryAUROC(thresholds=thresholds), "ap": BinaryAveragePrecision(thresholds=thresholds),
-        "roc": BinaryROC(thresholds=thresholds), "pr": BinaryPrecisionRecallCurve(thresholds=thresholds),
-    })
+    return MetricCollection(
+        {
+            "auroc": BinaryAUROC(thresholds=thresholds),
+            "ap": BinaryAveragePrecision(thresholds=thresholds),
+            "roc": BinaryROC(thresholds=thresholds),
+            "pr": BinaryPrecisionRecallCurve(thresholds=thresholds),
+        }
+    )
 
 
 def _collection_reference(thresholds):
     def ref(p, t):
-        return {"auroc": tmf.binary_auroc(p, t, thresholds=thresholds),
-                "ap": tmf.binary_average_precision(p, t, thresholds=thresholds),
-                "roc": tmf.binary_roc(p, t, thresholds=thresholds),
-                "pr": tmf.binary_precision_recall_curve(p, t, thresholds=thresholds)}
+        return {
+            "auroc": tmf.binary_auroc(p, t, thresholds=thresholds),
+            "ap": tmf.binary_average_precision(p, t, thresholds=thresholds),
+            "roc": tmf.binary_roc(p, t, thresholds=thresholds),
+            "pr": tmf.binary_precision_recall_curve(p, t, thresholds=thresholds),
+        }
+
     return ref
 
 
@@ -106,50 +116,151 @@ P = functools.partial
 CASES = [
     # binary
     MetricCase("BinaryAUROC-exact", BinaryAUROC, BINARY, _sk_binary(skm.roc_auc_score), **TOL),
-    MetricCase("BinaryAUROC-exact-maxfpr", P(BinaryAUROC, max_fpr=0.4), BINARY, _sk_binary(skm.roc_auc_score, max_fpr=0.4), **TOL),
-    MetricCase("BinaryAUROC-binned", P(BinaryAUROC, thresholds=25), BINARY, _tm(tmf.binary_auroc, thresholds=25), **TOL),
-    MetricCase("BinaryAUROC-exact-ignore", P(BinaryAUROC, ignore_index=-1), BINARY_IGN, _sk_binary(skm.roc_auc_score), **TOL),
+    MetricCase(
+        "BinaryAUROC-exact-maxfpr",
+        P(BinaryAUROC, max_fpr=0.4),
+        BINARY,
+        _sk_binary(skm.roc_auc_score, max_fpr=0.4),
+        **TOL,
+    ),
+    MetricCase(
+        "BinaryAUROC-binned", P(BinaryAUROC, thresholds=25), BINARY, _tm(tmf.binary_auroc, thresholds=25), **TOL
+    ),
+    MetricCase(
+        "BinaryAUROC-exact-ignore", P(BinaryAUROC, ignore_index=-1), BINARY_IGN, _sk_binary(skm.roc_auc_score), **TOL
+    ),
     MetricCase("BinaryAP-exact", BinaryAveragePrecision, BINARY, _sk_binary(skm.average_precision_score), **TOL),
-    MetricCase("BinaryAP-binned-list", P(BinaryAveragePrecision, thresholds=[0.1, 0.3, 0.5, 0.9]), BINARY,
-               _tm(tmf.binary_average_precision, thresholds=[0.1, 0.3, 0.5, 0.9]), **TOL),
+    MetricCase(
+        "BinaryAP-binned-list",
+        P(BinaryAveragePrecision, thresholds=[0.1, 0.3, 0.5, 0.9]),
+        BINARY,
+        _tm(tmf.binary_average_precision, thresholds=[0.1, 0.3, 0.5, 0.9]),
+        **TOL,
+    ),
     MetricCase("BinaryROC-exact", BinaryROC, BINARY, _tm(tmf.binary_roc), **TOL),
-    MetricCase("BinaryROC-binned-ignore", P(BinaryROC, thresholds=17, ignore_index=-1), BINARY_IGN,
-               _tm(tmf.binary_roc, thresholds=17, ignore_index=-1), **TOL),
+    MetricCase(
+        "BinaryROC-binned-ignore",
+        P(BinaryROC, thresholds=17, ignore_index=-1),
+        BINARY_IGN,
+        _tm(tmf.binary_roc, thresholds=17, ignore_index=-1),
+        **TOL,
+    ),
     MetricCase("BinaryPR-exact", BinaryPrecisionRecallCurve, BINARY, _tm(tmf.binary_precision_recall_curve), **TOL),
-    MetricCase("BinaryPR-binned", P(BinaryPrecisionRecallCurve, thresholds=9), BINARY,
-               _tm(tmf.binary_precision_recall_curve, thresholds=9), **TOL),
+    MetricCase(
+        "BinaryPR-binned",
+        P(BinaryPrecisionRecallCurve, thresholds=9),
+        BINARY,
+        _tm(tmf.binary_precision_recall_curve, thresholds=9),
+        **TOL,
+    ),
     # multiclass
-    MetricCase("MulticlassAUROC-exact-macro", P(MulticlassAUROC, 4), MULTICLASS, _sk_multiclass(skm.roc_auc_score, "macro"), **TOL),
-    MetricCase("MulticlassAUROC-binned-weighted", P(MulticlassAUROC, 4, average="weighted", thresholds=30), MULTICLASS,
-               _tm(tmf.multiclass_auroc, num_classes=4, average="weighted", thresholds=30), **TOL),
-    MetricCase("MulticlassAP-exact-none", P(MulticlassAveragePrecision, 4, average="none"), MULTICLASS,
-               _sk_multiclass(skm.average_precision_score, "none"), **TOL),
-    MetricCase("MulticlassAP-binned-macro", P(MulticlassAveragePrecision, 4, thresholds=30), MULTICLASS,
-               _tm(tmf.multiclass_average_precision, num_classes=4, thresholds=30), **TOL),
+    MetricCase(
+        "MulticlassAUROC-exact-macro",
+        P(MulticlassAUROC, 4),
+        MULTICLASS,
+        _sk_multiclass(skm.roc_auc_score, "macro"),
+        **TOL,
+    ),
+    MetricCase(
+        "MulticlassAUROC-binned-weighted",
+        P(MulticlassAUROC, 4, average="weighted", thresholds=30),
+        MULTICLASS,
+        _tm(tmf.multiclass_auroc, num_classes=4, average="weighted", thresholds=30),
+        **TOL,
+    ),
+    MetricCase(
+        "MulticlassAP-exact-none",
+        P(MulticlassAveragePrecision, 4, average="none"),
+        MULTICLASS,
+        _sk_multiclass(skm.average_precision_score, "none"),
+        **TOL,
+    ),
+    MetricCase(
+        "MulticlassAP-binned-macro",
+        P(MulticlassAveragePrecision, 4, thresholds=30),
+        MULTICLASS,
+        _tm(tmf.multiclass_average_precision, num_classes=4, thresholds=30),
+        **TOL,
+    ),
     MetricCase("MulticlassROC-exact", P(MulticlassROC, 4), MULTICLASS, _tm(tmf.multiclass_roc, num_classes=4), **TOL),
-    MetricCase("MulticlassROC-binned-macro", P(MulticlassROC, 4, thresholds=12, average="macro"), MULTICLASS,
-               _tm(tmf.multiclass_roc, num_classes=4, thresholds=12, average="macro"), **TOL),
-    MetricCase("MulticlassPR-exact-micro", P(MulticlassPrecisionRecallCurve, 4, average="micro"), MULTICLASS,
-               _tm(tmf.multiclass_precision_recall_curve, num_classes=4, average="micro"), **TOL),
-    MetricCase("MulticlassPR-binned", P(MulticlassPrecisionRecallCurve, 4, thresholds=12), MULTICLASS,
-               _tm(tmf.multiclass_precision_recall_curve, num_classes=4, thresholds=12), **TOL),
+    MetricCase(
+        "MulticlassROC-binned-macro",
+        P(MulticlassROC, 4, thresholds=12, average="macro"),
+        MULTICLASS,
+        _tm(tmf.multiclass_roc, num_classes=4, thresholds=12, average="macro"),
+        **TOL,
+    ),
+    MetricCase(
+        "MulticlassPR-exact-micro",
+        P(MulticlassPrecisionRecallCurve, 4, average="micro"),
+        MULTICLASS,
+        _tm(tmf.multiclass_precision_recall_curve, num_classes=4, average="micro"),
+        **TOL,
+    ),
+    MetricCase(
+        "MulticlassPR-binned",
+        P(MulticlassPrecisionRecallCurve, 4, thresholds=12),
+        MULTICLASS,
+        _tm(tmf.multiclass_precision_recall_curve, num_classes=4, thresholds=12),
+        **TOL,
+    ),
     # multilabel
-    MetricCase("MultilabelAUROC-exact-micro", P(MultilabelAUROC, 3, average="micro"), MULTILABEL,
-               _sk_multilabel(skm.roc_auc_score, "micro"), **TOL),
-    MetricCase("MultilabelAUROC-binned-none-ignore", P(MultilabelAUROC, 3, average="none", thresholds=20, ignore_index=-1),
-               MULTILABEL_IGN, _tm(tmf.multilabel_auroc, num_labels=3, average="none", thresholds=20, ignore_index=-1), **TOL),
-    MetricCase("MultilabelAP-exact-weighted", P(MultilabelAveragePrecision, 3, average="weighted"), MULTILABEL,
-               _sk_multilabel(skm.average_precision_score, "weighted"), **TOL),
-    MetricCase("MultilabelAP-binned-macro", P(MultilabelAveragePrecision, 3, thresholds=20), MULTILABEL,
-               _tm(tmf.multilabel_average_precision, num_labels=3, thresholds=20), **TOL),
-    MetricCase("MultilabelROC-exact-ignore", P(MultilabelROC, 3, ignore_index=-1), MULTILABEL_IGN,
-               _tm(tmf.multilabel_roc, num_labels=3, ignore_index=-1), **TOL),
-    MetricCase("MultilabelROC-binned", P(MultilabelROC, 3, thresholds=8), MULTILABEL,
-               _tm(tmf.multilabel_roc, num_labels=3, thresholds=8), **TOL),
-    MetricCase("MultilabelPR-exact", P(MultilabelPrecisionRecallCurve, 3), MULTILABEL,
-               _tm(tmf.multilabel_precision_recall_curve, num_labels=3), **TOL),
-    MetricCase("MultilabelPR-binned", P(MultilabelPrecisionRecallCurve, 3, thresholds=8), MULTILABEL,
-               _tm(tmf.multilabel_precision_recall_curve, num_labels=3, thresholds=8), **TOL),
+    MetricCase(
+        "MultilabelAUROC-exact-micro",
+        P(MultilabelAUROC, 3, average="micro"),
+        MULTILABEL,
+        _sk_multilabel(skm.roc_auc_score, "micro"),
+        **TOL,
+    ),
+    MetricCase(
+        "MultilabelAUROC-binned-none-ignore",
+        P(MultilabelAUROC, 3, average="none", thresholds=20, ignore_index=-1),
+        MULTILABEL_IGN,
+        _tm(tmf.multilabel_auroc, num_labels=3, average="none", thresholds=20, ignore_index=-1),
+        **TOL,
+    ),
+    MetricCase(
+        "MultilabelAP-exact-weighted",
+        P(MultilabelAveragePrecision, 3, average="weighted"),
+        MULTILABEL,
+        _sk_multilabel(skm.average_precision_score, "weighted"),
+        **TOL,
+    ),
+    MetricCase(
+        "MultilabelAP-binned-macro",
+        P(MultilabelAveragePrecision, 3, thresholds=20),
+        MULTILABEL,
+        _tm(tmf.multilabel_average_precision, num_labels=3, thresholds=20),
+        **TOL,
+    ),
+    MetricCase(
+        "MultilabelROC-exact-ignore",
+        P(MultilabelROC, 3, ignore_index=-1),
+        MULTILABEL_IGN,
+        _tm(tmf.multilabel_roc, num_labels=3, ignore_index=-1),
+        **TOL,
+    ),
+    MetricCase(
+        "MultilabelROC-binned",
+        P(MultilabelROC, 3, thresholds=8),
+        MULTILABEL,
+        _tm(tmf.multilabel_roc, num_labels=3, thresholds=8),
+        **TOL,
+    ),
+    MetricCase(
+        "MultilabelPR-exact",
+        P(MultilabelPrecisionRecallCurve, 3),
+        MULTILABEL,
+        _tm(tmf.multilabel_precision_recall_curve, num_labels=3),
+        **TOL,
+    ),
+    MetricCase(
+        "MultilabelPR-binned",
+        P(MultilabelPrecisionRecallCurve, 3, thresholds=8),
+        MULTILABEL,
+        _tm(tmf.multilabel_precision_recall_curve, num_labels=3, thresholds=8),
+        **TOL,
+    ),
     # a collection sharing one state
     MetricCase("collection-binned", P(binary_collection, 40), BINARY, _collection_reference(40), **TOL),
     MetricCase("collection-exact", P(binary_collection, None), BINARY, _collection_reference(None), **TOL),

@@ -8,6 +8,7 @@ Random data here always has positives and negatives in every column, so the one 
 that differs on purpose (AUROC of a column without one of them: NaN, torchmetrics 0) is not
 exercised; test_curves_edges covers it.
 """
+
 import functools
 import itertools
 import random
@@ -17,10 +18,10 @@ import pytest
 import torch
 import torchmetrics.classification as tmc
 import torchmetrics.functional.classification as tmf
+from support.parity_tester import ParityCase, check_parity, run_parity_distributed
 
 import torchtally.classification as ttc
 import torchtally.functional as ttf
-from support.parity_tester import ParityCase, check_parity, run_parity_distributed
 
 C = 4  # classes / labels
 BATCHES, BATCH = 3, 48
@@ -216,8 +217,12 @@ def test_functional_and_task_forms_match_torchmetrics(case):
     family, task, options, data = case
     _, _, kwargs = _factories(family, task, options)
     preds, target = _batches(task, data, seed=7)[0]
-    name = {"AUROC": "auroc", "AveragePrecision": "average_precision", "ROC": "roc",
-            "PrecisionRecallCurve": "precision_recall_curve"}[family]
+    name = {
+        "AUROC": "auroc",
+        "AveragePrecision": "average_precision",
+        "ROC": "roc",
+        "PrecisionRecallCurve": "precision_recall_curve",
+    }[family]
     args = () if task == "binary" else (C,)
     theirs = _quiet(getattr(tmf, f"{task}_{name}"), preds, target, *args, **kwargs)
     ours_target = target.float() if data["float_target"] else target
@@ -244,13 +249,24 @@ def test_positional_arguments_reach_the_same_options():
     pairs = [
         (ttc.MulticlassAUROC(C, "weighted", 20, -1), tmc.MulticlassAUROC(C, "weighted", 20, -1)),
         (ttc.MulticlassROC(C, 20, "macro", -1), tmc.MulticlassROC(C, 20, "macro", -1)),
-        (ttc.MulticlassPrecisionRecallCurve(C, 20, "macro", -1), tmc.MulticlassPrecisionRecallCurve(C, 20, "macro", -1)),
+        (
+            ttc.MulticlassPrecisionRecallCurve(C, 20, "macro", -1),
+            tmc.MulticlassPrecisionRecallCurve(C, 20, "macro", -1),
+        ),
         (ttc.MulticlassAveragePrecision(C, "none", 20, -1), tmc.MulticlassAveragePrecision(C, "none", 20, -1)),
     ]
     for ours, theirs in pairs:
-        assert_same(_quiet(ours.update(preds, target).compute), _quiet(lambda: (theirs.update(preds, target), theirs.compute())[1]),
-                    type(ours).__name__)
+        assert_same(
+            _quiet(ours.update(preds, target).compute),
+            _quiet(lambda: (theirs.update(preds, target), theirs.compute())[1]),
+            type(ours).__name__,
+        )
     b_preds, b_target = _binary_batches(5, logits=False, multidim=False, ignore_index=None)[0]
-    assert_same(ttc.BinaryAUROC(0.3, 15).update(b_preds, b_target).compute(),
-                tmf.binary_auroc(b_preds, b_target, 0.3, 15), "BinaryAUROC(max_fpr, thresholds)")
-    assert_same(ttf.binary_auroc(b_preds, b_target, 0.3, 15), tmf.binary_auroc(b_preds, b_target, 0.3, 15), "binary_auroc")
+    assert_same(
+        ttc.BinaryAUROC(0.3, 15).update(b_preds, b_target).compute(),
+        tmf.binary_auroc(b_preds, b_target, 0.3, 15),
+        "BinaryAUROC(max_fpr, thresholds)",
+    )
+    assert_same(
+        ttf.binary_auroc(b_preds, b_target, 0.3, 15), tmf.binary_auroc(b_preds, b_target, 0.3, 15), "binary_auroc"
+    )

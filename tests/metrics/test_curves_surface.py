@@ -1,11 +1,11 @@
 """The torchmetrics surface of the curve metrics: signatures, class attributes, task wrappers,
 module paths, accepted targets and compute() on an empty state."""
+
 import inspect
 import warnings
 
 import pytest
 import torch
-import torchmetrics
 import torchmetrics.classification as tmc
 import torchmetrics.functional.classification as tmf
 
@@ -125,13 +125,20 @@ def test_float_targets_holding_labels(thresholds):
         torch.testing.assert_close(got, expected)
     m = ttc.BinaryAveragePrecision(thresholds=thresholds, ignore_index=-1)
     masked = torch.where(torch.arange(40) % 5 == 0, -1, target)
-    torch.testing.assert_close(m.update(preds, masked.float()).compute(),
-                               tmf.binary_average_precision(preds, masked, thresholds=thresholds, ignore_index=-1))
+    torch.testing.assert_close(
+        m.update(preds, masked.float()).compute(),
+        tmf.binary_average_precision(preds, masked, thresholds=thresholds, ignore_index=-1),
+    )
     ml_preds, ml_target = torch.rand(30, 3, generator=g), torch.randint(0, 2, (30, 3), generator=g)
-    torch.testing.assert_close(ttf.multilabel_auroc(ml_preds, ml_target.double(), 3, thresholds=thresholds),
-                               tmf.multilabel_auroc(ml_preds, ml_target, 3, thresholds=thresholds))
-    for bad, match in ((torch.full((40,), 0.5), "expected 0 or 1"), (torch.full((40,), float("nan")), "expected 0 or 1"),
-                       (torch.full((40,), 2.0), "out of range")):
+    torch.testing.assert_close(
+        ttf.multilabel_auroc(ml_preds, ml_target.double(), 3, thresholds=thresholds),
+        tmf.multilabel_auroc(ml_preds, ml_target, 3, thresholds=thresholds),
+    )
+    for bad, match in (
+        (torch.full((40,), 0.5), "expected 0 or 1"),
+        (torch.full((40,), float("nan")), "expected 0 or 1"),
+        (torch.full((40,), 2.0), "out of range"),
+    ):
         metric = ttc.BinaryROC(thresholds=thresholds)
         with pytest.raises(ValueError, match=match):
             metric.update(preds, bad)
@@ -150,8 +157,12 @@ def test_binary_normalization_option(thresholds):
     with pytest.raises(ValueError, match="normalization='softmax'"):
         ttc.BinaryPrecisionRecallCurve(thresholds=thresholds, normalization="softmax").update(logits, target)
     probs = torch.tensor([0.1, 0.6, 0.9, 0.3])
-    ours = ttc.BinaryPrecisionRecallCurve(thresholds=thresholds, normalization="softmax").update(probs, target).compute()
-    for a, b in zip(ours, tmc.BinaryPrecisionRecallCurve(thresholds=thresholds, normalization="softmax")(probs, target)):
+    ours = (
+        ttc.BinaryPrecisionRecallCurve(thresholds=thresholds, normalization="softmax").update(probs, target).compute()
+    )
+    for a, b in zip(
+        ours, tmc.BinaryPrecisionRecallCurve(thresholds=thresholds, normalization="softmax")(probs, target)
+    ):
         torch.testing.assert_close(a, b, equal_nan=True)
     with pytest.raises(ValueError, match="normalization"):
         ttc.BinaryAveragePrecision(normalization="tanh")
@@ -180,7 +191,10 @@ def test_compute_on_the_empty_state_is_torchmetrics(name):
     if "AUROC" in name:
         assert torch.isnan(ours) and theirs.item() == 0.0
         return
-    ours, theirs = (ours,) if isinstance(ours, torch.Tensor) else ours, (theirs,) if isinstance(theirs, torch.Tensor) else theirs
+    ours, theirs = (
+        (ours,) if isinstance(ours, torch.Tensor) else ours,
+        (theirs,) if isinstance(theirs, torch.Tensor) else theirs,
+    )
     for a, b in zip(ours, theirs):
         assert a.dtype == b.dtype and a.shape == b.shape
         torch.testing.assert_close(a.abs() if a.dim() == 0 else a, b.abs() if b.dim() == 0 else b, equal_nan=True)

@@ -5,14 +5,15 @@ reshape, detach instead of a no_grad context, min/max read with .item() on CPU);
 pin what those branches must keep: the histogram of every layout and score dtype against a
 naive one, the logits rule, the exact error texts, and no autograd graph in the state.
 """
+
 import re
 
 import pytest
 import torch
 from support.metric_tester import assert_rejects
 
-from torchtally.functional.curves.update import CurveTask
 from torchtally import BinaryAUROC, MulticlassAUROC, MultilabelAUROC
+from torchtally.functional.curves.update import CurveTask
 
 T = 11
 SCORE_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -28,8 +29,9 @@ def _naive_hist(task: str, k: int, preds: torch.Tensor, target: torch.Tensor, th
     bins = torch.searchsorted(thresholds.double(), scores.contiguous(), right=True)  # #{t <= s}
     hist = torch.zeros(k, thresholds.numel() + 1, 2, dtype=torch.int64)
     for col in range(k):
-        hist[col].index_put_((bins[:, col], positive[:, col].long()), torch.ones(len(bins), dtype=torch.int64),
-                             accumulate=True)
+        hist[col].index_put_(
+            (bins[:, col], positive[:, col].long()), torch.ones(len(bins), dtype=torch.int64), accumulate=True
+        )
     return hist
 
 
@@ -113,37 +115,112 @@ def _good(cls):
 # (metric, kwargs, bad batch, exception, the whole message): the texts of the update path before
 # it was made lean, checked verbatim.
 _BAD = [
-    (BinaryAUROC, {}, (torch.rand(8, 2), torch.ones(8, 3, dtype=torch.long)), ValueError,
-     "target: expected shape [8, 2] to match preds [8, 2], got int64 [8, 3]"),
-    (BinaryAUROC, {}, (torch.ones(8, dtype=torch.int32), torch.ones(8, dtype=torch.long)), TypeError,
-     "preds: expected a floating tensor of shape [N, ...], got int32 [8]"),
-    (BinaryAUROC, {}, (torch.rand(8), torch.full((8,), 0.25)), ValueError,
-     "target: expected 0 or 1 (a float target holds labels), got 0.25 at sample 0"),
-    (BinaryAUROC, {}, (torch.rand(8), torch.ones(8, dtype=torch.complex64)), TypeError,
-     "target: expected a tensor of integer, bool or float 0/1 labels, got complex64 [8]"),
+    (
+        BinaryAUROC,
+        {},
+        (torch.rand(8, 2), torch.ones(8, 3, dtype=torch.long)),
+        ValueError,
+        "target: expected shape [8, 2] to match preds [8, 2], got int64 [8, 3]",
+    ),
+    (
+        BinaryAUROC,
+        {},
+        (torch.ones(8, dtype=torch.int32), torch.ones(8, dtype=torch.long)),
+        TypeError,
+        "preds: expected a floating tensor of shape [N, ...], got int32 [8]",
+    ),
+    (
+        BinaryAUROC,
+        {},
+        (torch.rand(8), torch.full((8,), 0.25)),
+        ValueError,
+        "target: expected 0 or 1 (a float target holds labels), got 0.25 at sample 0",
+    ),
+    (
+        BinaryAUROC,
+        {},
+        (torch.rand(8), torch.ones(8, dtype=torch.complex64)),
+        TypeError,
+        "target: expected a tensor of integer, bool or float 0/1 labels, got complex64 [8]",
+    ),
     (BinaryAUROC, {}, (torch.rand(8), [0, 1]), TypeError, "target: expected a tensor, got list"),
-    (BinaryAUROC, {}, (torch.tensor([0.1, float("nan"), 0.2]), torch.tensor([0, 1, 0])), ValueError,
-     "preds: NaN at sample 1"),
-    (BinaryAUROC, {}, (torch.rand(8), torch.ones(8, dtype=torch.long, device="meta")), ValueError,
-     "target: expected a tensor on cpu (the device of the metric state), got meta"),
-    (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8, 3), torch.zeros(7, dtype=torch.long)), ValueError,
-     "target: expected shape [8] to match preds [8, 3], got int64 [7]"),
-    (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8, 3), torch.zeros(8, 1, dtype=torch.long)), ValueError,
-     "target: expected shape [8] to match preds [8, 3], got int64 [8, 1]"),
-    (MulticlassAUROC, {"num_classes": 3}, (torch.rand(4, 3, 5), torch.zeros(4, 6, dtype=torch.long)), ValueError,
-     "target: expected shape [4, 5] to match preds [4, 3, 5], got int64 [4, 6]"),
-    (MulticlassAUROC, {"num_classes": 3}, (torch.rand(8, 4), torch.zeros(8, dtype=torch.long)), ValueError,
-     "preds: expected a floating tensor of shape [N, C, ...] with C = 3, got float32 [8, 4]"),
-    (MulticlassAUROC, {"num_classes": 3}, (torch.ones(8, 3, dtype=torch.long), torch.zeros(8, dtype=torch.long)),
-     TypeError, "preds: expected a floating tensor of shape [N, C, ...] with C = 3, got int64 [8, 3]"),
-    (MulticlassAUROC, {"num_classes": 3}, (torch.full((2, 3), float("nan")), torch.zeros(2, dtype=torch.long)),
-     ValueError, "preds: NaN at sample 0"),
-    (MultilabelAUROC, {"num_labels": 2}, (torch.rand(8, 2), torch.ones(8, 3, dtype=torch.long)), ValueError,
-     "target: expected shape [8, 2] to match preds [8, 2], got int64 [8, 3]"),
-    (MultilabelAUROC, {"num_labels": 2}, (torch.rand(8, 2, 3), torch.ones(8, 2, 4, dtype=torch.long)), ValueError,
-     "target: expected shape [8, 2, 3] to match preds [8, 2, 3], got int64 [8, 2, 4]"),
-    (MultilabelAUROC, {"num_labels": 2}, (torch.rand(8), torch.ones(8, dtype=torch.long)), ValueError,
-     "preds: expected a floating tensor of shape [N, L, ...] with L = 2, got float32 [8]"),
+    (
+        BinaryAUROC,
+        {},
+        (torch.tensor([0.1, float("nan"), 0.2]), torch.tensor([0, 1, 0])),
+        ValueError,
+        "preds: NaN at sample 1",
+    ),
+    (
+        BinaryAUROC,
+        {},
+        (torch.rand(8), torch.ones(8, dtype=torch.long, device="meta")),
+        ValueError,
+        "target: expected a tensor on cpu (the device of the metric state), got meta",
+    ),
+    (
+        MulticlassAUROC,
+        {"num_classes": 3},
+        (torch.rand(8, 3), torch.zeros(7, dtype=torch.long)),
+        ValueError,
+        "target: expected shape [8] to match preds [8, 3], got int64 [7]",
+    ),
+    (
+        MulticlassAUROC,
+        {"num_classes": 3},
+        (torch.rand(8, 3), torch.zeros(8, 1, dtype=torch.long)),
+        ValueError,
+        "target: expected shape [8] to match preds [8, 3], got int64 [8, 1]",
+    ),
+    (
+        MulticlassAUROC,
+        {"num_classes": 3},
+        (torch.rand(4, 3, 5), torch.zeros(4, 6, dtype=torch.long)),
+        ValueError,
+        "target: expected shape [4, 5] to match preds [4, 3, 5], got int64 [4, 6]",
+    ),
+    (
+        MulticlassAUROC,
+        {"num_classes": 3},
+        (torch.rand(8, 4), torch.zeros(8, dtype=torch.long)),
+        ValueError,
+        "preds: expected a floating tensor of shape [N, C, ...] with C = 3, got float32 [8, 4]",
+    ),
+    (
+        MulticlassAUROC,
+        {"num_classes": 3},
+        (torch.ones(8, 3, dtype=torch.long), torch.zeros(8, dtype=torch.long)),
+        TypeError,
+        "preds: expected a floating tensor of shape [N, C, ...] with C = 3, got int64 [8, 3]",
+    ),
+    (
+        MulticlassAUROC,
+        {"num_classes": 3},
+        (torch.full((2, 3), float("nan")), torch.zeros(2, dtype=torch.long)),
+        ValueError,
+        "preds: NaN at sample 0",
+    ),
+    (
+        MultilabelAUROC,
+        {"num_labels": 2},
+        (torch.rand(8, 2), torch.ones(8, 3, dtype=torch.long)),
+        ValueError,
+        "target: expected shape [8, 2] to match preds [8, 2], got int64 [8, 3]",
+    ),
+    (
+        MultilabelAUROC,
+        {"num_labels": 2},
+        (torch.rand(8, 2, 3), torch.ones(8, 2, 4, dtype=torch.long)),
+        ValueError,
+        "target: expected shape [8, 2, 3] to match preds [8, 2, 3], got int64 [8, 2, 4]",
+    ),
+    (
+        MultilabelAUROC,
+        {"num_labels": 2},
+        (torch.rand(8), torch.ones(8, dtype=torch.long)),
+        ValueError,
+        "preds: expected a floating tensor of shape [N, L, ...] with L = 2, got float32 [8]",
+    ),
 ]
 
 
@@ -160,7 +237,9 @@ def test_preds_on_another_device_than_the_state_named():
     """The device test behind the CPU fast path: preds off the state's device is named too."""
     curve = CurveTask("binary", 1, thresholds=T)
     hist = torch.zeros(1, T + 1, 2, dtype=torch.int64)
-    with pytest.raises(ValueError, match=r"^preds: expected a tensor on cpu \(the device of the metric state\), got meta$"):
+    with pytest.raises(
+        ValueError, match=r"^preds: expected a tensor on cpu \(the device of the metric state\), got meta$"
+    ):
         curve.accumulate(hist, torch.rand(4, device="meta"), torch.ones(4, dtype=torch.long))
     assert not hist.any()
 

@@ -15,6 +15,7 @@ a meta tensor, a list). Properties:
 Bounded for CI: ``derandomize=True`` (the same examples on every run), ``deadline=None`` and
 a fixed ``max_examples`` per test, so the whole file runs in well under a minute.
 """
+
 import dataclasses
 import math
 import warnings
@@ -23,18 +24,23 @@ import numpy as np
 import pytest
 import sklearn.metrics as skm
 import torch
-
 from hypothesis import HealthCheck, given, settings  # one of the test extras (pip install -e ".[test]")
 from hypothesis import strategies as st
-
-import torchtally as M
 from support.fuzz_batches import IGNORE, aggregation_batch, classification_batch, regression_batch
 from support.metric_tester import states_of
 from support.state_checks import assert_same_states
+
+import torchtally as M
 from torchtally import MetricCollection
 
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None, print_blob=False,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=False,
+    suppress_health_check=list(HealthCheck),
+)
 NUM = 3
 
 
@@ -51,8 +57,11 @@ def feed(metric, batches):
         with pytest.raises((TypeError, ValueError)) as info:
             metric.update(*batch.args)
         assert batch.blamed in str(info.value), f"{batch.fault}: the error does not name {batch.blamed}: {info.value}"
-        assert_same_states(before, states_of(metric.metric if isinstance(metric, Single) else metric),
-                           f"after a refused batch ({batch.fault})")
+        assert_same_states(
+            before,
+            states_of(metric.metric if isinstance(metric, Single) else metric),
+            f"after a refused batch ({batch.fault})",
+        )
     return valid
 
 
@@ -118,16 +127,25 @@ def _kept_pairs(valid, task):
         targets.append(t)
         predictions.append(p)
     width = () if task != "multilabel" else (NUM,)
-    return (torch.cat(targets) if targets else torch.zeros((0,) + width, dtype=torch.long),
-            torch.cat(predictions) if predictions else torch.zeros((0,) + width, dtype=torch.long))
+    return (
+        torch.cat(targets) if targets else torch.zeros((0,) + width, dtype=torch.long),
+        torch.cat(predictions) if predictions else torch.zeros((0,) + width, dtype=torch.long),
+    )
 
 
 def _binary_metrics(ignore_index):
     kw = dict(ignore_index=ignore_index)
-    return {"confmat": M.BinaryConfusionMatrix(**kw), "accuracy": M.BinaryAccuracy(**kw),
-            "precision": M.BinaryPrecision(**kw), "recall": M.BinaryRecall(**kw), "f1": M.BinaryF1Score(**kw),
-            "specificity": M.BinarySpecificity(**kw), "jaccard": M.BinaryJaccardIndex(**kw),
-            "mcc": M.BinaryMatthewsCorrCoef(**kw), "kappa": M.BinaryCohenKappa(**kw)}
+    return {
+        "confmat": M.BinaryConfusionMatrix(**kw),
+        "accuracy": M.BinaryAccuracy(**kw),
+        "precision": M.BinaryPrecision(**kw),
+        "recall": M.BinaryRecall(**kw),
+        "f1": M.BinaryF1Score(**kw),
+        "specificity": M.BinarySpecificity(**kw),
+        "jaccard": M.BinaryJaccardIndex(**kw),
+        "mcc": M.BinaryMatthewsCorrCoef(**kw),
+        "kappa": M.BinaryCohenKappa(**kw),
+    }
 
 
 @FUZZ
@@ -147,13 +165,17 @@ def test_binary_classification(data):
         got = computed(metric)
     cm = skm.confusion_matrix(t, p, labels=[0, 1])
     nondegenerate = (cm.sum(0) > 0).all() and (cm.sum(1) > 0).all()
-    refs = {"confmat": lambda: cm, "accuracy": lambda: skm.accuracy_score(t, p),
-            "precision": lambda: skm.precision_score(t, p, zero_division=0),
-            "recall": lambda: skm.recall_score(t, p, zero_division=0),
-            "f1": lambda: skm.f1_score(t, p, zero_division=0),
-            "specificity": lambda: skm.recall_score(t, p, pos_label=0, zero_division=0),
-            "jaccard": lambda: skm.jaccard_score(t, p, zero_division=0),
-            "mcc": lambda: skm.matthews_corrcoef(t, p), "kappa": lambda: skm.cohen_kappa_score(t, p)}
+    refs = {
+        "confmat": lambda: cm,
+        "accuracy": lambda: skm.accuracy_score(t, p),
+        "precision": lambda: skm.precision_score(t, p, zero_division=0),
+        "recall": lambda: skm.recall_score(t, p, zero_division=0),
+        "f1": lambda: skm.f1_score(t, p, zero_division=0),
+        "specificity": lambda: skm.recall_score(t, p, pos_label=0, zero_division=0),
+        "jaccard": lambda: skm.jaccard_score(t, p, zero_division=0),
+        "mcc": lambda: skm.matthews_corrcoef(t, p),
+        "kappa": lambda: skm.cohen_kappa_score(t, p),
+    }
     for name, value in got.items():
         if name in ("mcc", "kappa") and not nondegenerate:
             continue  # conventions for an empty row or column differ; the counts are checked above
@@ -162,9 +184,13 @@ def test_binary_classification(data):
 
 def _multiclass_metrics(ignore_index):
     kw = dict(num_classes=NUM, ignore_index=ignore_index)
-    return {"confmat": M.MulticlassConfusionMatrix(**kw), "accuracy": M.MulticlassAccuracy(average="micro", **kw),
-            "precision": M.MulticlassPrecision(average=None, **kw), "recall": M.MulticlassRecall(average=None, **kw),
-            "f1": M.MulticlassF1Score(average="micro", **kw)}
+    return {
+        "confmat": M.MulticlassConfusionMatrix(**kw),
+        "accuracy": M.MulticlassAccuracy(average="micro", **kw),
+        "precision": M.MulticlassPrecision(average=None, **kw),
+        "recall": M.MulticlassRecall(average=None, **kw),
+        "f1": M.MulticlassF1Score(average="micro", **kw),
+    }
 
 
 @FUZZ
@@ -183,11 +209,13 @@ def test_multiclass_classification(data):
         warnings.simplefilter("ignore")
         got = computed(metric)
     labels = list(range(NUM))
-    refs = {"confmat": lambda: skm.confusion_matrix(t, p, labels=labels),
-            "accuracy": lambda: skm.accuracy_score(t, p),
-            "precision": lambda: skm.precision_score(t, p, labels=labels, average=None, zero_division=0),
-            "recall": lambda: skm.recall_score(t, p, labels=labels, average=None, zero_division=0),
-            "f1": lambda: skm.f1_score(t, p, labels=labels, average="micro", zero_division=0)}
+    refs = {
+        "confmat": lambda: skm.confusion_matrix(t, p, labels=labels),
+        "accuracy": lambda: skm.accuracy_score(t, p),
+        "precision": lambda: skm.precision_score(t, p, labels=labels, average=None, zero_division=0),
+        "recall": lambda: skm.recall_score(t, p, labels=labels, average=None, zero_division=0),
+        "f1": lambda: skm.f1_score(t, p, labels=labels, average="micro", zero_division=0),
+    }
     for name, value in got.items():
         close(value, refs[name](), rtol=1e-6)
 
@@ -197,25 +225,39 @@ def test_multiclass_classification(data):
 def test_multilabel_classification(data):
     ignore_index = data.draw(st.sampled_from([None, IGNORE]))
     kw = dict(num_labels=NUM, ignore_index=ignore_index)
-    metric = either(data.draw, lambda: {"confmat": M.MultilabelConfusionMatrix(**kw),
-                                        "accuracy": M.MultilabelAccuracy(average="micro", **kw),
-                                        "f1": M.MultilabelF1Score(average="micro", **kw)})
+    metric = either(
+        data.draw,
+        lambda: {
+            "confmat": M.MultilabelConfusionMatrix(**kw),
+            "accuracy": M.MultilabelAccuracy(average="micro", **kw),
+            "f1": M.MultilabelF1Score(average="micro", **kw),
+        },
+    )
     batches = data.draw(st.lists(classification_batch("multilabel", NUM, ignore_index), min_size=1, max_size=4))
     valid = feed(metric, batches)
     if not valid:
         return
     t, p = _kept_pairs(valid, "multilabel")
     keep = t != IGNORE
-    cms = np.stack([skm.confusion_matrix(t[keep[:, j], j].numpy(), p[keep[:, j], j].numpy(), labels=[0, 1])
-                    if keep[:, j].any() else np.zeros((2, 2), dtype=np.int64) for j in range(NUM)])
+    cms = np.stack(
+        [
+            skm.confusion_matrix(t[keep[:, j], j].numpy(), p[keep[:, j], j].numpy(), labels=[0, 1])
+            if keep[:, j].any()
+            else np.zeros((2, 2), dtype=np.int64)
+            for j in range(NUM)
+        ]
+    )
     tn, fp, fn, tp = (cms[:, 0, 0].sum(), cms[:, 0, 1].sum(), cms[:, 1, 0].sum(), cms[:, 1, 1].sum())
     if tn + fp + fn + tp == 0:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = computed(metric)
-    refs = {"confmat": cms, "accuracy": (tp + tn) / (tn + fp + fn + tp),
-            "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0}
+    refs = {
+        "confmat": cms,
+        "accuracy": (tp + tn) / (tn + fp + fn + tp),
+        "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0,
+    }
     for name, value in got.items():
         close(value, refs[name], rtol=1e-6)
 
@@ -270,14 +312,20 @@ def test_exact_curves(data):
     task = data.draw(st.sampled_from(["binary", "multiclass", "multilabel"]))
     ignore_index = data.draw(st.sampled_from([None, IGNORE]))
     if task == "binary":
-        make = lambda: {"auroc": M.BinaryAUROC(ignore_index=ignore_index),  # noqa: E731
-                        "ap": M.BinaryAveragePrecision(ignore_index=ignore_index)}
+        make = lambda: {
+            "auroc": M.BinaryAUROC(ignore_index=ignore_index),  # noqa: E731
+            "ap": M.BinaryAveragePrecision(ignore_index=ignore_index),
+        }
     elif task == "multiclass":
-        make = lambda: {"auroc": M.MulticlassAUROC(NUM, average=None, ignore_index=ignore_index),  # noqa: E731
-                        "ap": M.MulticlassAveragePrecision(NUM, average=None, ignore_index=ignore_index)}
+        make = lambda: {
+            "auroc": M.MulticlassAUROC(NUM, average=None, ignore_index=ignore_index),  # noqa: E731
+            "ap": M.MulticlassAveragePrecision(NUM, average=None, ignore_index=ignore_index),
+        }
     else:
-        make = lambda: {"auroc": M.MultilabelAUROC(NUM, average=None, ignore_index=ignore_index),  # noqa: E731
-                        "ap": M.MultilabelAveragePrecision(NUM, average=None, ignore_index=ignore_index)}
+        make = lambda: {
+            "auroc": M.MultilabelAUROC(NUM, average=None, ignore_index=ignore_index),  # noqa: E731
+            "ap": M.MultilabelAveragePrecision(NUM, average=None, ignore_index=ignore_index),
+        }
     metric = either(data.draw, make)
     batch = classification_batch(task, 2 if task == "binary" else NUM, ignore_index, scores_only=True)
     if task == "multiclass":
@@ -311,8 +359,13 @@ def test_exact_curves(data):
 
 
 def _regression_metrics():
-    return {"mse": M.MeanSquaredError(), "mae": M.MeanAbsoluteError(), "r2": M.R2Score(),
-            "ev": M.ExplainedVariance(), "pearson": M.PearsonCorrCoef()}
+    return {
+        "mse": M.MeanSquaredError(),
+        "mae": M.MeanAbsoluteError(),
+        "r2": M.R2Score(),
+        "ev": M.ExplainedVariance(),
+        "pearson": M.PearsonCorrCoef(),
+    }
 
 
 @FUZZ
@@ -334,9 +387,13 @@ def test_regression(data):
         warnings.simplefilter("ignore")
         got = computed(metric)
         nan = float("nan")
-        want = {"mse": skm.mean_squared_error(t, p) if n else nan, "mae": skm.mean_absolute_error(t, p) if n else nan,
-                "r2": skm.r2_score(t, p) if n >= 2 else nan, "ev": skm.explained_variance_score(t, p) if n else nan,
-                "pearson": np.corrcoef(p, t)[0, 1] if n >= 2 and p.std() and t.std() else nan}
+        want = {
+            "mse": skm.mean_squared_error(t, p) if n else nan,
+            "mae": skm.mean_absolute_error(t, p) if n else nan,
+            "r2": skm.r2_score(t, p) if n >= 2 else nan,
+            "ev": skm.explained_variance_score(t, p) if n else nan,
+            "pearson": np.corrcoef(p, t)[0, 1] if n >= 2 and p.std() and t.std() else nan,
+        }
     for name, value in got.items():
         close(value, want[name])
 
@@ -373,13 +430,21 @@ def test_aggregation(data, kind, nan_strategy):
     if not valid:
         return
     values = np.concatenate([a[0].double().reshape(-1).numpy() for a in valid])
-    weights = (np.concatenate([torch.broadcast_to(a[1], a[0].shape).double().reshape(-1).numpy() for a in valid])
-               if kind == "mean" else np.ones_like(values))
+    weights = (
+        np.concatenate([torch.broadcast_to(a[1], a[0].shape).double().reshape(-1).numpy() for a in valid])
+        if kind == "mean"
+        else np.ones_like(values)
+    )
     kept = ~np.isnan(values)
     values, weights = values[kept], weights[kept]
     with np.errstate(invalid="ignore", divide="ignore"):
-        want = {"sum": values.sum(), "mean": (values * weights).sum() / weights.sum(),
-                "max": values.max(initial=-np.inf), "min": values.min(initial=np.inf), "cat": values}[kind]
+        want = {
+            "sum": values.sum(),
+            "mean": (values * weights).sum() / weights.sum(),
+            "max": values.max(initial=-np.inf),
+            "min": values.min(initial=np.inf),
+            "cat": values,
+        }[kind]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         close(metric.compute(), want, rtol=1e-6)

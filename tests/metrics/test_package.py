@@ -2,17 +2,23 @@
 (torchtally.classification, .regression, .aggregation); a class imported from the package itself,
 as earlier versions allowed, still resolves to the same class, with a FutureWarning naming the
 face to import it from."""
+
 import pytest
 
 import torchtally
 import torchtally.metrics
 
 
-@pytest.mark.parametrize("name, face", [("MulticlassAccuracy", "torchtally.classification"),
-                                        ("AUROC", "torchtally.classification"),
-                                        ("BinaryROC", "torchtally.classification"),
-                                        ("MeanSquaredError", "torchtally.regression"),
-                                        ("MeanMetric", "torchtally.aggregation")])
+@pytest.mark.parametrize(
+    "name, face",
+    [
+        ("MulticlassAccuracy", "torchtally.classification"),
+        ("AUROC", "torchtally.classification"),
+        ("BinaryROC", "torchtally.classification"),
+        ("MeanSquaredError", "torchtally.regression"),
+        ("MeanMetric", "torchtally.aggregation"),
+    ],
+)
 def test_an_old_import_path_warns_and_gives_the_same_class(name, face):
     with pytest.warns(FutureWarning, match=f"torchtally.metrics.{name}: import it from {face}"):
         cls = getattr(torchtally.metrics, name)

@@ -3,6 +3,7 @@ configuration in CASES (support/regression_cases.py) also runs through the share
 (support.metric_tester); their 3-rank distributed check is in
 tests/distributed/test_regression_aggregation.py. Parity with torchmetrics over the argument
 grid (values, dtypes, shapes, signatures) is in test_regression_aggregation_parity.py."""
+
 import functools
 import warnings
 
@@ -12,7 +13,6 @@ import scipy.stats
 import sklearn.metrics as skm
 import torch
 import torchmetrics
-
 from support.metric_tester import assert_rejects, check_metric
 from support.regression_cases import (
     BIG,
@@ -29,6 +29,7 @@ from support.regression_cases import (
     sk,
     split,
 )
+
 from torchtally import MetricCollection, NotComputableError, kernels
 from torchtally.functional import (
     cosine_similarity,
@@ -84,14 +85,21 @@ def test_offsets_need_the_moments_state():
     "ours, reference, data",
     [
         (P(mean_squared_error), sk(skm.mean_squared_error), ONE),
-        (P(mean_squared_error, squared=False, num_outputs=3),
-         sk(skm.root_mean_squared_error, multioutput="raw_values"), THREE),
+        (
+            P(mean_squared_error, squared=False, num_outputs=3),
+            sk(skm.root_mean_squared_error, multioutput="raw_values"),
+            THREE,
+        ),
         (P(mean_absolute_error, num_outputs=3), sk(skm.mean_absolute_error, multioutput="raw_values"), THREE),
         (mean_absolute_percentage_error, sk(skm.mean_absolute_percentage_error), POSITIVE),
         (P(r2_score, multioutput="raw_values"), sk(skm.r2_score, multioutput="raw_values"), BIG3),
         (P(r2_score, multioutput="variance_weighted"), sk(skm.r2_score, multioutput="variance_weighted"), THREE),
         (P(r2_score, adjusted=2), adjusted_r2_ref(2), ONE),
-        (P(explained_variance, multioutput="raw_values"), sk(skm.explained_variance_score, multioutput="raw_values"), THREE),
+        (
+            P(explained_variance, multioutput="raw_values"),
+            sk(skm.explained_variance_score, multioutput="raw_values"),
+            THREE,
+        ),
         (pearson_corrcoef, pearson_ref, BIG3),
     ],
 )
@@ -111,11 +119,21 @@ def test_cosine_functional_is_float32_as_torchmetrics(reduction):
 # -- edge cases ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("factory", [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
-                                     ExplainedVariance, P(MeanSquaredError, num_outputs=3)])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        MeanSquaredError,
+        MeanAbsoluteError,
+        MeanAbsolutePercentageError,
+        ExplainedVariance,
+        P(MeanSquaredError, num_outputs=3),
+    ],
+)
 def test_means_over_no_samples_are_nan(factory):
-    metric = factory().update(torch.empty(0, 3) if "num_outputs" in str(factory) else torch.empty(0),
-                              torch.empty(0, 3) if "num_outputs" in str(factory) else torch.empty(0))
+    metric = factory().update(
+        torch.empty(0, 3) if "num_outputs" in str(factory) else torch.empty(0),
+        torch.empty(0, 3) if "num_outputs" in str(factory) else torch.empty(0),
+    )
     assert torch.isnan(metric.compute()).all()
 
 
@@ -124,7 +142,12 @@ def test_r2_needs_two_samples_and_cosine_a_row():
         R2Score().update(torch.empty(0), torch.empty(0)).compute()
     with pytest.raises(ValueError, match="Needs at least two samples"):
         R2Score().update(torch.tensor([1.0]), torch.tensor([2.0])).compute()
-    assert R2Score().update(torch.tensor([1.0]), torch.tensor([2.0])).update(torch.tensor([3.0]), torch.tensor([2.5])).compute()
+    assert (
+        R2Score()
+        .update(torch.tensor([1.0]), torch.tensor([2.0]))
+        .update(torch.tensor([3.0]), torch.tensor([2.5]))
+        .compute()
+    )
     for reduction in ("sum", "mean", "none"):
         with pytest.raises(ValueError, match="no rows"):
             CosineSimilarity(reduction=reduction).update(torch.empty(0, 3), torch.empty(0, 3)).compute()
@@ -218,7 +241,9 @@ def test_outputs_are_read_from_the_first_batch():
     assert_rejects(ev, (torch.randn(5, 3, 2), torch.randn(5, 3, 2)), ValueError, "the same shape after dim 0")
 
 
-@pytest.mark.parametrize("factory", [P(R2Score, multioutput="raw_values"), P(ExplainedVariance, multioutput="raw_values")])
+@pytest.mark.parametrize(
+    "factory", [P(R2Score, multioutput="raw_values"), P(ExplainedVariance, multioutput="raw_values")]
+)
 def test_forward_with_other_outputs_is_rejected_and_state_kept(factory):
     """In forward the batch is updated on fresh states; the mismatch shows only when they are
     merged into the accumulated ones, which must then be left as they were."""
@@ -254,8 +279,15 @@ def test_r2_and_explained_variance_share_state_in_a_collection(monkeypatch):
     np.testing.assert_allclose(got["r2_raw"], skm.r2_score(target, preds, multioutput="raw_values"), rtol=1e-10)
 
 
-ALL = [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance,
-       PearsonCorrCoef, P(CosineSimilarity, reduction="mean")]
+ALL = [
+    MeanSquaredError,
+    MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    R2Score,
+    ExplainedVariance,
+    PearsonCorrCoef,
+    P(CosineSimilarity, reduction="mean"),
+]
 
 
 @pytest.mark.parametrize("factory", ALL + [CosineSimilarity, P(CosineSimilarity, reduction="none")])
@@ -281,8 +313,14 @@ def test_c_core_and_reference_agree():
     for backend in ("c", "reference"):
         previous = kernels.set_backend(backend)
         try:
-            results[backend] = [f(*BIG3) for f in (P(r2_score, multioutput="raw_values"), pearson_corrcoef,
-                                                    P(explained_variance, multioutput="raw_values"))]
+            results[backend] = [
+                f(*BIG3)
+                for f in (
+                    P(r2_score, multioutput="raw_values"),
+                    pearson_corrcoef,
+                    P(explained_variance, multioutput="raw_values"),
+                )
+            ]
         finally:
             kernels.set_backend(previous)
     for c, ref in zip(results["c"], results["reference"]):
@@ -296,8 +334,10 @@ NAN = torch.tensor([1.0, float("nan"), 2.0, 3.0])
 INF = torch.tensor([1.0, 2.0, float("inf"), 3.0])
 
 
-@pytest.mark.parametrize("factory", [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
-                                     R2Score, ExplainedVariance, PearsonCorrCoef])
+@pytest.mark.parametrize(
+    "factory",
+    [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance, PearsonCorrCoef],
+)
 @pytest.mark.parametrize(
     "args, exc, match",
     [
@@ -331,8 +371,15 @@ CLEAN = torch.arange(1.0, 9.0).reshape(4, 2) + 0.5
 
 @pytest.mark.parametrize(
     "factory",
-    [MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, R2Score, ExplainedVariance,
-     P(PearsonCorrCoef, num_outputs=2), CosineSimilarity],
+    [
+        MeanSquaredError,
+        MeanAbsoluteError,
+        MeanAbsolutePercentageError,
+        R2Score,
+        ExplainedVariance,
+        P(PearsonCorrCoef, num_outputs=2),
+        CosineSimilarity,
+    ],
     ids=lambda f: getattr(f, "__name__", None) or f.func.__name__,
 )
 @pytest.mark.parametrize(
@@ -378,15 +425,28 @@ def _pairs(*shape):
     [
         (P(MeanSquaredError, num_outputs=3), _pairs(2, 3), _pairs(4, 2), r"preds: expected shape \[N, 3\]"),
         (P(MeanAbsoluteError, num_outputs=2), _pairs(2, 2), _pairs(4), r"preds: expected shape \[N, 2\]"),
-        (PearsonCorrCoef, _pairs(3), _pairs(4, 2),
-         r"preds: expected shape \[N\] or \[N, 1\] \(num_outputs=1\), got float32 \[4, 2\]; for 2 outputs pass num_outputs=2"),
+        (
+            PearsonCorrCoef,
+            _pairs(3),
+            _pairs(4, 2),
+            r"preds: expected shape \[N\] or \[N, 1\] \(num_outputs=1\), got float32 \[4, 2\]; "
+            r"for 2 outputs pass num_outputs=2",
+        ),
         (P(PearsonCorrCoef, num_outputs=2), _pairs(3, 2), _pairs(4), r"preds: expected shape \[N, 2\]"),
-        (P(PearsonCorrCoef, num_outputs=2), _pairs(3, 2), (torch.randn(4, 2), torch.randn(4, 3)),
-         r"target: expected the shape"),
+        (
+            P(PearsonCorrCoef, num_outputs=2),
+            _pairs(3, 2),
+            (torch.randn(4, 2), torch.randn(4, 3)),
+            r"target: expected the shape",
+        ),
         (P(PearsonCorrCoef, num_outputs=2), _pairs(3, 2), _pairs(4, 2, 2), r"1- or 2-dimensional"),
         (CosineSimilarity, _pairs(3, 4), _pairs(4), r"preds: expected shape \[N, d\]"),
-        (R2Score, _pairs(3, 2), (torch.randn(4, 2), torch.tensor([[1.0, 2.0]] * 3 + [[NAN[1], 1.0]])),
-         r"target: expected finite values, got nan at flat index 6"),
+        (
+            R2Score,
+            _pairs(3, 2),
+            (torch.randn(4, 2), torch.tensor([[1.0, 2.0]] * 3 + [[NAN[1], 1.0]])),
+            r"target: expected finite values, got nan at flat index 6",
+        ),
     ],
 )
 def test_bad_shapes_are_rejected_and_state_kept(factory, good, args, match):

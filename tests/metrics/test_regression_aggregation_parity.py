@@ -6,6 +6,7 @@ batch, update + compute, update_count, and on 2 and 3 gloo ranks with uneven sha
 
 Values are compared with a float32 tolerance: torchmetrics accumulates in float32 where
 torchtally accumulates in float64 (and rounds the result once)."""
+
 import functools
 import inspect
 import warnings
@@ -14,11 +15,11 @@ import pytest
 import torch
 import torchmetrics
 import torchmetrics.functional as tmf
+from support.metric_tester import made_in_float64
+from support.parity_tester import ParityCase, check_parity, run_parity_distributed
 
 import torchtally
 import torchtally.functional as ttf
-from support.metric_tester import made_in_float64
-from support.parity_tester import ParityCase, check_parity, run_parity_distributed
 from torchtally import aggregation as tta
 from torchtally import regression as ttr
 
@@ -28,11 +29,25 @@ SIZES = (7, 13, 5, 9)  # uneven batches
 TOL = dict(rtol=2e-5, atol=2e-6)
 
 
-REGRESSION_CLASSES = ["MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "R2Score",
-                      "PearsonCorrCoef", "ExplainedVariance", "CosineSimilarity"]
+REGRESSION_CLASSES = [
+    "MeanSquaredError",
+    "MeanAbsoluteError",
+    "MeanAbsolutePercentageError",
+    "R2Score",
+    "PearsonCorrCoef",
+    "ExplainedVariance",
+    "CosineSimilarity",
+]
 AGGREGATION_CLASSES = ["SumMetric", "MeanMetric", "MinMetric", "MaxMetric", "CatMetric", "RunningMean"]
-FUNCTIONS = ["mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error", "r2_score",
-             "pearson_corrcoef", "explained_variance", "cosine_similarity"]
+FUNCTIONS = [
+    "mean_squared_error",
+    "mean_absolute_error",
+    "mean_absolute_percentage_error",
+    "r2_score",
+    "pearson_corrcoef",
+    "explained_variance",
+    "cosine_similarity",
+]
 
 
 def _parameters(fn):
@@ -72,7 +87,7 @@ def data(shape, dtype, seed, positive=False):
         target, preds = target.abs() + 0.1, preds.abs() + 0.1
     batches, lo = [], 0
     for n in SIZES:
-        batches.append((preds[lo:lo + n].to(dtype), target[lo:lo + n].to(dtype)))
+        batches.append((preds[lo : lo + n].to(dtype), target[lo : lo + n].to(dtype)))
         lo += n
     return batches
 
@@ -106,40 +121,75 @@ def label(kwargs):
 
 SHAPES_1D_2D = ((), (1,), (3,))
 REGRESSION_GRID = (
-    [("MeanSquaredError", dict(squared=sq, num_outputs=no), shape)
-     for sq in (True, False) for no, shape in ((1, ()), (1, (3,)), (3, (3,)))]
+    [
+        ("MeanSquaredError", dict(squared=sq, num_outputs=no), shape)
+        for sq in (True, False)
+        for no, shape in ((1, ()), (1, (3,)), (3, (3,)))
+    ]
     + [("MeanAbsoluteError", dict(num_outputs=no), shape) for no, shape in ((1, ()), (1, (2, 3)), (3, (3,)))]
     + [("MeanAbsolutePercentageError", {}, shape) for shape in ((), (2, 2))]
-    + [("R2Score", dict(adjusted=adj, multioutput=mo), shape)
-       for adj in (0, 2) for mo in ("raw_values", "uniform_average", "variance_weighted") for shape in SHAPES_1D_2D]
-    + [("ExplainedVariance", dict(multioutput=mo), shape)
-       for mo in ("raw_values", "uniform_average", "variance_weighted") for shape in ((), (3,), (2, 3))]
+    + [
+        ("R2Score", dict(adjusted=adj, multioutput=mo), shape)
+        for adj in (0, 2)
+        for mo in ("raw_values", "uniform_average", "variance_weighted")
+        for shape in SHAPES_1D_2D
+    ]
+    + [
+        ("ExplainedVariance", dict(multioutput=mo), shape)
+        for mo in ("raw_values", "uniform_average", "variance_weighted")
+        for shape in ((), (3,), (2, 3))
+    ]
     + [("PearsonCorrCoef", dict(num_outputs=no), shape) for no, shape in ((1, ()), (1, (1,)), (3, (3,)))]
     + [("CosineSimilarity", dict(reduction=red), (4,)) for red in ("sum", "mean", "none", None)]
 )
 REGRESSION_CASES = [
-    ParityCase(f"{name}[{label(kwargs)}]{list(shape)}-{str(dtype)[6:]}", *pair(name, **kwargs),
-               batches=data(shape, dtype, seed=i, positive=name == "MeanAbsolutePercentageError"), **TOL)
+    ParityCase(
+        f"{name}[{label(kwargs)}]{list(shape)}-{str(dtype)[6:]}",
+        *pair(name, **kwargs),
+        batches=data(shape, dtype, seed=i, positive=name == "MeanAbsolutePercentageError"),
+        **TOL,
+    )
     for i, (name, kwargs, shape) in enumerate(REGRESSION_GRID)
     for dtype in (torch.float32, torch.float64)
 ]
 # made while the default dtype is float64: results follow it where torchmetrics' do
 DEFAULT_FLOAT64_CASES = [
-    ParityCase(f"{name}-default-float64{list(shape)}", P(made_in_float64, getattr(ttr, name)),
-               P(made_in_float64, getattr(torchmetrics.regression, name)),
-               batches=data(shape, torch.float32, seed=5), **TOL)
-    for name, shape in [("MeanSquaredError", ()), ("MeanAbsoluteError", ()), ("R2Score", ()), ("R2Score", (3,)),
-                        ("ExplainedVariance", (3,)), ("PearsonCorrCoef", ()), ("CosineSimilarity", (3,))]
+    ParityCase(
+        f"{name}-default-float64{list(shape)}",
+        P(made_in_float64, getattr(ttr, name)),
+        P(made_in_float64, getattr(torchmetrics.regression, name)),
+        batches=data(shape, torch.float32, seed=5),
+        **TOL,
+    )
+    for name, shape in [
+        ("MeanSquaredError", ()),
+        ("MeanAbsoluteError", ()),
+        ("R2Score", ()),
+        ("R2Score", (3,)),
+        ("ExplainedVariance", (3,)),
+        ("PearsonCorrCoef", ()),
+        ("CosineSimilarity", (3,)),
+    ]
 ]
-HALF_GRID = [(name, shape) for name in ("MeanSquaredError", "MeanAbsoluteError", "R2Score", "ExplainedVariance")
-             for shape in ((), (1,))] + [("R2Score", (3,)), ("ExplainedVariance", (3,)), ("PearsonCorrCoef", ()),
-                                         ("PearsonCorrCoef", (1,)), ("CosineSimilarity", (4,))]
+HALF_GRID = [
+    (name, shape)
+    for name in ("MeanSquaredError", "MeanAbsoluteError", "R2Score", "ExplainedVariance")
+    for shape in ((), (1,))
+] + [
+    ("R2Score", (3,)),
+    ("ExplainedVariance", (3,)),
+    ("PearsonCorrCoef", ()),
+    ("PearsonCorrCoef", (1,)),
+    ("CosineSimilarity", (4,)),
+]
 # half inputs: the result dtype follows torchmetrics' (half for R2 / explained variance on
 # [N, D]); the values are torchtally's float64 ones rounded, so only a loose comparison
 HALF_CASES = [
-    ParityCase(f"{name}{list(shape)}-{str(dtype)[6:]}", *pair(name), batches=data(shape, dtype, seed=9),
-               rtol=3e-2, atol=3e-2)
-    for name, shape in HALF_GRID for dtype in (torch.float16, torch.bfloat16)
+    ParityCase(
+        f"{name}{list(shape)}-{str(dtype)[6:]}", *pair(name), batches=data(shape, dtype, seed=9), rtol=3e-2, atol=3e-2
+    )
+    for name, shape in HALF_GRID
+    for dtype in (torch.float16, torch.bfloat16)
 ]
 
 
@@ -151,22 +201,33 @@ def test_regression_parity(case):
 
 
 FUNCTIONAL_GRID = (
-    [("mean_squared_error", dict(squared=sq, num_outputs=no), shape)
-     for sq in (True, False) for no, shape in ((1, ()), (1, (2,)), (2, (2,)))]
+    [
+        ("mean_squared_error", dict(squared=sq, num_outputs=no), shape)
+        for sq in (True, False)
+        for no, shape in ((1, ()), (1, (2,)), (2, (2,)))
+    ]
     + [("mean_absolute_error", dict(num_outputs=no), shape) for no, shape in ((1, ()), (3, (3,)))]
     + [("mean_absolute_percentage_error", {}, shape) for shape in ((), (2,))]
-    + [("r2_score", dict(adjusted=adj, multioutput=mo), shape)
-       for adj in (0, 3) for mo in ("raw_values", "uniform_average", "variance_weighted") for shape in ((), (1,), (3,))]
-    + [("explained_variance", dict(multioutput=mo), shape)
-       for mo in ("raw_values", "uniform_average", "variance_weighted") for shape in ((), (1,), (2, 3))]
+    + [
+        ("r2_score", dict(adjusted=adj, multioutput=mo), shape)
+        for adj in (0, 3)
+        for mo in ("raw_values", "uniform_average", "variance_weighted")
+        for shape in ((), (1,), (3,))
+    ]
+    + [
+        ("explained_variance", dict(multioutput=mo), shape)
+        for mo in ("raw_values", "uniform_average", "variance_weighted")
+        for shape in ((), (1,), (2, 3))
+    ]
     + [("pearson_corrcoef", {}, shape) for shape in ((), (1,), (3,))]
     + [("cosine_similarity", dict(reduction=red), (3,)) for red in ("sum", "mean", "none", None)]
 )
 
 
 @pytest.mark.parametrize("mixed", [False, True], ids=["same_dtype", "float32_preds_float64_target"])
-@pytest.mark.parametrize("name, kwargs, shape", FUNCTIONAL_GRID,
-                         ids=[f"{n}-{k}-{list(s)}" for n, k, s in FUNCTIONAL_GRID])
+@pytest.mark.parametrize(
+    "name, kwargs, shape", FUNCTIONAL_GRID, ids=[f"{n}-{k}-{list(s)}" for n, k, s in FUNCTIONAL_GRID]
+)
 def test_functional(name, kwargs, shape, mixed):
     preds, target = data(shape, torch.float64, seed=3, positive="percentage" in name)[1]
     if mixed:
@@ -184,8 +245,9 @@ def test_functional(name, kwargs, shape, mixed):
             assert_same_result(ours(*ints, **kwargs), theirs(*(x.float() for x in ints), **kwargs))
 
 
-@pytest.mark.parametrize("name", ["MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError",
-                                  "ExplainedVariance"])
+@pytest.mark.parametrize(
+    "name", ["MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "ExplainedVariance"]
+)
 def test_regression_over_an_empty_batch(name):
     empty = (torch.empty(0), torch.empty(0))
     ours, theirs = both(name, ttr, torchmetrics.regression)
@@ -200,6 +262,7 @@ def test_regression_over_an_empty_batch(name):
 def copying_inputs(cls):
     """A torchmetrics class whose update works on copies: with a float nan_strategy torchmetrics
     writes into its inputs, and the parity cases share their batches."""
+
     class Copying(cls):
         def update(self, *args, **kwargs):
             return super().update(*(a.clone() if isinstance(a, torch.Tensor) else a for a in args), **kwargs)
@@ -214,8 +277,14 @@ TM_AGGREGATION = {name: copying_inputs(getattr(torchmetrics.aggregation, name)) 
 def aggregation_case(name, batches, tag, **kwargs):
     # torchmetrics' RunningMean (its Running wrapper) reports update_count 0: its forward is
     # checked in test_running_mean_forward instead
-    return ParityCase(f"{name}[{label(kwargs)}]-{tag}", P(getattr(tta, name), **kwargs),
-                      P(TM_AGGREGATION[name], **kwargs), batches=batches, forward=name != "RunningMean", **TOL)
+    return ParityCase(
+        f"{name}[{label(kwargs)}]-{tag}",
+        P(getattr(tta, name), **kwargs),
+        P(TM_AGGREGATION[name], **kwargs),
+        batches=batches,
+        forward=name != "RunningMean",
+        **TOL,
+    )
 
 
 def values(kind, dtype, seed):
@@ -261,8 +330,13 @@ def weighted(weight, seed=7):
 
 WEIGHTS = {"none": None, "number": 2.5, "tensor": "tensor", "broadcast": "column", "nan_weight": "nan"}
 WEIGHTED_CASES = [
-    aggregation_case(metric, weighted(weight), f"weights_{key}", nan_strategy=strategy,
-                     **({"window": 10} if metric == "RunningMean" else {}))
+    aggregation_case(
+        metric,
+        weighted(weight),
+        f"weights_{key}",
+        nan_strategy=strategy,
+        **({"window": 10} if metric == "RunningMean" else {}),
+    )
     for metric in ("MeanMetric", "RunningMean")
     for key, weight in WEIGHTS.items()
     for strategy in ("warn", "ignore", 3.0)
@@ -271,8 +345,12 @@ WEIGHTED_CASES = [
     if not (strategy == 3.0 and key in ("number", "broadcast"))
 ]
 RUNNING_CASES = [  # windows shorter than the stream: per rank, so no distributed check
-    aggregation_case("RunningMean", [(torch.randn(n, generator=torch.Generator().manual_seed(n)),) for n in (3, 1, 4, 2, 6)],
-                     "stream", window=window)
+    aggregation_case(
+        "RunningMean",
+        [(torch.randn(n, generator=torch.Generator().manual_seed(n)),) for n in (3, 1, 4, 2, 6)],
+        "stream",
+        window=window,
+    )
     for window in (1, 3)
 ]
 DISTRIBUTED = REGRESSION_CASES + DEFAULT_FLOAT64_CASES + AGGREGATION_CASES + WEIGHTED_CASES
@@ -299,8 +377,9 @@ def test_parity_on_three_ranks_with_an_empty_one():
         run_parity_distributed(DISTRIBUTED[::6], world_size=3)
 
 
-@pytest.mark.parametrize("case", [c for c in WEIGHTED_CASES + RUNNING_CASES if "RunningMean" in c.name],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "case", [c for c in WEIGHTED_CASES + RUNNING_CASES if "RunningMean" in c.name], ids=lambda c: c.name
+)
 def test_running_mean_forward(case):
     """forward returns the batch's mean and moves the window, as torchmetrics' (whose
     update_count stays 0; torchtally's counts the batches)."""
@@ -353,8 +432,11 @@ def test_with_default_dtype_float64(name):
     got = ours.update(v).compute()
     theirs.update(v)
     assert got.dtype == torch.float64
-    assert got == {"SumMetric": torch.sum, "MeanMetric": torch.mean, "MinMetric": torch.min,
-                   "MaxMetric": torch.max}[name](v) == theirs.compute()
+    assert (
+        got
+        == {"SumMetric": torch.sum, "MeanMetric": torch.mean, "MinMetric": torch.min, "MaxMetric": torch.max}[name](v)
+        == theirs.compute()
+    )
 
 
 @pytest.mark.parametrize("name", AGGREGATION_CLASSES[:5])
@@ -374,7 +456,9 @@ def test_nan_error_raises_a_runtime_error_as_torchmetrics(name):
 def test_compute_before_any_update_as_torchmetrics(name):
     """torchmetrics warns and computes over the empty state (NaN means, 0 sums, +-inf extremes;
     R2Score and CosineSimilarity raise ValueError); CatMetric: an empty tensor for its list."""
-    module_tt, module_tm = (ttr, torchmetrics.regression) if name in REGRESSION_CLASSES else (tta, torchmetrics.aggregation)
+    module_tt, module_tm = (
+        (ttr, torchmetrics.regression) if name in REGRESSION_CLASSES else (tta, torchmetrics.aggregation)
+    )
     ours, theirs = both(name, module_tt, module_tm)
     outcomes = []
     for metric in (ours, theirs):

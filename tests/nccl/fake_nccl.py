@@ -12,6 +12,7 @@ answers 7 for a scripted number of polls (fake_script; -1: forever, like a peer 
 setup) and after that the scripted result (0, or an error code). Any call but ncclCommAbort while
 a communicator is in progress is refused as ncclInvalidUsage and counted (fake_misuses).
 """
+
 import ctypes
 import shutil
 import subprocess
@@ -259,8 +260,9 @@ int fake_seen_blocking(void) { return seen_config.blocking; }
 """
 
 
-def compile_fake(folder: Path, name: str, version: int = 23003, omit_all_gather: bool = False,
-                 omit_init_config: bool = False) -> Path:
+def compile_fake(
+    folder: Path, name: str, version: int = 23003, omit_all_gather: bool = False, omit_init_config: bool = False
+) -> Path:
     """Builds the fake as folder/name and returns its path (fails the test without a C compiler)."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
@@ -289,8 +291,15 @@ def release_leftovers(nccl, path: Path) -> None:
 def hooks(path: Path) -> ctypes.CDLL:
     """The fake's recording symbols (the same loaded copy: dlopen of one path returns one handle)."""
     lib = ctypes.CDLL(str(path))
-    for name in ("fake_alive", "fake_init_calls", "fake_config_calls", "fake_abort_calls", "fake_misuses",
-                 "fake_polls", "fake_seen_blocking"):
+    for name in (
+        "fake_alive",
+        "fake_init_calls",
+        "fake_config_calls",
+        "fake_abort_calls",
+        "fake_misuses",
+        "fake_polls",
+        "fake_seen_blocking",
+    ):
         getattr(lib, name).restype = ctypes.c_int
     lib.fake_last_stream.restype = ctypes.c_void_p
     lib.fake_last_aborted.restype = ctypes.c_void_p

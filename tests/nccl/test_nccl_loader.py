@@ -1,13 +1,13 @@
 """The run-time NCCL loader (csrc/nccl/loader.c, torchtally._nccl) and the nccl backend's error paths,
 on the CPU: a missing library, a library without a required symbol, and a fake NCCL (compiled
 here with cc) through which every binding passes its arguments and reports NCCL's errors."""
+
 import pytest
 import torch
+from fake_nccl import compile_fake, hooks
 
 import torchtally.sync.nccl as nccl_backend
 from torchtally import _nccl
-
-from fake_nccl import compile_fake, hooks
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,13 @@ def test_versions(fakes):
 
 
 def test_not_loaded():
-    for call in (_nccl.unique_id, _nccl.has_async_error, _nccl.has_nonblocking_init,
-                 lambda: _nccl.comm_init_rank(1, bytes(128), 0), lambda: _nccl.comm_init_rank_nonblocking(1, bytes(128), 0)):
+    for call in (
+        _nccl.unique_id,
+        _nccl.has_async_error,
+        _nccl.has_nonblocking_init,
+        lambda: _nccl.comm_init_rank(1, bytes(128), 0),
+        lambda: _nccl.comm_init_rank_nonblocking(1, bytes(128), 0),
+    ):
         with pytest.raises(RuntimeError, match="not loaded"):
             call()
 
@@ -92,13 +97,25 @@ def test_calls_reach_nccl_and_errors_come_back(fakes):
 
     send = torch.arange(5, dtype=torch.float32)
     recv = torch.zeros(5, dtype=torch.float32)
-    assert _nccl.all_reduce(comm, send.data_ptr(), recv.data_ptr(), 5, nccl_backend.dtype_code(torch.float32),
-                            nccl_backend.op_code(torch.distributed.ReduceOp.SUM), 0xABC0) == 0  # enqueued
+    assert (
+        _nccl.all_reduce(
+            comm,
+            send.data_ptr(),
+            recv.data_ptr(),
+            5,
+            nccl_backend.dtype_code(torch.float32),
+            nccl_backend.op_code(torch.distributed.ReduceOp.SUM),
+            0xABC0,
+        )
+        == 0
+    )  # enqueued
     assert torch.equal(recv, 2 * send)
     assert fake.fake_last_stream() == 0xABC0
 
     with pytest.raises(_nccl.NcclError, match=r"ncclAllReduce failed: fake: unhandled system error \(ncclResult_t 2\)"):
-        _nccl.all_reduce(comm, send.data_ptr(), recv.data_ptr(), 5, 7, nccl_backend.op_code(torch.distributed.ReduceOp.MAX), None)
+        _nccl.all_reduce(
+            comm, send.data_ptr(), recv.data_ptr(), 5, 7, nccl_backend.op_code(torch.distributed.ReduceOp.MAX), None
+        )
     with pytest.raises(_nccl.NcclError, match="invalid usage"):
         _nccl.all_reduce(comm, send.data_ptr(), recv.data_ptr(), 5, nccl_backend.dtype_code(torch.int64), 0, None)
     with pytest.raises(ValueError, match="count"):
@@ -138,7 +155,12 @@ def test_init_arguments_are_checked(fakes):
 
 def test_codes():
     ReduceOp = torch.distributed.ReduceOp
-    assert [nccl_backend.op_code(op) for op in (ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MAX, ReduceOp.MIN)] == [0, 1, 2, 3]
+    assert [nccl_backend.op_code(op) for op in (ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MAX, ReduceOp.MIN)] == [
+        0,
+        1,
+        2,
+        3,
+    ]
     with pytest.raises(ValueError, match="SUM, PRODUCT, MAX or MIN"):
         nccl_backend.op_code(ReduceOp.BAND)
     assert nccl_backend.dtype_code(torch.bfloat16) == 9 and nccl_backend.dtype_code(torch.bool) == 1

@@ -8,15 +8,15 @@ be waited for before the completion event is recorded. Without ncclCommInitRankC
 2.14) the blocking ncclCommInitRank is used. Checked at the torchtally._nccl level and at the
 Python helpers (wait_until_ready, init_communicator), which need no CUDA.
 """
+
 import time
 
 import pytest
 import torch
+from fake_nccl import compile_fake, hooks, release_leftovers
 
 import torchtally.sync.nccl as nccl_backend
 from torchtally import _nccl
-
-from fake_nccl import compile_fake, hooks, release_leftovers
 
 IN_PROGRESS = 7
 FOREVER = -1
@@ -114,7 +114,9 @@ def test_blocking_communicator_collectives_return_0(fakes):
 
 def test_nonblocking_init_error_at_the_call(fakes):
     fake = load(fakes["new"])
-    with pytest.raises(_nccl.NcclError, match=r"ncclCommInitRankConfig failed: fake: invalid argument \(ncclResult_t 4\)"):
+    with pytest.raises(
+        _nccl.NcclError, match=r"ncclCommInitRankConfig failed: fake: invalid argument \(ncclResult_t 4\)"
+    ):
         _nccl.comm_init_rank_nonblocking(1, bytes(128), 0)  # not an id from unique_id()
     assert fake.fake_alive() == 0
     with pytest.raises(ValueError, match="rank"):
@@ -150,8 +152,11 @@ def test_wait_until_ready_times_out_and_aborts(fakes):
     comm, result = _nccl.comm_init_rank_nonblocking(1, _nccl.unique_id(), 0)
     assert result == IN_PROGRESS
     start = time.monotonic()
-    with pytest.raises(TimeoutError, match=r"torchtally nccl: the setup did not complete within 0\.2s; the "
-                                           r"communicator was aborted \(nobody came\)"):
+    with pytest.raises(
+        TimeoutError,
+        match=r"torchtally nccl: the setup did not complete within 0\.2s; the "
+        r"communicator was aborted \(nobody came\)",
+    ):
         nccl_backend.wait_until_ready(_nccl, comm, deadline(), "the setup", timeout_s=SHORT_S, blame="nobody came")
     waited = time.monotonic() - start
     assert SHORT_S <= waited < NO_HANG_S
@@ -162,8 +167,11 @@ def test_wait_until_ready_error_aborts_with_nccls_text(fakes):
     fake = load(fakes["new"])
     fake.fake_script(2, 0, 6)  # two polls in progress, then ncclRemoteError
     comm, _ = _nccl.comm_init_rank_nonblocking(1, _nccl.unique_id(), 0)
-    with pytest.raises(_nccl.NcclError, match=r"the setup failed: fake: remote process exited or there was a "
-                                              r"network error \(ncclResult_t 6\); the communicator was aborted"):
+    with pytest.raises(
+        _nccl.NcclError,
+        match=r"the setup failed: fake: remote process exited or there was a "
+        r"network error \(ncclResult_t 6\); the communicator was aborted",
+    ):
         nccl_backend.wait_until_ready(_nccl, comm, deadline(NO_HANG_S), "the setup", timeout_s=NO_HANG_S)
     assert fake.fake_abort_calls() == 1 and fake.fake_last_aborted() == comm and fake.fake_alive() == 0
 
@@ -174,8 +182,9 @@ def test_wait_until_ready_with_done_and_own_abort(fakes):
     fake = load(fakes["new"])
     comm, _ = _nccl.comm_init_rank_nonblocking(1, _nccl.unique_id(), 0)
     answers = iter([False, False, True])
-    nccl_backend.wait_until_ready(_nccl, comm, deadline(NO_HANG_S), "work", timeout_s=NO_HANG_S,
-                                  done=lambda: next(answers))
+    nccl_backend.wait_until_ready(
+        _nccl, comm, deadline(NO_HANG_S), "work", timeout_s=NO_HANG_S, done=lambda: next(answers)
+    )
     assert next(answers, "used up") == "used up"  # polled until done() said True, not beyond
     reasons = []
 
@@ -184,8 +193,9 @@ def test_wait_until_ready_with_done_and_own_abort(fakes):
         _nccl.comm_abort(comm)
 
     with pytest.raises(TimeoutError, match="all_reduce of 4 float32 did not complete within 0.2s"):
-        nccl_backend.wait_until_ready(_nccl, comm, deadline(), "all_reduce of 4 float32", timeout_s=SHORT_S,
-                                      done=lambda: False, abort=abort)
+        nccl_backend.wait_until_ready(
+            _nccl, comm, deadline(), "all_reduce of 4 float32", timeout_s=SHORT_S, done=lambda: False, abort=abort
+        )
     assert reasons == ["all_reduce of 4 float32 did not complete within 0.2s"]
     assert fake.fake_abort_calls() == 1 and fake.fake_alive() == 0
 
@@ -214,8 +224,11 @@ def test_init_communicator_dead_peer_times_out(fakes):
 def test_init_communicator_async_error(fakes):
     fake = load(fakes["new"])
     fake.fake_script(1, 0, 2)  # ncclSystemError after one poll in progress
-    with pytest.raises(_nccl.NcclError, match=r"NCCL communicator setup \(rank 0 of 1\) failed: fake: unhandled "
-                                              r"system error \(ncclResult_t 2\)"):
+    with pytest.raises(
+        _nccl.NcclError,
+        match=r"NCCL communicator setup \(rank 0 of 1\) failed: fake: unhandled "
+        r"system error \(ncclResult_t 2\)",
+    ):
         nccl_backend.init_communicator(_nccl, 1, _nccl.unique_id(), 0, deadline(NO_HANG_S), timeout_s=NO_HANG_S)
     assert fake.fake_abort_calls() == 1 and fake.fake_alive() == 0
 

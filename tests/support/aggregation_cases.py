@@ -4,6 +4,7 @@ ranks, NaN, ints, Python numbers) and its numpy reference, and the makers and re
 are built from. tests/metrics/test_aggregation.py runs each through ``check_metric`` in one
 process; tests/distributed/test_regression_aggregation.py runs them all on 3 gloo ranks. The
 factories are pickled to those ranks by module name (``support.metric_tester.made_in_float64``)."""
+
 import functools
 
 import numpy as np
@@ -46,8 +47,9 @@ def ref_mean(batches):
     values = flat(batches)
     if len(batches[0]) == 1:
         return values.mean()
-    weights = np.concatenate([np.broadcast_to(np.asarray(b[1], dtype=np.float64), np.shape(b[0])).reshape(-1)
-                              for b in batches])
+    weights = np.concatenate(
+        [np.broadcast_to(np.asarray(b[1], dtype=np.float64), np.shape(b[0])).reshape(-1) for b in batches]
+    )
     return (values * weights).sum() / weights.sum()
 
 
@@ -63,9 +65,11 @@ def ref_loss(batches):
 
 def running_ref(window):
     """The union of every part's last ``window`` batches, as a (weighted) mean."""
+
     def ref(shards):
         kept = [batch for shard in shards for batch in shard[-window:]]
         return ref_mean(kept)
+
     return ref
 
 
@@ -83,8 +87,12 @@ CASES = [
     case("sum_python_numbers", F64(SumMetric), one([1.5, -2, 3.25, 1e6]), ref_sum),
     case("sum_ints", F64(SumMetric), one(INTS), ref_sum),
     case("sum_nan_ignore", F64(SumMetric, nan_strategy="ignore"), one(WITH_NAN), ref_nansum),
-    case("sum_nan_as_zero_point_five", F64(SumMetric, nan_strategy=0.5), one(WITH_NAN),
-         lambda b: np.nan_to_num(flat(b), nan=0.5).sum()),
+    case(
+        "sum_nan_as_zero_point_five",
+        F64(SumMetric, nan_strategy=0.5),
+        one(WITH_NAN),
+        lambda b: np.nan_to_num(flat(b), nan=0.5).sum(),
+    ),
     case("mean", F64(MeanMetric), one(VALUES), ref_mean),
     case("mean_weighted", F64(MeanMetric), list(zip(VALUES, WEIGHTS)), ref_mean),
     case("mean_scalar_weight", F64(MeanMetric), [(v, float(i + 1)) for i, v in enumerate(VALUES)], ref_mean),
@@ -97,12 +105,26 @@ CASES = [
     case("cat", CatMetric, one(VALUES[2::2]), lambda b: flat(b).astype(np.float32)),
     case("cat_float64", F64(CatMetric), one(VALUES[2::2]), flat),
     case("cat_rows", F64(CatMetric), one(ROWS), lambda b: np.concatenate([np.asarray(r[0]) for r in b])),
-    case("cat_nan_ignore", F64(CatMetric, nan_strategy="ignore"), one(WITH_NAN[2::2]),
-         lambda b: flat(b)[~np.isnan(flat(b))]),
-    case("running_mean_3", F64(RunningMean, window=3), one(VALUES), lambda b: ref_mean(b[-3:]),
-         sharded_reference=running_ref(3)),
-    case("running_mean_weighted_2", F64(RunningMean, window=2), list(zip(VALUES, WEIGHTS)),
-         lambda b: ref_mean(b[-2:]), sharded_reference=running_ref(2)),
+    case(
+        "cat_nan_ignore",
+        F64(CatMetric, nan_strategy="ignore"),
+        one(WITH_NAN[2::2]),
+        lambda b: flat(b)[~np.isnan(flat(b))],
+    ),
+    case(
+        "running_mean_3",
+        F64(RunningMean, window=3),
+        one(VALUES),
+        lambda b: ref_mean(b[-3:]),
+        sharded_reference=running_ref(3),
+    ),
+    case(
+        "running_mean_weighted_2",
+        F64(RunningMean, window=2),
+        list(zip(VALUES, WEIGHTS)),
+        lambda b: ref_mean(b[-2:]),
+        sharded_reference=running_ref(2),
+    ),
     case("running_mean_wide", F64(RunningMean, window=50), one(VALUES), ref_mean),
     case("average_loss", F64(AverageLoss), LOSSES, ref_loss),
     case("average_loss_per_sample", F64(AverageLoss), one(SAMPLE_LOSSES), ref_mean),

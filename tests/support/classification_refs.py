@@ -8,6 +8,7 @@ MACRO (torchmetrics, multiclass): the mean over the classes that occur in target
 scikit-learn's macro averages over every label passed in ``labels``. Multilabel macro counts
 every label in both.
 """
+
 import numpy as np
 import sklearn.metrics as skm
 import torch
@@ -39,10 +40,10 @@ def multiclass_data(n: int, c: int, seed: int):
     return scores, target
 
 
-def multilabel_data(n: int, l: int, seed: int, kind: str = "probs"):
+def multilabel_data(n: int, labels: int, seed: int, kind: str = "probs"):
     g = gen(seed)
-    target = torch.randint(0, 2, (n, l), generator=g)
-    logits = torch.randn(n, l, generator=g) * 2 + (target.float() - 0.5)
+    target = torch.randint(0, 2, (n, labels), generator=g)
+    logits = torch.randn(n, labels, generator=g) * 2 + (target.float() - 0.5)
     preds = {"probs": logits.sigmoid(), "logits": logits, "labels": (logits > 0).long()}[kind]
     return preds, target
 
@@ -82,8 +83,13 @@ def sk_binary(name: str, t: np.ndarray, p: np.ndarray, **kw):
     if name == "hamming_distance":
         return skm.hamming_loss(t, p)
     if name in ("precision", "recall", "f1_score", "dice", "jaccard_index"):
-        fn = {"precision": skm.precision_score, "recall": skm.recall_score, "f1_score": skm.f1_score,
-              "dice": skm.f1_score, "jaccard_index": skm.jaccard_score}[name]
+        fn = {
+            "precision": skm.precision_score,
+            "recall": skm.recall_score,
+            "f1_score": skm.f1_score,
+            "dice": skm.f1_score,
+            "jaccard_index": skm.jaccard_score,
+        }[name]
         return fn(t, p, labels=[0, 1], zero_division=0)
     if name == "fbeta_score":
         return skm.fbeta_score(t, p, beta=BETA, labels=[0, 1], zero_division=0)
@@ -158,8 +164,12 @@ def sk_multiclass(name: str, t: np.ndarray, p: np.ndarray, c: int, average: str 
         return skm.jaccard_score(t, p, labels=pooled, average="micro", zero_division=0)
     if name == "fbeta_score":
         return skm.fbeta_score(t, p, beta=BETA, labels=labels, average="micro", zero_division=0)
-    fn_ = {"precision": skm.precision_score, "recall": skm.recall_score, "f1_score": skm.f1_score,
-           "dice": skm.f1_score}[name]
+    fn_ = {
+        "precision": skm.precision_score,
+        "recall": skm.recall_score,
+        "f1_score": skm.f1_score,
+        "dice": skm.f1_score,
+    }[name]
     return fn_(t, p, labels=labels, average="micro", zero_division=0)
 
 
@@ -180,8 +190,12 @@ def sk_topk_accuracy(t: np.ndarray, scores: np.ndarray, c: int, k: int, average:
     labels = list(range(c))
     if average == "micro":
         return skm.top_k_accuracy_score(t, scores, k=k, labels=labels)
-    per = np.array([skm.top_k_accuracy_score(t[t == j], scores[t == j], k=k, labels=labels) if (t == j).any()
-                    else 0.0 for j in labels])
+    per = np.array(
+        [
+            skm.top_k_accuracy_score(t[t == j], scores[t == j], k=k, labels=labels) if (t == j).any() else 0.0
+            for j in labels
+        ]
+    )
     support = np.bincount(t, minlength=c)
     if average == "none":
         return per
@@ -198,8 +212,9 @@ def sk_multilabel(name: str, t: np.ndarray, p: np.ndarray, average: str = "macro
     tp, fp, tn, fn = _counts(mcm)
     if name == "confusion_matrix":
         norm = kw.get("normalize")
-        return np.stack([skm.confusion_matrix(t[:, j], p[:, j], labels=[0, 1], normalize=norm)
-                         for j in range(t.shape[1])])
+        return np.stack(
+            [skm.confusion_matrix(t[:, j], p[:, j], labels=[0, 1], normalize=norm) for j in range(t.shape[1])]
+        )
     if name == "matthews_corrcoef":
         return skm.matthews_corrcoef(t.ravel(), p.ravel())
     if name == "stat_scores":
@@ -219,8 +234,13 @@ def sk_multilabel(name: str, t: np.ndarray, p: np.ndarray, average: str = "macro
         common = dict(average=avg, zero_division=0)
         if name == "fbeta_score":
             return skm.fbeta_score(t, p, beta=BETA, **common)
-        fn_ = {"precision": skm.precision_score, "recall": skm.recall_score, "f1_score": skm.f1_score,
-               "dice": skm.f1_score, "jaccard_index": skm.jaccard_score}[name]
+        fn_ = {
+            "precision": skm.precision_score,
+            "recall": skm.recall_score,
+            "f1_score": skm.f1_score,
+            "dice": skm.f1_score,
+            "jaccard_index": skm.jaccard_score,
+        }[name]
         return fn_(t, p, **common)
     support = tp + fn
     if average == "none":

@@ -3,6 +3,7 @@
 Beside the catalogue metrics under test, two small torchtally.Metric subclasses show what the
 hook passed on: a confusion matrix (sum-synced) and every (scores, target) row (cat-synced).
 """
+
 import numpy as np
 import pytest
 import torch
@@ -10,7 +11,7 @@ import torch.nn.functional as F
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, roc_auc_score
 from torch.utils.data import TensorDataset
 
-from torchtally import MeanMetric, MulticlassAccuracy, MulticlassAUROC, MulticlassF1Score
+from torchtally import MulticlassAccuracy, MulticlassAUROC, MulticlassF1Score
 from torchtally.base.metric import Metric
 
 C = 3

@@ -12,6 +12,7 @@ last). Values: probabilities, logits with +-inf, labels of every integer dtype a
 references' arithmetic and torchtally's agree on what is constant), NaN/inf where they are
 valid (aggregation's nan_strategy, logits) and where they are not.
 """
+
 import dataclasses
 from typing import Any, Optional, Tuple
 
@@ -80,8 +81,9 @@ def _finish(draw, args, names, fault, blamed=None):
     if generic is not None:
         args, blamed = generic
     layouts = [draw(st.sampled_from(LAYOUTS)) for _ in args]
-    args = tuple(relayout(a, how) if isinstance(a, torch.Tensor) and not a.is_meta else a
-                 for a, how in zip(args, layouts))
+    args = tuple(
+        relayout(a, how) if isinstance(a, torch.Tensor) and not a.is_meta else a for a, how in zip(args, layouts)
+    )
     return Batch(args, fault, blamed)
 
 

@@ -8,6 +8,7 @@ in place into one fault and says which exception the kernel must raise and which
 message must start with. Bad values sit at the last sample, after more than one chunk of good
 ones, so a kernel that wrote as it went and did not undo would leave a trace in ``out``.
 """
+
 from typing import Callable, NamedTuple, Tuple
 
 import torch
@@ -27,10 +28,24 @@ def good_args(kernel: str) -> list:
     if kernel == "confmat_scores":
         return [start_counts((C, C), g), torch.randn(N, C, generator=g), labels((N,), C, torch.int64, g), None, None]
     if kernel == "confmat_threshold":
-        return [start_counts((L, 2, 2), g), torch.rand(N, L, generator=g), labels((N, L), 2, torch.int64, g), None, None, 0.5]
+        return [
+            start_counts((L, 2, 2), g),
+            torch.rand(N, L, generator=g),
+            labels((N, L), 2, torch.int64, g),
+            None,
+            None,
+            0.5,
+        ]
     if kernel == "binned_update":
-        return [start_counts((K, T + 1, 2), g), torch.rand(N, K, generator=g), labels((N,), K, torch.int64, g), None, None,
-                torch.linspace(0, 1, T, dtype=torch.float64), True]
+        return [
+            start_counts((K, T + 1, 2), g),
+            torch.rand(N, K, generator=g),
+            labels((N,), K, torch.int64, g),
+            None,
+            None,
+            torch.linspace(0, 1, T, dtype=torch.float64),
+            True,
+        ]
     if kernel == "topk_update":
         return [start_counts((C, 3), g), torch.randn(N, C, generator=g), labels((N,), C, torch.int64, g), None, None, 2]
     state = empty_moments(D) if kernel.startswith("moments") else torch.zeros(D, 6, dtype=torch.float64)
@@ -57,15 +72,18 @@ class Case(NamedTuple):
 def put(i, value):
     def change(args):
         args[i] = value(args) if callable(value) else value
+
     return change
 
 
 def last(i, value, dtype=None):
     """Set the last element of argument i (a copy, optionally converted to dtype) to value."""
+
     def change(args):
         t = args[i].clone() if dtype is None else args[i].to(dtype)
         t.view(-1)[-1] = value
         args[i] = t
+
     return change
 
 
@@ -73,6 +91,7 @@ def both(*changes):
     def change(args):
         for c in changes:
             c(args)
+
     return change
 
 
@@ -119,8 +138,14 @@ def common_cases():
         yield Case(kernel, "target-short", put(2, lambda a: a[2][:-1]), ValueError, ("target", "preds"))
         yield Case(kernel, "target-too-high", last(2, high), ValueError, ("target",), str(high))
         yield Case(kernel, "target-negative", last(2, -3, torch.int8), ValueError, ("target",), "-3")
-        yield Case(kernel, "target-uint8-255-vs-ignore--1",
-                   both(last(2, 255, torch.uint8), put(4, -1)), ValueError, ("target",), "255")
+        yield Case(
+            kernel,
+            "target-uint8-255-vs-ignore--1",
+            both(last(2, 255, torch.uint8), put(4, -1)),
+            ValueError,
+            ("target",),
+            "255",
+        )
         yield Case(kernel, "mask-float", put(3, torch.ones(N)), TypeError, ("mask",))
         yield Case(kernel, "mask-short", put(3, torch.ones(N - 1, dtype=torch.bool)), ValueError, ("mask",))
         yield Case(kernel, "mask-2d", put(3, torch.ones(N, 1, dtype=torch.bool)), ValueError, ("mask",))
@@ -132,10 +157,22 @@ def common_cases():
         yield Case(kernel, "preds-3d", put(1, lambda a: a[1].reshape(N, -1)[..., None]), ValueError, ("preds",))
     for kernel in SCORE_KERNELS:
         yield Case(kernel, "preds-nan", last(1, NAN), ValueError, ("preds",), "NaN")
-        yield Case(kernel, "preds-nan-in-masked-sample",
-                   both(last(1, NAN), put(3, lambda a: torch.arange(N) < N - 1)), ValueError, ("preds",), "NaN")
-        yield Case(kernel, "preds-nan-in-ignored-sample",
-                   both(last(1, NAN), last(2, 9), put(4, 9)), ValueError, ("preds",), "NaN")
+        yield Case(
+            kernel,
+            "preds-nan-in-masked-sample",
+            both(last(1, NAN), put(3, lambda a: torch.arange(N) < N - 1)),
+            ValueError,
+            ("preds",),
+            "NaN",
+        )
+        yield Case(
+            kernel,
+            "preds-nan-in-ignored-sample",
+            both(last(1, NAN), last(2, 9), put(4, 9)),
+            ValueError,
+            ("preds",),
+            "NaN",
+        )
         wrong = torch.complex64 if kernel == "confmat_threshold" else torch.int64
         yield Case(kernel, f"preds-{str(wrong)[6:]}", put(1, lambda a, w=wrong: a[1].to(w)), TypeError, ("preds",))
 
@@ -149,33 +186,103 @@ def kernel_cases():
         Case("confmat_scores", "preds-wider-than-out", put(1, torch.randn(N, C + 1)), ValueError, ("preds", "out")),
         Case("confmat_scores", "preds-1d", put(1, torch.randn(N)), ValueError, ("preds",)),
         Case("confmat_scores", "preds-no-columns", put(1, torch.randn(N, 0)), ValueError, ("preds", "out", "target")),
-        Case("confmat_threshold", "preds-label-2", put(1, lambda a: labels((N, L), 2, torch.uint8, generator(1)).index_put_(
-            (torch.tensor([N - 1]), torch.tensor([L - 1])), torch.tensor(2, dtype=torch.uint8))), ValueError, ("preds",), "2"),
-        Case("confmat_threshold", "target-wider", put(2, labels((N, L + 1), 2, torch.int64, generator(2))),
-             ValueError, ("target", "preds")),
+        Case(
+            "confmat_threshold",
+            "preds-label-2",
+            put(
+                1,
+                lambda a: labels((N, L), 2, torch.uint8, generator(1)).index_put_(
+                    (torch.tensor([N - 1]), torch.tensor([L - 1])), torch.tensor(2, dtype=torch.uint8)
+                ),
+            ),
+            ValueError,
+            ("preds",),
+            "2",
+        ),
+        Case(
+            "confmat_threshold",
+            "target-wider",
+            put(2, labels((N, L + 1), 2, torch.int64, generator(2))),
+            ValueError,
+            ("target", "preds"),
+        ),
         Case("confmat_threshold", "out-2x3", put(0, start_counts((L, 2, 3), generator(3))), ValueError, ("out",)),
-        Case("confmat_threshold", "out-more-columns", put(0, start_counts((L + 1, 2, 2), generator(3))), ValueError, ("out", "preds")),
-        Case("confmat_threshold", "preds-1d-out-3-columns", both(put(1, lambda a: a[1][:, 0]), put(2, lambda a: a[2][:, 0])),
-             ValueError, ("out", "preds")),
+        Case(
+            "confmat_threshold",
+            "out-more-columns",
+            put(0, start_counts((L + 1, 2, 2), generator(3))),
+            ValueError,
+            ("out", "preds"),
+        ),
+        Case(
+            "confmat_threshold",
+            "preds-1d-out-3-columns",
+            both(put(1, lambda a: a[1][:, 0]), put(2, lambda a: a[2][:, 0])),
+            ValueError,
+            ("out", "preds"),
+        ),
         Case("confmat_threshold", "threshold-str", put(5, "0.5"), TypeError, ("threshold",)),
         Case("confmat_threshold", "threshold-none", put(5, None), TypeError, ("threshold",)),
         Case("confmat_threshold", "threshold-bool", put(5, True), TypeError, ("threshold",)),
         Case("confmat_threshold", "threshold-nan", put(5, NAN), ValueError, ("threshold",)),
         Case("binned_update", "thresholds-float32", put(5, lambda a: a[5].float()), TypeError, ("thresholds",)),
         Case("binned_update", "thresholds-2d", put(5, lambda a: a[5][None]), ValueError, ("thresholds",)),
-        Case("binned_update", "thresholds-strided", put(5, lambda a: torch.linspace(0, 1, 2 * T, dtype=torch.float64)[::2]),
-             ValueError, ("thresholds",)),
+        Case(
+            "binned_update",
+            "thresholds-strided",
+            put(5, lambda a: torch.linspace(0, 1, 2 * T, dtype=torch.float64)[::2]),
+            ValueError,
+            ("thresholds",),
+        ),
         Case("binned_update", "thresholds-decreasing", last(5, 0.5), ValueError, ("thresholds",)),
         Case("binned_update", "thresholds-nan", last(5, NAN), ValueError, ("thresholds",), "NaN"),
-        Case("binned_update", "out-wrong-T", put(0, start_counts((K, T, 2), generator(4))), ValueError, ("out", "thresholds")),
-        Case("binned_update", "preds-wider-than-out", put(1, torch.rand(N, K + 1)), ValueError, ("preds", "out", "target")),
-        Case("binned_update", "binary-target-2", both(put(0, start_counts((1, T + 1, 2), generator(5))),
-                                                      put(1, lambda a: a[1][:, 0]), put(2, lambda a: (a[2] > 1).long()),
-                                                      last(2, 2)), ValueError, ("target",), "2"),
-        Case("binned_update", "multilabel-target-2", put(2, labels((N, K), 2, torch.int64, generator(6)).index_put_(
-            (torch.tensor([N - 1]), torch.tensor([K - 1])), torch.tensor(2))), ValueError, ("target",), "2"),
-        Case("binned_update", "multilabel-target-wider", put(2, labels((N, K + 1), 2, torch.int64, generator(7))),
-             ValueError, ("target", "preds")),
+        Case(
+            "binned_update",
+            "out-wrong-T",
+            put(0, start_counts((K, T, 2), generator(4))),
+            ValueError,
+            ("out", "thresholds"),
+        ),
+        Case(
+            "binned_update",
+            "preds-wider-than-out",
+            put(1, torch.rand(N, K + 1)),
+            ValueError,
+            ("preds", "out", "target"),
+        ),
+        Case(
+            "binned_update",
+            "binary-target-2",
+            both(
+                put(0, start_counts((1, T + 1, 2), generator(5))),
+                put(1, lambda a: a[1][:, 0]),
+                put(2, lambda a: (a[2] > 1).long()),
+                last(2, 2),
+            ),
+            ValueError,
+            ("target",),
+            "2",
+        ),
+        Case(
+            "binned_update",
+            "multilabel-target-2",
+            put(
+                2,
+                labels((N, K), 2, torch.int64, generator(6)).index_put_(
+                    (torch.tensor([N - 1]), torch.tensor([K - 1])), torch.tensor(2)
+                ),
+            ),
+            ValueError,
+            ("target",),
+            "2",
+        ),
+        Case(
+            "binned_update",
+            "multilabel-target-wider",
+            put(2, labels((N, K + 1), 2, torch.int64, generator(7))),
+            ValueError,
+            ("target", "preds"),
+        ),
         Case("topk_update", "k-zero", put(5, 0), ValueError, ("k",)),
         Case("topk_update", "k-above-classes", put(5, C + 1), ValueError, ("k",)),
         Case("topk_update", "k-float", put(5, 1.5), TypeError, ("k",)),
@@ -186,14 +293,23 @@ def kernel_cases():
     ]
     for kernel in STATE_KERNELS:
         yield Case(kernel, "state-float32", put(0, lambda a: a[0].float()), TypeError, ("state",), "float32")
-        yield Case(kernel, "state-5-columns", put(0, lambda a: a[0][:, :5].contiguous()), ValueError, ("state", "other"))
+        yield Case(
+            kernel, "state-5-columns", put(0, lambda a: a[0][:, :5].contiguous()), ValueError, ("state", "other")
+        )
         yield Case(kernel, "state-not-contiguous", put(0, lambda a: transposed(a[0])), ValueError, ("state",))
-        yield Case(kernel, "state-more-rows", put(0, lambda a: torch.cat([a[0], a[0][:1]])), ValueError,
-                   ("state", "x", "other"))
+        yield Case(
+            kernel,
+            "state-more-rows",
+            put(0, lambda a: torch.cat([a[0], a[0][:1]])),
+            ValueError,
+            ("state", "x", "other"),
+        )
     for kernel in ("moments_merge", "comoments_merge"):
         yield Case(kernel, "other-float32", put(1, lambda a: a[1].float()), TypeError, ("other",), "float32")
         yield Case(kernel, "other-5-columns", put(1, lambda a: a[1][:, :5].contiguous()), ValueError, ("other",))
-        yield Case(kernel, "other-more-rows", put(1, lambda a: torch.cat([a[1], a[1][:1]])), ValueError, ("other", "state"))
+        yield Case(
+            kernel, "other-more-rows", put(1, lambda a: torch.cat([a[1], a[1][:1]])), ValueError, ("other", "state")
+        )
     for kernel in ("moments_update", "comoments_update"):
         yield Case(kernel, "x-int", put(1, lambda a: a[1].long()), TypeError, ("x",), "int64")
         yield Case(kernel, "x-3d", put(1, lambda a: a[1][..., None]), ValueError, ("x",))

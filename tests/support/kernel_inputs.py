@@ -1,6 +1,7 @@
 """Shared makers and checks for the C-core tests (tests/csrc, and the CUDA module's tests in
 tests/kernels and tests/cuda): the kernel modules under test, dtypes, memory layouts, numpy
 views, starting states and bit-identical comparison."""
+
 import numpy as np
 import pytest
 import torch

@@ -11,6 +11,7 @@ aggregation; the task wrappers, which return one of these classes, are left out)
 added later is swept without editing this file; its family is read from its name (Binary*,
 Multiclass*, Multilabel*) or from the table below.
 """
+
 import dataclasses
 import functools
 import inspect
@@ -73,8 +74,13 @@ class Entry:
         """The functional form on a batch."""
         return self.make(*args, **dict(self.kwargs))
 
-    def batch(self, n: int = 6, dtypes: Optional[Dict[str, torch.dtype]] = None, device: Any = "cpu",
-              generator: Optional[torch.Generator] = None) -> Tuple[torch.Tensor, ...]:
+    def batch(
+        self,
+        n: int = 6,
+        dtypes: Optional[Dict[str, torch.dtype]] = None,
+        device: Any = "cpu",
+        generator: Optional[torch.Generator] = None,
+    ) -> Tuple[torch.Tensor, ...]:
         """A valid batch of ``n`` samples; ``dtypes`` converts the named arguments afterwards
         (e.g. {"target": torch.int8}: still valid; {"preds": torch.float8_e4m3fn}: not)."""
         g = generator
@@ -98,8 +104,19 @@ class Entry:
 
 
 def _is_curve(name: str) -> bool:
-    return any(part in name for part in ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve", "auroc",
-                                         "average_precision", "_roc", "precision_recall_curve"))
+    return any(
+        part in name
+        for part in (
+            "AUROC",
+            "AveragePrecision",
+            "ROC",
+            "PrecisionRecallCurve",
+            "auroc",
+            "average_precision",
+            "_roc",
+            "precision_recall_curve",
+        )
+    )
 
 
 def _family(name: str) -> Optional[str]:
@@ -132,10 +149,20 @@ def metric_entries() -> List[Entry]:
             entries.append(Entry(name + "[binned]", cls, family, kwargs + (("thresholds", 5),)))
     entries += [
         Entry("BinaryAccuracy[samplewise]", M.BinaryAccuracy, "binary", (("multidim_average", "samplewise"),), True),
-        Entry("MulticlassRecall[samplewise]", M.MulticlassRecall, "multiclass",
-              (("num_classes", NUM), ("multidim_average", "samplewise")), True),
-        Entry("MultilabelPrecision[samplewise]", M.MultilabelPrecision, "multilabel",
-              (("num_labels", NUM), ("multidim_average", "samplewise")), True),
+        Entry(
+            "MulticlassRecall[samplewise]",
+            M.MulticlassRecall,
+            "multiclass",
+            (("num_classes", NUM), ("multidim_average", "samplewise")),
+            True,
+        ),
+        Entry(
+            "MultilabelPrecision[samplewise]",
+            M.MultilabelPrecision,
+            "multilabel",
+            (("num_labels", NUM), ("multidim_average", "samplewise")),
+            True,
+        ),
         Entry("MulticlassAccuracy[top_k=2]", M.MulticlassAccuracy, "multiclass", (("num_classes", NUM), ("top_k", 2))),
         Entry("CosineSimilarity[none]", M.CosineSimilarity, "rows", (("reduction", "none"),)),
     ]
@@ -164,6 +191,6 @@ def entry_id(entry: Entry) -> str:
     return entry.name
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def by_name(name: str) -> Entry:
     return next(e for e in METRICS + FUNCTIONALS if e.name == name)

@@ -76,6 +76,7 @@ with this process's sys.path, so modules under tests/ (this one included) import
 ``assert_rejects(metric, args, exc_type, match)`` checks that ``metric.update(*args)`` raises
 ``exc_type`` with a message matching ``match`` and leaves the state unchanged.
 """
+
 import copy
 import dataclasses
 import pickle
@@ -328,11 +329,7 @@ def check_metric(case: MetricCase) -> None:
     assert_same(resumed.compute(), result, what=f"[{name}] load_state_dict halfway, then update", **tol)
 
     fresh = feed(case.factory(), batches)  # copies of a metric that has not computed yet
-    copies = {
-        "pickle": pickle.loads(pickle.dumps(fresh)),
-        "deepcopy": copy.deepcopy(fresh),
-        "clone": fresh.clone(),
-    }
+    copies = {"pickle": pickle.loads(pickle.dumps(fresh)), "deepcopy": copy.deepcopy(fresh), "clone": fresh.clone()}
     for how, dup in copies.items():
         assert_same(dup.compute(), result, what=f"[{name}] {how}")
     before = _state(fresh)
@@ -359,6 +356,7 @@ def check_metric(case: MetricCase) -> None:
 
 
 # -- distributed ------------------------------------------------------------------------------
+
 
 # Shard layouts per world size: (name, index of the rank that gets no batch or None).
 def _layouts(case: MetricCase, world_size: int) -> List[Tuple[str, Optional[int]]]:
@@ -388,9 +386,19 @@ def _rank_worker(rank: int, world_size: int, payload: List[Tuple[str, Any, List[
                 final = metric.compute()
                 again = metric.compute()
             except Exception as exc:
-                raise RuntimeError(f"case '{name}', layout '{layout}', rank {rank}: {type(exc).__name__}: {exc}") from exc
-            out.append({"case": name, "layout": layout, "first": first, "final": final, "again": again,
-                        "state": _state(metric)})
+                raise RuntimeError(
+                    f"case '{name}', layout '{layout}', rank {rank}: {type(exc).__name__}: {exc}"
+                ) from exc
+            out.append(
+                {
+                    "case": name,
+                    "layout": layout,
+                    "first": first,
+                    "final": final,
+                    "again": again,
+                    "state": _state(metric),
+                }
+            )
     return out
 
 
@@ -440,5 +448,5 @@ def _check_distributed_row(case: MetricCase, layout: str, rows: List[Dict], worl
         if reference is not None:
             assert_same(row["final"], reference, what=f"{what} final compute vs reference", **tol)
         assert_same(row["again"], row["final"], what=f"{what} repeated compute")
-        local = feed(case.factory(), batches[bounds[rank][0]:bounds[rank][1]])
+        local = feed(case.factory(), batches[bounds[rank][0] : bounds[rank][1]])
         assert_states_equal(row["state"], _state(local), f"{what} local state after sync")

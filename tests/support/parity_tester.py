@@ -41,6 +41,7 @@ batches (rank order = batch order; with ``world_size`` > 2 one middle rank gets 
 case allows it), updates, computes (a sync) and asserts that every rank's result equals
 torchmetrics' over all the batches in one process, and that the ranks agree exactly.
 """
+
 import dataclasses
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
@@ -68,8 +69,15 @@ class ParityCase:
         self.batches = [b if isinstance(b, tuple) else (b,) for b in self.batches]
 
 
-def assert_parity(got: Any, want: Any, what: str, exact: bool = False, rtol: float = 1e-6, atol: float = 1e-6,
-                  check_dtype: bool = True) -> None:
+def assert_parity(
+    got: Any,
+    want: Any,
+    what: str,
+    exact: bool = False,
+    rtol: float = 1e-6,
+    atol: float = 1e-6,
+    check_dtype: bool = True,
+) -> None:
     """``got`` (torchtally) equals ``want`` (torchmetrics): structure, dtype, shape, values."""
     kw = dict(exact=exact, rtol=rtol, atol=atol, check_dtype=check_dtype)
     if isinstance(want, dict):
@@ -104,8 +112,14 @@ def assert_parity(got: Any, want: Any, what: str, exact: bool = False, rtol: flo
             same = torch.equal(torch.isnan(got), nan) and torch.equal(got[~nan], want[~nan])
         assert same, f"{what}: {got} != {want}"
         return
-    torch.testing.assert_close(got.double(), want.double(), rtol=rtol, atol=atol, equal_nan=True,
-                               msg=lambda m: f"{what}: {m}\n got {got}\n want {want}")
+    torch.testing.assert_close(
+        got.double(),
+        want.double(),
+        rtol=rtol,
+        atol=atol,
+        equal_nan=True,
+        msg=lambda m: f"{what}: {m}\n got {got}\n want {want}",
+    )
 
 
 def _tolerance(case: ParityCase) -> Dict[str, Any]:
@@ -151,7 +165,9 @@ def _empty_rank(case: ParityCase, world_size: int) -> Any:
     return world_size // 2 if case.allow_empty_rank and world_size > 2 else None
 
 
-def _parity_worker(rank: int, world_size: int, payload: List[Tuple[str, Callable[[], Any], List[Batch], Any]]) -> List[Any]:
+def _parity_worker(
+    rank: int, world_size: int, payload: List[Tuple[str, Callable[[], Any], List[Batch], Any]]
+) -> List[Any]:
     out = []
     for name, factory, batches, empty in payload:
         lo, hi = shard_bounds(len(batches), world_size, empty)[rank]
@@ -183,4 +199,6 @@ def run_parity_distributed(cases: Sequence[ParityCase], world_size: int = 2, tim
         except AssertionError as exc:
             failures.append(str(exc))
     if failures:
-        raise AssertionError(f"{len(failures)} of {len(cases)} distributed parity case(s) failed:\n" + "\n".join(failures))
+        raise AssertionError(
+            f"{len(failures)} of {len(cases)} distributed parity case(s) failed:\n" + "\n".join(failures)
+        )

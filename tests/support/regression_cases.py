@@ -4,6 +4,7 @@ makers and references they are built from. tests/metrics/test_regression.py runs
 ``check_metric`` in one process; tests/distributed/test_regression_aggregation.py runs them all
 on 3 gloo ranks. The factories are pickled to those ranks by module name
 (``support.metric_tester.made_in_float64``)."""
+
 import functools
 
 import numpy as np
@@ -41,7 +42,7 @@ def make_data(d=None, offset=0.0, noise=0.5, dtype=torch.float64, seed=0):
 def split(*tensors):
     out, lo = [], 0
     for size in SIZES:
-        out.append(tuple(t[lo:lo + size] for t in tensors))
+        out.append(tuple(t[lo : lo + size] for t in tensors))
         lo += size
     return out
 
@@ -67,6 +68,7 @@ def cosine_ref(reduction):
         p, t = np64(p, t)
         sims = (p * t).sum(1) / (np.linalg.norm(p, axis=1) * np.linalg.norm(t, axis=1))
         return {"sum": sims.sum(), "mean": sims.mean(), "none": sims}[reduction]
+
     return ref
 
 
@@ -74,6 +76,7 @@ def adjusted_r2_ref(k):
     def ref(p, t):
         n = p.shape[0]
         return 1 - (1 - skm.r2_score(*np64(t, p))) * (n - 1) / (n - k - 1)
+
     return ref
 
 
@@ -85,8 +88,10 @@ POSITIVE = (ONE[0].abs() + 1, ONE[1].abs() + 1)
 BIG = make_data(offset=1e6, seed=2)  # mean 1e6, spread 1: naive sums of squares lose digits
 BIG3 = make_data(d=3, offset=1e6, noise=0.1, seed=3)
 SIX_AS_2x3 = tuple(x.reshape(-1, 2, 3) for x in make_data(d=6, seed=6))  # [N, 2, 3] outputs
-INTS = (torch.randint(-5, 6, (46,), generator=torch.Generator().manual_seed(4)),
-        torch.randint(-5, 6, (46,), generator=torch.Generator().manual_seed(5)))
+INTS = (
+    torch.randint(-5, 6, (46,), generator=torch.Generator().manual_seed(4)),
+    torch.randint(-5, 6, (46,), generator=torch.Generator().manual_seed(5)),
+)
 
 
 def case(name, factory, data, reference, rtol=1e-10, atol=1e-12):
@@ -100,30 +105,55 @@ CASES = [
     case("mse_float32_result", MeanSquaredError, FLAT, sk(skm.mean_squared_error), rtol=1e-7),
     case("mse_int_inputs", F64(MeanSquaredError), INTS, sk(skm.mean_squared_error)),
     case("rmse", F64(MeanSquaredError, squared=False), ONE_F32, sk(skm.root_mean_squared_error), rtol=1e-6),
-    case("mse_3_outputs", F64(MeanSquaredError, num_outputs=3), THREE,
-         sk(skm.mean_squared_error, multioutput="raw_values")),
+    case(
+        "mse_3_outputs",
+        F64(MeanSquaredError, num_outputs=3),
+        THREE,
+        sk(skm.mean_squared_error, multioutput="raw_values"),
+    ),
     case("mse_offset", F64(MeanSquaredError), BIG, sk(skm.mean_squared_error)),
     case("mae", F64(MeanAbsoluteError), FLAT, sk(skm.mean_absolute_error)),
-    case("mae_3_outputs", F64(MeanAbsoluteError, num_outputs=3), THREE,
-         sk(skm.mean_absolute_error, multioutput="raw_values")),
+    case(
+        "mae_3_outputs",
+        F64(MeanAbsoluteError, num_outputs=3),
+        THREE,
+        sk(skm.mean_absolute_error, multioutput="raw_values"),
+    ),
     case("mape", F64(MeanAbsolutePercentageError), POSITIVE, sk(skm.mean_absolute_percentage_error)),
     case("r2", R2Score, ONE, sk(skm.r2_score)),  # float64 inputs: float64 result, as torchmetrics
     case("r2_float32", F64(R2Score), ONE_F32, sk(skm.r2_score), rtol=1e-9),
     case("r2_raw", P(R2Score, multioutput="raw_values"), THREE, sk(skm.r2_score, multioutput="raw_values")),
-    case("r2_variance_weighted", P(R2Score, multioutput="variance_weighted"), THREE,
-         sk(skm.r2_score, multioutput="variance_weighted")),
+    case(
+        "r2_variance_weighted",
+        P(R2Score, multioutput="variance_weighted"),
+        THREE,
+        sk(skm.r2_score, multioutput="variance_weighted"),
+    ),
     case("r2_adjusted", P(R2Score, adjusted=3), ONE, adjusted_r2_ref(3)),
     case("r2_offset", R2Score, BIG, sk(skm.r2_score)),
     case("r2_offset_3", P(R2Score, multioutput="raw_values"), BIG3, sk(skm.r2_score, multioutput="raw_values")),
     case("explained_variance", ExplainedVariance, ONE, sk(skm.explained_variance_score)),
-    case("explained_variance_raw", P(ExplainedVariance, multioutput="raw_values"), THREE,
-         sk(skm.explained_variance_score, multioutput="raw_values")),
-    case("explained_variance_weighted", P(ExplainedVariance, multioutput="variance_weighted"), THREE,
-         sk(skm.explained_variance_score, multioutput="variance_weighted")),
+    case(
+        "explained_variance_raw",
+        P(ExplainedVariance, multioutput="raw_values"),
+        THREE,
+        sk(skm.explained_variance_score, multioutput="raw_values"),
+    ),
+    case(
+        "explained_variance_weighted",
+        P(ExplainedVariance, multioutput="variance_weighted"),
+        THREE,
+        sk(skm.explained_variance_score, multioutput="variance_weighted"),
+    ),
     case("explained_variance_offset", ExplainedVariance, BIG, sk(skm.explained_variance_score)),
-    case("explained_variance_3d", P(ExplainedVariance, multioutput="raw_values"), SIX_AS_2x3,
-         lambda p, t: skm.explained_variance_score(*np64(t.reshape(-1, 6), p.reshape(-1, 6)),
-                                                   multioutput="raw_values").reshape(2, 3)),
+    case(
+        "explained_variance_3d",
+        P(ExplainedVariance, multioutput="raw_values"),
+        SIX_AS_2x3,
+        lambda p, t: skm.explained_variance_score(
+            *np64(t.reshape(-1, 6), p.reshape(-1, 6)), multioutput="raw_values"
+        ).reshape(2, 3),
+    ),
     case("pearson", F64(PearsonCorrCoef), ONE, pearson_ref),
     case("pearson_3", P(PearsonCorrCoef, num_outputs=3), THREE, pearson_ref),
     case("pearson_offset", P(PearsonCorrCoef, num_outputs=3), BIG3, pearson_ref),
@@ -132,10 +162,20 @@ CASES = [
     case("cosine_mean", P(CosineSimilarity, reduction="mean"), THREE, cosine_ref("mean"), rtol=1e-7),
     case("cosine_none", F64(CosineSimilarity, reduction="none"), THREE, cosine_ref("none"), rtol=1e-7, atol=1e-7),
     # R2 and explained variance share one moments state in a collection (one merge slot).
-    case("collection_shared_moments",
-         CollectionFactory(r2=R2Score, ev=ExplainedVariance, mse=F64(MeanSquaredError, num_outputs=3),
-                           pearson=P(PearsonCorrCoef, num_outputs=3)),
-         BIG3, lambda p, t: {"r2": sk(skm.r2_score)(p, t), "ev": sk(skm.explained_variance_score)(p, t),
-                             "mse": sk(skm.mean_squared_error, multioutput="raw_values")(p, t),
-                             "pearson": pearson_ref(p, t)}),
+    case(
+        "collection_shared_moments",
+        CollectionFactory(
+            r2=R2Score,
+            ev=ExplainedVariance,
+            mse=F64(MeanSquaredError, num_outputs=3),
+            pearson=P(PearsonCorrCoef, num_outputs=3),
+        ),
+        BIG3,
+        lambda p, t: {
+            "r2": sk(skm.r2_score)(p, t),
+            "ev": sk(skm.explained_variance_score)(p, t),
+            "mse": sk(skm.mean_squared_error, multioutput="raw_values")(p, t),
+            "pearson": pearson_ref(p, t),
+        },
+    ),
 ]

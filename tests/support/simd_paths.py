@@ -6,6 +6,7 @@ torchtally._C picks a path by SIMD level (0 scalar, 1 SSE2, 2 AVX2 where the CPU
 CPU has and on the reference, and asserts they agree: the same increment, or the same error
 with ``out`` left as it was.
 """
+
 import contextlib
 
 import torch

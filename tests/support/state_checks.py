@@ -2,6 +2,7 @@
 update, load or merge, or a reused input buffer (tests/metrics/test_atomic_updates.py,
 tests/metrics/test_fuzz.py, tests/base/test_state_dict.py). The states are the copies
 ``support.metric_tester.states_of`` takes."""
+
 import torch
 
 

@@ -1,9 +1,15 @@
 """The shared tester itself: it passes correct metrics and catches broken ones."""
+
 import pytest
 import torch
 
 from support.metric_tester import (
-    MetricCase, assert_rejects, assert_same, check_metric, run_distributed_cases, split_uneven,
+    MetricCase,
+    assert_rejects,
+    assert_same,
+    check_metric,
+    run_distributed_cases,
+    split_uneven,
 )
 from torchtally import Metric, MetricCollection
 
@@ -79,7 +85,7 @@ def both() -> MetricCollection:
 
 
 X = torch.randn(41, generator=torch.Generator().manual_seed(0), dtype=torch.float64) + 5
-BATCHES = [X[i:i + 6] for i in range(0, 41, 6)]
+BATCHES = [X[i : i + 6] for i in range(0, 41, 6)]
 
 
 def case(name, factory, reference=lambda x: x.mean()):
@@ -96,15 +102,16 @@ def test_split_uneven_is_contiguous_uneven_and_complete():
                 assert bounds[empty][0] == bounds[empty][1]
             if n >= 6:
                 sizes = [hi - lo for lo, hi in bounds]
-                assert len(set(s for s in sizes if s)) == len([s for s in sizes if s]), sizes
+                assert len({s for s in sizes if s}) == len([s for s in sizes if s]), sizes
 
 
 def test_correct_metrics_pass():
     check_metric(case("mean", Mean))
     check_metric(case("rows", Rows, reference=lambda x: x.float()))
     check_metric(case("collection", both, reference=lambda x: {"mean": x.mean(), "rows": x.float()}))
-    last = MetricCase("last", LastBatchSum, BATCHES, lambda b: b[-1][0].sum(), reference_on_batches=True,
-                      sharded_reference=last_sums)
+    last = MetricCase(
+        "last", LastBatchSum, BATCHES, lambda b: b[-1][0].sum(), reference_on_batches=True, sharded_reference=last_sums
+    )
     check_metric(last)
     last.sharded_reference = None
     with pytest.raises(AssertionError, match="merge_state"):
@@ -148,8 +155,14 @@ def test_distributed_passes_correct_and_names_broken_cases():
         case("rows", Rows, reference=lambda x: x.float()),
         case("collection", both, reference=lambda x: {"mean": x.mean(), "rows": x.float()}),
         case("maxcount", MaxCount),
-        MetricCase("last", LastBatchSum, BATCHES, lambda b: b[-1][0].sum(), reference_on_batches=True,
-                   sharded_reference=last_sums),
+        MetricCase(
+            "last",
+            LastBatchSum,
+            BATCHES,
+            lambda b: b[-1][0].sum(),
+            reference_on_batches=True,
+            sharded_reference=last_sums,
+        ),
     ]
     with pytest.raises(AssertionError) as info:
         run_distributed_cases(cases)

@@ -5,6 +5,7 @@ All share ``update(labels, scores, rows)``: labels int64 [B] in [0, C), scores f
 rows float32 [B, 3]. tests/distributed imports this module too (its conftest puts tests/ on
 sys.path), as ``support.toy_metrics``.
 """
+
 from typing import List, Tuple
 
 import torch

@@ -1,6 +1,7 @@
 """torchtally.sync.dist's choices for NCCL groups, without a GPU or NCCL: where the buffers of a
 sync go (the states' CUDA device, not whatever device is current), and how a collective is
 waited for (polling, never NCCL's wait(timeout), which aborts the user's process group)."""
+
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from torchtally.sync import dist
 
 class CudaState:
     """What device_for looks at on a CUDA state."""
+
     is_cuda = True
 
     def __init__(self, index):
@@ -39,6 +41,7 @@ def test_a_gloo_sync_stays_on_the_cpu():
 def test_the_bound_device_is_read_from_the_group():
     class Bound:
         bound_device_id = torch.device("cuda", 1)
+
     assert dist._bound_device(Bound()) == torch.device("cuda", 1)
     assert dist._bound_device(object()) is None
 
@@ -65,7 +68,7 @@ def test_an_nccl_collective_is_polled_then_waited_for_without_a_timeout():
 
 
 def test_an_nccl_timeout_raises_without_waiting_on_the_work():
-    work = Work(polls=10 ** 9)
+    work = Work(polls=10**9)
     start = time.monotonic()
     with pytest.raises(TimeoutError, match="did not complete before the sync's deadline"):
         dist.wait(work, start + 0.05, poll=True)

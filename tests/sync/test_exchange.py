@@ -1,6 +1,7 @@
 """The choice of a gloo group's header exchange (torchtally.sync.exchange): every rank reads it
 off the same header table, so it is a plain function of the table's host and vote words. The
 exchange itself, on real ranks: tests/distributed/test_sync_small.py (exchange "ring")."""
+
 import os
 
 import pytest

@@ -6,6 +6,7 @@
   why), and are not named as lost; with nobody lost, the message says none was, rather than
   that every rank is still there (a peer that gave up may have exited since).
 """
+
 from torchtally.sync import failure, rollcall
 
 GROUP = (1000, 1001, 1002)  # ranks no sync of this process has met: no address is known for them
@@ -16,8 +17,16 @@ def _no_store():
 
 
 def test_ranks_nobody_could_ask_are_listed_as_such_not_guessed():
-    err = failure.sync_error(group=GROUP, me=1000, sync_id=1, stage="header", elapsed_s=1.0, timeout_s=1.0,
-                                  cause=TimeoutError("timed out"), store_getter=_no_store)
+    err = failure.sync_error(
+        group=GROUP,
+        me=1000,
+        sync_id=1,
+        stage="header",
+        elapsed_s=1.0,
+        timeout_s=1.0,
+        cause=TimeoutError("timed out"),
+        store_getter=_no_store,
+    )
     assert err.missing_ranks is None and err.lost_at is None
     assert "rank(s) [1001, 1002] could not be asked" in str(err)
     assert err.stage == "header" and err.sync_id == 1
@@ -35,8 +44,10 @@ def test_ranks_that_failed_in_the_same_sync_are_said_so_and_not_named_lost():
 
 
 def test_failing_peers_are_listed_after_the_lost_ones():
-    answers = {1001: rollcall.Answer("present", 2, "header", rollcall.FAILED),
-               1002: rollcall.Answer("elsewhere", 1, "data wait", rollcall.LEFT)}
+    answers = {
+        1001: rollcall.Answer("present", 2, "header", rollcall.FAILED),
+        1002: rollcall.Answer("elsewhere", 1, "data wait", rollcall.LEFT),
+    }
     lost, unknown = failure.judge(answers, 2, "header")
     assert list(lost) == [1002]
     text = failure.describe(lost, unknown, answers, sync_id=2)

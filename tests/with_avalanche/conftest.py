@@ -1,6 +1,7 @@
 """tests/with_avalanche/ runs in the Avalanche environment (`make avalanche-venv`, .venv-avalanche):
 the adapter's tests against the real Avalanche 0.6.0. The main suite ignores this folder when
 Avalanche is not importable (tests/conftest.py); `make test` runs it here afterwards."""
+
 import os
 import sys
 

@@ -16,27 +16,22 @@ initial weights the models then stay equal to ~1e-15, every prediction is the sa
 logged value (minibatch, running epoch, epoch, experience, stream; accuracy, loss, a
 collection, per task) must match the 1-process run with W times the batch sizes.
 """
+
 import argparse
 import json
 import os
 
 import torch
 import torch.distributed
-from torch import nn
-
 from avalanche.benchmarks.scenarios.deprecated.generic_benchmark_creation import (
     create_generic_benchmark_from_tensor_lists,
 )
 from avalanche.training.plugins import EvaluationPlugin
 from avalanche.training.supervised import Naive
+from torch import nn
 
 from torchtally import MetricCollection
-from torchtally.adapters.avalanche import (
-    AccuracyPlugin,
-    TallyPluginMetric,
-    accuracy_metrics,
-    loss_metrics,
-)
+from torchtally.adapters.avalanche import AccuracyPlugin, TallyPluginMetric, accuracy_metrics, loss_metrics
 from torchtally.classification import MulticlassAccuracy, MulticlassAUROC, MulticlassF1Score
 
 FEATURES, CLASSES = 8, 4
@@ -50,7 +45,7 @@ def make_tensors(seed: int = 0):
     small MLP learns partly in 2 epochs (so accuracies are neither 0 nor 1)."""
     g = torch.Generator().manual_seed(seed)
     train, test = [], []
-    for e, (n_train, n_test) in enumerate(zip(TRAIN_SIZES, TEST_SIZES)):
+    for n_train, n_test in zip(TRAIN_SIZES, TEST_SIZES):
         centers = torch.randn(CLASSES, FEATURES, generator=g, dtype=torch.float64)
         for n, out in ((n_train, train), (n_test, test)):
             y = torch.randint(0, CLASSES, (n,), generator=g)
@@ -61,11 +56,13 @@ def make_tensors(seed: int = 0):
 
 def make_evaluator():
     levels = dict(minibatch=True, epoch=True, epoch_running=True, experience=True, stream=True)
-    collection = MetricCollection({
-        "acc": MulticlassAccuracy(num_classes=CLASSES, average="micro"),
-        "f1": MulticlassF1Score(num_classes=CLASSES, average="macro"),
-        "auroc": MulticlassAUROC(num_classes=CLASSES, thresholds=None),
-    })
+    collection = MetricCollection(
+        {
+            "acc": MulticlassAccuracy(num_classes=CLASSES, average="micro"),
+            "f1": MulticlassF1Score(num_classes=CLASSES, average="macro"),
+            "auroc": MulticlassAUROC(num_classes=CLASSES, thresholds=None),
+        }
+    )
     return EvaluationPlugin(
         accuracy_metrics(**levels),
         loss_metrics(**levels),
@@ -85,11 +82,13 @@ def sklearn_scores(model, test):
     with torch.no_grad():
         for x, y in test:
             preds = model(x).argmax(dim=1)
-            scores.append({
-                "acc": accuracy_score(y.numpy(), preds.numpy()),
-                "f1": f1_score(y.numpy(), preds.numpy(), average="macro"),
-                "correct": int((preds == y).sum()),
-            })
+            scores.append(
+                {
+                    "acc": accuracy_score(y.numpy(), preds.numpy()),
+                    "f1": f1_score(y.numpy(), preds.numpy(), average="macro"),
+                    "correct": int((preds == y).sum()),
+                }
+            )
     return scores
 
 
@@ -124,8 +123,10 @@ def run(evaluator, train_mb: int, eval_mb: int, epochs: int = 2, world: int = 1)
 
 def curves_of(evaluator):
     """Every value the EvaluationPlugin recorded: ``{name: {"x": [...], "values": [...]}}``."""
-    return {name: {"x": list(xs), "values": [_jsonable(v) for v in values]}
-            for name, (xs, values) in evaluator.get_all_metrics().items()}
+    return {
+        name: {"x": list(xs), "values": [_jsonable(v) for v in values]}
+        for name, (xs, values) in evaluator.get_all_metrics().items()
+    }
 
 
 def main() -> None:
@@ -143,8 +144,16 @@ def main() -> None:
     evaluator = make_evaluator()
     sklearn = run(evaluator, args.train_mb, args.eval_mb, args.epochs, world)
     with open(f"{args.out}.rank{rank}", "w") as f:
-        json.dump({"world_size": world, "rank": rank, "curves": curves_of(evaluator),
-                   "sklearn": sklearn, "test_sizes": list(TEST_SIZES)}, f)
+        json.dump(
+            {
+                "world_size": world,
+                "rank": rank,
+                "curves": curves_of(evaluator),
+                "sklearn": sklearn,
+                "test_sizes": list(TEST_SIZES),
+            },
+            f,
+        )
     if world > 1:
         torch.distributed.destroy_process_group()
 

@@ -1,6 +1,7 @@
 """examples/avalanche_ddp.py runs and finds torchtally's accuracy equal to scikit-learn's on every
 experience. In one process here (its 2-process run is `make avalanche-demo`; the 2- and
 3-process behaviour is what test_seed.py checks)."""
+
 import os
 import subprocess
 import sys

@@ -4,6 +4,7 @@ for Avalanche's single-, task-balanced, group-balanced and replay loaders, shuff
 loaders it cannot be exact on warn or raise; and a plain MetricHook over an Avalanche loader
 warns (SamplerWarning) rather than count the padding silently.
 """
+
 import importlib
 import warnings
 from collections import Counter
@@ -88,7 +89,9 @@ def _checks(rank, world_size):
     # oversampled: the 5-sample task cycles while the 13-sample one runs once; in every pass of
     # the small one the padding is dropped, so no pass holds a sample twice over the ranks
     cycling = concat_datasets(_datasets([13, 5], task_labels=[0, 1]))
-    out["oversampled"] = _kept_ids(TaskBalancedDataLoader(cycling, batch_size=2, oversample_small_groups=True, shuffle=False))
+    out["oversampled"] = _kept_ids(
+        TaskBalancedDataLoader(cycling, batch_size=2, oversample_small_groups=True, shuffle=False)
+    )
     plain = _datasets([11])[0]
     out["DataLoader"] = _kept_ids(DataLoader(plain, batch_size=4, sampler=DistributedSampler(plain, shuffle=False)))
 
@@ -138,14 +141,17 @@ def ranks(request):
     return run_distributed(_checks, request.param, timeout=300)
 
 
-@pytest.mark.parametrize("case,sizes", [
-    ("single shuffle=False", [11]),
-    ("single shuffle=True", [11]),
-    ("group balanced", [7, 5, 10]),
-    ("task balanced", [7, 10]),
-    ("replay", [13, 5]),
-    ("DataLoader", [11]),
-])
+@pytest.mark.parametrize(
+    "case,sizes",
+    [
+        ("single shuffle=False", [11]),
+        ("single shuffle=True", [11]),
+        ("group balanced", [7, 5, 10]),
+        ("task balanced", [7, 10]),
+        ("replay", [13, 5]),
+        ("DataLoader", [11]),
+    ],
+)
 def test_every_sample_is_kept_once_over_the_ranks(ranks, case, sizes):
     kept = Counter(i for r in ranks for i in r[case][0])
     assert kept == Counter(range(sum(sizes))), case

@@ -3,6 +3,7 @@ swap gives the same names and values as Avalanche's own accuracy_metrics / loss_
 are exact in one process), any metric or collection at any level, per task, bad arguments,
 and where metric state lives under DataParallel.
 """
+
 import importlib
 import types
 
@@ -11,19 +12,13 @@ import torch
 from torch import nn
 
 importlib.import_module("avalanche.training")  # before any process group: it makes a logger
+import seed_run
 from avalanche.evaluation.metrics import accuracy_metrics as avalanche_accuracy
 from avalanche.evaluation.metrics import loss_metrics as avalanche_loss
 from avalanche.training.plugins import EvaluationPlugin
 
-import seed_run
 from torchtally import MeanMetric, MetricCollection
-from torchtally.adapters.avalanche import (
-    AccuracyPlugin,
-    LossPlugin,
-    TallyPluginMetric,
-    accuracy_metrics,
-    loss_metrics,
-)
+from torchtally.adapters.avalanche import AccuracyPlugin, LossPlugin, TallyPluginMetric, accuracy_metrics, loss_metrics
 from torchtally.classification import MulticlassAccuracy
 
 LEVELS = dict(minibatch=True, epoch=True, epoch_running=True, experience=True, stream=True)
@@ -43,9 +38,18 @@ def both():
 def test_the_swap_logs_the_names_avalanche_logs(both):
     theirs, ours = both
     assert sorted(ours) == sorted(theirs)
-    for prefix in ("Top1_Acc_MB/", "Top1_Acc_Epoch/", "Top1_RunningAcc_Epoch/", "Top1_Acc_Exp/",
-                   "Top1_Acc_Stream/", "Loss_MB/", "Loss_Epoch/", "RunningLoss_Epoch/",
-                   "Loss_Exp/", "Loss_Stream/"):
+    for prefix in (
+        "Top1_Acc_MB/",
+        "Top1_Acc_Epoch/",
+        "Top1_RunningAcc_Epoch/",
+        "Top1_Acc_Exp/",
+        "Top1_Acc_Stream/",
+        "Loss_MB/",
+        "Loss_Epoch/",
+        "RunningLoss_Epoch/",
+        "Loss_Exp/",
+        "Loss_Stream/",
+    ):
         assert any(name.startswith(prefix) for name in ours), prefix
 
 
@@ -67,8 +71,12 @@ def test_a_collection_and_per_task_results():
     from torchtally.classification import MulticlassF1Score
 
     collection = TallyPluginMetric(
-        MetricCollection({"acc": MulticlassAccuracy(num_classes=seed_run.CLASSES, average="micro"),
-                          "f1": MulticlassF1Score(num_classes=seed_run.CLASSES, average="macro")}),
+        MetricCollection(
+            {
+                "acc": MulticlassAccuracy(num_classes=seed_run.CLASSES, average="micro"),
+                "f1": MulticlassF1Score(num_classes=seed_run.CLASSES, average="macro"),
+            }
+        ),
         "Coll",
         level="experience",
     )
@@ -77,7 +85,7 @@ def test_a_collection_and_per_task_results():
     evaluator = EvaluationPlugin(collection, per_task, whole, loggers=[])
     sklearn = seed_run.run(evaluator, train_mb=64, eval_mb=128, epochs=1)
     curves = seed_run.curves_of(evaluator)
-    for task, size in zip(seed_run.TASK_LABELS, seed_run.TEST_SIZES):
+    for task in seed_run.TASK_LABELS:
         values = curves[f"Acc_PerTask/eval_phase/test_stream/Task{task:03d}"]["values"]
         # per task label = per experience here: scikit-learn's accuracy after each training exp
         assert values == pytest.approx([scores[task]["acc"] for scores in sklearn], rel=1e-6)
@@ -91,9 +99,15 @@ def test_a_collection_and_per_task_results():
 
 
 def _strategy(**fields):
-    base = dict(mb_output=torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]), mb_y=torch.tensor([1, 0, 0]),
-                mb_task_id=torch.tensor([0, 0, 1]), experience=types.SimpleNamespace(task_labels=[0, 1]),
-                dataloader=[None], model=nn.Linear(2, 2), loss=torch.tensor(0.5))
+    base = dict(
+        mb_output=torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]),
+        mb_y=torch.tensor([1, 0, 0]),
+        mb_task_id=torch.tensor([0, 0, 1]),
+        experience=types.SimpleNamespace(task_labels=[0, 1]),
+        dataloader=[None],
+        model=nn.Linear(2, 2),
+        loss=torch.tensor(0.5),
+    )
     base.update(fields)
     return types.SimpleNamespace(**base)
 
@@ -222,12 +236,18 @@ def test_avalanches_loggers_show_the_values(tmp_path):
 
     text = io.StringIO()
     csv_logger = CSVLogger(log_folder=str(tmp_path))
-    evaluator = EvaluationPlugin(accuracy_metrics(epoch=True, experience=True), loss_metrics(epoch=True, experience=True),
-                                 loggers=[TextLogger(text), csv_logger])
+    evaluator = EvaluationPlugin(
+        accuracy_metrics(epoch=True, experience=True),
+        loss_metrics(epoch=True, experience=True),
+        loggers=[TextLogger(text), csv_logger],
+    )
     seed_run.run(evaluator, train_mb=64, eval_mb=128, epochs=1)
     csv_logger.close()
     curves = seed_run.curves_of(evaluator)
-    for name in ("Top1_Acc_Epoch/train_phase/train_stream/Task000", "Top1_Acc_Exp/eval_phase/test_stream/Task001/Exp001"):
+    for name in (
+        "Top1_Acc_Epoch/train_phase/train_stream/Task000",
+        "Top1_Acc_Exp/eval_phase/test_stream/Task001/Exp001",
+    ):
         assert f"{name} = {curves[name]['values'][-1]:.4f}" in text.getvalue()
     with open(tmp_path / "eval_results.csv") as f:
         rows = list(csv.DictReader(f))
@@ -235,6 +255,8 @@ def test_avalanches_loggers_show_the_values(tmp_path):
     assert len(rows) == 9
     last = [r for r in rows if r["training_exp"] == "2" and r["eval_exp"] == "1"][0]
     assert float(last["eval_accuracy"]) == pytest.approx(
-        curves["Top1_Acc_Exp/eval_phase/test_stream/Task001/Exp001"]["values"][-1], abs=1e-4)
+        curves["Top1_Acc_Exp/eval_phase/test_stream/Task001/Exp001"]["values"][-1], abs=1e-4
+    )
     assert float(last["eval_loss"]) == pytest.approx(
-        curves["Loss_Exp/eval_phase/test_stream/Task001/Exp001"]["values"][-1], abs=1e-4)
+        curves["Loss_Exp/eval_phase/test_stream/Task001/Exp001"]["values"][-1], abs=1e-4
+    )

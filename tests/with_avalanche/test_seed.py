@@ -12,6 +12,7 @@ batches; the model is float64, so DDP's mean of W batch means equals the 1-proce
 ~1e-16 and the two models predict alike. Runs are scripts under torch.distributed.run,
 as a user runs them; each rank writes what its EvaluationPlugin recorded.
 """
+
 import json
 import os
 import subprocess
@@ -30,8 +31,7 @@ def _run(tmp_path, world, train_mb, eval_mb):
     if world == 1:
         command = [sys.executable, SCRIPT]
     else:
-        command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                   f"--nproc_per_node={world}", SCRIPT]
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={world}", SCRIPT]
     command += ["--out", out, "--train-mb", str(train_mb), "--eval-mb", str(eval_mb)]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
@@ -55,10 +55,23 @@ def test_every_logged_value_equals_the_single_process_run(runs):
     single, ranks = runs
     reference = single["curves"]
     levels = {name.split("/")[0] for name in reference}
-    assert {"Top1_Acc_MB", "Top1_RunningAcc_Epoch", "Top1_Acc_Epoch", "Top1_Acc_Exp",
-            "Top1_Acc_Stream", "Loss_MB", "RunningLoss_Epoch", "Loss_Epoch", "Loss_Exp",
-            "Loss_Stream", "Top1_Acc_Exp_PerTask", "Top1_Acc_Stream_PerTask",
-            "Coll_Exp_acc", "Coll_Exp_f1", "Coll_Exp_auroc"} <= levels
+    assert {
+        "Top1_Acc_MB",
+        "Top1_RunningAcc_Epoch",
+        "Top1_Acc_Epoch",
+        "Top1_Acc_Exp",
+        "Top1_Acc_Stream",
+        "Loss_MB",
+        "RunningLoss_Epoch",
+        "Loss_Epoch",
+        "Loss_Exp",
+        "Loss_Stream",
+        "Top1_Acc_Exp_PerTask",
+        "Top1_Acc_Stream_PerTask",
+        "Coll_Exp_acc",
+        "Coll_Exp_f1",
+        "Coll_Exp_auroc",
+    } <= levels
     for run in ranks:
         assert sorted(run["curves"]) == sorted(reference)
         for name, curve in reference.items():
@@ -73,8 +86,10 @@ def test_counts_are_exact_and_equal_scikit_learn(runs):
     assert all(n % len(ranks) for n in sizes)  # the loaders pad: the case that matters
     for run in ranks:
         for e, n in enumerate(sizes):
-            for curve in (f"Top1_Acc_Exp/eval_phase/test_stream/Task{e:03d}/Exp{e:03d}",
-                          f"Coll_Exp_acc/eval_phase/test_stream/Task{e:03d}/Exp{e:03d}"):
+            for curve in (
+                f"Top1_Acc_Exp/eval_phase/test_stream/Task{e:03d}/Exp{e:03d}",
+                f"Coll_Exp_acc/eval_phase/test_stream/Task{e:03d}/Exp{e:03d}",
+            ):
                 accuracy = run["curves"][curve]["values"]  # one per evaluation, after each exp
                 correct = [round(a * n) for a in accuracy]
                 assert correct == [scores[e]["correct"] for scores in run["sklearn"]], curve
@@ -86,6 +101,5 @@ def test_counts_are_exact_and_equal_scikit_learn(runs):
         assert [round(a * sum(sizes)) for a in stream] == correct
         # scikit-learn ran on the distributed run's own model, and agrees with 1 process's
         assert run["sklearn"] == single["sklearn"] or all(
-            a["correct"] == b["correct"]
-            for x, y in zip(run["sklearn"], single["sklearn"]) for a, b in zip(x, y)
+            a["correct"] == b["correct"] for x, y in zip(run["sklearn"], single["sklearn"]) for a, b in zip(x, y)
         )

@@ -6,6 +6,7 @@ given). Replicas are rebuilt on every forward, so state written inside the wrapp
 lost; metric state therefore stays outside the model, on the output device, and targets are
 moved there before each update. There is nothing to sync: one process sees every sample.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -56,9 +57,7 @@ def metric_device(model: nn.Module) -> torch.device:
     if isinstance(model, nn.DataParallel):
         if not model.device_ids:
             return _first_param_device(model.module)
-        return _gather_device(
-            list(model.device_ids), model.output_device, model.src_device_obj.type
-        )
+        return _gather_device(list(model.device_ids), model.output_device, model.src_device_obj.type)
     if isinstance(model, nn.parallel.DistributedDataParallel):
         if model.device_ids:
             return _gather_device(list(model.device_ids), None, _first_param_device(model.module).type)

@@ -11,6 +11,7 @@ dim 0 before ``update``. Outputs must therefore keep one row per sample on dim 0
 the sampler's order (one update per batch, batches in order). With any other sampler nothing
 is dropped.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,13 +27,7 @@ from torch.utils.data import RandomSampler, SequentialSampler
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
 from .dataparallel import check_no_metrics_inside, is_metric_like, metric_device
-from .sampler import (
-    SamplerWarning,
-    ShardLayout,
-    find_distributed_sampler,
-    shard_layout,
-    warn_lost_samples,
-)
+from .sampler import SamplerWarning, ShardLayout, find_distributed_sampler, shard_layout, warn_lost_samples
 
 __all__ = ["MetricHook", "Usage", "resolve_usage"]
 
@@ -68,10 +63,7 @@ class Usage:
 
 
 # ignite's usage names, mapped onto ours.
-_IGNITE_NAMES = {
-    "single_epoch_running_batch_wise": ("running", True),
-    "running_batch_wise": ("running", False),
-}
+_IGNITE_NAMES = {"single_epoch_running_batch_wise": ("running", True), "running_batch_wise": ("running", False)}
 
 
 def resolve_usage(usage: Union[str, Usage, Any] = "epoch_wise", every: int = 1) -> Usage:
@@ -165,7 +157,7 @@ class _DictOfMetrics:
         for m in self.metrics.values():
             m.reset()
 
-    def update(self, *args: Any, **kwargs: Any) -> "_DictOfMetrics":
+    def update(self, *args: Any, **kwargs: Any) -> _DictOfMetrics:
         for m in self.metrics.values():
             m.update(*args, **kwargs)
         return self
@@ -173,7 +165,7 @@ class _DictOfMetrics:
     def compute(self) -> Dict[str, Any]:
         return {name: m.compute() for name, m in self.metrics.items()}
 
-    def to(self, device: Any) -> "_DictOfMetrics":
+    def to(self, device: Any) -> _DictOfMetrics:
         for m in self.metrics.values():
             if callable(getattr(m, "to", None)):
                 m.to(device)
@@ -225,9 +217,7 @@ class MetricHook:
         drop_padding: bool = True,
     ) -> None:
         if output_transform is not None and not callable(output_transform):
-            raise TypeError(
-                f"output_transform: expected a callable, got {type(output_transform).__name__}"
-            )
+            raise TypeError(f"output_transform: expected a callable, got {type(output_transform).__name__}")
         self.metrics = _wrap_metrics(metrics)
         # torchtally metrics take zero-row updates (and must see one, so that every rank
         # updates before a running sync); other libraries' may reject them, so an all-padding
@@ -305,7 +295,7 @@ class MetricHook:
         args, kwargs = as_update_args(output)
         self.update(*args, **kwargs)
 
-    def update(self, *args: Any, **kwargs: Any) -> "MetricHook":
+    def update(self, *args: Any, **kwargs: Any) -> MetricHook:
         """Update the metrics from one batch of outputs, without its padding duplicates.
 
         Call it once per batch, in the loader's order. For ``batch_wise`` and ``running``
@@ -363,7 +353,7 @@ class MetricHook:
         return self.result
 
     @contextlib.contextmanager
-    def epoch(self, loader: Any = None, *, sampler: Any = None) -> Iterator["MetricHook"]:
+    def epoch(self, loader: Any = None, *, sampler: Any = None) -> Iterator[MetricHook]:
         """``with hook.epoch(loader): ...`` = start_epoch, the body's updates, end_epoch.
 
         If the body raises, nothing is computed (no collective is started) and the error
@@ -445,8 +435,10 @@ class MetricHook:
         world = td.get_world_size()
         batch_sampler = getattr(source, "batch_sampler", None)
         # a DataLoader given a batch_sampler still holds a default SequentialSampler: ignore it
-        sampler = source if batch_sampler is None and not hasattr(source, "sampler") else (
-            getattr(batch_sampler, "sampler", None) if batch_sampler is not None else source.sampler
+        sampler = (
+            source
+            if batch_sampler is None and not hasattr(source, "sampler")
+            else (getattr(batch_sampler, "sampler", None) if batch_sampler is not None else source.sampler)
         )
         if isinstance(sampler, (SequentialSampler, RandomSampler)):
             message = (
@@ -456,8 +448,10 @@ class MetricHook:
         elif not self.drop_padding:
             return  # the caller declared that the loader gives each sample to one rank
         else:
-            what = "no loader or sampler was given" if source is None else (
-                f"torchtally cannot tell how a {type(source).__name__} shards its data"
+            what = (
+                "no loader or sampler was given"
+                if source is None
+                else (f"torchtally cannot tell how a {type(source).__name__} shards its data")
             )
             message = (
                 f"{what} (world size {world}), so DistributedSampler padding duplicates cannot "

@@ -8,6 +8,7 @@ under ``name`` and also flattened into its keys. The loader being run is read fr
 ``engine.state.dataloader`` at every epoch start, so DistributedSampler padding is dropped,
 also for loaders made by ``ignite.distributed.auto_dataloader``.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -98,9 +99,7 @@ def attach(
             f"metrics: this {type(metrics).__name__} is already attached to this engine as {elsewhere[0]!r}; "
             "detach it first, or attach a copy (metric.clone()) under the second name"
         )
-    hook = MetricHook(
-        metrics, output_transform, usage=resolve_usage(usage, every), model=model, device=device
-    )
+    hook = MetricHook(metrics, output_transform, usage=resolve_usage(usage, every), model=model, device=device)
     keys = hook.metrics.keys() if callable(getattr(hook.metrics, "keys", None)) else ()
     if name in keys:
         raise ValueError(f"name: {name!r} collides with a metric of the collection {list(keys)}")
@@ -161,8 +160,11 @@ def attached_names(engine: Engine, metrics: Any, usage: Optional[Any] = None) ->
     as :func:`attach` takes it): what ``Metric.detach`` and ``Metric.is_attached`` look up."""
     wanted = None if usage is None else _usage_kind(resolve_usage(usage))
     registry: Dict[str, Tuple[MetricHook, list]] = engine.__dict__.get(_HANDLERS, {})
-    return [name for name, (hook, _) in registry.items()
-            if hook.metrics is metrics and (wanted is None or _usage_kind(hook.usage) == wanted)]
+    return [
+        name
+        for name, (hook, _) in registry.items()
+        if hook.metrics is metrics and (wanted is None or _usage_kind(hook.usage) == wanted)
+    ]
 
 
 def _usage_kind(usage: Usage) -> Tuple[str, bool]:

@@ -5,6 +5,7 @@ the metrics from every batch (without DistributedSampler padding, which Lightnin
 validation sampler adds), syncs their state once at epoch end on every rank, and logs the
 exact values with ``sync_dist=False`` (they are already equal on every rank).
 """
+
 from __future__ import annotations
 
 import re
@@ -94,9 +95,7 @@ class MetricCallback(Callback):
         if stage not in _STAGES:
             raise ValueError(f"stage: expected one of {_STAGES}, got {stage!r}")
         if output_transform is not None and not callable(output_transform):
-            raise TypeError(
-                f"output_transform: expected a callable, got {type(output_transform).__name__}"
-            )
+            raise TypeError(f"output_transform: expected a callable, got {type(output_transform).__name__}")
         self.hook = MetricHook(metrics, device=device)
         self.output_transform = output_transform
         self.stage = stage
@@ -170,12 +169,7 @@ class MetricCallback(Callback):
                 value = value.double()  # Lightning logs floats; float64 keeps counts exact
             self._silence_sync_dist_hint(f"{self.prefix}{key}")
             pl_module.log(
-                f"{self.prefix}{key}",
-                value,
-                on_step=False,
-                on_epoch=True,
-                sync_dist=False,
-                **self.log_kwargs,
+                f"{self.prefix}{key}", value, on_step=False, on_epoch=True, sync_dist=False, **self.log_kwargs
             )
 
     @staticmethod
@@ -194,8 +188,13 @@ class MetricCallback(Callback):
             self._start(trainer, pl_module)
 
     def on_validation_batch_end(
-        self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any,
-        batch_idx: int, dataloader_idx: int = 0,
+        self,
+        trainer: Trainer,
+        pl_module: LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
     ) -> None:
         if self.stage == "validate":
             self._batch_end(trainer, outputs, batch, dataloader_idx)
@@ -209,8 +208,13 @@ class MetricCallback(Callback):
             self._start(trainer, pl_module)
 
     def on_test_batch_end(
-        self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any,
-        batch_idx: int, dataloader_idx: int = 0,
+        self,
+        trainer: Trainer,
+        pl_module: LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
     ) -> None:
         if self.stage == "test":
             self._batch_end(trainer, outputs, batch, dataloader_idx)

@@ -13,6 +13,7 @@ The same counting covers samplers that do not pad at all (drop_last=True, Lightn
 ``UnrepeatedDistributedSampler``, :class:`UnpaddedDistributedSampler`): a rank's number of
 valid positions is ``min(num_samples, len(range(r, N, W)))`` in every case.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -43,9 +44,7 @@ def _strided_count(dataset_len: int, num_replicas: int, rank: int) -> int:
     return max(0, -(-(dataset_len - rank) // num_replicas))
 
 
-def num_valid_samples(
-    dataset_len: int, num_replicas: int, rank: int, start: int, count: int
-) -> int:
+def num_valid_samples(dataset_len: int, num_replicas: int, rank: int, start: int, count: int) -> int:
     """Number of real (non-padding) samples among local positions ``[start, start + count)``.
 
     Assumes DistributedSampler's layout with drop_last=False: rank ``rank`` holds
@@ -62,10 +61,7 @@ def num_valid_samples(
     if not 0 <= rank < num_replicas:
         raise ValueError(f"rank: expected an int in [0, {num_replicas}), got {rank}")
     if dataset_len < 0 or start < 0 or count < 0:
-        raise ValueError(
-            "dataset_len, start, count: expected ints >= 0, "
-            f"got {dataset_len}, {start}, {count}"
-        )
+        raise ValueError(f"dataset_len, start, count: expected ints >= 0, got {dataset_len}, {start}, {count}")
     valid = _strided_count(dataset_len, num_replicas, rank)
     return min(max(valid - start, 0), count)
 
@@ -263,17 +259,13 @@ class UnpaddedDistributedSampler(DistributedSampler):
         seed: int = 0,
     ) -> None:
         if not isinstance(dataset, Sized):
-            raise TypeError(
-                f"dataset: expected a dataset with __len__, got {type(dataset).__name__}"
-            )
+            raise TypeError(f"dataset: expected a dataset with __len__, got {type(dataset).__name__}")
         initialised = torch.distributed.is_available() and torch.distributed.is_initialized()
         if num_replicas is None:
             num_replicas = torch.distributed.get_world_size() if initialised else 1
         if rank is None:
             rank = torch.distributed.get_rank() if initialised else 0
-        super().__init__(
-            dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=False
-        )
+        super().__init__(dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=False)
         self.num_samples = _strided_count(len(dataset), self.num_replicas, self.rank)
         self.total_size = len(dataset)
 

@@ -9,6 +9,7 @@ matplotlib); importing torchtally never imports ignite. So these names are taken
 MetricCollection's keys cannot be ``attach``, ``detach`` or ``is_attached`` (nn.Module refuses
 a submodule named like an attribute).
 """
+
 from typing import Any, Optional
 
 

@@ -1,4 +1,5 @@
 """MetricCollection: update and compute many metrics, sharing state and syncing it in one pass."""
+
 import copy
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -6,6 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import torch
 from torch import nn
 
+from ..errors import stacklevel_outside_torchtally
 from ..sync import dist
 from ..sync.plan import SyncPlan
 from .attachable import Attachable
@@ -19,8 +21,12 @@ from .state_dict import raise_key_problems
 from .states import HeldStates
 from .synced import SyncedCollection
 
-MetricsArg = Union[Metric, "MetricCollection", Sequence[Union[Metric, "MetricCollection"]],
-                   Mapping[str, Union[Metric, "MetricCollection"]]]
+MetricsArg = Union[
+    Metric,
+    "MetricCollection",
+    Sequence[Union[Metric, "MetricCollection"]],
+    Mapping[str, Union[Metric, "MetricCollection"]],
+]
 
 
 class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
@@ -130,7 +136,9 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         self._owners: List[str] = [n for n in self._metrics if self._owner_of[n] == n]
         # Update order: the owner with the most fixed-state bytes last, as the last one needs no
         # snapshot (see update).
-        self._update_order: List[Metric] = sorted((self._metrics[n] for n in self._owners), key=Metric.fixed_state_bytes)
+        self._update_order: List[Metric] = sorted(
+            (self._metrics[n] for n in self._owners), key=Metric.fixed_state_bytes
+        )
         self._plan = None
         self._plan_key = None
         self._plan_parts = None
@@ -263,8 +271,7 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
             self._alias_shared()
             raise
         try:  # every owner's combination first: a merge may refuse a pair, and then none changes
-            combined = [None if m.full_state_update is not False else m.combined_with(h)
-                        for m, h in zip(owners, held)]
+            combined = [None if m.full_state_update is not False else m.combined_with(h) for m, h in zip(owners, held)]
         except BaseException:
             for m, h in zip(owners, held):
                 m.restore_states(h)
@@ -297,8 +304,10 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         synced = None
         if any(m.dist_sync_on_step for m in metrics.values()) and self._should_sync():
             synced = self._compute_synced(dirty=True)  # one packed sync for the ones that ask
-        return {name: synced[name] if synced is not None and m.dist_sync_on_step else m.compute_on(None)
-                for name, m in metrics.items()}
+        return {
+            name: synced[name] if synced is not None and m.dist_sync_on_step else m.compute_on(None)
+            for name, m in metrics.items()
+        }
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -356,8 +365,9 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         unexpected = [k for k in state_dict if k.partition(".")[0] not in self._metrics]
         for name, metric in self._metrics.items():
             prefix = f"{name}."
-            metric.check_state_dict({k[len(prefix):]: v for k, v in state_dict.items() if k.startswith(prefix)},
-                                     strict=False)
+            metric.check_state_dict(
+                {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)}, strict=False
+            )
             try:
                 metric.check_saved_options(state_dict, prefix)
             except ValueError as exc:
@@ -423,6 +433,7 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         self._link_members(shared=True)  # a fresh lock, shared again
         self._alias_shared()
 
+
 def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metric]]:
     """(key, metric) pairs from the constructor's / add_metrics' arguments, nested collections
     flattened, as torchmetrics names them."""
@@ -434,7 +445,10 @@ def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metri
         for extra in additional:
             (metrics if isinstance(extra, (Metric, MetricCollection)) else ignored).append(extra)
         if ignored:
-            warnings.warn(f"You have passed extra arguments {ignored} which are not `Metric` so they will be ignored.")
+            warnings.warn(
+                f"You have passed extra arguments {ignored} which are not `Metric` so they will be ignored.",
+                stacklevel=stacklevel_outside_torchtally(),
+            )
     elif additional:
         raise ValueError(
             f"You have passed extra arguments {additional} which are not compatible with the first passed "
@@ -470,11 +484,12 @@ def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metri
                 seen.add(name)
                 entries.append((name, value))
             else:
-                raise ValueError(f"Input {value!r} to `MetricCollection` is not an instance of torchtally.Metric "
-                                 "or torchtally.MetricCollection")
+                raise ValueError(
+                    f"Input {value!r} to `MetricCollection` is not an instance of torchtally.Metric "
+                    "or torchtally.MetricCollection"
+                )
         return entries
     raise ValueError(
         "Unknown input to MetricCollection. Expected a Metric, a MetricCollection or a dict/sequence of them, "
         f"got {type(metrics).__name__}"
     )
-

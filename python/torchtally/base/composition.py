@@ -11,6 +11,7 @@ build a composition: metrics stay usable as dict keys and in ``in`` tests.
 This module does not import Metric: operands are recognised by their methods, so Metric can
 inherit ``Composition`` without an import circle.
 """
+
 import operator
 from typing import Any, Callable
 
@@ -36,36 +37,95 @@ class Composition:
     def _compose(self, op: Callable[..., Any], other: Any = None, unary: bool = False) -> "CompositionalMetric":
         return CompositionalMetric(op, self, None if unary else other, unary=unary)
 
-    def __add__(self, other): return self._compose(operator.add, other)
-    def __sub__(self, other): return self._compose(operator.sub, other)
-    def __mul__(self, other): return self._compose(operator.mul, other)
-    def __truediv__(self, other): return self._compose(operator.truediv, other)
-    def __floordiv__(self, other): return self._compose(operator.floordiv, other)
-    def __mod__(self, other): return self._compose(operator.mod, other)
-    def __pow__(self, other): return self._compose(operator.pow, other)
-    def __matmul__(self, other): return self._compose(operator.matmul, other)
-    def __and__(self, other): return self._compose(torch.bitwise_and, other)
-    def __or__(self, other): return self._compose(torch.bitwise_or, other)
-    def __xor__(self, other): return self._compose(torch.bitwise_xor, other)
-    def __lt__(self, other): return self._compose(operator.lt, other)
-    def __le__(self, other): return self._compose(operator.le, other)
-    def __gt__(self, other): return self._compose(operator.gt, other)
-    def __ge__(self, other): return self._compose(operator.ge, other)
-    def __radd__(self, other): return self._compose(_flip(operator.add), other)
-    def __rsub__(self, other): return self._compose(_flip(operator.sub), other)
-    def __rmul__(self, other): return self._compose(_flip(operator.mul), other)
-    def __rtruediv__(self, other): return self._compose(_flip(operator.truediv), other)
-    def __rfloordiv__(self, other): return self._compose(_flip(operator.floordiv), other)
-    def __rmod__(self, other): return self._compose(_flip(operator.mod), other)
-    def __rpow__(self, other): return self._compose(_flip(operator.pow), other)
-    def __rmatmul__(self, other): return self._compose(_flip(operator.matmul), other)
-    def __rand__(self, other): return self._compose(_flip(torch.bitwise_and), other)
-    def __ror__(self, other): return self._compose(_flip(torch.bitwise_or), other)
-    def __rxor__(self, other): return self._compose(_flip(torch.bitwise_xor), other)
-    def __abs__(self): return self._compose(torch.abs, unary=True)
-    def __neg__(self): return self._compose(torch.neg, unary=True)
-    def __pos__(self): return self._compose(torch.positive, unary=True)
-    def __invert__(self): return self._compose(torch.bitwise_not, unary=True)
+    def __add__(self, other):
+        return self._compose(operator.add, other)
+
+    def __sub__(self, other):
+        return self._compose(operator.sub, other)
+
+    def __mul__(self, other):
+        return self._compose(operator.mul, other)
+
+    def __truediv__(self, other):
+        return self._compose(operator.truediv, other)
+
+    def __floordiv__(self, other):
+        return self._compose(operator.floordiv, other)
+
+    def __mod__(self, other):
+        return self._compose(operator.mod, other)
+
+    def __pow__(self, other):
+        return self._compose(operator.pow, other)
+
+    def __matmul__(self, other):
+        return self._compose(operator.matmul, other)
+
+    def __and__(self, other):
+        return self._compose(torch.bitwise_and, other)
+
+    def __or__(self, other):
+        return self._compose(torch.bitwise_or, other)
+
+    def __xor__(self, other):
+        return self._compose(torch.bitwise_xor, other)
+
+    def __lt__(self, other):
+        return self._compose(operator.lt, other)
+
+    def __le__(self, other):
+        return self._compose(operator.le, other)
+
+    def __gt__(self, other):
+        return self._compose(operator.gt, other)
+
+    def __ge__(self, other):
+        return self._compose(operator.ge, other)
+
+    def __radd__(self, other):
+        return self._compose(_flip(operator.add), other)
+
+    def __rsub__(self, other):
+        return self._compose(_flip(operator.sub), other)
+
+    def __rmul__(self, other):
+        return self._compose(_flip(operator.mul), other)
+
+    def __rtruediv__(self, other):
+        return self._compose(_flip(operator.truediv), other)
+
+    def __rfloordiv__(self, other):
+        return self._compose(_flip(operator.floordiv), other)
+
+    def __rmod__(self, other):
+        return self._compose(_flip(operator.mod), other)
+
+    def __rpow__(self, other):
+        return self._compose(_flip(operator.pow), other)
+
+    def __rmatmul__(self, other):
+        return self._compose(_flip(operator.matmul), other)
+
+    def __rand__(self, other):
+        return self._compose(_flip(torch.bitwise_and), other)
+
+    def __ror__(self, other):
+        return self._compose(_flip(torch.bitwise_or), other)
+
+    def __rxor__(self, other):
+        return self._compose(_flip(torch.bitwise_xor), other)
+
+    def __abs__(self):
+        return self._compose(torch.abs, unary=True)
+
+    def __neg__(self):
+        return self._compose(torch.neg, unary=True)
+
+    def __pos__(self):
+        return self._compose(torch.positive, unary=True)
+
+    def __invert__(self):
+        return self._compose(torch.bitwise_not, unary=True)
 
     def __getitem__(self, index: Any) -> "CompositionalMetric":
         return self._compose(operator.getitem, index)
@@ -85,12 +145,12 @@ def _value(operand: Any, method: str, *args: Any, **kwargs: Any) -> Any:
 class CompositionalMetric(Composition, nn.Module):
     """``op(metric_a, metric_b)`` (or ``op(metric_a)``), evaluated on the operands' results.
 
-        >>> import torch
-        >>> from torchtally import BinaryPrecision, BinaryRecall
-        >>> mean_pr = (BinaryPrecision() + BinaryRecall()) / 2
-        >>> mean_pr.update(torch.tensor([1, 1, 0, 1]), torch.tensor([1, 0, 1, 1]))
-        >>> mean_pr.compute()
-        tensor(0.6667)
+    >>> import torch
+    >>> from torchtally import BinaryPrecision, BinaryRecall
+    >>> mean_pr = (BinaryPrecision() + BinaryRecall()) / 2
+    >>> mean_pr.update(torch.tensor([1, 1, 0, 1]), torch.tensor([1, 0, 1, 1]))
+    >>> mean_pr.compute()
+    tensor(0.6667)
     """
 
     is_differentiable = False

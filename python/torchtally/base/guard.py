@@ -22,6 +22,7 @@ of a collection share one state, when a caller edits a result, and when it is co
   all three, so the unpickled object syncs over the default group, builds its plan again on
   first use and gets a fresh lock (a MetricCollection then shares its own again).
 """
+
 import copy
 import functools
 import threading

@@ -1,6 +1,7 @@
 """A MetricCollection's members: its keys (the mapping protocol over its metrics, and results
 renamed as the user sees them: prefix, postfix, dict results flattened), which members share
 one state (its compute groups), and the checks of the collection's naming arguments."""
+
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 import torch
@@ -98,7 +99,7 @@ class Members:
 
     def __getitem__(self, key: str, copy_state: bool = True) -> Metric:
         if self.prefix and key.startswith(self.prefix):
-            key = key[len(self.prefix):]
+            key = key[len(self.prefix) :]
         if self.postfix and key.endswith(self.postfix):
             key = key[: len(key) - len(self.postfix)]
         return self._metrics[key]
@@ -132,7 +133,6 @@ class Members:
         shared = {n: o for n, o in self._owner_of.items() if n != o}
         affixes = "".join(f", {a}={getattr(self, a)!r}" for a in ("prefix", "postfix") if getattr(self, a))
         return f"MetricCollection({list(self._metrics)}{affixes}, shared={shared})"
-
 
     def _renamed(self, results: Dict[str, Any]) -> Dict[str, Any]:
         """Results keyed as the user sees them: a dict result is flattened into its own keys

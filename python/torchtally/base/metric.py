@@ -34,6 +34,7 @@ Where each part of Metric lives (in torchtally/base/; each mixin is named after 
   attachable.py   Attachable: ignite's attach / detach / is_attached
   plotting.py     plot()'s drawing
 """
+
 import copy
 import functools
 import inspect
@@ -156,10 +157,22 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     # torch.jit.script(metric) works as for torchmetrics' metrics (forward is not scripted):
     # these are left out of the scripted module.
     __jit_ignored_attributes__ = ["device", "state_key", "_plot_curve_axes"]
-    __jit_unused_properties__ = ["is_differentiable", "higher_is_better", "plot_lower_bound", "plot_upper_bound",
-                                 "plot_legend_name", "metric_state", "state_names", "dtype", "update_count",
-                                 "update_called", "described_options", "has_data", "declaration_version",
-                                 "cached_result"]
+    __jit_unused_properties__ = [
+        "is_differentiable",
+        "higher_is_better",
+        "plot_lower_bound",
+        "plot_upper_bound",
+        "plot_legend_name",
+        "metric_state",
+        "state_names",
+        "dtype",
+        "update_count",
+        "update_called",
+        "described_options",
+        "has_data",
+        "declaration_version",
+        "cached_result",
+    ]
     state_key: Optional[Hashable] = None
     # torchmetrics' class attributes (each metric class sets its own values).
     is_differentiable: Optional[bool] = None
@@ -243,7 +256,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
         d = self.__dict__
         if d.get("_options") is None:  # settle which attributes are options before an update adds any
-            self.described_options
+            _ = self.described_options  # the property records them
         d["_cache"] = None
         d["_updating"] = True
         d["_update_inputs"] = (args, kwargs)  # the caller's tensors: append_state must not keep them
@@ -380,8 +393,15 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         """Draw ``val`` (default: ``compute()``; a list of results draws them over steps) with
         matplotlib on ``ax`` (a new figure when None); returns (figure, axes). See
         torchtally.base.plotting for what each kind of result looks like."""
-        return plot_value(self.compute() if val is None else val, ax, type(self).__name__, self.higher_is_better,
-                          self.plot_lower_bound, self.plot_upper_bound, self._plot_curve_axes)
+        return plot_value(
+            self.compute() if val is None else val,
+            ax,
+            type(self).__name__,
+            self.higher_is_better,
+            self.plot_lower_bound,
+            self.plot_upper_bound,
+            self._plot_curve_axes,
+        )
 
     def clone(self) -> "Metric":
         """A deep copy (states, cached result, options); the process group is shared, not copied."""

@@ -31,6 +31,7 @@ Which attributes are options:
   bases, with or without leading underscores (``self._average = average``, ignite's style),
   holding a plain value other than a tensor, and not synced.
 """
+
 import functools
 import inspect
 from dataclasses import dataclass
@@ -80,11 +81,24 @@ def checked_recipient_rank(recipient_rank: Any) -> Optional[int]:
 
 
 # Attributes that never change what a metric computes, or that the sync checks on its own.
-NOT_OPTIONS = frozenset({
-    "training", "sync_on_compute", "process_group", "sync_timeout", "recipient_rank", "device",
-    "compute_on_cpu", "dist_sync_on_step", "dist_sync_fn", "distributed_available_fn", "compute_with_cache",
-    "validate_args", "state_key", "option_names",
-})
+NOT_OPTIONS = frozenset(
+    {
+        "training",
+        "sync_on_compute",
+        "process_group",
+        "sync_timeout",
+        "recipient_rank",
+        "device",
+        "compute_on_cpu",
+        "dist_sync_on_step",
+        "dist_sync_fn",
+        "distributed_available_fn",
+        "compute_with_cache",
+        "validate_args",
+        "state_key",
+        "option_names",
+    }
+)
 
 
 def find_options(obj: Any, exclude: Iterable[str] = (), decorated: bool = False) -> OptionTexts:
@@ -161,5 +175,10 @@ class Options:
 
     def check_options_of(self, other: "Options", where: str) -> None:
         """ValueError unless ``other`` (a metric merged into this one) has the same options."""
-        raise_if_different(type(self).__name__, self.described_options, other.described_options, where,
-                           f"the {type(other).__name__} merged in")
+        raise_if_different(
+            type(self).__name__,
+            self.described_options,
+            other.described_options,
+            where,
+            f"the {type(other).__name__} merged in",
+        )

@@ -5,6 +5,7 @@ the moves of an update that follows its input's device (see the Metric docstring
 A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_cat_chunks``).
 It also raises the rejections of CUDA updates the device checked after the update returned.
 """
+
 import inspect
 from typing import Any, Callable, Optional, Tuple, Union
 
@@ -56,8 +57,9 @@ def argument_name(fn: Any, args: tuple, kwargs: dict, x: torch.Tensor) -> str:
     return "input"
 
 
-def applied_device_and_dtype(fn: Callable[[torch.Tensor], torch.Tensor],
-                             dtype: torch.dtype) -> Tuple[Optional[torch.device], torch.dtype]:
+def applied_device_and_dtype(
+    fn: Callable[[torch.Tensor], torch.Tensor], dtype: torch.dtype
+) -> Tuple[Optional[torch.device], torch.dtype]:
     """Where nn.Module's ``_apply(fn)`` sends tensors (None: it does not move them) and which
     dtype it gives a float tensor of ``dtype``, found by applying ``fn`` to small probes rather
     than to the metric's state (which may live on a device this process cannot allocate on).
@@ -147,8 +149,9 @@ class Placement:
         d.update(fixed)
         self._cat_chunks.update(chunks)
 
-    def device_mismatch(self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor,
-                         where: str = "this metric's state is") -> ValueError:
+    def device_mismatch(
+        self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor, where: str = "this metric's state is"
+    ) -> ValueError:
         """The error for an input on another device than state that holds data."""
         name = argument_name(fn, args, kwargs, got)
         return ValueError(
@@ -200,8 +203,9 @@ class Placement:
         if self.__dict__["device"].type != "cuda":
             return
         kernels.raise_rejected_cuda_updates(self._tensor_states())
-        kernels.raise_rejected_cuda_updates([held.values[n] for n, (reduce, _) in self._specs.items()
-                                             if reduce != "cat"])
+        kernels.raise_rejected_cuda_updates(
+            [held.values[n] for n, (reduce, _) in self._specs.items() if reduce != "cat"]
+        )
 
     def forget_rejected_cuda_updates(self) -> None:
         """A rejection not yet raised dies with the state it concerned (reset, load, deletion, a
@@ -214,4 +218,3 @@ class Placement:
             self.forget_rejected_cuda_updates()
         except Exception:  # a half-built metric, or interpreter shutdown
             pass
-

@@ -12,6 +12,7 @@ What is drawn follows the shape of the value:
 
 matplotlib is imported only here, only when a plot is asked for.
 """
+
 from typing import Any, Optional, Sequence, Tuple
 
 import torch
@@ -31,9 +32,15 @@ def _figure(ax: Any, plt: Any) -> Tuple[Any, Any]:
     return ax.get_figure(), ax
 
 
-def plot_value(val: Any, ax: Any = None, name: str = "", higher_is_better: Optional[bool] = None,
-               lower_bound: Optional[float] = None, upper_bound: Optional[float] = None,
-               curve_axes: Optional[Tuple[int, int, str, str]] = None) -> Tuple[Any, Any]:
+def plot_value(
+    val: Any,
+    ax: Any = None,
+    name: str = "",
+    higher_is_better: Optional[bool] = None,
+    lower_bound: Optional[float] = None,
+    upper_bound: Optional[float] = None,
+    curve_axes: Optional[Tuple[int, int, str, str]] = None,
+) -> Tuple[Any, Any]:
     """Draw ``val`` (see the module docstring) on ``ax`` (a new figure when None); (fig, ax)."""
     plt = _pyplot()
     if curve_axes is not None and isinstance(val, tuple):
@@ -61,8 +68,12 @@ def _series(ax: Any, val: Any, label: Optional[str]) -> None:
     if isinstance(val, (list, tuple)):  # one value per step
         steps = torch.stack([torch.as_tensor(v).detach().float().cpu().reshape(-1) for v in val])
         for column in range(steps.shape[1]):
-            ax.plot(range(len(val)), steps[:, column].tolist(), marker="o",
-                    label=label if steps.shape[1] == 1 else f"{label or ''} {column}".strip())
+            ax.plot(
+                range(len(val)),
+                steps[:, column].tolist(),
+                marker="o",
+                label=label if steps.shape[1] == 1 else f"{label or ''} {column}".strip(),
+            )
         ax.set_xlabel("step")
         return
     values = torch.as_tensor(val).detach().float().cpu().reshape(-1)
@@ -86,15 +97,16 @@ def _cells(shape: Sequence[int]):
 
 def _matrices(val: torch.Tensor, ax: Any, name: str, plt: Any) -> Tuple[Any, Any]:
     count = val.shape[0]
-    fig, axes = (plt.subplots(1, count, squeeze=False) if ax is None else (ax.get_figure(), [[ax]] * count))
+    fig, axes = plt.subplots(1, count, squeeze=False) if ax is None else (ax.get_figure(), [[ax]] * count)
     for i in range(count):
         _heatmap(axes[0][i], val[i])
         axes[0][i].set_title(f"{name} {i}".strip())
     return fig, axes[0][0] if count == 1 else axes[0]
 
 
-def _curve(val: Tuple[Any, ...], ax: Any, name: str, curve_axes: Tuple[int, int, str, str],
-           plt: Any) -> Tuple[Any, Any]:
+def _curve(
+    val: Tuple[Any, ...], ax: Any, name: str, curve_axes: Tuple[int, int, str, str], plt: Any
+) -> Tuple[Any, Any]:
     x_index, y_index, x_label, y_label = curve_axes
     fig, ax = _figure(ax, plt)
     xs, ys = val[x_index], val[y_index]

@@ -13,6 +13,7 @@ purpose, pass ``dict(state_dict)``.
 
 A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_persistent``).
 """
+
 from typing import Any, Dict, List, Mapping, Tuple
 
 import torch
@@ -25,8 +26,11 @@ OPTIONS_KEY = "torchtally_options"  # the entry of a module's state_dict metadat
 
 def raise_key_problems(owner: str, missing: List[str], unexpected: List[str]) -> None:
     """Raise nn.Module's strict-load error for these keys, if any (before anything is loaded)."""
-    parts = [f"{what} key(s) in state_dict: " + ", ".join(f'"{k}"' for k in keys)
-             for what, keys in (("Missing", missing), ("Unexpected", unexpected)) if keys]
+    parts = [
+        f"{what} key(s) in state_dict: " + ", ".join(f'"{k}"' for k in keys)
+        for what, keys in (("Missing", missing), ("Unexpected", unexpected))
+        if keys
+    ]
     if parts:
         raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(parts))
 
@@ -55,8 +59,14 @@ class StateDict:
             return  # nothing of this metric is loaded: its options do not matter
         saved = getattr(state_dict, "_metadata", {}).get(prefix[:-1], {}).get(OPTIONS_KEY)
         if saved is not None:
-            raise_if_different(type(self).__name__, self.described_options, saved, "load_state_dict",
-                               "the state_dict", common_only=True)
+            raise_if_different(
+                type(self).__name__,
+                self.described_options,
+                saved,
+                "load_state_dict",
+                "the state_dict",
+                common_only=True,
+            )
 
     def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """nn.Module's load_state_dict; the states found are checked (dtype, shape, values, and
@@ -74,21 +84,37 @@ class StateDict:
         strict load counts them: persistent states are required, unknown keys are refused."""
         children = tuple(f"{prefix}{name}." for name in self._modules)
         missing = [prefix + n for n, keep in self._persistent.items() if keep and prefix + n not in state_dict]
-        unexpected = [k for k in state_dict if k.startswith(prefix) and k[len(prefix):] not in self._specs
-                      and not k.startswith(children)]
+        unexpected = [
+            k
+            for k in state_dict
+            if k.startswith(prefix) and k[len(prefix) :] not in self._specs and not k.startswith(children)
+        ]
         return missing, unexpected
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str],
-                              error_msgs: List[str]) -> None:
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ) -> None:
         found = {n: state_dict[prefix + n] for n in self._specs if prefix + n in state_dict}
         if strict:  # as for a module's persistent buffers
             missing_keys.extend(prefix + n for n, keep in self._persistent.items() if keep and n not in found)
         if found:
             saved = local_metadata.get(OPTIONS_KEY)
             if saved is not None:
-                raise_if_different(type(self).__name__, self.described_options, saved, "load_state_dict",
-                                   "the state_dict", common_only=True)
+                raise_if_different(
+                    type(self).__name__,
+                    self.described_options,
+                    saved,
+                    "load_state_dict",
+                    "the state_dict",
+                    common_only=True,
+                )
             checked = self.check_state_dict(found, strict=False)
             with self.__dict__["_lock"]:
                 self.forget_rejected_cuda_updates()  # the loaded states replace what they concerned
@@ -98,11 +124,13 @@ class StateDict:
                 self._share_my_state()
             for n in found:
                 state_dict.pop(prefix + n)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
-    def check_state_dict(self, state_dict: Dict[str, Any], strict: bool,
-                          where: str = "load_state_dict") -> Dict[str, torch.Tensor]:
+    def check_state_dict(
+        self, state_dict: Dict[str, Any], strict: bool, where: str = "load_state_dict"
+    ) -> Dict[str, torch.Tensor]:
         """The entries of ``state_dict`` that are states of this metric, checked and copied onto
         its device as new C-contiguous tensors (never the caller's, whatever their strides); with
         ``strict``, every state must be there and nothing else.

@@ -11,6 +11,7 @@ A mixin of Metric. Where the state lives (in ``__dict__``, read and written raw)
   ``_updated``       holds data (an update, a load or a merge since the last reset);
   ``_update_count``, ``_cache`` (``(result,)`` once computed, until the next update).
 """
+
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -21,8 +22,14 @@ from ..sync.plan import StateSpec, check_declarable
 
 # Class attributes torchmetrics forbids changing on an instance.
 _CONSTANTS = frozenset(
-    {"higher_is_better", "is_differentiable", "full_state_update", "plot_lower_bound", "plot_upper_bound",
-     "plot_legend_name"}
+    {
+        "higher_is_better",
+        "is_differentiable",
+        "full_state_update",
+        "plot_lower_bound",
+        "plot_upper_bound",
+        "plot_legend_name",
+    }
 )
 # What ``checkpoint_states`` saved of each state: the object held, and what restores its contents.
 Checkpoint = Dict[str, Tuple[Any, Any]]
@@ -60,8 +67,15 @@ def combine(reduce: str, values: List[torch.Tensor]) -> torch.Tensor:
 class States:
     """Mixin of Metric: its declared states and the interface to them (module docstring)."""
 
-    def add_state(self, name: str, default: torch.Tensor, reduce: Optional[str] = None, persistent: bool = False,
-                  *, dist_reduce_fx: Optional[str] = None) -> None:
+    def add_state(
+        self,
+        name: str,
+        default: torch.Tensor,
+        reduce: Optional[str] = None,
+        persistent: bool = False,
+        *,
+        dist_reduce_fx: Optional[str] = None,
+    ) -> None:
         """Declare a state. ``default`` fixes its dtype and shape (for cat/merge: the shape of a
         row, i.e. the dims after 0) and is what ``reset`` restores. A cat default must have 0
         rows. ``reduce`` (torchmetrics' name: ``dist_reduce_fx``) is one of sum (the default),
@@ -241,7 +255,9 @@ class States:
         d = self.__dict__
         return HeldStates(
             {n: (list(self._cat_chunks[n]) if n in self._cat_chunks else d[n]) for n in self._specs},
-            d["_updated"], d["_update_count"], d["_cache"],
+            d["_updated"],
+            d["_update_count"],
+            d["_cache"],
         )
 
     def restore_states(self, held: HeldStates) -> None:

@@ -8,6 +8,7 @@ collection's compute: one packed sync of every member's states (a shared state o
 results split back per member. The collection works on its members through Metric's interface
 (``has_data``, ``cached_result``, ``compute_on``, ``state_specs``...).
 """
+
 import contextlib
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -27,6 +28,7 @@ from .guard import caller_copy, locked
 # (functools.wraps copies the attribute) must still run.
 SUBCLASS_COMPUTE = "_torchtally_subclass_compute"
 
+
 class Synced:
     """Mixin of Metric and MetricCollection: the sync options (``sync_on_compute``,
     ``process_group``, ``sync_timeout``, ``recipient_rank``; a metric also has
@@ -42,9 +44,16 @@ class Synced:
             return False
         return dist.needs_sync(self.process_group)
 
-    def _sync(self, plan: SyncPlan, values: Sequence[Any], updated: List[bool],
-              merge: Callable[[int, List[torch.Tensor]], torch.Tensor], dirty: bool,
-              rejected: Optional[ValueError], group: Optional[Any] = None) -> Any:
+    def _sync(
+        self,
+        plan: SyncPlan,
+        values: Sequence[Any],
+        updated: List[bool],
+        merge: Callable[[int, List[torch.Tensor]], torch.Tensor],
+        dirty: bool,
+        rejected: Optional[ValueError],
+        group: Optional[Any] = None,
+    ) -> Any:
         """One packed sync of ``values`` (the plan's states, in plan order): the synced values,
         UNCHANGED (no rank has new data) or None (a rank that is not the recipient)."""
         return sync_states(
@@ -104,13 +113,18 @@ class SyncedMetric(Synced):
 
     def _never_updated_message(self, names: List[str], where: str) -> str:
         if self.__dict__["_if_never_updated"] == "raise":
-            return (f"{type(self).__name__}.compute() needs at least one update() {where} since the last reset(); "
-                    "none was made")
-        return (f"The ``compute`` method of metric {type(self).__name__} was called before the ``update`` method "
-                f"({where}): the result is computed over no data.")
+            return (
+                f"{type(self).__name__}.compute() needs at least one update() {where} since the last reset(); "
+                "none was made"
+            )
+        return (
+            f"The ``compute`` method of metric {type(self).__name__} was called before the ``update`` method "
+            f"({where}): the result is computed over no data."
+        )
 
-    def compute_on(self, states: Optional[Dict[str, torch.Tensor]],
-                   compute: Optional[Callable[[Any], Any]] = None) -> Any:
+    def compute_on(
+        self, states: Optional[Dict[str, torch.Tensor]], compute: Optional[Callable[[Any], Any]] = None
+    ) -> Any:
         """Run the subclass's compute, on ``states`` swapped in for the call when given.
         ``compute``: the function to run instead of the class's compute (Metric's compute wrapper
         passes the function it wraps: a decorator around it has run already)."""
@@ -139,8 +153,12 @@ class SyncedMetric(Synced):
                 else:
                     d[name] = old
 
-    def _compute_synced(self, cache: Optional[Tuple[Any]], rejected: Optional[ValueError] = None,
-                        compute: Optional[Callable[[Any], Any]] = None) -> Any:
+    def _compute_synced(
+        self,
+        cache: Optional[Tuple[Any]],
+        rejected: Optional[ValueError] = None,
+        compute: Optional[Callable[[Any], Any]] = None,
+    ) -> Any:
         synced = self._synced_states(dirty=cache is None, rejected=rejected)
         if synced is UNCHANGED:
             return cache[0]  # type: ignore[index]
@@ -148,8 +166,13 @@ class SyncedMetric(Synced):
             return None
         return self.compute_on(synced, compute)
 
-    def _synced_states(self, dirty: bool = True, rejected: Optional[ValueError] = None,
-                       gather_fn: Optional[Callable[..., Any]] = None, group: Optional[Any] = None) -> Any:
+    def _synced_states(
+        self,
+        dirty: bool = True,
+        rejected: Optional[ValueError] = None,
+        gather_fn: Optional[Callable[..., Any]] = None,
+        group: Optional[Any] = None,
+    ) -> Any:
         """Every rank's states combined: {name: tensor}, UNCHANGED (nobody has new data), or None
         on a rank that is not the recipient."""
         names = list(self._specs)
@@ -159,8 +182,15 @@ class SyncedMetric(Synced):
                 raise rejected
             group = self.process_group if group is None else group
             return {n: self.combine_states(n, list(gather_fn(getattr(self, n), group=group))) for n in names}
-        synced = self._sync(self._sync_plan(), self.state_values(), [self._updated],
-                            lambda i, values: self.merge_state_values(names[i], values), dirty, rejected, group)
+        synced = self._sync(
+            self._sync_plan(),
+            self.state_values(),
+            [self._updated],
+            lambda i, values: self.merge_state_values(names[i], values),
+            dirty,
+            rejected,
+            group,
+        )
         if synced is UNCHANGED or synced is None:
             return synced
         return dict(zip(names, synced))
@@ -174,8 +204,13 @@ class SyncedMetric(Synced):
     # -- torchmetrics' manual sync ------------------------------------------------------
 
     @locked
-    def sync(self, dist_sync_fn: Optional[Callable[..., Any]] = None, process_group: Optional[Any] = None,
-             should_sync: bool = True, distributed_available: Optional[Callable[[], bool]] = None) -> None:
+    def sync(
+        self,
+        dist_sync_fn: Optional[Callable[..., Any]] = None,
+        process_group: Optional[Any] = None,
+        should_sync: bool = True,
+        distributed_available: Optional[Callable[[], bool]] = None,
+    ) -> None:
         """Replace the local states with every rank's combined states until ``unsync()``."""
         d = self.__dict__
         if d["_local_while_synced"] is not None and should_sync:
@@ -202,9 +237,14 @@ class SyncedMetric(Synced):
         self.__dict__["_local_while_synced"] = None
 
     @contextlib.contextmanager
-    def sync_context(self, dist_sync_fn: Optional[Callable[..., Any]] = None, process_group: Optional[Any] = None,
-                     should_sync: bool = True, should_unsync: bool = True,
-                     distributed_available: Optional[Callable[[], bool]] = None) -> Iterator[None]:
+    def sync_context(
+        self,
+        dist_sync_fn: Optional[Callable[..., Any]] = None,
+        process_group: Optional[Any] = None,
+        should_sync: bool = True,
+        should_unsync: bool = True,
+        distributed_available: Optional[Callable[[], bool]] = None,
+    ) -> Iterator[None]:
         self.sync(dist_sync_fn, process_group, should_sync, distributed_available)
         try:
             yield
@@ -267,8 +307,14 @@ class SyncedCollection(Synced):
 
     def _compute_synced(self, dirty: bool, rejected: Optional[ValueError] = None) -> Dict[str, Any]:
         plan, owners, _, unit_of, spans = self._sync_parts()
-        synced = self._sync(plan, [v for m in owners for v in m.state_values()], [m.has_data for m in owners],
-                            self._merge_synced, dirty, rejected)
+        synced = self._sync(
+            plan,
+            [v for m in owners for v in m.state_values()],
+            [m.has_data for m in owners],
+            self._merge_synced,
+            dirty,
+            rejected,
+        )
         if synced is UNCHANGED:  # nobody has new data: every rank keeps its cached results
             return {name: m.cached_result[0] for name, m in self._metrics.items()}
         # each owner's synced states by name (None on a rank that is not the recipient)
@@ -296,8 +342,9 @@ class SyncedCollection(Synced):
         if self._plan_parts is None or self._plan_key != key:
             owners = [self._metrics[n] for n in self._owners]
             specs = [s for u, m in enumerate(owners) for s in m.state_specs(f"{self._owners[u]}=", unit=u)]
-            options = [(f"metric '{name}' ({type(m).__name__})", m.described_options)
-                       for name, m in self._metrics.items()]
+            options = [
+                (f"metric '{name}' ({type(m).__name__})", m.described_options) for name, m in self._metrics.items()
+            ]
             self._plan = SyncPlan(specs, n_units=len(owners), options=options)  # shared by a clone
             self._plan_key = key
             position = {name: u for u, name in enumerate(self._owners)}

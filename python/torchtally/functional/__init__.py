@@ -6,7 +6,7 @@ also importable from here. The kernels behind them are routed in `torchtally.ker
 reference).
 """
 
+from .aggregation import *  # noqa: F401,F403
 from .classification import *  # noqa: F401,F403
 from .curves import *  # noqa: F401,F403
 from .regression import *  # noqa: F401,F403
-from .aggregation import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
 """The task argument of torchmetrics' wrappers (``Accuracy(task=...)``, ``auroc(..., task=...)``),
 shared by the classification and curve families."""
+
 from typing import Any, Optional, Tuple
 
 TASKS = ("binary", "multiclass", "multilabel")

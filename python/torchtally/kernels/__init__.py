@@ -24,6 +24,7 @@ at one host synchronisation per update. Shape, dtype and device errors always ra
 (tests), `set_backend("c")` restores the C core. `thresholds` of binned_update has a None
 default only because it follows optional arguments; None is rejected like any non-tensor.
 """
+
 import os
 from typing import Iterable, Optional
 
@@ -191,6 +192,7 @@ class _OnDevice:
                 return kernel(*args)
             with _device_context(self.index):
                 return kernel(*args)
+
         return on_device
 
 
@@ -225,25 +227,39 @@ def _nograd(t: object) -> object:
     return t.detach() if getattr(t, "requires_grad", False) else t
 
 
-def confmat_labels(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
-                   ignore_index: Optional[int] = None) -> None:
+def confmat_labels(
+    out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None, ignore_index: Optional[int] = None
+) -> None:
     _impl(out).confmat_labels(out, preds, target, mask, ignore_index)
 
 
-def confmat_scores(out: Tensor, scores: Tensor, target: Tensor, mask: Optional[Tensor] = None,
-                   ignore_index: Optional[int] = None) -> None:
+def confmat_scores(
+    out: Tensor, scores: Tensor, target: Tensor, mask: Optional[Tensor] = None, ignore_index: Optional[int] = None
+) -> None:
     _impl(out).confmat_scores(out, _nograd(scores), target, mask, ignore_index)
 
 
-def confmat_threshold(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
-                      ignore_index: Optional[int] = None, threshold: float = 0.5,
-                      logit_threshold: Optional[float] = None) -> None:
+def confmat_threshold(
+    out: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    mask: Optional[Tensor] = None,
+    ignore_index: Optional[int] = None,
+    threshold: float = 0.5,
+    logit_threshold: Optional[float] = None,
+) -> None:
     _impl(out).confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
 
 
-def binned_update(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
-                  ignore_index: Optional[int] = None, thresholds: Optional[Tensor] = None,
-                  uniform: bool = False) -> None:
+def binned_update(
+    out: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    mask: Optional[Tensor] = None,
+    ignore_index: Optional[int] = None,
+    thresholds: Optional[Tensor] = None,
+    uniform: bool = False,
+) -> None:
     _impl(out).binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
 
 
@@ -263,6 +279,12 @@ def comoments_merge(state: Tensor, other: Tensor) -> None:
     _impl(state).comoments_merge(state, other)
 
 
-def topk_update(out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None,
-                ignore_index: Optional[int] = None, k: int = 1) -> None:
+def topk_update(
+    out: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    mask: Optional[Tensor] = None,
+    ignore_index: Optional[int] = None,
+    k: int = 1,
+) -> None:
     _impl(out).topk_update(out, _nograd(preds), target, mask, ignore_index, k)

@@ -9,14 +9,18 @@ TypeError; meta tensors, which hold no values to count, raise ValueError (torchm
 on some and returns a number from nothing for others, e.g. MeanSquaredError's 0).
 ``load_state_dict`` checks what it loads the same way (see ``Metric.check_state_invariants``).
 """
+
 import importlib
 import warnings
 from typing import Any
 
 # Where each public class is imported from; earlier versions also exported every class from
 # this package. Those imports still work, with a FutureWarning naming the path to use.
-_FACES = {"torchtally.classification": ("stat_scores", "precision_recall", "confusion_matrix", "curves", "tasks"),
-          "torchtally.regression": ("regression",), "torchtally.aggregation": ("aggregation",)}
+_FACES = {
+    "torchtally.classification": ("stat_scores", "precision_recall", "confusion_matrix", "curves", "tasks"),
+    "torchtally.regression": ("regression",),
+    "torchtally.aggregation": ("aggregation",),
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -24,7 +28,11 @@ def __getattr__(name: str) -> Any:
         for module_name in modules:
             module = importlib.import_module(f"{__name__}.{module_name}")
             if name in module.__all__:
-                warnings.warn(f"torchtally.metrics.{name}: import it from {face} (as torchmetrics' path); "
-                              "torchtally.metrics no longer exports the classes", FutureWarning, stacklevel=2)
+                warnings.warn(
+                    f"torchtally.metrics.{name}: import it from {face} (as torchmetrics' path); "
+                    "torchtally.metrics no longer exports the classes",
+                    FutureWarning,
+                    stacklevel=2,
+                )
                 return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,26 +23,19 @@ Deliberate differences from torchmetrics:
 * AverageLoss (no torchmetrics twin, ignite's ``Loss``) raises NotComputableError over no
   samples, as ignite's Loss does.
 """
+
 import math
 from typing import Any, Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
 
-from ..errors import NotComputableError
-from ..functional.aggregation import update as agg_update
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
+from ..errors import NotComputableError
+from ..functional.aggregation import update as agg_update
 
-__all__ = [
-    "AverageLoss",
-    "CatMetric",
-    "MaxMetric",
-    "MeanMetric",
-    "MinMetric",
-    "RunningMean",
-    "SumMetric",
-]
+__all__ = ["AverageLoss", "CatMetric", "MaxMetric", "MeanMetric", "MinMetric", "RunningMean", "SumMetric"]
 
 _F64 = torch.float64
 _INT64_MAX = 2**63 - 1
@@ -73,10 +66,10 @@ class _Aggregator(Metric):
 class SumMetric(_Aggregator):
     """Sum of all values seen (0 before any).
 
-        >>> import torch
-        >>> from torchtally.aggregation import SumMetric
-        >>> SumMetric().update(torch.tensor([1.0, 2.0])).update(3.0).compute()
-        tensor(6.)
+    >>> import torch
+    >>> from torchtally.aggregation import SumMetric
+    >>> SumMetric().update(torch.tensor([1.0, 2.0])).update(3.0).compute()
+    tensor(6.)
     """
 
     def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
@@ -147,10 +140,10 @@ class _Extreme(_Aggregator):
 class MinMetric(_Extreme):
     """Smallest value seen (+inf before any, as torchmetrics).
 
-        >>> import torch
-        >>> from torchtally.aggregation import MinMetric
-        >>> MinMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
-        tensor(-1.)
+    >>> import torch
+    >>> from torchtally.aggregation import MinMetric
+    >>> MinMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
+    tensor(-1.)
     """
 
     _reduce = "min"
@@ -159,10 +152,10 @@ class MinMetric(_Extreme):
 class MaxMetric(_Extreme):
     """Largest value seen (-inf before any, as torchmetrics).
 
-        >>> import torch
-        >>> from torchtally.aggregation import MaxMetric
-        >>> MaxMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
-        tensor(3.)
+    >>> import torch
+    >>> from torchtally.aggregation import MaxMetric
+    >>> MaxMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
+    tensor(3.)
     """
 
     _reduce = "max"
@@ -215,7 +208,7 @@ class CatMetric(_Aggregator):
             self._shape_seen = (self.value_shape, new_shape)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
-        """"value_shape" is [] (nothing seen) or [1, d1, ...], and "values" holds whole values."""
+        """ "value_shape" is [] (nothing seen) or [1, d1, ...], and "values" holds whole values."""
         super().check_state_invariants(states)
         shape, values = states["value_shape"].tolist(), states["values"]
         if not shape:
@@ -226,8 +219,9 @@ class CatMetric(_Aggregator):
             raise ValueError(f"'value_shape': expected [1, d1, ...] with every d >= 0, got {shape}")
         per_value = math.prod(shape[1:])
         if (values.numel() % per_value) if per_value else values.numel():
-            raise ValueError(f"'values': expected a multiple of {per_value} elements (value_shape {shape}), "
-                             f"got {values.numel()}")
+            raise ValueError(
+                f"'values': expected a multiple of {per_value} elements (value_shape {shape}), got {values.numel()}"
+            )
 
     def merge_state_values(self, name: str, values: list) -> Tensor:
         shapes = {tuple(v.tolist()) for v in values if v.numel()}
@@ -311,7 +305,9 @@ class AverageLoss(_Aggregator):
     def update(self, loss: Any, batch_size: Any = None) -> None:
         values = agg_update.as_values("loss", loss, self.device)
         if values.dim() > 1:
-            raise ValueError(f"loss: expected a number, a 0-d tensor or per-sample losses [B], got shape {list(values.shape)}")
+            raise ValueError(
+                f"loss: expected a number, a 0-d tensor or per-sample losses [B], got shape {list(values.shape)}"
+            )
         size = _batch_size(batch_size, values)
         weight = None if values.dim() == 1 else torch.tensor(float(size), dtype=_F64, device=values.device)
         v, w = agg_update.apply_nan_strategy(self.nan_strategy, "loss", values, weight)
@@ -341,7 +337,9 @@ def _batch_size(batch_size: Any, values: Tensor) -> int:
         batch_size = int(batch_size)
     if values.dim() == 1:
         if batch_size is not None and batch_size != values.numel():
-            raise ValueError(f"batch_size: expected None or {values.numel()} (the number of per-sample losses), got {batch_size!r}")
+            raise ValueError(
+                f"batch_size: expected None or {values.numel()} (the number of per-sample losses), got {batch_size!r}"
+            )
         return values.numel()
     if batch_size is None:
         raise ValueError("batch_size: required with a scalar loss (the number of samples it averages)")

@@ -25,6 +25,7 @@ them off would save little, and without them a bad label would be a wrong number
 Task wrappers (``Accuracy``, ``AUROC``, ...): their ``__new__`` returns the task's metric
 (``Accuracy(task="binary")`` is a BinaryAccuracy), so a wrapper itself is never made.
 """
+
 from typing import Any, Dict, Optional
 
 import torch
@@ -32,7 +33,8 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.classification import compute as clf_compute, update as clf_update
+from ..functional.classification import compute as clf_compute
+from ..functional.classification import update as clf_update
 from ..functional.curves.update import CurveTask, check_num
 
 
@@ -69,8 +71,14 @@ class BinaryConfmatState(_CountState):
     """State ``confmat`` int64 [2, 2] (row = target, column = prediction); samplewise:
     ``sample_confmat`` [N, 2, 2], one matrix per sample."""
 
-    def __init__(self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.threshold = clf_update.check_threshold(threshold)
         self.multidim_average = clf_update.check_multidim_average(multidim_average)
@@ -104,8 +112,15 @@ class MulticlassConfmatState(_CountState):
 
     plot_legend_name = "Class"
 
-    def __init__(self, num_classes: Optional[int], top_k: int = 1, multidim_average: str = "global",
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: Optional[int],
+        top_k: int = 1,
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.num_classes = clf_update.check_num_classes(num_classes)
         self.top_k = clf_update.check_top_k(top_k, self.num_classes)
@@ -148,8 +163,15 @@ class MultilabelConfmatState(_CountState):
 
     plot_legend_name = "Label"
 
-    def __init__(self, num_labels: int, threshold: float = 0.5, multidim_average: str = "global",
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        threshold: float = 0.5,
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.num_labels = clf_update.check_count("num_labels", num_labels)
         self.threshold = clf_update.check_threshold(threshold)
@@ -168,8 +190,9 @@ class MultilabelConfmatState(_CountState):
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: probabilities, logits or 0/1 labels [N, L, ...]; target: 0/1 labels of that shape."""
         if self._samplewise:
-            rows = clf_update.multilabel_sample_confmats(preds, target, self.num_labels, self.threshold,
-                                                         self.ignore_index)
+            rows = clf_update.multilabel_sample_confmats(
+                preds, target, self.num_labels, self.threshold, self.ignore_index
+            )
             self.append_state("sample_confmat", rows, copy=False)  # a fresh tensor
         else:
             clf_update.multilabel_update(self.confmat, preds, target, self.threshold, self.ignore_index)
@@ -219,8 +242,14 @@ class CurveState(Metric):
 class BinaryCurveState(CurveState):
     """preds [N, ...] float, target [N, ...] in {0, 1} (or ignore_index), int, bool or float."""
 
-    def __init__(self, thresholds: Any = None, ignore_index: Optional[int] = None, validate_args: bool = True,
-                 normalization: Optional[str] = "sigmoid", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        normalization: Optional[str] = "sigmoid",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(CurveTask("binary", 1, thresholds, ignore_index, normalization), validate_args, **kwargs)
         self.normalization = normalization
 
@@ -228,8 +257,14 @@ class BinaryCurveState(CurveState):
 class MulticlassCurveState(CurveState):
     """preds [N, C, ...] float, target [N, ...] integer class ids in [0, C) (or ignore_index)."""
 
-    def __init__(self, num_classes: int, thresholds: Any = None, ignore_index: Optional[int] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         task = CurveTask("multiclass", check_num("num_classes", num_classes, 2), thresholds, ignore_index)
         super().__init__(task, validate_args, **kwargs)
         self.num_classes = num_classes
@@ -238,8 +273,14 @@ class MulticlassCurveState(CurveState):
 class MultilabelCurveState(CurveState):
     """preds [N, L, ...] float, target [N, L, ...] in {0, 1} (or ignore_index), int, bool or float."""
 
-    def __init__(self, num_labels: int, thresholds: Any = None, ignore_index: Optional[int] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         task = CurveTask("multilabel", check_num("num_labels", num_labels, 1), thresholds, ignore_index)
         super().__init__(task, validate_args, **kwargs)
         self.num_labels = num_labels

@@ -5,17 +5,14 @@ for every class here: bad input raises even with ``validate_args=False`` (out-of
 non-0/1 labels, a float target holding another value, NaN scores): ValueError naming the
 argument, where torchmetrics raises RuntimeError or, with validation off, returns a wrong number.
 """
+
 from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.classification import compute as clf_compute, update as clf_update
-from .bases import (
-    BinaryConfmatState,
-    MulticlassConfmatState,
-    MultilabelConfmatState,
-    reject_options,
-)
+from ..functional.classification import compute as clf_compute
+from ..functional.classification import update as clf_update
+from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState, reject_options
 
 __all__ = [
     "BinaryCohenKappa",
@@ -48,8 +45,14 @@ class BinaryConfusionMatrix(BinaryConfmatState):
     plot_lower_bound = None
     plot_upper_bound = None
 
-    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, normalize: Optional[str] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        ignore_index: Optional[int] = None,
+        normalize: Optional[str] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         normalize = clf_update.check_normalize(normalize)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
@@ -77,8 +80,14 @@ class MulticlassConfusionMatrix(MulticlassConfmatState):
     plot_upper_bound = None
     plot_legend_name = None
 
-    def __init__(self, num_classes: int, ignore_index: Optional[int] = None, normalize: Optional[str] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        ignore_index: Optional[int] = None,
+        normalize: Optional[str] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         normalize = clf_update.check_normalize(normalize)
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
@@ -97,8 +106,15 @@ class MultilabelConfusionMatrix(MultilabelConfmatState):
     plot_upper_bound = None
     plot_legend_name = None
 
-    def __init__(self, num_labels: int, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 normalize: Optional[str] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        threshold: float = 0.5,
+        ignore_index: Optional[int] = None,
+        normalize: Optional[str] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         normalize = clf_update.check_normalize(normalize)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
@@ -118,8 +134,14 @@ class BinaryJaccardIndex(BinaryConfmatState):
         tensor(0.5000)
     """
 
-    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, validate_args: bool = True,
-                 zero_division: float = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
         zero_division = clf_update.check_zero_division(zero_division)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
@@ -141,8 +163,15 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
         tensor([1.0000, 0.5000, 0.5000])
     """
 
-    def __init__(self, num_classes: int, average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                 validate_args: bool = True, zero_division: float = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        average: Optional[str] = "macro",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
         average, zero_division = clf_update.check_average(average), clf_update.check_zero_division(zero_division)
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
@@ -150,17 +179,25 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
         self.zero_division = zero_division
 
     def compute(self) -> Tensor:
-        return clf_compute.jaccard_index(self.confmat, "multiclass", self.average, self.ignore_index,
-                                         self.zero_division)
+        return clf_compute.jaccard_index(
+            self.confmat, "multiclass", self.average, self.ignore_index, self.zero_division
+        )
 
 
 class MultilabelJaccardIndex(MultilabelConfmatState):
     """tp / (tp + fp + fn) per label, averaged over labels. Bad labels raise even with
     validate_args=False."""
 
-    def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
-                 ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        threshold: float = 0.5,
+        average: Optional[str] = "macro",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
         average, zero_division = clf_update.check_average(average), clf_update.check_zero_division(zero_division)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
@@ -182,8 +219,9 @@ class BinaryMatthewsCorrCoef(BinaryConfmatState):
         tensor(0.5774)
     """
 
-    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, validate_args: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, threshold: float = 0.5, ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any
+    ) -> None:
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
 
@@ -195,8 +233,9 @@ class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
     """Matthews' correlation coefficient of a [C, C] confusion matrix (0 when a variance is 0).
     Bad labels raise even with validate_args=False."""
 
-    def __init__(self, num_classes: int, ignore_index: Optional[int] = None, validate_args: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, num_classes: int, ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any
+    ) -> None:
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
 
@@ -208,8 +247,14 @@ class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
     """Matthews' correlation coefficient of all labels' elements pooled into one 2 x 2 matrix.
     Bad labels raise even with validate_args=False."""
 
-    def __init__(self, num_labels: int, threshold: float = 0.5, ignore_index: Optional[int] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        threshold: float = 0.5,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
 
@@ -228,8 +273,14 @@ class BinaryCohenKappa(BinaryConfmatState):
         tensor(0.5000)
     """
 
-    def __init__(self, threshold: float = 0.5, ignore_index: Optional[int] = None, weights: Optional[str] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        ignore_index: Optional[int] = None,
+        weights: Optional[str] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         weights = clf_update.check_kappa_weights(weights)
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
@@ -243,8 +294,14 @@ class MulticlassCohenKappa(MulticlassConfmatState):
     """Cohen's kappa of a [C, C] confusion matrix; ``weights`` as BinaryCohenKappa. Bad labels
     raise even with validate_args=False."""
 
-    def __init__(self, num_classes: int, ignore_index: Optional[int] = None, weights: Optional[str] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        ignore_index: Optional[int] = None,
+        weights: Optional[str] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         weights = clf_update.check_kappa_weights(weights)
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)

@@ -30,12 +30,13 @@ Differences from torchmetrics shared by every class here (each class lists its o
   ``confmat`` and ``preds``/``target``; they hold the same information in O(T) and 5 bytes per
   sample and column.
 """
+
 from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.curves.update import check_average, check_max_fpr
 from ..functional.curves.compute import Curve, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
+from ..functional.curves.update import check_average, check_max_fpr
 from .bases import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
 
 __all__ = [
@@ -64,18 +65,24 @@ _PR_AXES = (1, 0, "recall", "precision")
 class BinaryAUROC(BinaryCurveState):
     """Area under the ROC curve; ``max_fpr`` gives the McClish-standardised partial AUC.
 
-        >>> import torch
-        >>> from torchtally.classification import BinaryAUROC
-        >>> m = BinaryAUROC()
-        >>> _ = m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
-        >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1.0, 1.0])).compute()  # float 0/1 targets too
-        tensor(0.7500)
+    >>> import torch
+    >>> from torchtally.classification import BinaryAUROC
+    >>> m = BinaryAUROC()
+    >>> _ = m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
+    >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1.0, 1.0])).compute()  # float 0/1 targets too
+    tensor(0.7500)
     """
 
     higher_is_better = True
 
-    def __init__(self, max_fpr: Optional[float] = None, thresholds: Any = None, ignore_index: Optional[int] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        max_fpr: Optional[float] = None,
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         max_fpr = check_max_fpr(max_fpr)
         super().__init__(thresholds, ignore_index, validate_args, **kwargs)
         self.max_fpr = max_fpr
@@ -90,18 +97,25 @@ BinaryAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="batch")
 class MulticlassAUROC(MulticlassCurveState):
     """One-vs-rest AUROC per class, averaged: "macro" (default), "weighted" (by support), "none".
 
-        >>> import torch
-        >>> from torchtally.classification import MulticlassAUROC
-        >>> m = MulticlassAUROC(3, thresholds=100)
-        >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
-        >>> m.update(preds, torch.tensor([0, 2, 2, 1])).compute()
-        tensor(0.8889)
+    >>> import torch
+    >>> from torchtally.classification import MulticlassAUROC
+    >>> m = MulticlassAUROC(3, thresholds=100)
+    >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
+    >>> m.update(preds, torch.tensor([0, 2, 2, 1])).compute()
+    tensor(0.8889)
     """
 
     higher_is_better = True
 
-    def __init__(self, num_classes: int, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        average: Optional[str] = "macro",
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         reduction = check_average(average, _AVERAGES)
         super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
         self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
@@ -116,18 +130,25 @@ MulticlassAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="class")
 class MultilabelAUROC(MultilabelCurveState):
     """AUROC per label, averaged: "micro" (labels pooled), "macro" (default), "weighted", "none".
 
-        >>> import torch
-        >>> from torchtally.classification import MultilabelAUROC
-        >>> m = MultilabelAUROC(2, average="none")
-        >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
-        >>> m.update(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])).compute()
-        tensor([1.0000, 0.7500])
+    >>> import torch
+    >>> from torchtally.classification import MultilabelAUROC
+    >>> m = MultilabelAUROC(2, average="none")
+    >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
+    >>> m.update(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])).compute()
+    tensor([1.0000, 0.7500])
     """
 
     higher_is_better = True
 
-    def __init__(self, num_labels: int, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        average: Optional[str] = "macro",
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         reduction = check_average(average, _LABEL_AVERAGES)
         super().__init__(num_labels, thresholds, ignore_index, validate_args, **kwargs)
         self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
@@ -176,8 +197,15 @@ class MulticlassAveragePrecision(MulticlassCurveState):
 
     higher_is_better = True
 
-    def __init__(self, num_classes: int, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        average: Optional[str] = "macro",
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         reduction = check_average(average, _AVERAGES)
         super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
         self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
@@ -201,8 +229,15 @@ class MultilabelAveragePrecision(MultilabelCurveState):
 
     higher_is_better = True
 
-    def __init__(self, num_labels: int, average: Optional[str] = "macro", thresholds: Any = None,
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        average: Optional[str] = "macro",
+        thresholds: Any = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         reduction = check_average(average, _LABEL_AVERAGES)
         super().__init__(num_labels, thresholds, ignore_index, validate_args, **kwargs)
         self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
@@ -244,8 +279,15 @@ class MulticlassROC(MulticlassCurveState):
 
     _plot_curve_axes = _ROC_AXES
 
-    def __init__(self, num_classes: int, thresholds: Any = None, average: Optional[str] = None,
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        thresholds: Any = None,
+        average: Optional[str] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         reduction = check_average(average, _CURVE_AVERAGES)
         super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
         self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
@@ -308,8 +350,15 @@ class MulticlassPrecisionRecallCurve(MulticlassCurveState):
 
     _plot_curve_axes = _PR_AXES
 
-    def __init__(self, num_classes: int, thresholds: Any = None, average: Optional[str] = None,
-                 ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: int,
+        thresholds: Any = None,
+        average: Optional[str] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         reduction = check_average(average, _CURVE_AVERAGES)
         super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
         self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed

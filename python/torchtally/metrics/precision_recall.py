@@ -7,11 +7,13 @@ differences from torchmetrics: those of stat_scores.py (bad labels raise even wi
 ``validate_args=False``; multiclass needs num_classes). Dice is torchtally's name for F1 on the
 same state (torchmetrics 1.9 has no classification Dice).
 """
+
 from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.classification import compute as clf_compute, update as clf_update
+from ..functional.classification import compute as clf_compute
+from ..functional.classification import update as clf_update
 from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
 from .stat_scores import BinaryStatBase, MulticlassStatBase, MultilabelStatBase
 
@@ -37,11 +39,11 @@ __all__ = [
 class BinaryPrecision(BinaryStatBase):
     """tp / (tp + fp). Bad labels raise even with validate_args=False (module docstring).
 
-        >>> import torch
-        >>> from torchtally.classification import BinaryPrecision, BinaryRecall
-        >>> preds, target = torch.tensor([0.9, 0.8, 0.2, 0.7]), torch.tensor([1, 0, 1, 1])
-        >>> BinaryPrecision().update(preds, target).compute(), BinaryRecall().update(preds, target).compute()
-        (tensor(0.6667), tensor(0.6667))
+    >>> import torch
+    >>> from torchtally.classification import BinaryPrecision, BinaryRecall
+    >>> preds, target = torch.tensor([0.9, 0.8, 0.2, 0.7]), torch.tensor([1, 0, 1, 1])
+    >>> BinaryPrecision().update(preds, target).compute(), BinaryRecall().update(preds, target).compute()
+    (tensor(0.6667), tensor(0.6667))
     """
 
     def compute(self) -> Tensor:
@@ -107,9 +109,16 @@ class BinaryFBetaScore(BinaryConfmatState):
         tensor(0.6667)
     """
 
-    def __init__(self, beta: float, threshold: float = 0.5, multidim_average: str = "global",
-                 ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        beta: float,
+        threshold: float = 0.5,
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(threshold, multidim_average, ignore_index, validate_args, **kwargs)
         self.beta = clf_update.check_beta(beta)
         self.zero_division = clf_update.check_zero_division(zero_division)
@@ -128,9 +137,18 @@ class MulticlassFBetaScore(MulticlassConfmatState):
         tensor(0.7778)
     """
 
-    def __init__(self, beta: float, num_classes: int, top_k: int = 1, average: Optional[str] = "macro",
-                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-                 zero_division: float = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        beta: float,
+        num_classes: int,
+        top_k: int = 1,
+        average: Optional[str] = "macro",
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
         average = clf_update.check_average(average)
         super().__init__(num_classes, top_k, multidim_average, ignore_index, validate_args, **kwargs)
         self.beta = clf_update.check_beta(beta)
@@ -144,9 +162,18 @@ class MulticlassFBetaScore(MulticlassConfmatState):
 class MultilabelFBetaScore(MultilabelConfmatState):
     """F-beta per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, beta: float, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
-                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-                 zero_division: float = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        beta: float,
+        num_labels: int,
+        threshold: float = 0.5,
+        average: Optional[str] = "macro",
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
         average = clf_update.check_average(average)
         super().__init__(num_labels, threshold, multidim_average, ignore_index, validate_args, **kwargs)
         self.beta = clf_update.check_beta(beta)
@@ -160,8 +187,15 @@ class MultilabelFBetaScore(MultilabelConfmatState):
 class BinaryF1Score(BinaryFBetaScore):
     """2 tp / (2 tp + fp + fn): F-beta with beta = 1. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
-                 validate_args: bool = True, zero_division: float = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(1.0, threshold, multidim_average, ignore_index, validate_args, zero_division, **kwargs)
 
 
@@ -169,21 +203,39 @@ class MulticlassF1Score(MulticlassFBetaScore):
     """F1 per class, averaged as MulticlassPrecision. num_classes is required; bad labels raise
     even with validate_args=False."""
 
-    def __init__(self, num_classes: int, top_k: int = 1, average: Optional[str] = "macro",
-                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-                 zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(1.0, num_classes, top_k, average, multidim_average, ignore_index, validate_args,
-                         zero_division, **kwargs)
+    def __init__(
+        self,
+        num_classes: int,
+        top_k: int = 1,
+        average: Optional[str] = "macro",
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            1.0, num_classes, top_k, average, multidim_average, ignore_index, validate_args, zero_division, **kwargs
+        )
 
 
 class MultilabelF1Score(MultilabelFBetaScore):
     """F1 per label, averaged over labels. Bad labels raise even with validate_args=False."""
 
-    def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
-                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-                 zero_division: float = 0, **kwargs: Any) -> None:
-        super().__init__(1.0, num_labels, threshold, average, multidim_average, ignore_index, validate_args,
-                         zero_division, **kwargs)
+    def __init__(
+        self,
+        num_labels: int,
+        threshold: float = 0.5,
+        average: Optional[str] = "macro",
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            1.0, num_labels, threshold, average, multidim_average, ignore_index, validate_args, zero_division, **kwargs
+        )
 
 
 class BinaryDice(BinaryF1Score):
@@ -194,10 +246,10 @@ class BinaryDice(BinaryF1Score):
 class MulticlassDice(MulticlassF1Score):
     """Dice coefficient per class (= F1), averaged as MulticlassPrecision. torchtally's own name.
 
-        >>> import torch
-        >>> from torchtally.classification import MulticlassDice
-        >>> MulticlassDice(3, average="micro").update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
-        tensor(0.7500)
+    >>> import torch
+    >>> from torchtally.classification import MulticlassDice
+    >>> MulticlassDice(3, average="micro").update(torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])).compute()
+    tensor(0.7500)
     """
 
 

@@ -26,14 +26,16 @@ Deliberate differences from torchmetrics:
   with ``num_outputs > 1``, or batches with different numbers of outputs;
 * results carry no gradient (``is_differentiable`` is False).
 """
+
 from typing import Any, Dict, List, Optional
 
 import torch
 from torch import Tensor
 
-from ..functional.regression import compute as reg_compute, update as reg_update
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
+from ..functional.regression import compute as reg_compute
+from ..functional.regression import update as reg_update
 
 __all__ = [
     "CosineSimilarity",
@@ -108,10 +110,10 @@ class MeanSquaredError(_ErrorMean):
 class MeanAbsoluteError(_ErrorMean):
     """Mean absolute error (shapes and differences from torchmetrics as MeanSquaredError).
 
-        >>> import torch
-        >>> from torchtally.regression import MeanAbsoluteError
-        >>> MeanAbsoluteError().update(torch.tensor([1.0, 2.0]), torch.tensor([1.5, 4.0])).compute()
-        tensor(1.2500)
+    >>> import torch
+    >>> from torchtally.regression import MeanAbsoluteError
+    >>> MeanAbsoluteError().update(torch.tensor([1.0, 2.0]), torch.tensor([1.5, 4.0])).compute()
+    tensor(1.2500)
     """
 
     _error_sum = staticmethod(reg_update.absolute_error_sum)
@@ -250,7 +252,8 @@ class ExplainedVariance(_ResidualMoments):
 
         >>> import torch
         >>> from torchtally.regression import ExplainedVariance
-        >>> ExplainedVariance().update(torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])).compute()
+        >>> preds, target = torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])
+        >>> ExplainedVariance().update(preds, target).compute()
         tensor(0.9572)
     """
 

@@ -13,27 +13,33 @@ Deliberate differences from torchmetrics, for every class here and in precision_
 * multiclass ``num_classes=None`` (torchmetrics: allowed with ``average="micro"``) raises
   ValueError: the state is an exact per-class count.
 """
+
 from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.classification import compute as clf_compute, update as clf_update
-from .bases import (
-    BinaryConfmatState,
-    MulticlassConfmatState,
-    MultilabelConfmatState,
-    pop_zero_division,
-)
+from ..functional.classification import compute as clf_compute
+from ..functional.classification import update as clf_update
+from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState, pop_zero_division
 
-__all__ = [f"{task}{name}" for task in ("Binary", "Multiclass", "Multilabel")
-           for name in ("StatScores", "Accuracy", "HammingDistance", "Specificity")]
+__all__ = [
+    f"{task}{name}"
+    for task in ("Binary", "Multiclass", "Multilabel")
+    for name in ("StatScores", "Accuracy", "HammingDistance", "Specificity")
+]
 
 
 class BinaryStatBase(BinaryConfmatState):
     """torchmetrics' Binary stat-score signature (``zero_division`` through kwargs)."""
 
-    def __init__(self, threshold: float = 0.5, multidim_average: str = "global", ignore_index: Optional[int] = None,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         zero_division = pop_zero_division(kwargs)
         super().__init__(threshold, multidim_average, ignore_index, validate_args, **kwargs)
         self.zero_division = zero_division
@@ -42,9 +48,16 @@ class BinaryStatBase(BinaryConfmatState):
 class MulticlassStatBase(MulticlassConfmatState):
     """torchmetrics' Multiclass stat-score signature (``zero_division`` through kwargs)."""
 
-    def __init__(self, num_classes: Optional[int] = None, top_k: int = 1, average: Optional[str] = "macro",
-                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_classes: Optional[int] = None,
+        top_k: int = 1,
+        average: Optional[str] = "macro",
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         zero_division = pop_zero_division(kwargs)
         average = clf_update.check_average(average)
         super().__init__(num_classes, top_k, multidim_average, ignore_index, validate_args, **kwargs)
@@ -55,9 +68,16 @@ class MulticlassStatBase(MulticlassConfmatState):
 class MultilabelStatBase(MultilabelConfmatState):
     """torchmetrics' Multilabel stat-score signature (``zero_division`` through kwargs)."""
 
-    def __init__(self, num_labels: int, threshold: float = 0.5, average: Optional[str] = "macro",
-                 multidim_average: str = "global", ignore_index: Optional[int] = None, validate_args: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_labels: int,
+        threshold: float = 0.5,
+        average: Optional[str] = "macro",
+        multidim_average: str = "global",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
         zero_division = pop_zero_division(kwargs)
         average = clf_update.check_average(average)
         super().__init__(num_labels, threshold, multidim_average, ignore_index, validate_args, **kwargs)
@@ -180,10 +200,10 @@ class MultilabelAccuracy(MultilabelStatBase):
 class BinaryHammingDistance(BinaryStatBase):
     """Share of wrong predictions, (fp + fn) / all: 1 - BinaryAccuracy.
 
-        >>> import torch
-        >>> from torchtally.classification import BinaryHammingDistance
-        >>> BinaryHammingDistance().update(torch.tensor([0.9, 0.2, 0.7]), torch.tensor([1, 0, 0])).compute()
-        tensor(0.3333)
+    >>> import torch
+    >>> from torchtally.classification import BinaryHammingDistance
+    >>> BinaryHammingDistance().update(torch.tensor([0.9, 0.2, 0.7]), torch.tensor([1, 0, 0])).compute()
+    tensor(0.3333)
     """
 
     higher_is_better = False

@@ -7,10 +7,11 @@ to "macro") and errors as torchmetrics: an unknown task, or a missing ``num_clas
 ``num_labels`` / ``top_k`` for its task, is a ValueError. The wrapper classes themselves are
 never instantiated; their ``update`` / ``compute`` raise, as torchmetrics'.
 """
+
 from typing import Any, Optional
 
-from ..functional.tasks import check_task, check_task_count
 from ..base.metric import Metric
+from ..functional.tasks import check_task, check_task_count
 from .bases import TaskWrapper
 from .confusion_matrix import (
     BinaryCohenKappa,
@@ -68,14 +69,39 @@ from .stat_scores import (
     MultilabelStatScores,
 )
 
-__all__ = ["Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "Specificity", "StatScores",
-           "HammingDistance", "ConfusionMatrix", "JaccardIndex", "MatthewsCorrCoef", "CohenKappa",
-           "AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve"]
+__all__ = [
+    "Accuracy",
+    "Precision",
+    "Recall",
+    "F1Score",
+    "FBetaScore",
+    "Specificity",
+    "StatScores",
+    "HammingDistance",
+    "ConfusionMatrix",
+    "JaccardIndex",
+    "MatthewsCorrCoef",
+    "CohenKappa",
+    "AUROC",
+    "AveragePrecision",
+    "ROC",
+    "PrecisionRecallCurve",
+]
 
 
-def _stat_family(task: str, binary: type, multiclass: type, multilabel: type, threshold: float,
-                 num_classes: Optional[int], num_labels: Optional[int], average: Optional[str],
-                 top_k: Optional[int], kwargs: dict, lead: tuple = ()) -> Metric:
+def _stat_family(
+    task: str,
+    binary: type,
+    multiclass: type,
+    multilabel: type,
+    threshold: float,
+    num_classes: Optional[int],
+    num_labels: Optional[int],
+    average: Optional[str],
+    top_k: Optional[int],
+    kwargs: dict,
+    lead: tuple = (),
+) -> Metric:
     """The task's metric of a stat-score family (Accuracy, Precision, ..., StatScores); ``lead``:
     arguments before the task's own (beta)."""
     task = check_task(task)
@@ -93,109 +119,279 @@ class Accuracy(TaskWrapper):
     """``task`` "binary" -> BinaryAccuracy, "multiclass" -> MulticlassAccuracy, "multilabel" ->
     MultilabelAccuracy, with the arguments that task takes."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro", multidim_average: str = "global",
-                top_k: Optional[int] = 1, ignore_index: Optional[int] = None, validate_args: bool = True,
-                **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: str = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
-        return _stat_family(task, BinaryAccuracy, MulticlassAccuracy, MultilabelAccuracy, threshold, num_classes,
-                            num_labels, average, top_k, kwargs)
+        return _stat_family(
+            task,
+            BinaryAccuracy,
+            MulticlassAccuracy,
+            MultilabelAccuracy,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )
 
 
 class Precision(TaskWrapper):
     """The task's Precision (``zero_division`` through kwargs, as torchmetrics)."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro",
-                multidim_average: Optional[str] = "global", top_k: Optional[int] = 1,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
-        return _stat_family(task, BinaryPrecision, MulticlassPrecision, MultilabelPrecision, threshold, num_classes,
-                            num_labels, average, top_k, kwargs)
+        return _stat_family(
+            task,
+            BinaryPrecision,
+            MulticlassPrecision,
+            MultilabelPrecision,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )
 
 
 class Recall(TaskWrapper):
     """The task's Recall (``zero_division`` through kwargs, as torchmetrics)."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro",
-                multidim_average: Optional[str] = "global", top_k: Optional[int] = 1,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
-        return _stat_family(task, BinaryRecall, MulticlassRecall, MultilabelRecall, threshold, num_classes,
-                            num_labels, average, top_k, kwargs)
+        return _stat_family(
+            task,
+            BinaryRecall,
+            MulticlassRecall,
+            MultilabelRecall,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )
 
 
 class FBetaScore(TaskWrapper):
     """The task's FBetaScore."""
 
-    def __new__(cls, task: str, beta: float = 1.0, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro",
-                multidim_average: Optional[str] = "global", top_k: Optional[int] = 1,
-                ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
-                **kwargs: Any) -> Metric:
-        kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args,
-                      zero_division=zero_division)
-        return _stat_family(task, BinaryFBetaScore, MulticlassFBetaScore, MultilabelFBetaScore, threshold,
-                            num_classes, num_labels, average, top_k, kwargs, lead=(beta,))
+    def __new__(
+        cls,
+        task: str,
+        beta: float = 1.0,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> Metric:
+        kwargs.update(
+            multidim_average=multidim_average,
+            ignore_index=ignore_index,
+            validate_args=validate_args,
+            zero_division=zero_division,
+        )
+        return _stat_family(
+            task,
+            BinaryFBetaScore,
+            MulticlassFBetaScore,
+            MultilabelFBetaScore,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+            lead=(beta,),
+        )
 
 
 class F1Score(TaskWrapper):
     """The task's F1Score."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro",
-                multidim_average: Optional[str] = "global", top_k: Optional[int] = 1,
-                ignore_index: Optional[int] = None, validate_args: bool = True, zero_division: float = 0,
-                **kwargs: Any) -> Metric:
-        kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args,
-                      zero_division=zero_division)
-        return _stat_family(task, BinaryF1Score, MulticlassF1Score, MultilabelF1Score, threshold, num_classes,
-                            num_labels, average, top_k, kwargs)
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        zero_division: float = 0,
+        **kwargs: Any,
+    ) -> Metric:
+        kwargs.update(
+            multidim_average=multidim_average,
+            ignore_index=ignore_index,
+            validate_args=validate_args,
+            zero_division=zero_division,
+        )
+        return _stat_family(
+            task,
+            BinaryF1Score,
+            MulticlassF1Score,
+            MultilabelF1Score,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )
 
 
 class Specificity(TaskWrapper):
     """The task's Specificity."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro",
-                multidim_average: Optional[str] = "global", top_k: Optional[int] = 1,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
-        return _stat_family(task, BinarySpecificity, MulticlassSpecificity, MultilabelSpecificity, threshold,
-                            num_classes, num_labels, average, top_k, kwargs)
+        return _stat_family(
+            task,
+            BinarySpecificity,
+            MulticlassSpecificity,
+            MultilabelSpecificity,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )
 
 
 class HammingDistance(TaskWrapper):
     """The task's HammingDistance."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro",
-                multidim_average: str = "global", top_k: Optional[int] = 1,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: str = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
-        return _stat_family(task, BinaryHammingDistance, MulticlassHammingDistance, MultilabelHammingDistance,
-                            threshold, num_classes, num_labels, average, top_k, kwargs)
+        return _stat_family(
+            task,
+            BinaryHammingDistance,
+            MulticlassHammingDistance,
+            MultilabelHammingDistance,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )
 
 
 class StatScores(TaskWrapper):
     """The task's StatScores."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "micro",
-                multidim_average: Optional[str] = "global", top_k: Optional[int] = 1,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
-        return _stat_family(task, BinaryStatScores, MulticlassStatScores, MultilabelStatScores, threshold,
-                            num_classes, num_labels, average, top_k, kwargs)
+        return _stat_family(
+            task,
+            BinaryStatScores,
+            MulticlassStatScores,
+            MultilabelStatScores,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )
 
 
 class ConfusionMatrix(TaskWrapper):
     """The task's ConfusionMatrix."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, normalize: Optional[str] = None,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        normalize: Optional[str] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(normalize=normalize, ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task)
         if task == "binary":
@@ -208,9 +404,17 @@ class ConfusionMatrix(TaskWrapper):
 class JaccardIndex(TaskWrapper):
     """The task's JaccardIndex (``zero_division`` through kwargs, as torchmetrics)."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "macro",
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "macro",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task)
         if task == "binary":
@@ -223,9 +427,16 @@ class JaccardIndex(TaskWrapper):
 class MatthewsCorrCoef(TaskWrapper):
     """The task's MatthewsCorrCoef."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
-                **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task)
         if task == "binary":
@@ -238,9 +449,16 @@ class MatthewsCorrCoef(TaskWrapper):
 class CohenKappa(TaskWrapper):
     """The task's CohenKappa ("binary" or "multiclass": torchmetrics has no multilabel kappa)."""
 
-    def __new__(cls, task: str, threshold: float = 0.5, num_classes: Optional[int] = None,
-                weights: Optional[str] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
-                **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        weights: Optional[str] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         kwargs.update(weights=weights, ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task, ("binary", "multiclass"))
         if task == "binary":
@@ -254,16 +472,25 @@ class CohenKappa(TaskWrapper):
 class AUROC(TaskWrapper):
     """BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by ``task``.
 
-        >>> import torch
-        >>> from torchtally.classification import AUROC
-        >>> m = AUROC(task="multiclass", num_classes=3)
-        >>> type(m).__name__
-        'MulticlassAUROC'
+    >>> import torch
+    >>> from torchtally.classification import AUROC
+    >>> m = AUROC(task="multiclass", num_classes=3)
+    >>> type(m).__name__
+    'MulticlassAUROC'
     """
 
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "macro", max_fpr: Optional[float] = None,
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        thresholds: Any = None,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "macro",
+        max_fpr: Optional[float] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":
@@ -276,14 +503,22 @@ class AUROC(TaskWrapper):
 class AveragePrecision(TaskWrapper):
     """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
 
-        >>> from torchtally.classification import AveragePrecision
-        >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
-        'BinaryAveragePrecision'
+    >>> from torchtally.classification import AveragePrecision
+    >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
+    'BinaryAveragePrecision'
     """
 
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, average: Optional[str] = "macro",
-                ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        thresholds: Any = None,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "macro",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":
@@ -296,14 +531,21 @@ class AveragePrecision(TaskWrapper):
 class ROC(TaskWrapper):
     """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
 
-        >>> from torchtally.classification import ROC
-        >>> type(ROC(task="multilabel", num_labels=4)).__name__
-        'MultilabelROC'
+    >>> from torchtally.classification import ROC
+    >>> type(ROC(task="multilabel", num_labels=4)).__name__
+    'MultilabelROC'
     """
 
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
-                **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        thresholds: Any = None,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":
@@ -316,14 +558,21 @@ class ROC(TaskWrapper):
 class PrecisionRecallCurve(TaskWrapper):
     """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
 
-        >>> from torchtally.classification import PrecisionRecallCurve
-        >>> type(PrecisionRecallCurve(task="binary")).__name__
-        'BinaryPrecisionRecallCurve'
+    >>> from torchtally.classification import PrecisionRecallCurve
+    >>> type(PrecisionRecallCurve(task="binary")).__name__
+    'BinaryPrecisionRecallCurve'
     """
 
-    def __new__(cls, task: str, thresholds: Any = None, num_classes: Optional[int] = None,
-                num_labels: Optional[int] = None, ignore_index: Optional[int] = None, validate_args: bool = True,
-                **kwargs: Any) -> Metric:
+    def __new__(
+        cls,
+        task: str,
+        thresholds: Any = None,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Metric:
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":

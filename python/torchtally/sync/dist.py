@@ -5,6 +5,7 @@ Everything here answers sensibly when torch.distributed is unavailable or not in
 this file holds the bookkeeping around them: timeouts, the device the collectives use, sync
 numbers and the default store (where torchtally.sync.rollcall registers each rank's address).
 """
+
 import datetime
 import time
 from dataclasses import dataclass, field

@@ -25,6 +25,7 @@ of its own that its header announces, so that the other ranks raise at once too 
 or timed out, the ranks may not all have learnt the choice (nor, with the ring, taken every
 message posted for it): make a new process group before syncing over it again.
 """
+
 import hashlib
 import os
 import socket
@@ -139,8 +140,9 @@ def choose_ring(hosts: Sequence[int], votes: Sequence[int]) -> bool:
     return False
 
 
-def ring(table: torch.Tensor, words: int, rank: int, ranks: Sequence[int], group: Optional[Any],
-         deadline: float) -> None:
+def ring(
+    table: torch.Tensor, words: int, rank: int, ranks: Sequence[int], group: Optional[Any], deadline: float
+) -> None:
     """Fill the flat [W * words] ``table`` with every rank's row along the ring (module docstring),
     this rank's own row (``rank``) being already written and never written to; ``ranks``: the
     group's global ranks in group-rank order. Every wait is bounded by ``deadline``

@@ -7,10 +7,11 @@ sync (after a completed header: gone, silent, or still running in a stage this r
 Ranks that reached the sync and are still there, or that told this rank they failed in it too,
 are not lost. Ranks whose address nobody knew cannot be judged and are said to be so.
 """
+
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import rollcall
 from ..errors import SyncError
+from . import rollcall
 
 _NO_ANSWER = "no answer: its host is down, the network is cut, or the process is frozen"
 _GONE = "its process is gone: its host refused the connection"
@@ -39,17 +40,31 @@ def how_lost(answer: rollcall.Answer, sync_id: int, my_stage: str) -> Optional[s
     mine = coarse_stage(my_stage)
     if answer.kind == "present":
         theirs = answer.stage if answer.stage in rollcall.STAGES else mine
-        if answer.sync_id == sync_id and answer.state == rollcall.RUNNING and rollcall.STAGES.index(theirs) < rollcall.STAGES.index(mine):
+        if (
+            answer.sync_id == sync_id
+            and answer.state == rollcall.RUNNING
+            and rollcall.STAGES.index(theirs) < rollcall.STAGES.index(mine)
+        ):
             return f"{_STALLED[theirs]} (it is alive and still there)"
         return None
     if answer.kind == "elsewhere":
-        last = f"its last sync over this group was #{answer.sync_id}" if answer.sync_id else "it has made no sync over this group"
+        last = (
+            f"its last sync over this group was #{answer.sync_id}"
+            if answer.sync_id
+            else "it has made no sync over this group"
+        )
         return f"did not reach this sync (it answered from other code: {last})"
     if answer.kind == "unknown":
         return None  # not judged: listed apart
     if answer.kind == "never":
         return "did not reach this sync (it never started one: no address registered on its node or in the store)"
-    why = _GONE if answer.kind == "gone" else f"{_NO_ANSWER} ({answer.detail})" if answer.detail != "no answer" else _NO_ANSWER
+    why = (
+        _GONE
+        if answer.kind == "gone"
+        else f"{_NO_ANSWER} ({answer.detail})"
+        if answer.detail != "no answer"
+        else _NO_ANSWER
+    )
     if mine != "header":
         return f"was lost in the data collectives, after the header every rank sent ({why})"
     return f"did not reach this sync ({why})"
@@ -62,8 +77,9 @@ def judge(answers: Dict[int, rollcall.Answer], sync_id: int, my_stage: str) -> T
     return lost, unknown
 
 
-def describe(lost: Dict[int, str], unknown: List[int], answers: Dict[int, rollcall.Answer],
-             sync_id: Optional[int] = None) -> str:
+def describe(
+    lost: Dict[int, str], unknown: List[int], answers: Dict[int, rollcall.Answer], sync_id: Optional[int] = None
+) -> str:
     """One sentence naming the lost ranks, grouped by what happened to them, then the ranks that
     told this rank they failed in this same sync ``sync_id`` (not lost: their own errors say why;
     they may have exited since, so they are never said to be "still there")."""
@@ -73,24 +89,41 @@ def describe(lost: Dict[int, str], unknown: List[int], answers: Dict[int, rollca
     parts = [f"rank(s) {ranks} {how}" for how, ranks in by_how.items()]
     if unknown:
         why = "; ".join(sorted({answers[r].detail for r in unknown}))
-        parts.append(f"rank(s) {unknown} could not be asked ({why}: no sync header over this group "
-                     "arrived and the store did not answer)")
+        parts.append(
+            f"rank(s) {unknown} could not be asked ({why}: no sync header over this group "
+            "arrived and the store did not answer)"
+        )
     if not parts:
-        parts.append("every rank reached this sync and none was lost, but it did not complete (a peer may "
-                     "have given up first, e.g. on a rank that came late, or the network is too slow for the timeout)")
-    failed = sorted(r for r, a in answers.items()
-                    if r not in lost and a.kind == "present" and a.state == rollcall.FAILED and a.sync_id == sync_id)
+        parts.append(
+            "every rank reached this sync and none was lost, but it did not complete (a peer may "
+            "have given up first, e.g. on a rank that came late, or the network is too slow for the timeout)"
+        )
+    failed = sorted(
+        r
+        for r, a in answers.items()
+        if r not in lost and a.kind == "present" and a.state == rollcall.FAILED and a.sync_id == sync_id
+    )
     if failed:
         parts.append(f"rank(s) {failed} failed in this sync too (they told this rank so; their own errors say why)")
     return "; ".join(parts)
 
 
-def sync_error(*, group: Tuple[int, ...], me: int, sync_id: int, stage: str, elapsed_s: float,
-               timeout_s: float, cause: BaseException, store_getter: Any) -> SyncError:
+def sync_error(
+    *,
+    group: Tuple[int, ...],
+    me: int,
+    sync_id: int,
+    stage: str,
+    elapsed_s: float,
+    timeout_s: float,
+    cause: BaseException,
+    store_getter: Any,
+) -> SyncError:
     """Hold the roll call and build the SyncError for this rank's failed ``stage``."""
     grace = min(max(0.25 * timeout_s, 0.5), 5.0)
-    answers = rollcall.roll_call(group, me, sync_id, coarse_stage(stage), grace, store_getter,
-                                late_wait_s=max(timeout_s - elapsed_s, 0.0))
+    answers = rollcall.roll_call(
+        group, me, sync_id, coarse_stage(stage), grace, store_getter, late_wait_s=max(timeout_s - elapsed_s, 0.0)
+    )
     lost, unknown = judge(answers, sync_id, stage)
     missing: Optional[List[int]] = sorted(lost)
     if unknown and not lost:

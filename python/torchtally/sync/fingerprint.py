@@ -14,6 +14,7 @@ values, and different values never look alike), a long tensor by a few values, i
 a digest of all its bytes. Describing happens once per metric (see Metric.described_options);
 this module has no state of its own.
 """
+
 import enum
 import hashlib
 import math
@@ -94,8 +95,9 @@ def _round_to(x: float, dtype: torch.dtype) -> Optional[float]:
     return torch.tensor(x, dtype=dtype).item()  # bfloat16, float8: rare, and described once
 
 
-def differences(mine: Mapping[str, str], theirs: Mapping[str, str],
-                common_only: bool = False) -> List[Tuple[str, str, str]]:
+def differences(
+    mine: Mapping[str, str], theirs: Mapping[str, str], common_only: bool = False
+) -> List[Tuple[str, str, str]]:
     """(option, my description, theirs) for every option that differs; an option only one side
     has counts as "<not set>" there, unless ``common_only``."""
     names = list(mine) + [n for n in theirs if n not in mine]
@@ -110,8 +112,9 @@ def differences(mine: Mapping[str, str], theirs: Mapping[str, str],
     return out
 
 
-def raise_if_different(metric: str, mine: Mapping[str, str], theirs: Mapping[str, str], where: str,
-                       other: str, common_only: bool = False) -> None:
+def raise_if_different(
+    metric: str, mine: Mapping[str, str], theirs: Mapping[str, str], where: str, other: str, common_only: bool = False
+) -> None:
     """ValueError naming ``metric``, every option that differs, and both values."""
     diffs = differences(mine, theirs, common_only)
     if diffs:
@@ -122,8 +125,9 @@ def raise_if_different(metric: str, mine: Mapping[str, str], theirs: Mapping[str
         )
 
 
-def describe_plan_differences(reference: List[Tuple[str, OptionTexts]], other: List[Tuple[str, OptionTexts]],
-                              rank: int) -> List[str]:
+def describe_plan_differences(
+    reference: List[Tuple[str, OptionTexts]], other: List[Tuple[str, OptionTexts]], rank: int
+) -> List[str]:
     """For a sync's error: each option that differs between rank 0's plan and ``rank``'s,
     named by its metric, with both values."""
     notes = []
@@ -134,8 +138,10 @@ def describe_plan_differences(reference: List[Tuple[str, OptionTexts]], other: L
         for name, a, b in differences(mine, theirs[label]):
             notes.append(f"{label} option '{name}': rank 0 has {a}, rank {rank} has {b}")
     if notes:
-        notes[-1] += (" (a metric's options are its public attributes holding plain values, or those its "
-                      "class lists in option_names; configure every rank alike)")
+        notes[-1] += (
+            " (a metric's options are its public attributes holding plain values, or those its "
+            "class lists in option_names; configure every rank alike)"
+        )
     return notes
 
 

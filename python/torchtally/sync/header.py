@@ -33,6 +33,7 @@ everything out of it: two syncs at once (threads) never share a set, and a set w
 failed or timed out (gloo may still write into it) is never given back. Nothing a sync returns
 aliases these buffers: the table is read as Python ints and every reduction is a fresh tensor.
 """
+
 import math
 import struct
 from typing import Any, Callable, Dict, Hashable, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -48,8 +49,9 @@ PROBLEMS = {1: "shape", 2: "dtype", 3: "type"}  # a rank's STATUS != 0: its stat
 REJECTED = 4  # the PROBLEM of a rank whose compute found a rejected batch (local_error)
 
 
-def header_words(plan: SyncPlan, fixed: List[int], values: Sequence[Any], updated: Optional[Sequence[bool]],
-                 sendable: bool) -> List[int]:
+def header_words(
+    plan: SyncPlan, fixed: List[int], values: Sequence[Any], updated: Optional[Sequence[bool]], sendable: bool
+) -> List[int]:
     """This rank's header row: the HEADER_FIXED words ``fixed``, then the unit flags
     (``updated[u]``, every unit when None), the dim-0 length of each cat/merge state, the kind
     of each number state and, for a small plan, each number's word. A rank whose states cannot
@@ -113,8 +115,9 @@ def decode(plan: SyncPlan, table: List[List[int]], seen: Scan) -> Header:
     base = HEADER_FIXED + plan.n_flag_words
     lengths = [row[base : base + len(plan.var_indices)] for row in table] if plan.var_indices else []
     base += len(plan.var_indices)
-    number_kinds = ([max(row[base + k] for row in table) for k in range(len(plan.number_indices))]
-                    if plan.number_indices else [])
+    number_kinds = (
+        [max(row[base + k] for row in table) for k in range(len(plan.number_indices))] if plan.number_indices else []
+    )
     return Header(table, lengths, updated_anywhere, number_kinds, seen.dirty_anywhere)
 
 
@@ -174,8 +177,15 @@ def combine_rows(rows: torch.Tensor, per_rank: Sequence[torch.Tensor], reduce: s
     return out
 
 
-def reduce_numbers(plan: SyncPlan, layout: SmallLayout, table: List[List[int]], kinds: List[int],
-                   local: Sequence[Number], synced: List[Any], fail: Callable) -> None:
+def reduce_numbers(
+    plan: SyncPlan,
+    layout: SmallLayout,
+    table: List[List[int]],
+    kinds: List[int],
+    local: Sequence[Number],
+    synced: List[Any],
+    fail: Callable,
+) -> None:
     """Combine the number states from the header ``table`` (Python ints, rank order) into
     ``synced``, each in the form of its ``local`` value; ``kinds`` are the agreed kinds
     (number_indices order); ``fail(i, exc)`` is the error naming state i."""
@@ -186,14 +196,23 @@ def reduce_numbers(plan: SyncPlan, layout: SmallLayout, table: List[List[int]], 
             values = [_decode(row[layout.numbers_at + k], row[kinds_at + k], agreed) for row in table]
             total = _combine_numbers(values, plan.specs[i].reduce, agreed)
             mine = local[i]
-            synced[i] = (torch.full((), total, dtype=NUMBER_KINDS[agreed], device=mine.device)
-                         if isinstance(mine, torch.Tensor) else total)
+            synced[i] = (
+                torch.full((), total, dtype=NUMBER_KINDS[agreed], device=mine.device)
+                if isinstance(mine, torch.Tensor)
+                else total
+            )
         except Exception as exc:
             raise fail(i, exc) from exc
 
 
-def reduce_small(plan: SyncPlan, buffers: "HeaderBuffers", table: List[List[int]], number_kinds: List[int],
-                 values: Sequence[Any], fail: Callable) -> List[Any]:
+def reduce_small(
+    plan: SyncPlan,
+    buffers: "HeaderBuffers",
+    table: List[List[int]],
+    number_kinds: List[int],
+    values: Sequence[Any],
+    fail: Callable,
+) -> List[Any]:
     """A small plan's synced values, from the W copies of its data in ``buffers`` and the number
     states' words in ``table``: fresh tensors (or Python numbers), every rank alike."""
     synced: List[Any] = [None] * len(plan.specs)
@@ -209,12 +228,7 @@ def _decode(word: int, kind: int, agreed: int) -> float:
     return float(word) if agreed == _FLOAT_KIND else word
 
 
-_PYTHON_REDUCES: Dict[str, Callable] = {
-    "sum": lambda a, b: a + b,
-    "prod": lambda a, b: a * b,
-    "max": max,
-    "min": min,
-}
+_PYTHON_REDUCES: Dict[str, Callable] = {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "max": max, "min": min}
 
 
 def _combine_numbers(values: List, reduce: str, kind: int):
@@ -243,9 +257,17 @@ Placed = Tuple[int, Optional[slice], torch.Size, torch.dtype]
 class HeaderBuffers:
     """One set of header buffers (see the module docstring); build with ``take``."""
 
-    def __init__(self, key: Hashable, fields: int, world: int, device: torch.device,
-                 small: Optional[SmallLayout], shapes: Sequence[Tuple[int, ...]], copies: int = 1,
-                 row: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        key: Hashable,
+        fields: int,
+        world: int,
+        device: torch.device,
+        small: Optional[SmallLayout],
+        shapes: Sequence[Tuple[int, ...]],
+        copies: int = 1,
+        row: Optional[int] = None,
+    ) -> None:
         self.key = key
         self.small = small
         # What this rank sends: its header once (for an all_gather) or once per rank (for an
@@ -289,8 +311,9 @@ class HeaderBuffers:
         if small is not None:
             self._place_small(small, copied, table, shapes)
 
-    def _place_small(self, small: SmallLayout, copied: torch.Tensor, table: torch.Tensor,
-                     shapes: Sequence[Tuple[int, ...]]) -> None:
+    def _place_small(
+        self, small: SmallLayout, copied: torch.Tensor, table: torch.Tensor, shapes: Sequence[Tuple[int, ...]]
+    ) -> None:
         """Views made once per layout: each state's place in every copy of the message, and each
         group's W rows in the table (shaped as its state when the group holds one state, so
         that reducing it is a single op), with each rank's row on its own."""
@@ -375,8 +398,16 @@ class HeaderBuffers:
 _pool: Dict[Hashable, HeaderBuffers] = {}
 
 
-def take(fingerprint: int, small: Optional[SmallLayout], fields: int, world: int, device: torch.device,
-         shapes: Sequence[Tuple[int, ...]], copies: int = 1, row: Optional[int] = None) -> HeaderBuffers:
+def take(
+    fingerprint: int,
+    small: Optional[SmallLayout],
+    fields: int,
+    world: int,
+    device: torch.device,
+    shapes: Sequence[Tuple[int, ...]],
+    copies: int = 1,
+    row: Optional[int] = None,
+) -> HeaderBuffers:
     """A set of header buffers for this layout: the pooled one, or a new one if none is free.
     ``shapes``: every state's declared shape (plan order), for a small plan's views; ``copies``:
     how many times the message is sent (1 for an all_gather, the world size for an all_to_all);

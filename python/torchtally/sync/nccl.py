@@ -33,6 +33,7 @@ Example (every rank, after torch.distributed.init_process_group):
     >>> accuracy.compute()                         # its sync now moves data over NCCL  # doctest: +SKIP
     >>> torchtally.nccl.disable()                  # doctest: +SKIP
 """
+
 import datetime
 import hashlib
 import os
@@ -122,8 +123,12 @@ def dtype_code(dtype: torch.dtype) -> int:
 def op_code(op: Any) -> int:
     """ncclRedOp_t of a torch.distributed.ReduceOp (SUM, PRODUCT, MAX, MIN)."""
     ReduceOp = torch.distributed.ReduceOp
-    for torch_op, code in ((ReduceOp.SUM, _NCCL_SUM), (ReduceOp.PRODUCT, _NCCL_PROD), (ReduceOp.MAX, _NCCL_MAX),
-                           (ReduceOp.MIN, _NCCL_MIN)):
+    for torch_op, code in (
+        (ReduceOp.SUM, _NCCL_SUM),
+        (ReduceOp.PRODUCT, _NCCL_PROD),
+        (ReduceOp.MAX, _NCCL_MAX),
+        (ReduceOp.MIN, _NCCL_MIN),
+    ):
         if op == torch_op:
             return code
     raise ValueError(f"the nccl backend reduces by SUM, PRODUCT, MAX or MIN, got {op}")
@@ -146,9 +151,17 @@ def _version_at_least(version: Tuple[int, int, int], wanted: Tuple[int, int, int
     return tuple(version) >= wanted
 
 
-def wait_until_ready(nccl: Any, comm: int, deadline: float, what: str, *, timeout_s: float,
-                     done: Optional[Callable[[], bool]] = None, abort: Optional[Callable[[str], None]] = None,
-                     blame: str = "") -> None:
+def wait_until_ready(
+    nccl: Any,
+    comm: int,
+    deadline: float,
+    what: str,
+    *,
+    timeout_s: float,
+    done: Optional[Callable[[], bool]] = None,
+    abort: Optional[Callable[[str], None]] = None,
+    blame: str = "",
+) -> None:
     """Poll NCCL until ``what`` on communicator ``comm`` is finished: ncclCommGetAsyncError
     (``nccl.comm_async_error``) no longer says ncclInProgress and ``done()`` (if given) is true.
 
@@ -160,6 +173,7 @@ def wait_until_ready(nccl: Any, comm: int, deadline: float, what: str, *, timeou
 
         >>> wait_until_ready(_nccl, comm, time.monotonic() + 60, "NCCL setup", timeout_s=60)  # doctest: +SKIP
     """
+
     def give_up(reason: str) -> None:
         if abort is not None:
             abort(reason)
@@ -182,8 +196,9 @@ def wait_until_ready(nccl: Any, comm: int, deadline: float, what: str, *, timeou
         if time.monotonic() >= deadline:
             give_up(f"{what} did not complete within {timeout_s:g}s")
             why = f" ({blame})" if blame else ""
-            raise TimeoutError(f"torchtally nccl: {what} did not complete within {timeout_s:g}s; the communicator "
-                               f"was aborted{why}")
+            raise TimeoutError(
+                f"torchtally nccl: {what} did not complete within {timeout_s:g}s; the communicator was aborted{why}"
+            )
         time.sleep(delay)
         delay = min(2 * delay, 1e-3)
 
@@ -197,8 +212,7 @@ def nonblocking_init_available() -> bool:
     return bool(nccl.has_nonblocking_init())
 
 
-def init_communicator(nccl: Any, nranks: int, unique_id: bytes, rank: int, deadline: float, *,
-                      timeout_s: float) -> int:
+def init_communicator(nccl: Any, nranks: int, unique_id: bytes, rank: int, deadline: float, *, timeout_s: float) -> int:
     """Make this rank's communicator (on the current CUDA device) and return it once it is ready.
 
     Non-blocking where the library can (NCCL >= 2.14): ncclCommInitRankConfig returns at once and
@@ -210,8 +224,14 @@ def init_communicator(nccl: Any, nranks: int, unique_id: bytes, rank: int, deadl
     if not nccl.has_nonblocking_init():
         return nccl.comm_init_rank(nranks, unique_id, rank)
     comm, _ = nccl.comm_init_rank_nonblocking(nranks, unique_id, rank)  # 0, or 7: in progress
-    wait_until_ready(nccl, comm, deadline, f"NCCL communicator setup (rank {rank} of {nranks})", timeout_s=timeout_s,
-                     blame="the other ranks probably did not reach torchtally.nccl.enable(), or one died")
+    wait_until_ready(
+        nccl,
+        comm,
+        deadline,
+        f"NCCL communicator setup (rank {rank} of {nranks})",
+        timeout_s=timeout_s,
+        blame="the other ranks probably did not reach torchtally.nccl.enable(), or one died",
+    )
     return comm
 
 
@@ -233,9 +253,16 @@ class NcclWork:
         seconds = timeout.total_seconds() if timeout is not None else self.comm.timeout_s
         if not self.event.query():
             comm = self.comm.handle()
-            wait_until_ready(self.comm._nccl, comm, time.monotonic() + seconds, self.what, timeout_s=seconds,
-                             done=self.event.query, abort=self.comm.abort,
-                             blame="a rank that did not join the collective holds it")
+            wait_until_ready(
+                self.comm._nccl,
+                comm,
+                time.monotonic() + seconds,
+                self.what,
+                timeout_s=seconds,
+                done=self.event.query,
+                abort=self.comm.abort,
+                blame="a rank that did not join the collective holds it",
+            )
         torch.cuda.current_stream(self.comm.device).wait_event(self.event)
         return True
 
@@ -259,8 +286,13 @@ class NcclCommunicator:
         True
     """
 
-    def __init__(self, group: Optional[Any] = None, *, device: Optional[Any] = None,
-                 timeout_s: float = dist.DEFAULT_SYNC_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        group: Optional[Any] = None,
+        *,
+        device: Optional[Any] = None,
+        timeout_s: float = dist.DEFAULT_SYNC_TIMEOUT_S,
+    ) -> None:
         if not torch.cuda.is_available():
             raise NcclUnavailable("the nccl sync backend needs a CUDA device; torch.cuda.is_available() is False")
         if not dist.initialized():
@@ -280,8 +312,9 @@ class NcclCommunicator:
         unique_id = self._exchange_setup(self.device if info.nccl_only else info.device_for(), deadline)
         with torch.cuda.device(self.device):
             self.stream = torch.cuda.Stream(self.device)
-            self.comm = init_communicator(self._nccl, self.size, unique_id, self.rank, deadline,
-                                          timeout_s=self.timeout_s)
+            self.comm = init_communicator(
+                self._nccl, self.size, unique_id, self.rank, deadline, timeout_s=self.timeout_s
+            )
 
     def _exchange_setup(self, header_device: torch.device, deadline: float) -> bytes:
         """One all_gather over the group: rank 0's ncclUniqueId, and every rank's GPU (to refuse
@@ -302,14 +335,17 @@ class NcclCommunicator:
             if not (shared and _version_at_least(self.version, MULTI_RANK_GPU_VERSION)):
                 raise NcclUnavailable(
                     f"two ranks of this group use one GPU; NCCL {'.'.join(map(str, self.version))} allows that only "
-                    f"from 2.30.3 on with NCCL_MULTI_RANK_GPU_ENABLE=1 (set: {shared}); use one GPU per rank")
+                    f"from 2.30.3 on with NCCL_MULTI_RANK_GPU_ENABLE=1 (set: {shared}); use one GPU per rank"
+                )
         return bytes(rows[0, :UNIQUE_ID_BYTES].tolist())
 
     # -- state ----------------------------------------------------------------------------
 
     def error(self) -> RuntimeError:
-        return self._nccl.NcclError(f"torchtally nccl communicator (rank {self.rank} of {self.size}) was aborted: "
-                                    f"{self._broken}; call torchtally.nccl.enable() again on every rank")
+        return self._nccl.NcclError(
+            f"torchtally nccl communicator (rank {self.rank} of {self.size}) was aborted: "
+            f"{self._broken}; call torchtally.nccl.enable() again on every rank"
+        )
 
     def _usable(self, *tensors: torch.Tensor) -> None:
         if self._broken is not None:
@@ -318,8 +354,10 @@ class NcclCommunicator:
             raise RuntimeError("torchtally nccl communicator is closed")
         for t in tensors:
             if t.device != self.device or not t.is_contiguous():
-                raise ValueError(f"the nccl backend needs contiguous tensors on {self.device}, got {t.device}, "
-                                 f"strides {tuple(t.stride())}")
+                raise ValueError(
+                    f"the nccl backend needs contiguous tensors on {self.device}, got {t.device}, "
+                    f"strides {tuple(t.stride())}"
+                )
 
     def handle(self) -> int:
         """The live ncclComm_t; raises the abort's NcclError (or RuntimeError once closed)."""
@@ -362,13 +400,20 @@ class NcclCommunicator:
         enqueueing it (ncclInProgress): until it has, neither another NCCL call nor an event on
         the stream is valid, so wait (same polling and timeout as any wait) before recording."""
         if result == _RESULT_IN_PROGRESS:
-            wait_until_ready(self._nccl, self.handle(), time.monotonic() + self.timeout_s, f"enqueue of {what}",
-                             timeout_s=self.timeout_s, abort=self.abort,
-                             blame="a rank that did not join the collective holds it")
+            wait_until_ready(
+                self._nccl,
+                self.handle(),
+                time.monotonic() + self.timeout_s,
+                f"enqueue of {what}",
+                timeout_s=self.timeout_s,
+                abort=self.abort,
+                blame="a rank that did not join the collective holds it",
+            )
         return NcclWork(self, what)
 
-    def all_reduce(self, buf: torch.Tensor, op: Any = torch.distributed.ReduceOp.SUM, group: Any = None,
-                   async_op: bool = True) -> NcclWork:
+    def all_reduce(
+        self, buf: torch.Tensor, op: Any = torch.distributed.ReduceOp.SUM, group: Any = None, async_op: bool = True
+    ) -> NcclWork:
         """In-place all_reduce of ``buf`` over the communicator's ranks."""
         self._usable(buf)
         flat = _as_real(buf)
@@ -378,31 +423,36 @@ class NcclCommunicator:
         stream = self._launch()
         result = 0
         if flat.numel():
-            result = self._nccl.all_reduce(self.comm, flat.data_ptr(), flat.data_ptr(), flat.numel(), code, reduce,
-                                           stream)
+            result = self._nccl.all_reduce(
+                self.comm, flat.data_ptr(), flat.data_ptr(), flat.numel(), code, reduce, stream
+            )
         buf.record_stream(self.stream)
         return self._enqueued(result, f"all_reduce of {buf.numel()} {str(buf.dtype)[6:]}")
 
-    def all_gather_flat(self, out: torch.Tensor, inp: torch.Tensor, group: Any = None,
-                        async_op: bool = True) -> NcclWork:
+    def all_gather_flat(
+        self, out: torch.Tensor, inp: torch.Tensor, group: Any = None, async_op: bool = True
+    ) -> NcclWork:
         """``out`` = every rank's ``inp``, concatenated in rank order."""
         self._usable(out, inp)
         if out.dtype != inp.dtype or out.numel() != inp.numel() * self.size:
-            raise ValueError(f"all_gather_flat: out must hold {self.size} x {inp.numel()} {inp.dtype}, "
-                             f"got {out.numel()} {out.dtype}")
+            raise ValueError(
+                f"all_gather_flat: out must hold {self.size} x {inp.numel()} {inp.dtype}, got {out.numel()} {out.dtype}"
+            )
         src, dst = _as_real(inp), _as_real(out)
         stream = self._launch()
         result = 0
         if src.numel():
-            result = self._nccl.all_gather(self.comm, src.data_ptr(), dst.data_ptr(), src.numel(),
-                                           dtype_code(src.dtype), stream)
+            result = self._nccl.all_gather(
+                self.comm, src.data_ptr(), dst.data_ptr(), src.numel(), dtype_code(src.dtype), stream
+            )
         inp.record_stream(self.stream)
         out.record_stream(self.stream)
         return self._enqueued(result, f"all_gather of {inp.numel()} {str(inp.dtype)[6:]} per rank")
 
 
-def enable(group: Optional[Any] = None, *, device: Optional[Any] = None,
-           timeout: Optional[dist.TimeoutLike] = None) -> NcclCommunicator:
+def enable(
+    group: Optional[Any] = None, *, device: Optional[Any] = None, timeout: Optional[dist.TimeoutLike] = None
+) -> NcclCommunicator:
     """Carry the data collectives of every sync over ``group`` (default: the world) on NCCL.
 
     Every rank of the group must call it (it makes one communicator together). ``device``: this

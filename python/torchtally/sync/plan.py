@@ -18,6 +18,7 @@ headers and find the difference there, before any data is reduced. HEADER_SLOTS 
 measurement: see docs/architecture.md, "The small-plan bound", and benchmarks/RESULTS.md,
 "Per-step sync".
 """
+
 import hashlib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -115,8 +116,9 @@ class FixedGroup:
     out_dtypes: Tuple[torch.dtype, ...]  # what each state comes back as
 
 
-def group_fixed(specs: Sequence[StateSpec], number_kinds: Dict[int, int],
-                with_numbers: bool = True) -> Tuple[FixedGroup, ...]:
+def group_fixed(
+    specs: Sequence[StateSpec], number_kinds: Dict[int, int], with_numbers: bool = True
+) -> Tuple[FixedGroup, ...]:
     """One group per (transport dtype, op), in first-appearance order; ``number_kinds`` maps the
     index of every number state to the kind the ranks agreed on (numbers left out when not
     ``with_numbers``)."""
@@ -152,8 +154,9 @@ class SyncPlan:
     (torchtally.sync.fingerprint), also those that share another's state: they move no data but
     enter the fingerprint, so ranks configured differently stop before any data moves."""
 
-    def __init__(self, specs: Sequence[StateSpec], n_units: int = 1,
-                 options: Sequence[Tuple[str, OptionTexts]] = ()) -> None:
+    def __init__(
+        self, specs: Sequence[StateSpec], n_units: int = 1, options: Sequence[Tuple[str, OptionTexts]] = ()
+    ) -> None:
         labels = [s.label for s in specs]
         if len(set(labels)) != len(labels):
             raise ValueError(f"state labels in one sync plan must be unique, got {labels}")
@@ -174,8 +177,12 @@ class SyncPlan:
         self.fixed_groups = self.fixed_groups_for([NUMBER_KINDS.index(torch.int64)] * len(self.number_indices))
         # A number may land in its op's int64 or float64 group: count both for the bound.
         self._max_fixed_groups = len(
-            {(dt, s.reduce) for s in self.specs if s.reduce in FIXED_REDUCES
-             for dt in ((torch.int64, torch.float64) if s.number else (transport_dtype(s.dtype),))}
+            {
+                (dt, s.reduce)
+                for s in self.specs
+                if s.reduce in FIXED_REDUCES
+                for dt in ((torch.int64, torch.float64) if s.number else (transport_dtype(s.dtype),))
+            }
         )
         self.var_indices: Tuple[int, ...] = tuple(i for i, s in enumerate(self.specs) if s.reduce in VAR_REDUCES)
         self.row_bytes: Tuple[int, ...] = tuple(

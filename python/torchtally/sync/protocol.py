@@ -55,6 +55,7 @@ A transport registered for a group (torchtally.sync.transport.register_transport
 "nccl" backend is one) carries steps 2 and 3 instead of torch.distributed; the header, a small
 plan's data within it, and every check and error report stay on torch.distributed.
 """
+
 import contextlib
 import time
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
@@ -65,12 +66,24 @@ import torch.distributed
 from ..errors import SyncError
 from . import dist, exchange, failure, rollcall
 from .header import (
-    ADDRESS, FP, OPTIONS, PROBLEM, PROBLEMS, REJECTED, STATUS, Header, decode, give_back, header_words, python_number,
-    reduce_small, scan, take,
+    ADDRESS,
+    FP,
+    OPTIONS,
+    PROBLEM,
+    PROBLEMS,
+    REJECTED,
+    STATUS,
+    Header,
+    decode,
+    give_back,
+    header_words,
+    python_number,
+    reduce_small,
+    scan,
+    take,
 )
 from .plan import HEADER_SLOTS, NUMBER_KINDS, FixedGroup, SyncPlan, describe_mismatch, local_problem
 from .transport import transport_for
-
 
 _REDUCE_OPS = {
     "sum": torch.distributed.ReduceOp.SUM,
@@ -237,8 +250,14 @@ class _Sync:
             local_error = route.error()  # this process's unreadable choice of exchange, if any
         if not status and local_error is not None:
             status, problem = 1, REJECTED
-        fixed = [plan.fingerprint, status, problem, 0 if self.recipient is None else self.recipient + 1,
-                 1 if dirty else 0, self.address] + ([route.vote, route.host] if route is not None else [0, 0])
+        fixed = [
+            plan.fingerprint,
+            status,
+            problem,
+            0 if self.recipient is None else self.recipient + 1,
+            1 if dirty else 0,
+            self.address,
+        ] + ([route.vote, route.host] if route is not None else [0, 0])
         header = header_words(plan, fixed, values, updated, sendable=status == 0)
         small = plan.small
         # Every plan's header has the same size, so ranks whose plans differ still exchange
@@ -246,8 +265,16 @@ class _Sync:
         # last sync of this layout (torchtally.sync.header).
         ring = route is not None and route.ring is True
         copies = self.world if self.direct_header and not ring else 1
-        buffers = self.buffers = take(plan.fingerprint, small, len(header), self.world, self.device, plan.shapes,
-                                      copies, self.rank if ring else None)
+        buffers = self.buffers = take(
+            plan.fingerprint,
+            small,
+            len(header),
+            self.world,
+            self.device,
+            plan.shapes,
+            copies,
+            self.rank if ring else None,
+        )
         buffers.write(header)
         if small is not None and status == 0:
             buffers.pack(values)
@@ -307,8 +334,9 @@ class _Sync:
             sync_id=self.sync_id,
         )
 
-    def _raise_local_problem(self, table: List[List[int]], my_detail: str,
-                             local_error: Optional[BaseException] = None) -> None:
+    def _raise_local_problem(
+        self, table: List[List[int]], my_detail: str, local_error: Optional[BaseException] = None
+    ) -> None:
         if local_error is not None and table[self.rank][PROBLEM] == REJECTED:
             raise local_error  # this rank's own error, as it would be raised without a sync
         rejected = [r for r, row in enumerate(table) if row[STATUS] and row[PROBLEM] == REJECTED]
@@ -327,7 +355,9 @@ class _Sync:
                 spec = self.plan.specs[row[STATUS] - 1]
                 what = PROBLEMS.get(row[PROBLEM], "value")
                 got = f" (got {my_detail})" if r == self.rank else ""
-                parts.append(f"rank {r}: state '{spec.label}' changed {what} since it was declared as {spec.describe()}{got}")
+                parts.append(
+                    f"rank {r}: state '{spec.label}' changed {what} since it was declared as {spec.describe()}{got}"
+                )
         raise SyncError(
             f"torchtally sync #{self.sync_id}: " + "; ".join(parts) + ". Assign states only values of their "
             "declared shape and dtype.",
@@ -438,8 +468,13 @@ class _Sync:
 
     def _fail(self, stage: str, exc: BaseException) -> None:
         raise failure.sync_error(
-            group=self.ranks, me=self.ranks[self.rank], sync_id=self.sync_id, stage=stage,
-            elapsed_s=time.monotonic() - self.start, timeout_s=self.timeout_s, cause=exc,
+            group=self.ranks,
+            me=self.ranks[self.rank],
+            sync_id=self.sync_id,
+            stage=stage,
+            elapsed_s=time.monotonic() - self.start,
+            timeout_s=self.timeout_s,
+            cause=exc,
             store_getter=dist.default_store,
         ) from exc
 

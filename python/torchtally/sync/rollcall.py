@@ -21,6 +21,7 @@ write per stage here; sockets are used only when a sync fails.
 The service answers anyone who can reach the address (it binds the interface that reaches
 MASTER_ADDR, or GLOO_SOCKET_IFNAME's): it tells sync progress and nothing else.
 """
+
 import contextlib
 import errno
 import fcntl
@@ -84,7 +85,13 @@ class _Handler(socketserver.StreamRequestHandler):
                 with _lock:
                     _heard.setdefault((group, int(asked["sync"])), {})[int(asked["rank"])] = str(asked["stage"])
             sync_id, stage, state = _progress.get(group, (0, "", LEFT))
-            reply = {"rank": self.server.global_rank, "pid": os.getpid(), "sync": sync_id, "stage": stage, "state": state}
+            reply = {
+                "rank": self.server.global_rank,
+                "pid": os.getpid(),
+                "sync": sync_id,
+                "stage": stage,
+                "state": state,
+            }
             self.wfile.write(json.dumps(reply).encode() + b"\n")
         except (OSError, ValueError, KeyError, TypeError):
             pass  # a malformed or abandoned question gets no answer
@@ -188,8 +195,15 @@ def learn(group: GroupKey, words: Sequence[int]) -> None:
 # -- the roll call itself ------------------------------------------------------------------
 
 
-def roll_call(group: GroupKey, me: int, sync_id: int, stage: str, grace_s: float,
-              store_getter: Callable[[], Any], late_wait_s: float = 0.0) -> Dict[int, Answer]:
+def roll_call(
+    group: GroupKey,
+    me: int,
+    sync_id: int,
+    stage: str,
+    grace_s: float,
+    store_getter: Callable[[], Any],
+    late_wait_s: float = 0.0,
+) -> Dict[int, Answer]:
     """Ask every other member of ``group`` where it is, telling it that this rank (global rank
     ``me``) failed sync ``sync_id`` in ``stage``. Returns global rank -> Answer. Waits at most
     about ``grace_s`` seconds (a member that does not answer by then is "silent").
@@ -201,7 +215,9 @@ def roll_call(group: GroupKey, me: int, sync_id: int, stage: str, grace_s: float
     mark(group, sync_id, stage, FAILED)
     now = time.monotonic()
     deadline, late_deadline = now + grace_s, now + min(late_wait_s, grace_s)
-    question = (json.dumps({"rank": me, "group": list(group), "sync": sync_id, "stage": stage, "state": FAILED}) + "\n").encode()
+    question = (
+        json.dumps({"rank": me, "group": list(group), "sync": sync_id, "stage": stage, "state": FAILED}) + "\n"
+    ).encode()
     answers: Dict[int, Tuple[str, Any]] = {}
     store_read = False
     pending = [r for r in group if r != me]
@@ -223,7 +239,11 @@ def roll_call(group: GroupKey, me: int, sync_id: int, stage: str, grace_s: float
             out[r] = Answer("present", sync_id, heard[r], FAILED)
         elif r not in _book:
             never = r in node_ranks() or (store_read and r not in _book)
-            out[r] = Answer("never", detail="no address registered") if never else Answer("unknown", detail="no address known")
+            out[r] = (
+                Answer("never", detail="no address registered")
+                if never
+                else Answer("unknown", detail="no address known")
+            )
         else:
             out[r] = _classify(answers.get(r), r, sync_id)
     return out
@@ -358,7 +378,7 @@ def _step(selector: selectors.BaseSelector, key: selectors.SelectorKey, results:
             err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
             if err:
                 raise OSError(err, os.strerror(err))
-            state[1] = state[1][sock.send(state[1]):]
+            state[1] = state[1][sock.send(state[1]) :]
             if not state[1]:
                 selector.modify(sock, selectors.EVENT_READ, state)
             return

@@ -13,6 +13,7 @@ With a recipient rank, a transport still reduces / gathers everywhere; the other
 result. The sync header, its checks and its error reports always stay on torch.distributed
 (see torchtally.sync.protocol).
 """
+
 from typing import Any, Dict, Optional, Tuple
 
 import torch.distributed

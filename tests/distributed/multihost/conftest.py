@@ -1,5 +1,6 @@
 """The two_hosts fixture: a fresh pair of network namespaces per test, removed afterwards even
 when the test fails; stale pairs of crashed earlier runs are swept first."""
+
 import os
 import sys
 

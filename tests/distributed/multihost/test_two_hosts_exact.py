@@ -2,9 +2,9 @@
 torchrun node of 2 processes in each, gloo over that link) equal one process's over the whole
 dataset, exactly; and the roll call of every rank listens on the link's address (the one named
 by GLOO_SOCKET_IFNAME, and without it, the one the route to MASTER_ADDR leaves from)."""
+
 import pytest
 import torch
-
 import two_hosts
 from two_host_job import dataset, one_process_results
 

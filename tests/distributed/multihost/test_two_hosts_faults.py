@@ -8,10 +8,10 @@ awaited with a deadline, and both nodes are killed at the end of every test.
 The partition and the slow node can only be named as they are because the survivors' roll call
 reaches the other namespace: a service bound to 127.0.0.1 would be refused ("gone") there.
 """
+
 import re
 
 import pytest
-
 from two_host_job import one_process_results
 
 pytestmark = pytest.mark.distributed
@@ -63,10 +63,16 @@ def test_a_node_slower_than_sync_timeout_is_named(start_job):
         assert run["first"] == expected, f"rank {rank}: the sync before the fault"
     for rank in NODE_A:
         # Node B's ranks answered the roll call from the other namespace, busy elsewhere.
-        check_names(runs[rank], NODE_B, "did not reach this sync (it answered from other code: its last sync over this group was #1)")
+        check_names(
+            runs[rank],
+            NODE_B,
+            "did not reach this sync (it answered from other code: its last sync over this group was #1)",
+        )
     for rank in NODE_B:  # late: node A gave up this sync and told node B so; B fails too, it does not hang
         run = runs[rank]
         assert run["error"] is not None and run["seconds"] < SYNC_TIMEOUT_S + 10, run
-        failed_too = re.search(r"rank\(s\) \[([\d, ]+)\] failed in this sync too \(they told this rank so", run["error"])
+        failed_too = re.search(
+            r"rank\(s\) \[([\d, ]+)\] failed in this sync too \(they told this rank so", run["error"]
+        )
         assert failed_too and set(NODE_A) <= {int(r) for r in failed_too.group(1).split(",")}, run
         assert not set(NODE_A) & set(run["missing"]), run  # they reached it: not named as lost

@@ -7,6 +7,7 @@ the test.
 The dataset and metrics are defined here once, so the test computes the same metrics in one
 process over the whole dataset and compares.
 """
+
 import json
 import os
 import sys
@@ -17,8 +18,8 @@ import torch
 import torch.distributed as dist
 
 from torchtally import MetricCollection, MulticlassAccuracy, MulticlassAUROC, MulticlassConfusionMatrix
-from torchtally.sync import rollcall
 from torchtally.errors import SyncError
+from torchtally.sync import rollcall
 
 NUM_CLASSES = 5
 # Contiguous shards in rank order, of unequal sizes: rank 0 has no samples.
@@ -38,11 +39,14 @@ def dataset():
 def make_metrics(sync_timeout_s: float = 300.0) -> MetricCollection:
     """A confusion matrix and macro accuracy (counters: all_reduce) and an exact AUROC (the
     scores themselves: all_gather), so a sync has a header and data collectives after it."""
-    return MetricCollection({
-        "confmat": MulticlassConfusionMatrix(num_classes=NUM_CLASSES),
-        "accuracy": MulticlassAccuracy(num_classes=NUM_CLASSES, average="macro"),
-        "auroc": MulticlassAUROC(num_classes=NUM_CLASSES, thresholds=None),
-    }, sync_timeout=sync_timeout_s)
+    return MetricCollection(
+        {
+            "confmat": MulticlassConfusionMatrix(num_classes=NUM_CLASSES),
+            "accuracy": MulticlassAccuracy(num_classes=NUM_CLASSES, average="macro"),
+            "auroc": MulticlassAUROC(num_classes=NUM_CLASSES, thresholds=None),
+        },
+        sync_timeout=sync_timeout_s,
+    )
 
 
 def as_lists(results) -> dict:
@@ -85,8 +89,13 @@ def _failed_compute(coll: MetricCollection) -> dict:
     try:
         results = coll.compute()
     except SyncError as exc:
-        return {"error": str(exc), "missing": exc.missing_ranks, "lost_at": exc.lost_at, "stage": exc.stage,
-                "seconds": time.monotonic() - start}
+        return {
+            "error": str(exc),
+            "missing": exc.missing_ranks,
+            "lost_at": exc.lost_at,
+            "stage": exc.stage,
+            "seconds": time.monotonic() - start,
+        }
     return {"error": None, "results": as_lists(results)}
 
 

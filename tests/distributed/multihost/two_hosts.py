@@ -7,6 +7,7 @@ namespaces, so nothing outside them is ever contacted. Names carry the pid of th
 removes what earlier runs that crashed left behind (their pid is gone): namespaces with the
 processes still in them, and veths left in the root namespace.
 """
+
 import functools
 import itertools
 import json
@@ -35,7 +36,7 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], check=check, capture_output=True, text=True, timeout=20)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cannot_make_namespaces() -> Optional[str]:
     """Why network namespaces cannot be made here (the skip reason), or None when they can."""
     if shutil.which("ip") is None:
@@ -141,8 +142,11 @@ def make_pair() -> HostPair:
 def _worker_env(link: str) -> Dict[str, str]:
     import torchtally
 
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+    }
     package_root = str(Path(torchtally.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     env["GLOO_SOCKET_IFNAME"] = link
@@ -158,13 +162,32 @@ class Job:
         self.pair, self.out = pair, out
         self.procs: List[subprocess.Popen] = []
         for node, (namespace, link) in enumerate(zip(pair.namespaces, pair.links)):
-            command = ["ip", "netns", "exec", namespace, sys.executable, "-m", "torch.distributed.run",
-                       "--nnodes=2", f"--node-rank={node}", f"--nproc-per-node={PROCS_PER_NODE}",
-                       f"--master-addr={ADDRESSES[0]}", f"--master-port={MASTER_PORT}", "--max-restarts=0",
-                       "--monitor-interval=0.2", str(JOB), scenario, str(out), str(sync_timeout_s)]
+            command = [
+                "ip",
+                "netns",
+                "exec",
+                namespace,
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nnodes=2",
+                f"--node-rank={node}",
+                f"--nproc-per-node={PROCS_PER_NODE}",
+                f"--master-addr={ADDRESSES[0]}",
+                f"--master-port={MASTER_PORT}",
+                "--max-restarts=0",
+                "--monitor-interval=0.2",
+                str(JOB),
+                scenario,
+                str(out),
+                str(sync_timeout_s),
+            ]
             with open(out / f"node{node}.log", "wb") as log:
-                self.procs.append(subprocess.Popen(command, env=_worker_env(link), stdout=log,
-                                                   stderr=subprocess.STDOUT, start_new_session=True))
+                self.procs.append(
+                    subprocess.Popen(
+                        command, env=_worker_env(link), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                    )
+                )
 
     def path(self, name: str) -> Path:
         return self.out / name

@@ -20,6 +20,7 @@ Any torchtally metric or collection goes in through :class:`TallyPluginMetric`::
 Avalanche is imported here, not by torchtally itself: install it beside torchtally with
 ``pip install avalanche-lib==0.6.0`` (it needs torchvision built for your torch).
 """
+
 import importlib
 
 try:

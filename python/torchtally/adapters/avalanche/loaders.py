@@ -18,6 +18,7 @@ batch (replay, task or group balancing), cycling and oversampling are all covere
 This module imports nothing from Avalanche at import time (the loader classes are recognised
 by the attributes they keep); ``MultiDatasetSampler`` is imported when a plan is built.
 """
+
 from __future__ import annotations
 
 import warnings

@@ -1,6 +1,7 @@
 """Avalanche's accuracy and loss plugin metrics (``accuracy_metrics``, ``loss_metrics``, same
 names and levels), on torchtally metrics synced across ranks (the package docstring says how).
 """
+
 from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
@@ -50,10 +51,24 @@ class AccuracyPlugin(TallyPluginMetric):
     (a count over a count, so exact at every world size); no number of classes needed, so it
     follows a class-incremental model whose output grows."""
 
-    def __init__(self, level: str = "experience", *, mode: Optional[str] = None,
-                 split_by_task: bool = False, name: Optional[str] = None, **kwargs: Any) -> None:
-        super().__init__(MeanMetric(), name or _ACCURACY_NAMES[_known(level)], level=level, mode=mode,
-                         update_from=top1_hits, split_by_task=split_by_task, **kwargs)
+    def __init__(
+        self,
+        level: str = "experience",
+        *,
+        mode: Optional[str] = None,
+        split_by_task: bool = False,
+        name: Optional[str] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            MeanMetric(),
+            name or _ACCURACY_NAMES[_known(level)],
+            level=level,
+            mode=mode,
+            update_from=top1_hits,
+            split_by_task=split_by_task,
+            **kwargs,
+        )
 
 
 class LossPlugin(TallyPluginMetric):
@@ -62,10 +77,23 @@ class LossPlugin(TallyPluginMetric):
     loss is recomputed with the strategy's criterion over the real rows only (so a plugin's
     penalty added to ``strategy.loss`` is left out of that batch)."""
 
-    def __init__(self, level: str = "experience", *, mode: Optional[str] = None,
-                 split_by_task: bool = False, name: Optional[str] = None, **kwargs: Any) -> None:
-        super().__init__(MeanMetric(), name or _LOSS_NAMES[_known(level)], level=level, mode=mode,
-                         split_by_task=split_by_task, **kwargs)
+    def __init__(
+        self,
+        level: str = "experience",
+        *,
+        mode: Optional[str] = None,
+        split_by_task: bool = False,
+        name: Optional[str] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            MeanMetric(),
+            name or _LOSS_NAMES[_known(level)],
+            level=level,
+            mode=mode,
+            split_by_task=split_by_task,
+            **kwargs,
+        )
 
     def _batch_args(self, strategy: Any, rows: Optional[torch.Tensor], count: int) -> Tuple[tuple, dict]:
         if rows is None:
@@ -89,19 +117,31 @@ def _plugins(cls: type, flags: dict, kwargs: dict) -> List[TallyPluginMetric]:
     return [cls(level, **kwargs) for level in LEVELS if flags[level]]
 
 
-def accuracy_metrics(*, minibatch: bool = False, epoch: bool = False, epoch_running: bool = False,
-                     experience: bool = False, stream: bool = False, **kwargs: Any) -> List[TallyPluginMetric]:
+def accuracy_metrics(
+    *,
+    minibatch: bool = False,
+    epoch: bool = False,
+    epoch_running: bool = False,
+    experience: bool = False,
+    stream: bool = False,
+    **kwargs: Any,
+) -> List[TallyPluginMetric]:
     """Avalanche's ``accuracy_metrics``, exact and synced under DDP: one :class:`AccuracyPlugin`
     per level asked for (``split_by_task=True``, ``device=...`` go to each)."""
-    flags = dict(minibatch=minibatch, epoch=epoch, epoch_running=epoch_running,
-                 experience=experience, stream=stream)
+    flags = dict(minibatch=minibatch, epoch=epoch, epoch_running=epoch_running, experience=experience, stream=stream)
     return _plugins(AccuracyPlugin, flags, kwargs)
 
 
-def loss_metrics(*, minibatch: bool = False, epoch: bool = False, epoch_running: bool = False,
-                 experience: bool = False, stream: bool = False, **kwargs: Any) -> List[TallyPluginMetric]:
+def loss_metrics(
+    *,
+    minibatch: bool = False,
+    epoch: bool = False,
+    epoch_running: bool = False,
+    experience: bool = False,
+    stream: bool = False,
+    **kwargs: Any,
+) -> List[TallyPluginMetric]:
     """Avalanche's ``loss_metrics``, exact and synced under DDP: one :class:`LossPlugin` per
     level asked for."""
-    flags = dict(minibatch=minibatch, epoch=epoch, epoch_running=epoch_running,
-                 experience=experience, stream=stream)
+    flags = dict(minibatch=minibatch, epoch=epoch, epoch_running=epoch_running, experience=experience, stream=stream)
     return _plugins(LossPlugin, flags, kwargs)

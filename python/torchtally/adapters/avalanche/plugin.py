@@ -4,6 +4,7 @@ Imported by ``torchtally.adapters.avalanche`` once Avalanche is known to be inst
 subclasses Avalanche's ``PluginMetric``, so ``EvaluationPlugin`` drives it like Avalanche's own
 metrics and its loggers show its values under the same names.
 """
+
 from __future__ import annotations
 
 import copy
@@ -14,8 +15,8 @@ from avalanche.evaluation import PluginMetric
 from avalanche.evaluation.metric_results import MetricValue
 from avalanche.evaluation.metric_utils import get_metric_name
 
-from ..dataparallel import check_no_metrics_inside, is_metric_like, metric_device
 from ...errors import NotComputableError
+from ..dataparallel import check_no_metrics_inside, is_metric_like, metric_device
 from .loaders import RowFilter, row_filter
 
 __all__ = ["TallyPluginMetric", "LEVELS"]

@@ -7,16 +7,14 @@ checks and the NaN policy, shared with the metric classes: update.py).
     >>> weighted_mean(torch.tensor([1.0, 3.0]), torch.tensor([3.0, 1.0]))
     tensor(1.5000)
 """
+
 import torch
 from torch import Tensor
 
 from . import update
 from .update import NaNValueError  # noqa: F401  (raised by every form here)
 
-__all__ = [
-    "weighted_mean",
-    "weighted_sum",
-]
+__all__ = ["weighted_mean", "weighted_sum"]
 
 
 def weighted_mean(value: object, weight: object = None, *, nan_strategy: update.NanStrategy = "warn") -> Tensor:
@@ -30,8 +28,8 @@ def weighted_mean(value: object, weight: object = None, *, nan_strategy: update.
 def weighted_sum(value: object, weight: object = None, *, nan_strategy: update.NanStrategy = "warn") -> Tensor:
     """sum(weight * value) over all elements, in torch's default dtype; 0 for no values.
 
-        >>> weighted_sum(torch.tensor([1.0, 2.0]), 2.0)
-        tensor(6.)
+    >>> weighted_sum(torch.tensor([1.0, 2.0]), 2.0)
+    tensor(6.)
     """
     strategy = update.check_nan_strategy(nan_strategy)
     total, _ = update.weighted_totals(*update.checked_values(strategy, "value", value, weight))

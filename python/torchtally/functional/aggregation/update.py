@@ -20,6 +20,7 @@ NaN policy (``nan_strategy``, torchmetrics' semantics and default), for values a
 One deliberate difference: with "disable", torchmetrics' MeanMetric drops the weights (every
 value weighs 1); here they are used as with every other strategy.
 """
+
 import warnings
 from typing import Optional, Tuple, Union
 
@@ -83,8 +84,9 @@ def as_weights(weight: object, value: Tensor, device: Optional[torch.device] = N
         ) from None
 
 
-def apply_nan_strategy(strategy: NanStrategy, name: str, value: Tensor,
-                       weight: Optional[Tensor] = None) -> Tuple[Tensor, Optional[Tensor]]:
+def apply_nan_strategy(
+    strategy: NanStrategy, name: str, value: Tensor, weight: Optional[Tensor] = None
+) -> Tuple[Tensor, Optional[Tensor]]:
     """Apply the NaN policy to value (and its weight, of value's shape), then check the weights'
     range. Shapes are kept, except that dropping NaNs flattens (as torchmetrics)."""
     if strategy != "disable":
@@ -99,7 +101,9 @@ def apply_nan_strategy(strategy: NanStrategy, name: str, value: Tensor,
             bad = bad & ~torch.isnan(weight)
         if bool(bad.any()):
             i = int(bad.reshape(-1).nonzero()[0, 0])
-            raise ValueError(f"weight: expected finite weights >= 0, got {float(weight.reshape(-1)[i])} at flat index {i}")
+            raise ValueError(
+                f"weight: expected finite weights >= 0, got {float(weight.reshape(-1)[i])} at flat index {i}"
+            )
     return value, weight
 
 
@@ -124,8 +128,9 @@ def _handle_nans(strategy, name, value, weight, nan):
     return value[keep], None if weight is None else weight[keep]
 
 
-def checked_values(strategy: NanStrategy, name: str, value: object, weight: object = None,
-                   device: Optional[torch.device] = None) -> Tuple[Tensor, Optional[Tensor]]:
+def checked_values(
+    strategy: NanStrategy, name: str, value: object, weight: object = None, device: Optional[torch.device] = None
+) -> Tuple[Tensor, Optional[Tensor]]:
     """Values (and weights) as float64 tensors of the value's shape, NaN policy applied."""
     v = as_values(name, value, device)
     return apply_nan_strategy(strategy, name, v, as_weights(weight, v, device))

@@ -25,6 +25,7 @@ validation is off), and multiclass functions need ``num_classes`` (torchmetrics 
     >>> binary_f1_score(torch.tensor([0.9, -2.0, 3.0]), torch.tensor([1, 0, 0]))  # logits
     tensor(0.6667)
 """
+
 from .. import curves
 from ..curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
 from . import forms, task_forms

@@ -13,6 +13,7 @@ float32, the dtype torchmetrics returns. Conventions, as torchmetrics 1.9 define
 * ``multidim_average="samplewise"``: every count carries a leading sample dim [N, ...] and all
   of the above happens per sample (classes are always the last dim of tp/fp/tn/fn).
 """
+
 import warnings
 from typing import NamedTuple, Optional
 
@@ -81,8 +82,7 @@ def _ratio(num: Tensor, den: Tensor, zero_division: float = 0.0, dtype: torch.dt
         # rounds it to ``dtype`` as .to() does (and costs a third of torch.tensor), without the
         # seven tensor ops. (Not on a GPU: reading the numbers would wait for the device.)
         d = float(den.item())
-        return torch.full((), float(num.item()) / d if d != 0 else float(zero_division), dtype=dtype,
-                          device=num.device)
+        return torch.full((), float(num.item()) / d if d != 0 else float(zero_division), dtype=dtype, device=num.device)
     num, den = num.double(), den.double()
     ratio = torch.where(den != 0, num / torch.where(den != 0, den, 1.0), zero_division)
     return ratio if dtype == torch.float64 else ratio.to(dtype)
@@ -219,13 +219,15 @@ def confusion_matrix(confmat: Tensor, normalize: Optional[str]) -> Tensor:
     totals = counts.sum(dim=dims, keepdim=True).expand_as(counts)
     empty = int((totals == 0).sum())
     if empty:
-        warnings.warn(f"{empty} NaN values found in confusion matrix have been replaced with zeros.", UserWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"{empty} NaN values found in confusion matrix have been replaced with zeros.", UserWarning, stacklevel=3
+        )
     return _result(_ratio(counts, totals))
 
 
-def jaccard_index(confmat: Tensor, kind: str, average: str, ignore_index: Optional[int] = None,
-                  zero_division: float = 0.0) -> Tensor:
+def jaccard_index(
+    confmat: Tensor, kind: str, average: str, ignore_index: Optional[int] = None, zero_division: float = 0.0
+) -> Tensor:
     """tp / (tp + fp + fn). Multiclass: a class in neither target nor preds, and the class
     ``ignore_index`` (when in range), are left out of "macro"; "micro" drops the ignored
     class's predictions from the denominator. A zero total weight gives NaN, as torchmetrics."""
@@ -290,7 +292,7 @@ def _mcc_one_sided(tp: float, fp: float, tn: float, fn: float) -> float:
     else:  # tp == 0 and fp == 0
         num = tn - fn
     den = (tp + fp + eps) * (tp + fn + eps) * (tn + fp + eps) * (tn + fn + eps)
-    return eps ** 0.5 * num / den ** 0.5
+    return eps**0.5 * num / den**0.5
 
 
 def cohen_kappa(confmat: Tensor, weights: Optional[str]) -> Tensor:

@@ -33,6 +33,7 @@ unchanged when they raise (out-of-range label, NaN score, wrong dtype or device)
 update never changes a metric's state. Samplewise rows are made in a fresh tensor, checked to the
 end (on CUDA: waited for) and only then appended.
 """
+
 import functools
 import math
 from typing import Optional, Tuple
@@ -226,8 +227,9 @@ def multiclass_inputs(preds: object, target: object, num_classes: int) -> Tuple[
     )
 
 
-def multilabel_inputs(preds: object, target: object, num_labels: int,
-                      ignore_index: Optional[int] = None) -> Tuple[Tensor, Tensor]:
+def multilabel_inputs(
+    preds: object, target: object, num_labels: int, ignore_index: Optional[int] = None
+) -> Tuple[Tensor, Tensor]:
     """preds, target [N, L, ...] -> both [N', L] with the extra dims flattened into samples."""
     preds, target = _tensors(preds, target)
     if preds.dim() < 2 or preds.shape[1] != num_labels:
@@ -256,11 +258,11 @@ def logit_threshold(threshold: float) -> float:
 # -- global updates (state mutated in place by the kernels) -----------------------------------
 
 
-def binary_update(confmat: Tensor, preds: object, target: object, threshold: float,
-                  ignore_index: Optional[int]) -> None:
+def binary_update(
+    confmat: Tensor, preds: object, target: object, threshold: float, ignore_index: Optional[int]
+) -> None:
     preds, target = binary_inputs(preds, target, ignore_index)
-    kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
-                               logit_threshold(threshold))
+    kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold, logit_threshold(threshold))
 
 
 def multiclass_update(confmat: Tensor, preds: object, target: object, ignore_index: Optional[int]) -> None:
@@ -271,19 +273,20 @@ def multiclass_update(confmat: Tensor, preds: object, target: object, ignore_ind
         kernels.confmat_labels(confmat, preds, target, None, ignore_index)
 
 
-def multiclass_topk_update(state: Tensor, preds: object, target: object, ignore_index: Optional[int],
-                           top_k: int) -> None:
+def multiclass_topk_update(
+    state: Tensor, preds: object, target: object, ignore_index: Optional[int], top_k: int
+) -> None:
     preds, target = multiclass_inputs(preds, target, state.shape[0])
     if preds.dim() != 2:
         raise ValueError(f"preds: top_k = {top_k} needs float scores [N, C, ...], got labels {_shape(preds)}")
     kernels.topk_update(state, preds, target, None, ignore_index, top_k)
 
 
-def multilabel_update(confmat: Tensor, preds: object, target: object, threshold: float,
-                      ignore_index: Optional[int]) -> None:
+def multilabel_update(
+    confmat: Tensor, preds: object, target: object, threshold: float, ignore_index: Optional[int]
+) -> None:
     preds, target = multilabel_inputs(preds, target, confmat.shape[0], ignore_index)
-    kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold,
-                               logit_threshold(threshold))
+    kernels.confmat_threshold(confmat, preds, target, None, ignore_index, threshold, logit_threshold(threshold))
 
 
 # -- samplewise rows (multidim_average="samplewise") -------------------------------------------
@@ -301,8 +304,7 @@ def _elements_per_sample(t: Tensor, leading: int) -> int:
     return math.prod(t.shape[leading:])
 
 
-def binary_sample_confmats(preds: object, target: object, threshold: float,
-                           ignore_index: Optional[int]) -> Tensor:
+def binary_sample_confmats(preds: object, target: object, threshold: float, ignore_index: Optional[int]) -> Tensor:
     """[N, 2, 2]: one confusion matrix per sample of preds, target [N, ...]. Each sample is one
     column of the multilabel kernel (the logits decision is taken over the whole batch)."""
     preds, target = _tensors(preds, target)
@@ -312,13 +314,21 @@ def binary_sample_confmats(preds: object, target: object, threshold: float,
         target = binary_labels(target, ignore_index)
     n, m = preds.shape[0], _elements_per_sample(preds, 1)
     out = torch.zeros(n, 2, 2, dtype=torch.int64, device=preds.device)
-    kernels.confmat_threshold(out, preds.reshape(n, m).t(), target.reshape(n, m).t(), None, ignore_index,
-                               threshold, logit_threshold(threshold))
+    kernels.confmat_threshold(
+        out,
+        preds.reshape(n, m).t(),
+        target.reshape(n, m).t(),
+        None,
+        ignore_index,
+        threshold,
+        logit_threshold(threshold),
+    )
     return kernels.settled(out)
 
 
-def multilabel_sample_confmats(preds: object, target: object, num_labels: int, threshold: float,
-                               ignore_index: Optional[int]) -> Tensor:
+def multilabel_sample_confmats(
+    preds: object, target: object, num_labels: int, threshold: float, ignore_index: Optional[int]
+) -> Tensor:
     """[N, L, 2, 2]: per sample and label, of preds, target [N, L, ...]."""
     preds, target = _tensors(preds, target)
     if preds.dim() < 2 or preds.shape[1] != num_labels:
@@ -330,8 +340,15 @@ def multilabel_sample_confmats(preds: object, target: object, num_labels: int, t
     n, m = preds.shape[0], _elements_per_sample(preds, 2)
     columns = n * num_labels
     out = torch.zeros(columns, 2, 2, dtype=torch.int64, device=preds.device)
-    kernels.confmat_threshold(out, preds.reshape(columns, m).t(), target.reshape(columns, m).t(), None,
-                               ignore_index, threshold, logit_threshold(threshold))
+    kernels.confmat_threshold(
+        out,
+        preds.reshape(columns, m).t(),
+        target.reshape(columns, m).t(),
+        None,
+        ignore_index,
+        threshold,
+        logit_threshold(threshold),
+    )
     return kernels.settled(out).reshape(n, num_labels, 2, 2)
 
 
@@ -347,8 +364,9 @@ def topk_predictions(scores: Tensor, target: Tensor, top_k: int) -> Tensor:
     return torch.where(hit, t, scores.argmax(1))
 
 
-def multiclass_sample_stats(preds: object, target: object, num_classes: int, top_k: int,
-                            ignore_index: Optional[int]) -> Tensor:
+def multiclass_sample_stats(
+    preds: object, target: object, num_classes: int, top_k: int, ignore_index: Optional[int]
+) -> Tensor:
     """[N, C, 4] = (tp, fp, tn, fn) per sample and class, of scores [N, C, ...] or labels [N, ...].
 
     The batch is first checked by the global kernel (same errors, NaN included) on a scratch
@@ -406,15 +424,15 @@ def multiclass_confmat(preds: object, target: object, num_classes: int, ignore_i
     return kernels.settled(confmat)
 
 
-def multiclass_topk(preds: object, target: object, num_classes: int, ignore_index: Optional[int],
-                    top_k: int) -> Tensor:
+def multiclass_topk(preds: object, target: object, num_classes: int, ignore_index: Optional[int], top_k: int) -> Tensor:
     state = torch.zeros(num_classes, 3, dtype=torch.int64, device=_device(preds))
     multiclass_topk_update(state, preds, target, ignore_index, top_k)
     return kernels.settled(state)
 
 
-def multilabel_confmat(preds: object, target: object, num_labels: int, threshold: float,
-                       ignore_index: Optional[int]) -> Tensor:
+def multilabel_confmat(
+    preds: object, target: object, num_labels: int, threshold: float, ignore_index: Optional[int]
+) -> Tensor:
     confmat = torch.zeros(num_labels, 2, 2, dtype=torch.int64, device=_device(preds))
     multilabel_update(confmat, preds, target, threshold, ignore_index)
     return kernels.settled(confmat)

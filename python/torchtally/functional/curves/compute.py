@@ -15,6 +15,7 @@ order, one row per column (class or label).
 
 Values are computed in float64 and returned as float32 (torchmetrics' result dtype).
 """
+
 import functools
 import warnings
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
@@ -118,7 +119,7 @@ def partial_auroc(c: Counts, max_fpr: float) -> Tensor:
         x = torch.cat([fpr[:stop], fpr.new_full((1,), max_fpr)])
         y = torch.cat([tpr[:stop], end.reshape(1)])
         area = torch.trapezoid(y, x)
-    min_area = 0.5 * max_fpr ** 2
+    min_area = 0.5 * max_fpr**2
     return (0.5 * (1 + (area - min_area) / (max_fpr - min_area))).reshape(1)
 
 
@@ -138,8 +139,9 @@ def warn_undefined(values: Tensor, what: str, columns: Optional[str]) -> None:
         warnings.warn(f"{what} is undefined (NaN){where}: no positive or no negative sample", UserWarning, stacklevel=3)
 
 
-def warn_no_positive(pos: Tensor, what: str, columns: Optional[str], consequence: str = "its value is 0",
-                     stacklevel: int = 3) -> None:
+def warn_no_positive(
+    pos: Tensor, what: str, columns: Optional[str], consequence: str = "its value is 0", stacklevel: int = 3
+) -> None:
     """One warning naming the columns without a positive sample."""
     bad = (pos == 0).nonzero().flatten().tolist()
     if bad:
@@ -179,7 +181,9 @@ def interp(x: Tensor, xp: Tensor, fp: Tensor) -> Tensor:
     if xp.numel() < 2:
         return fp[:1].expand_as(x).clone() if xp.numel() else torch.full_like(x, float("nan"))
     dx = xp[1:] - xp[:-1]
-    slope = torch.where(dx != 0, (fp[1:] - fp[:-1]) / torch.where(dx != 0, dx, torch.ones_like(dx)), torch.zeros_like(dx))
+    slope = torch.where(
+        dx != 0, (fp[1:] - fp[:-1]) / torch.where(dx != 0, dx, torch.ones_like(dx)), torch.zeros_like(dx)
+    )
     known = torch.where(torch.isnan(xp), torch.full_like(xp, float("inf")), xp).sort().values
     count = torch.searchsorted(known, x.contiguous(), right=True)
     count = torch.where(torch.isnan(x), torch.zeros_like(count), count)
@@ -187,7 +191,9 @@ def interp(x: Tensor, xp: Tensor, fp: Tensor) -> Tensor:
     return fp[k] + slope[k] * (x - xp[k])
 
 
-def macro_curve(xs: List[Tensor], ys: List[Tensor], thresholds: List[Tensor], descending: bool) -> Tuple[Tensor, Tensor, Tensor]:
+def macro_curve(
+    xs: List[Tensor], ys: List[Tensor], thresholds: List[Tensor], descending: bool
+) -> Tuple[Tensor, Tensor, Tensor]:
     """Average of per-class curves: every class's y interpolated at the union of all x values."""
     x = torch.cat(xs).sort().values
     y = torch.stack([interp(x, xi, yi) for xi, yi in zip(xs, ys)]).mean(0)
@@ -239,7 +245,9 @@ def _columns_name(task: CurveTask) -> Optional[str]:
     return {"binary": None, "multiclass": "class", "multilabel": "label"}[task.task]
 
 
-def auroc_from(task: CurveTask, states: States, average: Optional[str] = "macro", max_fpr: Optional[float] = None) -> Tensor:
+def auroc_from(
+    task: CurveTask, states: States, average: Optional[str] = "macro", max_fpr: Optional[float] = None
+) -> Tensor:
     """AUROC: a scalar (binary, micro) or reduced over columns by `average`."""
     micro = average == "micro"
     cs = counts(task, states, micro)
@@ -288,8 +296,13 @@ def precision_recall_curve_from(task: CurveTask, states: States, average: Option
         curve, consequence = pr_curve, "its recall is undefined (NaN)"
     else:
         curve, consequence = functools.partial(pr_curve, recall_if_no_positive=1.0), "its recall is set to 1"
-    warn_no_positive(torch.cat([c.pos for c in cs]), "PrecisionRecallCurve", None if micro else _columns_name(task),
-                     consequence, stacklevel=3)
+    warn_no_positive(
+        torch.cat([c.pos for c in cs]),
+        "PrecisionRecallCurve",
+        None if micro else _columns_name(task),
+        consequence,
+        stacklevel=3,
+    )
     return _curves(task, cs, average, curve, descending=False)
 
 

@@ -33,6 +33,7 @@ tensor(0.7500)
 >>> binary_average_precision(preds, target)
 tensor(0.8333)
 """
+
 from typing import Any, List, Optional, Tuple, Union
 
 import torch
@@ -86,8 +87,14 @@ def _task(kind: str, num: Any, name: str, thresholds: Thresholds, ignore_index: 
     return CurveTask(kind, check_num(name, num, 2 if kind == "multiclass" else 1), thresholds, ignore_index)
 
 
-def binary_auroc(preds: Tensor, target: Tensor, max_fpr: Optional[float] = None, thresholds: Thresholds = None,
-                 ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+def binary_auroc(
+    preds: Tensor,
+    target: Tensor,
+    max_fpr: Optional[float] = None,
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """Area under the ROC curve of a binary task; ``max_fpr`` gives scikit-learn's standardised
     partial AUC. preds [N, ...] probabilities or logits, target [N, ...] in {0, 1}.
 
@@ -99,9 +106,15 @@ def binary_auroc(preds: Tensor, target: Tensor, max_fpr: Optional[float] = None,
     return auroc_from(task, _states(task, preds, target), None, max_fpr)
 
 
-def multiclass_auroc(preds: Tensor, target: Tensor, num_classes: int, average: Optional[str] = "macro",
-                     thresholds: Thresholds = None, ignore_index: Optional[int] = None,
-                     validate_args: bool = True) -> Tensor:
+def multiclass_auroc(
+    preds: Tensor,
+    target: Tensor,
+    num_classes: int,
+    average: Optional[str] = "macro",
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """One-vs-rest AUROC per class, averaged ("macro", "weighted" by support) or not ("none").
     preds [N, C, ...], target [N, ...] class ids.
 
@@ -114,9 +127,15 @@ def multiclass_auroc(preds: Tensor, target: Tensor, num_classes: int, average: O
     return auroc_from(task, _states(task, preds, target), average)
 
 
-def multilabel_auroc(preds: Tensor, target: Tensor, num_labels: int, average: Optional[str] = "macro",
-                     thresholds: Thresholds = None, ignore_index: Optional[int] = None,
-                     validate_args: bool = True) -> Tensor:
+def multilabel_auroc(
+    preds: Tensor,
+    target: Tensor,
+    num_labels: int,
+    average: Optional[str] = "macro",
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """AUROC per label, averaged ("micro": all labels pooled, "macro", "weighted") or not ("none").
     preds [N, L, ...], target [N, L, ...] in {0, 1}.
 
@@ -129,8 +148,13 @@ def multilabel_auroc(preds: Tensor, target: Tensor, num_labels: int, average: Op
     return auroc_from(task, _states(task, preds, target), average)
 
 
-def binary_average_precision(preds: Tensor, target: Tensor, thresholds: Thresholds = None,
-                             ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+def binary_average_precision(
+    preds: Tensor,
+    target: Tensor,
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """Average precision (area under the step precision-recall curve) of a binary task.
 
     >>> binary_average_precision(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]))
@@ -140,9 +164,15 @@ def binary_average_precision(preds: Tensor, target: Tensor, thresholds: Threshol
     return average_precision_from(task, _states(task, preds, target), None)
 
 
-def multiclass_average_precision(preds: Tensor, target: Tensor, num_classes: int,
-                                 average: Optional[str] = "macro", thresholds: Thresholds = None,
-                                 ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+def multiclass_average_precision(
+    preds: Tensor,
+    target: Tensor,
+    num_classes: int,
+    average: Optional[str] = "macro",
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """One-vs-rest average precision per class, averaged ("macro", "weighted") or not ("none").
 
     >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
@@ -154,9 +184,15 @@ def multiclass_average_precision(preds: Tensor, target: Tensor, num_classes: int
     return average_precision_from(task, _states(task, preds, target), average)
 
 
-def multilabel_average_precision(preds: Tensor, target: Tensor, num_labels: int,
-                                 average: Optional[str] = "macro", thresholds: Thresholds = None,
-                                 ignore_index: Optional[int] = None, validate_args: bool = True) -> Tensor:
+def multilabel_average_precision(
+    preds: Tensor,
+    target: Tensor,
+    num_labels: int,
+    average: Optional[str] = "macro",
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """Average precision per label, averaged ("micro", "macro", "weighted") or not ("none").
 
     >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
@@ -168,8 +204,13 @@ def multilabel_average_precision(preds: Tensor, target: Tensor, num_labels: int,
     return average_precision_from(task, _states(task, preds, target), average)
 
 
-def binary_roc(preds: Tensor, target: Tensor, thresholds: Thresholds = None, ignore_index: Optional[int] = None,
-               validate_args: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
+def binary_roc(
+    preds: Tensor,
+    target: Tensor,
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tuple[Tensor, Tensor, Tensor]:
     """(fpr, tpr, thresholds) with thresholds descending. Exact: one point per distinct score,
     after the origin at threshold 1.0. Binned: one point per threshold.
 
@@ -181,9 +222,15 @@ def binary_roc(preds: Tensor, target: Tensor, thresholds: Thresholds = None, ign
     return roc_from(task, _states(task, preds, target))
 
 
-def multiclass_roc(preds: Tensor, target: Tensor, num_classes: int, thresholds: Thresholds = None,
-                   average: Optional[str] = None, ignore_index: Optional[int] = None,
-                   validate_args: bool = True) -> Curve:
+def multiclass_roc(
+    preds: Tensor,
+    target: Tensor,
+    num_classes: int,
+    thresholds: Thresholds = None,
+    average: Optional[str] = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Curve:
     """One-vs-rest ROC per class: binned [C, T] tensors (thresholds [T]), exact lists of
     tensors; average "micro" pools the classes, "macro" averages the curves (interpolated).
 
@@ -196,8 +243,14 @@ def multiclass_roc(preds: Tensor, target: Tensor, num_classes: int, thresholds: 
     return roc_from(task, _states(task, preds, target), average)
 
 
-def multilabel_roc(preds: Tensor, target: Tensor, num_labels: int, thresholds: Thresholds = None,
-                   ignore_index: Optional[int] = None, validate_args: bool = True) -> Curve:
+def multilabel_roc(
+    preds: Tensor,
+    target: Tensor,
+    num_labels: int,
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Curve:
     """ROC per label: binned [L, T] tensors, exact lists of tensors.
 
     >>> fpr, tpr, thr = multilabel_roc(torch.eye(2), torch.eye(2, dtype=torch.long), 2)
@@ -208,9 +261,13 @@ def multilabel_roc(preds: Tensor, target: Tensor, num_labels: int, thresholds: T
     return roc_from(task, _states(task, preds, target))
 
 
-def binary_precision_recall_curve(preds: Tensor, target: Tensor, thresholds: Thresholds = None,
-                                  ignore_index: Optional[int] = None,
-                                  validate_args: bool = True) -> Tuple[Tensor, Tensor, Tensor]:
+def binary_precision_recall_curve(
+    preds: Tensor,
+    target: Tensor,
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tuple[Tensor, Tensor, Tensor]:
     """(precision, recall, thresholds): thresholds ascending, then the end point (1, 0).
 
     >>> p, r, t = binary_precision_recall_curve(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]))
@@ -221,9 +278,15 @@ def binary_precision_recall_curve(preds: Tensor, target: Tensor, thresholds: Thr
     return precision_recall_curve_from(task, _states(task, preds, target))
 
 
-def multiclass_precision_recall_curve(preds: Tensor, target: Tensor, num_classes: int,
-                                      thresholds: Thresholds = None, average: Optional[str] = None,
-                                      ignore_index: Optional[int] = None, validate_args: bool = True) -> Curve:
+def multiclass_precision_recall_curve(
+    preds: Tensor,
+    target: Tensor,
+    num_classes: int,
+    thresholds: Thresholds = None,
+    average: Optional[str] = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Curve:
     """One-vs-rest precision-recall curve per class (shapes as multiclass_roc, [C, T + 1]).
 
     >>> p, r, t = multiclass_precision_recall_curve(torch.eye(3), torch.tensor([0, 1, 2]), 3, thresholds=3)
@@ -235,9 +298,14 @@ def multiclass_precision_recall_curve(preds: Tensor, target: Tensor, num_classes
     return precision_recall_curve_from(task, _states(task, preds, target), average)
 
 
-def multilabel_precision_recall_curve(preds: Tensor, target: Tensor, num_labels: int,
-                                      thresholds: Thresholds = None, ignore_index: Optional[int] = None,
-                                      validate_args: bool = True) -> Curve:
+def multilabel_precision_recall_curve(
+    preds: Tensor,
+    target: Tensor,
+    num_labels: int,
+    thresholds: Thresholds = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Curve:
     """Precision-recall curve per label (binned [L, T + 1] tensors, exact lists).
 
     >>> p, r, t = multilabel_precision_recall_curve(torch.eye(2), torch.eye(2, dtype=torch.long), 2)
@@ -251,10 +319,18 @@ def multilabel_precision_recall_curve(preds: Tensor, target: Tensor, num_labels:
 # -- task forms: one entry point per metric, the task named by a string ---------------------
 
 
-def auroc(preds: Tensor, target: Tensor, task: str, thresholds: Thresholds = None,
-          num_classes: Optional[int] = None, num_labels: Optional[int] = None, average: Optional[str] = "macro",
-          max_fpr: Optional[float] = None, ignore_index: Optional[int] = None,
-          validate_args: bool = True) -> Tensor:
+def auroc(
+    preds: Tensor,
+    target: Tensor,
+    task: str,
+    thresholds: Thresholds = None,
+    num_classes: Optional[int] = None,
+    num_labels: Optional[int] = None,
+    average: Optional[str] = "macro",
+    max_fpr: Optional[float] = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """binary_auroc, multiclass_auroc or multilabel_auroc, by ``task``.
 
     >>> auroc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
@@ -264,16 +340,25 @@ def auroc(preds: Tensor, target: Tensor, task: str, thresholds: Thresholds = Non
     if task == "binary":
         return binary_auroc(preds, target, max_fpr, thresholds, ignore_index)
     if task == "multiclass":
-        return multiclass_auroc(preds, target, check_task_count("num_classes", num_classes), average, thresholds,
-                                ignore_index)
-    return multilabel_auroc(preds, target, check_task_count("num_labels", num_labels), average, thresholds,
-                            ignore_index)
+        return multiclass_auroc(
+            preds, target, check_task_count("num_classes", num_classes), average, thresholds, ignore_index
+        )
+    return multilabel_auroc(
+        preds, target, check_task_count("num_labels", num_labels), average, thresholds, ignore_index
+    )
 
 
-def average_precision(preds: Tensor, target: Tensor, task: str, thresholds: Thresholds = None,
-                      num_classes: Optional[int] = None, num_labels: Optional[int] = None,
-                      average: Optional[str] = "macro", ignore_index: Optional[int] = None,
-                      validate_args: bool = True) -> Tensor:
+def average_precision(
+    preds: Tensor,
+    target: Tensor,
+    task: str,
+    thresholds: Thresholds = None,
+    num_classes: Optional[int] = None,
+    num_labels: Optional[int] = None,
+    average: Optional[str] = "macro",
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Tensor:
     """binary_, multiclass_ or multilabel_average_precision, by ``task``.
 
     >>> average_precision(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
@@ -283,15 +368,25 @@ def average_precision(preds: Tensor, target: Tensor, task: str, thresholds: Thre
     if task == "binary":
         return binary_average_precision(preds, target, thresholds, ignore_index)
     if task == "multiclass":
-        return multiclass_average_precision(preds, target, check_task_count("num_classes", num_classes), average,
-                                            thresholds, ignore_index)
-    return multilabel_average_precision(preds, target, check_task_count("num_labels", num_labels), average,
-                                        thresholds, ignore_index)
+        return multiclass_average_precision(
+            preds, target, check_task_count("num_classes", num_classes), average, thresholds, ignore_index
+        )
+    return multilabel_average_precision(
+        preds, target, check_task_count("num_labels", num_labels), average, thresholds, ignore_index
+    )
 
 
-def roc(preds: Tensor, target: Tensor, task: str, thresholds: Thresholds = None, num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None, average: Optional[str] = None, ignore_index: Optional[int] = None,
-        validate_args: bool = True) -> Curve:
+def roc(
+    preds: Tensor,
+    target: Tensor,
+    task: str,
+    thresholds: Thresholds = None,
+    num_classes: Optional[int] = None,
+    num_labels: Optional[int] = None,
+    average: Optional[str] = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Curve:
     """binary_roc, multiclass_roc or multilabel_roc, by ``task`` (``average``: multiclass only).
 
     >>> fpr, tpr, thr = roc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary", thresholds=3)
@@ -302,15 +397,23 @@ def roc(preds: Tensor, target: Tensor, task: str, thresholds: Thresholds = None,
     if task == "binary":
         return binary_roc(preds, target, thresholds, ignore_index)
     if task == "multiclass":
-        return multiclass_roc(preds, target, check_task_count("num_classes", num_classes), thresholds, average,
-                              ignore_index)
+        return multiclass_roc(
+            preds, target, check_task_count("num_classes", num_classes), thresholds, average, ignore_index
+        )
     return multilabel_roc(preds, target, check_task_count("num_labels", num_labels), thresholds, ignore_index)
 
 
-def precision_recall_curve(preds: Tensor, target: Tensor, task: str, thresholds: Thresholds = None,
-                           num_classes: Optional[int] = None, num_labels: Optional[int] = None,
-                           average: Optional[str] = None, ignore_index: Optional[int] = None,
-                           validate_args: bool = True) -> Curve:
+def precision_recall_curve(
+    preds: Tensor,
+    target: Tensor,
+    task: str,
+    thresholds: Thresholds = None,
+    num_classes: Optional[int] = None,
+    num_labels: Optional[int] = None,
+    average: Optional[str] = None,
+    ignore_index: Optional[int] = None,
+    validate_args: bool = True,
+) -> Curve:
     """binary_, multiclass_ or multilabel_precision_recall_curve, by ``task`` (``average``: multiclass only).
 
     >>> p, r, t = precision_recall_curve(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
@@ -321,7 +424,9 @@ def precision_recall_curve(preds: Tensor, target: Tensor, task: str, thresholds:
     if task == "binary":
         return binary_precision_recall_curve(preds, target, thresholds, ignore_index)
     if task == "multiclass":
-        return multiclass_precision_recall_curve(preds, target, check_task_count("num_classes", num_classes),
-                                                 thresholds, average, ignore_index)
-    return multilabel_precision_recall_curve(preds, target, check_task_count("num_labels", num_labels), thresholds,
-                                             ignore_index)
+        return multiclass_precision_recall_curve(
+            preds, target, check_task_count("num_classes", num_classes), thresholds, average, ignore_index
+        )
+    return multilabel_precision_recall_curve(
+        preds, target, check_task_count("num_labels", num_labels), thresholds, ignore_index
+    )

@@ -33,6 +33,7 @@ Option checks. `thresholds` follows torchmetrics: None (exact mode), an int T >=
 in float32), a list of floats in [0, 1] or a 1-D floating tensor. Unlike torchmetrics the
 values must be non-decreasing: the histogram kernel needs sorted bin edges.
 """
+
 import math
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -132,7 +133,12 @@ def check_normalization(normalization: Any) -> Optional[str]:
 def check_max_fpr(max_fpr: Any) -> Optional[float]:
     if max_fpr is None:
         return None
-    if isinstance(max_fpr, bool) or not isinstance(max_fpr, (int, float)) or not 0 < max_fpr <= 1 or math.isnan(max_fpr):
+    if (
+        isinstance(max_fpr, bool)
+        or not isinstance(max_fpr, (int, float))
+        or not 0 < max_fpr <= 1
+        or math.isnan(max_fpr)
+    ):
         raise ValueError(f"max_fpr: expected None or a float in (0, 1], got {max_fpr!r}")
     return float(max_fpr)
 
@@ -167,8 +173,14 @@ class CurveTask:
     [0, 0, 0, 0, 1, 0]
     """
 
-    def __init__(self, task: str, num: int, thresholds: object = None, ignore_index: Optional[int] = None,
-                 normalization: Optional[str] = "sigmoid") -> None:
+    def __init__(
+        self,
+        task: str,
+        num: int,
+        thresholds: object = None,
+        ignore_index: Optional[int] = None,
+        normalization: Optional[str] = "sigmoid",
+    ) -> None:
         if task not in TASKS:
             raise ValueError(f"task: expected one of {TASKS}, got {task!r}")
         self.task = task
@@ -299,7 +311,9 @@ class CurveTask:
             device = torch.device(device)
             for name, t in (("preds", preds), ("target", target)):
                 if t.device != device:
-                    raise ValueError(f"{name}: expected a tensor on {device} (the device of the metric state), got {t.device}")
+                    raise ValueError(
+                        f"{name}: expected a tensor on {device} (the device of the metric state), got {t.device}"
+                    )
                 if t.is_meta:
                     raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {_describe(t)}")
         if target.dtype not in _LABEL_DTYPE_SET:
@@ -318,7 +332,8 @@ class CurveTask:
             i = int(inexact.reshape(-1).nonzero()[0, 0])
             sample = i // max(1, target[0].numel())
             raise ValueError(
-                f"target: expected 0 or 1 (a float target holds labels), got {target.reshape(-1)[i].item()} at sample {sample}"
+                "target: expected 0 or 1 (a float target holds labels), "
+                f"got {target.reshape(-1)[i].item()} at sample {sample}"
             )
         return labels
 
@@ -330,7 +345,9 @@ class CurveTask:
             raise ValueError(f"preds: expected a floating tensor of shape {self._shape_text()}, got {_describe(preds)}")
         multiclass = self.task == "multiclass"
         if dims == 2:  # the common layout: nothing to fold, and a cheaper shape test than slicing
-            ok = (target.dim() == 1 and target.shape[0] == preds.shape[0]) if multiclass else target.shape == preds.shape
+            ok = (
+                (target.dim() == 1 and target.shape[0] == preds.shape[0]) if multiclass else target.shape == preds.shape
+            )
             if not ok:
                 raise ValueError(_target_shape_error(preds.shape[:1] if multiclass else preds.shape, preds, target))
             return preds, target

@@ -1,11 +1,13 @@
 """Regression results from the states (see update.py for their layout): R2, explained variance,
 Pearson, and the result dtypes torchmetrics returns."""
+
 import warnings
 
 import torch
 from torch import Tensor
 
 _F64 = torch.float64
+
 
 def as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
     """``value`` in ``dtype``; a single element as a 0-d tensor (torchmetrics squeezes those)."""
@@ -16,6 +18,7 @@ def as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
 def mean_of(total: Tensor, count: object, dtype: torch.dtype) -> Tensor:
     """total / count in ``dtype``: NaN where count is 0, as torchmetrics' 0 / 0."""
     return as_result(total / count, dtype)
+
 
 def _forced_ratio_score(num: Tensor, den: Tensor) -> Tensor:
     """1 - num/den; 1 where num = 0, 0 where only den = 0 (torchmetrics' and scikit-learn's
@@ -109,4 +112,3 @@ def pearson_from_comoments(state: Tensor) -> Tensor:
         )
         r = torch.where(undefined, torch.full_like(r, float("nan")), r)
     return r
-

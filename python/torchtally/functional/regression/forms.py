@@ -14,6 +14,7 @@ integer inputs), as torchmetrics' do. Results carry no gradient.
     >>> r2_score(preds, target)
     tensor(0.9486)
 """
+
 from typing import Optional, Tuple
 
 import torch
@@ -48,8 +49,8 @@ def mean_squared_error(preds: Tensor, target: Tensor, squared: bool = True, num_
 def mean_absolute_error(preds: Tensor, target: Tensor, num_outputs: int = 1) -> Tensor:
     """Mean absolute error (shapes as mean_squared_error).
 
-        >>> mean_absolute_error(torch.tensor([1.0, 2.0]), torch.tensor([1.5, 4.0]))
-        tensor(1.2500)
+    >>> mean_absolute_error(torch.tensor([1.0, 2.0]), torch.tensor([1.5, 4.0]))
+    tensor(1.2500)
     """
     total, n = update.absolute_error_sum(preds, target, update.check_num_outputs(num_outputs))
     return _functional_result(total / n, preds, target, num_outputs)
@@ -63,14 +64,16 @@ def _functional_result(value: Tensor, preds: Tensor, target: Tensor, num_outputs
 def mean_absolute_percentage_error(preds: Tensor, target: Tensor) -> Tensor:
     """Mean of |target - preds| / max(|target|, 1.17e-6) over all elements (a fraction, not %).
 
-        >>> mean_absolute_percentage_error(torch.tensor([1.0, 3.0]), torch.tensor([2.0, 4.0]))
-        tensor(0.3750)
+    >>> mean_absolute_percentage_error(torch.tensor([1.0, 3.0]), torch.tensor([2.0, 4.0]))
+    tensor(0.3750)
     """
     total, n = update.absolute_percentage_error_sum(preds, target)
     return (total / n).to(update.functional_dtype(preds, target))
 
 
-def _moments_of(preds: Tensor, target: Tensor, max_dims: Optional[int]) -> Tuple[Tensor, Tuple[int, ...], Tensor, Tensor]:
+def _moments_of(
+    preds: Tensor, target: Tensor, max_dims: Optional[int]
+) -> Tuple[Tensor, Tuple[int, ...], Tensor, Tensor]:
     p, t, shape = update.outputs(preds, target, max_dims)
     state = update.residual_moments_update(update.empty_moments(0, p.device), p, t)
     return state, shape, p, t
@@ -92,8 +95,8 @@ def r2_score(preds: Tensor, target: Tensor, adjusted: int = 0, multioutput: str 
 def explained_variance(preds: Tensor, target: Tensor, multioutput: str = "uniform_average") -> Tensor:
     """Explained variance 1 - Var(target - preds) / Var(target) of [N] or [N, d1, ...] inputs.
 
-        >>> explained_variance(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2.0, 3.0, 4.0]))
-        tensor(1.)
+    >>> explained_variance(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2.0, 3.0, 4.0]))
+    tensor(1.)
     """
     multioutput = update.check_multioutput(multioutput)
     state, shape, p, t = _moments_of(preds, target, max_dims=None)
@@ -104,8 +107,8 @@ def explained_variance(preds: Tensor, target: Tensor, multioutput: str = "unifor
 def pearson_corrcoef(preds: Tensor, target: Tensor) -> Tensor:
     """Pearson correlation per column of [N] or [N, D] inputs (NaN for a constant column).
 
-        >>> pearson_corrcoef(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 2.5]))
-        tensor(0.9820)
+    >>> pearson_corrcoef(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 2.5]))
+    tensor(0.9820)
     """
     d = preds.shape[1] if isinstance(preds, Tensor) and preds.dim() == 2 else 1
     p, t = update.pearson(preds, target, d)

@@ -39,14 +39,15 @@ for either catches it.
   ``pearson``   [N] or [N, num_outputs] ([N, 1] too for one output);
   ``rows``      [N, d] vectors (CosineSimilarity).
 """
+
 import math
 from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
-from ...kernels.reference.checks import describe
 from ... import kernels
+from ...kernels.reference.checks import describe
 
 MULTIOUTPUTS = ("raw_values", "uniform_average", "variance_weighted")
 _F64 = torch.float64
@@ -84,7 +85,9 @@ def check_adjusted(adjusted: object) -> int:
 
 def check_squared(squared: object) -> bool:
     if not isinstance(squared, bool):
-        raise ValueError(f"squared: Expected argument `squared` to be a boolean (True: MSE, False: RMSE), got {squared!r}")
+        raise ValueError(
+            f"squared: Expected argument `squared` to be a boolean (True: MSE, False: RMSE), got {squared!r}"
+        )
     return squared
 
 
@@ -149,8 +152,9 @@ def flat(preds: object, target: object, device: Optional[torch.device] = None) -
     return preds.reshape(-1), target.reshape(-1)
 
 
-def columns(preds: object, target: object, num_outputs: int,
-            device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor]:
+def columns(
+    preds: object, target: object, num_outputs: int, device: Optional[torch.device] = None
+) -> Tuple[Tensor, Tensor]:
     """[N, D] with D = num_outputs > 1 (a 1-D input would be spread over every output)."""
     p, t = pair(preds, target, device)
     if p.dim() != 2 or p.shape[1] != num_outputs:
@@ -158,8 +162,9 @@ def columns(preds: object, target: object, num_outputs: int,
     return p, t
 
 
-def outputs(preds: object, target: object, max_dims: Optional[int] = None,
-            device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor, Tuple[int, ...]]:
+def outputs(
+    preds: object, target: object, max_dims: Optional[int] = None, device: Optional[torch.device] = None
+) -> Tuple[Tensor, Tensor, Tuple[int, ...]]:
     """[N] or [N, d1, ...] (at most ``max_dims`` dims): returned as [N, D] with D = d1 * ...,
     and the output shape (d1, ...), () for a 1-D input."""
     p, t = pair(preds, target, device)
@@ -173,8 +178,9 @@ def outputs(preds: object, target: object, max_dims: Optional[int] = None,
     return p.reshape(p.shape[0], d), t.reshape(t.shape[0], d), shape
 
 
-def pearson(preds: object, target: object, num_outputs: int,
-            device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor]:
+def pearson(
+    preds: object, target: object, num_outputs: int, device: Optional[torch.device] = None
+) -> Tuple[Tensor, Tensor]:
     """[N] or [N, 1] for one output, [N, D] for D = num_outputs; returned as [N, D]."""
     p, t = pair(preds, target, device)
     if p.dim() not in (1, 2):
@@ -241,8 +247,9 @@ MAPE_EPS = 1.17e-06
 # -- error sums ------------------------------------------------------------------------------
 
 
-def squared_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
-                      device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
+def squared_error_sum(
+    preds: Tensor, target: Tensor, num_outputs: int, device: Optional[torch.device] = None
+) -> Tuple[Tensor, int]:
     """(sum of squared errors [D] float64, number of samples) of one batch."""
     p, t = _error_inputs(preds, target, num_outputs, device)
     diff = t.to(_F64) - p.to(_F64)
@@ -251,8 +258,9 @@ def squared_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
     return total, diff.shape[0]
 
 
-def absolute_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
-                       device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
+def absolute_error_sum(
+    preds: Tensor, target: Tensor, num_outputs: int, device: Optional[torch.device] = None
+) -> Tuple[Tensor, int]:
     """(sum of absolute errors [D] float64, number of samples) of one batch."""
     p, t = _error_inputs(preds, target, num_outputs, device)
     total = (t.to(_F64) - p.to(_F64)).abs().sum(0)
@@ -260,8 +268,9 @@ def absolute_error_sum(preds: Tensor, target: Tensor, num_outputs: int,
     return total, p.shape[0]
 
 
-def absolute_percentage_error_sum(preds: Tensor, target: Tensor,
-                                  device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
+def absolute_percentage_error_sum(
+    preds: Tensor, target: Tensor, device: Optional[torch.device] = None
+) -> Tuple[Tensor, int]:
     """(sum of |target - preds| / max(|target|, MAPE_EPS) float64, number of elements)."""
     p, t = flat(preds, target, device)
     t64 = t.to(_F64)
@@ -276,6 +285,7 @@ def _error_inputs(preds, target, num_outputs, device):
         p, t = flat(preds, target, device)
         return p[:, None], t[:, None]
     return columns(preds, target, num_outputs, device)
+
 
 # -- the input form (dtype and output shape of the inputs seen) ----------------------------------
 
@@ -421,6 +431,7 @@ def comoments_update(state: Tensor, p: Tensor, t: Tensor) -> None:
     require_finite(p.sum() + t.sum(), p, t)
     kernels.comoments_update(state, p, t)
 
+
 # -- cosine similarity -----------------------------------------------------------------------
 
 COSINE_REDUCTIONS = ("sum", "mean", "none", None)
@@ -439,4 +450,3 @@ def cosine_rows(preds: Tensor, target: Tensor, device: Optional[torch.device] = 
     norms = torch.linalg.vector_norm(p64, dim=1) * torch.linalg.vector_norm(t64, dim=1)
     require_finite(norms.sum(), p, t)
     return (p64 * t64).sum(1) / norms
-

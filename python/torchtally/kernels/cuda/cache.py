@@ -14,6 +14,7 @@ written (read-only, no home folder) still works: the image is compiled in memory
 `Cache.problem` says why nothing was kept. The folder: ``TORCHTALLY_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/torchtally/kernels``, else ``~/.cache/torchtally/kernels``.
 """
+
 import contextlib
 import hashlib
 import os
@@ -41,7 +42,7 @@ def entry_key(source: str, arch: str, nvrtc_version: Tuple[int, int], driver_ver
     """The key of an image: a hash over everything that changes the compiled bytes or whether the
     driver can load them."""
     h = hashlib.sha256()
-    for part in (source, arch, "%d.%d" % tuple(nvrtc_version), str(driver_version)):
+    for part in (source, arch, "{}.{}".format(*nvrtc_version), str(driver_version)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
@@ -55,7 +56,7 @@ def unpack(data: bytes) -> Optional[bytes]:
     """The image of an entry's bytes, or None when they are not a whole, intact entry."""
     if len(data) < len(MAGIC) + DIGEST or not data.startswith(MAGIC):
         return None
-    digest, image = data[len(MAGIC):len(MAGIC) + DIGEST], data[len(MAGIC) + DIGEST:]
+    digest, image = data[len(MAGIC) : len(MAGIC) + DIGEST], data[len(MAGIC) + DIGEST :]
     return image if hashlib.sha256(image).digest() == digest else None
 
 
@@ -126,5 +127,7 @@ class Cache:
             try:
                 self.write(key, kind, image)
             except OSError as exc:
-                self.problem = f"the kernel cache {self.folder} cannot be written ({exc}): compiled for this process only"
+                self.problem = (
+                    f"the kernel cache {self.folder} cannot be written ({exc}): compiled for this process only"
+                )
             return image, False

@@ -12,6 +12,7 @@ difference means that device takes the reference, with a warning that names the 
 `run(kernels, reference, device)` returns the differences found (empty: the device passes);
 it needs nothing CUDA-specific, so the tests run it on the CPU against torchtally._C.
 """
+
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence
 
@@ -24,6 +25,7 @@ SCORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 class Case:
     """One call of a kernel: `name` for the report, `make(device)` the arguments (the state first),
     `rejected` when the batch must be refused."""
+
     name: str
     kernel: str
     make: Callable[[torch.device], list]
@@ -51,44 +53,81 @@ def _on(device, *tensors):
 def _confmat_cases() -> List[Case]:
     cases = []
     for classes, n in ((4, 3000), (130, 4000)):  # per-block histogram in shared memory / global atomics
+
         def make(device, classes=classes, n=n):
             mask = torch.arange(n) % 7 != 3
-            return _on(device, torch.zeros(classes, classes, dtype=torch.int64), _labels(n, classes, 1),
-                       _labels(n, classes, 2), mask, classes - 1)
+            return _on(
+                device,
+                torch.zeros(classes, classes, dtype=torch.int64),
+                _labels(n, classes, 1),
+                _labels(n, classes, 2),
+                mask,
+                classes - 1,
+            )
+
         cases.append(Case(f"confmat_labels C={classes}", "confmat_labels", make))
     for dtype in SCORE_DTYPES:
         for classes in (5, 40, 120):  # a thread per row, a warp per row (vectorised), global atomics
+
             def make(device, classes=classes, dtype=dtype):
-                return _on(device, torch.zeros(classes, classes, dtype=torch.int64), _scores(900, classes, 3, dtype),
-                           _labels(900, classes, 4), None, None)
+                return _on(
+                    device,
+                    torch.zeros(classes, classes, dtype=torch.int64),
+                    _scores(900, classes, 3, dtype),
+                    _labels(900, classes, 4),
+                    None,
+                    None,
+                )
+
             cases.append(Case(f"confmat_scores C={classes} {str(dtype)[6:]}", "confmat_scores", make))
 
     def column_major(device):
         scores = _scores(700, 24, 5).t().contiguous().t()
         return _on(device, torch.zeros(24, 24, dtype=torch.int64), scores, _labels(700, 24, 6), None, None)
+
     cases.append(Case("confmat_scores column-major", "confmat_scores", column_major))
 
     def binary(device):
-        return _on(device, torch.zeros(2, 2, dtype=torch.int64), _scores(2000, 1, 7)[:, 0], _labels(2000, 2, 8),
-                   None, None, 0.5, None)
+        return _on(
+            device,
+            torch.zeros(2, 2, dtype=torch.int64),
+            _scores(2000, 1, 7)[:, 0],
+            _labels(2000, 2, 8),
+            None,
+            None,
+            0.5,
+            None,
+        )
+
     cases.append(Case("confmat_threshold binary", "confmat_threshold", binary))
 
     def logits(device):  # outside [0, 1]: the pick kernel chooses logit_threshold on the device
         preds = _scores(1500, 3, 9) * 8 - 4
-        return _on(device, torch.zeros(3, 2, 2, dtype=torch.int64), preds, _labels(4500, 2, 10).view(1500, 3),
-                   None, None, 0.5, 0.25)
+        return _on(
+            device,
+            torch.zeros(3, 2, 2, dtype=torch.int64),
+            preds,
+            _labels(4500, 2, 10).view(1500, 3),
+            None,
+            None,
+            0.5,
+            0.25,
+        )
+
     cases.append(Case("confmat_threshold logits", "confmat_threshold", logits))
 
     def bad_label(device):
         target = _labels(500, 4, 11)
         target[317] = 4
         return _on(device, torch.zeros(4, 4, dtype=torch.int64), _labels(500, 4, 12), target, None, None)
+
     cases.append(Case("confmat_labels, a label out of range", "confmat_labels", bad_label, rejected=True))
 
     def nan_scores(device):
         scores = _scores(300, 6, 13)
         scores[120, 2] = float("nan")
         return _on(device, torch.zeros(6, 6, dtype=torch.int64), scores, _labels(300, 6, 14), None, None)
+
     cases.append(Case("confmat_scores, a NaN", "confmat_scores", nan_scores, rejected=True))
     return cases
 
@@ -96,26 +135,56 @@ def _confmat_cases() -> List[Case]:
 def _curve_cases() -> List[Case]:
     cases = []
     for count, uniform in ((11, True), (3000, False)):  # thresholds in shared memory / global
+
         def make(device, count=count, uniform=uniform):
             thresholds = torch.linspace(0, 1, count, dtype=torch.float64)
-            return _on(device, torch.zeros(3, count + 1, 2, dtype=torch.int64), _scores(1200, 3, 15),
-                       _labels(1200, 3, 16), None, None, thresholds, uniform)
+            return _on(
+                device,
+                torch.zeros(3, count + 1, 2, dtype=torch.int64),
+                _scores(1200, 3, 15),
+                _labels(1200, 3, 16),
+                None,
+                None,
+                thresholds,
+                uniform,
+            )
+
         cases.append(Case(f"binned_update T={count}", "binned_update", make))
     for dtype in SCORE_DTYPES:
+
         def make(device, dtype=dtype):
-            return _on(device, torch.zeros(10, 3, dtype=torch.int64), _scores(800, 10, 17, dtype),
-                       _labels(800, 10, 18), None, None, 3)
+            return _on(
+                device,
+                torch.zeros(10, 3, dtype=torch.int64),
+                _scores(800, 10, 17, dtype),
+                _labels(800, 10, 18),
+                None,
+                None,
+                3,
+            )
+
         cases.append(Case(f"topk_update {str(dtype)[6:]}", "topk_update", make))
 
     def wide_topk(device):  # [C, 3] counts beyond shared memory
-        return _on(device, torch.zeros(5000, 3, dtype=torch.int64), _scores(16, 5000, 19), _labels(16, 5000, 20),
-                   None, None, 2)
+        return _on(
+            device, torch.zeros(5000, 3, dtype=torch.int64), _scores(16, 5000, 19), _labels(16, 5000, 20), None, None, 2
+        )
+
     cases.append(Case("topk_update C=5000", "topk_update", wide_topk))
 
     def decreasing(device):
         thresholds = torch.tensor([0.0, 0.5, 0.25, 1.0], dtype=torch.float64)
-        return _on(device, torch.zeros(1, 5, 2, dtype=torch.int64), _scores(50, 1, 21)[:, 0], _labels(50, 2, 22),
-                   None, None, thresholds, False)
+        return _on(
+            device,
+            torch.zeros(1, 5, 2, dtype=torch.int64),
+            _scores(50, 1, 21)[:, 0],
+            _labels(50, 2, 22),
+            None,
+            None,
+            thresholds,
+            False,
+        )
+
     cases.append(Case("binned_update, decreasing thresholds", "binned_update", decreasing, rejected=True))
     return cases
 
@@ -141,11 +210,13 @@ def _moment_cases() -> List[Case]:
         x[201, 1] = float("nan")
         return _on(device, torch.zeros(2, 6, dtype=torch.float64), x, None)
 
-    return [Case("moments_update", "moments_update", moments, exact=False),
-            Case("comoments_update", "comoments_update", comoments, exact=False),
-            Case("moments_merge", "moments_merge", merge, exact=False),
-            Case("comoments_merge", "comoments_merge", merge, exact=False),
-            Case("moments_update, a NaN", "moments_update", nan_x, rejected=True, exact=False)]
+    return [
+        Case("moments_update", "moments_update", moments, exact=False),
+        Case("comoments_update", "comoments_update", comoments, exact=False),
+        Case("moments_merge", "moments_merge", merge, exact=False),
+        Case("comoments_merge", "comoments_merge", merge, exact=False),
+        Case("moments_update, a NaN", "moments_update", nan_x, rejected=True, exact=False),
+    ]
 
 
 def cases() -> List[Case]:
@@ -192,8 +263,10 @@ def run(kernels, reference, device, only: Optional[Sequence[str]] = None) -> Lis
             continue
         theirs, their_error = _outcome(reference, case, device)
         if case.rejected and (my_error is None or their_error is None):
-            differences.append(f"{case.name}: the batch was {'accepted' if my_error is None else 'rejected'} "
-                               f"(the reference {'accepted' if their_error is None else 'rejected'} it)")
+            differences.append(
+                f"{case.name}: the batch was {'accepted' if my_error is None else 'rejected'} "
+                f"(the reference {'accepted' if their_error is None else 'rejected'} it)"
+            )
         elif not case.rejected and my_error is not None:
             differences.append(f"{case.name}: rejected a good batch: {my_error}")
         elif not _same(mine, theirs, case.exact):

@@ -16,6 +16,7 @@ The steps, each of which can send the device to the torch reference with its rea
 
 `status(device)` is the record of those steps (what ran, from where, how long, why not).
 """
+
 import contextlib
 import os
 import threading
@@ -46,6 +47,7 @@ class CudaKernelsUnavailable(RuntimeError):
 @dataclass
 class DeviceStatus:
     """How torchtally's CUDA kernels stand on one device."""
+
     device: int
     serves: bool = False
     reason: str = ""  # why they do not serve it ("" when they do)
@@ -63,8 +65,10 @@ class DeviceStatus:
         head = f"cuda:{self.device} ({self.arch or 'unknown arch'}): "
         if not self.serves:
             return head + "torch reference, because " + self.reason
-        return (head + f"torchtally's kernels ({self.image}; compile {self.compile_seconds:.2f} s, "
-                f"load and known-answer check of {len(self.checked)} cases {self.check_seconds:.2f} s)")
+        return (
+            head + f"torchtally's kernels ({self.image}; compile {self.compile_seconds:.2f} s, "
+            f"load and known-answer check of {len(self.checked)} cases {self.check_seconds:.2f} s)"
+        )
 
 
 def driver_cuda_version(module) -> int:
@@ -72,7 +76,7 @@ def driver_cuda_version(module) -> int:
 
 
 def pick_target(arch: int, supported: List[int]) -> Optional[str]:
-    """"sm_XY" when NVRTC compiles for `arch`, else "compute_XY" of the newest it knows below."""
+    """ "sm_XY" when NVRTC compiles for `arch`, else "compute_XY" of the newest it knows below."""
     if arch in supported:
         return f"sm_{arch}"
     below = [a for a in supported if a < arch]
@@ -84,8 +88,15 @@ class Loader:
     the extension `module`, the torch `reference`, the environment, how NVRTC is found, the cache
     and the known-answer check."""
 
-    def __init__(self, module, reference, env=os.environ, find_nvrtc: Callable = nvrtc.find,
-                 cache: Optional[cache_module.Cache] = None, check: Callable = known_answer.run):
+    def __init__(
+        self,
+        module,
+        reference,
+        env=os.environ,
+        find_nvrtc: Callable = nvrtc.find,
+        cache: Optional[cache_module.Cache] = None,
+        check: Callable = known_answer.run,
+    ):
         self.module = module
         self.reference = reference
         self.env = env
@@ -115,14 +126,17 @@ class Loader:
         wanted = mode(self.env)
         if wanted == "1":
             raise CudaKernelsUnavailable(
-                f"TORCHTALLY_CUDA=1, but torchtally's CUDA kernels cannot serve cuda:{device}: {found.reason}")
+                f"TORCHTALLY_CUDA=1, but torchtally's CUDA kernels cannot serve cuda:{device}: {found.reason}"
+            )
         if wanted == "auto" and device not in self._warned:
             self._warned.add(device)
             warnings.warn(
                 f"torchtally: CUDA tensors on cuda:{device} take the torch reference path (correct, but it "
                 f"synchronises the host on every update), because {found.reason}. torchtally.cuda_status() "
                 "says more; TORCHTALLY_CUDA=0 chooses the reference without this warning.",
-                RuntimeWarning, stacklevel=stacklevel_outside_torchtally())
+                RuntimeWarning,
+                stacklevel=stacklevel_outside_torchtally(),
+            )
         return False
 
     def forget(self) -> None:
@@ -220,8 +234,10 @@ class Loader:
             differences = self.check(self.module, self.reference, torch.device("cuda", st.device))
         st.check_seconds += time.perf_counter() - start
         if differences:
-            st.reason = (f"the known-answer check of its kernels on cuda:{st.device} ({st.arch}) found "
-                         f"{len(differences)} difference(s) from the torch reference: " + "; ".join(differences[:4]))
+            st.reason = (
+                f"the known-answer check of its kernels on cuda:{st.device} ({st.arch}) found "
+                f"{len(differences)} difference(s) from the torch reference: " + "; ".join(differences[:4])
+            )
             return st
         st.serves = True
         return st

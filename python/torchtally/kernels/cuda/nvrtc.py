@@ -13,6 +13,7 @@ sits beside it and must be loaded first, by full path, because libnvrtc has no R
 it; and a compile for ``sm_XY`` gives a cubin that only a driver at least as new as that NVRTC
 loads (the loader then asks for PTX instead, which the driver compiles itself).
 """
+
 import ctypes
 import glob
 import os
@@ -28,6 +29,7 @@ class NvrtcError(RuntimeError):
 @dataclass
 class Compiled:
     """One compile: the image (a cubin, or PTX text for the driver to finish) and NVRTC's log."""
+
     image: bytes
     kind: str  # "cubin" or "ptx"
     arch: str  # "sm_90", or "compute_90" for PTX
@@ -37,6 +39,7 @@ class Compiled:
 @dataclass
 class Nvrtc:
     """A loaded NVRTC library."""
+
     path: str
     lib: ctypes.CDLL = field(repr=False)
 
@@ -58,16 +61,19 @@ class Nvrtc:
         """Compile `source` for `arch` ("sm_90": a cubin; "compute_90": PTX). Raises NvrtcError
         with NVRTC's log when the compile fails."""
         program = ctypes.c_void_p()
-        self._check(self.lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(), 0, None, None),
-                    "nvrtcCreateProgram")
+        self._check(
+            self.lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(), 0, None, None),
+            "nvrtcCreateProgram",
+        )
         try:
             flags = [f"--gpu-architecture={arch}", "--std=c++17", *options]
             argv = (ctypes.c_char_p * len(flags))(*[f.encode() for f in flags])
             status = self.lib.nvrtcCompileProgram(program, len(flags), argv)
             log = self._log(program)
             if status != 0:
-                raise NvrtcError(f"NVRTC ({self.path}) could not compile the kernels for {arch}: "
-                                 f"{self._error(status)}\n{log}")
+                raise NvrtcError(
+                    f"NVRTC ({self.path}) could not compile the kernels for {arch}: {self._error(status)}\n{log}"
+                )
             kind = "cubin" if arch.startswith("sm_") else "ptx"
             image = self._output(program, kind)
             return Compiled(image=image, kind=kind, arch=arch, log=log)
@@ -82,12 +88,14 @@ class Nvrtc:
         return buffer.value.decode(errors="replace").strip()
 
     def _output(self, program, kind: str) -> bytes:
-        get_size, get = ("nvrtcGetCUBINSize", "nvrtcGetCUBIN") if kind == "cubin" else ("nvrtcGetPTXSize", "nvrtcGetPTX")
+        get_size, get = (
+            ("nvrtcGetCUBINSize", "nvrtcGetCUBIN") if kind == "cubin" else ("nvrtcGetPTXSize", "nvrtcGetPTX")
+        )
         size = ctypes.c_size_t()
         self._check(getattr(self.lib, get_size)(program, ctypes.byref(size)), get_size)
         buffer = ctypes.create_string_buffer(size.value)
         self._check(getattr(self.lib, get)(program, buffer), get)
-        return buffer.raw[:size.value]
+        return buffer.raw[: size.value]
 
     def _error(self, status: int) -> str:
         return self.lib.nvrtcGetErrorString(status).decode()
@@ -100,8 +108,14 @@ class Nvrtc:
 def _prepare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.nvrtcGetErrorString.restype = ctypes.c_char_p
     lib.nvrtcGetErrorString.argtypes = [ctypes.c_int]
-    lib.nvrtcCreateProgram.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p,
-                                       ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    lib.nvrtcCreateProgram.argtypes = [
+        ctypes.POINTER(ctypes.c_void_p),
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
     lib.nvrtcCompileProgram.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     lib.nvrtcDestroyProgram.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     for name in ("nvrtcGetProgramLogSize", "nvrtcGetCUBINSize", "nvrtcGetPTXSize"):
@@ -201,8 +215,10 @@ def find(env=os.environ, driver_version: int = 0) -> Nvrtc:
         raise NvrtcError(
             f"the NVRTC found ({newest.path}, CUDA {newest.version[0]}.{newest.version[1]}) is newer than the driver "
             f"(CUDA {driver_version // 1000}.{driver_version % 1000 // 10}), which cannot load what it compiles: "
-            f"install an NVRTC of the driver's CUDA major version (e.g. `pip install nvidia-cuda-nvrtc-cu{driver_version // 1000}`) "
-            "or update the driver")
+            "install an NVRTC of the driver's CUDA major version "
+            f"(e.g. `pip install nvidia-cuda-nvrtc-cu{driver_version // 1000}`) "
+            "or update the driver"
+        )
     if env.get("TORCHTALLY_NVRTC", "").strip():
         raise NvrtcError(f"TORCHTALLY_NVRTC: {tried[0]}")
     where = "; ".join(tried) if tried else "no libnvrtc.so found"
@@ -210,7 +226,8 @@ def find(env=os.environ, driver_version: int = 0) -> Nvrtc:
         "NVRTC, which compiles torchtally's CUDA kernels, was not found (looked in this process's loaded "
         "libraries, the nvidia wheels in site-packages and $CUDA_HOME: " + where + "). "
         "Install it with `pip install nvidia-cuda-nvrtc` (CUDA 13 drivers) or `pip install nvidia-cuda-nvrtc-cu12`, "
-        "or point TORCHTALLY_NVRTC at a libnvrtc.so")
+        "or point TORCHTALLY_NVRTC at a libnvrtc.so"
+    )
 
 
 USAGE_OPTIONS = ("--ptxas-options=-v",)  # compile options that make the log list each kernel's resources
@@ -219,6 +236,7 @@ USAGE_OPTIONS = ("--ptxas-options=-v",)  # compile options that make the log lis
 @dataclass
 class KernelUsage:
     """One kernel's resources, as ptxas reports them."""
+
     name: str
     registers: int = 0
     shared: int = 0  # static shared memory, bytes (the launches add dynamic shared memory)

@@ -5,6 +5,7 @@ any device: it is the fallback where no compiled kernel exists (CUDA without the
 MPS, ...) and the oracle the C core is tested against. Every function validates all of its
 arguments before it writes `out` / `state`, so an error leaves them exactly as they were.
 """
+
 from .binned import binned_update
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update

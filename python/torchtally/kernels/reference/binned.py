@@ -4,6 +4,7 @@ The bin of a score s is b = #{i : thresholds[i] <= s}, found by a binary search
 (torch.searchsorted, right=True), then counted with one bincount: O(N*K + T) memory, never an
 N x T comparison. `uniform` is only a hint for the C core; the result is the same either way.
 """
+
 import torch
 from torch import Tensor
 

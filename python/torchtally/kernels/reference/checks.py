@@ -4,6 +4,7 @@ Every check raises before any output is touched: TypeError for a wrong type or d
 ValueError for a wrong shape, device or value. Messages start with the argument's name and
 say what was expected and what arrived, as the C core's do.
 """
+
 from typing import Optional, Sequence, Tuple
 
 import torch

@@ -2,6 +2,7 @@
 
 Row = target, column = prediction. All checks run first; `out` is written once, at the end.
 """
+
 import math
 from typing import Optional
 
@@ -82,9 +83,9 @@ def _threshold_preds(preds: object, out: Tensor) -> Tensor:
     if out.dim() == 2:
         expected, ok = f"{kind} [N] (out is [2, 2])", lambda s: len(s) == 1
     else:
-        l = out.shape[0]
-        expected = f"{kind} [N, L] with L = {l}" + (" or [N]" if l == 1 else "")
-        ok = lambda s: (len(s) == 2 and s[1] == l) or (l == 1 and len(s) == 1)  # noqa: E731
+        labels = out.shape[0]
+        expected = f"{kind} [N, L] with L = {labels}" + (" or [N]" if labels == 1 else "")
+        ok = lambda s: (len(s) == 2 and s[1] == labels) or (labels == 1 and len(s) == 1)  # noqa: E731
     if preds.dtype not in chk.SCORE_DTYPES + chk.LABEL_DTYPES:
         chk.fail("preds", preds, expected, False)
     if not ok(tuple(preds.shape)):

@@ -6,6 +6,7 @@ squared deviations), then merged into the state with Chan et al.'s pairwise form
     mean = mean_a + delta * nb / n,  M2 = M2_a + M2_b + delta^2 * na * nb / n,
 which stays accurate when the two means differ widely (no sum of squares is ever formed).
 """
+
 from typing import Optional, Tuple
 
 import torch
@@ -92,7 +93,9 @@ def _merge_comoments(a: Tensor, b: Tensor) -> Tensor:
     n, mean_x, w = _chan(na, nb, a[:, 1], b[:, 1])
     _, mean_y, _ = _chan(na, nb, a[:, 2], b[:, 2])
     dx, dy = b[:, 1] - a[:, 1], b[:, 2] - a[:, 2]
-    m2_x, m2_y, c_xy = (_pair_term(na, nb, a[:, i], b[:, i], p, w) for i, p in ((3, dx * dx), (4, dy * dy), (5, dx * dy)))
+    m2_x, m2_y, c_xy = (
+        _pair_term(na, nb, a[:, i], b[:, i], p, w) for i, p in ((3, dx * dx), (4, dy * dy), (5, dx * dy))
+    )
     return torch.stack([n, mean_x, mean_y, m2_x, m2_y, c_xy], dim=1)
 
 

@@ -4,6 +4,7 @@ The rank of class j is #{i : s_i > s_j} + #{i < j : s_i == s_j}, i.e. its positi
 descending sort; the reference takes the first k columns of that sort (the C core counts the
 rank directly, without sorting).
 """
+
 import torch
 
 from . import checks as chk
@@ -18,7 +19,9 @@ def topk_update(out, preds, target, mask, ignore_index, k, /) -> None:
     if out.shape[1] != 3:
         chk.fail("out", out, expected, True)
     c = out.shape[0]
-    preds = chk.scores("preds", preds, out, f"a floating tensor of shape [N, C] with C = {c}", lambda s: len(s) == 2 and s[1] == c)
+    preds = chk.scores(
+        "preds", preds, out, f"a floating tensor of shape [N, C] with C = {c}", lambda s: len(s) == 2 and s[1] == c
+    )
     n = preds.shape[0]
     expected = f"an integer or bool label tensor of shape [N] with N = {n} (preds)"
     target = chk.labels("target", target, out, expected, lambda s: s == (n,)).long()
