@@ -1,7 +1,8 @@
 # torchtally: every command sets itself up on a fresh machine.
 #   make test   virtual environment, torch, the package, its test extras; then `make lint` and pytest
-#   make lint   ruff: lint rules and the formatter's check over python/, tests/, benchmarks/,
-#               examples/ and setup.py (`make format` rewrites the files)
+#   make lint   ruff (lint rules and the formatter's check) over python/, tests/, benchmarks/,
+#               examples/ and setup.py; clang-format's check over the C and CUDA sources and
+#               clang-tidy (.clang-tidy) over csrc/'s C; `make format` rewrites the files
 #   make demo   a 2-process torchrun training job with synced, exact metrics
 #   make avalanche-venv  the separate Avalanche environment (.venv-avalanche) that `make test`
 #               also runs tests/with_avalanche in; make avalanche-demo: examples/avalanche_ddp.py
@@ -33,6 +34,8 @@ AV_STAMP := $(AV_VENV)/.torchtally-deps
 .PHONY: venv build test lint format test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
 
 PY_SOURCES := python tests benchmarks examples setup.py
+C_FORMATTED = $(shell git ls-files 'csrc/*.c' 'csrc/*.h' 'csrc/*.cu' 'csrc/*.cuh' 'tests/*.c')
+C_ANALYSED = $(shell git ls-files 'csrc/*.c')
 
 venv: $(STAMP)
 
@@ -51,13 +54,20 @@ $(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
 
 # The two-host tests (tests/distributed/multihost) need `ip` (iproute2) and root: as root with
 # apt-get, a missing iproute2 is installed; anywhere else those tests skip, saying why.
-lint: $(STAMP)
+# clang-tidy reads the build's generated kernel_source.h (hence `build`) and Python's headers as
+# system headers (their own findings are not ours).
+lint: build
 	$(PY) -m ruff check $(PY_SOURCES)
 	$(PY) -m ruff format --check $(PY_SOURCES)
+	$(VENV)/bin/clang-format --style=file --dry-run -Werror $(C_FORMATTED)
+	$(VENV)/bin/clang-tidy --quiet $(C_ANALYSED) -- -std=c11 -Icsrc \
+		-isystem "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+		$(addprefix -I,$(wildcard build/temp.*/generated))
 
 format: $(STAMP)
 	$(PY) -m ruff check --fix $(PY_SOURCES)
 	$(PY) -m ruff format $(PY_SOURCES)
+	$(VENV)/bin/clang-format --style=file -i $(C_FORMATTED)
 
 test: build lint $(AV_STAMP)
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \

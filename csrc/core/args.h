@@ -24,8 +24,8 @@ static inline int tt_nargs_error(const char *fname, Py_ssize_t nargs, Py_ssize_t
         PyErr_Format(PyExc_TypeError, "%s() takes %s positional arguments (%s, ...), got %zd",
                      fname, takes, first, nargs);
     else
-        PyErr_Format(PyExc_TypeError, "%s() takes %s positional arguments, got %zd", fname,
-                     takes, nargs);
+        PyErr_Format(PyExc_TypeError, "%s() takes %s positional arguments, got %zd", fname, takes,
+                     nargs);
     return -1;
 }
 

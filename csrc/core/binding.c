@@ -37,7 +37,8 @@ static int parse_arg(tt_dlpack_cache *cache, const tt_arg_spec *spec, PyObject *
         a->tensor[i] = &a->views[i];
         if (spec->kind == TT_ARG_OUT_TENSOR && a->borrows[i].read_only) {
             PyErr_Format(PyExc_ValueError,
-                         "%s: expected a writable tensor, got a read-only DLPack export", spec->name);
+                         "%s: expected a writable tensor, got a read-only DLPack export",
+                         spec->name);
             return -1; /* the caller releases the borrows parsed so far, this one included */
         }
         return 0;
@@ -48,8 +49,7 @@ static int parse_arg(tt_dlpack_cache *cache, const tt_arg_spec *spec, PyObject *
             return -1;
         a->opt_int[i] = &a->ints[i];
         return 0;
-    case TT_ARG_INT:
-        return parse_int(obj, spec->name, &a->ints[i]);
+    case TT_ARG_INT: return parse_int(obj, spec->name, &a->ints[i]);
     case TT_ARG_OPT_FLOAT:
         if (obj == Py_None)
             return 0;
@@ -107,10 +107,8 @@ static tt_status run_without_gil(const tt_kernel_spec *spec, const void *ctx, co
                                  tt_error *err)
 {
     tt_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = spec->run(ctx, a, err);
-    Py_END_ALLOW_THREADS
-    return status;
+    Py_BEGIN_ALLOW_THREADS status = spec->run(ctx, a, err);
+    Py_END_ALLOW_THREADS return status;
 }
 
 void tt_raise_status(const tt_error *err)
@@ -130,7 +128,7 @@ static PyObject *args_finish(const tt_kernel_spec *spec, tt_args *a, tt_status s
         result = Py_NewRef(Py_None);
     } else {
         if (err->status == TT_OK) /* a kernel must fill err; never raise without a message */
-            tt_fail(err, status, spec->name, "failed without a message");
+            tt_fail_message(err, status, spec->name, "failed without a message");
         tt_raise_status(err);
     }
     args_release(a);

@@ -38,13 +38,13 @@ typedef struct {
 /* A call's parsed arguments, by position. Slots of other kinds stay zeroed. */
 typedef struct {
     tt_view views[TT_MAX_ARGS];
-    const tt_view *tensor[TT_MAX_ARGS];  /* NULL for None */
+    const tt_view *tensor[TT_MAX_ARGS]; /* NULL for None */
     tt_borrow borrows[TT_MAX_ARGS];
     int64_t ints[TT_MAX_ARGS];           /* TT_ARG_INT, TT_ARG_OPT_INT, TT_ARG_BOOL (0 or 1) */
     const int64_t *opt_int[TT_MAX_ARGS]; /* NULL for None */
     double floats[TT_MAX_ARGS];
     const double *opt_float[TT_MAX_ARGS]; /* TT_ARG_OPT_FLOAT: NULL for None or left out */
-    Py_ssize_t n; /* the borrows to release */
+    Py_ssize_t n;                         /* the borrows to release */
 } tt_args;
 
 /* Calls the kernel with the parsed arguments; `ctx` is the module's own (NULL for torchtally._C,
@@ -96,42 +96,45 @@ PyObject *tt_use_exchange_api(tt_dlpack_cache *cache, PyObject *flag);
  * run_<name> (a tt_thunk) for each, and call_kernel(module, spec, args, nargs); then
  * TT_KERNELS(TT_DEFINE_KERNEL) defines the methods' specs and py_<name> functions, and
  * TT_KERNELS(TT_KERNEL_METHOD) lists them in its PyMethodDef table. */
-#define TT_LABEL_ARGS                                                                          \
-    {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},                \
-        {"mask", TT_ARG_OPT_TENSOR}, {"ignore_index", TT_ARG_OPT_INT}
-
-#define TT_KERNELS(X)                                                                          \
-    X(confmat_labels, "confmat_labels(out, preds, target, mask, ignore_index)", TT_LABEL_ARGS)  \
-    X(confmat_scores, "confmat_scores(out, preds, target, mask, ignore_index)", TT_LABEL_ARGS)  \
-    X(confmat_threshold,                                                                       \
-      "confmat_threshold(out, preds, target, mask, ignore_index, threshold, logit_threshold=None)", \
-      TT_LABEL_ARGS, {"threshold", TT_ARG_FLOAT}, {"logit_threshold", TT_ARG_OPT_FLOAT})        \
-    X(binned_update,                                                                           \
-      "binned_update(out, preds, target, mask, ignore_index, thresholds, uniform)",            \
-      TT_LABEL_ARGS, {"thresholds", TT_ARG_TENSOR}, {"uniform", TT_ARG_BOOL})                   \
-    X(topk_update, "topk_update(out, preds, target, mask, ignore_index, k)", TT_LABEL_ARGS,     \
-      {"k", TT_ARG_INT})                                                                       \
-    X(moments_update, "moments_update(state, x, weights)", {"state", TT_ARG_OUT_TENSOR},            \
-      {"x", TT_ARG_TENSOR}, {"weights", TT_ARG_OPT_TENSOR})                                     \
-    X(moments_merge, "moments_merge(state, other)", {"state", TT_ARG_OUT_TENSOR},                   \
-      {"other", TT_ARG_TENSOR})                                                                \
-    X(comoments_update, "comoments_update(state, x, y)", {"state", TT_ARG_OUT_TENSOR},              \
-      {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR})                                               \
-    X(comoments_merge, "comoments_merge(state, other)", {"state", TT_ARG_OUT_TENSOR},               \
-      {"other", TT_ARG_TENSOR})
-
-#define TT_DEFINE_KERNEL(name, signature, ...)                                                 \
-    static const tt_arg_spec name##_args[] = {__VA_ARGS__};                                     \
-    _Static_assert(sizeof name##_args / sizeof name##_args[0] <= TT_MAX_ARGS,                   \
-                   #name ": more than TT_MAX_ARGS arguments");                                  \
-    static const tt_kernel_spec name##_spec = {                                                 \
-        #name, name##_args, sizeof name##_args / sizeof name##_args[0], run_##name};            \
-    static PyObject *py_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs)       \
-    {                                                                                          \
-        return call_kernel(module, &name##_spec, args, nargs);                                  \
+#define TT_LABEL_ARGS                                                                              \
+    {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},               \
+        {"mask", TT_ARG_OPT_TENSOR},                                                               \
+    {                                                                                              \
+        "ignore_index", TT_ARG_OPT_INT                                                             \
     }
 
-#define TT_KERNEL_METHOD(name, signature, ...)                                                 \
+#define TT_KERNELS(X)                                                                              \
+    X(confmat_labels, "confmat_labels(out, preds, target, mask, ignore_index)", TT_LABEL_ARGS)     \
+    X(confmat_scores, "confmat_scores(out, preds, target, mask, ignore_index)", TT_LABEL_ARGS)     \
+    X(confmat_threshold,                                                                           \
+      "confmat_threshold(out, preds, target, mask, ignore_index, threshold, "                      \
+      "logit_threshold=None)",                                                                     \
+      TT_LABEL_ARGS, {"threshold", TT_ARG_FLOAT}, {"logit_threshold", TT_ARG_OPT_FLOAT})           \
+    X(binned_update, "binned_update(out, preds, target, mask, ignore_index, thresholds, uniform)", \
+      TT_LABEL_ARGS, {"thresholds", TT_ARG_TENSOR}, {"uniform", TT_ARG_BOOL})                      \
+    X(topk_update, "topk_update(out, preds, target, mask, ignore_index, k)", TT_LABEL_ARGS,        \
+      {"k", TT_ARG_INT})                                                                           \
+    X(moments_update, "moments_update(state, x, weights)", {"state", TT_ARG_OUT_TENSOR},           \
+      {"x", TT_ARG_TENSOR}, {"weights", TT_ARG_OPT_TENSOR})                                        \
+    X(moments_merge, "moments_merge(state, other)", {"state", TT_ARG_OUT_TENSOR},                  \
+      {"other", TT_ARG_TENSOR})                                                                    \
+    X(comoments_update, "comoments_update(state, x, y)", {"state", TT_ARG_OUT_TENSOR},             \
+      {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR})                                                  \
+    X(comoments_merge, "comoments_merge(state, other)", {"state", TT_ARG_OUT_TENSOR},              \
+      {"other", TT_ARG_TENSOR})
+
+#define TT_DEFINE_KERNEL(name, signature, ...)                                                     \
+    static const tt_arg_spec name##_args[] = {__VA_ARGS__};                                        \
+    _Static_assert(sizeof name##_args / sizeof name##_args[0] <= TT_MAX_ARGS,                      \
+                   #name ": more than TT_MAX_ARGS arguments");                                     \
+    static const tt_kernel_spec name##_spec = {                                                    \
+        #name, name##_args, sizeof name##_args / sizeof name##_args[0], run_##name};               \
+    static PyObject *py_##name(PyObject *module, PyObject *const *args, Py_ssize_t nargs)          \
+    {                                                                                              \
+        return call_kernel(module, &name##_spec, args, nargs);                                     \
+    }
+
+#define TT_KERNEL_METHOD(name, signature, ...)                                                     \
     {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL, signature},
 
 #endif /* TT_BINDING_H */

@@ -117,8 +117,8 @@ static const tt_DLPackExchangeAPI *exchange_api_for(tt_dlpack_cache *cache, PyOb
         if (PyCapsule_IsValid(capsule, "dlpack_exchange_api"))
             api = PyCapsule_GetPointer(capsule, "dlpack_exchange_api");
         Py_DECREF(capsule);
-        if (api != NULL && (api->header.version.major != 1 ||
-                            api->dltensor_from_py_object_no_sync == NULL))
+        if (api != NULL &&
+            (api->header.version.major != 1 || api->dltensor_from_py_object_no_sync == NULL))
             api = NULL; /* a future major version, or no borrowing entry point */
     }
     Py_INCREF(type);
@@ -156,8 +156,9 @@ static void raise_export_error(const char *arg)
 static PyObject *call_dlpack(tt_dlpack_cache *cache, PyObject *obj, const char *arg)
 {
     PyObject *call_args[2] = {obj, cache->max_version};
-    PyObject *capsule = PyObject_VectorcallMethod(
-        cache->str_dlpack, call_args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, cache->kwnames_max_version);
+    PyObject *capsule =
+        PyObject_VectorcallMethod(cache->str_dlpack, call_args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                  cache->kwnames_max_version);
     if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
         capsule = PyObject_VectorcallMethod(cache->str_dlpack, call_args,

@@ -24,9 +24,10 @@ typedef struct {
     PyObject *str_exchange;        /* "__dlpack_c_exchange_api__" */
     PyObject *kwnames_max_version; /* ("max_version",) */
     PyObject *max_version;         /* (1, 0) */
-    PyTypeObject *api_type;        /* borrowed: the type api was looked up on (types are immortal enough: we hold a ref) */
+    /* borrowed: the type api was looked up on (types are immortal enough: we hold a ref) */
+    PyTypeObject *api_type;
     const tt_DLPackExchangeAPI *api;
-    int use_exchange;              /* tests and benchmarks switch the fast path off */
+    int use_exchange; /* tests and benchmarks switch the fast path off */
 } tt_dlpack_cache;
 
 /* What must be released after the kernel ran. Zero-initialise before use. */

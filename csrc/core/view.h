@@ -18,9 +18,9 @@
 
 typedef enum {
     TT_OK = 0,
-    TT_ETYPE,   /* wrong type or dtype: TypeError */
-    TT_EVALUE,  /* wrong shape, device or value: ValueError */
-    TT_ENOMEM,  /* allocation failed: MemoryError */
+    TT_ETYPE,      /* wrong type or dtype: TypeError */
+    TT_EVALUE,     /* wrong shape, device or value: ValueError */
+    TT_ENOMEM,     /* allocation failed: MemoryError */
     TT_ECUDA = 64, /* a CUDA call failed (torchtally._C_cuda only): RuntimeError */
 } tt_status;
 
@@ -29,12 +29,18 @@ typedef struct {
     char message[TT_MESSAGE_SIZE]; /* "<argument>: <what was expected, what arrived>" */
 } tt_error;
 
-/* Records the error and returns its status, so a kernel can `return tt_fail(...)`. */
-tt_status tt_fail(tt_error *err, tt_status status, const char *arg, const char *fmt, ...)
+/* Records the error. */
+void tt_fail_message(tt_error *err, tt_status status, const char *arg, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* Records the error and gives its status, so a kernel can `return tt_fail(...)`. A macro, so that
+ * the value is seen where the call is (a static analyser then knows that a failing check does not
+ * go on); `status` is always a constant or a side-effect-free choice between two. */
+static inline tt_status tt_failed(tt_status status) { return status; }
+#define tt_fail(err, status, ...) (tt_fail_message((err), (status), __VA_ARGS__), tt_failed(status))
 
 #include "core/dtype.h"
 
@@ -119,13 +125,13 @@ static inline float tt_half_to_float(uint16_t h)
     const uint32_t exponent = bits & exponent_mask;
     bits += (uint32_t)(127 - 15) << 23;
     float f;
-    if (exponent == exponent_mask) {          /* inf or NaN */
+    if (exponent == exponent_mask) { /* inf or NaN */
         bits += (uint32_t)(128 - 16) << 23;
         memcpy(&f, &bits, sizeof f);
-    } else if (exponent == 0) {               /* zero or subnormal */
+    } else if (exponent == 0) { /* zero or subnormal */
         bits += (uint32_t)1 << 23;
         memcpy(&f, &bits, sizeof f);
-        f -= 6.103515625e-05f;                /* 2^-14 */
+        f -= 6.103515625e-05f; /* 2^-14 */
     } else {
         memcpy(&f, &bits, sizeof f);
     }

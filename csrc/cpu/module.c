@@ -26,11 +26,13 @@ static module_state *get_state(PyObject *module) { return PyModule_GetState(modu
 
 static tt_status run_confmat_labels(const void *ctx, const tt_args *a, tt_error *err)
 {
-    return tt_confmat_labels(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4], err);
+    return tt_confmat_labels(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4],
+                             err);
 }
 static tt_status run_confmat_scores(const void *ctx, const tt_args *a, tt_error *err)
 {
-    return tt_confmat_scores(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4], err);
+    return tt_confmat_scores(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4],
+                             err);
 }
 static tt_status run_confmat_threshold(const void *ctx, const tt_args *a, tt_error *err)
 {
@@ -91,15 +93,17 @@ static PyObject *py_dlpack_layout(PyObject *m, PyObject *unused)
     PyObject *d = PyDict_New();
     if (d == NULL)
         return NULL;
-    int rc = LAYOUT(tt_DLPackVersion, "DLPackVersion") | FIELD(tt_DLPackVersion, "DLPackVersion", major) |
+    int rc = LAYOUT(tt_DLPackVersion, "DLPackVersion") |
+             FIELD(tt_DLPackVersion, "DLPackVersion", major) |
              FIELD(tt_DLPackVersion, "DLPackVersion", minor) | LAYOUT(tt_DLDevice, "DLDevice") |
-             FIELD(tt_DLDevice, "DLDevice", device_type) | FIELD(tt_DLDevice, "DLDevice", device_id) |
-             LAYOUT(tt_DLDataType, "DLDataType") | FIELD(tt_DLDataType, "DLDataType", code) |
-             FIELD(tt_DLDataType, "DLDataType", bits) | FIELD(tt_DLDataType, "DLDataType", lanes) |
-             LAYOUT(tt_DLTensor, "DLTensor") | FIELD(tt_DLTensor, "DLTensor", data) |
-             FIELD(tt_DLTensor, "DLTensor", device) | FIELD(tt_DLTensor, "DLTensor", ndim) |
-             FIELD(tt_DLTensor, "DLTensor", dtype) | FIELD(tt_DLTensor, "DLTensor", shape) |
-             FIELD(tt_DLTensor, "DLTensor", strides) | FIELD(tt_DLTensor, "DLTensor", byte_offset) |
+             FIELD(tt_DLDevice, "DLDevice", device_type) |
+             FIELD(tt_DLDevice, "DLDevice", device_id) | LAYOUT(tt_DLDataType, "DLDataType") |
+             FIELD(tt_DLDataType, "DLDataType", code) | FIELD(tt_DLDataType, "DLDataType", bits) |
+             FIELD(tt_DLDataType, "DLDataType", lanes) | LAYOUT(tt_DLTensor, "DLTensor") |
+             FIELD(tt_DLTensor, "DLTensor", data) | FIELD(tt_DLTensor, "DLTensor", device) |
+             FIELD(tt_DLTensor, "DLTensor", ndim) | FIELD(tt_DLTensor, "DLTensor", dtype) |
+             FIELD(tt_DLTensor, "DLTensor", shape) | FIELD(tt_DLTensor, "DLTensor", strides) |
+             FIELD(tt_DLTensor, "DLTensor", byte_offset) |
              LAYOUT(tt_DLManagedTensor, "DLManagedTensor") |
              FIELD(tt_DLManagedTensor, "DLManagedTensor", dl_tensor) |
              FIELD(tt_DLManagedTensor, "DLManagedTensor", manager_ctx) |
@@ -142,8 +146,8 @@ static PyObject *py_dlpack_info(PyObject *m, PyObject *tensor)
     int64_t strides[TT_MAX_NDIM];
     PyObject *info = NULL, *shape = NULL, *stride_tuple = NULL;
     if (t.ndim < 0 || t.ndim > TT_MAX_NDIM) {
-        PyErr_Format(PyExc_ValueError, "tensor: expected at most %d dimensions, got %d", TT_MAX_NDIM,
-                     (int)t.ndim);
+        PyErr_Format(PyExc_ValueError, "tensor: expected at most %d dimensions, got %d",
+                     TT_MAX_NDIM, (int)t.ndim);
         goto done;
     }
     for (int d = 0; d < t.ndim; d++) /* NULL strides (compact row-major) are reported as such */
@@ -151,14 +155,14 @@ static PyObject *py_dlpack_info(PyObject *m, PyObject *tensor)
     shape = int_tuple(t.shape, t.ndim);
     stride_tuple = t.strides ? int_tuple(strides, t.ndim) : Py_NewRef(Py_None);
     if (shape && stride_tuple)
-        info = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:K,s:s,s:O}",
-                             "device_type", (int)t.device.device_type,
-                             "device_id", (int)t.device.device_id, "code", (int)t.dtype.code,
-                             "bits", (int)t.dtype.bits, "lanes", (int)t.dtype.lanes, "ndim",
-                             (int)t.ndim, "shape", shape, "strides", stride_tuple, "byte_offset",
-                             (unsigned long long)t.byte_offset, "data_ptr",
-                             (unsigned long long)(uintptr_t)t.data, "path", paths[borrow.path],
-                             "versioned", borrow.path == TT_PATH_LEGACY ? Py_False : Py_True);
+        info =
+            Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:K,s:s,s:O}", "device_type",
+                          (int)t.device.device_type, "device_id", (int)t.device.device_id, "code",
+                          (int)t.dtype.code, "bits", (int)t.dtype.bits, "lanes", (int)t.dtype.lanes,
+                          "ndim", (int)t.ndim, "shape", shape, "strides", stride_tuple,
+                          "byte_offset", (unsigned long long)t.byte_offset, "data_ptr",
+                          (unsigned long long)(uintptr_t)t.data, "path", paths[borrow.path],
+                          "versioned", borrow.path == TT_PATH_LEGACY ? Py_False : Py_True);
 done:
     Py_XDECREF(shape);
     Py_XDECREF(stride_tuple);
@@ -193,8 +197,8 @@ static PyObject *py_set_simd_level(PyObject *m, PyObject *arg)
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
-    TT_KERNELS(TT_KERNEL_METHOD)
-    {"dlpack_layout", py_dlpack_layout, METH_NOARGS, "Sizes and offsets of the DLPack structs."},
+    TT_KERNELS(TT_KERNEL_METHOD){"dlpack_layout", py_dlpack_layout, METH_NOARGS,
+                                 "Sizes and offsets of the DLPack structs."},
     {"dlpack_info", py_dlpack_info, METH_O, "What the C core reads from a tensor."},
     {"_use_exchange_api", py_use_exchange_api, METH_O,
      "Turn the DLPack C exchange path on or off; returns the previous setting."},
@@ -226,6 +230,7 @@ static int module_clear(PyObject *module)
     return 0;
 }
 
-TT_MODULE_DEF("torchtally._C", "torchtally's C kernels; the contract is csrc/API.md.", module_state);
+TT_MODULE_DEF("torchtally._C", "torchtally's C kernels; the contract is csrc/API.md.",
+              module_state);
 
 PyMODINIT_FUNC PyInit__C(void) { return PyModuleDef_Init(&module_def); }

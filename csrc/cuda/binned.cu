@@ -40,7 +40,7 @@ template <bool SH_HIST, bool SH_THR>
 __device__ __forceinline__ void binned_body(const tt_binned_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
-        return; /* an undo replay of a call that had no error */
+        return;                            /* an undo replay of a call that had no error */
     extern __shared__ double shared_thr[]; /* [T] thresholds, then the uint32 histogram */
     unsigned *sh = (unsigned *)(shared_thr + (SH_THR ? a.count : 0));
     const int64_t cols = a.preds.cols, bins = a.count + 1, hist_bins = cols * bins * 2;
@@ -63,19 +63,21 @@ __device__ __forceinline__ void binned_body(const tt_binned_args &a)
     }
 
     const int64_t total = a.preds.rows * cols, stride = (int64_t)gridDim.x * blockDim.x;
-    const int64_t limit = a.multiclass ? cols : 2, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t limit = a.multiclass ? cols : 2,
+                  first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     tt_walk w = tt_walk_start(first, stride, cols);
     for (int64_t e = first; e < total; e += stride, tt_walk_next(w)) {
         const int64_t row = w.row, col = w.col;
-        const double s = tt_ld_score(a.preds.data + row * a.preds.rstep + col * a.preds.cstep,
-                                     a.preds.dtype);
+        const double s =
+            tt_ld_score(a.preds.data + row * a.preds.rstep + col * a.preds.cstep, a.preds.dtype);
         if (s != s) { /* an error even in a masked or ignored sample */
             tt_report(a.rec, TT_CUDA_KEY(e, TT_CODE_NAN));
             continue;
         }
         if (!tt_ld_keep(a.mask, row))
             continue;
-        const char *tp = a.target.data + row * a.target.rstep + (a.multiclass ? 0 : col * a.target.cstep);
+        const char *tp =
+            a.target.data + row * a.target.rstep + (a.multiclass ? 0 : col * a.target.cstep);
         const int64_t t = tt_ld_label(tp, a.target.dtype);
         if (a.has_ignore && t == a.ignore)
             continue;

@@ -67,8 +67,10 @@ tt_status tt_cuda_out(const tt_view *out, const char *arg, tt_view *copy, tt_err
 tt_status tt_cuda_same_device(const tt_view *v, const char *arg, const tt_view *out,
                               const char *out_arg, tt_view *copy, tt_error *err)
 {
-    if (v == NULL)
+    if (v == NULL) {
+        memset(copy, 0, sizeof *copy); /* never read: the argument is absent */
         return TT_OK;
+    }
     if (v->device_type != TT_DL_CUDA)
         return tt_fail(err, TT_EVALUE, arg,
                        "expected a CUDA tensor on cuda:%d (the device of %s), got one on %s "
@@ -97,10 +99,12 @@ tt_status tt_cuda_call_enter(tt_cuda_call *c, const tt_cuda_ctx *ctx, int device
         return tt_fail(err, TT_EVALUE, "out", "CUDA device %d is beyond the %d devices supported",
                        device, MAX_DEVICES);
     if (!tt_kernels_loaded(device))
-        return tt_fail(err, TT_EVALUE, "out",
-                       "torchtally's CUDA kernels are not loaded on cuda:%d; torchtally.kernels "
-                       "loads them at the first use of the device (torchtally.cuda_status() says why "
-                       "they are not)", device);
+        return tt_fail(
+            err, TT_EVALUE, "out",
+            "torchtally's CUDA kernels are not loaded on cuda:%d; torchtally.kernels "
+            "loads them at the first use of the device (torchtally.cuda_status() says why "
+            "they are not)",
+            device);
     tt_status status = tt_device_enter(device, &c->previous, &c->switched, err);
     if (status != TT_OK)
         return status;
@@ -167,13 +171,15 @@ tt_status tt_cuda_call_report(tt_cuda_call *c, const void *out, const tt_cuda_la
     if (tt_pending_push(c->device, out, why, c->q.stream, err))
         return err->status;
     const tt_span mine = {out, 1};
-    return c->ctx->immediate ? tt_pending_check(c->device, mine, 1, TT_PENDING_AT_CALL, err) : TT_OK;
+    return c->ctx->immediate ? tt_pending_check(c->device, mine, 1, TT_PENDING_AT_CALL, err)
+                             : TT_OK;
 }
 
 void tt_cuda_call_end(tt_cuda_call *c)
 {
     if (c->locked) {
-        tt_cu()->event_record(c->ws->last_use, c->q.stream); /* a failure here shows at the next call */
+        tt_cu()->event_record(c->ws->last_use,
+                              c->q.stream); /* a failure here shows at the next call */
         pthread_mutex_unlock(&c->ws->lock);
     }
     tt_device_leave(c->previous, c->switched);

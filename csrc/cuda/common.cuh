@@ -72,23 +72,28 @@ __device__ __forceinline__ int tt_ld_keep(const tt_dview &mask, int64_t row)
 
 /* Typed score loads for the hot kernels; `acc` compares exactly (float holds every half and
  * bfloat16 value). */
-template <typename T> struct tt_score;
-template <> struct tt_score<float> {
+template <typename T>
+struct tt_score;
+template <>
+struct tt_score<float> {
     typedef float acc;
     static __device__ __forceinline__ float at(const void *p) { return *(const float *)p; }
 };
-template <> struct tt_score<double> {
+template <>
+struct tt_score<double> {
     typedef double acc;
     static __device__ __forceinline__ double at(const void *p) { return *(const double *)p; }
 };
-template <> struct tt_score<tt_f16> {
+template <>
+struct tt_score<tt_f16> {
     typedef float acc;
     static __device__ __forceinline__ float at(const void *p)
     {
         return tt_f16_to_float(*(const unsigned short *)p);
     }
 };
-template <> struct tt_score<tt_bf16> {
+template <>
+struct tt_score<tt_bf16> {
     typedef float acc;
     static __device__ __forceinline__ float at(const void *p)
     {
@@ -98,10 +103,10 @@ template <> struct tt_score<tt_bf16> {
 
 /* The four kernels of a body templated on the score type, one per score dtype, named as
  * kernel_table.h's TT_PER_SCORE_DTYPE: TT_SCORE_KERNELS(name, body, Args, flag). */
-#define TT_SCORE_KERNELS(name, body, Args, flag)                                                \
-    TT_KERNEL(name##_f16)(Args a) { body<tt_f16, flag>(a); }                                    \
-    TT_KERNEL(name##_bf16)(Args a) { body<tt_bf16, flag>(a); }                                  \
-    TT_KERNEL(name##_f32)(Args a) { body<float, flag>(a); }                                     \
+#define TT_SCORE_KERNELS(name, body, Args, flag)                                                   \
+    TT_KERNEL(name##_f16)(Args a) { body<tt_f16, flag>(a); }                                       \
+    TT_KERNEL(name##_bf16)(Args a) { body<tt_bf16, flag>(a); }                                     \
+    TT_KERNEL(name##_f32)(Args a) { body<float, flag>(a); }                                        \
     TT_KERNEL(name##_f64)(Args a) { body<double, flag>(a); }
 
 /* ---- elementwise walks over [rows, cols] ---------------------------------------------------- */

@@ -115,7 +115,8 @@ __device__ __forceinline__ void confmat_scores_warp_body(const tt_labels_args &a
                 const T *vals = reinterpret_cast<const T *>(&q[u]);
 #pragma unroll
                 for (int e = 0; e < per; e++)
-                    consider<acc>(tt_score<T>::at(&vals[e]), (v + 32 * u) * per + e, best, best_j, nan);
+                    consider<acc>(tt_score<T>::at(&vals[e]), (v + 32 * u) * per + e, best, best_j,
+                                  nan);
             }
         }
         for (; v < nvec; v += 32) {
@@ -189,7 +190,8 @@ __device__ __forceinline__ void confmat_threshold_body(const tt_threshold_args &
         tt_hist_zero(sh, bins);
     /* the count and its undo replay read the same chosen threshold */
     const double threshold = a.threshold_at != NULL ? *a.threshold_at : a.threshold;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x,
+                  first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     tt_walk w = tt_walk_start(first, stride, cols);
     for (int64_t e = first; e < total; e += stride, tt_walk_next(w)) {
         const int64_t row = w.row, col = w.col;
@@ -233,11 +235,13 @@ TT_KERNEL(tt_threshold_pick)(tt_pick_args a)
 {
     const tt_dview &preds = a.preds;
     const int64_t cols = preds.cols, total = preds.rows * cols;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x,
+                  first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int outside = 0;
     tt_walk w = tt_walk_start(first, stride, cols);
     for (int64_t e = first; e < total; e += stride, tt_walk_next(w)) {
-        const double s = tt_ld_score(preds.data + w.row * preds.rstep + w.col * preds.cstep, preds.dtype);
+        const double s =
+            tt_ld_score(preds.data + w.row * preds.rstep + w.col * preds.cstep, preds.dtype);
         outside |= !(s >= 0.0 && s <= 1.0); /* NaN too */
     }
     outside = __syncthreads_or(outside);

@@ -17,7 +17,7 @@
 
 #define TT_THREADS 256
 /* Dynamic shared memory a kernel may take without an opt-in, on every supported arch. */
-#define TT_SHARED_BYTES (48 * 1024)
+#define TT_SHARED_BYTES 49152 /* 48 KiB */
 
 /* The per-call error record in device memory: `key` for the inputs, `thr_key` for the
  * thresholds of binned_update. TT_CUDA_CLEAR means no error. */
@@ -135,7 +135,7 @@ typedef struct {
     double v[6];
 } tt_row6;
 
-typedef struct { /* moments_partial, comoments_partial: blockDim (columns, rows) */
+typedef struct {        /* moments_partial, comoments_partial: blockDim (columns, rows) */
     tt_dview x, second; /* second: the weights [N] (or none) / y */
     int64_t columns;
     tt_row6 *partials; /* [gridDim.y, columns] */

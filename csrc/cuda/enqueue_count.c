@@ -34,26 +34,25 @@ static tt_cu_result launch_1d(const tt_cuda_queue *q, tt_kernel_id k, int64_t wo
 
 /* The fields every counting kernel's arguments share (device_abi.h): the three inputs, the
  * ignored label, the sign, the output, and the record (to report into, or the undo's gate). */
-#define FILL_COUNTING(a, out_, preds_, target_, mask_, ignore_index_, sign_, rec_)             \
-    do {                                                                                        \
-        memset(&(a), 0, sizeof(a));                                                             \
-        (a).preds = tt_dview_of(preds_);                                                        \
-        (a).target = tt_dview_of(target_);                                                      \
-        (a).mask = tt_dview_of(mask_);                                                          \
-        (a).has_ignore = (ignore_index_) != NULL;                                               \
-        (a).ignore = (ignore_index_) != NULL ? *(ignore_index_) : 0;                            \
-        (a).sign = (sign_);                                                                     \
-        (a).out = (long long *)(out_)->data;                                                    \
-        (a).rec = (sign_) > 0 ? (rec_) : NULL;                                                  \
-        (a).gate = (sign_) < 0 ? (rec_) : NULL;                                                 \
+#define FILL_COUNTING(a, out_, preds_, target_, mask_, ignore_index_, sign_, rec_)                 \
+    do {                                                                                           \
+        memset(&(a), 0, sizeof(a));                                                                \
+        (a).preds = tt_dview_of(preds_);                                                           \
+        (a).target = tt_dview_of(target_);                                                         \
+        (a).mask = tt_dview_of(mask_);                                                             \
+        (a).has_ignore = (ignore_index_) != NULL;                                                  \
+        (a).ignore = (ignore_index_) != NULL ? *(ignore_index_) : 0;                               \
+        (a).sign = (sign_);                                                                        \
+        (a).out = (long long *)(out_)->data;                                                       \
+        (a).rec = (sign_) > 0 ? (rec_) : NULL;                                                     \
+        (a).gate = (sign_) < 0 ? (rec_) : NULL;                                                    \
     } while (0)
 
 /* ---- confusion matrices ------------------------------------------------------------------- */
 
 static tt_labels_args labels_args_of(const tt_view *out, const tt_view *preds,
                                      const tt_view *target, const tt_view *mask,
-                                     const int64_t *ignore_index, int64_t sign,
-                                     tt_cuda_record *rec)
+                                     const int64_t *ignore_index, int64_t sign, tt_cuda_record *rec)
 {
     tt_labels_args a;
     FILL_COUNTING(a, out, preds, target, mask, ignore_index, sign, rec);
@@ -72,7 +71,7 @@ tt_cu_result tt_cuda_confmat_labels_launch(const tt_view *out, const tt_view *pr
         return TT_CU_SUCCESS;
     const size_t shared = (size_t)(a.classes * a.classes) * sizeof(unsigned);
     if (shared <= TT_SHARED_BYTES)
-        return launch_1d(q, TT_K_CONFMAT_LABELS_SHARED, n, TT_THREADS * 4, shared, &a);
+        return launch_1d(q, TT_K_CONFMAT_LABELS_SHARED, n, (int64_t)TT_THREADS * 4, shared, &a);
     return launch_1d(q, TT_K_CONFMAT_LABELS_GLOBAL, n, TT_THREADS, 0, &a);
 }
 
@@ -92,12 +91,14 @@ tt_cu_result tt_cuda_confmat_scores_launch(const tt_view *out, const tt_view *pr
     /* column-major scores: a thread per row keeps neighbouring threads on neighbouring bytes */
     const int thread_per_row = classes <= 16 || cstep > rstep;
     const int64_t size = (int64_t)tt_dtype_size(preds->dtype);
-    a.vectorised = a.preds.cstep == size && (uintptr_t)a.preds.data % 16 == 0 && a.preds.rstep % 16 == 0;
-    const int64_t rows_per_block = thread_per_row ? TT_THREADS : TT_THREADS / 32; /* or a warp per row */
-    const tt_kernel_id first = thread_per_row ? (fits ? TT_K_CONFMAT_SCORES_THREAD_SHARED_F16
-                                                      : TT_K_CONFMAT_SCORES_THREAD_GLOBAL_F16)
-                                              : (fits ? TT_K_CONFMAT_SCORES_WARP_SHARED_F16
-                                                      : TT_K_CONFMAT_SCORES_WARP_GLOBAL_F16);
+    a.vectorised =
+        a.preds.cstep == size && (uintptr_t)a.preds.data % 16 == 0 && a.preds.rstep % 16 == 0;
+    const int64_t rows_per_block =
+        thread_per_row ? TT_THREADS : TT_THREADS / 32; /* or a warp per row */
+    const tt_kernel_id first =
+        thread_per_row
+            ? (fits ? TT_K_CONFMAT_SCORES_THREAD_SHARED_F16 : TT_K_CONFMAT_SCORES_THREAD_GLOBAL_F16)
+            : (fits ? TT_K_CONFMAT_SCORES_WARP_SHARED_F16 : TT_K_CONFMAT_SCORES_WARP_GLOBAL_F16);
     return launch_1d(q, (tt_kernel_id)(first + score_index(preds->dtype)), n, rows_per_block,
                      fits ? shared : 0, &a);
 }
@@ -118,7 +119,8 @@ tt_cu_result tt_cuda_confmat_threshold_launch(const tt_view *out, const tt_view 
         return TT_CU_SUCCESS;
     const size_t shared = (size_t)(4 * a.preds.cols) * sizeof(unsigned);
     if (shared <= TT_SHARED_BYTES)
-        return launch_1d(q, TT_K_CONFMAT_THRESHOLD_SHARED, total, TT_THREADS * 4, shared, &a);
+        return launch_1d(q, TT_K_CONFMAT_THRESHOLD_SHARED, total, (int64_t)TT_THREADS * 4, shared,
+                         &a);
     return launch_1d(q, TT_K_CONFMAT_THRESHOLD_GLOBAL, total, TT_THREADS, 0, &a);
 }
 
@@ -138,7 +140,7 @@ tt_cu_result tt_cuda_threshold_pick_launch(const tt_view *preds, double threshol
     if (r != TT_CU_SUCCESS)
         return r;
     const int64_t total = a.preds.rows * a.preds.cols;
-    return launch_1d(q, TT_K_THRESHOLD_PICK, total > 0 ? total : 1, TT_THREADS * 4, 0, &a);
+    return launch_1d(q, TT_K_THRESHOLD_PICK, total > 0 ? total : 1, (int64_t)TT_THREADS * 4, 0, &a);
 }
 
 /* ---- binned histograms -------------------------------------------------------------------- */
@@ -167,13 +169,16 @@ tt_cu_result tt_cuda_binned_launch(const tt_view *out, const tt_view *preds, con
     const int64_t total = a.preds.rows * a.preds.cols;
     if (total == 0)
         return TT_CU_SUCCESS;
-    const size_t thr_bytes = a.count <= SHARED_THRESHOLDS_MAX ? (size_t)a.count * sizeof(double) : 0;
+    const size_t thr_bytes =
+        a.count <= SHARED_THRESHOLDS_MAX ? (size_t)a.count * sizeof(double) : 0;
     const size_t hist_bytes = (size_t)(a.preds.cols * (a.count + 1) * 2) * sizeof(unsigned);
     const int sh_hist = thr_bytes + hist_bytes <= TT_SHARED_BYTES;
     const size_t shared = thr_bytes + (sh_hist ? hist_bytes : 0);
-    const int64_t per_block = sh_hist ? TT_THREADS * 4 : TT_THREADS;
-    const tt_kernel_id k = sh_hist ? (thr_bytes ? TT_K_BINNED_SHARED_HIST_SHARED_THR : TT_K_BINNED_SHARED_HIST_GLOBAL_THR)
-                                   : (thr_bytes ? TT_K_BINNED_GLOBAL_HIST_SHARED_THR : TT_K_BINNED_GLOBAL_HIST_GLOBAL_THR);
+    const int64_t per_block = sh_hist ? (int64_t)TT_THREADS * 4 : TT_THREADS;
+    const tt_kernel_id k =
+        sh_hist
+            ? (thr_bytes ? TT_K_BINNED_SHARED_HIST_SHARED_THR : TT_K_BINNED_SHARED_HIST_GLOBAL_THR)
+            : (thr_bytes ? TT_K_BINNED_GLOBAL_HIST_SHARED_THR : TT_K_BINNED_GLOBAL_HIST_GLOBAL_THR);
     return launch_1d(q, k, total, per_block, shared, &a);
 }
 

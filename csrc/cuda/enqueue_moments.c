@@ -61,8 +61,8 @@ static tt_cu_result launch_batch(int co, const tt_view *x, const tt_view *second
         return r;
     tt_finalize_args f = {(const tt_row6 *)scratch, g.gy, columns, (tt_row6 *)batch};
     const unsigned blocks = (unsigned)((columns + TT_THREADS - 1) / TT_THREADS);
-    return tt_launch(q, co ? TT_K_COMOMENTS_FINALIZE : TT_K_MOMENTS_FINALIZE, blocks, 1,
-                     TT_THREADS, 1, 0, &f);
+    return tt_launch(q, co ? TT_K_COMOMENTS_FINALIZE : TT_K_MOMENTS_FINALIZE, blocks, 1, TT_THREADS,
+                     1, 0, &f);
 }
 
 tt_cu_result tt_cuda_moments_batch_launch(const tt_view *x, const tt_view *weights, int64_t columns,
@@ -87,7 +87,8 @@ static tt_cu_result launch_merge(int co, const tt_view *state, const tt_view *ot
         return TT_CU_SUCCESS;
     tt_merge_args a = {(double *)state->data, tt_dview_of(other), rows, gate};
     const unsigned blocks = (unsigned)((rows + TT_THREADS - 1) / TT_THREADS);
-    return tt_launch(q, co ? TT_K_COMOMENTS_MERGE : TT_K_MOMENTS_MERGE, blocks, 1, TT_THREADS, 1, 0, &a);
+    return tt_launch(q, co ? TT_K_COMOMENTS_MERGE : TT_K_MOMENTS_MERGE, blocks, 1, TT_THREADS, 1, 0,
+                     &a);
 }
 
 tt_cu_result tt_cuda_moments_merge_launch(const tt_view *state, const tt_view *other,

@@ -35,8 +35,8 @@ static tt_status explain_binned(const tt_cuda_explain *why, const tt_cuda_report
         if (TT_CUDA_KEY_CODE(r->thr_key) == TT_THR_NAN)
             return tt_fail(err, TT_EVALUE, "thresholds", "NaN at index %lld", i);
         return tt_fail(err, TT_EVALUE, "thresholds",
-                       "expected non-decreasing values, got %g after %g at index %lld",
-                       r->thr_here, r->thr_before, i);
+                       "expected non-decreasing values, got %g after %g at index %lld", r->thr_here,
+                       r->thr_before, i);
     }
     const int64_t pos = TT_CUDA_KEY_POS(r->key);
     const long long row = pos / why->columns, col = pos % why->columns;
@@ -51,8 +51,10 @@ static tt_status explain_moments(const tt_cuda_explain *why, const tt_cuda_repor
     const int64_t pos = TT_CUDA_KEY_POS(r->key);
     const long long row = pos / why->columns, col = pos % why->columns;
     switch (TT_CUDA_KEY_CODE(r->key)) {
-    case TT_CODE_NAN: return tt_fail(err, TT_EVALUE, "x", "NaN at sample %lld, column %lld", row, col);
-    case TT_CODE_NAN_Y: return tt_fail(err, TT_EVALUE, "y", "NaN at sample %lld, column %lld", row, col);
+    case TT_CODE_NAN:
+        return tt_fail(err, TT_EVALUE, "x", "NaN at sample %lld, column %lld", row, col);
+    case TT_CODE_NAN_Y:
+        return tt_fail(err, TT_EVALUE, "y", "NaN at sample %lld, column %lld", row, col);
     default:
         return tt_fail(err, TT_EVALUE, "weights",
                        "expected finite weights >= 0, got %g at sample %lld", r->value, row);

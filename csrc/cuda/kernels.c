@@ -53,7 +53,8 @@ static tt_status primary_context(int device, tt_cu_context *ctx, tt_error *err)
         if (r == TT_CU_SUCCESS)
             r = cu->primary_ctx_retain(&d->ctx, handle);
         if (r == TT_CU_SUCCESS &&
-            cu->device_get_attribute(&d->sm_count, TT_CU_ATTR_MULTIPROCESSOR_COUNT, handle) != TT_CU_SUCCESS)
+            cu->device_get_attribute(&d->sm_count, TT_CU_ATTR_MULTIPROCESSOR_COUNT, handle) !=
+                TT_CU_SUCCESS)
             d->sm_count = 0;
         if (r != TT_CU_SUCCESS) {
             d->ctx = NULL;
@@ -99,7 +100,8 @@ tt_status tt_kernels_load(int device, const void *image, tt_error *err)
     pthread_mutex_lock(&devices_lock);
     device_kernels *d = &devices[device];
     if (d->loaded) {
-        status = tt_fail(err, TT_EVALUE, "device", "the kernels of cuda:%d are loaded already", device);
+        status =
+            tt_fail(err, TT_EVALUE, "device", "the kernels of cuda:%d are loaded already", device);
         goto done;
     }
     tt_cu_result r = cu->module_load_data(&d->module, image);
@@ -108,11 +110,13 @@ tt_status tt_kernels_load(int device, const void *image, tt_error *err)
         goto done;
     }
     for (int k = 0; k < TT_N_KERNELS; k++) {
-        if ((r = cu->module_get_function(&d->functions[k], d->module, tt_kernel_names[k])) != TT_CU_SUCCESS) {
+        if ((r = cu->module_get_function(&d->functions[k], d->module, tt_kernel_names[k])) !=
+            TT_CU_SUCCESS) {
             char what[160];
-            snprintf(what, sizeof what, "finding kernel %s in the compiled module", tt_kernel_names[k]);
+            snprintf(what, sizeof what, "finding kernel %s in the compiled module",
+                     tt_kernel_names[k]);
             status = tt_cuda_fail(err, r, what);
-            goto done; /* the module stays loaded but unused: unloading it could race nothing, but gains nothing */
+            goto done; /* the module stays loaded, unused: unloading it gains nothing */
         }
     }
     d->loaded = 1;
@@ -142,8 +146,8 @@ tt_cu_result tt_launch(const tt_cuda_queue *q, tt_kernel_id k, unsigned gx, unsi
                        unsigned bx, unsigned by, size_t shared, void *args)
 {
     void *params[1] = {args};
-    return tt_cu()->launch_kernel(function_of(q->device, k), gx, gy, 1, bx, by, 1,
-                                  (unsigned)shared, q->stream, params, NULL);
+    return tt_cu()->launch_kernel(function_of(q->device, k), gx, gy, 1, bx, by, 1, (unsigned)shared,
+                                  q->stream, params, NULL);
 }
 
 int tt_sm_count(int device)
@@ -169,7 +173,8 @@ unsigned tt_grid(int device, int64_t work, int64_t per_block, int blocks_per_sm)
 unsigned tt_grid_for(int device, tt_kernel_id k, int64_t work, int64_t per_block, size_t shared)
 {
     int per_sm = 0;
-    if (tt_cu()->occupancy_max_blocks(&per_sm, function_of(device, k), TT_THREADS, shared) != TT_CU_SUCCESS ||
+    if (tt_cu()->occupancy_max_blocks(&per_sm, function_of(device, k), TT_THREADS, shared) !=
+            TT_CU_SUCCESS ||
         per_sm < 1)
         per_sm = 1;
     return tt_grid(device, work, per_block, per_sm);

@@ -41,19 +41,18 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
 tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
                                     const tt_view *preds, const tt_view *target,
                                     const tt_view *mask, const int64_t *ignore_index,
-                                    double threshold, const double *logit_threshold,
-                                    tt_error *err);
+                                    double threshold, const double *logit_threshold, tt_error *err);
 tt_status tt_cuda_binned_update(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
                                 const tt_view *target, const tt_view *mask,
-                                const int64_t *ignore_index, const tt_view *thresholds,
-                                int uniform, tt_error *err);
+                                const int64_t *ignore_index, const tt_view *thresholds, int uniform,
+                                tt_error *err);
 tt_status tt_cuda_topk_update(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
                               const tt_view *target, const tt_view *mask,
                               const int64_t *ignore_index, int64_t k, tt_error *err);
 tt_status tt_cuda_moments_update(const tt_cuda_ctx *ctx, const tt_view *state, const tt_view *x,
                                  const tt_view *weights, tt_error *err);
-tt_status tt_cuda_moments_merge(const tt_cuda_ctx *ctx, const tt_view *state,
-                                const tt_view *other, tt_error *err);
+tt_status tt_cuda_moments_merge(const tt_cuda_ctx *ctx, const tt_view *state, const tt_view *other,
+                                tt_error *err);
 tt_status tt_cuda_comoments_update(const tt_cuda_ctx *ctx, const tt_view *state, const tt_view *x,
                                    const tt_view *y, tt_error *err);
 tt_status tt_cuda_comoments_merge(const tt_cuda_ctx *ctx, const tt_view *state,

@@ -25,13 +25,15 @@ typedef struct {
     double threshold;
     int uniform;
     int64_t k;
-    int pick;                   /* confmat_threshold: choose threshold / logit_threshold on the device */
-    double logit_threshold;     /* ... the latter (with pick) */
-    const double *threshold_at; /* ... the device double the pick kernel wrote (set by count_call) */
+    /* confmat_threshold: choose threshold / logit_threshold on the device (pick), the latter,
+     * and the device double the pick kernel wrote (set by count_call) */
+    int pick;
+    double logit_threshold;
+    const double *threshold_at;
 } count_job;
 
 typedef tt_cu_result (*count_launch)(const count_job *job, int64_t sign, tt_cuda_record *rec,
-                                    const tt_cuda_queue *q);
+                                     const tt_cuda_queue *q);
 
 static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const count_job *job,
                             const tt_cuda_latch_spec *spec, const tt_cuda_explain *why,
@@ -49,8 +51,8 @@ static tt_status count_call(const tt_cuda_ctx *ctx, count_launch launch, const c
         goto done;
     if (job->pick) { /* the chosen threshold stays in scratch for the count and its replay */
         double *chosen = (double *)c.scratch;
-        if ((e = tt_cuda_threshold_pick_launch(job->preds, job->threshold, job->logit_threshold, chosen,
-                                               (unsigned *)(c.scratch + sizeof(double)),
+        if ((e = tt_cuda_threshold_pick_launch(job->preds, job->threshold, job->logit_threshold,
+                                               chosen, (unsigned *)(c.scratch + sizeof(double)),
                                                &c.q)) != TT_CU_SUCCESS) {
             status = tt_cuda_fail(err, e, "a kernel launch");
             goto done;
@@ -68,26 +70,29 @@ done:
     return status;
 }
 
-static tt_cu_result launch_labels(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
+static tt_cu_result launch_labels(const count_job *j, int64_t sign, tt_cuda_record *rec,
+                                  const tt_cuda_queue *q)
 {
     return tt_cuda_confmat_labels_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
                                          sign, rec, q);
 }
 
-static tt_cu_result launch_scores(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
+static tt_cu_result launch_scores(const count_job *j, int64_t sign, tt_cuda_record *rec,
+                                  const tt_cuda_queue *q)
 {
     return tt_cuda_confmat_scores_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
                                          sign, rec, q);
 }
 
 static tt_cu_result launch_threshold(const count_job *j, int64_t sign, tt_cuda_record *rec,
-                                    const tt_cuda_queue *q)
+                                     const tt_cuda_queue *q)
 {
     return tt_cuda_confmat_threshold_launch(j->out, j->preds, j->target, j->mask, j->ignore_index,
                                             j->threshold, j->threshold_at, sign, rec, q);
 }
 
-static tt_cu_result launch_binned(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
+static tt_cu_result launch_binned(const count_job *j, int64_t sign, tt_cuda_record *rec,
+                                  const tt_cuda_queue *q)
 {
     if (sign > 0) { /* the replay needs no second look at the thresholds */
         const tt_cu_result e = tt_cuda_thresholds_check_launch(j->thresholds, rec, q);
@@ -98,13 +103,15 @@ static tt_cu_result launch_binned(const count_job *j, int64_t sign, tt_cuda_reco
                                  j->thresholds, j->uniform, sign, rec, q);
 }
 
-static tt_cu_result launch_topk(const count_job *j, int64_t sign, tt_cuda_record *rec, const tt_cuda_queue *q)
+static tt_cu_result launch_topk(const count_job *j, int64_t sign, tt_cuda_record *rec,
+                                const tt_cuda_queue *q)
 {
     return tt_cuda_topk_launch(j->out, j->preds, j->target, j->mask, j->ignore_index, j->k, sign,
                                rec, q);
 }
 
-/* Where the latch finds a rejected label (cuda_api.h): target's, and preds' when preds are labels. */
+/* Where the latch finds a rejected label (cuda_api.h): target's, and preds' when preds are
+ * labels. */
 static tt_cuda_latch_spec latch_spec(const tt_view *target, const tt_view *preds_labels,
                                      int64_t columns, const tt_view *thresholds)
 {
@@ -124,11 +131,14 @@ static tt_status label_devices(const tt_view *out, const tt_view *preds, const t
                                const tt_view *mask, tt_view *o, tt_view *p, tt_view *t, tt_view *m,
                                tt_error *err)
 {
-    if (tt_cuda_out(out, "out", o, err) || tt_cuda_same_device(preds, "preds", out, "out", p, err) ||
-        tt_cuda_same_device(target, "target", out, "out", t, err) ||
-        tt_cuda_same_device(mask, "mask", out, "out", m, err))
-        return err->status;
-    return TT_OK;
+    tt_status status = tt_cuda_out(out, "out", o, err);
+    if (status == TT_OK)
+        status = tt_cuda_same_device(preds, "preds", out, "out", p, err);
+    if (status == TT_OK)
+        status = tt_cuda_same_device(target, "target", out, "out", t, err);
+    if (status == TT_OK)
+        status = tt_cuda_same_device(mask, "mask", out, "out", m, err);
+    return status;
 }
 
 tt_status tt_cuda_confmat_labels(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
@@ -165,7 +175,8 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
         return tt_fail(err, TT_EVALUE, "preds", "expected at least one class column, got [%lld, 0]",
                        (long long)p.shape[0]);
     if (tt_check_square_out(&o, classes, err) || tt_check_labels(&t, "target", 1, err) ||
-        tt_check_same_length(&p, "preds", &t, err) || tt_check_mask(mask ? &m : NULL, t.shape[0], err))
+        tt_check_same_length(&p, "preds", &t, err) ||
+        tt_check_mask(mask ? &m : NULL, t.shape[0], err))
         return err->status;
     if (ctx->check_only || t.shape[0] == 0)
         return TT_OK;
@@ -178,8 +189,7 @@ tt_status tt_cuda_confmat_scores(const tt_cuda_ctx *ctx, const tt_view *out, con
 tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
                                     const tt_view *preds, const tt_view *target,
                                     const tt_view *mask, const int64_t *ignore_index,
-                                    double threshold, const double *logit_threshold,
-                                    tt_error *err)
+                                    double threshold, const double *logit_threshold, tt_error *err)
 {
     char got[96], want[96];
     tt_view o, p, t, m;
@@ -210,8 +220,18 @@ tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
     if (ctx->check_only || p.shape[0] * cols == 0)
         return TT_OK;
     const int pick = logit_threshold != NULL && tt_is_float(p.dtype);
-    const count_job job = {out, preds, target, mask, NULL, ignore_index, threshold, 0, 0,
-                           pick, pick ? *logit_threshold : 0.0, NULL};
+    const count_job job = {out,
+                           preds,
+                           target,
+                           mask,
+                           NULL,
+                           ignore_index,
+                           threshold,
+                           0,
+                           0,
+                           pick,
+                           pick ? *logit_threshold : 0.0,
+                           NULL};
     const tt_cuda_latch_spec spec = latch_spec(target, preds, cols, NULL);
     const tt_cuda_explain why = {TT_EXPLAIN_THRESHOLD, 2, cols, 0};
     return count_call(ctx, launch_threshold, &job, &spec, &why, err);
@@ -221,8 +241,8 @@ tt_status tt_cuda_confmat_threshold(const tt_cuda_ctx *ctx, const tt_view *out,
 
 tt_status tt_cuda_binned_update(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *preds,
                                 const tt_view *target, const tt_view *mask,
-                                const int64_t *ignore_index, const tt_view *thresholds,
-                                int uniform, tt_error *err)
+                                const int64_t *ignore_index, const tt_view *thresholds, int uniform,
+                                tt_error *err)
 {
     char got[96], want[96];
     tt_view o, p, t, m, thr;
@@ -254,8 +274,8 @@ tt_status tt_cuda_binned_update(const tt_cuda_ctx *ctx, const tt_view *out, cons
     /* an empty batch still has its thresholds checked, as on the CPU */
     if (ctx->check_only || (p.shape[0] * cols == 0 && thr.shape[0] == 0))
         return TT_OK;
-    const count_job job = {out, preds, target, mask, thresholds, ignore_index, 0.0, uniform, 0,
-                           0, 0.0, NULL};
+    const count_job job = {out, preds,   target, mask, thresholds, ignore_index,
+                           0.0, uniform, 0,      0,    0.0,        NULL};
     const tt_cuda_latch_spec spec = latch_spec(target, NULL, cols, thresholds);
     const tt_cuda_explain why = {TT_EXPLAIN_BINNED, multiclass ? cols : 2, cols, multiclass};
     return count_call(ctx, launch_binned, &job, &spec, &why, err);
@@ -276,7 +296,8 @@ tt_status tt_cuda_topk_update(const tt_cuda_ctx *ctx, const tt_view *out, const 
         return tt_fail(err, TT_EVALUE, "target", "expected %lld samples (as preds), got %lld",
                        (long long)p.shape[0], (long long)t.shape[0]);
     if (k < 1 || k > classes)
-        return tt_fail(err, TT_EVALUE, "k", "expected 1 <= k <= %lld (the number of classes), got %lld",
+        return tt_fail(err, TT_EVALUE, "k",
+                       "expected 1 <= k <= %lld (the number of classes), got %lld",
                        (long long)classes, (long long)k);
     const int64_t shape[2] = {classes, 3};
     if (tt_check_out(&o, "out", TT_I64, 2, shape, err) ||

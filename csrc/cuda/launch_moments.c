@@ -76,7 +76,8 @@ tt_status tt_cuda_moments_update(const tt_cuda_ctx *ctx, const tt_view *state, c
 {
     char got[96];
     tt_view s, xv, w;
-    if (tt_cuda_out(state, "state", &s, err) || tt_cuda_same_device(x, "x", state, "state", &xv, err) ||
+    if (tt_cuda_out(state, "state", &s, err) ||
+        tt_cuda_same_device(x, "x", state, "state", &xv, err) ||
         tt_cuda_same_device(weights, "weights", state, "state", &w, err))
         return err->status;
     if (tt_check_values(&xv, "x", err) || check_state(&s, columns_of(&xv), err))
@@ -98,7 +99,8 @@ tt_status tt_cuda_comoments_update(const tt_cuda_ctx *ctx, const tt_view *state,
 {
     char got[96], want[96];
     tt_view s, xv, yv;
-    if (tt_cuda_out(state, "state", &s, err) || tt_cuda_same_device(x, "x", state, "state", &xv, err) ||
+    if (tt_cuda_out(state, "state", &s, err) ||
+        tt_cuda_same_device(x, "x", state, "state", &xv, err) ||
         tt_cuda_same_device(y, "y", state, "state", &yv, err))
         return err->status;
     if (tt_check_values(&xv, "x", err) || tt_check_values(&yv, "y", err))
@@ -119,7 +121,8 @@ static tt_status merge_call(const tt_cuda_ctx *ctx, const tt_view *state, const 
 {
     char got[96];
     tt_view s, o;
-    if (tt_cuda_out(state, "state", &s, err) || tt_cuda_same_device(other, "other", state, "state", &o, err))
+    if (tt_cuda_out(state, "state", &s, err) ||
+        tt_cuda_same_device(other, "other", state, "state", &o, err))
         return err->status;
     if (o.dtype != TT_F64 || o.ndim != 2 || o.shape[1] != 6)
         return tt_fail(err, o.dtype != TT_F64 ? TT_ETYPE : TT_EVALUE, "other",
@@ -132,7 +135,7 @@ static tt_status merge_call(const tt_cuda_ctx *ctx, const tt_view *state, const 
     tt_status status = tt_cuda_call_enter(&c, ctx, state->device_id, err);
     if (status == TT_OK) {
         const tt_cu_result e = co ? tt_cuda_comoments_merge_launch(state, other, NULL, &c.q)
-                                 : tt_cuda_moments_merge_launch(state, other, NULL, &c.q);
+                                  : tt_cuda_moments_merge_launch(state, other, NULL, &c.q);
         if (e != TT_CU_SUCCESS)
             status = tt_cuda_fail(err, e, "the state merge");
     }
@@ -140,8 +143,8 @@ static tt_status merge_call(const tt_cuda_ctx *ctx, const tt_view *state, const 
     return status;
 }
 
-tt_status tt_cuda_moments_merge(const tt_cuda_ctx *ctx, const tt_view *state,
-                                const tt_view *other, tt_error *err)
+tt_status tt_cuda_moments_merge(const tt_cuda_ctx *ctx, const tt_view *state, const tt_view *other,
+                                tt_error *err)
 {
     return merge_call(ctx, state, other, 0, err);
 }

@@ -11,8 +11,8 @@
  * else torch.cuda.current_stream), then runs with the GIL released.
  *
  * The kernels are not in this binary: their device source is (kernel_source.h, generated at
- * build time from the .cu files of csrc/cuda), and torchtally.kernels.cuda compiles it with NVRTC for each
- * device's architecture and hands the image to load_kernels(). The driver is loaded with
+ * build time from the .cu files of csrc/cuda), and torchtally.kernels.cuda compiles it with
+ * NVRTC for each device's architecture and hands the image to load_kernels(). The driver is loaded with
  * dlopen at the first call that needs it (driver.c): importing this module makes no CUDA call
  * and works on a machine without a driver or a GPU.
  */
@@ -105,11 +105,13 @@ static PyObject *call_kernel(PyObject *module, const tt_kernel_spec *spec, PyObj
 
 static tt_status run_confmat_labels(const void *c, const tt_args *a, tt_error *e)
 {
-    return tt_cuda_confmat_labels(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4], e);
+    return tt_cuda_confmat_labels(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                                  a->opt_int[4], e);
 }
 static tt_status run_confmat_scores(const void *c, const tt_args *a, tt_error *e)
 {
-    return tt_cuda_confmat_scores(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4], e);
+    return tt_cuda_confmat_scores(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                                  a->opt_int[4], e);
 }
 static tt_status run_confmat_threshold(const void *c, const tt_args *a, tt_error *e)
 {
@@ -123,8 +125,8 @@ static tt_status run_binned_update(const void *c, const tt_args *a, tt_error *e)
 }
 static tt_status run_topk_update(const void *c, const tt_args *a, tt_error *e)
 {
-    return tt_cuda_topk_update(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->opt_int[4],
-                               a->ints[5], e);
+    return tt_cuda_topk_update(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                               a->opt_int[4], a->ints[5], e);
 }
 static tt_status run_moments_update(const void *c, const tt_args *a, tt_error *e)
 {
@@ -199,7 +201,8 @@ static PyObject *py_device_info(PyObject *m, PyObject *arg)
     return Py_BuildValue("{s:i,s:i,s:i}", "major", major, "minor", minor, "sm_count", sms);
 }
 
-/* load_kernels(device, image): the compiled module (bytes: a cubin, or PTX) as the device's kernels. */
+/* load_kernels(device, image): the compiled module (bytes: a cubin, or PTX) as the device's
+ * kernels. */
 static PyObject *py_load_kernels(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     if (tt_check_nargs("load_kernels", nargs, 2, 2, NULL) < 0)
@@ -208,16 +211,16 @@ static PyObject *py_load_kernels(PyObject *m, PyObject *const *args, Py_ssize_t 
     if (device == -1 && PyErr_Occurred())
         return NULL;
     if (!PyBytes_Check(args[1])) {
-        PyErr_Format(PyExc_TypeError, "image: expected bytes (a cubin or PTX), got %s", Py_TYPE(args[1])->tp_name);
+        PyErr_Format(PyExc_TypeError, "image: expected bytes (a cubin or PTX), got %s",
+                     Py_TYPE(args[1])->tp_name);
         return NULL;
     }
     const char *image = PyBytes_AS_STRING(args[1]); /* NUL-terminated, as PTX needs */
     tt_error err = {TT_OK, {0}};
     tt_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tt_kernels_load((int)device, image, &err);
-    Py_END_ALLOW_THREADS
-    if (status != TT_OK) {
+    Py_BEGIN_ALLOW_THREADS status = tt_kernels_load((int)device, image, &err);
+    Py_END_ALLOW_THREADS if (status != TT_OK)
+    {
         tt_raise_status(&err);
         return NULL;
     }
@@ -256,7 +259,8 @@ static PyObject *py_prebuilt(PyObject *m, PyObject *unused)
 {
     PyObject *images = PyDict_New();
     for (size_t i = 0; images != NULL && tt_prebuilt[i].arch != NULL; i++) {
-        PyObject *image = PyBytes_FromStringAndSize((const char *)tt_prebuilt[i].data, (Py_ssize_t)tt_prebuilt[i].size);
+        PyObject *image = PyBytes_FromStringAndSize((const char *)tt_prebuilt[i].data,
+                                                    (Py_ssize_t)tt_prebuilt[i].size);
         if (image == NULL || PyDict_SetItemString(images, tt_prebuilt[i].arch, image) < 0)
             Py_CLEAR(images);
         Py_XDECREF(image);
@@ -318,10 +322,9 @@ static PyObject *py_check(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     tt_error err = {TT_OK, {0}};
     tt_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = tt_cuda_check(device, begin, bytes, wait, &err);
-    Py_END_ALLOW_THREADS
-    if (status != TT_OK) {
+    Py_BEGIN_ALLOW_THREADS status = tt_cuda_check(device, begin, bytes, wait, &err);
+    Py_END_ALLOW_THREADS if (status != TT_OK)
+    {
         tt_raise_status(&err);
         return NULL;
     }
@@ -342,17 +345,23 @@ static PyObject *py_discard(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
-    TT_KERNELS(TT_KERNEL_METHOD)
-    {"driver", py_driver, METH_NOARGS,
-     "driver() -> {'version', 'devices'} of the CUDA driver (loaded on first call); RuntimeError "
-     "saying why where there is none."},
-    {"device_info", py_device_info, METH_O, "device_info(device) -> {'major', 'minor', 'sm_count'}."},
+    TT_KERNELS(TT_KERNEL_METHOD){"driver", py_driver, METH_NOARGS,
+                                 "driver() -> {'version', 'devices'} of the CUDA driver (loaded on "
+                                 "first call); RuntimeError "
+                                 "saying why where there is none."},
+    {"device_info", py_device_info, METH_O,
+     "device_info(device) -> {'major', 'minor', 'sm_count'}."},
     {"load_kernels", (PyCFunction)(void (*)(void))py_load_kernels, METH_FASTCALL,
-     "load_kernels(device, image): load the compiled kernels (a cubin or PTX, bytes) for cuda:device."},
-    {"kernels_loaded", py_kernels_loaded, METH_O, "kernels_loaded(device) -> whether load_kernels ran for it."},
-    {"kernel_names", py_kernel_names, METH_NOARGS, "The C names of every kernel the module must hold."},
-    {"kernel_source", py_kernel_source, METH_NOARGS, "The kernels' device source, as NVRTC compiles it."},
-    {"prebuilt", py_prebuilt, METH_NOARGS, "{'sm_XY': cubin} built by nvcc at install ({} by default)."},
+     "load_kernels(device, image): load the compiled kernels (a cubin or PTX, bytes) for "
+     "cuda:device."},
+    {"kernels_loaded", py_kernels_loaded, METH_O,
+     "kernels_loaded(device) -> whether load_kernels ran for it."},
+    {"kernel_names", py_kernel_names, METH_NOARGS,
+     "The C names of every kernel the module must hold."},
+    {"kernel_source", py_kernel_source, METH_NOARGS,
+     "The kernels' device source, as NVRTC compiles it."},
+    {"prebuilt", py_prebuilt, METH_NOARGS,
+     "{'sm_XY': cubin} built by nvcc at install ({} by default)."},
     {"set_immediate_checks", py_set_immediate_checks, METH_O,
      "set_immediate_checks(flag) -> previous flag. True: an update waits for its own error check "
      "and raises at the call (one host synchronisation per update); False (default): a rejected "
@@ -364,7 +373,8 @@ static PyMethodDef module_methods[] = {
     {"discard", (PyCFunction)(void (*)(void))py_discard, METH_FASTCALL,
      "discard(device, data_ptr, nbytes): forget the updates into that state (it was reset)."},
     {"_use_exchange_api", py_use_exchange_api, METH_O,
-     "Turn the DLPack C exchange path (tensors and stream) on or off; returns the previous setting."},
+     "Turn the DLPack C exchange path (tensors and stream) on or off; returns the previous "
+     "setting."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -397,6 +407,7 @@ static int module_clear(PyObject *module)
 }
 
 TT_MODULE_DEF("torchtally._C_cuda",
-              "torchtally's CUDA kernels; the contract is csrc/API.md (CUDA tensors).", module_state);
+              "torchtally's CUDA kernels; the contract is csrc/API.md (CUDA tensors).",
+              module_state);
 
 PyMODINIT_FUNC PyInit__C_cuda(void) { return PyModuleDef_Init(&module_def); }

@@ -75,7 +75,8 @@ __device__ __forceinline__ tt_row6 empty_comoments(void)
 
 /* Folds the block's rows of each column together (Chan) and stores row 0's result. */
 template <bool CO>
-__device__ __forceinline__ void block_fold(tt_row6 mine, int64_t col, int64_t columns, tt_row6 *partials)
+__device__ __forceinline__ void block_fold(tt_row6 mine, int64_t col, int64_t columns,
+                                           tt_row6 *partials)
 {
     __shared__ tt_row6 sh[TT_THREADS];
     const unsigned x = threadIdx.x, y = threadIdx.y, bx = blockDim.x;
@@ -102,8 +103,8 @@ TT_KERNEL(tt_moments_partial)(tt_partial_args a)
     const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t stride = (int64_t)gridDim.y * blockDim.y;
     tt_row6 m = empty_moments();
-    for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; col < columns && row < x.rows;
-         row += stride) {
+    for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
+         col < columns && row < x.rows; row += stride) {
         const double v = tt_ld_score(x.data + row * x.rstep + col * x.cstep, x.dtype);
         if (v != v) {
             tt_report(rec, TT_CUDA_KEY(row * columns + col, TT_CODE_NAN));
@@ -140,12 +141,13 @@ TT_KERNEL(tt_comoments_partial)(tt_partial_args a)
     const int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t stride = (int64_t)gridDim.y * blockDim.y;
     tt_row6 m = empty_comoments();
-    for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; col < columns && row < x.rows;
-         row += stride) {
+    for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
+         col < columns && row < x.rows; row += stride) {
         const double vx = tt_ld_score(x.data + row * x.rstep + col * x.cstep, x.dtype);
         const double vy = tt_ld_score(y.data + row * y.rstep + col * y.cstep, y.dtype);
         if (vx != vx || vy != vy) {
-            tt_report(rec, TT_CUDA_KEY(row * columns + col, vx != vx ? TT_CODE_NAN : TT_CODE_NAN_Y));
+            tt_report(rec,
+                      TT_CUDA_KEY(row * columns + col, vx != vx ? TT_CODE_NAN : TT_CODE_NAN_Y));
             continue;
         }
         m.v[N_] += 1.0;

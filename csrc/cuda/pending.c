@@ -11,10 +11,11 @@
 
 #define MAX_DEVICES TT_MAX_DEVICES
 /* The note after the CPU core's message, by where the rejection is raised (pending.h). */
-#define NOTE_AT_UPDATE                                                                         \
-    " (found on the GPU after that earlier update returned: none of its batch was counted, "  \
+#define NOTE_AT_UPDATE                                                                             \
+    " (found on the GPU after that earlier update returned: none of its batch was counted, "       \
     "and this call's batch was not run either)"
-#define NOTE_AT_CHECK " (found on the GPU after that update returned: none of its batch was counted)"
+#define NOTE_AT_CHECK                                                                              \
+    " (found on the GPU after that update returned: none of its batch was counted)"
 
 static const tt_span ANY_STATE = {NULL, 0};
 
@@ -59,10 +60,12 @@ static device_table *table_of(int device, int create, tt_error *err)
         void *host = NULL;
         tt_cu_deviceptr seen = 0;
         const tt_cu_api *cu = tt_cu();
-        tt_cu_result e = t == NULL ? TT_CU_ERROR_OUT_OF_MEMORY
-                         : cu == NULL ? TT_CU_NO_DRIVER
-                                      : cu->mem_host_alloc(&host, sizeof(tt_cuda_report) * TT_PENDING_RING,
-                                                           TT_CU_MEMHOSTALLOC_DEVICEMAP | TT_CU_MEMHOSTALLOC_PORTABLE);
+        tt_cu_result e =
+            t == NULL ? TT_CU_ERROR_OUT_OF_MEMORY
+            : cu == NULL
+                ? TT_CU_NO_DRIVER
+                : cu->mem_host_alloc(&host, sizeof(tt_cuda_report) * TT_PENDING_RING,
+                                     TT_CU_MEMHOSTALLOC_DEVICEMAP | TT_CU_MEMHOSTALLOC_PORTABLE);
         if (e == TT_CU_SUCCESS)
             e = cu->mem_host_get_device_pointer(&seen, host, 0);
         if (e != TT_CU_SUCCESS) {
@@ -85,7 +88,8 @@ static device_table *table_of(int device, int create, tt_error *err)
 static int within(tt_span span, const void *out)
 {
     const char *at = out;
-    return span.begin == NULL || (at >= span.begin && at < span.begin + (span.bytes ? span.bytes : 1));
+    return span.begin == NULL ||
+           (at >= span.begin && at < span.begin + (span.bytes ? span.bytes : 1));
 }
 
 /* A finished call: keep it when rejected (dropping the oldest kept one if full). */
@@ -96,7 +100,8 @@ static void take_report(device_table *t, unsigned i)
     if ((r->key == TT_CUDA_CLEAR && r->thr_key == TT_CUDA_CLEAR) || t->out[i] == NULL)
         return; /* clean, or its state was discarded while it ran */
     if (t->n_rejected == TT_PENDING_REJECTED) {
-        memmove(&t->rejected[0], &t->rejected[1], sizeof t->rejected[0] * (TT_PENDING_REJECTED - 1));
+        memmove(&t->rejected[0], &t->rejected[1],
+                sizeof t->rejected[0] * (TT_PENDING_REJECTED - 1));
         t->n_rejected--;
     }
     rejected_call *c = &t->rejected[t->n_rejected++];
@@ -146,9 +151,11 @@ tt_status tt_pending_slot(int device, tt_cuda_report **slot, tt_error *err)
     if (status == TT_OK && t->head - t->tail == TT_PENDING_RING) {
         /* the host is a full ring ahead of the device: wait for the oldest call */
         const unsigned i = (unsigned)(t->tail % TT_PENDING_RING);
-        const tt_cu_result e = t->state[i] == SLOT_IN_FLIGHT ? tt_cu()->event_synchronize(t->events[i])
-                                                             : TT_CU_SUCCESS;
-        status = e == TT_CU_SUCCESS ? look(t, ANY_STATE, 0, err) : tt_cuda_fail(err, e, "an update's kernels");
+        const tt_cu_result e = t->state[i] == SLOT_IN_FLIGHT
+                                   ? tt_cu()->event_synchronize(t->events[i])
+                                   : TT_CU_SUCCESS;
+        status = e == TT_CU_SUCCESS ? look(t, ANY_STATE, 0, err)
+                                    : tt_cuda_fail(err, e, "an update's kernels");
     }
     const unsigned i = (unsigned)(t->head % TT_PENDING_RING);
     if (status == TT_OK && !t->has_event[i]) {

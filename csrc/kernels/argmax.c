@@ -21,82 +21,82 @@ typedef int64_t (*argmax_scan)(const char *base, int64_t first, int64_t n, int64
                                int64_t row_step, int64_t col_step, int64_t *dst);
 
 /* Defines name##_row: the argmax of the row at `row`, or -1 when it holds a NaN. */
-#define DEFINE_ARGMAX_ROW(name, acc, load)                                                     \
-    static int64_t name##_row(const char *row, int64_t classes, int64_t col_step)              \
-    {                                                                                          \
-        acc best = load(row);                                                                  \
-        int64_t best_j = 0;                                                                    \
-        int nan = best != best;                                                                \
-        for (int64_t j = 1; j < classes; j++) {                                                \
-            const acc v = load(row + j * col_step);                                            \
-            const int greater = v > best;                                                      \
-            nan |= v != v;                                                                     \
-            best = greater ? v : best;                                                         \
-            best_j = greater ? j : best_j;                                                     \
-        }                                                                                      \
-        return nan ? -1 : best_j;                                                              \
+#define DEFINE_ARGMAX_ROW(name, acc, load)                                                         \
+    static int64_t name##_row(const char *row, int64_t classes, int64_t col_step)                  \
+    {                                                                                              \
+        acc best = load(row);                                                                      \
+        int64_t best_j = 0;                                                                        \
+        int nan = best != best;                                                                    \
+        for (int64_t j = 1; j < classes; j++) {                                                    \
+            const acc v = load(row + j * col_step);                                                \
+            const int greater = v > best;                                                          \
+            nan |= v != v;                                                                         \
+            best = greater ? v : best;                                                             \
+            best_j = greater ? j : best_j;                                                         \
+        }                                                                                          \
+        return nan ? -1 : best_j;                                                                  \
     }
 
 /* Defines name##_group: the argmaxes of the ROWS_AT_ONCE rows at `group` into dst, scanned
  * together column by column (in locals until the end: the compiler cannot tell that dst
  * aliases no score); returns nonzero when one of the rows holds a NaN. */
-#define DEFINE_ARGMAX_GROUP(name, acc, load)                                                   \
-    static int name##_group(const char *group, int64_t classes, int64_t row_step,              \
-                            int64_t col_step, int64_t *dst)                                    \
-    {                                                                                          \
-        acc best[ROWS_AT_ONCE];                                                                \
-        int64_t best_j[ROWS_AT_ONCE];                                                          \
-        int nan = 0;                                                                           \
-        for (int r = 0; r < ROWS_AT_ONCE; r++) {                                               \
-            best[r] = load(group + r * row_step);                                              \
-            best_j[r] = 0;                                                                     \
-            nan |= best[r] != best[r];                                                         \
-        }                                                                                      \
-        for (int64_t j = 1; j < classes; j++) {                                                \
-            const char *column = group + j * col_step;                                         \
-            for (int r = 0; r < ROWS_AT_ONCE; r++) {                                           \
-                const acc v = load(column + r * row_step);                                     \
-                const int greater = v > best[r];                                               \
-                nan |= v != v;                                                                 \
-                best[r] = greater ? v : best[r];                                               \
-                best_j[r] = greater ? j : best_j[r];                                           \
-            }                                                                                  \
-        }                                                                                      \
-        for (int r = 0; r < ROWS_AT_ONCE; r++)                                                 \
-            dst[r] = best_j[r];                                                                \
-        return nan;                                                                            \
+#define DEFINE_ARGMAX_GROUP(name, acc, load)                                                       \
+    static int name##_group(const char *group, int64_t classes, int64_t row_step,                  \
+                            int64_t col_step, int64_t *dst)                                        \
+    {                                                                                              \
+        acc best[ROWS_AT_ONCE];                                                                    \
+        int64_t best_j[ROWS_AT_ONCE];                                                              \
+        int nan = 0;                                                                               \
+        for (int r = 0; r < ROWS_AT_ONCE; r++) {                                                   \
+            best[r] = load(group + r * row_step);                                                  \
+            best_j[r] = 0;                                                                         \
+            nan |= best[r] != best[r];                                                             \
+        }                                                                                          \
+        for (int64_t j = 1; j < classes; j++) {                                                    \
+            const char *column = group + j * col_step;                                             \
+            for (int r = 0; r < ROWS_AT_ONCE; r++) {                                               \
+                const acc v = load(column + r * row_step);                                         \
+                const int greater = v > best[r];                                                   \
+                nan |= v != v;                                                                     \
+                best[r] = greater ? v : best[r];                                                   \
+                best_j[r] = greater ? j : best_j[r];                                               \
+            }                                                                                      \
+        }                                                                                          \
+        for (int r = 0; r < ROWS_AT_ONCE; r++)                                                     \
+            dst[r] = best_j[r];                                                                    \
+        return nan;                                                                                \
     }
 
 /* Defines `name`, an argmax_scan: groups of rows, then the rows left one by one. A group that
  * holds a NaN is rescanned row by row: its first NaN row ends the scan. */
-#define DEFINE_ARGMAX_SCAN(name)                                                               \
-    static int64_t name(const char *base, int64_t first, int64_t n, int64_t classes,           \
-                        int64_t row_step, int64_t col_step, int64_t *dst)                      \
-    {                                                                                          \
-        int64_t i = first;                                                                     \
-        for (; i + ROWS_AT_ONCE <= n; i += ROWS_AT_ONCE) {                                     \
-            if (!name##_group(base + i * row_step, classes, row_step, col_step, dst + i))      \
-                continue;                                                                      \
-            for (int64_t k = i; k < i + ROWS_AT_ONCE; k++) {                                   \
-                const int64_t j = name##_row(base + k * row_step, classes, col_step);          \
-                if (j < 0)                                                                     \
-                    return k;                                                                  \
-                dst[k] = j;                                                                    \
-            }                                                                                  \
-        }                                                                                      \
-        for (; i < n; i++) {                                                                   \
-            const int64_t j = name##_row(base + i * row_step, classes, col_step);              \
-            if (j < 0)                                                                         \
-                return i;                                                                      \
-            dst[i] = j;                                                                        \
-        }                                                                                      \
-        return -1;                                                                             \
+#define DEFINE_ARGMAX_SCAN(name)                                                                   \
+    static int64_t name(const char *base, int64_t first, int64_t n, int64_t classes,               \
+                        int64_t row_step, int64_t col_step, int64_t *dst)                          \
+    {                                                                                              \
+        int64_t i = first;                                                                         \
+        for (; i + ROWS_AT_ONCE <= n; i += ROWS_AT_ONCE) {                                         \
+            if (!name##_group(base + i * row_step, classes, row_step, col_step, dst + i))          \
+                continue;                                                                          \
+            for (int64_t k = i; k < i + ROWS_AT_ONCE; k++) {                                       \
+                const int64_t j = name##_row(base + k * row_step, classes, col_step);              \
+                if (j < 0)                                                                         \
+                    return k;                                                                      \
+                dst[k] = j;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        for (; i < n; i++) {                                                                       \
+            const int64_t j = name##_row(base + i * row_step, classes, col_step);                  \
+            if (j < 0)                                                                             \
+                return i;                                                                          \
+            dst[i] = j;                                                                            \
+        }                                                                                          \
+        return -1;                                                                                 \
     }
 
 /* The three for one dtype: scores read by `load` (tt_f16_at, ...), compared as `acc`. */
-#define DEFINE_ARGMAX(name, acc, load)                                                         \
-    DEFINE_ARGMAX_ROW(name, acc, load)                                                         \
-    DEFINE_ARGMAX_GROUP(name, acc, load)                                                       \
+#define DEFINE_ARGMAX(name, acc, load)                                                             \
+    DEFINE_ARGMAX_ROW(name, acc, load)                                                             \
+    DEFINE_ARGMAX_GROUP(name, acc, load)                                                           \
     DEFINE_ARGMAX_SCAN(name)
 
 DEFINE_ARGMAX(argmax_f16, float, tt_f16_at)
@@ -125,8 +125,8 @@ static int64_t argmax_rows_f32_sse2(const char *base, int64_t n, int64_t classes
     for (; i + 4 <= n; i += 4) {
         const char *r0 = base + i * row_step, *r1 = r0 + row_step, *r2 = r1 + row_step,
                    *r3 = r2 + row_step;
-#define COLUMN(at)                                                                             \
-    _mm_set_ps(*(const float *)(r3 + (at)), *(const float *)(r2 + (at)),                       \
+#define COLUMN(at)                                                                                 \
+    _mm_set_ps(*(const float *)(r3 + (at)), *(const float *)(r2 + (at)),                           \
                *(const float *)(r1 + (at)), *(const float *)(r0 + (at)))
         __m128 best = COLUMN(0);
         __m128i best_j = _mm_setzero_si128();
@@ -157,11 +157,12 @@ static int64_t argmax_rows_f32_sse2(const char *base, int64_t n, int64_t classes
 
 /* float32 on AVX2 (checked at run time): eight rows in the eight lanes, each column fetched by
  * one gather instead of lane-by-lane inserts. The same contract as the SSE2 scan: it stops
- * before a group of sixteen rows that holds a NaN and before the last n % 16 rows. The gather offsets
- * are int32: the caller checks that 15 * row_step fits. */
-__attribute__((target("avx2"))) static int64_t
-argmax_rows_f32_avx2(const char *base, int64_t n, int64_t classes, int64_t row_step,
-                     int64_t col_step, int64_t *dst)
+ * before a group of sixteen rows that holds a NaN and before the last n % 16 rows. The gather
+ * offsets are int32: the caller checks that 15 * row_step fits. */
+__attribute__((target("avx2"))) static int64_t argmax_rows_f32_avx2(const char *base, int64_t n,
+                                                                    int64_t classes,
+                                                                    int64_t row_step,
+                                                                    int64_t col_step, int64_t *dst)
 {
     const __m256i rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                             _mm256_set1_epi32((int32_t)row_step));
@@ -190,10 +191,14 @@ argmax_rows_f32_avx2(const char *base, int64_t n, int64_t classes, int64_t row_s
         }
         if (_mm256_movemask_ps(nan))
             return i;
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_j0)));
-        _mm256_storeu_si256((__m256i *)(dst + i + 4), _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_j0, 1)));
-        _mm256_storeu_si256((__m256i *)(dst + i + 8), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_j1)));
-        _mm256_storeu_si256((__m256i *)(dst + i + 12), _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_j1, 1)));
+        _mm256_storeu_si256((__m256i *)(dst + i),
+                            _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_j0)));
+        _mm256_storeu_si256((__m256i *)(dst + i + 4),
+                            _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_j0, 1)));
+        _mm256_storeu_si256((__m256i *)(dst + i + 8),
+                            _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_j1)));
+        _mm256_storeu_si256((__m256i *)(dst + i + 12),
+                            _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_j1, 1)));
     }
     return i;
 }

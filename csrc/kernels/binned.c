@@ -159,8 +159,8 @@ tt_status tt_binned_update(const tt_view *out, const tt_view *preds, const tt_vi
 
     const double *thr = (const double *)thresholds->data;
     const int64_t count = thresholds->shape[0];
-    binned_job job = {preds, target, mask, ignore_index, thr, count, 0, 0.0, 0.0, multiclass,
-                      (int64_t *)out->data};
+    binned_job job = {preds, target, mask,       ignore_index,        thr, count, 0,
+                      0.0,   0.0,    multiclass, (int64_t *)out->data};
     if (uniform && count >= 2 && thr[count - 1] > thr[0]) {
         job.origin = thr[0];
         job.scale = (double)(count - 1) / (thr[count - 1] - thr[0]);

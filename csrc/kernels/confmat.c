@@ -54,14 +54,16 @@ static int64_t labels_walk(const labels_job *job, int64_t sign, int64_t stop, tt
                 continue;
             if ((uint64_t)t >= (uint64_t)classes) {
                 if (sign > 0)
-                    tt_fail(err, TT_EVALUE, "target", "label %lld at index %lld is out of range [0, %lld)",
-                            (long long)t, (long long)(start + i), (long long)classes);
+                    tt_fail(err, TT_EVALUE, "target",
+                            "label %lld at index %lld is out of range [0, %lld)", (long long)t,
+                            (long long)(start + i), (long long)classes);
                 return start + i;
             }
             if ((uint64_t)p >= (uint64_t)classes) {
                 if (sign > 0)
-                    tt_fail(err, TT_EVALUE, "preds", "label %lld at index %lld is out of range [0, %lld)",
-                            (long long)p, (long long)(start + i), (long long)classes);
+                    tt_fail(err, TT_EVALUE, "preds",
+                            "label %lld at index %lld is out of range [0, %lld)", (long long)p,
+                            (long long)(start + i), (long long)classes);
                 return start + i;
             }
             job->out[t * classes + p] += sign;
@@ -89,7 +91,8 @@ tt_status tt_confmat_labels(const tt_view *out, const tt_view *preds, const tt_v
                             const tt_view *mask, const int64_t *ignore_index, tt_error *err)
 {
     if (out->ndim != 2)
-        return tt_fail(err, TT_EVALUE, "out", "expected an int64 [C, C] matrix, got %d-D", out->ndim);
+        return tt_fail(err, TT_EVALUE, "out", "expected an int64 [C, C] matrix, got %d-D",
+                       out->ndim);
     if (tt_check_square_out(out, out->shape[0], err) || tt_check_labels(preds, "preds", 1, err) ||
         tt_check_labels(target, "target", 1, err) ||
         tt_check_same_length(preds, "preds", target, err) ||

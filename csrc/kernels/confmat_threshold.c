@@ -22,8 +22,8 @@ typedef struct {
     int64_t *out; /* [L, 2, 2] */
 } threshold_job;
 
-static int threshold_walk(const threshold_job *job, int64_t sign, tt_position stop, tt_position *bad,
-                          tt_error *err)
+static int threshold_walk(const threshold_job *job, int64_t sign, tt_position stop,
+                          tt_position *bad, tt_error *err)
 {
     int64_t targets[TT_CHUNK], labels[TT_CHUNK];
     double scores[TT_CHUNK];
@@ -97,7 +97,8 @@ static int is_dense(const tt_view *v)
 {
     if (v->ndim == 1)
         return v->shape[0] <= 1 || v->stride[0] == 1;
-    return (v->shape[1] <= 1 || v->stride[1] == 1) && (v->shape[0] <= 1 || v->stride[0] == v->shape[1]);
+    return (v->shape[1] <= 1 || v->stride[1] == 1) &&
+           (v->shape[0] <= 1 || v->stride[0] == v->shape[1]);
 }
 
 #if defined(__SSE2__)
@@ -150,43 +151,44 @@ typedef struct {
 } dense_input;
 
 /* Lanes of 4 labels at element e as two int32 halves (lo, hi) of their int64 value. */
-#define LOAD_TARGET_I64(e)                                                                     \
-    do {                                                                                       \
-        const int64_t *t64 = (const int64_t *)in.target + (e);                                 \
-        const __m128 a = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)t64));              \
-        const __m128 b = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(t64 + 2)));        \
-        lo = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));                  \
-        hi = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));                  \
+#define LOAD_TARGET_I64(e)                                                                         \
+    do {                                                                                           \
+        const int64_t *t64 = (const int64_t *)in.target + (e);                                     \
+        const __m128 a = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)t64));                  \
+        const __m128 b = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(t64 + 2)));            \
+        lo = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));                      \
+        hi = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));                      \
     } while (0)
-#define LOAD_TARGET_I32(e)                                                                     \
-    do {                                                                                       \
-        lo = _mm_loadu_si128((const __m128i *)((const int32_t *)in.target + (e)));             \
-        hi = _mm_srai_epi32(lo, 31);                                                           \
+#define LOAD_TARGET_I32(e)                                                                         \
+    do {                                                                                           \
+        lo = _mm_loadu_si128((const __m128i *)((const int32_t *)in.target + (e)));                 \
+        hi = _mm_srai_epi32(lo, 31);                                                               \
     } while (0)
-#define LOAD_TARGET_U8(e)                                                                      \
-    do {                                                                                       \
-        const __m128i zero = _mm_setzero_si128();                                              \
-        int32_t four;                                                                          \
-        memcpy(&four, (const uint8_t *)in.target + (e), sizeof four);                          \
-        lo = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(four), zero), zero);       \
-        hi = zero;                                                                             \
+#define LOAD_TARGET_U8(e)                                                                          \
+    do {                                                                                           \
+        const __m128i zero = _mm_setzero_si128();                                                  \
+        int32_t four;                                                                              \
+        memcpy(&four, (const uint8_t *)in.target + (e), sizeof four);                              \
+        lo = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(four), zero), zero);           \
+        hi = zero;                                                                                 \
     } while (0)
 
 /* Lanes (-1 / 0) of the 4 predictions at element e; NaN lanes are or-ed into `nan`. */
-#define LOAD_PREDS_F32(e)                                                                      \
-    do {                                                                                       \
-        const __m128 s = _mm_loadu_ps((const float *)in.preds + (e));                          \
-        nan = _mm_or_ps(nan, _mm_cmpunord_ps(s, s));                                           \
-        pm = _mm_castps_si128(_mm_cmpgt_ps(s, in.thr32));                                      \
+#define LOAD_PREDS_F32(e)                                                                          \
+    do {                                                                                           \
+        const __m128 s = _mm_loadu_ps((const float *)in.preds + (e));                              \
+        nan = _mm_or_ps(nan, _mm_cmpunord_ps(s, s));                                               \
+        pm = _mm_castps_si128(_mm_cmpgt_ps(s, in.thr32));                                          \
     } while (0)
-#define LOAD_PREDS_F64(e)                                                                      \
-    do {                                                                                       \
-        const double *f64 = (const double *)in.preds + (e);                                    \
-        const __m128d a = _mm_loadu_pd(f64), b = _mm_loadu_pd(f64 + 2);                        \
-        nan = _mm_or_ps(nan, _mm_castpd_ps(_mm_or_pd(_mm_cmpunord_pd(a, a), _mm_cmpunord_pd(b, b)))); \
-        pm = _mm_castps_si128(_mm_shuffle_ps(_mm_castpd_ps(_mm_cmpgt_pd(a, in.thr64)),         \
-                                             _mm_castpd_ps(_mm_cmpgt_pd(b, in.thr64)),         \
-                                             _MM_SHUFFLE(2, 0, 2, 0)));                        \
+#define LOAD_PREDS_F64(e)                                                                          \
+    do {                                                                                           \
+        const double *f64 = (const double *)in.preds + (e);                                        \
+        const __m128d a = _mm_loadu_pd(f64), b = _mm_loadu_pd(f64 + 2);                            \
+        nan = _mm_or_ps(nan,                                                                       \
+                        _mm_castpd_ps(_mm_or_pd(_mm_cmpunord_pd(a, a), _mm_cmpunord_pd(b, b))));   \
+        pm = _mm_castps_si128(_mm_shuffle_ps(_mm_castpd_ps(_mm_cmpgt_pd(a, in.thr64)),             \
+                                             _mm_castpd_ps(_mm_cmpgt_pd(b, in.thr64)),             \
+                                             _MM_SHUFFLE(2, 0, 2, 0)));                            \
     } while (0)
 
 /* A group scan: groups g0..g1 of four rows add their packed counts into acc[m]; counted labels
@@ -215,36 +217,36 @@ static inline __m128i count_vector(const dense_input *in, int64_t m, __m128i bit
     if (in->mask_data != NULL)
         kept = _mm_cmpeq_epi32(_mm_and_si128(bits, in->rowbit[m]), in->rowbit[m]);
     if (in->has_ignore)
-        kept = _mm_andnot_si128(_mm_and_si128(_mm_cmpeq_epi32(lo, in->ignore_lo),
-                                              _mm_cmpeq_epi32(hi, in->ignore_hi)),
-                                kept);
+        kept = _mm_andnot_si128(
+            _mm_and_si128(_mm_cmpeq_epi32(lo, in->ignore_lo), _mm_cmpeq_epi32(hi, in->ignore_hi)),
+            kept);
     *bad = _mm_or_si128(*bad, _mm_and_si128(kept, _mm_or_si128(hi, _mm_andnot_si128(one, lo))));
     const __m128i t = _mm_and_si128(lo, one);
-    const __m128i fields = _mm_or_si128(_mm_or_si128(one, _mm_slli_epi32(t, 8)),
-                                        _mm_or_si128(_mm_and_si128(pm, p_field),
-                                                     _mm_slli_epi32(_mm_and_si128(t, pm), 24)));
+    const __m128i fields = _mm_or_si128(
+        _mm_or_si128(one, _mm_slli_epi32(t, 8)),
+        _mm_or_si128(_mm_and_si128(pm, p_field), _mm_slli_epi32(_mm_and_si128(t, pm), 24)));
     return _mm_add_epi32(acc, _mm_and_si128(kept, fields));
 }
 
 /* Defines `name`, the dense_scan of one (preds dtype, target dtype) pair. */
-#define DEFINE_DENSE_SCAN(name, LOAD_PREDS, LOAD_TARGET)                                       \
-    static void name(dense_input in, int64_t g0, int64_t g1, __m128i *acc, __m128i *bad_out,   \
-                     __m128 *nan_out)                                                          \
-    {                                                                                          \
-        __m128i bad = *bad_out;                                                                \
-        __m128 nan = *nan_out;                                                                 \
-        for (int64_t g = g0; g < g1; g++) {                                                    \
-            const __m128i bits = group_mask_bits(&in, g);                                      \
-            const int64_t e0 = 4 * g * in.labels;                                              \
-            for (int64_t m = 0; m < in.labels; m++) {                                          \
-                __m128i lo, hi, pm;                                                            \
-                LOAD_PREDS(e0 + 4 * m);                                                        \
-                LOAD_TARGET(e0 + 4 * m);                                                       \
-                acc[m] = count_vector(&in, m, bits, lo, hi, pm, acc[m], &bad);                 \
-            }                                                                                  \
-        }                                                                                      \
-        *bad_out = bad;                                                                        \
-        *nan_out = nan;                                                                        \
+#define DEFINE_DENSE_SCAN(name, LOAD_PREDS, LOAD_TARGET)                                           \
+    static void name(dense_input in, int64_t g0, int64_t g1, __m128i *acc, __m128i *bad_out,       \
+                     __m128 *nan_out)                                                              \
+    {                                                                                              \
+        __m128i bad = *bad_out;                                                                    \
+        __m128 nan = *nan_out;                                                                     \
+        for (int64_t g = g0; g < g1; g++) {                                                        \
+            const __m128i bits = group_mask_bits(&in, g);                                          \
+            const int64_t e0 = 4 * g * in.labels;                                                  \
+            for (int64_t m = 0; m < in.labels; m++) {                                              \
+                __m128i lo, hi, pm;                                                                \
+                LOAD_PREDS(e0 + 4 * m);                                                            \
+                LOAD_TARGET(e0 + 4 * m);                                                           \
+                acc[m] = count_vector(&in, m, bits, lo, hi, pm, acc[m], &bad);                     \
+            }                                                                                      \
+        }                                                                                          \
+        *bad_out = bad;                                                                            \
+        *nan_out = nan;                                                                            \
     }
 
 DEFINE_DENSE_SCAN(dense_f32_i64, LOAD_PREDS_F32, LOAD_TARGET_I64)
@@ -256,8 +258,12 @@ DEFINE_DENSE_SCAN(dense_f64_u8, LOAD_PREDS_F64, LOAD_TARGET_U8)
 
 /* The scan of each (preds, target) kind; bool targets read as uint8. */
 static const dense_scan dense_scans[2][3] = {
-    [DENSE_F32] = {[DENSE_I64] = dense_f32_i64, [DENSE_I32] = dense_f32_i32, [DENSE_U8] = dense_f32_u8},
-    [DENSE_F64] = {[DENSE_I64] = dense_f64_i64, [DENSE_I32] = dense_f64_i32, [DENSE_U8] = dense_f64_u8},
+    [DENSE_F32] = {[DENSE_I64] = dense_f32_i64,
+                   [DENSE_I32] = dense_f32_i32,
+                   [DENSE_U8] = dense_f32_u8},
+    [DENSE_F64] = {[DENSE_I64] = dense_f64_i64,
+                   [DENSE_I32] = dense_f64_i32,
+                   [DENSE_U8] = dense_f64_u8},
 };
 
 /* Adds the counts of the rows of [row0, rows) (fewer than four) to sums, element by element.
@@ -271,11 +277,13 @@ static int dense_tail(const threshold_job *job, int64_t row0, label_sums *sums)
     for (int64_t r = row0; r < rows; r++) {
         const int keep = mask == NULL || *(const uint8_t *)(mask->data + r * tt_step(mask, 0)) != 0;
         for (int64_t l = 0; l < labels; l++) {
-            const double s = tt_load_score(preds->data + (size_t)(r * labels + l) * psize, preds->dtype);
-            const int64_t t = tt_load_label(target->data + (size_t)(r * labels + l) * tsize, target->dtype);
+            const double s =
+                tt_load_score(preds->data + (size_t)(r * labels + l) * psize, preds->dtype);
+            const int64_t t =
+                tt_load_label(target->data + (size_t)(r * labels + l) * tsize, target->dtype);
             const int64_t p = s > job->threshold;
             const int64_t kept = keep & !(job->ignore_index != NULL && t == *job->ignore_index);
-            bad |= (s != s) | (kept & ((uint64_t)t > 1));
+            bad |= (s != s) | (int)(kept & ((uint64_t)t > 1)); /* 0 or 1 */
             sums[l].n += kept;
             sums[l].t += kept & t;
             sums[l].p += kept & p;
@@ -293,7 +301,9 @@ static int threshold_dense_sse2(const threshold_job *job)
     const tt_view *preds = job->preds, *target = job->target;
     const int64_t rows = preds->shape[0], labels = preds->ndim == 2 ? preds->shape[1] : 1;
     const int pkind = preds->dtype == TT_F32 ? DENSE_F32 : DENSE_F64;
-    const int tkind = target->dtype == TT_I64 ? DENSE_I64 : target->dtype == TT_I32 ? DENSE_I32 : DENSE_U8;
+    const int tkind = target->dtype == TT_I64   ? DENSE_I64
+                      : target->dtype == TT_I32 ? DENSE_I32
+                                                : DENSE_U8;
     const int has_ignore = job->ignore_index != NULL;
     const int64_t ignore = has_ignore ? *job->ignore_index : 0;
     const __m128i zero = _mm_setzero_si128();
@@ -427,7 +437,8 @@ tt_status tt_confmat_threshold(const tt_view *out, const tt_view *preds, const t
                        tt_describe(preds, got, sizeof got));
     if (tt_check_cpu(preds, "preds", err) || tt_check_labels(target, "target", preds->ndim, err))
         return err->status;
-    if (target->shape[0] != preds->shape[0] || (preds->ndim == 2 && target->shape[1] != preds->shape[1]))
+    if (target->shape[0] != preds->shape[0] ||
+        (preds->ndim == 2 && target->shape[1] != preds->shape[1]))
         return tt_fail(err, TT_EVALUE, "target", "expected the shape of preds (%s), got %s",
                        tt_describe(preds, want, sizeof want), tt_describe(target, got, sizeof got));
     if (threshold != threshold)

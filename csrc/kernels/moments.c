@@ -25,7 +25,8 @@ static tt_status check_state(const tt_view *state, const char *arg, int64_t colu
 static int64_t columns_of(const tt_view *x) { return x->ndim == 2 ? x->shape[1] : 1; }
 
 /* Chan's merge of (nb, mean_b, m2_b) into (na, mean_a, m2_a). */
-static void merge_mean_m2(double *n, double *mean, double *m2, double nb, double mean_b, double m2_b)
+static void merge_mean_m2(double *n, double *mean, double *m2, double nb, double mean_b,
+                          double m2_b)
 {
     const double na = *n, total = na + nb;
     if (nb == 0.0)
@@ -223,7 +224,8 @@ static tt_status check_merge(const tt_view *state, const tt_view *other, tt_erro
     char got[96];
     if (other->dtype != TT_F64 || other->ndim != 2 || other->shape[1] != 6)
         return tt_fail(err, other->dtype != TT_F64 ? TT_ETYPE : TT_EVALUE, "other",
-                       "expected a float64 state [D, 6], got %s", tt_describe(other, got, sizeof got));
+                       "expected a float64 state [D, 6], got %s",
+                       tt_describe(other, got, sizeof got));
     if (tt_check_cpu(other, "other", err))
         return err->status;
     return check_state(state, "state", other->shape[0], err);

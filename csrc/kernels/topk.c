@@ -23,11 +23,11 @@ typedef struct {
     const tt_view *preds, *target, *mask;
     const int64_t *ignore_index;
     int64_t k;
-    int64_t *out;      /* [C, 3] */
-    double *row;       /* scratch [C]: one row of scores */
-    double *best_v;    /* scratch [k]: the best scores so far, in rank order */
-    int64_t *best;     /* scratch [C + 1]: their class indices */
-    int64_t top1;      /* the loaded row's best class (rank 0) */
+    int64_t *out;   /* [C, 3] */
+    double *row;    /* scratch [C]: one row of scores */
+    double *best_v; /* scratch [k]: the best scores so far, in rank order */
+    int64_t *best;  /* scratch [C + 1]: their class indices */
+    int64_t top1;   /* the loaded row's best class (rank 0) */
 } topk_job;
 
 /* Up to this many classes a row's ranks are counted from its pairs, O(C^2) but free of
@@ -121,7 +121,8 @@ static void pairs_f64(const __m128d *d, int64_t classes, group_ranks *g)
         for (int64_t j = i + 1; j < classes; j++) {
             const __m128 m_lo = _mm_castpd_ps(_mm_cmpge_pd(lo, d[2 * j]));
             const __m128 m_hi = _mm_castpd_ps(_mm_cmpge_pd(hi, d[2 * j + 1]));
-            const __m128i i_ahead = _mm_castps_si128(_mm_shuffle_ps(m_lo, m_hi, _MM_SHUFFLE(2, 0, 2, 0)));
+            const __m128i i_ahead =
+                _mm_castps_si128(_mm_shuffle_ps(m_lo, m_hi, _MM_SHUFFLE(2, 0, 2, 0)));
             behind_i = _mm_add_epi32(behind_i, i_ahead);
             g->v[j] = _mm_sub_epi32(g->v[j], i_ahead);
         }
@@ -134,17 +135,17 @@ typedef int (*float_group_load)(const char *const row[4], int64_t classes, int64
                                 __m128 *s);
 
 /* Defines `name`, the float_group_load of scores read by `load` (tt_f16_at, ...). */
-#define DEFINE_FLOAT_GROUP_LOAD(name, load)                                                    \
-    static int name(const char *const row[4], int64_t classes, int64_t col_step, __m128 *s)    \
-    {                                                                                          \
-        __m128 nan = _mm_setzero_ps();                                                         \
-        for (int64_t j = 0; j < classes; j++) {                                                \
-            const int64_t at = j * col_step;                                                   \
-            s[j] = _mm_set_ps(load(row[3] + at), load(row[2] + at), load(row[1] + at),         \
-                              load(row[0] + at));                                              \
-            nan = _mm_or_ps(nan, _mm_cmpunord_ps(s[j], s[j]));                                 \
-        }                                                                                      \
-        return _mm_movemask_ps(nan);                                                           \
+#define DEFINE_FLOAT_GROUP_LOAD(name, load)                                                        \
+    static int name(const char *const row[4], int64_t classes, int64_t col_step, __m128 *s)        \
+    {                                                                                              \
+        __m128 nan = _mm_setzero_ps();                                                             \
+        for (int64_t j = 0; j < classes; j++) {                                                    \
+            const int64_t at = j * col_step;                                                       \
+            s[j] = _mm_set_ps(load(row[3] + at), load(row[2] + at), load(row[1] + at),             \
+                              load(row[0] + at));                                                  \
+            nan = _mm_or_ps(nan, _mm_cmpunord_ps(s[j], s[j]));                                     \
+        }                                                                                          \
+        return _mm_movemask_ps(nan);                                                               \
     }
 
 DEFINE_FLOAT_GROUP_LOAD(load_group_f16, tt_f16_at)
@@ -170,7 +171,8 @@ static int group_pairs(float_group_load load, const char *const row[4], int64_t 
         for (int64_t j = 0; j < classes; j++) {
             const int64_t at = j * col_step;
             d[2 * j] = _mm_set_pd(*(const double *)(row[1] + at), *(const double *)(row[0] + at));
-            d[2 * j + 1] = _mm_set_pd(*(const double *)(row[3] + at), *(const double *)(row[2] + at));
+            d[2 * j + 1] =
+                _mm_set_pd(*(const double *)(row[3] + at), *(const double *)(row[2] + at));
             nan = _mm_or_pd(nan, _mm_cmpunord_pd(d[2 * j], d[2 * j]));
             nan_lanes |= _mm_movemask_pd(_mm_cmpunord_pd(d[2 * j + 1], d[2 * j + 1])) << 2;
         }
@@ -263,13 +265,16 @@ static int64_t topk_walk_groups(topk_job *job, int64_t sign, int64_t stop, tt_er
             /* a miss predicts its best class */
             const __m128i miss_v = _mm_loadu_si128((const __m128i *)lane_masks[counted & ~hits]);
             for (int64_t j = 0; j < classes; j++)
-                missed_best[j] = _mm_sub_epi32(missed_best[j], _mm_and_si128(miss_v, _mm_cmplt_epi32(g.v[j], first_v[j])));
+                missed_best[j] = _mm_sub_epi32(
+                    missed_best[j], _mm_and_si128(miss_v, _mm_cmplt_epi32(g.v[j], first_v[j])));
             if (stopping) {
                 bad = start + i + first_bad;
                 if (sign > 0 && (nan_lanes >> first_bad & 1))
-                    tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld", (long long)bad);
+                    tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld",
+                            (long long)bad);
                 else if (sign > 0)
-                    tt_fail(err, TT_EVALUE, "target", "label %lld at index %lld is out of range [0, %lld)",
+                    tt_fail(err, TT_EVALUE, "target",
+                            "label %lld at index %lld is out of range [0, %lld)",
                             (long long)targets[i + first_bad], (long long)bad, (long long)classes);
                 break;
             }
@@ -318,15 +323,17 @@ static int64_t topk_walk(topk_job *job, int64_t sign, int64_t stop, tt_error *er
             /* NaN is an error even in a masked row */
             if (load_row(job, r)) {
                 if (sign > 0)
-                    tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld", (long long)r);
+                    tt_fail(err, TT_EVALUE, "preds", "NaN in the scores of sample %lld",
+                            (long long)r);
                 return r;
             }
             if ((keep[i] == 0) | (has_ignore & (t == ignore)))
                 continue;
             if ((uint64_t)t >= (uint64_t)classes) {
                 if (sign > 0)
-                    tt_fail(err, TT_EVALUE, "target", "label %lld at index %lld is out of range [0, %lld)",
-                            (long long)t, (long long)r, (long long)classes);
+                    tt_fail(err, TT_EVALUE, "target",
+                            "label %lld at index %lld is out of range [0, %lld)", (long long)t,
+                            (long long)r, (long long)classes);
                 return r;
             }
             if (classes <= PAIRWISE_MAX_CLASSES)
@@ -345,8 +352,7 @@ static int64_t topk_walk(topk_job *job, int64_t sign, int64_t stop, tt_error *er
 }
 
 tt_status tt_topk_update(const tt_view *out, const tt_view *preds, const tt_view *target,
-                         const tt_view *mask, const int64_t *ignore_index, int64_t k,
-                         tt_error *err)
+                         const tt_view *mask, const int64_t *ignore_index, int64_t k, tt_error *err)
 {
     if (tt_check_scores(preds, "preds", 2, err) || tt_check_labels(target, "target", 1, err))
         return err->status;
@@ -355,20 +361,24 @@ tt_status tt_topk_update(const tt_view *out, const tt_view *preds, const tt_view
         return tt_fail(err, TT_EVALUE, "target", "expected %lld samples (as preds), got %lld",
                        (long long)preds->shape[0], (long long)target->shape[0]);
     if (k < 1 || k > classes)
-        return tt_fail(err, TT_EVALUE, "k", "expected 1 <= k <= %lld (the number of classes), got %lld",
+        return tt_fail(err, TT_EVALUE, "k",
+                       "expected 1 <= k <= %lld (the number of classes), got %lld",
                        (long long)classes, (long long)k);
     const int64_t shape[2] = {classes, 3};
-    if (tt_check_out(out, "out", TT_I64, 2, shape, err) || tt_check_mask(mask, preds->shape[0], err))
+    if (tt_check_out(out, "out", TT_I64, 2, shape, err) ||
+        tt_check_mask(mask, preds->shape[0], err))
         return err->status;
 
-    topk_job job = {preds, target, mask, ignore_index, k, (int64_t *)out->data, NULL, NULL, NULL, 0};
+    topk_job job = {preds, target, mask, ignore_index, k, (int64_t *)out->data, NULL,
+                    NULL,  NULL,   0};
     job.row = malloc((size_t)classes * sizeof *job.row);
     job.best_v = malloc((size_t)k * sizeof *job.best_v);
     /* the pairwise path stores a candidate before it knows whether it counts: room for C + 1 */
     job.best = malloc((size_t)(classes + 1) * sizeof *job.best);
     tt_status status = TT_OK;
     if (job.row == NULL || job.best_v == NULL || job.best == NULL) {
-        status = tt_fail(err, TT_ENOMEM, "preds", "out of memory for %lld classes", (long long)classes);
+        status =
+            tt_fail(err, TT_ENOMEM, "preds", "out of memory for %lld classes", (long long)classes);
         goto done;
     }
     int64_t (*walk)(topk_job *, int64_t, int64_t, tt_error *) = topk_walk;

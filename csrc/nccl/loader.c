@@ -35,7 +35,7 @@ static const entry_point entry_points[] = {
     {"ncclCommAbort", SLOT(comm_abort), 0},
     {"ncclCommDestroy", SLOT(comm_destroy), 0},
     {"ncclGetErrorString", SLOT(get_error_string), 0},
-    {"ncclCommGetAsyncError", SLOT(comm_get_async_error), 1}, /* NCCL >= 2.4 */
+    {"ncclCommGetAsyncError", SLOT(comm_get_async_error), 1},   /* NCCL >= 2.4 */
     {"ncclCommInitRankConfig", SLOT(comm_init_rank_config), 1}, /* NCCL >= 2.14 */
 };
 
@@ -49,7 +49,8 @@ int tt_nccl_open(tt_nccl_lib *lib, const char *path, char *message, size_t size)
     lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib->handle == NULL) {
         const char *why = dlerror();
-        snprintf(message, size, "could not load NCCL from '%s': %s", path, why ? why : "unknown error");
+        snprintf(message, size, "could not load NCCL from '%s': %s", path,
+                 why ? why : "unknown error");
         return -1;
     }
     for (size_t i = 0; i < sizeof entry_points / sizeof entry_points[0]; i++) {
@@ -57,11 +58,13 @@ int tt_nccl_open(tt_nccl_lib *lib, const char *path, char *message, size_t size)
         dlerror();
         void *symbol = dlsym(lib->handle, e->name);
         if (symbol == NULL && !e->optional) {
-            snprintf(message, size, "'%s' is not a usable NCCL: it has no symbol %s", path, e->name);
+            snprintf(message, size, "'%s' is not a usable NCCL: it has no symbol %s", path,
+                     e->name);
             tt_nccl_close(lib);
             return -1;
         }
-        memcpy((char *)lib + e->offset, &symbol, sizeof symbol); /* NULL for a missing optional one */
+        memcpy((char *)lib + e->offset, (const void *)&symbol,
+               sizeof symbol); /* NULL for a missing optional one */
     }
     return 0;
 }

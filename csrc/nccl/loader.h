@@ -24,7 +24,7 @@ typedef void *tt_nccl_comm;
 enum { TT_NCCL_SUCCESS = 0, TT_NCCL_IN_PROGRESS = 7 };
 
 /* NCCL_VERSION(x, y, z): x*1000 + y*100 + z up to 2.8, x*10000 + y*100 + z from 2.9 on. */
-#define TT_NCCL_VERSION(x, y, z)                                                                \
+#define TT_NCCL_VERSION(x, y, z)                                                                   \
     (((x) <= 2 && (y) <= 8) ? (x) * 1000 + (y) * 100 + (z) : (x) * 10000 + (y) * 100 + (z))
 
 /* ncclConfig_t exactly as NCCL 2.14 declared it (ncclConfig_v21400), the first release with

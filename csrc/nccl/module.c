@@ -79,7 +79,8 @@ static PyObject *py_load(PyObject *module, PyObject *path_obj)
     const char *path = PyUnicode_Check(path_obj) ? PyUnicode_AsUTF8(path_obj) : NULL;
     if (path == NULL) {
         if (!PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError, "path: expected a str, got %s", Py_TYPE(path_obj)->tp_name);
+            PyErr_Format(PyExc_TypeError, "path: expected a str, got %s",
+                         Py_TYPE(path_obj)->tp_name);
         return NULL;
     }
     if (strlen(path) >= PATH_SIZE) {
@@ -119,9 +120,10 @@ static PyObject *py_unload(PyObject *module, PyObject *unused)
 {
     module_state *st = get_state(module);
     if (st->open_comms > 0) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "torchtally._nccl: %zd communicator(s) of '%s' are still open; destroy them first",
-                     st->open_comms, st->path);
+        PyErr_Format(
+            PyExc_RuntimeError,
+            "torchtally._nccl: %zd communicator(s) of '%s' are still open; destroy them first",
+            st->open_comms, st->path);
         return NULL;
     }
     tt_nccl_close(&st->lib);
@@ -183,11 +185,8 @@ static PyObject *py_unique_id(PyObject *module, PyObject *unused)
     tt_nccl_unique_id id;
     memset(&id, 0, sizeof id);
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = lib->get_unique_id(&id);
-    Py_END_ALLOW_THREADS
-    if (rc != TT_NCCL_SUCCESS)
-        return nccl_fail(module, "ncclGetUniqueId", rc);
+    Py_BEGIN_ALLOW_THREADS rc = lib->get_unique_id(&id);
+    Py_END_ALLOW_THREADS if (rc != TT_NCCL_SUCCESS) return nccl_fail(module, "ncclGetUniqueId", rc);
     return PyBytes_FromStringAndSize(id.internal, sizeof id.internal);
 }
 
@@ -205,8 +204,8 @@ static int parse_init(const char *name, PyObject *const *args, Py_ssize_t nargs,
         return -1;
     }
     if (n < 1 || n > 1 << 20 || r < 0 || r >= n) {
-        PyErr_Format(PyExc_ValueError, "rank: expected 0 <= rank < nranks, got rank %lld of %lld", r,
-                     n);
+        PyErr_Format(PyExc_ValueError, "rank: expected 0 <= rank < nranks, got rank %lld of %lld",
+                     r, n);
         return -1;
     }
     memcpy(id->internal, PyBytes_AS_STRING(args[1]), sizeof id->internal);
@@ -226,11 +225,9 @@ static PyObject *py_comm_init_rank(PyObject *module, PyObject *const *args, Py_s
         return NULL;
     tt_nccl_comm comm = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = lib->comm_init_rank(&comm, nranks, id, rank);
-    Py_END_ALLOW_THREADS
-    if (rc != TT_NCCL_SUCCESS)
-        return nccl_fail(module, "ncclCommInitRank", rc);
+    Py_BEGIN_ALLOW_THREADS rc = lib->comm_init_rank(&comm, nranks, id, rank);
+    Py_END_ALLOW_THREADS if (rc != TT_NCCL_SUCCESS) return nccl_fail(module, "ncclCommInitRank",
+                                                                     rc);
     get_state(module)->open_comms++;
     return PyLong_FromVoidPtr(comm);
 }
@@ -260,13 +257,11 @@ static PyObject *py_comm_init_rank_nonblocking(PyObject *module, PyObject *const
     tt_nccl_config_init(&config, 0);
     tt_nccl_comm comm = NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = lib->comm_init_rank_config(&comm, nranks, id, rank, &config);
+    Py_BEGIN_ALLOW_THREADS rc = lib->comm_init_rank_config(&comm, nranks, id, rank, &config);
     if (rc != TT_NCCL_SUCCESS && rc != TT_NCCL_IN_PROGRESS && comm != NULL)
         lib->comm_abort(comm);
-    Py_END_ALLOW_THREADS
-    if (rc != TT_NCCL_SUCCESS && rc != TT_NCCL_IN_PROGRESS)
-        return nccl_fail(module, "ncclCommInitRankConfig", rc);
+    Py_END_ALLOW_THREADS if (rc != TT_NCCL_SUCCESS && rc != TT_NCCL_IN_PROGRESS) return nccl_fail(
+        module, "ncclCommInitRankConfig", rc);
     get_state(module)->open_comms++;
     PyObject *comm_obj = PyLong_FromVoidPtr(comm);
     if (comm_obj == NULL)
@@ -286,8 +281,8 @@ static int parse_collective(const char *name, PyObject *const *args, Py_ssize_t 
 {
     if (tt_check_nargs(name, nargs, expected, expected, NULL) < 0 ||
         arg_pointer(args[0], "comm", &c->comm) < 0 || arg_pointer(args[1], "send", &c->send) < 0 ||
-        arg_pointer(args[2], "recv", &c->recv) < 0 ||
-        arg_int(args[3], "count", &c->count) < 0 || arg_int(args[4], "dtype", &c->dtype) < 0)
+        arg_pointer(args[2], "recv", &c->recv) < 0 || arg_int(args[3], "count", &c->count) < 0 ||
+        arg_int(args[4], "dtype", &c->dtype) < 0)
         return -1;
     PyObject *stream = args[expected - 1];
     c->stream = NULL;
@@ -321,10 +316,9 @@ static PyObject *py_all_reduce(PyObject *module, PyObject *const *args, Py_ssize
         arg_int(args[5], "op", &op) < 0)
         return NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = lib->all_reduce(c.send, c.recv, (size_t)c.count, (int)c.dtype, (int)op, c.comm, c.stream);
-    Py_END_ALLOW_THREADS
-    return collective_result(module, "ncclAllReduce", rc);
+    Py_BEGIN_ALLOW_THREADS rc =
+        lib->all_reduce(c.send, c.recv, (size_t)c.count, (int)c.dtype, (int)op, c.comm, c.stream);
+    Py_END_ALLOW_THREADS return collective_result(module, "ncclAllReduce", rc);
 }
 
 /* all_gather(comm, send, recv, count, dtype, stream) -> 0 or 7: `count` elements per rank. */
@@ -335,10 +329,9 @@ static PyObject *py_all_gather(PyObject *module, PyObject *const *args, Py_ssize
     if (lib == NULL || parse_collective("all_gather", args, nargs, 6, &c) < 0)
         return NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = lib->all_gather(c.send, c.recv, (size_t)c.count, (int)c.dtype, c.comm, c.stream);
-    Py_END_ALLOW_THREADS
-    return collective_result(module, "ncclAllGather", rc);
+    Py_BEGIN_ALLOW_THREADS rc =
+        lib->all_gather(c.send, c.recv, (size_t)c.count, (int)c.dtype, c.comm, c.stream);
+    Py_END_ALLOW_THREADS return collective_result(module, "ncclAllGather", rc);
 }
 
 /* comm_async_error(comm) -> ncclResult_t of the communicator's background work (0 = fine,
@@ -365,10 +358,8 @@ static PyObject *end_comm(PyObject *module, PyObject *comm_obj, int abort)
     if (lib == NULL || arg_pointer(comm_obj, "comm", &comm) < 0)
         return NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = abort ? lib->comm_abort(comm) : lib->comm_destroy(comm);
-    Py_END_ALLOW_THREADS
-    module_state *st = get_state(module);
+    Py_BEGIN_ALLOW_THREADS rc = abort ? lib->comm_abort(comm) : lib->comm_destroy(comm);
+    Py_END_ALLOW_THREADS module_state *st = get_state(module);
     if (st->open_comms > 0)
         st->open_comms--; /* gone either way: NCCL frees the communicator even on error */
     if (rc != TT_NCCL_SUCCESS)
@@ -376,9 +367,15 @@ static PyObject *end_comm(PyObject *module, PyObject *comm_obj, int abort)
     Py_RETURN_NONE;
 }
 
-static PyObject *py_comm_abort(PyObject *module, PyObject *comm) { return end_comm(module, comm, 1); }
+static PyObject *py_comm_abort(PyObject *module, PyObject *comm)
+{
+    return end_comm(module, comm, 1);
+}
 
-static PyObject *py_comm_destroy(PyObject *module, PyObject *comm) { return end_comm(module, comm, 0); }
+static PyObject *py_comm_destroy(PyObject *module, PyObject *comm)
+{
+    return end_comm(module, comm, 0);
+}
 
 /* ---- module --------------------------------------------------------------------------------- */
 
@@ -388,7 +385,8 @@ static PyMethodDef module_methods[] = {
     {"load", py_load, METH_O,
      "load(path) -> NCCL version code. dlopen()s `path` (a soname or a file) and resolves the "
      "entry points; loading the same path again is a no-op."},
-    {"unload", py_unload, METH_NOARGS, "dlclose the library (refused while communicators are open)."},
+    {"unload", py_unload, METH_NOARGS,
+     "dlclose the library (refused while communicators are open)."},
     {"loaded_path", py_loaded_path, METH_NOARGS, "The path NCCL was loaded from, or None."},
     {"version_parts", py_version_parts, METH_O, "(major, minor, patch) of a version code."},
     {"has_async_error", py_has_async_error, METH_NOARGS,

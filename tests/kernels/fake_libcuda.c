@@ -46,9 +46,21 @@ static int context_token;
 static __thread void *current_context;
 
 CUresult cuInit(unsigned flags) { return env_int("FAKE_CUDA_INIT", 0); }
-CUresult cuDriverGetVersion(int *v) { *v = env_int("FAKE_CUDA_VERSION", 13000); return 0; }
-CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+CUresult cuDriverGetVersion(int *v)
+{
+    *v = env_int("FAKE_CUDA_VERSION", 13000);
+    return 0;
+}
+CUresult cuDeviceGet(int *d, int ordinal)
+{
+    *d = ordinal;
+    return ordinal == 0 ? 0 : 101;
+}
+CUresult cuDeviceGetCount(int *n)
+{
+    *n = 1;
+    return 0;
+}
 
 CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
 {
@@ -61,9 +73,21 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
     }
 }
 
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int device) { *ctx = &context_token; return 0; }
-CUresult cuCtxGetCurrent(void **ctx) { *ctx = current_context; return 0; }
-CUresult cuCtxSetCurrent(void *ctx) { current_context = ctx; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int device)
+{
+    *ctx = &context_token;
+    return 0;
+}
+CUresult cuCtxGetCurrent(void **ctx)
+{
+    *ctx = current_context;
+    return 0;
+}
+CUresult cuCtxSetCurrent(void *ctx)
+{
+    current_context = ctx;
+    return 0;
+}
 
 static size_t elf_size(const unsigned char *p)
 {
@@ -79,7 +103,10 @@ CUresult cuModuleLoadData(void **module, const void *image)
 {
     const char *p = image;
     size_t size;
-    if (memcmp(p, "\x7f" "ELF", 4) == 0)
+    if (memcmp(p,
+               "\x7f"
+               "ELF",
+               4) == 0)
         size = elf_size(image);
     else if (strstr(p, ".version") != NULL && strstr(p, ".target") != NULL)
         size = strlen(p);
@@ -150,19 +177,51 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     return 0;
 }
 
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { *p = (CUdeviceptr)(uintptr_t)malloc(bytes); return 0; }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
-CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s) { memset((void *)(uintptr_t)p, v, n); return 0; }
-CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags) { *p = calloc(1, bytes); return 0; }
-CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *host, unsigned flags) { *d = (CUdeviceptr)(uintptr_t)host; return 0; }
-CUresult cuMemFreeHost(void *p) { free(p); return 0; }
-CUresult cuEventCreate(void **e, unsigned flags) { *e = malloc(1); return 0; }
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+    *p = (CUdeviceptr)(uintptr_t)malloc(bytes);
+    return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    free((void *)(uintptr_t)p);
+    return 0;
+}
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, void *s)
+{
+    memset((void *)(uintptr_t)p, v, n);
+    return 0;
+}
+CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags)
+{
+    *p = calloc(1, bytes);
+    return 0;
+}
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *host, unsigned flags)
+{
+    *d = (CUdeviceptr)(uintptr_t)host;
+    return 0;
+}
+CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return 0;
+}
+CUresult cuEventCreate(void **e, unsigned flags)
+{
+    *e = malloc(1);
+    return 0;
+}
 CUresult cuEventRecord(void *e, void *s) { return 0; }
 CUresult cuEventQuery(void *e) { return 0; }
 CUresult cuEventSynchronize(void *e) { return 0; }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { return 0; }
 #ifndef FAKE_OLD_DRIVER
-CUresult cuStreamIsCapturing(void *s, int *status) { *status = env_int("FAKE_CUDA_CAPTURING", 0); return 0; }
+CUresult cuStreamIsCapturing(void *s, int *status)
+{
+    *status = env_int("FAKE_CUDA_CAPTURING", 0);
+    return 0;
+}
 #endif
 
 CUresult cuGetErrorName(CUresult r, const char **name)
