@@ -34,6 +34,7 @@ static const entry entries[] = {
     ENTRY(ctx_set_current, "cuCtxSetCurrent"),
     ENTRY(module_load_data, "cuModuleLoadData"),
     ENTRY(module_get_function, "cuModuleGetFunction"),
+    ENTRY(module_unload, "cuModuleUnload"),
     ENTRY(occupancy_max_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
     ENTRY(launch_kernel, "cuLaunchKernel"),
     ENTRY(mem_alloc, "cuMemAlloc_v2"),

@@ -53,6 +53,7 @@ typedef struct {
     tt_cu_result (*ctx_set_current)(tt_cu_context ctx);
     tt_cu_result (*module_load_data)(tt_cu_module *module, const void *image);
     tt_cu_result (*module_get_function)(tt_cu_function *f, tt_cu_module module, const char *name);
+    tt_cu_result (*module_unload)(tt_cu_module module);
     tt_cu_result (*occupancy_max_blocks)(int *blocks, tt_cu_function f, int threads, size_t shared);
     tt_cu_result (*launch_kernel)(tt_cu_function f, unsigned gx, unsigned gy, unsigned gz,
                                   unsigned bx, unsigned by, unsigned bz, unsigned shared,

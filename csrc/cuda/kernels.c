@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #define TT_KERNEL_NAME(id, name) #name,
 const char *const tt_kernel_names[TT_N_KERNELS] = {TT_KERNEL_TABLE(TT_KERNEL_NAME)};
@@ -89,39 +90,58 @@ void tt_device_leave(tt_cu_context previous, int switched)
         tt_cu()->ctx_set_current(previous);
 }
 
+/* Every kernel of kernel_table.h in `module`, into functions[]. */
+static tt_status find_functions(tt_cu_module module, tt_cu_function *functions, tt_error *err)
+{
+    for (int k = 0; k < TT_N_KERNELS; k++) {
+        const tt_cu_result r =
+            tt_cu()->module_get_function(&functions[k], module, tt_kernel_names[k]);
+        if (r != TT_CU_SUCCESS) {
+            char what[160];
+            snprintf(what, sizeof what, "finding kernel %s in the compiled module",
+                     tt_kernel_names[k]);
+            return tt_cuda_fail(err, r, what);
+        }
+    }
+    return TT_OK;
+}
+
+/* The module is loaded outside devices_lock (a PTX image can take the driver seconds to
+ * finish, and every call on every device reads the table under that lock), then published. */
 tt_status tt_kernels_load(int device, const void *image, tt_error *err)
 {
+    if (tt_kernels_loaded(device))
+        return tt_fail(err, TT_EVALUE, "device", "the kernels of cuda:%d are loaded already",
+                       device);
     tt_cu_context previous;
     int switched;
     tt_status status = tt_device_enter(device, &previous, &switched, err);
     if (status != TT_OK)
         return status;
     const tt_cu_api *cu = tt_cu();
-    pthread_mutex_lock(&devices_lock);
-    device_kernels *d = &devices[device];
-    if (d->loaded) {
-        status =
-            tt_fail(err, TT_EVALUE, "device", "the kernels of cuda:%d are loaded already", device);
-        goto done;
-    }
-    tt_cu_result r = cu->module_load_data(&d->module, image);
-    if (r != TT_CU_SUCCESS) {
+    tt_cu_module module = NULL;
+    tt_cu_function functions[TT_N_KERNELS];
+    const tt_cu_result r = cu->module_load_data(&module, image);
+    if (r != TT_CU_SUCCESS)
         status = tt_cuda_fail(err, r, "loading the compiled kernels (cuModuleLoadData)");
-        goto done;
-    }
-    for (int k = 0; k < TT_N_KERNELS; k++) {
-        if ((r = cu->module_get_function(&d->functions[k], d->module, tt_kernel_names[k])) !=
-            TT_CU_SUCCESS) {
-            char what[160];
-            snprintf(what, sizeof what, "finding kernel %s in the compiled module",
-                     tt_kernel_names[k]);
-            status = tt_cuda_fail(err, r, what);
-            goto done; /* the module stays loaded, unused: unloading it gains nothing */
+    else
+        status = find_functions(module, functions, err);
+    if (status == TT_OK) {
+        pthread_mutex_lock(&devices_lock);
+        device_kernels *d = &devices[device];
+        if (d->loaded) { /* another thread loaded it meanwhile: keep theirs */
+            status = tt_fail(err, TT_EVALUE, "device", "the kernels of cuda:%d are loaded already",
+                             device);
+        } else {
+            d->module = module;
+            memcpy(d->functions, functions, sizeof functions);
+            d->loaded = 1;
+            module = NULL; /* published */
         }
+        pthread_mutex_unlock(&devices_lock);
     }
-    d->loaded = 1;
-done:
-    pthread_mutex_unlock(&devices_lock);
+    if (module != NULL)
+        cu->module_unload(module); /* a failed or duplicate load leaves nothing behind */
     tt_device_leave(previous, switched);
     return status;
 }

@@ -133,6 +133,14 @@ CUresult cuModuleGetFunction(void **f, void *module, const char *name)
     return 500; /* CUDA_ERROR_NOT_FOUND */
 }
 
+CUresult cuModuleUnload(void *module)
+{
+    fake_module *m = module;
+    free((void *)m->data);
+    free(m);
+    return 0;
+}
+
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int threads, size_t shared)
 {
     *n = 4;
