@@ -134,7 +134,7 @@ tt_status tt_kernels_load(int device, const void *image, tt_error *err)
                              device);
         } else {
             d->module = module;
-            memcpy(d->functions, functions, sizeof functions);
+            memcpy((void *)d->functions, (const void *)functions, sizeof functions);
             d->loaded = 1;
             module = NULL; /* published */
         }
