@@ -1,8 +1,9 @@
 # torchtally: every command sets itself up on a fresh machine.
 #   make test   virtual environment, torch, the package, its test extras; then `make lint` and pytest
 #   make lint   ruff (lint rules and the formatter's check) over python/, tests/, benchmarks/,
-#               examples/ and setup.py; clang-format's check over the C and CUDA sources and
-#               clang-tidy (.clang-tidy) over csrc/'s C; `make format` rewrites the files
+#               examples/ and setup.py; mypy over the package (strict for the public API and the
+#               sync layer); clang-format's check over the C and CUDA sources and clang-tidy
+#               (.clang-tidy) over csrc/'s C; `make format` rewrites the files
 #   make demo   a 2-process torchrun training job with synced, exact metrics
 #   make avalanche-venv  the separate Avalanche environment (.venv-avalanche) that `make test`
 #               also runs tests/with_avalanche in; make avalanche-demo: examples/avalanche_ddp.py
@@ -59,6 +60,7 @@ $(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
 lint: build
 	$(PY) -m ruff check $(PY_SOURCES)
 	$(PY) -m ruff format --check $(PY_SOURCES)
+	$(PY) -m mypy
 	$(VENV)/bin/clang-format --style=file --dry-run -Werror $(C_FORMATTED)
 	$(VENV)/bin/clang-tidy --quiet $(C_ANALYSED) -- -std=c11 -Icsrc \
 		-isystem "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \

@@ -202,7 +202,7 @@ def all_reduced_synchronized(
         compute = getattr(cls, "compute", None)
         if not callable(compute):
             raise TypeError(f"{cls.__name__} has no compute() method to synchronise")
-        cls.compute = decorate_compute(compute)
+        cls.compute = decorate_compute(compute)  # type: ignore[attr-defined]  # checked above: cls has one
         return cls
 
     return decorate

@@ -6,7 +6,8 @@ RuntimeError keeps working.
 
 import os
 import sys
-from typing import Dict, List, Optional
+from types import FrameType
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 class NotComputableError(RuntimeError):
@@ -44,12 +45,18 @@ class SyncError(RuntimeError):
         self.lost_at = lost_at
         self.stage = stage
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[Callable[..., "SyncError"], Tuple[Any, ...]]:
         # Keep the keyword-only attributes when the error crosses a process boundary.
         return (_rebuild_sync_error, (str(self), self.missing_ranks, self.sync_id, self.lost_at, self.stage))
 
 
-def _rebuild_sync_error(message: str, missing_ranks, sync_id, lost_at=None, stage=None) -> SyncError:
+def _rebuild_sync_error(
+    message: str,
+    missing_ranks: Optional[List[int]],
+    sync_id: Optional[int],
+    lost_at: Optional[Dict[int, str]] = None,
+    stage: Optional[str] = None,
+) -> SyncError:
     return SyncError(message, missing_ranks=missing_ranks, sync_id=sync_id, lost_at=lost_at, stage=stage)
 
 
@@ -59,7 +66,8 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 def stacklevel_outside_torchtally() -> int:
     """The stacklevel, for a warning raised by the caller of this function, of the first frame
     outside torchtally: the user's line, however deep inside the package the warning arose."""
-    frame, level = sys._getframe(1), 1
+    frame: Optional[FrameType] = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level

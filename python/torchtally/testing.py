@@ -123,7 +123,7 @@ def _collect(procs, conns, deadline: float, grace: Optional[float]) -> Dict[int,
         for conn in multiprocessing.connection.wait(list(waiting), timeout=deadline - now):
             rank = waiting.pop(conn)
             try:
-                outcomes[rank] = pickle.loads(conn.recv_bytes())
+                outcomes[rank] = pickle.loads(conn.recv_bytes())  # type: ignore[union-attr]  # a Connection we gave
             except EOFError:
                 procs[rank].join(timeout=5)
                 outcomes[rank] = ("died", procs[rank].exitcode, "")
@@ -226,7 +226,7 @@ def _child(fn, rank, world_size, port, backend, timeout, args, kwargs, conn) -> 
 def _finish(world_size: int) -> None:
     """Wait (briefly, through the store, not gloo) until every rank is done, so that no rank
     closes its sockets while a peer still reads from them."""
-    store = getattr(torch.distributed.distributed_c10d, "_get_default_store", lambda: None)
+    store: Any = getattr(torch.distributed.distributed_c10d, "_get_default_store", lambda: None)
     with contextlib.suppress(Exception):
         store = store()
         if store.add("torchtally/run_distributed/done", 1) == world_size:

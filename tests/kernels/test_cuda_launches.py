@@ -216,3 +216,21 @@ def test_a_device_without_loaded_kernels_refuses_the_call(fake_driver, image, tm
     """,
     )
     assert got["error"].startswith("ValueError: out: torchtally's CUDA kernels are not loaded on cuda:1")
+
+
+def test_the_known_answer_check_launches_every_kernel(fake_driver, image, tmp_path):
+    """Every kernel a device may be served by is one the known-answer check ran there: its cases,
+    called through the CUDA module on stand-in tensors, launch every kernel of kernel_table.h."""
+    got = run(
+        fake_driver,
+        image,
+        tmp_path,
+        """
+    from torchtally.kernels.cuda import known_answer
+    for case in known_answer.cases():
+        args = [fake(a) if isinstance(a, torch.Tensor) else a for a in case.make(torch.device("cpu"))]
+        error(lambda: getattr(_C_cuda, case.kernel)(*args))
+    result["launched"] = sorted({row[0] for row in launches()})
+    """,
+    )
+    assert got["launched"] == sorted(_C_cuda.kernel_names())

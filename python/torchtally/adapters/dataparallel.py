@@ -26,8 +26,8 @@ def is_metric_like(obj: Any) -> bool:
 def _first_param_device(module: nn.Module) -> torch.device:
     for tensor in module.parameters():
         return tensor.device
-    for tensor in module.buffers():
-        return tensor.device
+    for buffer in module.buffers():
+        return buffer.device
     return torch.device("cpu")
 
 

@@ -49,7 +49,7 @@ def _epoch_started(engine: Engine, hook: MetricHook) -> None:
     if hook.layout is None or not hook.layout.pads:
         return
     try:
-        one_pass = engine.state.epoch_length == len(loader)
+        one_pass = engine.state.epoch_length == len(loader)  # type: ignore[arg-type]  # no len: TypeError, caught
     except TypeError:
         one_pass = False
     if not one_pass:

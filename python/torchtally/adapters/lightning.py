@@ -18,7 +18,7 @@ import torch
 try:
     from lightning.pytorch import Callback, LightningModule, Trainer
 except ImportError:  # the standalone package
-    from pytorch_lightning import Callback, LightningModule, Trainer  # type: ignore[no-redef]
+    from pytorch_lightning import Callback, LightningModule, Trainer  # type: ignore[assignment]  # the same API
 
 from .hook import MetricHook, as_update_args
 

@@ -441,7 +441,7 @@ def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metri
         metrics = [metrics]
     if isinstance(metrics, Sequence) and not isinstance(metrics, (str, bytes)):
         metrics = list(metrics)
-        ignored = []
+        ignored: List[Any] = []
         for extra in additional:
             (metrics if isinstance(extra, (Metric, MetricCollection)) else ignored).append(extra)
         if ignored:

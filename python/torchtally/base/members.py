@@ -2,7 +2,7 @@
 renamed as the user sees them: prefix, postfix, dict results flattened), which members share
 one state (its compute groups), and the checks of the collection's naming arguments."""
 
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 import torch
 
@@ -96,6 +96,14 @@ def _check_can_share(metrics: Mapping[str, Metric], owner: str, name: str) -> No
 
 class Members:
     """Mixin of MetricCollection: the mapping protocol and the renamed results."""
+
+    if TYPE_CHECKING:  # MetricCollection's (base/collection.py)
+        prefix: Optional[str]
+        postfix: Optional[str]
+        _owner_of: Dict[str, str]
+
+        @property
+        def _metrics(self) -> Dict[str, Metric]: ...
 
     def __getitem__(self, key: str, copy_state: bool = True) -> Metric:
         if self.prefix and key.startswith(self.prefix):

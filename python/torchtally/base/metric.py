@@ -247,7 +247,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         what a MetricCollection passes to this metric of the keyword arguments it received."""
         return type(self)._update_kwargs_filter(kwargs)
 
-    def update(self, *args: Any, **kwargs: Any) -> "Metric":
+    # Any: a subclass's update returns None as written; the wrapper Metric puts around it returns self.
+    def update(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement update()")
 
     def compute(self) -> Any:
@@ -411,9 +412,9 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         return ""
 
 
-def _wrap_update(fn):
+def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
-    def update(self, *args, **kwargs):
+    def update(self: Metric, *args: Any, **kwargs: Any) -> Metric:
         d = self.__dict__
         lock = d["_lock"]
         lock.acquire()  # before reading _updating: another thread's update must not look nested
@@ -434,10 +435,10 @@ def _wrap_update(fn):
     return update
 
 
-def _wrap_compute(fn):
+def _wrap_compute(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     @locked
-    def compute(self):
+    def compute(self: Metric) -> Any:
         d = self.__dict__
         if d["_computing"]:  # nested (super().compute()) or a call from compute_on
             return fn(self)

@@ -35,7 +35,7 @@ Which attributes are options:
 import functools
 import inspect
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Optional, Set
 
 from ..sync.fingerprint import OptionTexts, describe_value, raise_if_different
 
@@ -115,7 +115,8 @@ def find_options(obj: Any, exclude: Iterable[str] = (), decorated: bool = False)
             text = describe_value(value)
             options[name] = text if text is not None else f"<{type(value).__name__}>"
         return options
-    parameters = _constructor_parameters(type(obj)) if decorated else frozenset()
+    # type(obj): a class, hashable (mypy takes type[Any] for unhashable)
+    parameters = _constructor_parameters(type(obj)) if decorated else frozenset()  # type: ignore[arg-type]
     for name, value in attributes.items():
         if name in skip or (name.lstrip("_") not in parameters if decorated else name.startswith("_")):
             continue
@@ -130,8 +131,8 @@ _RUNTIME_PARAMETERS = frozenset({"self", "output_transform", "device", "skip_unr
 
 
 @functools.lru_cache(maxsize=256)
-def _constructor_parameters(cls: type) -> frozenset:
-    names = set()
+def _constructor_parameters(cls: type) -> FrozenSet[str]:
+    names: Set[str] = set()
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None or klass is object:

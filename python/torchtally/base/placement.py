@@ -7,11 +7,14 @@ It also raises the rejections of CUDA updates the device checked after the updat
 """
 
 import inspect
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 import torch
 
 from .. import kernels
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 # nn.Module's dtype casts that torchmetrics ignores for metric state (use set_dtype).
 _GUARDED_CASTS = ("Module.type", "Module.half", "Module.float", "Module.double", "Module.bfloat16")
@@ -80,8 +83,16 @@ def applied_device_and_dtype(
 class Placement:
     """Mixin of Metric: devices, result dtype and CUDA rejections (module docstring)."""
 
-    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any) -> "Placement":
-        super()._apply(fn, *args, **kwargs)
+    if TYPE_CHECKING:  # Metric's, set in its __init__ (base/metric.py) and by its other mixins
+        _specs: Dict[str, Tuple[str, torch.Tensor]]
+        _cat_chunks: Dict[str, List[torch.Tensor]]
+        device: torch.device
+
+        def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any: ...
+        def _tensor_states(self) -> List[torch.Tensor]: ...
+
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any) -> "Self":
+        super()._apply(fn, *args, **kwargs)  # type: ignore[misc]  # nn.Module's, after this mixin in Metric's MRO
         d = self.__dict__
         device, dtype = applied_device_and_dtype(fn, d["_dtype"])
         if dtype.is_floating_point and dtype != d["_dtype"]:
@@ -93,7 +104,7 @@ class Placement:
             d["_cache"] = None
         return self
 
-    def set_dtype(self, dst_type: Union[str, torch.dtype]) -> "Placement":
+    def set_dtype(self, dst_type: Union[str, torch.dtype]) -> "Self":
         """Set the dtype of the floating-point results (``self.dtype``); accumulators keep theirs."""
         dtype = getattr(torch, dst_type) if isinstance(dst_type, str) else dst_type
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
@@ -102,23 +113,23 @@ class Placement:
         self.__dict__["_cache"] = None
         return self
 
-    def type(self, dst_type: Union[str, torch.dtype]) -> "Placement":  # noqa: A003  (nn.Module's name)
+    def type(self, dst_type: Union[str, torch.dtype]) -> "Self":  # noqa: A003  (nn.Module's name)
         """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
         return self
 
-    def float(self) -> "Placement":
+    def float(self) -> "Self":
         """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
         return self
 
-    def double(self) -> "Placement":
+    def double(self) -> "Self":
         """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
         return self
 
-    def half(self) -> "Placement":
+    def half(self) -> "Self":
         """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
         return self
 
-    def bfloat16(self) -> "Placement":
+    def bfloat16(self) -> "Self":
         """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""
         return self
 
@@ -159,7 +170,7 @@ class Placement:
             f"updates), got one on {got.device}; call reset() or .to({str(got.device)!r}) first"
         )
 
-    def _update_elsewhere(self, fn: Any, x: torch.Tensor, args: tuple, kwargs: dict) -> "Placement":
+    def _update_elsewhere(self, fn: Any, x: torch.Tensor, args: tuple, kwargs: dict) -> "Self":
         """update() with the first tensor input ``x`` on another device than the state."""
         d = self.__dict__
         if d["_updated"]:

@@ -14,12 +14,12 @@ purpose, pass ``dict(state_dict)``.
 A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_persistent``).
 """
 
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Tuple
 
 import torch
 from torch import nn
 
-from ..sync.fingerprint import raise_if_different
+from ..sync.fingerprint import OptionTexts, raise_if_different
 
 OPTIONS_KEY = "torchtally_options"  # the entry of a module's state_dict metadata holding its options
 
@@ -36,13 +36,27 @@ def raise_key_problems(owner: str, missing: List[str], unexpected: List[str]) ->
 
 
 class StateDict:
+    if TYPE_CHECKING:  # Metric's, set in its __init__ (base/metric.py), by its other mixins and nn.Module
+        _specs: Dict[str, Tuple[str, torch.Tensor]]
+        _persistent: Dict[str, bool]
+        _modules: Dict[str, Any]
+        device: torch.device
+
+        @property
+        def described_options(self) -> OptionTexts: ...
+        def forget_rejected_cuda_updates(self) -> None: ...
+        def _set_states(self, states: Dict[str, torch.Tensor]) -> None: ...
+        def _share_my_state(self) -> None: ...
+        def _check_rows(self, name: str, rows: Any, where: str) -> torch.Tensor: ...
+
     def persistent(self, mode: bool = False) -> None:
         """Whether ``state_dict()`` (this metric's, and every parent module's) includes the states."""
         for name in self._persistent:
             self._persistent[name] = bool(mode)
 
     def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool) -> None:
-        super()._save_to_state_dict(destination, prefix, keep_vars)
+        # nn.Module's, after this mixin in Metric's MRO
+        super()._save_to_state_dict(destination, prefix, keep_vars)  # type: ignore[misc]
         with self.__dict__["_lock"]:
             for name, keep in self._persistent.items():
                 if keep:
@@ -68,7 +82,7 @@ class StateDict:
                 common_only=True,
             )
 
-    def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True, assign: bool = False) -> Any:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """nn.Module's load_state_dict; the states found are checked (dtype, shape, values, and
         this metric's ``check_state_invariants``) before any is assigned, so a bad entry raises
         naming its key and leaves the metric unchanged. The metric keeps C-contiguous copies
@@ -77,7 +91,8 @@ class StateDict:
         self.check_saved_options(state_dict)
         if strict:  # nn.Module would report these only after assigning the rest
             raise_key_problems(type(self).__name__, *self.state_dict_key_problems(state_dict))
-        return nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)
+        # self is a Metric, an nn.Module
+        return nn.Module.load_state_dict(self, state_dict, strict=strict, assign=assign)  # type: ignore[arg-type]
 
     def state_dict_key_problems(self, state_dict: Mapping[str, Any], prefix: str = "") -> Tuple[List[str], List[str]]:
         """(missing, unexpected) keys of ``state_dict`` for this metric under ``prefix``, as a
@@ -124,12 +139,12 @@ class StateDict:
                 self._share_my_state()
             for n in found:
                 state_dict.pop(prefix + n)
-        super()._load_from_state_dict(
+        super()._load_from_state_dict(  # type: ignore[misc]  # nn.Module's, after this mixin in Metric's MRO
             state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
 
     def check_state_dict(
-        self, state_dict: Dict[str, Any], strict: bool, where: str = "load_state_dict"
+        self, state_dict: Mapping[str, Any], strict: bool, where: str = "load_state_dict"
     ) -> Dict[str, torch.Tensor]:
         """The entries of ``state_dict`` that are states of this metric, checked and copied onto
         its device as new C-contiguous tensors (never the caller's, whatever their strides); with

@@ -13,7 +13,7 @@ A mixin of Metric. Where the state lives (in ``__dict__``, read and written raw)
 """
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -66,6 +66,15 @@ def combine(reduce: str, values: List[torch.Tensor]) -> torch.Tensor:
 
 class States:
     """Mixin of Metric: its declared states and the interface to them (module docstring)."""
+
+    if TYPE_CHECKING:  # Metric's, set in its __init__ (base/metric.py) and by its other mixins
+        _specs: Dict[str, Tuple[str, torch.Tensor]]
+        _cat_chunks: Dict[str, List[torch.Tensor]]
+        _persistent: Dict[str, bool]
+        device: torch.device
+
+        def place_states(self, device: torch.device, states: bool) -> None: ...
+        def _option_assigned(self, name: str) -> None: ...
 
     def add_state(
         self,
@@ -151,6 +160,7 @@ class States:
         try:
             storage = rows.untyped_storage().data_ptr()
             for value in (*args, *kwargs.values()):
+                candidates: Iterable[Any]
                 if isinstance(value, dict):
                     candidates = value.values()
                 elif isinstance(value, (list, tuple)):
@@ -187,7 +197,7 @@ class States:
                 whole = torch.cat(parts) if parts else self._specs[name][1].clone()
                 parts[:] = [whole]
             return parts[0]
-        return nn.Module.__getattr__(self, name)
+        return nn.Module.__getattr__(self, name)  # type: ignore[arg-type]  # self: Metric, an nn.Module
 
     def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
@@ -200,7 +210,7 @@ class States:
         elif name in _CONSTANTS:
             raise RuntimeError(f"Can't change const `{name}`.")
         else:
-            nn.Module.__setattr__(self, name, value)
+            nn.Module.__setattr__(self, name, value)  # type: ignore[arg-type]  # self: Metric, an nn.Module
             if d.get("_options") is not None:
                 self._option_assigned(name)
 

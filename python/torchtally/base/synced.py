@@ -11,7 +11,7 @@ results split back per member. The collection works on its members through Metri
 
 import contextlib
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
@@ -20,6 +20,40 @@ from ..sync import dist
 from ..sync.plan import SyncPlan
 from ..sync.protocol import UNCHANGED, sync_states
 from .guard import caller_copy, locked
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from ..sync.fingerprint import OptionTexts
+    from ..sync.plan import StateSpec
+    from .states import HeldStates
+
+    class SyncedMember(Protocol):
+        """What SyncedCollection uses of its members (Metric's interface; synced.py cannot import
+        base/metric.py, which imports it)."""
+
+        compute_with_cache: bool
+
+        @property
+        def cached_result(self) -> Optional[Tuple[Any]]: ...
+        @property
+        def has_data(self) -> bool: ...
+        @property
+        def declaration_version(self) -> int: ...
+        @property
+        def described_options(self) -> OptionTexts: ...
+        @property
+        def state_names(self) -> Tuple[str, ...]: ...
+        def rejected_cuda_update(self) -> Optional[ValueError]: ...
+        def compute_on(
+            self, states: Optional[Dict[str, torch.Tensor]], compute: Optional[Callable[[Any], Any]] = None
+        ) -> Any: ...
+        def compute_local(self) -> Any: ...
+        def keep_result(self, result: Any) -> None: ...
+        def state_values(self) -> List[torch.Tensor]: ...
+        def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor: ...
+        def state_specs(self, label_prefix: str = "", unit: int = 0) -> List[StateSpec]: ...
+
 
 # The attribute under which Metric's wrapped ``compute`` keeps (itself, the subclass's own
 # function), so that compute_on (already under the metric's lock, at every step under a
@@ -35,6 +69,12 @@ class Synced:
     ``distributed_available_fn``) applied the same way for both. A host names its plan units
     (``_unit_names``) and says what a compute with no update anywhere warns
     (``_never_updated_message``)."""
+
+    if TYPE_CHECKING:  # the host's sync options (Metric's and MetricCollection's __init__)
+        sync_on_compute: bool
+        process_group: Optional[Any]
+        sync_timeout: float
+        recipient_rank: Optional[int]
 
     def _should_sync(self) -> bool:
         if not self.sync_on_compute:
@@ -107,6 +147,25 @@ class Synced:
 
 class SyncedMetric(Synced):
     """Mixin of Metric: its sync plan, its compute on given states, and the manual sync."""
+
+    if TYPE_CHECKING:  # Metric's, set in its __init__ (base/metric.py) and by its other mixins
+        _specs: Dict[str, Tuple[str, torch.Tensor]]
+        _cat_chunks: Dict[str, List[torch.Tensor]]
+        _plan: Optional[SyncPlan]
+        _updated: bool
+        dist_sync_fn: Optional[Callable[..., Any]]
+        distributed_available_fn: Optional[Callable[[], bool]]
+
+        @property
+        def described_options(self) -> OptionTexts: ...
+        def compute(self) -> Any: ...
+        def combine_states(self, name: str, values: List[torch.Tensor]) -> torch.Tensor: ...
+        def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor: ...
+        def state_values(self) -> List[torch.Tensor]: ...
+        def state_specs(self, label_prefix: str = "", unit: int = 0) -> List[StateSpec]: ...
+        def _set_states(self, states: Dict[str, torch.Tensor]) -> None: ...
+        def hold_states(self) -> HeldStates: ...
+        def restore_states(self, held: HeldStates) -> None: ...
 
     def _unit_names(self) -> List[str]:
         return [type(self).__name__]
@@ -199,7 +258,7 @@ class SyncedMetric(Synced):
         if self._plan is None:
             options = [(type(self).__name__, self.described_options)]
             self.__dict__["_plan"] = SyncPlan(self.state_specs(), n_units=1, options=options)
-        return self._plan
+        return self._plan  # type: ignore[return-value]  # set through __dict__ just above
 
     # -- torchmetrics' manual sync ------------------------------------------------------
 
@@ -261,6 +320,17 @@ class SyncedCollection(Synced):
     """Mixin of MetricCollection: every member's result, from one packed sync of the owners'
     states when the collection has to sync."""
 
+    if TYPE_CHECKING:  # MetricCollection's (base/collection.py, base/members.py)
+        _owners: List[str]
+        _owner_of: Dict[str, str]
+        _plan: Optional[SyncPlan]
+        _plan_key: Optional[Tuple[Any, ...]]
+        _plan_parts: Optional["PlanParts"]
+
+        @property
+        def _metrics(self) -> Mapping[str, SyncedMember]: ...
+        def _renamed(self, results: Dict[str, Any]) -> Dict[str, Any]: ...
+
     def _unit_names(self) -> List[str]:
         return self._owners
 
@@ -288,8 +358,8 @@ class SyncedCollection(Synced):
             return self._compute_synced(dirty=not cached, rejected=rejected)
         if rejected is not None:
             raise rejected
-        if cached:
-            return {name: m.cached_result[0] for name, m in metrics.items()}
+        if cached:  # every metric has a cached result
+            return {name: m.cached_result[0] for name, m in metrics.items()}  # type: ignore[index]
         not_updated = [n for n in self._owners if not metrics[n].has_data]
         if not_updated:
             self._never_updated(local=True, names=not_updated)
@@ -316,7 +386,8 @@ class SyncedCollection(Synced):
             rejected,
         )
         if synced is UNCHANGED:  # nobody has new data: every rank keeps its cached results
-            return {name: m.cached_result[0] for name, m in self._metrics.items()}
+            # (not dirty: every metric has one)
+            return {name: m.cached_result[0] for name, m in self._metrics.items()}  # type: ignore[index]
         # each owner's synced states by name (None on a rank that is not the recipient)
         per_owner = [None if synced is None else dict(zip(names, synced[start:end])) for names, start, end in spans]
         results = {}

@@ -26,13 +26,16 @@ default only because it follows optional arguments; None is rejected like any no
 """
 
 import os
-from typing import Iterable, Optional
+from types import ModuleType
+from typing import Any, Dict, Iterable, Iterator, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from . import reference as _reference
 
+_C_MODULE: Optional[ModuleType]
+_CUDA_MODULE: Optional[ModuleType]
 try:
     from .. import _C as _C_MODULE
 except ImportError:  # not built (or a platform without a compiler): the reference serves all devices
@@ -48,7 +51,7 @@ from .cuda.loader import DeviceStatus, Loader  # noqa: E402
 _c = _C_MODULE  # the module CPU calls go to; None routes everything to the reference
 _cuda = _CUDA_MODULE  # the module CUDA calls go to; None routes them to the reference
 _loader = Loader(_CUDA_MODULE, _reference)
-_served = {}  # device index -> the module its CUDA calls go to, decided at its first use
+_served: Dict[int, Any] = {}  # device index -> the module its CUDA calls go to, decided at its first use
 
 
 def has_c() -> bool:
@@ -123,7 +126,7 @@ def set_cuda_checks(mode: str) -> str:
     return previous
 
 
-def raise_rejected_cuda_updates(states: Iterable[object]) -> None:
+def raise_rejected_cuda_updates(states: Iterable[Any]) -> None:
     """Wait for the CUDA updates into `states` and raise the ValueError of the first rejected one.
 
     A no-op for CPU tensors and where the CUDA kernels are not built (the torch reference raises
@@ -131,23 +134,23 @@ def raise_rejected_cuda_updates(states: Iterable[object]) -> None:
     updates made before the switch may still hold a rejection (the module answers without a CUDA
     call when no update ever ran on that device)."""
     for device, begin, nbytes in _cuda_spans(states):
-        _CUDA_MODULE.check(device, begin, nbytes, True)
+        _CUDA_MODULE.check(device, begin, nbytes, True)  # type: ignore[union-attr]  # spans only when built
 
 
-def settled(state):
+def settled(state: Tensor) -> Tensor:
     """`state`, filled from scratch by one functional call, once its CUDA checks are done: a
     function that returns a result has no later update or compute to raise a rejection in."""
     raise_rejected_cuda_updates((state,))
     return state
 
 
-def forget_rejected_cuda_updates(states: Iterable[object]) -> None:
+def forget_rejected_cuda_updates(states: Iterable[Any]) -> None:
     """Drop the not yet raised rejections of CUDA updates into `states` (they are being reset)."""
     for device, begin, nbytes in _cuda_spans(states):
-        _CUDA_MODULE.discard(device, begin, nbytes)
+        _CUDA_MODULE.discard(device, begin, nbytes)  # type: ignore[union-attr]  # spans only when built
 
 
-def _cuda_spans(states: Iterable[object]):
+def _cuda_spans(states: Iterable[Any]) -> Iterator[Tuple[int, int, int]]:
     """(device index, first byte, bytes) of each non-empty CUDA tensor in `states`; nothing where
     the CUDA kernels are not built. States are contiguous: views of a part of one are updated by
     kernels too, and a span covering the whole state covers them."""
@@ -181,13 +184,13 @@ _device_context = torch.cuda.device  # replaceable by the tests, which have no G
 class _OnDevice:
     """`module`'s kernels, each called with cuda:`index` as the current device."""
 
-    def __init__(self, module, index: int):
+    def __init__(self, module: ModuleType, index: int) -> None:
         self.module, self.index = module, index
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         kernel = getattr(self.module, name)
 
-        def on_device(*args):
+        def on_device(*args: Any) -> Any:
             if torch.cuda.current_device() == self.index:
                 return kernel(*args)
             with _device_context(self.index):
@@ -196,13 +199,13 @@ class _OnDevice:
         return on_device
 
 
-def _cuda_route(device: int):
+def _cuda_route(device: int) -> Any:
     """The module CUDA calls on `device` go to, decided once (kernels.cuda.loader)."""
     route = _served.get(device)
     if route is None:
         route = _cuda if _loader.serves(device) else _reference
         if route is _cuda and not _EXCHANGE_API:
-            route = _OnDevice(_cuda, device)
+            route = _OnDevice(_cuda, device)  # type: ignore[arg-type]  # route is _cuda: not None
         _served[device] = route
     return route
 
@@ -213,7 +216,7 @@ def forget_cuda_decisions() -> None:
     _loader.forget()
 
 
-def _impl(out: object):
+def _impl(out: Any) -> Any:
     """torchtally._C for CPU tensors when it is active, torchtally._C_cuda for CUDA tensors on a
     device its kernels serve, else the reference (also for non-tensors)."""
     if _c is not None and getattr(out, "is_cpu", True):
@@ -223,7 +226,7 @@ def _impl(out: object):
     return _reference
 
 
-def _nograd(t: object) -> object:
+def _nograd(t: Any) -> Any:
     return t.detach() if getattr(t, "requires_grad", False) else t
 
 

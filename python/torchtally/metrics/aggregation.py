@@ -25,7 +25,7 @@ Deliberate differences from torchmetrics:
 """
 
 import math
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -52,7 +52,7 @@ def _as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
 class _Aggregator(Metric):
     is_differentiable = None  # torchmetrics' values
     higher_is_better = None
-    full_state_update = False
+    full_state_update: Optional[bool] = False
 
     def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -116,6 +116,9 @@ class MeanMetric(_Aggregator):
 
 
 class _Extreme(_Aggregator):
+    if TYPE_CHECKING:  # a state declared with add_state (read and assigned as an attribute)
+        extreme: Tensor
+
     full_state_update = True
     _reduce = "min"
 
@@ -177,6 +180,9 @@ class CatMetric(_Aggregator):
         tensor([[1., 2.],
                 [3., 4.]])
     """
+
+    if TYPE_CHECKING:  # a state declared with add_state (read and assigned as an attribute)
+        value_shape: Tensor
 
     def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(nan_strategy, **kwargs)

@@ -110,7 +110,7 @@ class MulticlassConfmatState(_CountState):
     ``topk`` int64 [C, 3]: (predicted, hit, support) per class; samplewise ``sample_stats``
     [N, C, 4] = (tp, fp, tn, fn) per sample and class."""
 
-    plot_legend_name = "Class"
+    plot_legend_name: Optional[str] = "Class"
 
     def __init__(
         self,
@@ -161,7 +161,7 @@ class MultilabelConfmatState(_CountState):
     """State ``confmat`` int64 [L, 2, 2]: per label, row = target, column = prediction;
     samplewise ``sample_confmat`` [N, L, 2, 2]."""
 
-    plot_legend_name = "Label"
+    plot_legend_name: Optional[str] = "Label"
 
     def __init__(
         self,
@@ -212,7 +212,8 @@ class CurveState(Metric):
     def __init__(self, task: CurveTask, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._curve = task
-        self.thresholds = task.thresholds.values if task.binned else None
+        # binned: thresholds set
+        self.thresholds = task.thresholds.values if task.binned else None  # type: ignore[union-attr]
         self.ignore_index = task.ignore_index
         self.validate_args = validate_args
         self.state_key = task.state_key

@@ -91,7 +91,7 @@ class BinaryAUROC(BinaryCurveState):
         return auroc_from(self._curve, self._states(), None, self.max_fpr)
 
 
-BinaryAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="batch")
+BinaryAUROC.__doc__ = (BinaryAUROC.__doc__ or "") + _AUROC_DIFFERENCE.format(column="batch")  # None under -OO
 
 
 class MulticlassAUROC(MulticlassCurveState):
@@ -124,7 +124,7 @@ class MulticlassAUROC(MulticlassCurveState):
         return auroc_from(self._curve, self._states(), self._reduction)
 
 
-MulticlassAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="class")
+MulticlassAUROC.__doc__ = (MulticlassAUROC.__doc__ or "") + _AUROC_DIFFERENCE.format(column="class")  # None under -OO
 
 
 class MultilabelAUROC(MultilabelCurveState):
@@ -157,7 +157,7 @@ class MultilabelAUROC(MultilabelCurveState):
         return auroc_from(self._curve, self._states(), self._reduction)
 
 
-MultilabelAUROC.__doc__ += _AUROC_DIFFERENCE.format(column="label")
+MultilabelAUROC.__doc__ = (MultilabelAUROC.__doc__ or "") + _AUROC_DIFFERENCE.format(column="label")  # None under -OO
 
 
 class BinaryAveragePrecision(BinaryCurveState):

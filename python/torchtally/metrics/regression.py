@@ -27,7 +27,7 @@ Deliberate differences from torchmetrics:
 * results carry no gradient (``is_differentiable`` is False).
 """
 
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import torch
 from torch import Tensor
@@ -154,6 +154,21 @@ class MeanAbsolutePercentageError(_RegressionMetric):
 class _InputFormMixin:
     """An ``input_form`` merge state (see torchtally.functional.regression) and its tracker."""
 
+    if TYPE_CHECKING:  # the Metric this mixin is combined with, and the state it declares
+        input_form: Tensor
+
+        @property
+        def dtype(self) -> torch.dtype: ...
+        def add_state(
+            self,
+            name: str,
+            default: Tensor,
+            reduce: Optional[str] = None,
+            persistent: bool = False,
+            *,
+            dist_reduce_fx: Optional[str] = None,
+        ) -> None: ...
+
     def _add_input_form(self) -> None:
         self.add_state("input_form", torch.empty(0, dtype=torch.int64), reduce="merge")
         self._forms = reg_update.FormTracker()
@@ -176,6 +191,8 @@ class _ResidualMoments(_InputFormMixin, _RegressionMetric):
     higher_is_better = True
     state_key = ("regression_residual_target_moments",)
     _max_dims: Optional[int] = None
+    if TYPE_CHECKING:  # a state declared with add_state (read and assigned as an attribute)
+        residual_target_moments: Tensor
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -131,7 +131,7 @@ class Accuracy(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
         return _stat_family(
             task,
@@ -162,7 +162,7 @@ class Precision(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
         return _stat_family(
             task,
@@ -193,7 +193,7 @@ class Recall(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
         return _stat_family(
             task,
@@ -226,7 +226,7 @@ class FBetaScore(TaskWrapper):
         validate_args: bool = True,
         zero_division: float = 0,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(
             multidim_average=multidim_average,
             ignore_index=ignore_index,
@@ -264,7 +264,7 @@ class F1Score(TaskWrapper):
         validate_args: bool = True,
         zero_division: float = 0,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(
             multidim_average=multidim_average,
             ignore_index=ignore_index,
@@ -300,7 +300,7 @@ class Specificity(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
         return _stat_family(
             task,
@@ -331,7 +331,7 @@ class HammingDistance(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
         return _stat_family(
             task,
@@ -362,7 +362,7 @@ class StatScores(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
         return _stat_family(
             task,
@@ -391,7 +391,7 @@ class ConfusionMatrix(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(normalize=normalize, ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task)
         if task == "binary":
@@ -414,7 +414,7 @@ class JaccardIndex(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task)
         if task == "binary":
@@ -436,7 +436,7 @@ class MatthewsCorrCoef(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task)
         if task == "binary":
@@ -458,7 +458,7 @@ class CohenKappa(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         kwargs.update(weights=weights, ignore_index=ignore_index, validate_args=validate_args)
         task = check_task(task, ("binary", "multiclass"))
         if task == "binary":
@@ -490,7 +490,7 @@ class AUROC(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":
@@ -518,7 +518,7 @@ class AveragePrecision(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":
@@ -545,7 +545,7 @@ class ROC(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":
@@ -572,7 +572,7 @@ class PrecisionRecallCurve(TaskWrapper):
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Metric:
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
         task = check_task(task)
         kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":

@@ -184,7 +184,7 @@ def reduce_numbers(
     kinds: List[int],
     local: Sequence[Number],
     synced: List[Any],
-    fail: Callable,
+    fail: Callable[[int, BaseException], BaseException],
 ) -> None:
     """Combine the number states from the header ``table`` (Python ints, rank order) into
     ``synced``, each in the form of its ``local`` value; ``kinds`` are the agreed kinds
@@ -211,14 +211,15 @@ def reduce_small(
     table: List[List[int]],
     number_kinds: List[int],
     values: Sequence[Any],
-    fail: Callable,
+    fail: Callable[[int, BaseException], BaseException],
 ) -> List[Any]:
     """A small plan's synced values, from the W copies of its data in ``buffers`` and the number
     states' words in ``table``: fresh tensors (or Python numbers), every rank alike."""
     synced: List[Any] = [None] * len(plan.specs)
     buffers.reduce(values, synced, fail)
     if plan.number_indices:
-        reduce_numbers(plan, plan.small, table, number_kinds, values, synced, fail)
+        # plan.small is set: reduce_small is called for small plans only
+        reduce_numbers(plan, plan.small, table, number_kinds, values, synced, fail)  # type: ignore[arg-type]
     return synced
 
 
@@ -231,7 +232,7 @@ def _decode(word: int, kind: int, agreed: int) -> float:
 _PYTHON_REDUCES: Dict[str, Callable] = {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "max": max, "min": min}
 
 
-def _combine_numbers(values: List, reduce: str, kind: int):
+def _combine_numbers(values: List[float], reduce: str, kind: int) -> float:
     if kind == _FLOAT_KIND and reduce in ("max", "min") and any(math.isnan(v) for v in values):
         return math.nan
     step = _PYTHON_REDUCES[reduce]
@@ -377,7 +378,12 @@ class HeaderBuffers:
         """The gathered header fields, one list of Python ints per rank."""
         return self.table.tolist()
 
-    def reduce(self, values: Sequence[torch.Tensor], synced: List[Optional[torch.Tensor]], fail) -> None:
+    def reduce(
+        self,
+        values: Sequence[torch.Tensor],
+        synced: List[Optional[torch.Tensor]],
+        fail: Callable[[int, BaseException], BaseException],
+    ) -> None:
         """Reduce every tensor group of a small plan's table into ``synced`` (plan order), each
         state back in its dtype on its value's device; ``fail(i, exc)`` is the error naming
         state i when that goes wrong."""

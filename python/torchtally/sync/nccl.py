@@ -40,6 +40,7 @@ import os
 import socket
 import sys
 import time
+from types import ModuleType
 from typing import Any, Callable, List, Optional, Tuple
 
 import torch
@@ -73,7 +74,7 @@ class NcclUnavailable(RuntimeError):
     """NCCL, a GPU or torch.distributed is missing, so the nccl backend cannot be used."""
 
 
-def _module():
+def _module() -> ModuleType:
     try:
         from .. import _nccl
     except ImportError as exc:  # pragma: no cover - built by every `make build`
@@ -105,7 +106,7 @@ def load(path: Optional[str] = None) -> Tuple[int, int, int]:
     tried = []
     for candidate in [path] if path else library_candidates():
         try:
-            return tuple(nccl.version_parts(nccl.load(candidate)))  # type: ignore[return-value]
+            return tuple(nccl.version_parts(nccl.load(candidate)))
         except OSError as exc:
             tried.append(str(exc))
     hint = "" if path or os.environ.get(ENV_PATH) else f" Set {ENV_PATH} to the path of libnccl.so.2."

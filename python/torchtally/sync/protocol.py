@@ -155,7 +155,9 @@ class _Sync:
             raise ValueError(f"recipient_rank must be in [0, {self.world}) for this process group, got {recipient}")
         self.recipient = recipient
         self.info = info
-        self.device = self.data_device = None  # the header's and the data's, known with the values (run)
+        # the header's and the data's, known with the values (run)
+        self.device: torch.device = None  # type: ignore[assignment]  # run() sets it before any use
+        self.data_device: Optional[torch.device] = None
         self.direct_header = info.direct_header
         self.route = exchange.route_of(info) if info.direct_header else None
         self.transport = transport_for(group)
@@ -169,7 +171,15 @@ class _Sync:
 
     # -- the protocol -------------------------------------------------------------------
 
-    def run(self, values, updated, merge, on_header, dirty, local_error=None) -> Any:
+    def run(
+        self,
+        values: Sequence[Any],
+        updated: Optional[Sequence[bool]],
+        merge: Optional[MergeFn],
+        on_header: Optional[Callable[[List[bool]], None]],
+        dirty: bool,
+        local_error: Optional[BaseException] = None,
+    ) -> Any:
         plan = self.plan
         if len(values) != len(plan.specs):
             raise ValueError(f"sync got {len(values)} values for a plan of {len(plan.specs)} states")
@@ -192,7 +202,7 @@ class _Sync:
         if not header.dirty_anywhere:
             return UNCHANGED
 
-        pending = []  # (kind, payload, work)
+        pending: List[Tuple[str, Any, Any]] = []  # (kind, payload, work)
         for g in plan.fixed_groups_for(number_kinds):
             buf = self._pack_fixed(g, values)
             pending.append(("fixed", (g, buf), self._reduce(buf, g.reduce)))
@@ -207,18 +217,18 @@ class _Sync:
 
         if self.recipient is not None and self.rank != self.recipient:
             return None
-        synced: List[Optional[torch.Tensor]] = [None] * len(plan.specs)
+        synced = [None] * len(plan.specs)
         for kind, payload, _ in pending:
             if kind == "fixed":
                 self._unpack_fixed(payload[0], payload[1], values, synced)
             else:
-                self._unpack_var(*payload, lengths, values, synced, merge)
+                self._unpack_var(payload[0], payload[1], payload[2], lengths, values, synced, merge)
         for i in plan.var_indices:
             if synced[i] is None:  # empty on every rank: nothing was gathered
                 with self._unpacking(i):
                     empty = values[i].new_empty((0,) + plan.specs[i].shape)
                     synced[i] = self._combine_var(i, [empty] * self.world, merge)
-        return synced  # type: ignore[return-value]
+        return synced
 
     @contextlib.contextmanager
     def _unpacking(self, i: int) -> Iterator[None]:
@@ -237,7 +247,13 @@ class _Sync:
             sync_id=self.sync_id,
         )
 
-    def _exchange_header(self, values, updated, dirty, local_error=None) -> Header:
+    def _exchange_header(
+        self,
+        values: Sequence[Any],
+        updated: Optional[Sequence[bool]],
+        dirty: bool,
+        local_error: Optional[BaseException] = None,
+    ) -> Header:
         plan = self.plan
         status, problem, detail = 0, 0, ""
         for i, (spec, value) in enumerate(zip(plan.specs, values)):
@@ -366,7 +382,7 @@ class _Sync:
 
     # -- fixed-shape states -------------------------------------------------------------
 
-    def _pack_fixed(self, g: FixedGroup, values) -> torch.Tensor:
+    def _pack_fixed(self, g: FixedGroup, values: Sequence[Any]) -> torch.Tensor:
         parts = []
         for i in g.indices:
             v = values[i]
@@ -376,7 +392,7 @@ class _Sync:
             parts.append(v.reshape(-1))
         return torch.cat(parts)  # always a fresh buffer: the collective never touches local state
 
-    def _reduce(self, buf: torch.Tensor, reduce: str):
+    def _reduce(self, buf: torch.Tensor, reduce: str) -> Any:
         op = _REDUCE_OPS[reduce]
         if self.transport is not None:
             return self._start(self.transport.all_reduce, buf, op=op, stage="all_reduce")
@@ -385,7 +401,7 @@ class _Sync:
         dst = dist.global_rank_of(self.group, self.recipient)
         return self._start(torch.distributed.reduce, buf, dst=dst, op=op, stage="reduce")
 
-    def _unpack_fixed(self, g: FixedGroup, buf: torch.Tensor, values, synced) -> None:
+    def _unpack_fixed(self, g: FixedGroup, buf: torch.Tensor, values: Sequence[Any], synced: List[Any]) -> None:
         for i, dtype, chunk in zip(g.indices, g.out_dtypes, buf.split(list(g.numels))):
             with self._unpacking(i):
                 if not isinstance(values[i], torch.Tensor):  # a Python number comes back as one
@@ -408,7 +424,7 @@ class _Sync:
             block += _align(longest * row_bytes, self.plan.var_align)
         return (block, offsets) if block else None
 
-    def _pack_var(self, values, block: int, offsets: List[int]) -> torch.Tensor:
+    def _pack_var(self, values: Sequence[Any], block: int, offsets: List[int]) -> torch.Tensor:
         buf = torch.zeros(block, dtype=torch.uint8, device=self.data_device)
         for j, i in enumerate(self.plan.var_indices):
             v = values[i]
@@ -418,7 +434,7 @@ class _Sync:
             buf[offsets[j] : offsets[j] + raw.numel()] = raw
         return buf
 
-    def _gather(self, local: torch.Tensor, block: int):
+    def _gather(self, local: torch.Tensor, block: int) -> Tuple[torch.Tensor, Any]:
         out = torch.empty(self.world * block, dtype=torch.uint8, device=self.data_device)
         if self.transport is not None:
             return out, self._start(self.transport.all_gather_flat, out, local, stage="all_gather")
@@ -428,7 +444,16 @@ class _Sync:
         parts = list(out.split(block)) if self.rank == self.recipient else None
         return out, self._start(torch.distributed.gather, local, gather_list=parts, dst=dst, stage="gather")
 
-    def _unpack_var(self, out, block, offsets, lengths, values, synced, merge) -> None:
+    def _unpack_var(
+        self,
+        out: torch.Tensor,
+        block: int,
+        offsets: List[int],
+        lengths: List[List[int]],
+        values: Sequence[Any],
+        synced: List[Any],
+        merge: Optional[MergeFn],
+    ) -> None:
         plan = self.plan
         for j, i in enumerate(plan.var_indices):
             spec = plan.specs[i]
@@ -450,7 +475,7 @@ class _Sync:
 
     # -- waiting and failing ------------------------------------------------------------
 
-    def _start(self, collective, *args, stage: str, **kwargs):
+    def _start(self, collective: Callable[..., Any], *args: Any, stage: str, **kwargs: Any) -> Any:
         if not stage.startswith("header"):
             rollcall.mark(self.ranks, self.sync_id, "data call")
         try:
@@ -458,7 +483,7 @@ class _Sync:
         except Exception as exc:
             self._fail(stage, exc)
 
-    def _wait(self, work, stage: str) -> None:
+    def _wait(self, work: Any, stage: str) -> None:
         if not stage.startswith("header"):
             rollcall.mark(self.ranks, self.sync_id, "data wait")
         try:
@@ -479,7 +504,7 @@ class _Sync:
         ) from exc
 
 
-def _all_gather_flat(output: torch.Tensor, input: torch.Tensor, **kwargs):
+def _all_gather_flat(output: torch.Tensor, input: torch.Tensor, **kwargs: Any) -> Any:
     # torch 2.13 renamed all_gather_into_tensor to all_gather_single; look both up at call time
     # so that instrumentation of torch.distributed sees the call.
     fn = getattr(torch.distributed, "all_gather_single", None) or torch.distributed.all_gather_into_tensor

@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, cast
 
 # Stages of one sync, in the order a rank goes through them: the header collective, packing
 # between it and the data collectives, inside a data collective's call (starting it), waiting
@@ -76,6 +76,7 @@ class Answer:
 
 class _Handler(socketserver.StreamRequestHandler):
     timeout = 2.0  # a client that connects and never writes must not hold a thread for long
+    server: "_Server"  # the service's own server class (an annotation only)
 
     def handle(self) -> None:
         try:
@@ -124,7 +125,7 @@ def _start_service(global_rank: int, store_getter: Callable[[], Any]) -> int:
     except OSError:
         return 0  # no roll call for this rank: peers will report it as having no address
     server.global_rank = global_rank
-    ip, port = server.server_address[:2]
+    ip, port = cast(Tuple[str, int], server.server_address[:2])  # an AF_INET address
     word = (struct.unpack("!I", socket.inet_aton(ip))[0] << 16) | port
     _book[global_rank] = word
     _register_on_node(global_rank, word)
@@ -263,7 +264,9 @@ def _classify(answer: Optional[Tuple[str, Any]], rank: int, sync_id: int) -> Ans
     if payload.get("rank") != rank:
         return Answer("unknown", detail=f"its address now answers as rank {payload.get('rank')}")
     theirs = int(payload.get("sync", 0))
-    report = dict(sync_id=theirs, stage=str(payload.get("stage", "")), state=str(payload.get("state", "")))
+    report: Dict[str, Any] = dict(
+        sync_id=theirs, stage=str(payload.get("stage", "")), state=str(payload.get("state", ""))
+    )
     if theirs >= sync_id:
         return Answer("present", **report)
     return Answer("elsewhere", **report)
@@ -365,13 +368,13 @@ def _ask_all(targets: Dict[int, Tuple[str, int]], question: bytes, deadline: flo
                 _step(selector, key, results)
     finally:
         for key in list(selector.get_map().values()):
-            key.fileobj.close()
+            cast(socket.socket, key.fileobj).close()
         selector.close()
     return results
 
 
 def _step(selector: selectors.BaseSelector, key: selectors.SelectorKey, results: Dict[int, Tuple[str, Any]]) -> None:
-    sock, state = key.fileobj, key.data
+    sock, state = cast(socket.socket, key.fileobj), key.data  # every registered object is a socket
     rank = state[0]
     try:
         if key.events & selectors.EVENT_WRITE:

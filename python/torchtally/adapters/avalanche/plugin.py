@@ -209,7 +209,7 @@ class TallyPluginMetric(PluginMetric):
         if keep is not None:
             kept = torch.zeros(count, dtype=torch.bool)
             kept[keep] = True
-        groups = []
+        groups: List[Tuple[Optional[int], Optional[torch.Tensor]]] = []
         for task in labels:
             mask = kept & (tasks == task)
             groups.append((task, None if bool(mask.all()) else torch.nonzero(mask).flatten()))

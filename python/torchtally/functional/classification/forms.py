@@ -7,23 +7,13 @@ from torch import Tensor
 
 from . import compute, update
 
+_NAMES = (
+    "accuracy precision recall f1_score fbeta_score specificity stat_scores hamming_distance confusion_matrix "
+    "jaccard_index dice matthews_corrcoef cohen_kappa"
+).split()
 __all__ = [
     f"{task}_{name}"
-    for name in (
-        "accuracy",
-        "precision",
-        "recall",
-        "f1_score",
-        "fbeta_score",
-        "specificity",
-        "stat_scores",
-        "hamming_distance",
-        "confusion_matrix",
-        "jaccard_index",
-        "dice",
-        "matthews_corrcoef",
-        "cohen_kappa",
-    )
+    for name in _NAMES
     for task in ("binary", "multiclass", "multilabel")
     if not (name == "cohen_kappa" and task == "multilabel")
 ]
@@ -61,7 +51,7 @@ def _binary_stats(
 
 
 def _multiclass_stats(
-    preds: Tensor, target: Tensor, num_classes: int, top_k: int, multidim_average: str, ignore_index: Optional[int]
+    preds: Tensor, target: Tensor, num_classes: object, top_k: int, multidim_average: str, ignore_index: Optional[int]
 ) -> compute.Stats:
     num_classes = update.check_num_classes(num_classes)
     top_k = update.check_top_k(top_k, num_classes)

@@ -36,7 +36,7 @@ end (on CUDA: waited for) and only then appended.
 
 import functools
 import math
-from typing import Optional, Tuple
+from typing import Optional, Tuple, TypeGuard
 
 import torch
 from torch import Tensor
@@ -51,7 +51,7 @@ MULTIDIM_AVERAGES = ("global", "samplewise")
 # -- options ----------------------------------------------------------------------------------
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -133,7 +133,7 @@ def check_multidim_average(multidim_average: object) -> str:
     """'global' (extra dims flattened into samples) or 'samplewise' (one result per sample)."""
     if multidim_average not in MULTIDIM_AVERAGES:
         raise ValueError(f"multidim_average: expected 'global' or 'samplewise', got {multidim_average!r}")
-    return multidim_average  # type: ignore[return-value]
+    return multidim_average
 
 
 # -- input shapes -----------------------------------------------------------------------------

@@ -216,7 +216,8 @@ def counts(task: CurveTask, states: States, micro: bool = False) -> List[Counts]
         hist = states["hist"]
         if micro:
             hist = hist.sum(0, keepdim=True)
-        return [binned_counts(hist, task.thresholds.values.to(hist.device))]
+        # binned: thresholds set
+        return [binned_counts(hist, task.thresholds.values.to(hist.device))]  # type: ignore[union-attr]
     columns = _exact_columns(task, states["scores"], states["labels"], micro)
     if all(scores.numel() == 0 for scores, _ in columns):
         raise ValueError(
@@ -311,7 +312,7 @@ def _curves(task: CurveTask, cs: List[Counts], average: Optional[str], curve, de
     thresholds tensor, exact lists of 1-D tensors (lengths differ). Macro: the per-column
     curves averaged on the union of their x values (macro_curve)."""
     micro = average == "micro"
-    per_column = []
+    per_column: List[Tuple[Tensor, Tensor, Tensor]] = []
     for c in cs:
         x, y, t = curve(c)
         per_column.extend((x[r], y[r], t) for r in range(x.shape[0]))

@@ -219,7 +219,7 @@ def binary_roc(
     (tensor([0.0000, 0.0000, 0.5000, 0.5000, 1.0000]), tensor([0.0000, 0.5000, 0.5000, 1.0000, 1.0000]))
     """
     task = CurveTask("binary", 1, thresholds, ignore_index)
-    return roc_from(task, _states(task, preds, target))
+    return roc_from(task, _states(task, preds, target))  # type: ignore[return-value]  # binary: one column, tensors
 
 
 def multiclass_roc(
@@ -275,7 +275,8 @@ def binary_precision_recall_curve(
     (tensor([0.5000, 0.6667, 0.5000, 1.0000, 1.0000]), tensor([1.0000, 1.0000, 0.5000, 0.5000, 0.0000]))
     """
     task = CurveTask("binary", 1, thresholds, ignore_index)
-    return precision_recall_curve_from(task, _states(task, preds, target))
+    # binary: one column, tensors
+    return precision_recall_curve_from(task, _states(task, preds, target))  # type: ignore[return-value]
 
 
 def multiclass_precision_recall_curve(

@@ -191,12 +191,12 @@ class CurveTask:
         self.normalization = check_normalization(normalization) if task == "binary" else "auto"
         self.binned = self.thresholds is not None  # a plain attribute: read on every update
         # Per-update constants, derived once (the task never changes after construction).
-        self._uniform = self.binned and self.thresholds.uniform
-        self._kernel_thresholds = {}  # non-CPU device -> float64 thresholds on that device
+        self._uniform = self.binned and self.thresholds.uniform  # type: ignore[union-attr]  # binned: thresholds set
+        self._kernel_thresholds: Dict[torch.device, Tensor] = {}  # non-CPU device -> float64 thresholds on that device
 
     @property
     def state_key(self) -> tuple:
-        bins = self.thresholds.key if self.binned else None
+        bins = self.thresholds.key if self.binned else None  # type: ignore[union-attr]  # binned: thresholds set
         return ("torchtally.curves", self.task, self.num, bins, self.ignore_index, self.normalization)
 
     @property
@@ -206,7 +206,7 @@ class CurveTask:
     def declare(self) -> List[Tuple[str, Tensor, str]]:
         """(name, default, reduce) of every state."""
         if self.binned:
-            t = self.thresholds.kernel.numel()
+            t = self.thresholds.kernel.numel()  # type: ignore[union-attr]  # binned: thresholds set
             return [("hist", torch.zeros(self.num, t + 1, 2, dtype=torch.int64), "sum")]
         row = () if self.task == "binary" else (self.num,)
         label_row = row if self.task != "multiclass" else ()
@@ -255,10 +255,11 @@ class CurveTask:
     def _thresholds_on(self, hist: Tensor) -> Tensor:
         """The kernel's float64 thresholds on hist's device (copied once per device)."""
         if hist.is_cpu:
-            return self.thresholds.kernel  # already CPU, float64, contiguous (parse_thresholds)
+            # already CPU, float64, contiguous (parse_thresholds); only binned tasks get here
+            return self.thresholds.kernel  # type: ignore[union-attr]
         thresholds = self._kernel_thresholds.get(hist.device)
         if thresholds is None:
-            thresholds = self.thresholds.kernel.to(hist.device)
+            thresholds = self.thresholds.kernel.to(hist.device)  # type: ignore[union-attr]  # binned: thresholds set
             self._kernel_thresholds[hist.device] = thresholds
         return thresholds
 

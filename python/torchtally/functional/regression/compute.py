@@ -2,6 +2,7 @@
 Pearson, and the result dtypes torchmetrics returns."""
 
 import warnings
+from typing import Union
 
 import torch
 from torch import Tensor
@@ -15,7 +16,7 @@ def as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
     return value.reshape(()) if value.numel() == 1 else value
 
 
-def mean_of(total: Tensor, count: object, dtype: torch.dtype) -> Tensor:
+def mean_of(total: Tensor, count: Union[Tensor, float], dtype: torch.dtype) -> Tensor:
     """total / count in ``dtype``: NaN where count is 0, as torchmetrics' 0 / 0."""
     return as_result(total / count, dtype)
 

@@ -74,7 +74,7 @@ def check_num_outputs(num_outputs: object) -> int:
 def check_multioutput(multioutput: object) -> str:
     if multioutput not in MULTIOUTPUTS:
         raise ValueError(f"multioutput: expected one of {MULTIOUTPUTS}, got {multioutput!r}")
-    return multioutput  # type: ignore[return-value]
+    return multioutput
 
 
 def check_adjusted(adjusted: object) -> int:
@@ -440,7 +440,7 @@ COSINE_REDUCTIONS = ("sum", "mean", "none", None)
 def check_cosine_reduction(reduction: object) -> Optional[str]:
     if reduction not in COSINE_REDUCTIONS:
         raise ValueError(f"reduction: expected one of {COSINE_REDUCTIONS}, got {reduction!r}")
-    return reduction  # type: ignore[return-value]
+    return reduction
 
 
 def cosine_rows(preds: Tensor, target: Tensor, device: Optional[torch.device] = None) -> Tensor:

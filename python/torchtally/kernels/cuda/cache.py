@@ -19,8 +19,10 @@ import contextlib
 import hashlib
 import os
 import tempfile
+from types import ModuleType
 from typing import Callable, Iterator, Optional, Tuple
 
+fcntl: Optional[ModuleType]
 try:
     import fcntl
 except ImportError:  # not POSIX: no cross-process lock, every process compiles for itself
@@ -109,7 +111,7 @@ class Cache:
             yield
         finally:
             if handle is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)  # type: ignore[union-attr]  # a handle: fcntl is there
                 handle.close()
 
     def get_or_make(self, key: str, kind: str, make: Callable[[], bytes]) -> Tuple[bytes, bool]:

@@ -152,7 +152,7 @@ def _curve_cases() -> List[Case]:
         cases.append(Case(f"binned_update T={count}", "binned_update", make))
     for dtype in SCORE_DTYPES:
 
-        def make(device, dtype=dtype):
+        def make_topk(device, dtype=dtype):
             return _on(
                 device,
                 torch.zeros(10, 3, dtype=torch.int64),
@@ -163,7 +163,7 @@ def _curve_cases() -> List[Case]:
                 3,
             )
 
-        cases.append(Case(f"topk_update {str(dtype)[6:]}", "topk_update", make))
+        cases.append(Case(f"topk_update {str(dtype)[6:]}", "topk_update", make_topk))
 
     def wide_topk(device):  # [C, 3] counts beyond shared memory
         return _on(
