@@ -19,10 +19,10 @@ from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on th
 from .regression import *  # noqa: F401,F403,E402
 
 
-def cuda_status():
-    """Per visible CUDA device, whether torchtally's CUDA kernels serve it, and if not why
-    (torchtally.cuda.status; imported here on call, so that `python -m torchtally.cuda` runs
-    the module fresh)."""
+def cuda_status(devices=None):  # devices: as torchtally.cuda.status takes them
+    """Per CUDA device, whether torchtally's CUDA kernels serve it, and if not why: see
+    torchtally.cuda.status (imported here on call, so that `python -m torchtally.cuda` runs the
+    module fresh)."""
     from .cuda import status
 
-    return status()
+    return status(devices)

@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence
 
 from . import kernels
 from .kernels.cuda import cache, nvrtc
@@ -40,12 +40,17 @@ class CudaStatus:
             f"NVRTC: {self.nvrtc}",
             f"kernel cache: {self.cache}",
         ]
-        lines += [str(d) for d in self.devices] or ["no CUDA device"]
+        lines += [str(d) for d in self.devices] or [
+            "no CUDA device used yet (status(devices=[...]) prepares and reports any)"
+        ]
         return "\n".join(lines)
 
 
-def status() -> CudaStatus:
-    """Per visible device, whether torchtally's CUDA kernels serve it, and if not why."""
+def status(devices: Optional[Iterable[int]] = None) -> CudaStatus:
+    """Per device, whether torchtally's CUDA kernels serve it, and if not why. ``devices``: which
+    to report (each is prepared first if it was not: a compile or a cache read, and the
+    known-answer check); default: those torchtally has used, and torch's current device once
+    torch has initialised CUDA (so that a status call creates no context on the other GPUs)."""
     try:
         wanted = mode()
     except ValueError as exc:
@@ -66,8 +71,14 @@ def status() -> CudaStatus:
         compiler_text = f"{compiler.version[0]}.{compiler.version[1]} ({compiler.path})"
     except nvrtc.NvrtcError as exc:
         compiler_text = str(exc)
-    devices = [kernels.cuda_device_status(d) for d in range(count)]
-    return CudaStatus(wanted, driver, compiler_text, cache.default_folder(), devices)
+    if devices is None:
+        chosen = set(kernels.cuda_devices_decided())
+        torch = sys.modules.get("torch")
+        if count and torch is not None and torch.cuda.is_initialized():
+            chosen.add(torch.cuda.current_device())
+        devices = sorted(chosen)
+    found_devices = [kernels.cuda_device_status(d) for d in devices]
+    return CudaStatus(wanted, driver, compiler_text, cache.default_folder(), found_devices)
 
 
 def compile_kernels(arch: str, path: Optional[str] = None):

@@ -119,3 +119,17 @@ def test_a_read_only_cache_serves_its_entries_and_compiles_around_the_rest(tmp_p
     assert (kept, kept_cached) == ("kept image", True)
     assert (made, made_cached) == ("in memory", False) and "Read-only file system" in problem
     assert not (tmp_path / "absent.cubin").exists()
+
+
+def test_a_lock_held_too_long_is_given_up_and_said(tmp_path):
+    """A process that holds an entry's lock and never lets go (stopped, or a file system whose
+    locks never answer) must not hang the others' first CUDA update: they compile without it."""
+    import fcntl
+
+    store = cache.Cache(str(tmp_path), lock_timeout_s=0.2)
+    with open(tmp_path / "key.lock", "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # another open file: the cache's flock conflicts
+        image, cached = store.get_or_make("key", "cubin", lambda: b"made alone")
+    assert (image, cached) == (b"made alone", False)
+    assert "was held for more than 0 s: compiled without waiting" in store.problem
+    assert store.read("key", "cubin") == b"made alone"  # still stored: the rename is atomic

@@ -209,3 +209,16 @@ def test_a_cache_that_cannot_be_written_still_serves_and_says_nothing_was_kept(t
     status = made.status(0)
     assert status.serves and compiler.compiles == ["sm_90"]
     assert "cannot be written" in status.cache and "compiled for this process only" in status.cache
+
+
+def test_an_unforeseen_failure_is_the_reason_and_is_decided_once(tmp_path):
+    class OutOfMemory(Module):
+        def load_kernels(self, device, image):
+            self.attempts = getattr(self, "attempts", 0) + 1
+            raise MemoryError("CUDA: loading the compiled kernels (cuModuleLoadData) failed: CUDA_ERROR_OUT_OF_MEMORY")
+
+    module = OutOfMemory()
+    made = make(tmp_path, module)
+    with pytest.warns(RuntimeWarning, match="MemoryError: CUDA: loading the compiled kernels"):
+        assert made.serves(0) is False
+    assert made.serves(0) is False and module.attempts == 1  # kept: no retry at every update

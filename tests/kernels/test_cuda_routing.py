@@ -395,3 +395,15 @@ def test_without_dlpacks_exchange_table_a_call_runs_on_its_tensors_device(spies,
     kernels.confmat_labels(CudaStandIn(1), CudaStandIn(1), CudaStandIn(1))
     kernels.confmat_labels(CudaStandIn(0), CudaStandIn(0), CudaStandIn(0))
     assert entered == [1] and [name for name, _ in cuda.calls] == ["confmat_labels"] * 2
+
+
+def test_a_first_use_inside_graph_capture_raises_and_decides_nothing(spies, monkeypatch):
+    loader = StandInLoader(served=(0,))
+    monkeypatch.setattr(kernels, "_loader", loader)
+    monkeypatch.setattr(kernels, "_capturing", lambda: True)
+    with pytest.raises(ValueError, match="first update on cuda:0 cannot run inside CUDA graph capture"):
+        kernels.confmat_labels(CudaStandIn(0), CudaStandIn(0), CudaStandIn(0))
+    assert loader.asked == [] and kernels._served == {}
+    monkeypatch.setattr(kernels, "_capturing", lambda: False)
+    kernels.confmat_labels(CudaStandIn(0), CudaStandIn(0), CudaStandIn(0))  # decided outside capture
+    assert loader.asked == [0]

@@ -97,5 +97,5 @@ def test_a_kernel_that_fails_is_named_with_its_error():
             raise RuntimeError("CUDA: a kernel launch failed: CUDA_ERROR_ILLEGAL_ADDRESS")
         call()
 
-    found = known_answer.run(Altered(fail), reference, "cpu", only=["binned_update T=11", "topk_update float32"])
-    assert found == ["binned_update T=11: RuntimeError: CUDA: a kernel launch failed: CUDA_ERROR_ILLEGAL_ADDRESS"]
+    found = known_answer.run(Altered(fail), reference, "cpu", only=["binned_update T=11 K=3", "topk_update float32"])
+    assert found == ["binned_update T=11 K=3: RuntimeError: CUDA: a kernel launch failed: CUDA_ERROR_ILLEGAL_ADDRESS"]

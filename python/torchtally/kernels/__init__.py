@@ -27,7 +27,7 @@ default only because it follows optional arguments; None is rejected like any no
 
 import os
 from types import ModuleType
-from typing import Any, Dict, Iterable, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -199,15 +199,33 @@ class _OnDevice:
         return on_device
 
 
+def cuda_devices_decided() -> List[int]:
+    """The CUDA devices whose kernels were prepared (served or not)."""
+    return _loader.decided()
+
+
 def _cuda_route(device: int) -> Any:
     """The module CUDA calls on `device` go to, decided once (kernels.cuda.loader)."""
     route = _served.get(device)
     if route is None:
+        if _capturing():
+            # Deciding runs the known-answer check: copies and waits that would break the capture
+            # (and the reference path synchronises the host, which a capture refuses too).
+            raise ValueError(
+                f"out: torchtally's first update on cuda:{device} cannot run inside CUDA graph capture: "
+                "update the metric once outside the captured region first (or on the graph's outputs "
+                "after replay())"
+            )
         route = _cuda if _loader.serves(device) else _reference
         if route is _cuda and not _EXCHANGE_API:
             route = _OnDevice(_cuda, device)  # type: ignore[arg-type]  # route is _cuda: not None
         _served[device] = route
     return route
+
+
+def _capturing() -> bool:
+    """Whether torch's current CUDA stream is capturing a graph (False without CUDA)."""
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
 def forget_cuda_decisions() -> None:

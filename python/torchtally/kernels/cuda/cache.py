@@ -19,8 +19,9 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import time
 from types import ModuleType
-from typing import Callable, Iterator, Optional, Tuple
+from typing import Any, Callable, Iterator, Optional, Tuple
 
 fcntl: Optional[ModuleType]
 try:
@@ -40,11 +41,16 @@ def default_folder(env=os.environ) -> str:
     return os.path.join(base, "torchtally", "kernels")
 
 
+# Part of every key: a change of how torchtally compiles (options, the entry format) gives new
+# entries, never a stale image compiled the old way.
+FORMAT = "torchtally-kernels-1 --std=c++17"
+
+
 def entry_key(source: str, arch: str, nvrtc_version: Tuple[int, int], driver_version: int) -> str:
     """The key of an image: a hash over everything that changes the compiled bytes or whether the
     driver can load them."""
     h = hashlib.sha256()
-    for part in (source, arch, "{}.{}".format(*nvrtc_version), str(driver_version)):
+    for part in (FORMAT, source, arch, "{}.{}".format(*nvrtc_version), str(driver_version)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
@@ -65,8 +71,9 @@ def unpack(data: bytes) -> Optional[bytes]:
 class Cache:
     """The kernel image cache in `folder`."""
 
-    def __init__(self, folder: Optional[str] = None):
+    def __init__(self, folder: Optional[str] = None, lock_timeout_s: float = 300.0):
         self.folder = folder or default_folder()
+        self.lock_timeout_s = lock_timeout_s
         self.problem = ""  # why the last get_or_make kept nothing on disk ("" when it did, or had no need)
 
     def path(self, key: str, kind: str) -> str:
@@ -96,13 +103,22 @@ class Cache:
 
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[None]:
-        """Holds the entry's lock file while the body runs; no lock where none can be taken."""
+        """Holds the entry's lock file while the body runs; no lock where none can be taken, or
+        where another process holds it beyond `lock_timeout_s` (stopped, or a file system whose
+        locks never answer): the body then runs unlocked (a compile of its own) and `problem`
+        says why."""
         handle = None
         if fcntl is not None:
             try:
                 os.makedirs(self.folder, exist_ok=True)
                 handle = open(os.path.join(self.folder, f"{key}.lock"), "a+b")
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                if not self._lock_within(handle, self.lock_timeout_s):
+                    handle.close()
+                    handle = None
+                    self.problem = (
+                        f"the kernel cache's lock {key}.lock in {self.folder} was held for more than "
+                        f"{self.lock_timeout_s:.0f} s: compiled without waiting for it"
+                    )
             except OSError:
                 if handle is not None:
                     handle.close()
@@ -113,6 +129,20 @@ class Cache:
             if handle is not None:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)  # type: ignore[union-attr]  # a handle: fcntl is there
                 handle.close()
+
+    @staticmethod
+    def _lock_within(handle: Any, timeout_s: float) -> bool:
+        """Take the exclusive lock on `handle`, polling until `timeout_s`; whether it was taken."""
+        deadline, pause = time.monotonic() + timeout_s, 0.01
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # type: ignore[union-attr]
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     def get_or_make(self, key: str, kind: str, make: Callable[[], bytes]) -> Tuple[bytes, bool]:
         """(image, whether it came from the cache): the entry when it is intact, else make() under

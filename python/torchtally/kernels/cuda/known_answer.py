@@ -67,25 +67,32 @@ def _confmat_cases() -> List[Case]:
 
         cases.append(Case(f"confmat_labels C={classes}", "confmat_labels", make))
     for dtype in SCORE_DTYPES:
-        for classes in (5, 40, 120):  # a thread per row, a warp per row (vectorised), global atomics
+        # a thread per row; a warp per row reading 16-byte vectors, one at a time; the same with
+        # unaligned rows (scalar reads); global atomics; four vectors in flight per lane (rows of
+        # more than 96 vectors)
+        wide = 1100 if dtype in (torch.float16, torch.bfloat16) else 600 if dtype == torch.float32 else 300
+        for classes, rows in ((5, 900), (40, 900), (37, 500), (120, 300), (wide, 64)):
 
-            def make(device, classes=classes, dtype=dtype):
+            def make_scores(device, classes=classes, rows=rows, dtype=dtype):
                 return _on(
                     device,
                     torch.zeros(classes, classes, dtype=torch.int64),
-                    _scores(900, classes, 3, dtype),
-                    _labels(900, classes, 4),
+                    _scores(rows, classes, 3, dtype),
+                    _labels(rows, classes, 4),
                     None,
                     None,
                 )
 
-            cases.append(Case(f"confmat_scores C={classes} {str(dtype)[6:]}", "confmat_scores", make))
+            cases.append(Case(f"confmat_scores C={classes} {str(dtype)[6:]}", "confmat_scores", make_scores))
+        for classes in (24, 130):  # column-major: a thread per row, counts in shared memory / global
 
-    def column_major(device):
-        scores = _scores(700, 24, 5).t().contiguous().t()
-        return _on(device, torch.zeros(24, 24, dtype=torch.int64), scores, _labels(700, 24, 6), None, None)
+            def column_major(device, classes=classes, dtype=dtype):
+                scores = _scores(300, classes, 5, dtype).t().contiguous().t()
+                zeros = torch.zeros(classes, classes, dtype=torch.int64)
+                return _on(device, zeros, scores, _labels(300, classes, 6), None, None)
 
-    cases.append(Case("confmat_scores column-major", "confmat_scores", column_major))
+            name = f"confmat_scores column-major C={classes} {str(dtype)[6:]}"
+            cases.append(Case(name, "confmat_scores", column_major))
 
     def binary(device):
         return _on(
@@ -116,6 +123,12 @@ def _confmat_cases() -> List[Case]:
 
     cases.append(Case("confmat_threshold logits", "confmat_threshold", logits))
 
+    def many_labels(device):  # [L, 2, 2] counts beyond shared memory
+        preds, target = _scores(4, 3100, 11), _labels(4 * 3100, 2, 12).view(4, 3100)
+        return _on(device, torch.zeros(3100, 2, 2, dtype=torch.int64), preds, target, None, None, 0.5, None)
+
+    cases.append(Case("confmat_threshold L=3100", "confmat_threshold", many_labels))
+
     def bad_label(device):
         target = _labels(500, 4, 11)
         target[317] = 4
@@ -134,22 +147,25 @@ def _confmat_cases() -> List[Case]:
 
 def _curve_cases() -> List[Case]:
     cases = []
-    for count, uniform in ((11, True), (3000, False)):  # thresholds in shared memory / global
+    # thresholds and histogram in shared memory; thresholds in shared memory, the histogram
+    # global; the histogram in shared memory, the thresholds global; both global
+    for count, columns, uniform in ((11, 3, True), (2000, 10, True), (3000, 1, False), (3000, 3, False)):
 
-        def make(device, count=count, uniform=uniform):
+        def make(device, count=count, columns=columns, uniform=uniform):
             thresholds = torch.linspace(0, 1, count, dtype=torch.float64)
+            preds = _scores(1200, columns, 15)
             return _on(
                 device,
-                torch.zeros(3, count + 1, 2, dtype=torch.int64),
-                _scores(1200, 3, 15),
-                _labels(1200, 3, 16),
+                torch.zeros(columns, count + 1, 2, dtype=torch.int64),
+                preds if columns > 1 else preds[:, 0],
+                _labels(1200, columns, 16) if columns > 1 else _labels(1200, 2, 16),
                 None,
                 None,
                 thresholds,
                 uniform,
             )
 
-        cases.append(Case(f"binned_update T={count}", "binned_update", make))
+        cases.append(Case(f"binned_update T={count} K={columns}", "binned_update", make))
     for dtype in SCORE_DTYPES:
 
         def make_topk(device, dtype=dtype):
@@ -165,12 +181,11 @@ def _curve_cases() -> List[Case]:
 
         cases.append(Case(f"topk_update {str(dtype)[6:]}", "topk_update", make_topk))
 
-    def wide_topk(device):  # [C, 3] counts beyond shared memory
-        return _on(
-            device, torch.zeros(5000, 3, dtype=torch.int64), _scores(16, 5000, 19), _labels(16, 5000, 20), None, None, 2
-        )
+        def wide_topk(device, dtype=dtype):  # [C, 3] counts beyond shared memory
+            scores, target = _scores(16, 5000, 19, dtype), _labels(16, 5000, 20)
+            return _on(device, torch.zeros(5000, 3, dtype=torch.int64), scores, target, None, None, 2)
 
-    cases.append(Case("topk_update C=5000", "topk_update", wide_topk))
+        cases.append(Case(f"topk_update C=5000 {str(dtype)[6:]}", "topk_update", wide_topk))
 
     def decreasing(device):
         thresholds = torch.tensor([0.0, 0.5, 0.25, 1.0], dtype=torch.float64)

@@ -114,8 +114,21 @@ class Loader:
             return found
         with self._lock:
             if device not in self._status:
-                self._status[device] = self._prepare(device)
+                self._status[device] = self._prepare_or_say_why(device)
             return self._status[device]
+
+    def _prepare_or_say_why(self, device: int) -> DeviceStatus:
+        """_prepare, with any failure it did not foresee (an allocation the driver refused, an old
+        NVRTC lacking a function...) recorded as the reason: the decision is kept either way, so
+        a device that cannot be served falls back once instead of failing every update."""
+        try:
+            return self._prepare(device)
+        except Exception as exc:  # noqa: BLE001  (every failure here means: not served, and why)
+            return DeviceStatus(device=device, reason=f"preparing the kernels failed: {type(exc).__name__}: {exc}")
+
+    def decided(self) -> List[int]:
+        """The devices prepared so far."""
+        return sorted(self._status)
 
     def serves(self, device: int) -> bool:
         """Whether the kernels serve `device`; on a device they do not serve, warns once (auto) or
@@ -228,9 +241,12 @@ class Loader:
 
         start = time.perf_counter()
         st.checked = [case.name for case in known_answer.cases()]
-        # old torch hands C only tensors on the current device
-        on_device = torch.cuda.device(st.device) if torch.cuda.is_available() else contextlib.nullcontext()
-        with on_device:
+        # On a stream of its own (the user's stream may be busy, or queued behind a collective),
+        # with the device current (old torch hands C only tensors on the current device).
+        with contextlib.ExitStack() as scope:
+            if torch.cuda.is_available():
+                scope.enter_context(torch.cuda.device(st.device))
+                scope.enter_context(torch.cuda.stream(torch.cuda.Stream(st.device)))
             differences = self.check(self.module, self.reference, torch.device("cuda", st.device))
         st.check_seconds += time.perf_counter() - start
         if differences:

@@ -10,8 +10,10 @@
 
 Two facts about NVRTC the loader relies on: its builtins library (``libnvrtc-builtins.so.*``)
 sits beside it and must be loaded first, by full path, because libnvrtc has no RUNPATH to find
-it; and a compile for ``sm_XY`` gives a cubin that only a driver at least as new as that NVRTC
-loads (the loader then asks for PTX instead, which the driver compiles itself).
+it; and a cubin from an NVRTC of a newer CUDA major version than the driver's does not load
+(within one major version, CUDA's minor-version compatibility lets it), so find() passes such
+an NVRTC over. PTX, asked for where NVRTC does not know the device's architecture, needs a
+driver at least as new as the NVRTC that wrote it; a load that fails says so.
 """
 
 import ctypes
