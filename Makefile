@@ -4,6 +4,8 @@
 #               examples/ and setup.py; mypy over the package (strict for the public API and the
 #               sync layer); clang-format's check over the C and CUDA sources and clang-tidy
 #               (.clang-tidy) over csrc/'s C; `make format` rewrites the files
+#   make docs   the reference site (docs/, Sphinx) into docs/_build/html, warnings as errors, and
+#               every example in it (the docstrings') run as a doctest; `make test` runs it too
 #   make demo   a 2-process torchrun training job with synced, exact metrics
 #   make avalanche-venv  the separate Avalanche environment (.venv-avalanche) that `make test`
 #               also runs tests/with_avalanche in; make avalanche-demo: examples/avalanche_ddp.py
@@ -32,9 +34,9 @@ AV_PY := $(AV_VENV)/bin/python
 AV_LOCK := tests/with_avalanche/requirements.lock
 AV_STAMP := $(AV_VENV)/.torchtally-deps
 
-.PHONY: venv build test lint format test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
+.PHONY: venv build test lint format docs test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
 
-PY_SOURCES := python tests benchmarks examples setup.py
+PY_SOURCES := python tests benchmarks examples setup.py docs/conf.py
 C_FORMATTED = $(shell git ls-files 'csrc/*.c' 'csrc/*.h' 'csrc/*.cu' 'csrc/*.cuh' 'tests/*.c')
 C_ANALYSED = $(shell git ls-files 'csrc/*.c')
 
@@ -71,7 +73,11 @@ format: $(STAMP)
 	$(PY) -m ruff format $(PY_SOURCES)
 	$(VENV)/bin/clang-format --style=file -i $(C_FORMATTED)
 
-test: build lint $(AV_STAMP)
+docs: build
+	$(PY) -m sphinx -q -W --keep-going -b html docs docs/_build/html
+	$(PY) -m sphinx -q -W --keep-going -b doctest docs docs/_build/doctest
+
+test: build lint docs $(AV_STAMP)
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \

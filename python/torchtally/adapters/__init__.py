@@ -1,4 +1,5 @@
-"""The engine layer: when to reset, update and sync, and which rows of a batch to drop.
+"""The engine layer: when to reset, update and sync, and which rows of a batch to drop. By
+file::
 
   hook.py          MetricHook, for any loop: epoch started -> reset, iteration -> update without
                    a DistributedSampler's padding, epoch completed -> sync and compute

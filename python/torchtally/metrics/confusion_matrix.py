@@ -264,7 +264,7 @@ class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
 
 class BinaryCohenKappa(BinaryConfmatState):
     """Cohen's kappa between target and thresholded predictions; ``weights`` None, "linear" or
-    "quadratic" (disagreement weights |i - j| or (i - j)^2). Bad labels raise even with
+    "quadratic" (disagreement weights ``|i - j|`` or ``(i - j)^2``). Bad labels raise even with
     validate_args=False.
 
         >>> import torch

@@ -120,7 +120,7 @@ class MeanAbsoluteError(_ErrorMean):
 
 
 class MeanAbsolutePercentageError(_RegressionMetric):
-    """Mean of |target - preds| / max(|target|, 1.17e-6) over all elements, as a fraction.
+    """Mean of ``|target - preds| / max(|target|, 1.17e-6)`` over all elements, as a fraction.
 
     A target of 0 gives a huge term (as torchmetrics); scikit-learn clamps at 2.2e-16 instead.
     Differences from torchmetrics: a float64 sum; NaN/inf inputs raise ValueError.

@@ -1,5 +1,5 @@
 """The sync layer: the packed sync protocol and what carries it, built from declared states
-only and imported by the base layer, never the other way round.
+only and imported by the base layer, never the other way round. By file::
 
   protocol.py     one sync, step by step (sync_states)
   plan.py         state specs and the plan: what one sync exchanges, and where

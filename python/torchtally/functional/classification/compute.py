@@ -297,7 +297,7 @@ def _mcc_one_sided(tp: float, fp: float, tn: float, fn: float) -> float:
 
 def cohen_kappa(confmat: Tensor, weights: Optional[str]) -> Tensor:
     """1 - sum(w * observed) / sum(w * expected), expected = outer(row sums, column sums) / total;
-    w = 1 off the diagonal (None), |i - j| ("linear") or (i - j)^2 ("quadratic")."""
+    w = 1 off the diagonal (None), ``|i - j|`` ("linear") or ``(i - j)^2`` ("quadratic")."""
     cm = confmat.double()
     c = cm.shape[0]
     expected = torch.outer(cm.sum(1), cm.sum(0)) / cm.sum()

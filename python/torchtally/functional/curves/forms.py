@@ -360,7 +360,7 @@ def average_precision(
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
 ) -> Tensor:
-    """binary_, multiclass_ or multilabel_average_precision, by ``task``.
+    """``binary_``, ``multiclass_`` or ``multilabel_average_precision``, by ``task``.
 
     >>> average_precision(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
     tensor(0.8333)
@@ -415,7 +415,8 @@ def precision_recall_curve(
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
 ) -> Curve:
-    """binary_, multiclass_ or multilabel_precision_recall_curve, by ``task`` (``average``: multiclass only).
+    """``binary_``, ``multiclass_`` or ``multilabel_precision_recall_curve``, by ``task`` (``average``:
+    multiclass only).
 
     >>> p, r, t = precision_recall_curve(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
     >>> r

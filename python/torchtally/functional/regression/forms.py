@@ -62,7 +62,7 @@ def _functional_result(value: Tensor, preds: Tensor, target: Tensor, num_outputs
 
 
 def mean_absolute_percentage_error(preds: Tensor, target: Tensor) -> Tensor:
-    """Mean of |target - preds| / max(|target|, 1.17e-6) over all elements (a fraction, not %).
+    """Mean of ``|target - preds| / max(|target|, 1.17e-6)`` over all elements (a fraction, not %).
 
     >>> mean_absolute_percentage_error(torch.tensor([1.0, 3.0]), torch.tensor([2.0, 4.0]))
     tensor(0.3750)
