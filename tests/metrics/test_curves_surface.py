@@ -14,7 +14,7 @@ import torchtally.classification as ttc
 import torchtally.functional as ttf
 from torchtally.functional import curves as functional_curves
 from torchtally.metrics import curves as metric_curves
-from torchtally.metrics import tasks as metric_tasks
+from torchtally.metrics import curve_tasks as metric_tasks
 
 FAMILIES = ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve")
 CLASSES = [f"{task}{family}" for family in FAMILIES for task in ("Binary", "Multiclass", "Multilabel")]
@@ -66,7 +66,7 @@ def test_names_are_exported_where_torchmetrics_has_them():
     for name in CLASSES:
         assert name in metric_curves.__all__
         assert getattr(ttc, name) is getattr(torchtally, name) is getattr(metric_curves, name)
-    for name in WRAPPERS:  # every task wrapper lives in metrics/tasks.py
+    for name in WRAPPERS:  # the curves' task wrappers live in metrics/curve_tasks.py
         assert name in metric_tasks.__all__ and name in ttc.__all__
         assert getattr(ttc, name) is getattr(torchtally, name) is getattr(metric_tasks, name)
     for name in FUNCTIONS:

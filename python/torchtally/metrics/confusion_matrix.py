@@ -99,7 +99,22 @@ class MulticlassConfusionMatrix(MulticlassConfmatState):
 
 class MultilabelConfusionMatrix(MultilabelConfmatState):
     """[L, 2, 2]: per label, row = target, column = prediction; ``normalize`` per label. Bad
-    labels raise even with validate_args=False."""
+    labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelConfusionMatrix
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelConfusionMatrix(num_labels=3).update(preds, target).compute()
+    tensor([[[1, 0],
+             [0, 1]],
+    <BLANKLINE>
+            [[1, 0],
+             [0, 1]],
+    <BLANKLINE>
+            [[0, 1],
+             [1, 0]]])
+    """
 
     higher_is_better = None
     plot_lower_bound = None
@@ -186,7 +201,15 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
 
 class MultilabelJaccardIndex(MultilabelConfmatState):
     """tp / (tp + fp + fn) per label, averaged over labels. Bad labels raise even with
-    validate_args=False."""
+    validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelJaccardIndex
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelJaccardIndex(num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
 
     def __init__(
         self,
@@ -231,7 +254,14 @@ class BinaryMatthewsCorrCoef(BinaryConfmatState):
 
 class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
     """Matthews' correlation coefficient of a [C, C] confusion matrix (0 when a variance is 0).
-    Bad labels raise even with validate_args=False."""
+    Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassMatthewsCorrCoef
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> MulticlassMatthewsCorrCoef(num_classes=3).update(preds, target).compute()
+    tensor(0.7000)
+    """
 
     def __init__(
         self, num_classes: int, ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any
@@ -245,7 +275,15 @@ class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
 
 class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
     """Matthews' correlation coefficient of all labels' elements pooled into one 2 x 2 matrix.
-    Bad labels raise even with validate_args=False."""
+    Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelMatthewsCorrCoef
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelMatthewsCorrCoef(num_labels=3).update(preds, target).compute()
+    tensor(0.3333)
+    """
 
     def __init__(
         self,
@@ -292,7 +330,14 @@ class BinaryCohenKappa(BinaryConfmatState):
 
 class MulticlassCohenKappa(MulticlassConfmatState):
     """Cohen's kappa of a [C, C] confusion matrix; ``weights`` as BinaryCohenKappa. Bad labels
-    raise even with validate_args=False."""
+    raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassCohenKappa
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> MulticlassCohenKappa(num_classes=3).update(preds, target).compute()
+    tensor(0.6364)
+    """
 
     def __init__(
         self,

@@ -1,5 +1,5 @@
 """AUROC, AveragePrecision, ROC and PrecisionRecallCurve: binary, multiclass, multilabel (their
-task wrappers, ``AUROC(task="binary")`` returning a BinaryAUROC, ...: metrics/tasks.py).
+task wrappers, ``AUROC(task="binary")`` returning a BinaryAUROC, ...: metrics/curve_tasks.py).
 
 Names, arguments (in torchmetrics' order) and class attributes as torchmetrics'.
 ``thresholds=None``: exact mode (scores as float32 and labels as uint8, 5 bytes per sample and

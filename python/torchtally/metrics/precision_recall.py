@@ -51,7 +51,14 @@ class BinaryPrecision(BinaryStatBase):
 
 
 class BinaryRecall(BinaryStatBase):
-    """tp / (tp + fn) (sensitivity). Bad labels raise even with validate_args=False."""
+    """tp / (tp + fn) (sensitivity). Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import BinaryRecall
+    >>> preds, target = torch.tensor([0.9, 0.2, 0.7, 0.4]), torch.tensor([1, 0, 0, 1])
+    >>> BinaryRecall().update(preds, target).compute()
+    tensor(0.5000)
+    """
 
     def compute(self) -> Tensor:
         return clf_compute.recall(self._stats(), "micro", self.zero_division)
@@ -77,7 +84,14 @@ class MulticlassPrecision(MulticlassStatBase):
 class MulticlassRecall(MulticlassStatBase):
     """tp / (tp + fn) per class, averaged as MulticlassPrecision. ``top_k``: a sample counts as
     recalled when its class is among the k highest scores (as MulticlassAccuracy). num_classes
-    is required; bad labels raise even with validate_args=False."""
+    is required; bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassRecall
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> MulticlassRecall(num_classes=3).update(preds, target).compute()
+    tensor(0.8333)
+    """
 
     def compute(self) -> Tensor:
         return clf_compute.recall(self._stats(), self.average, self.zero_division)
@@ -85,14 +99,30 @@ class MulticlassRecall(MulticlassStatBase):
 
 class MultilabelPrecision(MultilabelStatBase):
     """tp / (tp + fp) per label, averaged over labels (all labels count in "macro"). Bad labels
-    raise even with validate_args=False."""
+    raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelPrecision
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelPrecision(num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
 
     def compute(self) -> Tensor:
         return clf_compute.precision(self._stats(), self.average, self.zero_division)
 
 
 class MultilabelRecall(MultilabelStatBase):
-    """tp / (tp + fn) per label, averaged over labels. Bad labels raise even with validate_args=False."""
+    """tp / (tp + fn) per label, averaged over labels. Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelRecall
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelRecall(num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
 
     def compute(self) -> Tensor:
         return clf_compute.recall(self._stats(), self.average, self.zero_division)
@@ -160,7 +190,15 @@ class MulticlassFBetaScore(MulticlassConfmatState):
 
 
 class MultilabelFBetaScore(MultilabelConfmatState):
-    """F-beta per label, averaged over labels. Bad labels raise even with validate_args=False."""
+    """F-beta per label, averaged over labels. Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelFBetaScore
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelFBetaScore(beta=2.0, num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
 
     def __init__(
         self,
@@ -185,7 +223,14 @@ class MultilabelFBetaScore(MultilabelConfmatState):
 
 
 class BinaryF1Score(BinaryFBetaScore):
-    """2 tp / (2 tp + fp + fn): F-beta with beta = 1. Bad labels raise even with validate_args=False."""
+    """2 tp / (2 tp + fp + fn): F-beta with beta = 1. Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import BinaryF1Score
+    >>> preds, target = torch.tensor([0.9, 0.2, 0.7, 0.4]), torch.tensor([1, 0, 0, 1])
+    >>> BinaryF1Score().update(preds, target).compute()
+    tensor(0.5000)
+    """
 
     def __init__(
         self,
@@ -201,7 +246,14 @@ class BinaryF1Score(BinaryFBetaScore):
 
 class MulticlassF1Score(MulticlassFBetaScore):
     """F1 per class, averaged as MulticlassPrecision. num_classes is required; bad labels raise
-    even with validate_args=False."""
+    even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassF1Score
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> MulticlassF1Score(num_classes=3).update(preds, target).compute()
+    tensor(0.7778)
+    """
 
     def __init__(
         self,
@@ -220,7 +272,15 @@ class MulticlassF1Score(MulticlassFBetaScore):
 
 
 class MultilabelF1Score(MultilabelFBetaScore):
-    """F1 per label, averaged over labels. Bad labels raise even with validate_args=False."""
+    """F1 per label, averaged over labels. Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelF1Score
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelF1Score(num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
 
     def __init__(
         self,
@@ -240,7 +300,14 @@ class MultilabelF1Score(MultilabelFBetaScore):
 
 class BinaryDice(BinaryF1Score):
     """Dice coefficient 2 tp / (2 tp + fp + fn), which is the F1 score (same options, same value).
-    torchtally's own name: torchmetrics 1.9 has no classification Dice."""
+    torchtally's own name: torchmetrics 1.9 has no classification Dice.
+
+    >>> import torch
+    >>> from torchtally.classification import BinaryDice
+    >>> preds, target = torch.tensor([0.9, 0.2, 0.7, 0.4]), torch.tensor([1, 0, 0, 1])
+    >>> BinaryDice().update(preds, target).compute()
+    tensor(0.5000)
+    """
 
 
 class MulticlassDice(MulticlassF1Score):
@@ -254,4 +321,12 @@ class MulticlassDice(MulticlassF1Score):
 
 
 class MultilabelDice(MultilabelF1Score):
-    """Dice coefficient per label (= F1), averaged over labels. torchtally's own name."""
+    """Dice coefficient per label (= F1), averaged over labels. torchtally's own name.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelDice
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelDice(num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """

@@ -130,7 +130,15 @@ class MulticlassStatScores(MulticlassStatBase):
 
 class MultilabelStatScores(MultilabelStatBase):
     """[tp, fp, tn, fn, support] per label ([L, 5]), summed ("micro") or averaged, as
-    MulticlassStatScores. Bad labels raise even with validate_args=False."""
+    MulticlassStatScores. Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelStatScores
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelStatScores(num_labels=3).update(preds, target).compute()
+    tensor([0.6667, 0.3333, 0.6667, 0.3333, 1.0000])
+    """
 
     higher_is_better = None
     plot_lower_bound = None
@@ -213,7 +221,14 @@ class BinaryHammingDistance(BinaryStatBase):
 
 
 class MulticlassHammingDistance(MulticlassStatBase):
-    """1 - accuracy per class, averaged as MulticlassAccuracy ("micro": the share of wrong samples)."""
+    """1 - accuracy per class, averaged as MulticlassAccuracy ("micro": the share of wrong samples).
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassHammingDistance
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> MulticlassHammingDistance(num_classes=3).update(preds, target).compute()
+    tensor(0.1667)
+    """
 
     higher_is_better = False
 
@@ -222,7 +237,15 @@ class MulticlassHammingDistance(MulticlassStatBase):
 
 
 class MultilabelHammingDistance(MultilabelStatBase):
-    """Share of wrong label decisions, per label and averaged as MultilabelAccuracy."""
+    """Share of wrong label decisions, per label and averaged as MultilabelAccuracy.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelHammingDistance
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelHammingDistance(num_labels=3).update(preds, target).compute()
+    tensor(0.3333)
+    """
 
     higher_is_better = False
 
@@ -248,7 +271,14 @@ class BinarySpecificity(BinaryStatBase):
 
 class MulticlassSpecificity(MulticlassStatBase):
     """tn / (tn + fp) per class (one vs rest), averaged as MulticlassAccuracy. num_classes is
-    required; bad labels raise even with validate_args=False."""
+    required; bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassSpecificity
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> MulticlassSpecificity(num_classes=3).update(preds, target).compute()
+    tensor(0.8889)
+    """
 
     higher_is_better = None
 
@@ -257,7 +287,15 @@ class MulticlassSpecificity(MulticlassStatBase):
 
 
 class MultilabelSpecificity(MultilabelStatBase):
-    """tn / (tn + fp) per label, averaged over labels. Bad labels raise even with validate_args=False."""
+    """tn / (tn + fp) per label, averaged over labels. Bad labels raise even with validate_args=False.
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelSpecificity
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelSpecificity(num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
 
     higher_is_better = None
 

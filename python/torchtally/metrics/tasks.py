@@ -1,6 +1,6 @@
 """torchmetrics' task wrappers, every one: ``Accuracy(task="multiclass", num_classes=5)`` makes
 (and returns) a ``MulticlassAccuracy(5, ...)``, as torchmetrics' ``__new__`` does; the curves'
-(``AUROC(task=...)``, ...) at the end.
+(``AUROC(task=...)``, ...) are in curve_tasks.py.
 
 Same names, arguments, defaults (note ``average="micro"`` here where the task classes default
 to "macro") and errors as torchmetrics: an unknown task, or a missing ``num_classes`` /
@@ -25,20 +25,6 @@ from .confusion_matrix import (
     MultilabelConfusionMatrix,
     MultilabelJaccardIndex,
     MultilabelMatthewsCorrCoef,
-)
-from .curves import (
-    BinaryAUROC,
-    BinaryAveragePrecision,
-    BinaryPrecisionRecallCurve,
-    BinaryROC,
-    MulticlassAUROC,
-    MulticlassAveragePrecision,
-    MulticlassPrecisionRecallCurve,
-    MulticlassROC,
-    MultilabelAUROC,
-    MultilabelAveragePrecision,
-    MultilabelPrecisionRecallCurve,
-    MultilabelROC,
 )
 from .precision_recall import (
     BinaryF1Score,
@@ -82,10 +68,6 @@ __all__ = [
     "JaccardIndex",
     "MatthewsCorrCoef",
     "CohenKappa",
-    "AUROC",
-    "AveragePrecision",
-    "ROC",
-    "PrecisionRecallCurve",
 ]
 
 
@@ -117,7 +99,14 @@ def _stat_family(
 
 class Accuracy(TaskWrapper):
     """``task`` "binary" -> BinaryAccuracy, "multiclass" -> MulticlassAccuracy, "multilabel" ->
-    MultilabelAccuracy, with the arguments that task takes."""
+    MultilabelAccuracy, with the arguments that task takes.
+
+    >>> import torch
+    >>> from torchtally.classification import Accuracy
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> Accuracy(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.7500)
+    """
 
     def __new__(
         cls,
@@ -148,7 +137,14 @@ class Accuracy(TaskWrapper):
 
 
 class Precision(TaskWrapper):
-    """The task's Precision (``zero_division`` through kwargs, as torchmetrics)."""
+    """The task's Precision (``zero_division`` through kwargs, as torchmetrics).
+
+    >>> import torch
+    >>> from torchtally.classification import Precision
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> Precision(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.7500)
+    """
 
     def __new__(
         cls,
@@ -179,7 +175,14 @@ class Precision(TaskWrapper):
 
 
 class Recall(TaskWrapper):
-    """The task's Recall (``zero_division`` through kwargs, as torchmetrics)."""
+    """The task's Recall (``zero_division`` through kwargs, as torchmetrics).
+
+    >>> import torch
+    >>> from torchtally.classification import Recall
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> Recall(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.7500)
+    """
 
     def __new__(
         cls,
@@ -210,7 +213,14 @@ class Recall(TaskWrapper):
 
 
 class FBetaScore(TaskWrapper):
-    """The task's FBetaScore."""
+    """The task's FBetaScore.
+
+    >>> import torch
+    >>> from torchtally.classification import FBetaScore
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> FBetaScore(task="multiclass", beta=2.0, num_classes=3).update(preds, target).compute()
+    tensor(0.7500)
+    """
 
     def __new__(
         cls,
@@ -249,7 +259,14 @@ class FBetaScore(TaskWrapper):
 
 
 class F1Score(TaskWrapper):
-    """The task's F1Score."""
+    """The task's F1Score.
+
+    >>> import torch
+    >>> from torchtally.classification import F1Score
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> F1Score(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.7500)
+    """
 
     def __new__(
         cls,
@@ -286,7 +303,14 @@ class F1Score(TaskWrapper):
 
 
 class Specificity(TaskWrapper):
-    """The task's Specificity."""
+    """The task's Specificity.
+
+    >>> import torch
+    >>> from torchtally.classification import Specificity
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> Specificity(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.8750)
+    """
 
     def __new__(
         cls,
@@ -317,7 +341,14 @@ class Specificity(TaskWrapper):
 
 
 class HammingDistance(TaskWrapper):
-    """The task's HammingDistance."""
+    """The task's HammingDistance.
+
+    >>> import torch
+    >>> from torchtally.classification import HammingDistance
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> HammingDistance(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.2500)
+    """
 
     def __new__(
         cls,
@@ -348,7 +379,14 @@ class HammingDistance(TaskWrapper):
 
 
 class StatScores(TaskWrapper):
-    """The task's StatScores."""
+    """The task's StatScores.
+
+    >>> import torch
+    >>> from torchtally.classification import StatScores
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> StatScores(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor([3, 1, 7, 1, 4])
+    """
 
     def __new__(
         cls,
@@ -379,7 +417,16 @@ class StatScores(TaskWrapper):
 
 
 class ConfusionMatrix(TaskWrapper):
-    """The task's ConfusionMatrix."""
+    """The task's ConfusionMatrix.
+
+    >>> import torch
+    >>> from torchtally.classification import ConfusionMatrix
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> ConfusionMatrix(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor([[1, 0, 0],
+            [0, 1, 1],
+            [0, 0, 1]])
+    """
 
     def __new__(
         cls,
@@ -402,7 +449,14 @@ class ConfusionMatrix(TaskWrapper):
 
 
 class JaccardIndex(TaskWrapper):
-    """The task's JaccardIndex (``zero_division`` through kwargs, as torchmetrics)."""
+    """The task's JaccardIndex (``zero_division`` through kwargs, as torchmetrics).
+
+    >>> import torch
+    >>> from torchtally.classification import JaccardIndex
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> JaccardIndex(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
 
     def __new__(
         cls,
@@ -425,7 +479,14 @@ class JaccardIndex(TaskWrapper):
 
 
 class MatthewsCorrCoef(TaskWrapper):
-    """The task's MatthewsCorrCoef."""
+    """The task's MatthewsCorrCoef.
+
+    >>> import torch
+    >>> from torchtally.classification import MatthewsCorrCoef
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> MatthewsCorrCoef(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.7000)
+    """
 
     def __new__(
         cls,
@@ -447,7 +508,14 @@ class MatthewsCorrCoef(TaskWrapper):
 
 
 class CohenKappa(TaskWrapper):
-    """The task's CohenKappa ("binary" or "multiclass": torchmetrics has no multilabel kappa)."""
+    """The task's CohenKappa ("binary" or "multiclass": torchmetrics has no multilabel kappa).
+
+    >>> import torch
+    >>> from torchtally.classification import CohenKappa
+    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    >>> CohenKappa(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.6364)
+    """
 
     def __new__(
         cls,
@@ -464,119 +532,3 @@ class CohenKappa(TaskWrapper):
         if task == "binary":
             return BinaryCohenKappa(threshold, **kwargs)
         return MulticlassCohenKappa(check_task_count("num_classes", num_classes, task), **kwargs)
-
-
-# -- the curves' task wrappers ------------------------------------------------------------------
-
-
-class AUROC(TaskWrapper):
-    """BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by ``task``.
-
-    >>> import torch
-    >>> from torchtally.classification import AUROC
-    >>> m = AUROC(task="multiclass", num_classes=3)
-    >>> type(m).__name__
-    'MulticlassAUROC'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        average: Optional[str] = "macro",
-        max_fpr: Optional[float] = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryAUROC(max_fpr, **kwargs)
-        if task == "multiclass":
-            return MulticlassAUROC(check_task_count("num_classes", num_classes), average, **kwargs)
-        return MultilabelAUROC(check_task_count("num_labels", num_labels), average, **kwargs)
-
-
-class AveragePrecision(TaskWrapper):
-    """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
-
-    >>> from torchtally.classification import AveragePrecision
-    >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
-    'BinaryAveragePrecision'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        average: Optional[str] = "macro",
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryAveragePrecision(**kwargs)
-        if task == "multiclass":
-            return MulticlassAveragePrecision(check_task_count("num_classes", num_classes), average, **kwargs)
-        return MultilabelAveragePrecision(check_task_count("num_labels", num_labels), average, **kwargs)
-
-
-class ROC(TaskWrapper):
-    """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
-
-    >>> from torchtally.classification import ROC
-    >>> type(ROC(task="multilabel", num_labels=4)).__name__
-    'MultilabelROC'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryROC(**kwargs)
-        if task == "multiclass":
-            return MulticlassROC(check_task_count("num_classes", num_classes), **kwargs)
-        return MultilabelROC(check_task_count("num_labels", num_labels), **kwargs)
-
-
-class PrecisionRecallCurve(TaskWrapper):
-    """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
-
-    >>> from torchtally.classification import PrecisionRecallCurve
-    >>> type(PrecisionRecallCurve(task="binary")).__name__
-    'BinaryPrecisionRecallCurve'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryPrecisionRecallCurve(**kwargs)
-        if task == "multiclass":
-            return MulticlassPrecisionRecallCurve(check_task_count("num_classes", num_classes), **kwargs)
-        return MultilabelPrecisionRecallCurve(check_task_count("num_labels", num_labels), **kwargs)
