@@ -17,7 +17,14 @@ from typing import Any
 # Where each public class is imported from; earlier versions also exported every class from
 # this package. Those imports still work, with a FutureWarning naming the path to use.
 _FACES = {
-    "torchtally.classification": ("stat_scores", "precision_recall", "confusion_matrix", "curves", "tasks"),
+    "torchtally.classification": (
+        "stat_scores",
+        "precision_recall",
+        "confusion_matrix",
+        "curves",
+        "tasks",
+        "curve_tasks",
+    ),
     "torchtally.regression": ("regression",),
     "torchtally.aggregation": ("aggregation",),
 }
