@@ -55,7 +55,7 @@ def status(devices: Optional[Iterable[int]] = None) -> CudaStatus:
         wanted = mode()
     except ValueError as exc:
         wanted = str(exc)
-    module = kernels._CUDA_MODULE
+    module = kernels.cuda_module()
     count = 0
     if module is None:
         driver = "torchtally._C_cuda is not importable"
@@ -85,7 +85,7 @@ def compile_kernels(arch: str, path: Optional[str] = None):
     """Compile every kernel for `arch` ("sm_90"); (usage per kernel, warnings, kernels missing
     from the image, kernels in it that torchtally does not launch)."""
     compiler = nvrtc.load(path) if path else nvrtc.find()
-    module = kernels._CUDA_MODULE
+    module = kernels.cuda_module()
     if module is None:
         raise SystemExit("torchtally._C_cuda is not importable: reinstall torchtally")
     compiled = compiler.compile(module.kernel_source(), arch, nvrtc.USAGE_OPTIONS)

@@ -1,5 +1,5 @@
 """GPU tests: csrc/cuda (torchtally._C_cuda) on a device, metrics following CUDA inputs, and the
-nccl backend. Each skips, with the reason, where there is no GPU or no CUDA build; the tests of
+nccl backend. Each skips, with the reason, where there is no GPU; the tests of
 the same code that need no GPU are elsewhere: tests/kernels (routing, _C_cuda's host checks),
 tests/nccl (the NCCL loader through a fake NCCL), tests/test_setup.py (the build switch) and
 tests/distributed/test_sync_transport.py (the transport hook the nccl backend plugs into).

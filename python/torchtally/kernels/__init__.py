@@ -81,6 +81,11 @@ def has_cuda() -> bool:
     return _CUDA_MODULE is not None
 
 
+def cuda_module() -> Optional[ModuleType]:
+    """torchtally._C_cuda (the driver, the kernels' source and names), or None where it does not import."""
+    return _CUDA_MODULE
+
+
 def cuda_backend() -> str:
     """`"cuda"` when CUDA tensors go to torchtally._C_cuda, `"reference"` when they go to the torch reference."""
     return "cuda" if _cuda is not None else "reference"
@@ -129,7 +134,7 @@ def set_cuda_checks(mode: str) -> str:
 def raise_rejected_cuda_updates(states: Iterable[Any]) -> None:
     """Wait for the CUDA updates into `states` and raise the ValueError of the first rejected one.
 
-    A no-op for CPU tensors and where the CUDA kernels are not built (the torch reference raises
+    A no-op for CPU tensors and where torchtally._C_cuda does not import (the torch reference raises
     at the call). It asks the CUDA module even while CUDA tensors are routed to the reference:
     updates made before the switch may still hold a rejection (the module answers without a CUDA
     call when no update ever ran on that device)."""
@@ -152,7 +157,7 @@ def forget_rejected_cuda_updates(states: Iterable[Any]) -> None:
 
 def _cuda_spans(states: Iterable[Any]) -> Iterator[Tuple[int, int, int]]:
     """(device index, first byte, bytes) of each non-empty CUDA tensor in `states`; nothing where
-    the CUDA kernels are not built. States are contiguous: views of a part of one are updated by
+    torchtally._C_cuda does not import. States are contiguous: views of a part of one are updated by
     kernels too, and a span covering the whole state covers them."""
     if _CUDA_MODULE is None:
         return

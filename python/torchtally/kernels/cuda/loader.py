@@ -71,10 +71,6 @@ class DeviceStatus:
         )
 
 
-def driver_cuda_version(module) -> int:
-    return int(module.driver()["version"])
-
-
 def pick_target(arch: int, supported: List[int]) -> Optional[str]:
     """ "sm_XY" when NVRTC compiles for `arch`, else "compute_XY" of the newest it knows below."""
     if arch in supported:
@@ -174,7 +170,7 @@ class Loader:
             st.reason = "torchtally._C_cuda is not importable (reinstall torchtally)"
             return st
         try:
-            st.driver = driver_cuda_version(self.module)
+            st.driver = int(self.module.driver()["version"])
             info = self.module.device_info(device)
         except RuntimeError as exc:
             st.reason = str(exc)

@@ -1,8 +1,8 @@
 """Torch reference of every kernel of the C core (csrc/API.md), in plain torch ops.
 
 Same positional arguments, semantics, checks and error messages as `torchtally._C`. It runs on
-any device: it is the fallback where no compiled kernel exists (CUDA without the CUDA build,
-MPS, ...) and the oracle the C core is tested against. Every function validates all of its
+any device: it is the fallback where no compiled kernel serves (a CUDA device the CUDA kernels
+do not serve, MPS, ...) and the oracle the C core is tested against. Every function validates all of its
 arguments before it writes `out` / `state`, so an error leaves them exactly as they were.
 """
 
