@@ -12,6 +12,7 @@
 #include "core/module_def.h"
 #include "kernels/binned.h"
 #include "kernels/confmat.h"
+#include "kernels/finish.h"
 #include "kernels/moments.h"
 #include "kernels/simd.h"
 #include "kernels/topk.h"
@@ -74,6 +75,21 @@ static PyObject *call_kernel(PyObject *module, const tt_kernel_spec *spec, PyObj
 }
 
 TT_KERNELS(TT_DEFINE_KERNEL)
+
+/* ---- CPU-only methods ----------------------------------------------------------------------- */
+
+/* stat_finish reads a small count state that compute() already holds on the host: torchtally's
+ * Python layer calls it for CPU states only (a CUDA state is finished by torch on the device). */
+static tt_status run_stat_finish(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_stat_finish(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], err);
+}
+
+#define TT_CPU_KERNELS(X)                                                                          \
+    X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
+      {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})
+
+TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 
 /* ---- introspection -------------------------------------------------------------------------- */
 
@@ -197,8 +213,8 @@ static PyObject *py_set_simd_level(PyObject *m, PyObject *arg)
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
-    TT_KERNELS(TT_KERNEL_METHOD){"dlpack_layout", py_dlpack_layout, METH_NOARGS,
-                                 "Sizes and offsets of the DLPack structs."},
+    TT_KERNELS(TT_KERNEL_METHOD) TT_CPU_KERNELS(TT_KERNEL_METHOD){
+        "dlpack_layout", py_dlpack_layout, METH_NOARGS, "Sizes and offsets of the DLPack structs."},
     {"dlpack_info", py_dlpack_info, METH_O, "What the C core reads from a tensor."},
     {"_use_exchange_api", py_use_exchange_api, METH_O,
      "Turn the DLPack C exchange path on or off; returns the previous setting."},

@@ -314,3 +314,16 @@ def topk_update(
     k: int = 1,
 ) -> None:
     _impl(out).topk_update(out, _nograd(preds), target, mask, ignore_index, k)
+
+
+def finishes(state: Any) -> bool:
+    """Whether `stat_finish` serves `state`: a CPU tensor while the C core is active (a CUDA
+    state's values are formed by torch on its device, without a copy to the host)."""
+    return _c is not None and getattr(state, "is_cpu", False)
+
+
+def stat_finish(out: Tensor, state: Tensor, requests: Tensor, layout: int) -> None:
+    """The confusion-matrix family's values from a count state (csrc/API.md); CPU only, see `finishes`."""
+    if _c is None:
+        raise ImportError("torchtally._C is not active: stat_finish runs in the C core only (see finishes())")
+    _c.stat_finish(out, state, requests, layout)

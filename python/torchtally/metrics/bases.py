@@ -26,7 +26,7 @@ Task wrappers (``Accuracy``, ``AUROC``, ...): their ``__new__`` returns the task
 (``Accuracy(task="binary")`` is a BinaryAccuracy), so a wrapper itself is never made.
 """
 
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -34,6 +34,7 @@ from torch import Tensor
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.classification import compute as clf_compute
+from ..functional.classification import finish as clf_finish
 from ..functional.classification import update as clf_update
 from ..functional.curves.update import CurveTask, check_num
 
@@ -47,10 +48,51 @@ class _CountState(Metric):
     plot_lower_bound: Optional[float] = 0.0
     plot_upper_bound: Optional[float] = 1.0
 
+    # How the task base lays out its counts for the finish (functional/classification/finish.py):
+    # a key of clf_finish.LAYOUTS, or None for per-sample counts (the torch functions then).
+    _finish_layout: Optional[str] = None
+
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         """Loaded counts must be >= 0, as every update leaves them (see Metric)."""
         super().check_state_invariants(states)
         check_nonnegative(states, *states)
+
+    def finish_request(self) -> clf_finish.Request:
+        """This metric's value as a request on its counts (the metrics whose compute is the finish)."""
+        raise NotImplementedError(f"{type(self).__name__} computes its value itself")
+
+    def compute(self) -> Tensor:
+        return self.finish_values(None, (self.finish_request(),))[0]
+
+    def finish_values(
+        self, states: Optional[Dict[str, Tensor]], requests: Sequence[clf_finish.Request]
+    ) -> List[Tensor]:
+        """The values of ``requests`` on ``states`` (this metric's own when None): one finish
+        call for all of them."""
+        layout = self._finish_layout
+        if layout is None:  # per-sample counts (compute_on has swapped any states in)
+            s = self._stats()
+            return [clf_finish.value_from_stats(s, r) for r in requests]
+        name = "topk" if layout == "topk" else "confmat"
+        state = self.__dict__[name] if states is None else states[name]
+        return clf_finish.finish(state, layout, requests)
+
+    def value_request(self) -> Optional[Tuple[Callable[..., List[Any]], Any]]:
+        """(finisher, request) while this metric's compute is its finish request (a subclass that
+        overrides compute computes alone): a collection finishes a shared state's requests at once."""
+        if type(self).compute is not _CountState.compute or self._finish_layout is None:
+            return None
+        return _finish_members, self.finish_request()
+
+    def _stats(self) -> clf_compute.Stats:
+        raise NotImplementedError
+
+
+def _finish_members(
+    metric: _CountState, states: Optional[Dict[str, Tensor]], requests: Sequence[clf_finish.Request]
+) -> List[Tensor]:
+    """The finisher of ``_CountState.value_request``: the requests of metrics sharing ``metric``'s state."""
+    return metric.finish_values(states, requests)
 
 
 def pop_zero_division(kwargs: dict) -> float:
@@ -91,6 +133,7 @@ class BinaryConfmatState(_CountState):
         else:
             self.state_key = ("torchtally.binary_confmat", self.threshold, self.ignore_index)
             self.add_state("confmat", torch.zeros(2, 2, dtype=torch.int64), reduce="sum")
+            self._finish_layout = "binary"
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: probabilities, logits or 0/1 labels; target: 0/1 labels (integer, bool or float);
@@ -135,9 +178,11 @@ class MulticlassConfmatState(_CountState):
         elif self.top_k == 1:
             self.state_key = ("torchtally.multiclass_confmat", c, self.ignore_index)
             self.add_state("confmat", torch.zeros(c, c, dtype=torch.int64), reduce="sum")
+            self._finish_layout = "multiclass"
         else:
             self.state_key = ("torchtally.multiclass_topk", c, self.ignore_index, self.top_k)
             self.add_state("topk", torch.zeros(c, 3, dtype=torch.int64), reduce="sum")
+            self._finish_layout = "topk"
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: scores [N, C, ...] (probabilities or logits) or labels [N, ...]; target: labels [N, ...]."""
@@ -186,6 +231,7 @@ class MultilabelConfmatState(_CountState):
         else:
             self.state_key = ("torchtally.multilabel_confmat", n, self.threshold, self.ignore_index)
             self.add_state("confmat", torch.zeros(n, 2, 2, dtype=torch.int64), reduce="sum")
+            self._finish_layout = "multilabel"
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: probabilities, logits or 0/1 labels [N, L, ...]; target: 0/1 labels of that shape."""

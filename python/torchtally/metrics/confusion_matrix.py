@@ -12,6 +12,7 @@ from torch import Tensor
 
 from ..functional.classification import compute as clf_compute
 from ..functional.classification import update as clf_update
+from ..functional.classification.finish import Request
 from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState, reject_options
 
 __all__ = [
@@ -162,8 +163,8 @@ class BinaryJaccardIndex(BinaryConfmatState):
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
         self.zero_division = zero_division
 
-    def compute(self) -> Tensor:
-        return clf_compute.jaccard_index(self.confmat, "binary", "micro", zero_division=self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("jaccard_index", "micro", self.zero_division)
 
 
 class MulticlassJaccardIndex(MulticlassConfmatState):
@@ -193,9 +194,12 @@ class MulticlassJaccardIndex(MulticlassConfmatState):
         self.average = average
         self.zero_division = zero_division
 
-    def compute(self) -> Tensor:
-        return clf_compute.jaccard_index(
-            self.confmat, "multiclass", self.average, self.ignore_index, self.zero_division
+    def finish_request(self) -> Request:
+        return Request(
+            "jaccard_index",
+            self.average,
+            self.zero_division,
+            ignore_index=-1 if self.ignore_index is None else self.ignore_index,
         )
 
 
@@ -227,8 +231,8 @@ class MultilabelJaccardIndex(MultilabelConfmatState):
         self.average = average
         self.zero_division = zero_division
 
-    def compute(self) -> Tensor:
-        return clf_compute.jaccard_index(self.confmat, "multilabel", self.average, zero_division=self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("jaccard_index", self.average, self.zero_division)
 
 
 class BinaryMatthewsCorrCoef(BinaryConfmatState):

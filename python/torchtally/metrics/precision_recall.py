@@ -10,10 +10,8 @@ same state (torchmetrics 1.9 has no classification Dice).
 
 from typing import Any, Optional
 
-from torch import Tensor
-
-from ..functional.classification import compute as clf_compute
 from ..functional.classification import update as clf_update
+from ..functional.classification.finish import Request
 from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState
 from .stat_scores import BinaryStatBase, MulticlassStatBase, MultilabelStatBase
 
@@ -46,8 +44,8 @@ class BinaryPrecision(BinaryStatBase):
     (tensor(0.6667), tensor(0.6667))
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.precision(self._stats(), "micro", self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("precision", "micro", self.zero_division)
 
 
 class BinaryRecall(BinaryStatBase):
@@ -60,8 +58,8 @@ class BinaryRecall(BinaryStatBase):
     tensor(0.5000)
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.recall(self._stats(), "micro", self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("recall", "micro", self.zero_division)
 
 
 class MulticlassPrecision(MulticlassStatBase):
@@ -77,8 +75,8 @@ class MulticlassPrecision(MulticlassStatBase):
         tensor([1.0000, 1.0000, 0.5000])
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.precision(self._stats(), self.average, self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("precision", self.average, self.zero_division, top_k=self.top_k)
 
 
 class MulticlassRecall(MulticlassStatBase):
@@ -93,8 +91,8 @@ class MulticlassRecall(MulticlassStatBase):
     tensor(0.8333)
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.recall(self._stats(), self.average, self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("recall", self.average, self.zero_division, top_k=self.top_k)
 
 
 class MultilabelPrecision(MultilabelStatBase):
@@ -109,8 +107,8 @@ class MultilabelPrecision(MultilabelStatBase):
     tensor(0.6667)
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.precision(self._stats(), self.average, self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("precision", self.average, self.zero_division)
 
 
 class MultilabelRecall(MultilabelStatBase):
@@ -124,8 +122,8 @@ class MultilabelRecall(MultilabelStatBase):
     tensor(0.6667)
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.recall(self._stats(), self.average, self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("recall", self.average, self.zero_division)
 
 
 class BinaryFBetaScore(BinaryConfmatState):
@@ -153,8 +151,8 @@ class BinaryFBetaScore(BinaryConfmatState):
         self.beta = clf_update.check_beta(beta)
         self.zero_division = clf_update.check_zero_division(zero_division)
 
-    def compute(self) -> Tensor:
-        return clf_compute.fbeta(self._stats(), self.beta, "micro", self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("fbeta", "micro", self.zero_division, self.beta)
 
 
 class MulticlassFBetaScore(MulticlassConfmatState):
@@ -185,8 +183,8 @@ class MulticlassFBetaScore(MulticlassConfmatState):
         self.average = average
         self.zero_division = clf_update.check_zero_division(zero_division)
 
-    def compute(self) -> Tensor:
-        return clf_compute.fbeta(self._stats(), self.beta, self.average, self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("fbeta", self.average, self.zero_division, self.beta, top_k=self.top_k)
 
 
 class MultilabelFBetaScore(MultilabelConfmatState):
@@ -218,8 +216,8 @@ class MultilabelFBetaScore(MultilabelConfmatState):
         self.average = average
         self.zero_division = clf_update.check_zero_division(zero_division)
 
-    def compute(self) -> Tensor:
-        return clf_compute.fbeta(self._stats(), self.beta, self.average, self.zero_division)
+    def finish_request(self) -> Request:
+        return Request("fbeta", self.average, self.zero_division, self.beta)
 
 
 class BinaryF1Score(BinaryFBetaScore):

@@ -20,6 +20,7 @@ from torch import Tensor
 
 from ..functional.classification import compute as clf_compute
 from ..functional.classification import update as clf_update
+from ..functional.classification.finish import Request
 from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState, pop_zero_division
 
 __all__ = [
@@ -159,8 +160,8 @@ class BinaryAccuracy(BinaryStatBase):
         tensor(0.6667)
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.accuracy(self._stats(), "micro")
+    def finish_request(self) -> Request:
+        return Request("accuracy", "micro")
 
 
 class MulticlassAccuracy(MulticlassStatBase):
@@ -180,13 +181,8 @@ class MulticlassAccuracy(MulticlassStatBase):
         tensor(1.)
     """
 
-    def compute(self) -> Tensor:
-        if self.top_k == 1 and not self._samplewise:  # the same values in fewer tensor ops
-            if self.average == "micro":
-                return clf_compute.micro_accuracy(self.confmat)
-            if self.average == "macro":
-                return clf_compute.macro_accuracy(self.confmat)
-        return clf_compute.accuracy(self._stats(), self.average)
+    def finish_request(self) -> Request:
+        return Request("accuracy", self.average, top_k=self.top_k)
 
 
 class MultilabelAccuracy(MultilabelStatBase):
@@ -201,8 +197,8 @@ class MultilabelAccuracy(MultilabelStatBase):
         tensor([1., 1., 0.])
     """
 
-    def compute(self) -> Tensor:
-        return clf_compute.accuracy(self._stats(), self.average)
+    def finish_request(self) -> Request:
+        return Request("accuracy", self.average)
 
 
 class BinaryHammingDistance(BinaryStatBase):
@@ -216,8 +212,8 @@ class BinaryHammingDistance(BinaryStatBase):
 
     higher_is_better = False
 
-    def compute(self) -> Tensor:
-        return clf_compute.hamming_distance(self._stats(), "micro")
+    def finish_request(self) -> Request:
+        return Request("hamming_distance", "micro")
 
 
 class MulticlassHammingDistance(MulticlassStatBase):
@@ -232,8 +228,8 @@ class MulticlassHammingDistance(MulticlassStatBase):
 
     higher_is_better = False
 
-    def compute(self) -> Tensor:
-        return clf_compute.hamming_distance(self._stats(), self.average)
+    def finish_request(self) -> Request:
+        return Request("hamming_distance", self.average, top_k=self.top_k)
 
 
 class MultilabelHammingDistance(MultilabelStatBase):
@@ -249,8 +245,8 @@ class MultilabelHammingDistance(MultilabelStatBase):
 
     higher_is_better = False
 
-    def compute(self) -> Tensor:
-        return clf_compute.hamming_distance(self._stats(), self.average)
+    def finish_request(self) -> Request:
+        return Request("hamming_distance", self.average)
 
 
 class BinarySpecificity(BinaryStatBase):
@@ -265,8 +261,8 @@ class BinarySpecificity(BinaryStatBase):
 
     higher_is_better = None
 
-    def compute(self) -> Tensor:
-        return clf_compute.specificity(self._stats(), "micro")
+    def finish_request(self) -> Request:
+        return Request("specificity", "micro")
 
 
 class MulticlassSpecificity(MulticlassStatBase):
@@ -282,8 +278,8 @@ class MulticlassSpecificity(MulticlassStatBase):
 
     higher_is_better = None
 
-    def compute(self) -> Tensor:
-        return clf_compute.specificity(self._stats(), self.average)
+    def finish_request(self) -> Request:
+        return Request("specificity", self.average, top_k=self.top_k)
 
 
 class MultilabelSpecificity(MultilabelStatBase):
@@ -299,5 +295,5 @@ class MultilabelSpecificity(MultilabelStatBase):
 
     higher_is_better = None
 
-    def compute(self) -> Tensor:
-        return clf_compute.specificity(self._stats(), self.average)
+    def finish_request(self) -> Request:
+        return Request("specificity", self.average)

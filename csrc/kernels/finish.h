@@ -1,0 +1,58 @@
+/*
+ * finish.h: the values of the confusion-matrix family from its count state, every requested
+ * metric of one state in one call (accuracy, precision, recall, F-beta, specificity, Hamming
+ * distance, Jaccard index, each under micro / macro / weighted / none). Contract in
+ * csrc/API.md; the torch functions of torchtally.functional.classification.compute are the
+ * oracle. `out` is untouched on failure.
+ */
+#ifndef TT_FINISH_H
+#define TT_FINISH_H
+
+#include "core/view.h"
+
+/* How the counts are laid out in `state` (int64, contiguous):
+ *   MULTICLASS  [C, C] confusion matrix (row = target, column = prediction)
+ *   TOPK        [C, 3] (predicted, hits, support) per class, for top_k > 1
+ *   BINARY      [2, 2] or [1, 2, 2]: one class, a single value per request
+ *   MULTILABEL  [L, 2, 2] (label, target, prediction) */
+typedef enum {
+    TT_STATS_MULTICLASS = 0,
+    TT_STATS_TOPK = 1,
+    TT_STATS_BINARY = 2,
+    TT_STATS_MULTILABEL = 3,
+} tt_stats_layout;
+
+typedef enum {
+    TT_FINISH_ACCURACY = 0,
+    TT_FINISH_PRECISION = 1,
+    TT_FINISH_RECALL = 2,
+    TT_FINISH_FBETA = 3,
+    TT_FINISH_SPECIFICITY = 4,
+    TT_FINISH_HAMMING = 5,
+    TT_FINISH_JACCARD = 6,
+} tt_finish_metric;
+
+typedef enum {
+    TT_AVERAGE_MICRO = 0,
+    TT_AVERAGE_MACRO = 1,
+    TT_AVERAGE_WEIGHTED = 2,
+    TT_AVERAGE_NONE = 3,
+} tt_average;
+
+/* A request is one row of `requests`, float64 [R, TT_FINISH_FIELDS]. */
+enum {
+    TT_FINISH_METRIC = 0,        /* tt_finish_metric */
+    TT_FINISH_AVERAGE = 1,       /* tt_average */
+    TT_FINISH_ZERO_DIVISION = 2, /* the value of a ratio whose denominator is 0 */
+    TT_FINISH_BETA = 3,          /* F-beta's beta (other metrics: unused) */
+    TT_FINISH_IGNORE_INDEX = 4,  /* Jaccard, multiclass: the class left out (-1: none) */
+    TT_FINISH_OFFSET = 5,        /* where in `out` the request's values start */
+    TT_FINISH_FIELDS = 6,
+};
+
+/* out float32 or float64, contiguous, any shape (read as flat): each request writes C values
+ * (average none, not binary) or one value from its offset on, rounded once from float64. */
+tt_status tt_stat_finish(const tt_view *out, const tt_view *state, const tt_view *requests,
+                         int64_t layout, tt_error *err);
+
+#endif /* TT_FINISH_H */
