@@ -196,6 +196,8 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         device makes the batch fail (ValueError) before anything changes.
         """
         owners = self._update_order
+        if torch.compiler.is_compiling():
+            return self._update_traced(owners, args, kwargs)
         x = args[0] if args else None
         if not isinstance(x, torch.Tensor):
             x = first_tensor(args, kwargs)
@@ -223,6 +225,15 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
             self._alias_shared(keep_caches=True)  # the sharers back on their owners' (restored) objects
             raise  # the restored owners hold their original objects: sharing metrics still alias them
         return self  # each owner's update has pointed its group at its state (torchtally.base.guard)
+
+    def _update_traced(self, owners: List[Metric], args: tuple, kwargs: dict) -> "MetricCollection":
+        """update() as dynamo traces it (inside ``torch.compile``): each owner's traced update
+        (Metric._update_traced), with no checkpoint to roll back to: a batch that one owner's
+        kernel rejects raises from the compiled step after the owners before it counted it (the
+        error says so, see torchtally.kernels.ops)."""
+        for metric in owners:
+            metric.update(*args, **(metric.accepted_update_kwargs(kwargs) if kwargs else kwargs))
+        return self
 
     def _follow_device(self, x: torch.Tensor, args: tuple, kwargs: dict) -> List[Tuple[Metric, Tuple[Any, ...]]]:
         """Move every metric to ``x``'s device (owners' states, everyone's defaults), or raise

@@ -55,6 +55,7 @@ from .states import States
 from .synced import SUBCLASS_COMPUTE, SyncedMetric
 
 _WRAPPED = "_torchtally_wrapped"
+_compiling = torch.compiler.is_compiling
 
 
 class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Placement, StateDict, nn.Module):
@@ -185,6 +186,10 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     _reset_on_pickle = {**Guard._reset_on_pickle, "_computing": False, "_updating": False}
     _reset_on_copy = {"_state_group": None}  # a copy stands alone (a copied collection links its own)
     option_names: Optional[Tuple[str, ...]] = None  # None: every public attribute holding a plain value
+    # Whether dynamo can trace ``update`` into a graph (torch.compile): False where the update
+    # branches on the data in Python (a NaN policy, a probabilities-or-logits decision); such an
+    # update inside a compiled function runs eagerly, at a graph break.
+    traceable_update: bool = True
 
     def __init__(
         self,
@@ -208,6 +213,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d["_plan"] = None
         d["_updated"] = False  # holds data: an update, a load or a merge since the last reset
         d["_update_count"] = 0
+        d["_traced_updates"] = torch.zeros((), dtype=torch.int64)  # updates inside torch.compile (_update_traced)
         d["_cache"] = None  # (result,) once computed
         d["_computing"] = False
         d["_updating"] = False
@@ -270,6 +276,32 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d["_update_count"] += 1
         if self.compute_on_cpu:
             self._move_cat_states_to_cpu()
+        if d["_state_group"] is not None:
+            self._share_my_state()
+        return self
+
+    def _update_traced(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
+        """The update as dynamo traces it (inside ``torch.compile``): the kernels are custom ops
+        (torchtally.kernels.ops), and what cannot be a graph node is left out. No lock (a
+        compiled step runs in one thread; the lock is Python state dynamo cannot trace), no
+        device following (the states must already be on the input's device), and the count
+        goes to a tensor: a Python int read here would be a constant dynamo guards on, and so a
+        recompile at every step."""
+        d = self.__dict__
+        if d["_updating"]:
+            fn(self, *args, **kwargs)
+            return self
+        x = first_tensor(args, kwargs)
+        if x is not None and x.device != d["device"]:
+            raise ValueError(
+                f"{type(self).__name__}.update inside torch.compile: the input is on {x.device} and the state on "
+                f"{d['device']}; a compiled step cannot move the state: call .to({str(x.device)!r}) on the metric "
+                "(or update it once eagerly) before compiling"
+            )
+        fn(self, *args, **kwargs)
+        d["_cache"] = None
+        d["_updated"] = True
+        d["_traced_updates"].add_(1)
         if d["_state_group"] is not None:
             self._share_my_state()
         return self
@@ -354,6 +386,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d = self.__dict__
         d["_updated"] = False
         d["_update_count"] = 0
+        d["_traced_updates"].zero_()
         d["_cache"] = None
         d["_forward_cache"] = None
         d["_local_while_synced"] = None
@@ -415,6 +448,10 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
 def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def update(self: Metric, *args: Any, **kwargs: Any) -> Metric:
+        if _compiling():
+            if not type(self).traceable_update:
+                return _update_eagerly_outside_the_graph(self, fn, args, kwargs)
+            return self._update_traced(fn, args, kwargs)
         d = self.__dict__
         lock = d["_lock"]
         lock.acquire()  # before reading _updating: another thread's update must not look nested
@@ -433,6 +470,18 @@ def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     setattr(update, _WRAPPED, True)
     return update
+
+
+@functools.partial(
+    torch.compiler.disable,
+    reason="torchtally: this metric's update reads its input values in Python (traceable_update is False), so it "
+    "runs eagerly at a graph break; with fullgraph=True, update it outside the compiled function",
+)
+def _update_eagerly_outside_the_graph(metric: Metric, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Metric:
+    """The update of a metric whose ``traceable_update`` is False, called inside ``torch.compile``:
+    dynamo breaks the graph here and the update runs eagerly (``fullgraph=True`` refuses it,
+    naming this function)."""
+    return metric.update(*args, **kwargs)
 
 
 def _wrap_compute(fn: Callable[..., Any]) -> Callable[..., Any]:

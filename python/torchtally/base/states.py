@@ -239,11 +239,12 @@ class States:
     @property
     def update_count(self) -> int:
         """How many times ``update`` (or ``forward``) ran since construction or the last reset."""
-        return self.__dict__["_update_count"]
+        d = self.__dict__
+        return d["_update_count"] + int(d["_traced_updates"])  # the latter: updates inside torch.compile
 
     @property
     def update_called(self) -> bool:
-        return self.__dict__["_update_count"] > 0
+        return self.update_count > 0
 
     def state_values(self) -> List[torch.Tensor]:
         return [getattr(self, name) for name in self._specs]
@@ -391,6 +392,7 @@ class States:
                 d[name] = od[name]
         if not keep_cache:
             d["_updated"], d["_update_count"], d["_cache"] = od["_updated"], od["_update_count"], None
+            d["_traced_updates"] = od["_traced_updates"]
 
     def join_state_group(self, group: Optional[List[Any]], lock: Any) -> None:
         """Share ``lock``, and with ``group`` (a list of metrics holding the same state, this one

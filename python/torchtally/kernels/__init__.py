@@ -249,6 +249,9 @@ def _impl(out: Any) -> Any:
     return _reference
 
 
+_compiling = torch.compiler.is_compiling
+
+
 def _nograd(t: Any) -> Any:
     return t.detach() if getattr(t, "requires_grad", False) else t
 
@@ -256,12 +259,16 @@ def _nograd(t: Any) -> Any:
 def confmat_labels(
     out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None, ignore_index: Optional[int] = None
 ) -> None:
+    if _compiling():
+        return _ops.confmat_labels(out, preds, target, mask, ignore_index)
     _impl(out).confmat_labels(out, preds, target, mask, ignore_index)
 
 
 def confmat_scores(
     out: Tensor, scores: Tensor, target: Tensor, mask: Optional[Tensor] = None, ignore_index: Optional[int] = None
 ) -> None:
+    if _compiling():
+        return _ops.confmat_scores(out, _nograd(scores), target, mask, ignore_index)
     _impl(out).confmat_scores(out, _nograd(scores), target, mask, ignore_index)
 
 
@@ -274,6 +281,8 @@ def confmat_threshold(
     threshold: float = 0.5,
     logit_threshold: Optional[float] = None,
 ) -> None:
+    if _compiling():
+        return _ops.confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
     _impl(out).confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
 
 
@@ -286,22 +295,32 @@ def binned_update(
     thresholds: Optional[Tensor] = None,
     uniform: bool = False,
 ) -> None:
+    if _compiling():
+        return _ops.binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
     _impl(out).binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
 
 
 def moments_update(state: Tensor, x: Tensor, weights: Optional[Tensor] = None) -> None:
+    if _compiling():
+        return _ops.moments_update(state, _nograd(x), _nograd(weights))
     _impl(state).moments_update(state, _nograd(x), _nograd(weights))
 
 
 def moments_merge(state: Tensor, other: Tensor) -> None:
+    if _compiling():
+        return _ops.moments_merge(state, other)
     _impl(state).moments_merge(state, other)
 
 
 def comoments_update(state: Tensor, x: Tensor, y: Tensor) -> None:
+    if _compiling():
+        return _ops.comoments_update(state, _nograd(x), _nograd(y))
     _impl(state).comoments_update(state, _nograd(x), _nograd(y))
 
 
 def comoments_merge(state: Tensor, other: Tensor) -> None:
+    if _compiling():
+        return _ops.comoments_merge(state, other)
     _impl(state).comoments_merge(state, other)
 
 
@@ -313,6 +332,8 @@ def topk_update(
     ignore_index: Optional[int] = None,
     k: int = 1,
 ) -> None:
+    if _compiling():
+        return _ops.topk_update(out, _nograd(preds), target, mask, ignore_index, k)
     _impl(out).topk_update(out, _nograd(preds), target, mask, ignore_index, k)
 
 
@@ -327,3 +348,8 @@ def stat_finish(out: Tensor, state: Tensor, requests: Tensor, layout: int) -> No
     if _c is None:
         raise ImportError("torchtally._C is not active: stat_finish runs in the C core only (see finishes())")
     _c.stat_finish(out, state, requests, layout)
+
+
+from . import ops as _ops  # noqa: E402  (the custom ops call _impl, defined above)
+
+_ops.use_route(_impl)

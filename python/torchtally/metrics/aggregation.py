@@ -53,6 +53,7 @@ class _Aggregator(Metric):
     is_differentiable = None  # torchmetrics' values
     higher_is_better = None
     full_state_update: Optional[bool] = False
+    traceable_update = False  # the NaN policy reads the values: eager inside torch.compile
 
     def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
         super().__init__(**kwargs)

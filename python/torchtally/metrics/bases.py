@@ -254,6 +254,7 @@ class CurveState(Metric):
     is_differentiable = False
     higher_is_better: Optional[bool] = None
     full_state_update = False
+    traceable_update = False  # probabilities or logits is decided from the values: eager inside torch.compile
 
     def __init__(self, task: CurveTask, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)

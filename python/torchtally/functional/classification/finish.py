@@ -116,7 +116,11 @@ def stats_of(state: Tensor, layout: str, top_k: int = 1) -> compute.Stats:
 def torch_value(state: Tensor, layout: str, r: Request) -> Tensor:
     """``r``'s value on ``state`` by the torch functions of `compute`."""
     if r.metric == "jaccard_index":
-        kind = "multiclass" if layout in ("multiclass", "topk") else layout
+        if layout == "topk":  # no metric asks for it: MulticlassJaccardIndex takes no top_k
+            raise ValueError(
+                "request: the torch functions form jaccard_index from a confusion matrix, not top-k counts"
+            )
+        kind = "multiclass" if layout == "multiclass" else layout
         confmat = state.reshape(2, 2) if layout == "binary" else state
         ignore_index = r.ignore_index if r.ignore_index >= 0 else None
         return compute.jaccard_index(confmat, kind, r.average, ignore_index, r.zero_division)

@@ -126,10 +126,26 @@ def finite(name: str, t: Tensor) -> None:
 def require_finite(summary: Tensor, preds: Tensor, target: Tensor) -> None:
     """Raise for the first NaN or inf of preds, then target, when ``summary`` (a reduction over
     the batch that any NaN or inf input makes NaN or inf) is not finite. A summary that
-    overflowed on finite inputs passes: the inputs are searched and nothing is found."""
-    if not bool(torch.isfinite(summary).all()):
+    overflowed on finite inputs passes: the inputs are searched and nothing is found.
+    Inside ``torch.compile`` the check is one custom op (it reads the data, which a traced
+    graph cannot branch on), run where the eager check runs: before the state is touched."""
+    if torch.compiler.is_compiling():
+        _require_finite_op(summary, preds, target)
+    elif not bool(torch.isfinite(summary).all()):
         finite("preds", preds)
         finite("target", target)
+
+
+def _require_finite_eager(summary: Tensor, preds: Tensor, target: Tensor) -> None:
+    require_finite(summary, preds, target)
+
+
+# Declared as writing ``summary`` (it does not): an op with no output and no write would be
+# dropped from the graph as dead code, and the state's update reads ``summary`` after it.
+_require_finite_op = torch.library.custom_op(
+    "torchtally::require_finite", _require_finite_eager, mutates_args=("summary",)
+)
+_require_finite_op.register_fake(lambda summary, preds, target: None)
 
 
 def pair(preds: object, target: object, device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor]:
