@@ -184,7 +184,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     plot_legend_name: Optional[str] = None
     _plot_curve_axes: Optional[Tuple[int, int, str, str]] = None  # curves: which outputs plot() draws
     _reset_on_pickle = {**Guard._reset_on_pickle, "_computing": False, "_updating": False}
-    _reset_on_copy = {"_state_group": None}  # a copy stands alone (a copied collection links its own)
+    # a copy stands alone (a copied collection links its own), and counts its batches in its own buffers
+    _reset_on_copy = {"_state_group": None, "_batch_buffers": None}
     option_names: Optional[Tuple[str, ...]] = None  # None: every public attribute holding a plain value
     # Whether dynamo can trace ``update`` into a graph (torch.compile): False where the update
     # branches on the data in Python (a NaN policy, a probabilities-or-logits decision); such an
@@ -245,8 +246,10 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         update = cls.__dict__.get("update")
         if update is not None:
             cls._update_kwargs_filter = staticmethod(kwargs_filter(update))
+            cls._unwrapped_update = staticmethod(getattr(cls.update, "__wrapped__", update))
 
     _update_kwargs_filter: Callable[[Dict[str, Any]], Dict[str, Any]] = staticmethod(lambda kwargs: kwargs)
+    _unwrapped_update: Callable[..., Any]  # the subclass's own update (what the wrapper runs)
 
     def accepted_update_kwargs(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """The keyword arguments ``update`` takes (all of them when it takes ``**kwargs``):
@@ -346,7 +349,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         combined with the batch's by each state's reduce."""
         held = self.hold_and_clear_states()
         try:
-            self.update(*args, **kwargs)
+            self._run_update(type(self)._unwrapped_update, args, kwargs)  # forward has followed the device
             self.raise_rejected_batch(held)
             value = self._batch_value()
             combined = self.combined_with(held)  # a merge may refuse the pair (R2Score's outputs)
@@ -370,6 +373,13 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
             self.forget_rejected_cuda_updates()  # the second update's states die here
             self.restore_states(held)
             self.__dict__["_cache"] = None
+
+    def value_request(self) -> Optional[Tuple[Callable[..., Any], Any]]:
+        """None, or ``(finisher, request)``: this metric's value is ``finisher(metric, states,
+        requests)[i]`` for its request, where ``metric`` is any metric holding the same state
+        (``states``: the states to use, None for the metric's own), so that a collection forms
+        the values of every metric sharing one state in one call. Metric: None (compute alone)."""
+        return None
 
     def _batch_value(self) -> Any:
         if self.dist_sync_on_step and self._should_sync():
@@ -491,7 +501,7 @@ def _wrap_compute(fn: Callable[..., Any]) -> Callable[..., Any]:
         d = self.__dict__
         if d["_computing"]:  # nested (super().compute()) or a call from compute_on
             return fn(self)
-        rejected = self.rejected_cuda_update()
+        rejected = self.rejected_cuda_update() if d["device"].type == "cuda" else None
         if self._should_sync():
             # Even with a cached result, the ranks must agree that nobody has new data.
             result = self._compute_synced(d["_cache"], rejected, fn)

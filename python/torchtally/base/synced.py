@@ -188,21 +188,26 @@ class SyncedMetric(Synced):
         ``compute``: the function to run instead of the class's compute (Metric's compute wrapper
         passes the function it wraps: a decorator around it has run already)."""
         d = self.__dict__
+        if compute is None:
+            compute = type(self).compute
+            direct = getattr(compute, SUBCLASS_COMPUTE, None)
+            if direct is not None and direct[0] is compute:
+                compute = direct[1]
+        if states is None:  # this metric's own states: nothing to swap (a compute at every step)
+            d["_computing"] = True
+            try:
+                return compute(self)
+            finally:
+                d["_computing"] = False
         chunks = self._cat_chunks
         saved: Dict[str, Any] = {}  # the original objects (cat lists may be shared in a collection)
         d["_computing"] = True
         try:
-            if states is not None:
-                for name, value in states.items():
-                    if name in chunks:
-                        saved[name], chunks[name] = chunks[name], [value]
-                    else:
-                        saved[name], d[name] = d[name], value
-            if compute is None:
-                compute = type(self).compute
-                direct = getattr(compute, SUBCLASS_COMPUTE, None)
-                if direct is not None and direct[0] is compute:
-                    compute = direct[1]
+            for name, value in states.items():
+                if name in chunks:
+                    saved[name], chunks[name] = chunks[name], [value]
+                else:
+                    saved[name], d[name] = d[name], value
             return compute(self)
         finally:
             d["_computing"] = False

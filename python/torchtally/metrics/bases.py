@@ -48,6 +48,7 @@ class _CountState(Metric):
     plot_lower_bound: Optional[float] = 0.0
     plot_upper_bound: Optional[float] = 1.0
 
+    fresh_compute_results = True  # every compute here makes its own tensors (see base/states.py)
     # How the task base lays out its counts for the finish (functional/classification/finish.py):
     # a key of clf_finish.LAYOUTS, or None for per-sample counts (the torch functions then).
     _finish_layout: Optional[str] = None
@@ -62,7 +63,20 @@ class _CountState(Metric):
         raise NotImplementedError(f"{type(self).__name__} computes its value itself")
 
     def compute(self) -> Tensor:
-        return self.finish_values(None, (self.finish_request(),))[0]
+        layout = self._finish_layout
+        if layout is None:
+            return self.finish_values(None, (self.finish_request(),))[0]
+        d = self.__dict__
+        state = d["topk" if layout == "topk" else "confmat"]
+        # Prepared once per declaration version (an assigned option changes it) and state shape.
+        # (Options are tracked from the first update on: before it, nothing is kept.)
+        key = (d["_spec_version"], state.shape)
+        prepared = d.get("_finish_prepared")
+        if prepared is None or prepared[0] != key or d["_options"] is None:
+            prepared = (key, clf_finish.prepare(state, layout, self.finish_request()))
+            if d["_options"] is not None:
+                d["_finish_prepared"] = prepared
+        return prepared[1].run(state)
 
     def finish_values(
         self, states: Optional[Dict[str, Tensor]], requests: Sequence[clf_finish.Request]

@@ -57,7 +57,8 @@ _plans: Dict[Tuple[str, int, Tuple[Request, ...]], _Plan] = {}
 _MAX_PLANS = 4096  # distinct (layout, classes, requests) seen; a process that makes more starts over
 
 
-def _classes(state: Tensor, layout: str) -> int:
+def classes_of(state: Tensor, layout: str) -> int:
+    """The classes (labels) of a count state: the values of an average "none"."""
     return 1 if layout == "binary" else int(state.shape[0])
 
 
@@ -84,19 +85,42 @@ def finish(state: Tensor, layout: str, requests: Sequence[Request]) -> List[Tens
     requests = tuple(requests)
     if not kernels.finishes(state):
         return [torch_value(state, layout, r) for r in requests]
-    classes = _classes(state, layout)
+    classes = classes_of(state, layout)
     plan = _plan(layout, classes, requests)
     if len(requests) == 1:  # the value is the whole output: no views
-        width = plan.spans[0][1]
-        out = torch.empty((width,) if requests[0].average == "none" and layout != "binary" else (), dtype=torch.float32)
-        kernels.stat_finish(out, state, plan.table, LAYOUTS[layout])
-        return [out]
+        return [prepare(state, layout, requests[0]).run(state)]
     out = torch.empty(plan.total, dtype=torch.float32)
     kernels.stat_finish(out, state, plan.table, LAYOUTS[layout])
     return [
         out[at : at + width] if r.average == "none" and layout != "binary" else out[at]
         for r, (at, width) in zip(requests, plan.spans)
     ]
+
+
+class Prepared(NamedTuple):
+    """One request on one layout, laid out once: what a metric's compute keeps between calls
+    (``prepare``), so that a compute costs one allocation and one call."""
+
+    request: Request
+    layout: str
+    classes: int
+    code: int  # the layout's code
+    table: Tensor
+    shape: Tuple[int, ...]  # the value's: () or (C,)
+
+    def run(self, state: Tensor) -> Tensor:
+        """The request's float32 value on ``state`` (a count state of this layout and size)."""
+        if not kernels.finishes(state):
+            return torch_value(state, self.layout, self.request)
+        out = torch.empty(self.shape, dtype=torch.float32)
+        kernels.stat_finish(out, state, self.table, self.code)
+        return out
+
+
+def prepare(state: Tensor, layout: str, request: Request) -> Prepared:
+    classes = classes_of(state, layout)
+    shape = (classes,) if request.average == "none" and layout != "binary" else ()
+    return Prepared(request, layout, classes, LAYOUTS[layout], _plan(layout, classes, (request,)).table, shape)
 
 
 # -- the torch path: the oracle, and what non-CPU states take ------------------------------------
