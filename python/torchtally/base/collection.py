@@ -228,9 +228,9 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
 
     def _update_traced(self, owners: List[Metric], args: tuple, kwargs: dict) -> "MetricCollection":
         """update() as dynamo traces it (inside ``torch.compile``): each owner's traced update
-        (Metric._update_traced), with no checkpoint to roll back to: a batch that one owner's
-        kernel rejects raises from the compiled step after the owners before it counted it (the
-        error says so, see torchtally.kernels.ops)."""
+        (Metric._update_traced), with no checkpoint to roll back to (a graph cannot catch): a
+        batch that one owner's kernel rejects raises from the compiled step after the owners
+        before it counted it (the README's "Inside torch.compile" says so)."""
         for metric in owners:
             metric.update(*args, **(metric.accepted_update_kwargs(kwargs) if kwargs else kwargs))
         return self
