@@ -501,7 +501,7 @@ def _wrap_compute(fn: Callable[..., Any]) -> Callable[..., Any]:
         d = self.__dict__
         if d["_computing"]:  # nested (super().compute()) or a call from compute_on
             return fn(self)
-        rejected = self.rejected_cuda_update() if d["device"].type == "cuda" else None
+        rejected = self.rejected_cuda_update()
         if self._should_sync():
             # Even with a cached result, the ranks must agree that nobody has new data.
             result = self._compute_synced(d["_cache"], rejected, fn)
