@@ -316,25 +316,8 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         if any(m.dist_sync_on_step for m in metrics.values()) and self._should_sync():
             synced = self._compute_synced(dirty=True)  # one packed sync for the ones that ask
         local = [n for n, m in metrics.items() if synced is None or not m.dist_sync_on_step]
-        values = self._values_on_own_states(local)
+        values = self.values_on(local, lambda name: None)
         return {name: values[name] if name in values else synced[name] for name in metrics}  # type: ignore[index]
-
-    def _values_on_own_states(self, names: List[str]) -> Dict[str, Any]:
-        """compute_on(None) of the metrics ``names``, with one finisher call for the metrics of one
-        shared state that declare a ``value_request`` (the count family's accuracy, precision,
-        recall, F1... of one confusion matrix: one call into the C core for all of them)."""
-        metrics, values = self._metrics, {}
-        batches: Dict[Tuple[str, Any], List[Tuple[str, Any]]] = {}
-        for name in names:
-            request = metrics[name].value_request()
-            if request is None:
-                values[name] = metrics[name].compute_on(None)
-            else:
-                batches.setdefault((self._owner_of[name], request[0]), []).append((name, request[1]))
-        for (owner, finisher), members in batches.items():
-            results = finisher(metrics[owner], None, [r for _, r in members])
-            values.update(zip([n for n, _ in members], results))
-        return values
 
     # -- lifecycle ----------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
             self, states: Optional[Dict[str, torch.Tensor]], compute: Optional[Callable[[Any], Any]] = None
         ) -> Any: ...
         def compute_local(self) -> Any: ...
+        def value_request(self) -> Optional[Tuple[Callable[..., Any], Any]]: ...
         def keep_result(self, result: Any) -> None: ...
         def state_values(self) -> List[torch.Tensor]: ...
         def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor: ...
@@ -368,9 +369,8 @@ class SyncedCollection(Synced):
         not_updated = [n for n in self._owners if not metrics[n].has_data]
         if not_updated:
             self._never_updated(local=True, names=not_updated)
-        results = {}
+        results = self.values_on(list(metrics), lambda name: None)
         for name, metric in metrics.items():
-            results[name] = metric.compute_on(None)
             if metric.compute_with_cache:
                 metric.keep_result(results[name])
         return results
@@ -394,13 +394,34 @@ class SyncedCollection(Synced):
             # (not dirty: every metric has one)
             return {name: m.cached_result[0] for name, m in self._metrics.items()}  # type: ignore[index]
         # each owner's synced states by name (None on a rank that is not the recipient)
-        per_owner = [None if synced is None else dict(zip(names, synced[start:end])) for names, start, end in spans]
-        results = {}
+        if synced is None:
+            results: Dict[str, Any] = dict.fromkeys(self._metrics)
+        else:
+            per_owner = [dict(zip(names, synced[start:end])) for names, start, end in spans]
+            results = self.values_on(list(self._metrics), lambda name: per_owner[unit_of[name]])
         for name, metric in self._metrics.items():
-            states = per_owner[unit_of[name]]
-            results[name] = result = None if states is None else metric.compute_on(states)
-            metric.keep_result(result)
+            metric.keep_result(results[name])
         return results
+
+    def values_on(
+        self, names: List[str], states_of: Callable[[str], Optional[Dict[str, torch.Tensor]]]
+    ) -> Dict[str, Any]:
+        """``compute_on(states_of(name))`` of each member ``names`` (None: its own states), with one
+        finisher call for the members of one state that declare a ``value_request`` (the count
+        family's accuracy, precision, recall, F1... of one confusion matrix: one call into the C
+        core for all of them)."""
+        metrics, values = self._metrics, {}
+        batches: Dict[Tuple[str, Any], List[Tuple[str, Any]]] = {}
+        for name in names:
+            request = metrics[name].value_request()
+            if request is None:
+                values[name] = metrics[name].compute_on(states_of(name))
+            else:
+                batches.setdefault((self._owner_of[name], request[0]), []).append((name, request[1]))
+        for (owner, finisher), members in batches.items():
+            results = finisher(metrics[owner], states_of(owner), [r for _, r in members])
+            values.update(zip([n for n, _ in members], results))
+        return {name: values[name] for name in names}
 
     def _merge_synced(self, i: int, values: List[torch.Tensor]) -> torch.Tensor:
         """The sync's merge for plan state i (a "merge" state of one owner)."""

@@ -38,6 +38,8 @@ from ..functional.classification import finish as clf_finish
 from ..functional.classification import update as clf_update
 from ..functional.curves.update import CurveTask, check_num
 
+_COUNT_STATE = {"multiclass": "confmat", "topk": "topk", "binary": "confmat", "multilabel": "confmat"}  # by layout
+
 
 class _CountState(Metric):
     """torchmetrics' class attributes of the count metrics (subclasses override where they differ)."""
@@ -67,7 +69,7 @@ class _CountState(Metric):
         if layout is None:
             return self.finish_values(None, (self.finish_request(),))[0]
         d = self.__dict__
-        state = d["topk" if layout == "topk" else "confmat"]
+        state = d[_COUNT_STATE[layout]]
         # Prepared once per declaration version (an assigned option changes it) and state shape.
         # (Options are tracked from the first update on: before it, nothing is kept.)
         key = (d["_spec_version"], state.shape)
@@ -87,7 +89,7 @@ class _CountState(Metric):
         if layout is None:  # per-sample counts (compute_on has swapped any states in)
             s = self._stats()
             return [clf_finish.value_from_stats(s, r) for r in requests]
-        name = "topk" if layout == "topk" else "confmat"
+        name = _COUNT_STATE[layout]
         state = self.__dict__[name] if states is None else states[name]
         return clf_finish.finish(state, layout, requests)
 

@@ -85,10 +85,9 @@ def finish(state: Tensor, layout: str, requests: Sequence[Request]) -> List[Tens
     requests = tuple(requests)
     if not kernels.finishes(state):
         return [torch_value(state, layout, r) for r in requests]
-    classes = classes_of(state, layout)
-    plan = _plan(layout, classes, requests)
     if len(requests) == 1:  # the value is the whole output: no views
         return [prepare(state, layout, requests[0]).run(state)]
+    plan = _plan(layout, classes_of(state, layout), requests)
     out = torch.empty(plan.total, dtype=torch.float32)
     kernels.stat_finish(out, state, plan.table, LAYOUTS[layout])
     return [

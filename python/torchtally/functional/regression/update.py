@@ -136,15 +136,10 @@ def require_finite(summary: Tensor, preds: Tensor, target: Tensor) -> None:
         finite("target", target)
 
 
-def _require_finite_eager(summary: Tensor, preds: Tensor, target: Tensor) -> None:
-    require_finite(summary, preds, target)
-
-
-# Declared as writing ``summary`` (it does not): an op with no output and no write would be
-# dropped from the graph as dead code, and the state's update reads ``summary`` after it.
-_require_finite_op = torch.library.custom_op(
-    "torchtally::require_finite", _require_finite_eager, mutates_args=("summary",)
-)
+# At run time the op is require_finite itself, then not tracing. Declared as writing ``summary``
+# (it does not): an op with no output and no write would be dropped from the graph as dead code,
+# and the state's update reads ``summary`` after it.
+_require_finite_op = torch.library.custom_op("torchtally::require_finite", require_finite, mutates_args=("summary",))
 _require_finite_op.register_fake(lambda summary, preds, target: None)
 
 
