@@ -1,6 +1,7 @@
 """forward's reused batch buffers and a collection's one finish per shared state: the values and
 the accumulated state are those of plain updates, step after step."""
 
+import pytest
 import torch
 
 import torchtally
@@ -79,3 +80,18 @@ def test_a_collection_finishes_a_shared_state_once_with_each_metrics_own_value(m
         assert calls == [4]  # accuracy, F1, recall and Jaccard in one call; the confusion matrix is its copy
         for key, make in FACTORIES.items():
             assert torch.equal(values[key], make().update(preds, target).compute()), key
+
+
+def test_a_batch_rejected_in_forward_leaves_the_state_and_the_next_forward_as_they_should_be():
+    stepped, plain = clf.MulticlassAccuracy(4, average="macro"), clf.MulticlassAccuracy(4, average="macro")
+    data = list(batches(4))
+    for i, (preds, target) in enumerate(data):
+        stepped(preds, target)
+        plain.update(preds, target)
+        if i == 1:
+            before = stepped.confmat.clone()
+            with pytest.raises(ValueError, match="target: label 9"):
+                stepped(preds, torch.full_like(target, 9))
+            assert torch.equal(stepped.confmat, before) and stepped.update_count == 2
+    assert torch.equal(stepped.confmat, plain.confmat) and stepped.update_count == 4
+    assert torch.equal(stepped.compute(), plain.compute())

@@ -338,10 +338,26 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
                 raise self.device_mismatch(type(self).update, args, kwargs, x)
             self.place_states(x.device, states=True)
         if self.full_state_update is False:
-            value = self._forward_combining(args, kwargs)
+            summed = self.summed_batch_states()
+            value = self._forward_summing(summed, args, kwargs) if summed else self._forward_combining(args, kwargs)
         else:
             value = self._forward_twice(args, kwargs)
         self.__dict__["_forward_cache"] = value
+        return value
+
+    def _forward_summing(self, names: Tuple[str, ...], args: tuple, kwargs: dict) -> Any:
+        """_forward_combining for CPU "sum" states (summed_batch_states): the batch counted in
+        the buffers of the last forward, its value from them, then added in place."""
+        d = self.__dict__
+        flags = (d["_updated"], d["_update_count"], d["_cache"])
+        accumulated = self.swap_in_batch_buffers(names)
+        try:
+            self._run_update(type(self)._unwrapped_update, args, kwargs)  # forward has followed the device
+            value = self._batch_value()
+        except BaseException:
+            self.put_back_accumulated(names, accumulated, flags)
+            raise
+        self.add_batch_buffers(names, accumulated, flags[1])
         return value
 
     def _forward_combining(self, args: tuple, kwargs: dict) -> Any:

@@ -468,6 +468,61 @@ class States:
                 d[name] = value
         d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None
 
+    # -- forward of a metric whose states are all CPU "sum" states (the count family's) -------
+
+    def summed_batch_states(self) -> Optional[Tuple[str, ...]]:
+        """The state names when forward may count a batch apart in reused buffers and add it in
+        place (every state a CPU "sum" state, and compute returns fresh tensors:
+        ``fresh_compute_results``), else None. Kept per declaration version and device."""
+        d = self.__dict__
+        key = (d["_spec_version"], d["device"])
+        kept = d.get("_summed_batch_states")
+        if kept is None or kept[0] != key:
+            specs = self._specs
+            eligible = (
+                self.fresh_compute_results
+                and d["device"].type == "cpu"
+                and all(reduce == "sum" for reduce, _ in specs.values())
+            )
+            kept = d["_summed_batch_states"] = (key, tuple(specs) if eligible else None)
+        return kept[1]
+
+    def swap_in_batch_buffers(self, names: Tuple[str, ...]) -> List[torch.Tensor]:
+        """Put a buffer holding each state's default in its place (the buffer the last forward
+        counted in, else a new one); returns the accumulated states taken out."""
+        d = self.__dict__
+        spares = d.get("_batch_buffers")
+        if spares is None:
+            spares = d["_batch_buffers"] = {}
+        accumulated = []
+        for name in names:
+            default = self._specs[name][1]
+            accumulated.append(d[name])
+            spare = spares.get(name)
+            d[name] = spare[1].copy_(default) if spare is not None and spare[0] is default else default.clone()
+        d["_updated"] = False
+        return accumulated
+
+    def add_batch_buffers(self, names: Tuple[str, ...], accumulated: List[torch.Tensor], update_count: int) -> None:
+        """Add each batch buffer into its accumulated state, in place, and put that back; the
+        buffers are kept for the next forward."""
+        d = self.__dict__
+        spares = d["_batch_buffers"]
+        for name, total in zip(names, accumulated):
+            batch = d[name]
+            d[name] = total.add_(batch)
+            spares[name] = (self._specs[name][1], batch)
+        d["_updated"], d["_update_count"], d["_cache"] = True, update_count + 1, None
+
+    def put_back_accumulated(
+        self, names: Tuple[str, ...], accumulated: List[torch.Tensor], flags: Tuple[bool, int, Any]
+    ) -> None:
+        """Undo ``swap_in_batch_buffers`` (a rejected batch): the accumulated states and flags as they were."""
+        d = self.__dict__
+        for name, total in zip(names, accumulated):
+            d[name] = total
+        d["_updated"], d["_update_count"], d["_cache"] = flags
+
     def fixed_state_bytes(self) -> int:
         """Bytes of the fixed-shape states (what a checkpoint clones)."""
         return sum(d.numel() * d.element_size() for reduce, d in self._specs.values() if reduce != "cat")

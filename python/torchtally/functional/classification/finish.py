@@ -50,7 +50,7 @@ class Request(NamedTuple):
 class _Plan(NamedTuple):
     table: Tensor  # float64 [R, 6]: the kernel's request rows
     spans: Tuple[Tuple[int, int], ...]  # each request's (offset, width) in the output
-    total: int
+    template: Tensor  # float32 [total values], for torch.empty_like (half the cost of torch.empty)
 
 
 _plans: Dict[Tuple[str, int, Tuple[Request, ...]], _Plan] = {}
@@ -73,7 +73,7 @@ def _plan(layout: str, classes: int, requests: Tuple[Request, ...]) -> _Plan:
             rows.append([METRICS[r.metric], AVERAGES[r.average], float(r.zero_division), float(r.beta), ignored, at])
             spans.append((at, width))
             at += width
-        plan = _Plan(torch.tensor(rows, dtype=torch.float64), tuple(spans), at)
+        plan = _Plan(torch.tensor(rows, dtype=torch.float64), tuple(spans), torch.empty(at, dtype=torch.float32))
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
         _plans[key] = plan
@@ -88,7 +88,7 @@ def finish(state: Tensor, layout: str, requests: Sequence[Request]) -> List[Tens
     if len(requests) == 1:  # the value is the whole output: no views
         return [prepare(state, layout, requests[0]).run(state)]
     plan = _plan(layout, classes_of(state, layout), requests)
-    out = torch.empty(plan.total, dtype=torch.float32)
+    out = torch.empty_like(plan.template)
     kernels.stat_finish(out, state, plan.table, LAYOUTS[layout])
     return [
         out[at : at + width] if r.average == "none" and layout != "binary" else out[at]
@@ -105,21 +105,21 @@ class Prepared(NamedTuple):
     classes: int
     code: int  # the layout's code
     table: Tensor
-    shape: Tuple[int, ...]  # the value's: () or (C,)
+    template: Tensor  # float32 of the value's shape, () or (C,): torch.empty_like of it costs half of torch.empty
 
     def run(self, state: Tensor) -> Tensor:
         """The request's float32 value on ``state`` (a count state of this layout and size)."""
         if not kernels.finishes(state):
             return torch_value(state, self.layout, self.request)
-        out = torch.empty(self.shape, dtype=torch.float32)
+        out = torch.empty_like(self.template)
         kernels.stat_finish(out, state, self.table, self.code)
         return out
 
 
 def prepare(state: Tensor, layout: str, request: Request) -> Prepared:
     classes = classes_of(state, layout)
-    shape = (classes,) if request.average == "none" and layout != "binary" else ()
-    return Prepared(request, layout, classes, LAYOUTS[layout], _plan(layout, classes, (request,)).table, shape)
+    template = torch.empty((classes,) if request.average == "none" and layout != "binary" else (), dtype=torch.float32)
+    return Prepared(request, layout, classes, LAYOUTS[layout], _plan(layout, classes, (request,)).table, template)
 
 
 # -- the torch path: the oracle, and what non-CPU states take ------------------------------------
