@@ -13,7 +13,7 @@ A mixin of Metric. Where the state lives (in ``__dict__``, read and written raw)
 """
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 import torch
 from torch import nn
@@ -62,13 +62,6 @@ def combine(reduce: str, values: List[torch.Tensor]) -> torch.Tensor:
         else:
             raise ValueError(f"combine: unknown reduce {reduce!r}")
     return out.clone() if len(values) == 1 else out
-
-
-class _AddInto(NamedTuple):
-    """A "sum" state's combination in forward, done in place when assigned: ``accumulated += batch``."""
-
-    accumulated: torch.Tensor
-    batch: torch.Tensor
 
 
 class States:
@@ -348,17 +341,11 @@ class States:
         d = self.__dict__
         chunks = self._cat_chunks
         values: Dict[str, Any] = {}
-        spares = d.get("_batch_buffers")  # name -> (its default, a buffer an earlier forward counted in)
         for name, (reduce, default) in self._specs.items():
             if reduce == "cat":
                 values[name], chunks[name] = list(chunks[name]), []
-                continue
-            values[name] = d[name]
-            spare = spares.pop(name, None) if spares else None
-            if spare is not None and spare[0] is default:  # the default object: not moved or redeclared since
-                d[name] = spare[1].copy_(default)
             else:
-                d[name] = default.clone()
+                values[name], d[name] = d[name], default.clone()
         held = HeldStates(values, d["_updated"], d["_update_count"], d["_cache"])
         d["_updated"] = False
         return held
@@ -445,8 +432,6 @@ class States:
         for name, (reduce, _) in self._specs.items():
             if reduce == "cat":
                 combined[name] = held.values[name] + self._cat_chunks[name]
-            elif reduce == "sum" and d[name].is_cpu:
-                combined[name] = _AddInto(held.values[name], d[name])  # in place, by assign_combined
             else:
                 combined[name] = self.combine_states(name, [held.values[name], d[name]])
         return combined
@@ -457,13 +442,6 @@ class States:
         for name, value in combined.items():
             if name in self._cat_chunks:
                 self._cat_chunks[name] = value
-            elif isinstance(value, _AddInto):
-                d[name] = value.accumulated.add_(value.batch)
-                if self.fresh_compute_results:  # no batch value holds the buffer: the next forward counts in it
-                    buffers = d.get("_batch_buffers")
-                    if buffers is None:
-                        buffers = d["_batch_buffers"] = {}
-                    buffers[name] = (self._specs[name][1], value.batch)
             else:
                 d[name] = value
         d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None

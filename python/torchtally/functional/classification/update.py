@@ -195,20 +195,24 @@ def binary_inputs(preds: object, target: object, ignore_index: Optional[int] = N
 def multiclass_inputs(preds: object, target: object, num_classes: int) -> Tuple[Tensor, Tensor]:
     """-> (scores [N, C], target [N]) or (labels [N], target [N])."""
     preds, target = _tensors(preds, target)
-    if preds.dim() == target.dim() + 1 and preds.dim() >= 2:
+    dims = preds.dim()
+    if dims == target.dim() + 1 and dims >= 2:
+        shape = preds.shape
         if not preds.is_floating_point():
             raise TypeError(
                 f"preds: with one dim more than target, expected float scores [N, C, ...], got "
                 f"{str(preds.dtype).replace('torch.', '')} {_shape(preds)}"
             )
-        if preds.shape[1] != num_classes:
+        if shape[1] != num_classes:
             raise ValueError(
                 f"preds: expected scores [N, C, ...] with C = num_classes = {num_classes}, got {_shape(preds)}"
             )
-        if preds.shape[:1] + preds.shape[2:] != target.shape:
-            expected = [preds.shape[0]] + list(preds.shape[2:])
+        # [N, C] and [N] (the common case: one compare, no shape tuples built), else preds' shape
+        # without its class dim
+        if (shape[0] != target.shape[0]) if dims == 2 else (shape[:1] + shape[2:] != target.shape):
+            expected = [shape[0]] + list(shape[2:])
             raise ValueError(f"target: expected shape {expected} (preds without its class dim 1), got {_shape(target)}")
-        if preds.dim() > 2:
+        if dims > 2:
             return preds.movedim(1, -1).reshape(-1, num_classes), target.reshape(-1)
         return preds, target  # [N, C], [N]: no views to make (each costs more than the checks)
     if preds.dim() == target.dim():
