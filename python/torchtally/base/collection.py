@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..errors import stacklevel_outside_torchtally
+from ..kernels.ops import compiling
 from ..sync import dist
 from ..sync.plan import SyncPlan
 from .attachable import Attachable
@@ -196,7 +197,7 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         device makes the batch fail (ValueError) before anything changes.
         """
         owners = self._update_order
-        if torch.compiler.is_compiling():
+        if compiling():
             return self._update_traced(owners, args, kwargs)
         x = args[0] if args else None
         if not isinstance(x, torch.Tensor):

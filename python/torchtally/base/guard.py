@@ -30,6 +30,8 @@ from typing import Any, Callable, Dict, TypeVar
 
 import torch
 
+from ..kernels.ops import compiling
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -47,15 +49,12 @@ def copy_lock(lock: Any, memo: Dict[int, Any]) -> Any:
     return new
 
 
-_compiling = torch.compiler.is_compiling
-
-
 def locked(method: F) -> F:
     """Run ``method`` holding the object's lock (``self.__dict__["_lock"]``)."""
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _compiling():  # dynamo cannot trace a lock; a compiled step runs in one thread
+        if compiling():  # dynamo cannot trace a lock; a compiled step runs in one thread
             return method(self, *args, **kwargs)
         lock = self.__dict__["_lock"]
         lock.acquire()  # not ``with``: acquire/release cost a third as much
@@ -73,7 +72,7 @@ def locked_sharing(method: F) -> F:
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _compiling():  # as in ``locked``
+        if compiling():  # as in ``locked``
             return method(self, *args, **kwargs)
         lock = self.__dict__["_lock"]
         lock.acquire()

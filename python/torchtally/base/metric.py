@@ -43,6 +43,7 @@ from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Tuple, Uni
 import torch
 from torch import nn
 
+from ..kernels.ops import compiling, run_outside_the_graph
 from ..sync import dist
 from .attachable import Attachable
 from .composition import Composition
@@ -55,7 +56,6 @@ from .states import States
 from .synced import SUBCLASS_COMPUTE, SyncedMetric
 
 _WRAPPED = "_torchtally_wrapped"
-_compiling = torch.compiler.is_compiling
 
 
 class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Placement, StateDict, nn.Module):
@@ -474,7 +474,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
 def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def update(self: Metric, *args: Any, **kwargs: Any) -> Metric:
-        if _compiling():
+        if compiling():
             if not type(self).traceable_update:
                 return _update_eagerly_outside_the_graph(self, fn, args, kwargs)
             return self._update_traced(fn, args, kwargs)
@@ -498,10 +498,9 @@ def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
     return update
 
 
-@functools.partial(
-    torch.compiler.disable,
-    reason="torchtally: this metric's update reads its input values in Python (traceable_update is False), so it "
-    "runs eagerly at a graph break; with fullgraph=True, update it outside the compiled function",
+@run_outside_the_graph(
+    "torchtally: this metric's update reads its input values in Python (traceable_update is False), so it "
+    "runs eagerly at a graph break; with fullgraph=True, update it outside the compiled function"
 )
 def _update_eagerly_outside_the_graph(metric: Metric, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Metric:
     """The update of a metric whose ``traceable_update`` is False, called inside ``torch.compile``:

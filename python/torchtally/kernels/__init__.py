@@ -46,6 +46,7 @@ try:
 except ImportError:  # a build without it (or a platform without a compiler): CUDA takes the reference
     _CUDA_MODULE = None
 
+from . import ops as _ops  # noqa: E402
 from .cuda.loader import DeviceStatus, Loader  # noqa: E402
 
 _c = _C_MODULE  # the module CPU calls go to; None routes everything to the reference
@@ -249,9 +250,6 @@ def _impl(out: Any) -> Any:
     return _reference
 
 
-_compiling = torch.compiler.is_compiling
-
-
 def _nograd(t: Any) -> Any:
     return t.detach() if getattr(t, "requires_grad", False) else t
 
@@ -259,7 +257,7 @@ def _nograd(t: Any) -> Any:
 def confmat_labels(
     out: Tensor, preds: Tensor, target: Tensor, mask: Optional[Tensor] = None, ignore_index: Optional[int] = None
 ) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.confmat_labels(out, preds, target, mask, ignore_index)
     _impl(out).confmat_labels(out, preds, target, mask, ignore_index)
 
@@ -267,7 +265,7 @@ def confmat_labels(
 def confmat_scores(
     out: Tensor, scores: Tensor, target: Tensor, mask: Optional[Tensor] = None, ignore_index: Optional[int] = None
 ) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.confmat_scores(out, _nograd(scores), target, mask, ignore_index)
     _impl(out).confmat_scores(out, _nograd(scores), target, mask, ignore_index)
 
@@ -281,7 +279,7 @@ def confmat_threshold(
     threshold: float = 0.5,
     logit_threshold: Optional[float] = None,
 ) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
     _impl(out).confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
 
@@ -295,31 +293,31 @@ def binned_update(
     thresholds: Optional[Tensor] = None,
     uniform: bool = False,
 ) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
     _impl(out).binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
 
 
 def moments_update(state: Tensor, x: Tensor, weights: Optional[Tensor] = None) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.moments_update(state, _nograd(x), _nograd(weights))
     _impl(state).moments_update(state, _nograd(x), _nograd(weights))
 
 
 def moments_merge(state: Tensor, other: Tensor) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.moments_merge(state, other)
     _impl(state).moments_merge(state, other)
 
 
 def comoments_update(state: Tensor, x: Tensor, y: Tensor) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.comoments_update(state, _nograd(x), _nograd(y))
     _impl(state).comoments_update(state, _nograd(x), _nograd(y))
 
 
 def comoments_merge(state: Tensor, other: Tensor) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.comoments_merge(state, other)
     _impl(state).comoments_merge(state, other)
 
@@ -332,7 +330,7 @@ def topk_update(
     ignore_index: Optional[int] = None,
     k: int = 1,
 ) -> None:
-    if _compiling():
+    if _ops.compiling():
         return _ops.topk_update(out, _nograd(preds), target, mask, ignore_index, k)
     _impl(out).topk_update(out, _nograd(preds), target, mask, ignore_index, k)
 
@@ -350,6 +348,4 @@ def stat_finish(out: Tensor, state: Tensor, requests: Tensor, layout: int) -> No
     _c.stat_finish(out, state, requests, layout)
 
 
-from . import ops as _ops  # noqa: E402  (the custom ops call _impl, defined above)
-
-_ops.use_route(_impl)
+_ops.use_route(_impl)  # the ops call _impl, defined above

@@ -47,6 +47,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
+from ...kernels.ops import compiling, define_op
 from ...kernels.reference.checks import describe
 
 MULTIOUTPUTS = ("raw_values", "uniform_average", "variance_weighted")
@@ -129,7 +130,7 @@ def require_finite(summary: Tensor, preds: Tensor, target: Tensor) -> None:
     overflowed on finite inputs passes: the inputs are searched and nothing is found.
     Inside ``torch.compile`` the check is one custom op (it reads the data, which a traced
     graph cannot branch on), run where the eager check runs: before the state is touched."""
-    if torch.compiler.is_compiling():
+    if compiling():
         _require_finite_op(summary, preds, target)
     elif not bool(torch.isfinite(summary).all()):
         finite("preds", preds)
@@ -139,8 +140,7 @@ def require_finite(summary: Tensor, preds: Tensor, target: Tensor) -> None:
 # At run time the op is require_finite itself, then not tracing. Declared as writing ``summary``
 # (it does not): an op with no output and no write would be dropped from the graph as dead code,
 # and the state's update reads ``summary`` after it.
-_require_finite_op = torch.library.custom_op("torchtally::require_finite", require_finite, mutates_args=("summary",))
-_require_finite_op.register_fake(lambda summary, preds, target: None)
+_require_finite_op = define_op("require_finite", "Tensor(a!) summary, Tensor preds, Tensor target", require_finite)
 
 
 def pair(preds: object, target: object, device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor]:
