@@ -348,16 +348,16 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     def _forward_summing(self, names: Tuple[str, ...], args: tuple, kwargs: dict) -> Any:
         """_forward_combining for CPU "sum" states (summed_batch_states): the batch counted in
         the buffers of the last forward, its value from them, then added in place."""
-        d = self.__dict__
-        flags = (d["_updated"], d["_update_count"], d["_cache"])
-        accumulated = self.swap_in_batch_buffers(names)
+        held = self.swap_in_batch_buffers(names)
         try:
             self._run_update(type(self)._unwrapped_update, args, kwargs)  # forward has followed the device
+            self.raise_rejected_batch(held)
             value = self._batch_value()
         except BaseException:
-            self.put_back_accumulated(names, accumulated, flags)
+            self.forget_rejected_cuda_updates()
+            self.restore_states(held)
             raise
-        self.add_batch_buffers(names, accumulated, flags[1])
+        self.add_batch_buffers(held)
         return value
 
     def _forward_combining(self, args: tuple, kwargs: dict) -> Any:

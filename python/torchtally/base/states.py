@@ -12,8 +12,7 @@ A mixin of Metric. Where the state lives (in ``__dict__``, read and written raw)
   ``_update_count``, ``_cache`` (``(result,)`` once computed, until the next update).
 """
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import nn
@@ -35,9 +34,9 @@ _CONSTANTS = frozenset(
 Checkpoint = Dict[str, Tuple[Any, Any]]
 
 
-@dataclass
-class HeldStates:
-    """A metric's state objects and flags at one moment (references, no copies)."""
+class HeldStates(NamedTuple):
+    """A metric's state objects and flags at one moment (references, no copies). A named tuple:
+    a forward makes one at every step, at a third of a dataclass's cost."""
 
     values: Dict[str, Any]  # fixed/merge state -> tensor; cat state -> its list of row blocks
     updated: bool
@@ -465,41 +464,33 @@ class States:
             kept = d["_summed_batch_states"] = (key, tuple(specs) if eligible else None)
         return kept[1]
 
-    def swap_in_batch_buffers(self, names: Tuple[str, ...]) -> List[torch.Tensor]:
-        """Put a buffer holding each state's default in its place (the buffer the last forward
-        counted in, else a new one); returns the accumulated states taken out."""
+    def swap_in_batch_buffers(self, names: Tuple[str, ...]) -> HeldStates:
+        """``hold_and_clear_states`` for the states ``names`` (summed_batch_states), each put back
+        to its default in the buffer the last forward counted in (a new one the first time)."""
         d = self.__dict__
         spares = d.get("_batch_buffers")
         if spares is None:
             spares = d["_batch_buffers"] = {}
-        accumulated = []
+        values = {}
         for name in names:
             default = self._specs[name][1]
-            accumulated.append(d[name])
+            values[name] = d[name]
             spare = spares.get(name)
             d[name] = spare[1].copy_(default) if spare is not None and spare[0] is default else default.clone()
+        held = HeldStates(values, d["_updated"], d["_update_count"], d["_cache"])
         d["_updated"] = False
-        return accumulated
+        return held
 
-    def add_batch_buffers(self, names: Tuple[str, ...], accumulated: List[torch.Tensor], update_count: int) -> None:
-        """Add each batch buffer into its accumulated state, in place, and put that back; the
-        buffers are kept for the next forward."""
+    def add_batch_buffers(self, held: HeldStates) -> None:
+        """Add each batch buffer into its accumulated state ``held``, in place, and put that back;
+        the buffers are kept for the next forward."""
         d = self.__dict__
         spares = d["_batch_buffers"]
-        for name, total in zip(names, accumulated):
+        for name, total in held.values.items():
             batch = d[name]
             d[name] = total.add_(batch)
             spares[name] = (self._specs[name][1], batch)
-        d["_updated"], d["_update_count"], d["_cache"] = True, update_count + 1, None
-
-    def put_back_accumulated(
-        self, names: Tuple[str, ...], accumulated: List[torch.Tensor], flags: Tuple[bool, int, Any]
-    ) -> None:
-        """Undo ``swap_in_batch_buffers`` (a rejected batch): the accumulated states and flags as they were."""
-        d = self.__dict__
-        for name, total in zip(names, accumulated):
-            d[name] = total
-        d["_updated"], d["_update_count"], d["_cache"] = flags
+        d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None
 
     def fixed_state_bytes(self) -> int:
         """Bytes of the fixed-shape states (what a checkpoint clones)."""

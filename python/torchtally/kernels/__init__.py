@@ -341,11 +341,14 @@ def finishes(state: Any) -> bool:
     return _c is not None and getattr(state, "is_cpu", False)
 
 
-def stat_finish(out: Tensor, state: Tensor, requests: Tensor, layout: int) -> None:
-    """The confusion-matrix family's values from a count state (csrc/API.md); CPU only, see `finishes`."""
-    if _c is None:
-        raise ImportError("torchtally._C is not active: stat_finish runs in the C core only (see finishes())")
+def stat_finish(out: Tensor, state: Tensor, requests: Tensor, layout: int) -> bool:
+    """The confusion-matrix family's values from a count state into `out` (csrc/API.md): True,
+    or False, with nothing written, where the C core does not serve `state` (see `finishes`):
+    the caller then forms them with torch."""
+    if _c is None or not state.is_cpu:
+        return False
     _c.stat_finish(out, state, requests, layout)
+    return True
 
 
 _ops.use_route(_impl)  # the ops call _impl, defined above

@@ -109,11 +109,10 @@ class Prepared(NamedTuple):
 
     def run(self, state: Tensor) -> Tensor:
         """The request's float32 value on ``state`` (a count state of this layout and size)."""
-        if not kernels.finishes(state):
-            return torch_value(state, self.layout, self.request)
         out = torch.empty_like(self.template)
-        kernels.stat_finish(out, state, self.table, self.code)
-        return out
+        if kernels.stat_finish(out, state, self.table, self.code):
+            return out
+        return torch_value(state, self.layout, self.request)
 
 
 def prepare(state: Tensor, layout: str, request: Request) -> Prepared:
