@@ -68,8 +68,8 @@ static double ratio(double num, double den, double zero_division)
 typedef struct {
     tt_finish_metric metric;
     tt_average average;
-    double zero_division, beta;
-    int64_t ignore_index; /* Jaccard's class left out, or -1 */
+    double zero_division, parameter; /* parameter: F-beta's beta, kappa's tt_kappa_weights */
+    int64_t ignore_index;             /* Jaccard's class left out, or -1 */
 } request;
 
 /* The request's score of class i (before any average). */
@@ -81,7 +81,7 @@ static double class_score(const counts *c, const request *r, int64_t i)
     /* accuracy per class: the recall (multiclass), the share of right elements (otherwise) */
     const double correct = multiclass ? tp : tp + tn;
     const double all = multiclass ? tp + fn : tp + tn + fp + fn;
-    const double b2 = r->beta * r->beta;
+    const double b2 = r->parameter * r->parameter;
     switch (r->metric) {
     case TT_FINISH_ACCURACY: return ratio(correct, all, 0.0);
     case TT_FINISH_HAMMING: return 1.0 - ratio(correct, all, 0.0);
@@ -91,8 +91,8 @@ static double class_score(const counts *c, const request *r, int64_t i)
         return ratio((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, r->zero_division);
     case TT_FINISH_SPECIFICITY: return ratio(tn, tn + fp, 0.0);
     case TT_FINISH_JACCARD: return ratio(tp, tp + fp + fn, r->zero_division);
+    default: return 0.0; /* the whole-matrix metrics are not per class (whole_matrix below) */
     }
-    return 0.0;
 }
 
 /* Pooled counts ("micro"), as the per-class formulas over the sums. */
@@ -152,6 +152,93 @@ static double averaged(const counts *c, const request *r)
     return r->metric == TT_FINISH_JACCARD ? num / den : ratio(num, den, 0.0);
 }
 
+/* ---- metrics of the whole matrix --------------------------------------------------------- */
+
+/* Entry (t, p) of the matrix the whole-matrix metrics read, as float64: the [C, C] matrix itself,
+ * the binary [2, 2], or the multilabel [L, 2, 2] pooled over labels. */
+static double entry(const int64_t *s, int64_t labels, tt_stats_layout layout, int64_t side,
+                    int64_t t, int64_t p)
+{
+    if (layout != TT_STATS_MULTILABEL)
+        return (double)s[t * side + p];
+    int64_t sum = 0;
+    for (int64_t l = 0; l < labels; l++)
+        sum += s[l * 4 + t * 2 + p];
+    return (double)sum;
+}
+
+/* torchmetrics' 2 x 2 value when all targets or all predictions are one class (scikit-learn
+ * gives 0): the correlation with float32's epsilon added to the four marginals. */
+static double matthews_one_sided(double tp, double fp, double tn, double fn)
+{
+    const double eps = 1.1920928955078125e-07; /* float32's epsilon */
+    double num;
+    if (fn == 0 && tn == 0)
+        num = tp - fp;
+    else if (fp == 0 && tn == 0)
+        num = tp - fn;
+    else if (tp == 0 && fn == 0)
+        num = tn - fp;
+    else
+        num = tn - fn;
+    const double den = (tp + fp + eps) * (tp + fn + eps) * (tn + fp + eps) * (tn + fn + eps);
+    return sqrt(eps) * num / sqrt(den);
+}
+
+/* Matthews' correlation or Cohen's kappa of the state's matrix (compute.matthews_corrcoef and
+ * compute.cohen_kappa's formulas, in float64). Needs `scratch` of 2 * side doubles. */
+static double whole_matrix(const int64_t *s, int64_t classes, tt_stats_layout layout,
+                           const request *r, double *scratch)
+{
+    const int64_t side = layout == TT_STATS_MULTICLASS ? classes : 2;
+    double *row = scratch, *col = scratch + side, total = 0.0, trace = 0.0;
+    for (int64_t i = 0; i < side; i++)
+        row[i] = col[i] = 0.0;
+    for (int64_t t = 0; t < side; t++)
+        for (int64_t p = 0; p < side; p++) {
+            const double n = entry(s, classes, layout, side, t, p);
+            row[t] += n;
+            col[p] += n;
+            total += n;
+            trace += t == p ? n : 0.0;
+        }
+    if (r->metric == TT_FINISH_KAPPA) {
+        double observed = 0.0, expected = 0.0;
+        for (int64_t t = 0; t < side; t++)
+            for (int64_t p = 0; p < side; p++) {
+                const double d = (double)(t - p);
+                const double w = r->parameter == TT_KAPPA_LINEAR      ? fabs(d)
+                                 : r->parameter == TT_KAPPA_QUADRATIC ? d * d
+                                                                      : (double)(t != p);
+                observed += w * entry(s, classes, layout, side, t, p);
+                expected += w * (row[t] * col[p] / total);
+            }
+        return 1.0 - observed / expected;
+    }
+    if (side == 2) {
+        const double tn = entry(s, classes, layout, 2, 0, 0), fp = entry(s, classes, layout, 2, 0, 1);
+        const double fn = entry(s, classes, layout, 2, 1, 0), tp = entry(s, classes, layout, 2, 1, 1);
+        if (tp + tn != 0 && fp + fn == 0)
+            return 1.0;
+        if (tp + tn == 0 && fp + fn != 0)
+            return -1.0;
+    }
+    double true_pred = 0.0, pred2 = 0.0, true2 = 0.0;
+    for (int64_t i = 0; i < side; i++) {
+        true_pred += row[i] * col[i];
+        pred2 += col[i] * col[i];
+        true2 += row[i] * row[i];
+    }
+    const double cov = trace * total - true_pred;
+    const double var_pred = total * total - pred2, var_true = total * total - true2;
+    if (var_pred * var_true != 0.0)
+        return cov / sqrt(var_pred * var_true);
+    if (side != 2)
+        return 0.0;
+    return matthews_one_sided(entry(s, classes, layout, 2, 1, 1), entry(s, classes, layout, 2, 0, 1),
+                              entry(s, classes, layout, 2, 0, 0), entry(s, classes, layout, 2, 1, 0));
+}
+
 static void put(const tt_view *out, int64_t at, double value)
 {
     if (out->dtype == TT_F32)
@@ -208,9 +295,22 @@ static tt_status read_request(const tt_view *requests, int64_t i, int64_t classe
     const double *row = (const double *)requests->data + i * TT_FINISH_FIELDS;
     const double metric = row[TT_FINISH_METRIC], average = row[TT_FINISH_AVERAGE];
     const double ignore = row[TT_FINISH_IGNORE_INDEX], at = row[TT_FINISH_OFFSET];
-    if (!(metric >= 0 && metric <= TT_FINISH_JACCARD && metric == floor(metric)))
+    if (!(metric >= 0 && metric <= TT_FINISH_KAPPA && metric == floor(metric)))
         return tt_fail(err, TT_EVALUE, "requests", "row %lld: metric code %g is not one of 0..%d",
-                       (long long)i, metric, TT_FINISH_JACCARD);
+                       (long long)i, metric, TT_FINISH_KAPPA);
+    if ((metric == TT_FINISH_MATTHEWS && layout == TT_STATS_TOPK) ||
+        (metric == TT_FINISH_KAPPA && layout != TT_STATS_MULTICLASS && layout != TT_STATS_BINARY))
+        return tt_fail(err, TT_EVALUE, "requests",
+                       "row %lld: metric code %g is not a value of layout %lld (a confusion matrix: "
+                       "Matthews' on layouts 0, 2 and 3, kappa on 0 and 2)",
+                       (long long)i, metric, (long long)layout);
+    const double parameter = row[TT_FINISH_PARAMETER];
+    if (metric == TT_FINISH_KAPPA && !(parameter == TT_KAPPA_UNWEIGHTED ||
+                                       parameter == TT_KAPPA_LINEAR || parameter == TT_KAPPA_QUADRATIC))
+        return tt_fail(err, TT_EVALUE, "requests",
+                       "row %lld: kappa's weights code %g is not 0 (none), 1 (linear) or 2 "
+                       "(quadratic)",
+                       (long long)i, parameter);
     if (!(average >= 0 && average <= TT_AVERAGE_NONE && average == floor(average)))
         return tt_fail(err, TT_EVALUE, "requests", "row %lld: average code %g is not one of 0..%d",
                        (long long)i, average, TT_AVERAGE_NONE);
@@ -220,10 +320,13 @@ static tt_status read_request(const tt_view *requests, int64_t i, int64_t classe
     r->metric = (tt_finish_metric)metric;
     r->average = (tt_average)average;
     r->zero_division = row[TT_FINISH_ZERO_DIVISION];
-    r->beta = row[TT_FINISH_BETA];
+    r->parameter = parameter;
     /* a class outside [0, C) leaves nothing out, as torchmetrics */
     r->ignore_index = ignore < (double)classes ? (int64_t)ignore : -1;
-    const int64_t width = r->average == TT_AVERAGE_NONE && layout != TT_STATS_BINARY ? classes : 1;
+    const int64_t width = r->average == TT_AVERAGE_NONE && layout != TT_STATS_BINARY &&
+                                  r->metric < TT_FINISH_MATTHEWS
+                              ? classes
+                              : 1;
     if (!(at >= 0 && at == floor(at) && at <= (double)(out_size - width)))
         return tt_fail(err, TT_EVALUE, "requests",
                        "row %lld: offset %g with %lld values does not fit out's %lld elements",
@@ -259,19 +362,25 @@ tt_status tt_stat_finish(const tt_view *out, const tt_view *state, const tt_view
             return st;
     }
     counts c = {.classes = classes, .layout = (tt_stats_layout)layout};
-    c.tp = malloc(4 * (size_t)classes * sizeof *c.tp);
+    /* the four counts per class, then (whole-matrix metrics) row and column sums of the matrix */
+    const size_t side = layout == TT_STATS_MULTICLASS ? (size_t)classes : 2;
+    c.tp = malloc(4 * (size_t)classes * sizeof *c.tp + 2 * side * sizeof(double));
     if (c.tp == NULL)
         return tt_fail(err, TT_ENOMEM, "state", "no memory for the counts of %lld classes",
                        (long long)classes);
     c.fp = c.tp + classes;
     c.tn = c.fp + classes;
     c.fn = c.tn + classes;
+    double *sums = (double *)(c.fn + classes);
     load_counts(&c, (const int64_t *)state->data);
     for (int64_t i = 0; i < n_requests; i++) {
         request r;
         int64_t at;
         read_request(requests, i, classes, layout, out_size, &r, &at, err); /* checked above */
-        if (layout == TT_STATS_BINARY)
+        if (r.metric >= TT_FINISH_MATTHEWS)
+            put(out, at,
+                whole_matrix((const int64_t *)state->data, classes, (tt_stats_layout)layout, &r, sums));
+        else if (layout == TT_STATS_BINARY)
             put(out, at, class_score(&c, &r, 0));
         else if (r.average == TT_AVERAGE_NONE)
             for (int64_t k = 0; k < classes; k++)

@@ -1,7 +1,8 @@
 /*
  * finish.h: the values of the confusion-matrix family from its count state, every requested
  * metric of one state in one call (accuracy, precision, recall, F-beta, specificity, Hamming
- * distance, Jaccard index, each under micro / macro / weighted / none). Contract in
+ * distance, Jaccard index, each under micro / macro / weighted / none; Matthews' correlation
+ * and Cohen's kappa of the whole matrix). Contract in
  * csrc/API.md; the torch functions of torchtally.functional.classification.compute are the
  * oracle. `out` is untouched on failure.
  */
@@ -30,7 +31,16 @@ typedef enum {
     TT_FINISH_SPECIFICITY = 4,
     TT_FINISH_HAMMING = 5,
     TT_FINISH_JACCARD = 6,
+    TT_FINISH_MATTHEWS = 7, /* of the whole matrix (multilabel: pooled over labels); no average */
+    TT_FINISH_KAPPA = 8,    /* Cohen's kappa of the whole matrix (multiclass, binary); no average */
 } tt_finish_metric;
+
+/* Cohen's kappa's disagreement weights (the request's parameter field). */
+typedef enum {
+    TT_KAPPA_UNWEIGHTED = 0, /* 1 off the diagonal */
+    TT_KAPPA_LINEAR = 1,     /* |i - j| */
+    TT_KAPPA_QUADRATIC = 2,  /* (i - j)^2 */
+} tt_kappa_weights;
 
 typedef enum {
     TT_AVERAGE_MICRO = 0,
@@ -44,7 +54,7 @@ enum {
     TT_FINISH_METRIC = 0,        /* tt_finish_metric */
     TT_FINISH_AVERAGE = 1,       /* tt_average */
     TT_FINISH_ZERO_DIVISION = 2, /* the value of a ratio whose denominator is 0 */
-    TT_FINISH_BETA = 3,          /* F-beta's beta (other metrics: unused) */
+    TT_FINISH_PARAMETER = 3,     /* F-beta's beta; kappa's tt_kappa_weights (others: unused) */
     TT_FINISH_IGNORE_INDEX = 4,  /* Jaccard, multiclass: the class left out (-1: none) */
     TT_FINISH_OFFSET = 5,        /* where in `out` the request's values start */
     TT_FINISH_FIELDS = 6,

@@ -138,7 +138,9 @@ def test_every_kernel_is_a_custom_op_with_a_fake_implementation():
         assert getattr(ops, name) is not None
     # torch's own check of a custom op: schema, fake implementation, the mutation declared
     out = torch.zeros(5, 5, dtype=torch.int64)
-    torch.library.opcheck(torch.ops.torchtally.confmat_scores.default, (out, torch.randn(6, 5), torch.arange(6) % 5, None, None))
+    torch.library.opcheck(
+        torch.ops.torchtally.confmat_scores.default, (out, torch.randn(6, 5), torch.arange(6) % 5, None, None)
+    )
     state = torch.zeros(1, 6, dtype=torch.float64)
     state[:, 4:] = torch.tensor([float("inf"), float("-inf")])
     torch.library.opcheck(torch.ops.torchtally.moments_update.default, (state, torch.randn(7), None))

@@ -19,12 +19,17 @@ from support.kernel_inputs import kernels as kernel_module
 
 from torchtally import MetricCollection, kernels
 from torchtally.classification import (
+    BinaryCohenKappa,
     BinaryJaccardIndex,
+    BinaryMatthewsCorrCoef,
     MulticlassAccuracy,
+    MulticlassCohenKappa,
     MulticlassF1Score,
     MulticlassJaccardIndex,
+    MulticlassMatthewsCorrCoef,
     MulticlassPrecision,
     MulticlassRecall,
+    MultilabelMatthewsCorrCoef,
     MultilabelPrecision,
 )
 from torchtally.functional.classification.finish import AVERAGES, LAYOUTS, METRICS, Request, finish, torch_value
@@ -101,11 +106,14 @@ def _request_grid(draw, layout: str, classes: int):
     """Every metric under every average, each with drawn options, in a drawn order."""
     grid = []
     for metric in METRICS:
-        if layout == "topk" and metric == "jaccard_index":
-            # Not a combination any metric offers (MulticlassJaccardIndex takes no top_k), and the
-            # oracle has no top-k Jaccard: torch_value reads the [C, 3] state as a confusion matrix.
+        if layout == "topk" and metric in ("jaccard_index", "matthews_corrcoef", "cohen_kappa"):
+            # Not a combination any metric offers (these classes take no top_k), and the oracle
+            # has none: its functions read a confusion matrix, not [C, 3] top-k counts.
             continue
-        for average in AVERAGES:
+        if layout == "multilabel" and metric == "cohen_kappa":
+            continue  # no multilabel kappa (torchmetrics has none either)
+        whole = metric in ("matthews_corrcoef", "cohen_kappa")
+        for average in ("micro",) if whole else AVERAGES:
             grid.append(
                 Request(
                     metric,
@@ -116,6 +124,7 @@ def _request_grid(draw, layout: str, classes: int):
                         draw(st.sampled_from([-1, 0, classes - 1, classes + 3])) if metric == "jaccard_index" else -1
                     ),
                     top_k=2 if layout == "topk" else 1,
+                    weights=draw(st.sampled_from([None, "linear", "quadratic"])) if metric == "cohen_kappa" else None,
                 )
             )
     return draw(st.permutations(grid))
@@ -244,6 +253,11 @@ def test_a_span_may_end_at_the_end_of_out_but_not_past_it(c_core, layout, state,
     assert torch.equal(out, torch.full((size,), SENTINEL))
 
 
+def topk_state() -> torch.Tensor:
+    """Top-k counts of 3 classes, (predicted, hits, support) per class, as an update leaves them."""
+    return torch.tensor([[2, 1, 3], [1, 1, 1], [2, 1, 1]], dtype=torch.int64)
+
+
 GOOD = row(0, 3)  # accuracy, none: C values at offset 0
 C = 3
 
@@ -286,7 +300,20 @@ def _bad_calls():
         ("requests 1-D", ValueError, "requests", out(), cm, good[0].contiguous(), 0),
         ("requests strided", ValueError, "requests", out(), cm, torch.cat([good, good], 1)[:, ::2], 0),
         # requests: a bad row after a good one (nothing may be written, not even the good row)
-        ("metric 7", ValueError, "requests", out(), cm, bad_row(metric=7), 0),
+        ("metric 9", ValueError, "requests", out(), cm, bad_row(metric=9), 0),
+        ("Matthews of top-k counts", ValueError, "requests", out(), topk_state(), bad_row(metric=7), 1),
+        ("kappa of top-k counts", ValueError, "requests", out(), topk_state(), bad_row(metric=8), 1),
+        (
+            "kappa multilabel",
+            ValueError,
+            "requests",
+            out(),
+            torch.zeros(2, 2, 2, dtype=torch.int64),
+            bad_row(metric=8),
+            3,
+        ),
+        ("kappa weights 3", ValueError, "requests", out(), cm, bad_row(metric=8, beta=3), 0),
+        ("kappa weights 0.5", ValueError, "requests", out(), cm, bad_row(metric=8, beta=0.5), 0),
         ("metric -1", ValueError, "requests", out(), cm, bad_row(metric=-1), 0),
         ("metric 1.5", ValueError, "requests", out(), cm, bad_row(metric=1.5), 0),
         ("metric NaN", ValueError, "requests", out(), cm, bad_row(metric=math.nan), 0),
@@ -382,6 +409,12 @@ CLASSES = [
         "labels",
     ),
     ("MulticlassJaccardIndex weighted", lambda: MulticlassJaccardIndex(NUM_CLASSES, average="weighted"), "labels"),
+    ("BinaryMatthewsCorrCoef", lambda: BinaryMatthewsCorrCoef(), "binary"),
+    ("MulticlassMatthewsCorrCoef", lambda: MulticlassMatthewsCorrCoef(NUM_CLASSES), "labels"),
+    ("MultilabelMatthewsCorrCoef", lambda: MultilabelMatthewsCorrCoef(NUM_LABELS), "multilabel"),
+    ("BinaryCohenKappa linear", lambda: BinaryCohenKappa(weights="linear"), "binary"),
+    ("MulticlassCohenKappa", lambda: MulticlassCohenKappa(NUM_CLASSES), "labels"),
+    ("MulticlassCohenKappa quadratic", lambda: MulticlassCohenKappa(NUM_CLASSES, weights="quadratic"), "scores"),
 ]
 
 

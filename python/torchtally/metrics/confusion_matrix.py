@@ -252,8 +252,8 @@ class BinaryMatthewsCorrCoef(BinaryConfmatState):
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
 
-    def compute(self) -> Tensor:
-        return clf_compute.matthews_corrcoef(self.confmat)
+    def finish_request(self) -> Request:
+        return Request("matthews_corrcoef", "micro")
 
 
 class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
@@ -273,8 +273,8 @@ class MulticlassMatthewsCorrCoef(MulticlassConfmatState):
         reject_options(kwargs, ("top_k", "multidim_average"), type(self).__name__)
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
 
-    def compute(self) -> Tensor:
-        return clf_compute.matthews_corrcoef(self.confmat)
+    def finish_request(self) -> Request:
+        return Request("matthews_corrcoef", "micro")
 
 
 class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
@@ -300,8 +300,8 @@ class MultilabelMatthewsCorrCoef(MultilabelConfmatState):
         reject_options(kwargs, ("multidim_average",), type(self).__name__)
         super().__init__(num_labels, threshold, "global", ignore_index, validate_args, **kwargs)
 
-    def compute(self) -> Tensor:
-        return clf_compute.matthews_corrcoef(self.confmat)
+    def finish_request(self) -> Request:
+        return Request("matthews_corrcoef", "micro")
 
 
 class BinaryCohenKappa(BinaryConfmatState):
@@ -328,8 +328,8 @@ class BinaryCohenKappa(BinaryConfmatState):
         super().__init__(threshold, "global", ignore_index, validate_args, **kwargs)
         self.weights = weights
 
-    def compute(self) -> Tensor:
-        return clf_compute.cohen_kappa(self.confmat, self.weights)
+    def finish_request(self) -> Request:
+        return Request("cohen_kappa", "micro", weights=self.weights)
 
 
 class MulticlassCohenKappa(MulticlassConfmatState):
@@ -356,5 +356,5 @@ class MulticlassCohenKappa(MulticlassConfmatState):
         super().__init__(num_classes, 1, "global", ignore_index, validate_args, **kwargs)
         self.weights = weights
 
-    def compute(self) -> Tensor:
-        return clf_compute.cohen_kappa(self.confmat, self.weights)
+    def finish_request(self) -> Request:
+        return Request("cohen_kappa", "micro", weights=self.weights)

@@ -14,7 +14,7 @@ Values equal the torch functions' up to the order in which float64 sums are adde
 weighted mean over classes): the same counts, the same divisions, one rounding to float32.
 """
 
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -31,13 +31,19 @@ METRICS = {
     "specificity": 4,
     "hamming_distance": 5,
     "jaccard_index": 6,
+    "matthews_corrcoef": 7,  # of the whole matrix: no average
+    "cohen_kappa": 8,  # of the whole matrix: no average
 }
+_WHOLE_MATRIX = ("matthews_corrcoef", "cohen_kappa")
+KAPPA_WEIGHTS = {None: 0, "linear": 1, "quadratic": 2}
 AVERAGES = {"micro": 0, "macro": 1, "weighted": 2, "none": 3}
 
 
 class Request(NamedTuple):
     """One value of a count state. ``ignore_index``: Jaccard's class left out (multiclass), -1
-    for none; ``top_k`` > 1 only with the "topk" layout (the torch path's Stats need it)."""
+    for none; ``top_k`` > 1 only with the "topk" layout (the torch path's Stats need it);
+    ``weights``: Cohen's kappa's (None, "linear", "quadratic"). Matthews' correlation and
+    kappa are of the whole matrix: their ``average`` is "micro"."""
 
     metric: str
     average: str
@@ -45,6 +51,12 @@ class Request(NamedTuple):
     beta: float = 1.0
     ignore_index: int = -1
     top_k: int = 1
+    weights: Optional[str] = None
+
+    def per_class(self, layout: str) -> bool:
+        """Whether its value is one per class ([C]: average "none" of a per-class metric, not
+        binary) rather than one number (0-d)."""
+        return self.average == "none" and layout != "binary" and self.metric not in _WHOLE_MATRIX
 
 
 class _Plan(NamedTuple):
@@ -68,9 +80,10 @@ def _plan(layout: str, classes: int, requests: Tuple[Request, ...]) -> _Plan:
     if plan is None:
         rows, spans, at = [], [], 0
         for r in requests:
-            width = classes if r.average == "none" and layout != "binary" else 1
+            width = classes if r.per_class(layout) else 1
             ignored = r.ignore_index if 0 <= r.ignore_index < classes else -1
-            rows.append([METRICS[r.metric], AVERAGES[r.average], float(r.zero_division), float(r.beta), ignored, at])
+            parameter = KAPPA_WEIGHTS[r.weights] if r.metric == "cohen_kappa" else float(r.beta)
+            rows.append([METRICS[r.metric], AVERAGES[r.average], float(r.zero_division), parameter, ignored, at])
             spans.append((at, width))
             at += width
         plan = _Plan(torch.tensor(rows, dtype=torch.float64), tuple(spans), torch.empty(at, dtype=torch.float32))
@@ -90,10 +103,7 @@ def finish(state: Tensor, layout: str, requests: Sequence[Request]) -> List[Tens
     plan = _plan(layout, classes_of(state, layout), requests)
     out = torch.empty_like(plan.template)
     kernels.stat_finish(out, state, plan.table, LAYOUTS[layout])
-    return [
-        out[at : at + width] if r.average == "none" and layout != "binary" else out[at]
-        for r, (at, width) in zip(requests, plan.spans)
-    ]
+    return [out[at : at + width] if r.per_class(layout) else out[at] for r, (at, width) in zip(requests, plan.spans)]
 
 
 class Prepared(NamedTuple):
@@ -117,7 +127,7 @@ class Prepared(NamedTuple):
 
 def prepare(state: Tensor, layout: str, request: Request) -> Prepared:
     classes = classes_of(state, layout)
-    template = torch.empty((classes,) if request.average == "none" and layout != "binary" else (), dtype=torch.float32)
+    template = torch.empty((classes,) if request.per_class(layout) else (), dtype=torch.float32)
     return Prepared(request, layout, classes, LAYOUTS[layout], _plan(layout, classes, (request,)).table, template)
 
 
@@ -137,6 +147,13 @@ def stats_of(state: Tensor, layout: str, top_k: int = 1) -> compute.Stats:
 
 def torch_value(state: Tensor, layout: str, r: Request) -> Tensor:
     """``r``'s value on ``state`` by the torch functions of `compute`."""
+    if r.metric in _WHOLE_MATRIX:
+        if layout == "topk" or (r.metric == "cohen_kappa" and layout == "multilabel"):
+            raise ValueError(f"request: {r.metric} is not a value of {layout} counts")
+        confmat = state.reshape(2, 2) if layout == "binary" else state
+        if r.metric == "matthews_corrcoef":
+            return compute.matthews_corrcoef(confmat)
+        return compute.cohen_kappa(confmat, r.weights)
     if r.metric == "jaccard_index":
         if layout == "topk":  # no metric asks for it: MulticlassJaccardIndex takes no top_k
             raise ValueError(
