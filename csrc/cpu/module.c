@@ -11,6 +11,7 @@
 #include "core/binding.h"
 #include "core/module_def.h"
 #include "kernels/binned.h"
+#include "kernels/binned_finish.h"
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
 #include "kernels/moments.h"
@@ -78,16 +79,24 @@ TT_KERNELS(TT_DEFINE_KERNEL)
 
 /* ---- CPU-only methods ----------------------------------------------------------------------- */
 
-/* stat_finish reads a small count state that compute() already holds on the host: torchtally's
- * Python layer calls it for CPU states only (a CUDA state is finished by torch on the device). */
+/* stat_finish and binned_finish read a small state that compute() already holds on the host:
+ * torchtally's Python layer calls them for CPU states only (a CUDA state is finished by torch on
+ * the device). */
 static tt_status run_stat_finish(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_stat_finish(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], err);
 }
 
+static tt_status run_binned_finish(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_binned_finish(a->tensor[0], a->tensor[1], a->ints[2], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
-      {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})
+      {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
+    X(binned_finish, "binned_finish(out, hist, metric)", {"out", TT_ARG_OUT_TENSOR},               \
+      {"hist", TT_ARG_TENSOR}, {"metric", TT_ARG_INT})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

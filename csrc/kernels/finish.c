@@ -69,7 +69,7 @@ typedef struct {
     tt_finish_metric metric;
     tt_average average;
     double zero_division, parameter; /* parameter: F-beta's beta, kappa's tt_kappa_weights */
-    int64_t ignore_index;             /* Jaccard's class left out, or -1 */
+    int64_t ignore_index;            /* Jaccard's class left out, or -1 */
 } request;
 
 /* The request's score of class i (before any average). */
@@ -216,8 +216,10 @@ static double whole_matrix(const int64_t *s, int64_t classes, tt_stats_layout la
         return 1.0 - observed / expected;
     }
     if (side == 2) {
-        const double tn = entry(s, classes, layout, 2, 0, 0), fp = entry(s, classes, layout, 2, 0, 1);
-        const double fn = entry(s, classes, layout, 2, 1, 0), tp = entry(s, classes, layout, 2, 1, 1);
+        const double tn = entry(s, classes, layout, 2, 0, 0),
+                     fp = entry(s, classes, layout, 2, 0, 1);
+        const double fn = entry(s, classes, layout, 2, 1, 0),
+                     tp = entry(s, classes, layout, 2, 1, 1);
         if (tp + tn != 0 && fp + fn == 0)
             return 1.0;
         if (tp + tn == 0 && fp + fn != 0)
@@ -235,8 +237,9 @@ static double whole_matrix(const int64_t *s, int64_t classes, tt_stats_layout la
         return cov / sqrt(var_pred * var_true);
     if (side != 2)
         return 0.0;
-    return matthews_one_sided(entry(s, classes, layout, 2, 1, 1), entry(s, classes, layout, 2, 0, 1),
-                              entry(s, classes, layout, 2, 0, 0), entry(s, classes, layout, 2, 1, 0));
+    return matthews_one_sided(
+        entry(s, classes, layout, 2, 1, 1), entry(s, classes, layout, 2, 0, 1),
+        entry(s, classes, layout, 2, 0, 0), entry(s, classes, layout, 2, 1, 0));
 }
 
 static void put(const tt_view *out, int64_t at, double value)
@@ -300,13 +303,15 @@ static tt_status read_request(const tt_view *requests, int64_t i, int64_t classe
                        (long long)i, metric, TT_FINISH_KAPPA);
     if ((metric == TT_FINISH_MATTHEWS && layout == TT_STATS_TOPK) ||
         (metric == TT_FINISH_KAPPA && layout != TT_STATS_MULTICLASS && layout != TT_STATS_BINARY))
-        return tt_fail(err, TT_EVALUE, "requests",
-                       "row %lld: metric code %g is not a value of layout %lld (a confusion matrix: "
-                       "Matthews' on layouts 0, 2 and 3, kappa on 0 and 2)",
-                       (long long)i, metric, (long long)layout);
+        return tt_fail(
+            err, TT_EVALUE, "requests",
+            "row %lld: metric code %g is not a value of layout %lld (a confusion matrix: "
+            "Matthews' on layouts 0, 2 and 3, kappa on 0 and 2)",
+            (long long)i, metric, (long long)layout);
     const double parameter = row[TT_FINISH_PARAMETER];
-    if (metric == TT_FINISH_KAPPA && !(parameter == TT_KAPPA_UNWEIGHTED ||
-                                       parameter == TT_KAPPA_LINEAR || parameter == TT_KAPPA_QUADRATIC))
+    if (metric == TT_FINISH_KAPPA &&
+        !(parameter == TT_KAPPA_UNWEIGHTED || parameter == TT_KAPPA_LINEAR ||
+          parameter == TT_KAPPA_QUADRATIC))
         return tt_fail(err, TT_EVALUE, "requests",
                        "row %lld: kappa's weights code %g is not 0 (none), 1 (linear) or 2 "
                        "(quadratic)",
@@ -323,10 +328,10 @@ static tt_status read_request(const tt_view *requests, int64_t i, int64_t classe
     r->parameter = parameter;
     /* a class outside [0, C) leaves nothing out, as torchmetrics */
     r->ignore_index = ignore < (double)classes ? (int64_t)ignore : -1;
-    const int64_t width = r->average == TT_AVERAGE_NONE && layout != TT_STATS_BINARY &&
-                                  r->metric < TT_FINISH_MATTHEWS
-                              ? classes
-                              : 1;
+    const int64_t width =
+        r->average == TT_AVERAGE_NONE && layout != TT_STATS_BINARY && r->metric < TT_FINISH_MATTHEWS
+            ? classes
+            : 1;
     if (!(at >= 0 && at == floor(at) && at <= (double)(out_size - width)))
         return tt_fail(err, TT_EVALUE, "requests",
                        "row %lld: offset %g with %lld values does not fit out's %lld elements",
@@ -379,7 +384,8 @@ tt_status tt_stat_finish(const tt_view *out, const tt_view *state, const tt_view
         read_request(requests, i, classes, layout, out_size, &r, &at, err); /* checked above */
         if (r.metric >= TT_FINISH_MATTHEWS)
             put(out, at,
-                whole_matrix((const int64_t *)state->data, classes, (tt_stats_layout)layout, &r, sums));
+                whole_matrix((const int64_t *)state->data, classes, (tt_stats_layout)layout, &r,
+                             sums));
         else if (layout == TT_STATS_BINARY)
             put(out, at, class_score(&c, &r, 0));
         else if (r.average == TT_AVERAGE_NONE)

@@ -352,3 +352,13 @@ def stat_finish(out: Tensor, state: Tensor, requests: Tensor, layout: int) -> bo
 
 
 _ops.use_route(_impl)  # the ops call _impl, defined above
+
+
+def binned_finish(out: Tensor, hist: Tensor, metric: int) -> bool:
+    """AUROC (metric 0) or average precision (1) of every column of a binned histogram into `out`
+    [R, 3] = (value, positives, negatives) (csrc/API.md): True, or False, with nothing written,
+    where the C core does not serve `hist` (not a CPU tensor, or the reference backend)."""
+    if _c is None or not hist.is_cpu:
+        return False
+    _c.binned_finish(out, hist, metric)
+    return True

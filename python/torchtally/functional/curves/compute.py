@@ -23,6 +23,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
+from ... import kernels
 from .update import IGNORED, CurveTask
 
 OUT_DTYPE = torch.float32
@@ -246,28 +247,55 @@ def _columns_name(task: CurveTask) -> Optional[str]:
     return {"binary": None, "multiclass": "class", "multilabel": "label"}[task.task]
 
 
+_BINNED_AUROC, _BINNED_AVERAGE_PRECISION = 0, 1  # binned_finish's metric codes
+
+
+def _binned_readouts(task: CurveTask, states: States, micro: bool, metric: int) -> Optional[Tuple[Tensor, Tensor]]:
+    """(values [R], positives [R]) float64 of a binned histogram by the C core (one walk per
+    column, csrc/kernels/binned_finish.c), the same numbers auroc / average_precision form from
+    Counts; None in exact mode or where the C core does not serve the histogram."""
+    if not task.binned:
+        return None
+    hist = states["hist"]
+    if micro:
+        hist = hist.sum(0, keepdim=True)
+    out = torch.empty(hist.shape[0], 3, dtype=torch.float64)
+    if not kernels.binned_finish(out, hist, metric):
+        return None
+    return out[:, 0], out[:, 1]
+
+
 def auroc_from(
     task: CurveTask, states: States, average: Optional[str] = "macro", max_fpr: Optional[float] = None
 ) -> Tensor:
     """AUROC: a scalar (binary, micro) or reduced over columns by `average`."""
     micro = average == "micro"
-    cs = counts(task, states, micro)
-    if max_fpr is not None:
-        values = partial_auroc(cs[0], max_fpr)
+    readouts = None if max_fpr is not None else _binned_readouts(task, states, micro, _BINNED_AUROC)
+    if readouts is not None:
+        values, pos = readouts
     else:
-        values = torch.cat([auroc(c) for c in cs])
+        cs = counts(task, states, micro)
+        if max_fpr is not None:
+            values = partial_auroc(cs[0], max_fpr)
+        else:
+            values = torch.cat([auroc(c) for c in cs])
+        pos = torch.cat([c.pos for c in cs])
     warn_undefined(values, "AUROC", None if micro else _columns_name(task))
     if task.task == "binary" or micro:
         return values[0].to(OUT_DTYPE)
-    return reduce_average(values, average, torch.cat([c.pos for c in cs]))
+    return reduce_average(values, average, pos)
 
 
 def average_precision_from(task: CurveTask, states: States, average: Optional[str] = "macro") -> Tensor:
     """Average precision: a scalar (binary, micro) or reduced over columns by `average`."""
     micro = average == "micro"
-    cs = counts(task, states, micro)
-    values = torch.cat([average_precision(c) for c in cs])
-    pos = torch.cat([c.pos for c in cs])
+    readouts = _binned_readouts(task, states, micro, _BINNED_AVERAGE_PRECISION)
+    if readouts is not None:
+        values, pos = readouts
+    else:
+        cs = counts(task, states, micro)
+        values = torch.cat([average_precision(c) for c in cs])
+        pos = torch.cat([c.pos for c in cs])
     warn_no_positive(pos, "AveragePrecision", None if micro else _columns_name(task))
     if task.task == "binary" or micro:
         return values[0].to(OUT_DTYPE)
