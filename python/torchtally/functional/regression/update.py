@@ -132,7 +132,7 @@ def require_finite(summary: Tensor, preds: Tensor, target: Tensor) -> None:
     graph cannot branch on), run where the eager check runs: before the state is touched."""
     if compiling():
         _require_finite_op(summary, preds, target)
-    elif not bool(torch.isfinite(summary).all()):
+    elif not (math.isfinite(summary.item()) if summary.numel() == 1 else bool(torch.isfinite(summary).all())):
         finite("preds", preds)
         finite("target", target)
 
@@ -263,7 +263,7 @@ def squared_error_sum(
 ) -> Tuple[Tensor, int]:
     """(sum of squared errors [D] float64, number of samples) of one batch."""
     p, t = _error_inputs(preds, target, num_outputs, device)
-    diff = t.to(_F64) - p.to(_F64)
+    diff = t.to(_F64) - p  # p promotes to float64 exactly, inside the subtraction
     total = (diff * diff).sum(0)
     require_finite(total, p, t)
     return total, diff.shape[0]
@@ -274,7 +274,7 @@ def absolute_error_sum(
 ) -> Tuple[Tensor, int]:
     """(sum of absolute errors [D] float64, number of samples) of one batch."""
     p, t = _error_inputs(preds, target, num_outputs, device)
-    total = (t.to(_F64) - p.to(_F64)).abs().sum(0)
+    total = (t.to(_F64) - p).abs().sum(0)
     require_finite(total, p, t)
     return total, p.shape[0]
 
@@ -293,8 +293,8 @@ def absolute_percentage_error_sum(
 def _error_inputs(preds, target, num_outputs, device):
     """num_outputs = 1: any shape, flattened; else [N, D]. Returned as [N, D]."""
     if num_outputs == 1:
-        p, t = flat(preds, target, device)
-        return p[:, None], t[:, None]
+        p, t = pair(preds, target, device)
+        return p.reshape(-1, 1), t.reshape(-1, 1)  # one view each (flat's [N] then [:, None] makes two)
     return columns(preds, target, num_outputs, device)
 
 
