@@ -12,6 +12,10 @@ Rows (C = 10 classes, probabilities [B, 10] float32 and int64 targets, B = 256 a
                     a MetricCollection of accuracy (micro), F1, precision, recall (macro), plus
                     specificity and Jaccard for 6, all on one confusion matrix (torchmetrics:
                     its compute groups, its default)
+  update(32) + compute, other families
+                    32 samples updated, then ``compute()``: MeanSquaredError, R2Score,
+                    PearsonCorrCoef, MulticlassMatthewsCorrCoef, binned MulticlassAUROC (T = 100)
+                    and BinaryAUROC (T = 100), at every batch size (the row does not depend on it)
   compiled step     a step compiled with ``torch.compile(fullgraph=True)`` (inductor), a small
                     model's forward (a [B, 10] matmul and softmax), with and without the
                     4-metric collection's update inside: what the metric adds to a compiled step.
@@ -93,6 +97,33 @@ def cases(lib: str, b: int) -> Dict[str, Callable[[], object]]:
     }
 
 
+def family_cases(lib: str) -> Dict[str, Callable[[], object]]:
+    """update(32 samples) + compute of one metric of each other family."""
+    if lib == "torchtally":
+        import torchtally as classes
+        import torchtally as regression
+    else:
+        import torchmetrics.classification as classes
+        import torchmetrics.regression as regression
+    g = torch.Generator().manual_seed(1)
+    scores = torch.randn(32, C, generator=g).softmax(-1)
+    labels = torch.randint(0, C, (32,), generator=g)
+    x, y = torch.randn(32, generator=g), torch.randn(32, generator=g)
+    made = {
+        "MeanSquaredError": (regression.MeanSquaredError(), (x, y)),
+        "R2Score": (regression.R2Score(), (x, y)),
+        "PearsonCorrCoef": (regression.PearsonCorrCoef(), (x, y)),
+        "MulticlassMatthewsCorrCoef": (classes.MulticlassMatthewsCorrCoef(C), (scores, labels)),
+        "MulticlassAUROC T = 100": (classes.MulticlassAUROC(C, thresholds=100), (scores, labels)),
+        "BinaryAUROC T = 100": (classes.BinaryAUROC(thresholds=100), (scores[:, 0], (labels < 5).long())),
+    }
+
+    def step(metric, args):
+        return lambda: (metric.update(*args), metric.compute())
+
+    return {f"update(32) + compute, {name}": step(m, args) for name, (m, args) in made.items()}
+
+
 def check_values() -> None:
     """The libraries' forward values and accumulated results agree (float32 rounding)."""
     ours, theirs = collection("torchtally", 6), collection("torchmetrics", 6)
@@ -149,7 +180,7 @@ def main() -> None:
     seconds: Dict[Tuple[str, str, int], float] = {}
     for b in BATCHES:
         for lib in LIBRARIES:
-            for name, fn in cases(lib, b).items():
+            for name, fn in {**cases(lib, b), **(family_cases(lib) if b == BATCHES[0] else {})}.items():
                 for _ in range(20):
                     fn()
                 seconds[(lib, name, b)] = time_call(fn, min_seconds=0.05 if args.quick else 0.3, repeats=7)
@@ -157,7 +188,8 @@ def main() -> None:
     rows: List[List[object]] = []
     verdicts: List[List[object]] = []
     for b in BATCHES:
-        for name in cases("torchtally", 8):
+        names = list(cases("torchtally", 8)) + (list(family_cases("torchtally")) if b == BATCHES[0] else [])
+        for name in names:
             ours, theirs = seconds[("torchtally", name, b)], seconds[("torchmetrics", name, b)]
             rows.append([f"{b:,}", name, fmt_us(ours), fmt_us(theirs), f"{theirs / ours:.1f}x"])
             if b == 256 and name in TARGETS:
