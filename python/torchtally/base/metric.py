@@ -330,10 +330,13 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The metric over this batch alone (synced over ranks with ``dist_sync_on_step``), with
         the batch also added to the accumulated state. Every rank must call it when it syncs."""
-        if self.__dict__["_local_while_synced"] is not None:
+        d = self.__dict__
+        if d["_local_while_synced"] is not None:
             raise RuntimeError("The Metric shouldn't be synced when performing ``forward``. HINT: call ``unsync()``")
-        x = first_tensor(args, kwargs)
-        if x is not None and x.device != self.__dict__["device"]:
+        x = args[0] if args else None
+        if not isinstance(x, torch.Tensor):  # as update's wrapper: the common case without a call
+            x = first_tensor(args, kwargs)
+        if x is not None and x.device != d["device"]:
             if self._updated:
                 raise self.device_mismatch(type(self).update, args, kwargs, x)
             self.place_states(x.device, states=True)

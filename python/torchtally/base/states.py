@@ -452,17 +452,16 @@ class States:
         place (every state a CPU "sum" state, and compute returns fresh tensors:
         ``fresh_compute_results``), else None. Kept per declaration version and device."""
         d = self.__dict__
-        key = (d["_spec_version"], d["device"])
         kept = d.get("_summed_batch_states")
-        if kept is None or kept[0] != key:
+        if kept is None or kept[0] != d["_spec_version"] or kept[1] is not d["device"]:
             specs = self._specs
             eligible = (
                 self.fresh_compute_results
                 and d["device"].type == "cpu"
                 and all(reduce == "sum" for reduce, _ in specs.values())
             )
-            kept = d["_summed_batch_states"] = (key, tuple(specs) if eligible else None)
-        return kept[1]
+            kept = d["_summed_batch_states"] = (d["_spec_version"], d["device"], tuple(specs) if eligible else None)
+        return kept[2]
 
     def swap_in_batch_buffers(self, names: Tuple[str, ...]) -> HeldStates:
         """``hold_and_clear_states`` for the states ``names`` (summed_batch_states), each put back
@@ -471,9 +470,9 @@ class States:
         spares = d.get("_batch_buffers")
         if spares is None:
             spares = d["_batch_buffers"] = {}
-        values = {}
+        specs, values = d["_specs"], {}
         for name in names:
-            default = self._specs[name][1]
+            default = specs[name][1]
             values[name] = d[name]
             spare = spares.get(name)
             d[name] = spare[1].copy_(default) if spare is not None and spare[0] is default else default.clone()
@@ -485,11 +484,11 @@ class States:
         """Add each batch buffer into its accumulated state ``held``, in place, and put that back;
         the buffers are kept for the next forward."""
         d = self.__dict__
-        spares = d["_batch_buffers"]
+        spares, specs = d["_batch_buffers"], d["_specs"]
         for name, total in held.values.items():
             batch = d[name]
             d[name] = total.add_(batch)
-            spares[name] = (self._specs[name][1], batch)
+            spares[name] = (specs[name][1], batch)
         d["_updated"], d["_update_count"], d["_cache"] = True, held.update_count + 1, None
 
     def fixed_state_bytes(self) -> int:

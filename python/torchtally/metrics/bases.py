@@ -72,13 +72,12 @@ class _CountState(Metric):
         state = d[_COUNT_STATE[layout]]
         # Prepared once per declaration version (an assigned option changes it) and state shape.
         # (Options are tracked from the first update on: before it, nothing is kept.)
-        key = (d["_spec_version"], state.shape)
         prepared = d.get("_finish_prepared")
-        if prepared is None or prepared[0] != key or d["_options"] is None:
-            prepared = (key, clf_finish.prepare(state, layout, self.finish_request()))
+        if prepared is None or prepared[0] != d["_spec_version"] or prepared[1] != state.shape or d["_options"] is None:
+            prepared = (d["_spec_version"], state.shape, clf_finish.prepare(state, layout, self.finish_request()))
             if d["_options"] is not None:
                 d["_finish_prepared"] = prepared
-        return prepared[1].run(state)
+        return prepared[2].run(state)
 
     def finish_values(
         self, states: Optional[Dict[str, Tensor]], requests: Sequence[clf_finish.Request]
