@@ -264,6 +264,20 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         raise NotImplementedError(f"{type(self).__name__} must implement compute()")
 
     def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
+        self._call_update(fn, args, kwargs)
+        d = self.__dict__
+        d["_updated"] = True
+        d["_update_count"] += 1
+        if self.compute_on_cpu:
+            self._move_cat_states_to_cpu()
+        if d["_state_group"] is not None:
+            self._share_my_state()
+        return self
+
+    def _call_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        """The subclass's update ``fn`` inside the update protocol: options settled before it adds
+        any attribute, the cached result dropped, a nested ``super().update()`` not counted again,
+        the caller's tensors known to append_state. The count and the flags are the caller's."""
         d = self.__dict__
         if d.get("_options") is None:  # settle which attributes are options before an update adds any
             _ = self.described_options  # the property records them
@@ -275,13 +289,6 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         finally:
             d["_updating"] = False
             d["_update_inputs"] = None
-        d["_updated"] = True
-        d["_update_count"] += 1
-        if self.compute_on_cpu:
-            self._move_cat_states_to_cpu()
-        if d["_state_group"] is not None:
-            self._share_my_state()
-        return self
 
     def _update_traced(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
         """The update as dynamo traces it (inside ``torch.compile``): the kernels are custom ops
@@ -353,7 +360,10 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         the buffers of the last forward, its value from them, then added in place."""
         held = self.swap_in_batch_buffers(names)
         try:
-            self._run_update(type(self)._unwrapped_update, args, kwargs)  # forward has followed the device
+            # forward has followed the device; add_batch_buffers counts the update, these states are
+            # no cat states (nothing for compute_on_cpu to move), and locked_sharing shares them
+            self._call_update(type(self)._unwrapped_update, args, kwargs)
+            self.__dict__["_updated"] = True  # the batch's states hold data (a per-step sync says so)
             self.raise_rejected_batch(held)
             value = self._batch_value()
         except BaseException:
