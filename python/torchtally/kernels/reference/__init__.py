@@ -7,8 +7,10 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 """
 
 from .binned import binned_update
+from .calibration import calibration_update
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
+from .ranking import ranking_update
 from .topk import topk_update
 
 __all__ = [
@@ -21,4 +23,6 @@ __all__ = [
     "comoments_update",
     "comoments_merge",
     "topk_update",
+    "calibration_update",
+    "ranking_update",
 ]
