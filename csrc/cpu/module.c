@@ -12,9 +12,11 @@
 #include "core/module_def.h"
 #include "kernels/binned.h"
 #include "kernels/binned_finish.h"
+#include "kernels/calibration.h"
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
 #include "kernels/moments.h"
+#include "kernels/ranking.h"
 #include "kernels/simd.h"
 #include "kernels/topk.h"
 
@@ -92,11 +94,29 @@ static tt_status run_binned_finish(const void *ctx, const tt_args *a, tt_error *
     return tt_binned_finish(a->tensor[0], a->tensor[1], a->ints[2], err);
 }
 
+/* calibration_update and ranking_update have no CUDA build: torchtally.kernels sends every other
+ * device's tensors to the torch reference. */
+static tt_status run_calibration_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_calibration_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                                 a->tensor[4], err);
+}
+
+static tt_status run_ranking_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_ranking_update(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
     X(binned_finish, "binned_finish(out, hist, metric)", {"out", TT_ARG_OUT_TENSOR},               \
-      {"hist", TT_ARG_TENSOR}, {"metric", TT_ARG_INT})
+      {"hist", TT_ARG_TENSOR}, {"metric", TT_ARG_INT})                                             \
+    X(calibration_update, "calibration_update(counts, sums, conf, hit, boundaries)",               \
+      {"counts", TT_ARG_OUT_TENSOR}, {"sums", TT_ARG_OUT_TENSOR}, {"conf", TT_ARG_TENSOR},         \
+      {"hit", TT_ARG_TENSOR}, {"boundaries", TT_ARG_TENSOR})                                       \
+    X(ranking_update, "ranking_update(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},            \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

@@ -6,15 +6,21 @@ one kernel call per batch, one slot in the sync.
 """
 
 from .metrics import confusion_matrix, curve_tasks, curves, precision_recall, stat_scores, tasks
+from .metrics import calibration, hinge, ranking, wrappers
 from .metrics.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
 from .metrics.curve_tasks import *  # noqa: F401,F403  (AUROC(task=...), AveragePrecision(task=...), ...)
 from .metrics.curves import *  # noqa: F401,F403  (BinaryAUROC, ..., the curves and their readouts)
 from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, FBetaScore, F1Score, Dice)
 from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
 from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
+from .metrics.hinge import *  # noqa: F401,F403  (BinaryHingeLoss, MulticlassHingeLoss)
+from .metrics.calibration import *  # noqa: F401,F403  (BinaryCalibrationError, MulticlassCalibrationError)
+from .metrics.ranking import *  # noqa: F401,F403  (MultilabelCoverageError, MultilabelRanking*)
+from .metrics.wrappers import *  # noqa: F401,F403  (HingeLoss(task=...), CalibrationError(task=...))
 
 __all__ = [
     name
     for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
+    + (hinge, calibration, ranking, wrappers)
     for name in module.__all__
 ]

@@ -50,14 +50,14 @@ def _rows(s, y):
     rel = y == 1
     cover = y != 0
     ge = s[:, None, :] >= s[:, :, None]  # ge[i, j, k]: s_k >= s_j
-    above = ge.sum(2)
-    above_rel = (ge & rel[:, None, :]).sum(2)
+    above = ge.sum(2).double()
+    above_rel = (ge & rel[:, None, :]).sum(2).double()
     nr = rel.sum(1)
     informative = (nr > 0) & (nr < labels)
     ratio = torch.where(rel, above_rel / above, 0.0).sum(1) / nr.clamp(min=1)
     lrap = torch.where(informative, ratio, 1.0)
-    wrong = (ge & ~rel[:, None, :] & rel[:, :, None]).sum((1, 2))
-    loss = torch.where(informative, wrong / (nr * (labels - nr)).clamp(min=1), 0.0)
+    wrong = (ge & ~rel[:, None, :] & rel[:, :, None]).sum((1, 2)).double()
+    loss = torch.where(informative, wrong / (nr * (labels - nr)).clamp(min=1).double(), 0.0)
     lowest = torch.where(cover, s, float("inf")).min(1).values
     coverage = torch.where(cover.any(1), (s >= lowest[:, None]).sum(1), 0)
     return torch.stack([coverage.double().sum(), lrap.double().sum(), loss.double().sum()])

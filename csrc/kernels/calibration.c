@@ -1,0 +1,108 @@
+/*
+ * calibration.c: calibration-error bins. Each confidence is placed by a binary search over the
+ * bin boundaries (torch.bucketize with right=True, minus one, as torchmetrics bins), and its
+ * bin's count, confidence sum and accuracy sum grow. The workload is one call per update of
+ * CalibrationError: N up to millions, B = n_bins + 1 small (16 by default).
+ *
+ * Two walks over the samples: the first checks every confidence (no NaN, none below the first
+ * boundary) and every hit (0 or 1), the second counts; so a bad batch writes nothing.
+ */
+#include "kernels/calibration.h"
+
+#include <math.h>
+
+/* The bin of c: #{j : b[j] <= c} - 1, for c >= b[0] (so the result is in [0, B)). */
+static int64_t bin_of(const double *b, int64_t bins, double c)
+{
+    int64_t lo = 0, hi = bins;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (b[mid] <= c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+static tt_status check_args(const tt_view *counts, const tt_view *sums, const tt_view *conf,
+                            const tt_view *hit, const tt_view *boundaries, tt_error *err)
+{
+    char got[96];
+    if (counts->dtype != TT_I64 || counts->ndim != 1 || counts->shape[0] < 1)
+        return tt_fail(err, counts->dtype != TT_I64 ? TT_ETYPE : TT_EVALUE, "counts",
+                       "expected int64 [B] with B >= 1, got %s",
+                       tt_describe(counts, got, sizeof got));
+    tt_status st = tt_check_out(counts, "counts", TT_I64, 1, counts->shape, err);
+    const int64_t bins = counts->shape[0];
+    const int64_t sums_shape[2] = {bins, 2};
+    if (st == TT_OK)
+        st = tt_check_out(sums, "sums", TT_F64, 2, sums_shape, err);
+    if (st == TT_OK)
+        st = tt_check_scores(conf, "conf", 1, err);
+    if (st == TT_OK)
+        st = tt_check_labels(hit, "hit", 1, err);
+    if (st != TT_OK)
+        return st;
+    if (hit->shape[0] != conf->shape[0])
+        return tt_fail(err, TT_EVALUE, "hit", "expected %lld samples (as conf), got %lld",
+                       (long long)conf->shape[0], (long long)hit->shape[0]);
+    if (boundaries->dtype != TT_F64 || boundaries->ndim != 1 || boundaries->shape[0] != bins)
+        return tt_fail(err, boundaries->dtype != TT_F64 ? TT_ETYPE : TT_EVALUE, "boundaries",
+                       "expected float64 [%lld] (one per bin), got %s", (long long)bins,
+                       tt_describe(boundaries, got, sizeof got));
+    return tt_check_cpu(boundaries, "boundaries", err);
+}
+
+tt_status tt_calibration_update(const tt_view *counts, const tt_view *sums, const tt_view *conf,
+                                const tt_view *hit, const tt_view *boundaries, tt_error *err)
+{
+    tt_status st = check_args(counts, sums, conf, hit, boundaries, err);
+    if (st != TT_OK)
+        return st;
+    const int64_t bins = counts->shape[0], n = conf->shape[0];
+    double b[TT_CHUNK];
+    if (bins > TT_CHUNK)
+        return tt_fail(err, TT_EVALUE, "boundaries", "expected at most %d bins, got %lld", TT_CHUNK,
+                       (long long)bins);
+    for (int64_t j = 0; j < bins; j++) {
+        b[j] = tt_f64_at(boundaries->data + j * tt_step(boundaries, 0));
+        if (!isfinite(b[j]) || (j > 0 && b[j] < b[j - 1]))
+            return tt_fail(err, TT_EVALUE, "boundaries",
+                           "expected finite, non-decreasing values, got %g at index %lld", b[j],
+                           (long long)j);
+    }
+    double c[TT_CHUNK];
+    int64_t h[TT_CHUNK];
+    for (int64_t start = 0; start < n; start += TT_CHUNK) { /* first walk: check everything */
+        const int64_t m = n - start < TT_CHUNK ? n - start : TT_CHUNK;
+        const int64_t nan_at = tt_load_scores(conf, start, m, 0, c);
+        if (nan_at >= 0)
+            return tt_fail(err, TT_EVALUE, "conf", "NaN at index %lld",
+                           (long long)(start + nan_at));
+        tt_load_labels(hit, start, m, 0, h);
+        for (int64_t i = 0; i < m; i++) {
+            if (c[i] < b[0])
+                return tt_fail(err, TT_EVALUE, "conf",
+                               "%g at index %lld lies below the first boundary %g", c[i],
+                               (long long)(start + i), b[0]);
+            if (h[i] != 0 && h[i] != 1)
+                return tt_fail(err, TT_EVALUE, "hit", "expected 0 or 1, got %lld at index %lld",
+                               (long long)h[i], (long long)(start + i));
+        }
+    }
+    int64_t *count = (int64_t *)counts->data;
+    double *sum = (double *)sums->data;
+    for (int64_t start = 0; start < n; start += TT_CHUNK) { /* second walk: count */
+        const int64_t m = n - start < TT_CHUNK ? n - start : TT_CHUNK;
+        tt_load_scores(conf, start, m, 0, c);
+        tt_load_labels(hit, start, m, 0, h);
+        for (int64_t i = 0; i < m; i++) {
+            const int64_t k = bin_of(b, bins, c[i]);
+            count[k] += 1;
+            sum[2 * k] += c[i];
+            sum[2 * k + 1] += (double)h[i];
+        }
+    }
+    return TT_OK;
+}
