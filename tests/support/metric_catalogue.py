@@ -104,6 +104,8 @@ class Entry:
 
 
 def _is_curve(name: str) -> bool:
+    if "ranking" in name.lower():  # MultilabelRankingAveragePrecision: a ranking metric, not a curve
+        return False
     return any(
         part in name
         for part in (
@@ -165,6 +167,12 @@ def metric_entries() -> List[Entry]:
         ),
         Entry("MulticlassAccuracy[top_k=2]", M.MulticlassAccuracy, "multiclass", (("num_classes", NUM), ("top_k", 2))),
         Entry("CosineSimilarity[none]", M.CosineSimilarity, "rows", (("reduction", "none"),)),
+        Entry(
+            "MulticlassHingeLoss[one-vs-all]",
+            M.MulticlassHingeLoss,
+            "multiclass",
+            (("num_classes", NUM), ("multiclass_mode", "one-vs-all")),
+        ),
     ]
     return entries
 
