@@ -33,7 +33,7 @@ def calibration_update(counts, sums, conf, hit, boundaries, /) -> None:
     i = chk.first((h < 0) | (h > 1), None)
     if i is not None:
         raise ValueError(f"hit: expected 0 or 1, got {int(h[i])} at index {i}")
-    c = conf.double()
+    c = conf.double().contiguous()
     i = chk.first(c < boundaries[0], None)
     if i is not None:
         raise ValueError(f"conf: {float(c[i])} at index {i} lies below the first boundary {float(boundaries[0])}")
