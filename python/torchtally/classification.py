@@ -5,17 +5,27 @@ does. Metrics of one task with the same state options share their state in a Met
 one kernel call per batch, one slot in the sync.
 """
 
-from .metrics import confusion_matrix, curve_tasks, curves, precision_recall, stat_scores, tasks
-from .metrics import calibration, hinge, ranking, wrappers
+from .metrics import (
+    calibration,
+    confusion_matrix,
+    curve_tasks,
+    curves,
+    hinge,
+    precision_recall,
+    ranking,
+    stat_scores,
+    tasks,
+    wrappers,
+)
+from .metrics.calibration import *  # noqa: F401,F403  (BinaryCalibrationError, MulticlassCalibrationError)
 from .metrics.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
 from .metrics.curve_tasks import *  # noqa: F401,F403  (AUROC(task=...), AveragePrecision(task=...), ...)
 from .metrics.curves import *  # noqa: F401,F403  (BinaryAUROC, ..., the curves and their readouts)
+from .metrics.hinge import *  # noqa: F401,F403  (BinaryHingeLoss, MulticlassHingeLoss)
 from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, FBetaScore, F1Score, Dice)
+from .metrics.ranking import *  # noqa: F401,F403  (MultilabelCoverageError, MultilabelRanking*)
 from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
 from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
-from .metrics.hinge import *  # noqa: F401,F403  (BinaryHingeLoss, MulticlassHingeLoss)
-from .metrics.calibration import *  # noqa: F401,F403  (BinaryCalibrationError, MulticlassCalibrationError)
-from .metrics.ranking import *  # noqa: F401,F403  (MultilabelCoverageError, MultilabelRanking*)
 from .metrics.wrappers import *  # noqa: F401,F403  (HingeLoss(task=...), CalibrationError(task=...))
 
 __all__ = [

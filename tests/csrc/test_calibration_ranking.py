@@ -66,7 +66,9 @@ def test_ranking_sums_match_sklearn(impl, impl_name, pdtype, tdtype):
     out = torch.zeros(3, dtype=torch.float64)
     impl.ranking_update(out, preds.t().contiguous().t(), target.to(tdtype))  # column-major preds
     y, s = target.numpy(), preds.double().numpy()
-    want = np.array([skm.coverage_error(y, s), skm.label_ranking_average_precision_score(y, s), skm.label_ranking_loss(y, s)])
+    want = np.array(
+        [skm.coverage_error(y, s), skm.label_ranking_average_precision_score(y, s), skm.label_ranking_loss(y, s)]
+    )
     np.testing.assert_allclose(out.numpy() / 300, want, rtol=1e-12)
 
 

@@ -82,7 +82,10 @@ def test_functional_forms_match_torchmetrics(squared, ignore_index):
         torch.testing.assert_close(task, theirs, rtol=1e-5, atol=1e-6)
     bt = torch.randint(0, 2, (6, 5), generator=G)
     for p in (logits[:, 0], logits[:, 0].sigmoid().double()):
-        ours, theirs = binary_hinge_loss(p, bt, squared, ignore_index), tmf.binary_hinge_loss(p, bt, squared, ignore_index)
+        ours, theirs = (
+            binary_hinge_loss(p, bt, squared, ignore_index),
+            tmf.binary_hinge_loss(p, bt, squared, ignore_index),
+        )
         torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
         assert ours.dtype == theirs.dtype
         torch.testing.assert_close(hinge_loss(p, bt, "binary", squared=squared, ignore_index=ignore_index), theirs)

@@ -12,11 +12,7 @@ import torchmetrics.functional.classification as tmf
 from support.metric_tester import CollectionFactory, MetricCase, assert_rejects, check_metric, run_distributed_cases
 
 from torchtally import MetricCollection
-from torchtally.classification import (
-    MultilabelCoverageError,
-    MultilabelRankingAveragePrecision,
-    MultilabelRankingLoss,
-)
+from torchtally.classification import MultilabelCoverageError, MultilabelRankingAveragePrecision, MultilabelRankingLoss
 from torchtally.functional import (
     multilabel_coverage_error,
     multilabel_ranking_average_precision,
@@ -29,11 +25,7 @@ N, L = 43, 5
 PREDS = torch.randint(0, 5, (N, L), generator=G).float() / 4  # many ties
 TARGET = torch.randint(0, 2, (N, L), generator=G)
 TARGET[0], TARGET[1] = 0, 1  # no relevant label, every label relevant
-SK = {
-    "coverage": skm.coverage_error,
-    "lrap": skm.label_ranking_average_precision_score,
-    "loss": skm.label_ranking_loss,
-}
+SK = {"coverage": skm.coverage_error, "lrap": skm.label_ranking_average_precision_score, "loss": skm.label_ranking_loss}
 
 
 def _split(*tensors, sizes=(7, 12, 1, 11, 12)):

@@ -55,11 +55,7 @@ class BinaryHingeLoss(_HingeBase):
     """
 
     def __init__(
-        self,
-        squared: bool = False,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
+        self, squared: bool = False, ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.squared = hinge_fn.check_squared(squared)

@@ -28,11 +28,7 @@ class _RankingBase(Metric):
         num_samples: Tensor
 
     def __init__(
-        self,
-        num_labels: int,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
+        self, num_labels: int, ignore_index: Optional[int] = None, validate_args: bool = True, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.num_labels = check_count("num_labels", num_labels)

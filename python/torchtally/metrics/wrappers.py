@@ -3,7 +3,7 @@ makes (and returns) a ``BinaryHingeLoss``, ..., as torchmetrics' ``__new__`` doe
 tasks.py). Only "binary" and "multiclass" are tasks of these metrics.
 """
 
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from ..functional.tasks import check_task, check_task_count
 from .bases import TaskWrapper
@@ -37,7 +37,9 @@ class HingeLoss(TaskWrapper):
         kwargs.update(squared=squared, ignore_index=ignore_index, validate_args=validate_args)
         if task == "binary":
             return BinaryHingeLoss(**kwargs)
-        return MulticlassHingeLoss(check_task_count("num_classes", num_classes, task), multiclass_mode=multiclass_mode, **kwargs)
+        return MulticlassHingeLoss(
+            check_task_count("num_classes", num_classes, task), multiclass_mode=cast(str, multiclass_mode), **kwargs
+        )
 
 
 class CalibrationError(TaskWrapper):

@@ -28,13 +28,12 @@ validation is off), and multiclass functions need ``num_classes`` (torchmetrics 
 
 from .. import curves
 from ..curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
-from . import forms, task_forms
-from .forms import *  # noqa: F401,F403
-from .task_forms import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
-from . import calibration, hinge, ranking
+from . import calibration, forms, hinge, ranking, task_forms
 from .calibration import *  # noqa: F401,F403  (binary_calibration_error, ..., calibration_error)
+from .forms import *  # noqa: F401,F403
 from .hinge import *  # noqa: F401,F403  (binary_hinge_loss, ..., hinge_loss)
 from .ranking import *  # noqa: F401,F403  (multilabel_coverage_error, multilabel_ranking_*)
+from .task_forms import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
 
 __all__ = list(forms.__all__) + list(task_forms.__all__) + list(curves.__all__)
 __all__ += list(calibration.__all__) + list(hinge.__all__) + list(ranking.__all__)

@@ -26,9 +26,7 @@ __all__ = ["multilabel_coverage_error", "multilabel_ranking_average_precision", 
 COVERAGE, AVERAGE_PRECISION, LOSS = 0, 1, 2  # the columns of the sums state
 
 
-def ranking_update(
-    sums: Tensor, preds: object, target: object, num_labels: int, ignore_index: Optional[int]
-) -> int:
+def ranking_update(sums: Tensor, preds: object, target: object, num_labels: int, ignore_index: Optional[int]) -> int:
     """Add one batch to `sums` (float64 [3], unchanged on error); returns its number of samples."""
     p, t = score_inputs.multilabel_scores(preds, target, num_labels, ignore_index, sums.device)
     kernels.ranking_update(sums, p, t)
@@ -48,11 +46,7 @@ def _form(preds: Tensor, target: Tensor, num_labels: int, ignore_index: Optional
 
 
 def multilabel_coverage_error(
-    preds: Tensor,
-    target: Tensor,
-    num_labels: int,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
+    preds: Tensor, target: Tensor, num_labels: int, ignore_index: Optional[int] = None, validate_args: bool = True
 ) -> Tensor:
     """How far down the ranked labels one must go, on average, to cover every relevant label (float32).
 
@@ -65,11 +59,7 @@ def multilabel_coverage_error(
 
 
 def multilabel_ranking_average_precision(
-    preds: Tensor,
-    target: Tensor,
-    num_labels: int,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
+    preds: Tensor, target: Tensor, num_labels: int, ignore_index: Optional[int] = None, validate_args: bool = True
 ) -> Tensor:
     """Label ranking average precision (float32; 1 is best).
 
@@ -82,11 +72,7 @@ def multilabel_ranking_average_precision(
 
 
 def multilabel_ranking_loss(
-    preds: Tensor,
-    target: Tensor,
-    num_labels: int,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
+    preds: Tensor, target: Tensor, num_labels: int, ignore_index: Optional[int] = None, validate_args: bool = True
 ) -> Tensor:
     """Label ranking loss: the share of (relevant, irrelevant) label pairs ranked wrongly, a tie
     counting as wrong (float32; 0 is best).

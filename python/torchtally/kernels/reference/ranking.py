@@ -28,12 +28,16 @@ def ranking_update(out, preds, target, /) -> None:
         chk.fail("out", out, "a float64 tensor of shape [3]", True)
     preds = chk.scores("preds", preds, out, "a floating tensor of shape [N, L] with L >= 1", lambda s: len(s) == 2)
     shape = tuple(preds.shape)
-    target = chk.labels("target", target, out, f"an integer or bool tensor of shape {list(shape)}", lambda s: s == shape)
+    target = chk.labels(
+        "target", target, out, f"an integer or bool tensor of shape {list(shape)}", lambda s: s == shape
+    )
     chk.no_nan("preds", preds)
     y = target.long()
     i = chk.first((y < 0) | (y > 2), None)
     if i is not None:
-        raise ValueError(f"target: expected 0, 1 or 2 (ignored), got {int(y.reshape(-1)[i])} at {chk.where_text(i, shape)}")
+        raise ValueError(
+            f"target: expected 0, 1 or 2 (ignored), got {int(y.reshape(-1)[i])} at {chk.where_text(i, shape)}"
+        )
     n, labels = shape
     if n == 0 or labels == 0:
         return
