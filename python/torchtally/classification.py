@@ -13,9 +13,9 @@ from .metrics import (
     hinge,
     precision_recall,
     ranking,
+    score_tasks,
     stat_scores,
     tasks,
-    wrappers,
 )
 from .metrics.calibration import *  # noqa: F401,F403  (BinaryCalibrationError, MulticlassCalibrationError)
 from .metrics.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
@@ -24,13 +24,13 @@ from .metrics.curves import *  # noqa: F401,F403  (BinaryAUROC, ..., the curves 
 from .metrics.hinge import *  # noqa: F401,F403  (BinaryHingeLoss, MulticlassHingeLoss)
 from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, FBetaScore, F1Score, Dice)
 from .metrics.ranking import *  # noqa: F401,F403  (MultilabelCoverageError, MultilabelRanking*)
+from .metrics.score_tasks import *  # noqa: F401,F403  (HingeLoss(task=...), CalibrationError(task=...))
 from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
 from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
-from .metrics.wrappers import *  # noqa: F401,F403  (HingeLoss(task=...), CalibrationError(task=...))
 
 __all__ = [
     name
     for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
-    + (hinge, calibration, ranking, wrappers)
+    + (hinge, calibration, ranking, score_tasks)
     for name in module.__all__
 ]

@@ -27,7 +27,7 @@ _FACES = {
         "hinge",
         "calibration",
         "ranking",
-        "wrappers",
+        "score_tasks",
     ),
     "torchtally.regression": ("regression",),
     "torchtally.aggregation": ("aggregation",),
