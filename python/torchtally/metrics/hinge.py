@@ -24,6 +24,7 @@ __all__ = ["BinaryHingeLoss", "MulticlassHingeLoss"]
 
 class _HingeBase(Metric):
     is_differentiable = False
+    traceable_update = False  # probabilities or logits, and the checks, read the values: eager inside torch.compile
     higher_is_better = False
     full_state_update = False
     if TYPE_CHECKING:  # declared states, read as attributes

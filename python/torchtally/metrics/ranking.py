@@ -21,6 +21,7 @@ __all__ = ["MultilabelCoverageError", "MultilabelRankingAveragePrecision", "Mult
 
 class _RankingBase(Metric):
     is_differentiable = False
+    traceable_update = False  # probabilities or logits, and the checks, read the values: eager inside torch.compile
     full_state_update = False
     _column = rank_fn.COVERAGE
     if TYPE_CHECKING:  # declared states, read as attributes
