@@ -20,7 +20,10 @@ try:
 except ImportError:  # the standalone package
     from pytorch_lightning import Callback, LightningModule, Trainer  # type: ignore[assignment]  # the same API
 
+from ..base.interop import register_with_torchmetrics
 from .hook import MetricHook, as_update_args
+
+register_with_torchmetrics()  # self.log(name, metric) for torchtally's metrics (torchtally.base.interop)
 
 __all__ = ["MetricCallback"]
 

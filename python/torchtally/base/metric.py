@@ -48,6 +48,7 @@ from ..sync import dist
 from .attachable import Attachable
 from .composition import Composition
 from .guard import Guard, caller_copy, locked, locked_sharing, new_lock
+from .interop import declare_metric_class, register_with_torchmetrics
 from .options import Options, TorchmetricsOptions, checked_recipient_rank
 from .placement import Placement, canonical_device, first_tensor
 from .plotting import plot_value
@@ -203,6 +204,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         **torchmetrics_options: Any,
     ) -> None:
         nn.Module.__init__(self)
+        register_with_torchmetrics()  # Lightning's self.log(name, metric) checks for a torchmetrics.Metric
         if not isinstance(sync_on_compute, bool):
             raise ValueError(f"Expected keyword argument `sync_on_compute` to be a `bool` but got {sync_on_compute!r}")
         options = TorchmetricsOptions.from_kwargs(torchmetrics_options)
@@ -482,6 +484,9 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
 
     def extra_repr(self) -> str:
         return ""
+
+
+declare_metric_class(Metric)  # what base/interop.py registers with torchmetrics.Metric
 
 
 def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
