@@ -146,7 +146,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     ``restore_states`` (references), ``checkpoint_states`` / ``rollback_states`` (in place),
     ``hold_and_clear_states``, ``hold_flags`` / ``restore_flags``; ``share_states_of`` (shared state);
     ``combined_with`` / ``assign_combined`` (forward); ``cached_result``, ``keep_result``,
-    ``drop_cached_result``; ``compute_on``, ``state_specs``, ``declaration_version`` (sync);
+    ``drop_cached_result``, ``keep_batch_value``; ``compute_on``, ``state_specs``, ``declaration_version`` (sync);
     ``place_states``, ``placement``, ``restore_placement``, ``raise_rejected_batch``,
     ``forget_rejected_cuda_updates`` (devices, CUDA rejections). See base/states.py,
     base/synced.py and base/placement.py.
