@@ -70,7 +70,7 @@ def _ddp_logging(rank, world_size):
             x, y = batch
             logits = self.layer(x)
             self.acc(logits, y)
-            self.log("acc", self.acc, on_step=True, on_epoch=True)
+            self.log("acc", self.acc, on_step=True, on_epoch=True, sync_dist=True)  # ignored for a metric object
             self.coll(logits, y)
             self.log_dict(self.coll)  # validation's default: on_epoch only
             self.tm_acc(logits, y)

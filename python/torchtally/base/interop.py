@@ -47,11 +47,11 @@ TORCHMETRICS_INTERNALS = frozenset(
 )
 
 _metric_class: Optional[type] = None  # torchtally's Metric (declared by base/metric.py when it is defined)
-_registered_with: Optional[type] = None  # the torchmetrics.Metric class it was registered with
+_registered_with: Optional[ABCMeta] = None  # the torchmetrics.Metric class it was registered with
 
 
-def torchmetrics_metric_class() -> Optional[type]:
-    """``torchmetrics.Metric`` if torchmetrics is imported (fully: its module has the class),
+def torchmetrics_metric_class() -> Optional[ABCMeta]:
+    """``torchmetrics.Metric`` if torchmetrics is imported (its module defines the class by now),
     else None. Never imports torchmetrics."""
     module = sys.modules.get("torchmetrics.metric")
     cls = getattr(module, "Metric", None) if module is not None else None
