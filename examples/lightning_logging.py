@@ -1,19 +1,19 @@
-"""Logging torchtally metrics from Lightning: the two idioms that work.
+"""Logging torchtally metrics from Lightning: the two idioms.
 
-Lightning's ``self.log(name, metric)`` only accepts torchmetrics' own Metric class (it checks
-``isinstance(value, torchmetrics.Metric)``), so a torchtally metric is logged as a value:
-
-1. In the LightningModule: update in ``validation_step``, then at epoch end
-   ``self.log(name, metric.compute())`` and ``metric.reset()``. ``compute()`` syncs across
-   ranks, so the value is already global: no ``sync_dist`` needed. Under DDP, Lightning's
-   DistributedSampler pads the validation set with repeated samples, and this idiom counts them
-   (as torchmetrics does); it is exact on one device or when the set divides evenly.
+1. In the LightningModule, as with torchmetrics: ``self.val_acc(logits, y)`` (forward: the
+   batch's value, the batch accumulated) and ``self.log("val_acc", self.val_acc)``; a
+   MetricCollection with ``self.log_dict(collection)``. Lightning logs the batch value with
+   ``on_step=True``, the epoch value (``compute()``, synced across ranks: no ``sync_dist``
+   needed) with ``on_epoch=True``, and resets the metrics after the epoch. Under DDP,
+   Lightning's DistributedSampler pads the validation set with repeated samples, and this idiom
+   counts them (as torchmetrics does); it is exact on one device, when the set divides evenly,
+   or with ``torchtally.UnpaddedDistributedSampler`` in the validation loader.
 2. ``torchtally.adapters.lightning.MetricCallback``: the callback updates the metrics from
    each step's output, drops the sampler's padding, syncs once per epoch and logs
-   ``val_<name>``: exact under DDP.
+   ``val_<name>``: exact under DDP with Lightning's own sampler.
 
 Run: ``python examples/lightning_logging.py`` (CPU, a few seconds). Both idioms log the same
-accuracy here (one device, nothing padded); the script checks that and prints it.
+values here (one device, nothing padded); the script checks that and prints them.
 """
 
 import warnings
@@ -22,6 +22,7 @@ import lightning.pytorch as pl
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
+from torchtally import MetricCollection
 from torchtally.adapters.lightning import MetricCallback
 from torchtally.classification import MulticlassAccuracy, MulticlassF1Score
 
@@ -30,9 +31,11 @@ class Classifier(pl.LightningModule):
     def __init__(self) -> None:
         super().__init__()
         self.layer = torch.nn.Linear(8, 3)
-        # Idiom 1: the metric is a submodule (torchtally metrics are nn.Modules): it follows
-        # the model's device and stays out of its checkpoint unless made persistent.
+        # Idiom 1: the metrics are attributes, so submodules (torchtally metrics are
+        # nn.Modules): they follow the model's device and stay out of its checkpoint unless
+        # made persistent; Lightning finds the attribute of each metric logged.
         self.val_acc = MulticlassAccuracy(num_classes=3)
+        self.val_metrics = MetricCollection({"f1": MulticlassF1Score(num_classes=3)}, prefix="val_")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer(x)
@@ -44,12 +47,11 @@ class Classifier(pl.LightningModule):
     def validation_step(self, batch, batch_idx):
         x, y = batch
         logits = self(x)
-        self.val_acc.update(logits, y)
+        self.val_acc(logits, y)  # idiom 1: forward gives the batch value and accumulates the batch
+        self.log("val_acc", self.val_acc)  # validation's default: on_epoch=True (the value over the epoch)
+        self.val_metrics(logits, y)
+        self.log_dict(self.val_metrics)  # val_f1
         return logits, y  # what the MetricCallback of idiom 2 reads
-
-    def on_validation_epoch_end(self) -> None:
-        self.log("val_acc", self.val_acc.compute())  # idiom 1: log the value, synced already
-        self.val_acc.reset()
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.5)
@@ -87,6 +89,7 @@ def main():
         trainer.fit(model, train_loader, val_loader)
     logged = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val_")}
     assert abs(logged["val_acc"] - logged["val_callback_acc"]) < 1e-6, logged
+    assert abs(logged["val_f1"] - logged["val_callback_f1"]) < 1e-6, logged
     return logged, model, val_loader
 
 

@@ -1,8 +1,13 @@
 """Lightning adapter: a Callback that resets, updates, syncs and logs torchtally metrics.
 
-The callback does what ``self.log(..., sync_dist=True)`` would only approximate: it updates
-the metrics from every batch (without DistributedSampler padding, which Lightning's DDP
-validation sampler adds), syncs their state once at epoch end on every rank, and logs the
+Lightning's own idiom needs no adapter: ``self.log("val_acc", self.val_acc)`` and
+``self.log_dict(collection)`` take torchtally's metrics and collections as they take
+torchmetrics' (``on_step``: the last forward's batch value; ``on_epoch``: ``compute()``, synced
+over every rank; reset after the epoch; torchtally.base.interop says how). Like torchmetrics,
+that idiom counts the samples Lightning's DDP validation sampler repeats as padding.
+
+The callback is exact there: it updates the metrics from every batch without the
+DistributedSampler's padding, syncs their state once at epoch end on every rank, and logs the
 exact values with ``sync_dist=False`` (they are already equal on every rank).
 """
 
@@ -20,7 +25,10 @@ try:
 except ImportError:  # the standalone package
     from pytorch_lightning import Callback, LightningModule, Trainer  # type: ignore[assignment]  # the same API
 
+from ..base.interop import register_with_torchmetrics
 from .hook import MetricHook, as_update_args
+
+register_with_torchmetrics()  # self.log(name, metric) for torchtally's metrics (torchtally.base.interop)
 
 __all__ = ["MetricCallback"]
 

@@ -296,6 +296,8 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         if again:  # metrics whose update reads their state: their accumulated states, updated again
             self._update_again(again, args, kwargs)
         self._alias_shared()
+        for name, metric in self._metrics.items():  # each metric's own forward value (Lightning's on_step log)
+            metric.keep_batch_value(values[name])
         return self._renamed(values)
 
     def _update_again(self, owners_held: List[Tuple[Metric, Any]], args: tuple, kwargs: dict) -> None:
@@ -338,6 +340,7 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
             self._metrics[name].reset()
         for metric in self._metrics.values():
             metric.drop_cached_result()
+            metric.keep_batch_value(None)
         self._alias_shared()
         return self
 

@@ -48,6 +48,7 @@ from ..sync import dist
 from .attachable import Attachable
 from .composition import Composition
 from .guard import Guard, caller_copy, locked, locked_sharing, new_lock
+from .interop import declare_metric_class, register_with_torchmetrics
 from .options import Options, TorchmetricsOptions, checked_recipient_rank
 from .placement import Placement, canonical_device, first_tensor
 from .plotting import plot_value
@@ -145,7 +146,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     ``restore_states`` (references), ``checkpoint_states`` / ``rollback_states`` (in place),
     ``hold_and_clear_states``, ``hold_flags`` / ``restore_flags``; ``share_states_of`` (shared state);
     ``combined_with`` / ``assign_combined`` (forward); ``cached_result``, ``keep_result``,
-    ``drop_cached_result``; ``compute_on``, ``state_specs``, ``declaration_version`` (sync);
+    ``drop_cached_result``, ``keep_batch_value``; ``compute_on``, ``state_specs``, ``declaration_version`` (sync);
     ``place_states``, ``placement``, ``restore_placement``, ``raise_rejected_batch``,
     ``forget_rejected_cuda_updates`` (devices, CUDA rejections). See base/states.py,
     base/synced.py and base/placement.py.
@@ -203,6 +204,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         **torchmetrics_options: Any,
     ) -> None:
         nn.Module.__init__(self)
+        register_with_torchmetrics()  # Lightning's self.log(name, metric) checks for a torchmetrics.Metric
         if not isinstance(sync_on_compute, bool):
             raise ValueError(f"Expected keyword argument `sync_on_compute` to be a `bool` but got {sync_on_compute!r}")
         options = TorchmetricsOptions.from_kwargs(torchmetrics_options)
@@ -482,6 +484,9 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
 
     def extra_repr(self) -> str:
         return ""
+
+
+declare_metric_class(Metric)  # what base/interop.py registers with torchmetrics.Metric
 
 
 def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:

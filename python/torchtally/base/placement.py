@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Un
 import torch
 
 from .. import kernels
+from .interop import register_with_torchmetrics
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -93,6 +94,7 @@ class Placement:
 
     def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any) -> "Self":
         super()._apply(fn, *args, **kwargs)  # type: ignore[misc]  # nn.Module's, after this mixin in Metric's MRO
+        register_with_torchmetrics()  # a metric made before torchmetrics was imported: Lightning moves it first
         d = self.__dict__
         device, dtype = applied_device_and_dtype(fn, d["_dtype"])
         if dtype.is_floating_point and dtype != d["_dtype"]:

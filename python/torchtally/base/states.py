@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from ..sync.plan import StateSpec, check_declarable
+from .interop import missing_attribute_error
 
 # Class attributes torchmetrics forbids changing on an instance.
 _CONSTANTS = frozenset(
@@ -201,7 +202,10 @@ class States:
                 whole = torch.cat(parts) if parts else self._specs[name][1].clone()
                 parts[:] = [whole]
             return parts[0]
-        return nn.Module.__getattr__(self, name)  # type: ignore[arg-type]  # self: Metric, an nn.Module
+        try:
+            return nn.Module.__getattr__(self, name)  # type: ignore[arg-type]  # self: Metric, an nn.Module
+        except AttributeError as error:
+            raise missing_attribute_error(self, name, error) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
@@ -332,6 +336,11 @@ class States:
 
     def drop_cached_result(self) -> None:
         self.__dict__["_cache"] = None
+
+    def keep_batch_value(self, value: Any) -> None:
+        """Keep ``value`` as the value of the last ``forward`` (torchmetrics' ``_forward_cache``,
+        what Lightning logs with ``on_step=True``); None forgets it, as ``reset()`` does."""
+        self.__dict__["_forward_cache"] = value
 
     def hold_and_clear_states(self) -> HeldStates:
         """``hold_states()``, then every state back to its default, holding no data (new objects,
