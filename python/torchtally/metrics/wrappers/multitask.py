@@ -109,4 +109,5 @@ class MultitaskWrapper(WrapperMetric):
         new = copy.deepcopy(self)
         new._prefix = _affix(prefix, "prefix")
         new._postfix = _affix(postfix, "postfix")
+        new.drop_cached_result()  # its names changed
         return new
