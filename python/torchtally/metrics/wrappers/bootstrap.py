@@ -2,6 +2,7 @@
 number of ranks and any batch split when the samples' positions are given."""
 
 import copy
+import functools
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -11,7 +12,7 @@ from torch.nn import ModuleList
 
 from ...errors import stacklevel_outside_torchtally
 from ...sync import dist
-from .hosting import WrapperMetric, check_wrapped
+from .hosting import WrapperMetric, check_wrapped, updating
 from .poisson import poisson_weights
 
 _STRATEGIES = ("poisson", "multinomial")
@@ -128,7 +129,8 @@ class BootStrapper(WrapperMetric):
                 UserWarning,
                 stacklevel=stacklevel_outside_torchtally(),
             )
-        self.metrics = ModuleList([copy.deepcopy(base_metric) for _ in range(num_bootstraps)])
+        copies = [copy.deepcopy(base_metric) for _ in range(num_bootstraps)]
+        self.metrics = ModuleList(copies)
         self.num_bootstraps = num_bootstraps
         self.mean = mean
         self.std = std
@@ -136,7 +138,7 @@ class BootStrapper(WrapperMetric):
         self.raw = raw
         self.sampling_strategy = sampling_strategy
         self.seed = seed
-        for b, metric in enumerate(self.metrics):
+        for b, metric in enumerate(copies):
             self.add_slot(f"b{b}", metric)
         self._next_position = 0  # this rank's running sample count (positions without sample_index)
         self._forward_start: Optional[int] = None
@@ -165,8 +167,8 @@ class BootStrapper(WrapperMetric):
                 if pick.numel() == 0:
                     continue
                 index = pick.to(device)
-                chosen = map_tensors((args, kwargs), lambda t, index=index: t.index_select(0, index.to(t.device)))
-                self.update_slot(f"b{b}", lambda m, chosen=chosen: m.update(*chosen[0], **chosen[1]))
+                chosen = map_tensors((args, kwargs), functools.partial(_rows, index=index))
+                self.update_slot(f"b{b}", updating(*chosen[0], **chosen[1]))
 
         self.atomically(steps)
         if start is not None and sample_index is None:
@@ -219,6 +221,10 @@ class BootStrapper(WrapperMetric):
         super().reset()
         self._next_position = 0
         return self
+
+
+def _rows(t: Tensor, index: Tensor) -> Tensor:
+    return t.index_select(0, index.to(t.device))
 
 
 def _batch_size(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> int:

@@ -4,7 +4,7 @@ from typing import Any, Dict, List, Optional
 
 from torch import Tensor
 
-from .hosting import WrapperMetric, check_wrapped
+from .hosting import WrapperMetric, check_wrapped, updating
 
 
 class ClasswiseWrapper(WrapperMetric):
@@ -70,7 +70,7 @@ class ClasswiseWrapper(WrapperMetric):
         return {f"{prefix}{name}{postfix}": value for name, value in zip(names, x)}
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.update_slot("m", lambda m: m.update(*args, **kwargs))
+        self.update_slot("m", updating(*args, **kwargs))
 
     def compute(self) -> Dict[str, Any]:
         return self._convert_output(self.slot_value("m"))

@@ -18,7 +18,7 @@ class NetworkCache(Module):
         super().__init__()
         self.max_size = max_size
         self.network = network
-        self.network.forward = lru_cache(maxsize=self.max_size)(network.forward)  # type: ignore[method-assign]
+        self.network.forward = lru_cache(maxsize=self.max_size)(network.forward)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.network(*args, **kwargs)

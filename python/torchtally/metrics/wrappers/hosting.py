@@ -42,6 +42,15 @@ def warn_user(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=stacklevel_outside_torchtally())
 
 
+def updating(*args: Any, **kwargs: Any) -> Callable[[Wrapped], Any]:
+    """The call ``update(*args, **kwargs)`` of a wrapped metric, for ``update_slot``."""
+
+    def call(metric: Wrapped) -> Any:
+        return metric.update(*args, **kwargs)
+
+    return call
+
+
 def check_wrapped(value: Any, argument: str, collections: bool = False, error: type = ValueError) -> None:
     """``error`` unless ``value`` is a torchtally Metric (or, with ``collections``, a MetricCollection)."""
     kinds = (Metric, MetricCollection) if collections else (Metric,)
@@ -158,7 +167,7 @@ class WrapperMetric(Metric):
         return False if members and all(m.full_state_update is False for m in members) else None
 
     @property
-    def described_options(self) -> Dict[str, str]:  # type: ignore[override]
+    def described_options(self) -> Dict[str, str]:
         own = dict(Metric.described_options.fget(self))  # type: ignore[attr-defined]
         for tag, (engine, _) in self.__dict__.get("_slots", {}).items():
             own.update({f"{tag}.{name}": text for name, text in engine.options().items()})

@@ -5,7 +5,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 from torch import Tensor
 
-from .hosting import WrapperMetric, check_wrapped
+from .hosting import WrapperMetric, check_wrapped, updating
 
 
 class MinMaxMetric(WrapperMetric):
@@ -51,7 +51,7 @@ class MinMaxMetric(WrapperMetric):
         return None  # forward: the batch's value goes through compute, so it counts for min and max
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.update_slot("m", lambda m: m.update(*args, **kwargs))
+        self.update_slot("m", updating(*args, **kwargs))
 
     def compute(self) -> Dict[str, Tensor]:
         val = self.slot_value("m")

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 from torch.nn import ModuleList
 
-from .hosting import WrapperMetric, check_wrapped
+from .hosting import WrapperMetric, check_wrapped, updating
 
 
 def _nan_rows(tensors: List[Tensor]) -> Tensor:
@@ -58,11 +58,12 @@ class MultioutputWrapper(WrapperMetric):
         check_wrapped(base_metric, "base_metric")
         if isinstance(num_outputs, bool) or not isinstance(num_outputs, int) or num_outputs < 1:
             raise ValueError(f"Expected argument `num_outputs` to be a positive int, got {num_outputs!r}")
-        self.metrics = ModuleList([copy.deepcopy(base_metric) for _ in range(num_outputs)])
+        copies = [copy.deepcopy(base_metric) for _ in range(num_outputs)]
+        self.metrics = ModuleList(copies)
         self.output_dim = output_dim
         self.remove_nans = remove_nans
         self.squeeze_outputs = squeeze_outputs
-        for i, metric in enumerate(self.metrics):
+        for i, metric in enumerate(copies):
             self.add_slot(f"o{i}", metric)
 
     def _by_output(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Tuple[List[Any], Dict[str, Any]]]:
@@ -102,7 +103,7 @@ class MultioutputWrapper(WrapperMetric):
 
         def steps() -> None:
             for i, (a, k) in enumerate(per_output):
-                self.update_slot(f"o{i}", lambda m, a=a, k=k: m.update(*a, **k))
+                self.update_slot(f"o{i}", updating(*a, **k))
 
         self.atomically(steps)
 

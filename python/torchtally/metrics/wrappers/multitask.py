@@ -6,7 +6,7 @@ from typing import Any, Dict, Iterable, Optional, Tuple
 from torch import nn
 
 from ...base.collection import MetricCollection
-from .hosting import WrapperMetric, check_wrapped
+from .hosting import WrapperMetric, check_wrapped, updating
 
 
 def _affix(value: Optional[str], name: str) -> str:
@@ -55,7 +55,7 @@ class MultitaskWrapper(WrapperMetric):
         self._prefix = _affix(prefix, "prefix")
         self._postfix = _affix(postfix, "postfix")
         self._tasks = list(self.task_metrics.keys())
-        for i, metric in enumerate(self.task_metrics.values()):
+        for i, metric in enumerate(task_metrics.values()):
             self.add_slot(f"t{i}", metric)
 
     def _name(self, task: str) -> str:
@@ -97,7 +97,7 @@ class MultitaskWrapper(WrapperMetric):
         def steps() -> None:
             for i, task in enumerate(self._tasks):
                 pred, target = task_preds[task], task_targets[task]
-                self.update_slot(f"t{i}", lambda m, pred=pred, target=target: m.update(pred, target))
+                self.update_slot(f"t{i}", updating(pred, target))
 
         self.atomically(steps)
 

@@ -2,7 +2,7 @@
 
 from typing import Any, Dict, List, Optional
 
-from .hosting import StateRef, WrapperMetric, check_wrapped
+from .hosting import StateRef, WrapperMetric, check_wrapped, updating
 
 
 class Running(WrapperMetric):
@@ -56,7 +56,7 @@ class Running(WrapperMetric):
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         slot = f"w{self.update_count % self.window}"  # the oldest place (update_count: the caller's count)
-        self.update_slot(slot, lambda m: m.update(*args, **kwargs), fresh=True)
+        self.update_slot(slot, updating(*args, **kwargs), fresh=True)
 
     def compute(self) -> Any:
         combined: Dict[StateRef, Any] = self.combined_slots(self._tags())

@@ -1,7 +1,7 @@
 """MetricTracker: a fresh copy of a metric (or collection) per epoch, and the best epoch."""
 
 import copy
-from typing import Any, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union, cast
 
 import torch
 from torch.nn import ModuleList
@@ -80,7 +80,7 @@ class MetricTracker(ModuleList):
     def _current(self, method: str) -> Tracked:
         if not self._increment_called:
             raise ValueError(f"`{method}` cannot be called before `.increment()` has been called.")
-        return self[-1]
+        return cast(Tracked, self[-1])
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The current step's forward: its value on this batch."""
@@ -98,7 +98,7 @@ class MetricTracker(ModuleList):
         """Every step's result, stacked along a new dim 0 (a dict of stacks for a collection; the
         plain list where the results cannot be stacked)."""
         self._current("compute_all")
-        results = [metric.compute() for metric in list(self)[1:]]
+        results: List[Any] = [cast(Tracked, metric).compute() for metric in list(self)[1:]]
         try:
             if isinstance(results[0], dict):
                 return {k: torch.stack([r[k] for r in results], dim=0) for k in results[0]}
@@ -110,12 +110,12 @@ class MetricTracker(ModuleList):
 
     def reset(self) -> None:
         """Reset the current step's metric."""
-        self[-1].reset()
+        cast(Tracked, self[-1]).reset()
 
     def reset_all(self) -> None:
         """Reset every step's metric."""
         for metric in self:
-            metric.reset()
+            cast(Tracked, metric).reset()
 
     def best_metric(self, return_step: bool = False) -> Any:
         """The best value over the steps (max or min as ``maximize`` says), with its step when
@@ -138,7 +138,8 @@ class MetricTracker(ModuleList):
                 )
                 return (None, None) if return_step else None
         maximize = self.maximize if isinstance(self.maximize, list) else len(res) * [self.maximize]
-        values, steps = {}, {}
+        values: Dict[str, Optional[float]] = {}
+        steps: Dict[str, Optional[float]] = {}
         for i, (k, v) in enumerate(res.items()):
             try:
                 out = (torch.max if maximize[i] else torch.min)(v, 0)

@@ -4,7 +4,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import torch
 
-from .hosting import WrapperMetric, check_wrapped
+from .hosting import WrapperMetric, check_wrapped, updating
 
 
 class MetricInputTransformer(WrapperMetric):
@@ -50,7 +50,7 @@ class MetricInputTransformer(WrapperMetric):
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         transformed = self._wrap_transform(*args)
-        self.update_slot("m", lambda m: m.update(*transformed, **kwargs))
+        self.update_slot("m", updating(*transformed, **kwargs))
 
     def compute(self) -> Any:
         return self.slot_value("m")
@@ -81,13 +81,13 @@ class LambdaInputTransformer(MetricInputTransformer):
         if transform_pred is not None:
             if not callable(transform_pred):
                 raise TypeError(f"Expected `transform_pred` to be of type `Callable` but received `{transform_pred}`")
-            self.transform_pred = transform_pred  # type: ignore[method-assign]
+            self.transform_pred = transform_pred  # type: ignore[method-assign,assignment]
         if transform_target is not None:
             if not callable(transform_target):
                 raise TypeError(
                     f"Expected `transform_target` to be of type `Callable` but received `{transform_target}`"
                 )
-            self.transform_target = transform_target  # type: ignore[method-assign]
+            self.transform_target = transform_target  # type: ignore[method-assign,assignment]
 
 
 class BinaryTargetTransformer(MetricInputTransformer):
