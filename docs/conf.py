@@ -52,7 +52,12 @@ suppress_warnings = ["myst.xref_missing"]
 
 # ---- the generated pages: one per face, listing every metric (each then gets its own page) ----
 
-FACES = {"classification": "Classification", "regression": "Regression", "aggregation": "Aggregation"}
+FACES = {
+    "classification": "Classification",
+    "regression": "Regression",
+    "aggregation": "Aggregation",
+    "wrappers": "Wrappers",
+}
 
 
 def _write_if_changed(path: str, text: str) -> None:

@@ -6,7 +6,7 @@ that state, syncs it across ranks in a few packed collectives and hooks into tra
 
 __version__ = "0.1.0"
 
-from . import aggregation, classification, functional, regression  # noqa: E402  (torchmetrics' module paths)
+from . import aggregation, classification, functional, regression, wrappers  # noqa: E402  (torchmetrics' module paths)
 from .adapters.hook import MetricHook
 from .adapters.sampler import UnpaddedDistributedSampler
 from .aggregation import *  # noqa: F401,F403,E402

@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-FACES = ("classification", "regression", "aggregation")
+FACES = ("classification", "regression", "aggregation", "wrappers")
 
 
 def public_classes():
