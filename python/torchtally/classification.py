@@ -5,8 +5,21 @@ does. Metrics of one task with the same state options share their state in a Met
 one kernel call per batch, one slot in the sync.
 """
 
-from .metrics import confusion_matrix, curve_tasks, curves, precision_recall, stat_scores, tasks
+from .metrics import (
+    confusion_matrix,
+    curve_operating_points,
+    curve_readout_tasks,
+    curve_readouts,
+    curve_tasks,
+    curves,
+    precision_recall,
+    stat_scores,
+    tasks,
+)
 from .metrics.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
+from .metrics.curve_operating_points import *  # noqa: F401,F403  (BinaryPrecisionAtFixedRecall, ...)
+from .metrics.curve_readout_tasks import *  # noqa: F401,F403  (EER(task=...), LogAUC(task=...), ...)
+from .metrics.curve_readouts import *  # noqa: F401,F403  (BinaryEER, BinaryLogAUC, ...)
 from .metrics.curve_tasks import *  # noqa: F401,F403  (AUROC(task=...), AveragePrecision(task=...), ...)
 from .metrics.curves import *  # noqa: F401,F403  (BinaryAUROC, ..., the curves and their readouts)
 from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, FBetaScore, F1Score, Dice)
@@ -18,3 +31,4 @@ __all__ = [
     for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
     for name in module.__all__
 ]
+__all__ += [name for module in (curve_readouts, curve_operating_points, curve_readout_tasks) for name in module.__all__]
