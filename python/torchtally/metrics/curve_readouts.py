@@ -124,7 +124,11 @@ class BinaryLogAUC(Readout, BinaryCurveState):
     >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9, 0.3]), torch.tensor([0, 0, 1, 1, 0])).compute()
     tensor(0.7386)
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: a curve that stops short of an FPR of ``fpr_range`` on a
+    vertical stretch (no negative sample) gives NaN with a warning (torchmetrics: inf); tied FPRs
+    are read in the curve's order (torchmetrics: an unstable sort's order, so its value at a
+    vertical stretch is arbitrary); see torchtally.functional.curves.readouts. Plus those of every
+    readout (torchtally.metrics.curve_readouts).
     """
 
     higher_is_better: Optional[bool] = True
@@ -156,8 +160,10 @@ class MulticlassLogAUC(Readout, MulticlassCurveState):
     tensor([1.0000, 0.4771, 1.0000])
 
     Differences from torchmetrics: ``average`` is checked at construction (torchmetrics: at
-    compute) and kept as ``self.average`` (torchmetrics: ``average2``). Plus those of every
-    readout (torchtally.metrics.curve_readouts).
+    compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
+    of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
+    inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
+    (torchtally.metrics.curve_readouts).
     """
 
     higher_is_better: Optional[bool] = True
@@ -193,8 +199,10 @@ class MultilabelLogAUC(Readout, MultilabelCurveState):
     tensor([1.0000, 0.6505])
 
     Differences from torchmetrics: ``average`` is checked at construction (torchmetrics: at
-    compute) and kept as ``self.average`` (torchmetrics: ``average2``). Plus those of every
-    readout (torchtally.metrics.curve_readouts).
+    compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
+    of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
+    inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
+    (torchtally.metrics.curve_readouts).
     """
 
     higher_is_better: Optional[bool] = True

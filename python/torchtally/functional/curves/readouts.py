@@ -21,9 +21,18 @@ state (binned histogram or exact score rows), so a readout never needs a state o
 
 These are torchmetrics 1.9's rules, point for point: the readouts work on the curves' float32
 values (and the thresholds' dtype) as torchmetrics does, so ties and the threshold returned are
-the same. Where torchmetrics fails (recall at fixed precision of a column without positives and
-``min_precision=0``: an IndexError), the value is 0 and the threshold NaN, as for any column
-without a qualifying point; the curve's warning about the column says why.
+the same. Where torchmetrics fails or reads garbage, on purpose:
+
+* recall at fixed precision of a column without positives and ``min_precision=0`` (binned:
+  torchmetrics raises IndexError): 0 and threshold NaN, as any column without a qualifying
+  point; the curve's warning about the column says why;
+* LogAUC where the curve stops short of an FPR of ``fpr_range`` on a vertical stretch (a column
+  without negative samples: FPR 0 throughout): NaN with a warning, left out of "macro"
+  (torchmetrics: inf, which a macro average takes in);
+* LogAUC interpolates on the curve in its own order. torchmetrics first sorts the points by FPR
+  with an unstable sort, so where the curve is vertical (tied FPRs, common in exact mode, e.g.
+  at FPR 0 when the top scores are all positives) the TPR it interpolates from is an arbitrary
+  one of the tied points: its value there depends on torch's sort, not on the data.
 """
 
 import numbers
@@ -129,13 +138,12 @@ def eer_from(task: CurveTask, states: States, average: Optional[str] = None) -> 
 
 
 def _interp(x: Tensor, xp: Tensor, fp: Tensor) -> Tensor:
-    """y = slope * x + intercept of the segment of (xp, fp) that starts at the last xp <= x (the
-    first or last segment outside); a vertical segment has slope 0."""
-    dx, dy = xp[1:] - xp[:-1], fp[1:] - fp[:-1]
-    slope = torch.where(dx != 0, dy / dx, torch.zeros((), dtype=dy.dtype, device=dy.device))
-    intercept = fp[:-1] - slope * xp[:-1]
-    k = ((x[:, None] >= xp[None, :]).sum(1) - 1).clamp(0, slope.numel() - 1)
-    return slope[k] * x + intercept[k]
+    """The polyline (xp, fp) (xp non-decreasing, in the curve's order) at x: on the segment that
+    ends at the first xp >= x (the first segment for x <= xp[0], the last beyond xp[-1]), as
+    fp[k] + slope * (x - xp[k]); a vertical segment's slope is inf or NaN, as torchmetrics'."""
+    slope = (fp[1:] - fp[:-1]) / (xp[1:] - xp[:-1])
+    k = (torch.searchsorted(xp, x) - 1).clamp(0, slope.numel() - 1)
+    return fp[k] + slope[k] * (x - xp[k])
 
 
 def _logauc(fpr: Tensor, tpr: Tensor, fpr_range: Tuple[float, float]) -> Tensor:
@@ -143,9 +151,12 @@ def _logauc(fpr: Tensor, tpr: Tensor, fpr_range: Tuple[float, float]) -> Tensor:
     if fpr.numel() < 2:
         warnings.warn("LogAUC: fewer than two ROC points; its value is 0", UserWarning, stacklevel=4)
         return torch.zeros((), device=fpr.device)
+    ends = _interp(bounds, fpr, tpr)
+    if not torch.isfinite(ends).all():  # the curve stops short of a bound on a vertical segment
+        return torch.full((), float("nan"), dtype=tpr.dtype, device=tpr.device)
     # Both ends of the range joined to the curve; fpr and tpr rise together, so sorting each
     # keeps the points paired.
-    y = torch.cat([tpr, _interp(bounds, fpr, tpr)]).sort().values
+    y = torch.cat([tpr, ends]).sort().values
     x = torch.log10(torch.cat([fpr, bounds]).sort().values)
     log_bounds = torch.log10(bounds)
     lo = int((x == log_bounds[0]).nonzero()[-1])
@@ -160,17 +171,20 @@ def logauc_from(
     """LogAUC per column, or their mean over the defined (non-NaN) columns for "macro"."""
     columns = _columns(_curve(roc_from, "LogAUC", task, states, None))
     scores = torch.stack([_logauc(f, t, fpr_range) for f, t, _ in columns])
-    if task.task == "binary":
-        return scores[0]
     undefined = torch.isnan(scores)
     if undefined.any():
-        bad = undefined.nonzero().flatten().tolist()
-        columns_name = "class" if task.task == "multiclass" else "label"
+        where = "" if task.task == "binary" else f" for {'class' if task.task == 'multiclass' else 'label'} "
+        where += str(undefined.nonzero().flatten().tolist()) if where else ""
+        left_out = " (left out of the macro average)" if average == "macro" else ""
         warnings.warn(
-            f"LogAUC is NaN for {columns_name} {bad}" + (" (left out of the macro average)" if average else ""),
+            f"LogAUC is undefined (NaN){where}{left_out}: the ROC curve does not reach both FPRs of "
+            f"fpr_range={fpr_range} (no negative sample, or binned thresholds above every negative's "
+            "score), or fpr_range starts at 0 (log10(0))",
             UserWarning,
             stacklevel=3,
         )
+    if task.task == "binary":
+        return scores[0]
     if average == "macro":
         return scores[~undefined].mean()
     return scores
