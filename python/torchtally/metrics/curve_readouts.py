@@ -40,11 +40,9 @@ _RANGE = (0.001, 0.1)
 
 
 class Readout:
-    """torchmetrics' class attributes of the readouts (mixed in before the curve state)."""
+    """torchmetrics' plot bounds of the readouts (mixed in before the curve state, whose other
+    class attributes are the readouts' too)."""
 
-    is_differentiable = False
-    higher_is_better: Optional[bool] = None
-    full_state_update = False
     plot_lower_bound: Optional[float] = 0.0
     plot_upper_bound: Optional[float] = 1.0
 

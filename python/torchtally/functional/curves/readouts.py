@@ -59,9 +59,10 @@ def check_fraction(name: str, value: Any) -> float:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a float in [0, 1], got {type(value).__name__}")
-    if not 0 <= value <= 1:  # False for NaN too
+    number = float(value)
+    if not 0 <= number <= 1:  # False for NaN too
         raise ValueError(f"{name}: expected a float in [0, 1], got {value}")
-    return float(value)
+    return number
 
 
 def check_fpr_range(fpr_range: Any) -> Tuple[float, float]:
