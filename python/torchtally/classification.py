@@ -8,6 +8,9 @@ one kernel call per batch, one slot in the sync.
 from .metrics import (
     calibration,
     confusion_matrix,
+    curve_operating_points,
+    curve_readout_tasks,
+    curve_readouts,
     curve_tasks,
     curves,
     hinge,
@@ -19,6 +22,9 @@ from .metrics import (
 )
 from .metrics.calibration import *  # noqa: F401,F403  (BinaryCalibrationError, MulticlassCalibrationError)
 from .metrics.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
+from .metrics.curve_operating_points import *  # noqa: F401,F403  (BinaryPrecisionAtFixedRecall, ...)
+from .metrics.curve_readout_tasks import *  # noqa: F401,F403  (EER(task=...), LogAUC(task=...), ...)
+from .metrics.curve_readouts import *  # noqa: F401,F403  (BinaryEER, BinaryLogAUC, ...)
 from .metrics.curve_tasks import *  # noqa: F401,F403  (AUROC(task=...), AveragePrecision(task=...), ...)
 from .metrics.curves import *  # noqa: F401,F403  (BinaryAUROC, ..., the curves and their readouts)
 from .metrics.hinge import *  # noqa: F401,F403  (BinaryHingeLoss, MulticlassHingeLoss)
@@ -28,9 +34,8 @@ from .metrics.score_tasks import *  # noqa: F401,F403  (HingeLoss(task=...), Cal
 from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
 from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
 
-__all__ = [
-    name
-    for module in (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
-    + (hinge, calibration, ranking, score_tasks)
-    for name in module.__all__
-]
+# the modules whose classes this face exports, in the order of its listing
+_MODULES = (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
+_MODULES += (curve_readouts, curve_operating_points, curve_readout_tasks)
+_MODULES += (hinge, calibration, ranking, score_tasks)
+__all__ = [name for module in _MODULES for name in module.__all__]

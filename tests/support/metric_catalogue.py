@@ -117,6 +117,12 @@ def _is_curve(name: str) -> bool:
             "average_precision",
             "_roc",
             "precision_recall_curve",
+            # the curves' readouts: the same states
+            "EER",
+            "LogAUC",
+            "AtFixed",
+            "SensitivityAt",
+            "SpecificityAt",
         )
     )
 
@@ -131,6 +137,7 @@ def _family(name: str) -> Optional[str]:
 def _kwargs_for(fn: Callable[..., Any]) -> Tuple[Tuple[str, Any], ...]:
     params = inspect.signature(fn).parameters
     wanted = {"beta": 1.0, "num_classes": NUM, "num_labels": NUM}
+    wanted.update(min_recall=0.5, min_precision=0.5, min_specificity=0.5, min_sensitivity=0.5)  # curve readouts
     return tuple((k, v) for k, v in wanted.items() if k in params)
 
 

@@ -1,8 +1,12 @@
 """Curves and ranking (AUROC, average precision, ROC, precision-recall curves): the public
 functions in forms.py; the per-batch state update in update.py, results from states in compute.py.
+Their readouts (EER, LogAUC, precision at fixed recall, ...): readouts.py, with the public
+functions in readout_forms.py and readout_task_forms.py.
 """
 
-from . import forms
+from . import forms, readout_forms, readout_task_forms
 from .forms import *  # noqa: F401,F403
+from .readout_forms import *  # noqa: F401,F403
+from .readout_task_forms import *  # noqa: F401,F403
 
-__all__ = list(forms.__all__)
+__all__ = list(forms.__all__) + list(readout_forms.__all__) + list(readout_task_forms.__all__)
