@@ -25,7 +25,7 @@ _FACES = {
         "tasks",
         "curve_tasks",
     ),
-    "torchtally.regression": ("regression",),
+    "torchtally.regression": ("regression", "rank_regression"),
     "torchtally.aggregation": ("aggregation",),
 }
 
