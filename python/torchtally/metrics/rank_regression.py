@@ -28,7 +28,9 @@ Deliberate differences from torchmetrics:
 * NaN or inf in preds or target is a ValueError (a NaN would rank anywhere), and so is a finite
   float64 value too large for float32 pairs; integer inputs are read (torchmetrics' Spearman
   raises TypeError);
-* Kendall's tau with one output accepts [N, 1] inputs (torchmetrics fails on them);
+* Kendall's tau with one output accepts [N, 1] inputs (torchmetrics fails on them); its
+  results are in ``self.dtype`` for every variant (torchmetrics' tau-c follows the inputs'
+  float dtype: float16 or float64 inputs give a float16 or float64 tau-c);
 * results carry no gradient (``is_differentiable`` is False).
 """
 

@@ -57,7 +57,8 @@ def kendall_rank_corrcoef(
     """Kendall's tau per column of [N] or [N, D] inputs (a single output as a 0-d tensor);
     ``variant`` "a" ((C - D) / (C + D), as torchmetrics), "b" or "c" (scipy.stats.kendalltau's);
     with ``t_test=True`` also the asymptotic p-value against ``alternative`` ("two-sided",
-    "less", "greater"). O(N log N) per column (torchmetrics compares every pair).
+    "less", "greater"). O(N log N) per column (torchmetrics compares every pair). Results in
+    torch's default dtype, but tau-c in the inputs' promoted float dtype, as torchmetrics.
 
     >>> kendall_rank_corrcoef(torch.tensor([1.0, 2.0, 3.0, 4.0]), torch.tensor([1.0, 3.0, 2.0, 4.0]), t_test=True)
     (tensor(0.6667), tensor(0.1742))
@@ -66,7 +67,11 @@ def kendall_rank_corrcoef(
     test = ranks.check_t_test(t_test, alternative)
     pairs, _ = _pairs(preds, target)
     ranks.require_samples(pairs, "kendall_rank_corrcoef")
-    return ranks.kendall_result(pairs, variant, test, torch.get_default_dtype())
+    default = torch.get_default_dtype()
+    # torchmetrics' tau-c follows the inputs' float dtype (float16 inputs: float16); the others,
+    # and the p-value, are in the default dtype
+    dtype = update.functional_dtype(preds, target) if variant == "c" else default
+    return ranks.kendall_result(pairs, variant, test, dtype, default)
 
 
 def continuous_ranked_probability_score(preds: Tensor, target: Tensor) -> Tensor:

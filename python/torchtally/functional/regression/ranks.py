@@ -300,14 +300,15 @@ def kendall_p_value(counts: KendallCounts, variant: str, alternative: str) -> Te
 
 
 def kendall_result(
-    pairs: Tensor, variant: str, alternative: Optional[str], dtype: torch.dtype
+    pairs: Tensor, variant: str, alternative: Optional[str], dtype: torch.dtype, p_dtype: Optional[torch.dtype] = None
 ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-    """tau (and the p-value with a test) from pairs [N, 2, D], in ``dtype``; one output as 0-d."""
+    """tau in ``dtype`` (and the p-value, in ``p_dtype`` or ``dtype``, with a test) from pairs
+    [N, 2, D]; one output as 0-d."""
     counts = KendallCounts(pairs)
     tau = kendall_tau(counts, variant).to(dtype)
     squeeze = tau.numel() == 1
     tau = tau.reshape(()) if squeeze else tau
     if alternative is None:
         return tau
-    p_value = kendall_p_value(counts, variant, alternative).to(dtype)
+    p_value = kendall_p_value(counts, variant, alternative).to(p_dtype or dtype)
     return tau, p_value.reshape(()) if squeeze else p_value
