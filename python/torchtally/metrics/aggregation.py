@@ -25,7 +25,7 @@ Deliberate differences from torchmetrics:
 """
 
 import math
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -261,7 +261,7 @@ class _RunningWindow(_Aggregator):
         # Which slot the next update overwrites; after a merge, the largest count continues.
         self.add_state("num_updates", torch.tensor(0, dtype=torch.int64), reduce="max")
 
-    def _store(self, *totals: Tensor) -> None:
+    def _store(self, *totals: Union[Tensor, float]) -> None:
         """Write one update's totals (one per slot state, checked already) into the next slot."""
         slot = int(self.num_updates) % self.window
         for name, total in zip(self._slot_states, totals):

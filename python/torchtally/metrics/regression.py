@@ -304,7 +304,7 @@ class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
         tensor(0.9820)
     """
 
-    higher_is_better = None  # both -1 and 1 are optimal
+    higher_is_better: Optional[bool] = None  # both -1 and 1 are optimal
     full_state_update = True
 
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
