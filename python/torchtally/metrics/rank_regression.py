@@ -147,8 +147,8 @@ class KendallRankCorrCoef(_RankPairs):
 
 class ContinuousRankedProbabilityScore(Metric):
     """Mean continuous ranked probability score of ensemble forecasts: ``preds`` [N, M] (M >= 2
-    members per sample), ``target`` [N]. Per sample, mean_i |x_i - y| - sum_ij |x_i - x_j| /
-    (2 M^2), from the sorted members (O(M log M), no M x M matrix).
+    members per sample), ``target`` [N]. Per sample ``mean_i abs(x_i - y) - sum_ij abs(x_i - x_j)
+    / (2 M^2)``, from the sorted members (O(M log M), no M x M matrix).
 
     State: a float64 sum of the scores and an int64 sample count ("sum" states, one all_reduce
     to sync). NaN over no samples (0 / 0, as torchmetrics). Differences from torchmetrics:

@@ -4,10 +4,10 @@ per-sample score.
 For a sample with M ensemble members x_1..x_M and an observed target y, the CRPS of the
 ensemble's empirical distribution is
 
-    mean_i |x_i - y|  -  sum_{i,j} |x_i - x_j| / (2 M^2)
+    mean_i abs(x_i - y)  -  sum_{i,j} abs(x_i - x_j) / (2 M^2)
 
 (torchmetrics' definition). The pairwise term is read off the sorted members: with x_(k) the
-k-th smallest (k = 0..M-1), sum_{i,j} |x_i - x_j| = 2 sum_k (2k - M + 1) x_(k), so a batch
+k-th smallest (k = 0..M-1), sum_{i,j} abs(x_i - x_j) = 2 sum_k (2k - M + 1) x_(k), so a batch
 costs one sort per sample, O(M log M), never an M x M matrix. Scores are float64; a class sums
 them with the sample count ("sum" states), so ranks combine exactly.
 """
