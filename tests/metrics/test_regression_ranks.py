@@ -482,3 +482,12 @@ def test_functional_forms_check_their_inputs():
         ttf.continuous_ranked_probability_score(torch.ones(3, 2), torch.ones(2))
     with pytest.raises(TypeError, match="target: expected a floating or integer tensor"):
         ttf.concordance_corrcoef(torch.ones(3), torch.ones(3, dtype=torch.complex64))
+
+
+def test_a_loaded_pairs_state_is_checked():
+    m = SpearmanCorrCoef()
+    m.persistent(True)
+    bad = torch.tensor([[[1.0], [NAN]]])
+    with pytest.raises(ValueError, match="'pairs': NaN or inf"):
+        m.load_state_dict({"pairs": bad})
+    assert m.pairs.shape == (0, 2, 1)

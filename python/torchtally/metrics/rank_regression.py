@@ -72,6 +72,11 @@ class _RankPairs(Metric):
             ranks.rounding_warning(type(self).__name__)
         self.append_state("pairs", rows, copy=False)  # made here: a fresh tensor
 
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        if not bool(torch.isfinite(states["pairs"]).all()):
+            raise ValueError("'pairs': NaN or inf (an update never stores one)")
+
     def _all_pairs(self) -> Tensor:
         pairs = self.pairs
         ranks.require_samples(pairs, type(self).__name__)
