@@ -10,11 +10,21 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import torchmetrics.aggregation
 from support.aggregation_cases import CASES, F64, VALUES, WEIGHTS
 from support.metric_tester import assert_rejects, check_metric
 
 from torchtally import NotComputableError
-from torchtally.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric
+from torchtally.aggregation import (
+    AverageLoss,
+    CatMetric,
+    MaxMetric,
+    MeanMetric,
+    MinMetric,
+    RunningMean,
+    RunningSum,
+    SumMetric,
+)
 from torchtally.functional import weighted_mean, weighted_sum
 from torchtally.functional.aggregation import NaNValueError
 
@@ -53,6 +63,64 @@ def test_running_mean_window_of_updates():
     assert float(m.compute()) == 5.0  # an empty update still takes a slot
     m.update(torch.empty(0))
     assert np.isnan(float(m.compute()))  # the window holds no values: 0 / 0, as torchmetrics
+
+
+def test_running_sum_window_of_updates():
+    m = F64(RunningSum, window=2)()
+    with pytest.warns(UserWarning, match="before the ``update``"):
+        assert float(m.compute()) == 0.0  # over no values: 0, as torchmetrics
+    m.update(torch.tensor([100.0, 100.0]))
+    m.update(torch.tensor([1.0, 2.0, 3.0]))
+    assert float(m.compute()) == 206.0
+    m.update(5.0)
+    assert float(m.compute()) == 11.0  # the first update left the window
+    m.update(torch.empty(0))
+    assert float(m.compute()) == 5.0  # an empty update still takes a slot
+    assert m.update_count == 4 and m.window_sums.dtype == torch.float64
+
+
+def test_running_sum_shares_running_means_window():
+    """One window machinery: RunningSum's slots are RunningMean's weighted sums."""
+    mean, total = RunningMean(window=3), RunningSum(window=3)
+    for v in (torch.tensor([1.0, 2.0]), 4.0, torch.tensor([[3.0, 5.0]]), -1.0):
+        mean.update(v)
+        total.update(v)
+    assert torch.equal(mean.window_sums, total.window_sums) and torch.equal(mean.num_updates, total.num_updates)
+    assert set(total.state_names) == {"window_sums", "num_updates"}
+
+
+@pytest.mark.parametrize("nan_strategy", ["warn", "ignore", "disable", 2.0])
+@pytest.mark.parametrize("window", [1, 3])
+def test_running_sum_as_torchmetrics(window, nan_strategy):
+    """forward returns the batch's sum and moves the window; compute sums the window (as
+    torchmetrics.aggregation.RunningSum, whose update_count stays 0)."""
+    g = torch.Generator().manual_seed(window)
+    batches = [torch.randn(n, generator=g) for n in (3, 1, 4, 2, 6)]
+    batches[1][0] = NAN
+    ours, theirs = RunningSum(window, nan_strategy), torchmetrics.aggregation.RunningSum(window, nan_strategy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for batch in batches:
+            got, want = ours(batch), theirs(batch.clone())
+            assert got.dtype == want.dtype and got.shape == want.shape
+            torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
+            torch.testing.assert_close(ours.compute(), theirs.compute(), rtol=1e-6, atol=1e-6, equal_nan=True)
+    assert ours.update_count == len(batches)
+    updated = RunningSum(window, nan_strategy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for batch in batches:
+            updated.update(batch)
+        torch.testing.assert_close(updated.compute(), theirs.compute(), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def test_running_sum_signature_and_attributes():
+    import inspect
+
+    ours, theirs = RunningSum, torchmetrics.aggregation.RunningSum
+    params = [(p.name, p.kind, p.default) for p in inspect.signature(ours.__init__).parameters.values()]
+    assert params == [(p.name, p.kind, p.default) for p in inspect.signature(theirs.__init__).parameters.values()]
+    assert ours.higher_is_better == theirs.higher_is_better
 
 
 def test_cat_metric_keeps_the_shape_after_dim_0():
@@ -121,7 +189,7 @@ def test_functional_forms():
 NAN_BATCH = torch.tensor([1.0, NAN, 3.0])
 
 
-@pytest.mark.parametrize("factory", [SumMetric, MeanMetric, MinMetric, MaxMetric, CatMetric, RunningMean])
+@pytest.mark.parametrize("factory", [SumMetric, MeanMetric, MinMetric, MaxMetric, CatMetric, RunningMean, RunningSum])
 def test_nan_error_raises_a_value_error_that_is_a_runtime_error_and_keeps_state(factory):
     metric = factory(nan_strategy="error").update(torch.tensor([5.0, 6.0]))
     before = metric.compute()
@@ -224,6 +292,7 @@ def test_updates_without_values_give_torchmetrics_empty_values():
             ValueError,
             r"weight: expected a number or a tensor broadcastable",
         ),
+        (RunningSum, ("3.0",), TypeError, r"value: expected a tensor or a Python number, got str"),
         (AverageLoss, (torch.tensor(1.0),), ValueError, r"batch_size: required with a scalar loss"),
         (AverageLoss, (1.0, -3), ValueError, r"batch_size: expected an int >= 0, got -3"),
         (AverageLoss, (1.0, 2.5), ValueError, r"batch_size: expected an int >= 0, got 2.5"),
@@ -251,6 +320,8 @@ def test_python_values_as_torchmetrics_accepts_them():
         (P(MinMetric, nan_strategy=True), "nan_strategy"),
         (P(MaxMetric, nan_strategy=2), "nan_strategy"),  # an int is refused, as torchmetrics
         (P(RunningMean, window=0), "window: expected a positive int"),
+        (P(RunningSum, window=True), "window: expected a positive int"),
+        (P(RunningSum, nan_strategy="drop"), "nan_strategy: expected one of"),
     ],
 )
 def test_bad_options(factory, match):

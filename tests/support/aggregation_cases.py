@@ -1,5 +1,5 @@
 """The aggregation cases of the shared tester: every configuration of the aggregation metrics
-(sum, mean, min, max, cat, running mean, average loss) with its batches (uneven, one empty, mixed
+(sum, mean, min, max, cat, running mean and sum, average loss) with its batches (uneven, one empty, mixed
 ranks, NaN, ints, Python numbers) and its numpy reference, and the makers and references they
 are built from. tests/metrics/test_aggregation.py runs each through ``check_metric`` in one
 process; tests/distributed/test_regression_aggregation.py runs them all on 3 gloo ranks. The
@@ -11,7 +11,16 @@ import numpy as np
 import torch
 
 from support.metric_tester import MetricCase, made_in_float64
-from torchtally.aggregation import AverageLoss, CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, SumMetric
+from torchtally.aggregation import (
+    AverageLoss,
+    CatMetric,
+    MaxMetric,
+    MeanMetric,
+    MinMetric,
+    RunningMean,
+    RunningSum,
+    SumMetric,
+)
 
 P = functools.partial
 NAN = float("nan")
@@ -73,6 +82,15 @@ def running_ref(window):
     return ref
 
 
+def running_sum_ref(window):
+    """The sum of the union of every part's last ``window`` batches."""
+
+    def ref(shards):
+        return ref_sum([batch for shard in shards for batch in shard[-window:]])
+
+    return ref
+
+
 def case(name, factory, batches, reference, rtol=1e-12, atol=1e-9, **kw):
     return MetricCase(name, factory, batches, reference, reference_on_batches=True, rtol=rtol, atol=atol, **kw)
 
@@ -126,6 +144,21 @@ CASES = [
         sharded_reference=running_ref(2),
     ),
     case("running_mean_wide", F64(RunningMean, window=50), one(VALUES), ref_mean),
+    case(
+        "running_sum_3",
+        F64(RunningSum, window=3),
+        one(VALUES),
+        lambda b: ref_sum(b[-3:]),
+        sharded_reference=running_sum_ref(3),
+    ),
+    case(
+        "running_sum_nan_ignore_2",
+        F64(RunningSum, window=2, nan_strategy="ignore"),
+        one(WITH_NAN),
+        lambda b: ref_nansum(b[-2:]),
+        sharded_reference=lambda shards: ref_nansum([batch for shard in shards for batch in shard[-2:]]),
+    ),
+    case("running_sum_wide", P(RunningSum, window=50), one(VALUES), ref_sum, rtol=1e-7),
     case("average_loss", F64(AverageLoss), LOSSES, ref_loss),
     case("average_loss_per_sample", F64(AverageLoss), one(SAMPLE_LOSSES), ref_mean),
 ]

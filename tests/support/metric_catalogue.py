@@ -42,6 +42,15 @@ _NAMED_FAMILIES = {
     "CatMetric": "aggregation",
     "RunningMean": "aggregation",
     "AverageLoss": "loss",
+    "RunningSum": "aggregation",
+    "ConcordanceCorrCoef": "regression",
+    "SpearmanCorrCoef": "regression",
+    "KendallRankCorrCoef": "regression",
+    "ContinuousRankedProbabilityScore": "ensemble",
+    "concordance_corrcoef": "regression",
+    "spearman_corrcoef": "regression",
+    "kendall_rank_corrcoef": "regression",
+    "continuous_ranked_probability_score": "ensemble",
     "mean_squared_error": "regression",
     "mean_absolute_error": "regression",
     "mean_absolute_percentage_error": "regression",
@@ -59,7 +68,7 @@ _ARG_NAMES = {"aggregation": ("value",), "loss": ("loss",)}
 class Entry:
     name: str
     make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
-    family: str  # binary | multiclass | multilabel | regression | rows | aggregation | loss
+    family: str  # binary | multiclass | multilabel | regression | rows | ensemble | aggregation | loss
     kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
     samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
 
@@ -95,6 +104,8 @@ class Entry:
             args = (torch.randn(n, generator=g), torch.randn(n, generator=g))
         elif self.family == "rows":
             args = (torch.randn(n, 2, generator=g), torch.randn(n, 2, generator=g))
+        elif self.family == "ensemble":  # [N, M] members per sample, [N] targets
+            args = (torch.randn(n, 4, generator=g), torch.randn(n, generator=g))
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
         else:

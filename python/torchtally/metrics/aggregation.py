@@ -1,4 +1,4 @@
-"""Aggregation metrics: sums, means, extremes, concatenation, a running mean and a loss average.
+"""Aggregation metrics: sums, means, extremes, concatenation, a running mean and sum, and a loss average.
 
 torchmetrics' classes with its constructor signatures, accepted inputs and results. Values
 are Python numbers, real tensors of any shape (every element one value) or array-likes;
@@ -9,7 +9,7 @@ state unchanged.
 Accumulators are float64 (sums, extremes, window slots) whatever the results' dtype, so long
 streams lose no digits; results are in ``self.dtype`` (torch's default dtype when the metric
 was made; ``set_dtype`` changes it), as torchmetrics'. Over no values: SumMetric gives 0,
-MeanMetric and RunningMean NaN, MinMetric +inf, MaxMetric -inf, CatMetric an empty tensor.
+RunningSum 0, MeanMetric and RunningMean NaN, MinMetric +inf, MaxMetric -inf, CatMetric an empty tensor.
 
 Deliberate differences from torchmetrics:
 
@@ -19,13 +19,13 @@ Deliberate differences from torchmetrics:
   tensor), only the NaN positions get weight 1 (torchmetrics writes the 1 into its broadcast
   view of the weight, which sets every weight to 1);
 * CatMetric over no values returns an empty tensor (torchmetrics: an empty Python list);
-* RunningMean's ``update_count`` counts its updates (torchmetrics' Running wrapper reports 0);
+* RunningMean's and RunningSum's ``update_count`` count their updates (torchmetrics' Running wrapper reports 0);
 * AverageLoss (no torchmetrics twin, ignite's ``Loss``) raises NotComputableError over no
   samples, as ignite's Loss does.
 """
 
 import math
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -35,7 +35,7 @@ from ..base.state_dict import check_nonnegative
 from ..errors import NotComputableError
 from ..functional.aggregation import update as agg_update
 
-__all__ = ["AverageLoss", "CatMetric", "MaxMetric", "MeanMetric", "MinMetric", "RunningMean", "SumMetric"]
+__all__ = ["AverageLoss", "CatMetric", "MaxMetric", "MeanMetric", "MinMetric", "RunningMean", "RunningSum", "SumMetric"]
 
 _F64 = torch.float64
 _INT64_MAX = 2**63 - 1
@@ -241,7 +241,39 @@ class CatMetric(_Aggregator):
         return _as_result(self.values.reshape((-1,) + shape), self.dtype)
 
 
-class RunningMean(_Aggregator):
+class _RunningWindow(_Aggregator):
+    """The window of the running aggregators: per summed quantity (``_slot_states``) ``window``
+    float64 slots, one per update, and the count of updates, which picks the slot the next
+    update overwrites. Every slot state is a "sum" reduce, so a sync is one all_reduce and
+    ``merge_state`` adds windows slot by slot (per rank: the union of every rank's last
+    ``window`` updates, as torchmetrics' Running wrapper sums each slot over ranks)."""
+
+    full_state_update = None  # forward updates the window, then computes the batch on its own
+    _slot_states: Tuple[str, ...] = ()
+
+    def __init__(self, window: int = 5, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+            raise ValueError(f"window: expected a positive int, got {window!r}")
+        self.window = window
+        for name in self._slot_states:
+            self.add_state(name, torch.zeros(window, dtype=_F64), reduce="sum")
+        # Which slot the next update overwrites; after a merge, the largest count continues.
+        self.add_state("num_updates", torch.tensor(0, dtype=torch.int64), reduce="max")
+
+    def _store(self, *totals: Union[Tensor, float]) -> None:
+        """Write one update's totals (one per slot state, checked already) into the next slot."""
+        slot = int(self.num_updates) % self.window
+        for name, total in zip(self._slot_states, totals):
+            getattr(self, name)[slot] = total
+        self.num_updates += 1
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "num_updates")
+
+
+class RunningMean(_RunningWindow):
     """Mean of the values of the last ``window`` updates (weighted as MeanMetric); NaN before any.
 
     Across ranks the window is per rank: the synced result is the weighted mean over the union
@@ -260,31 +292,46 @@ class RunningMean(_Aggregator):
         tensor(4.)
     """
 
-    full_state_update = None  # forward updates the window, then computes the batch on its own
-
-    def __init__(self, window: int = 5, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
-        super().__init__(nan_strategy, **kwargs)
-        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-            raise ValueError(f"window: expected a positive int, got {window!r}")
-        self.window = window
-        self.add_state("window_sums", torch.zeros(window, dtype=_F64), reduce="sum")
-        self.add_state("window_weights", torch.zeros(window, dtype=_F64), reduce="sum")
-        # Which slot the next update overwrites; after a merge, the largest count continues.
-        self.add_state("num_updates", torch.tensor(0, dtype=torch.int64), reduce="max")
+    _slot_states = ("window_sums", "window_weights")
 
     def update(self, value: Any, weight: Any = None) -> None:
-        total, weight_sum = agg_update.weighted_totals(*self._values(value, weight))
-        slot = int(self.num_updates) % self.window
-        self.window_sums[slot] = total
-        self.window_weights[slot] = weight_sum
-        self.num_updates += 1
+        self._store(*agg_update.weighted_totals(*self._values(value, weight)))
 
     def compute(self) -> Tensor:
         return _as_result(self.window_sums.sum() / self.window_weights.sum(), self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
-        check_nonnegative(states, "window_weights", "num_updates")
+        check_nonnegative(states, "window_weights")
+
+
+class RunningSum(_RunningWindow):
+    """Sum of the values of the last ``window`` updates; 0 before any (as torchmetrics).
+
+    The window is per rank, as RunningMean's: the synced result sums the union of every rank's
+    last ``window`` updates (torchmetrics' Running wrapper sums each slot over ranks). State:
+    ``window`` float64 slots and an update count; a sync is one all_reduce. ``forward`` returns
+    the batch's own sum and moves the window, as torchmetrics'. Differences from torchmetrics:
+    float64 slots (the result is rounded once), and ``update_count`` counts the updates
+    (torchmetrics' wrapper reports 0).
+
+        >>> import torch
+        >>> from torchtally.aggregation import RunningSum
+        >>> m = RunningSum(window=2)
+        >>> for v in (1.0, torch.tensor([2.0, 3.0]), 6.0):
+        ...     _ = m.update(v)
+        >>> m.compute()
+        tensor(11.)
+    """
+
+    _slot_states = ("window_sums",)
+
+    def update(self, value: Any) -> None:
+        v, _ = self._values(value)
+        self._store(v.sum())
+
+    def compute(self) -> Tensor:
+        return _as_result(self.window_sums.sum(), self.dtype)
 
 
 class AverageLoss(_Aggregator):

@@ -38,6 +38,7 @@ from ..functional.regression import compute as reg_compute
 from ..functional.regression import update as reg_update
 
 __all__ = [
+    "ConcordanceCorrCoef",
     "CosineSimilarity",
     "ExplainedVariance",
     "MeanAbsoluteError",
@@ -303,7 +304,7 @@ class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
         tensor(0.9820)
     """
 
-    higher_is_better = None  # both -1 and 1 are optimal
+    higher_is_better: Optional[bool] = None  # both -1 and 1 are optimal
     full_state_update = True
 
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
@@ -311,6 +312,8 @@ class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
         self.num_outputs = reg_update.check_num_outputs(num_outputs)
         self.add_state("comoments", torch.zeros(self.num_outputs, 6, dtype=_F64), reduce="merge")
         self._add_input_form()
+        # shared with ConcordanceCorrCoef in a MetricCollection
+        self.state_key = ("regression_pearson_comoments", self.num_outputs)
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = reg_update.pearson(preds, target, self.num_outputs, self.device)
@@ -332,6 +335,29 @@ class PearsonCorrCoef(_InputFormMixin, _RegressionMetric):
 
     def compute(self) -> Tensor:
         return reg_compute.as_result(reg_compute.pearson_from_comoments(self.comoments), self._result_dtype())
+
+
+class ConcordanceCorrCoef(PearsonCorrCoef):
+    """Lin's concordance correlation per output ([N] or [N, D] with D = num_outputs):
+    2 r s_x s_y / (s_x^2 + s_y^2 + (mean_x - mean_y)^2), with r Pearson's correlation and s^2
+    the sample variances (n - 1 in the denominator, as torchmetrics).
+
+    Computed from Pearson's co-moments state (float64, Chan-merged), so a MetricCollection
+    holding both keeps it once (the same ``state_key``). NaN, with a warning, where Pearson's
+    correlation is NaN (a constant column, fewer than 2 samples), as torchmetrics. Differences
+    from torchmetrics: as PearsonCorrCoef's (exact co-moments; NaN/inf inputs raise ValueError).
+
+        >>> import torch
+        >>> from torchtally.regression import ConcordanceCorrCoef
+        >>> preds, target = torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])
+        >>> ConcordanceCorrCoef().update(preds, target).compute()
+        tensor(0.9777)
+    """
+
+    higher_is_better = True
+
+    def compute(self) -> Tensor:
+        return reg_compute.as_result(reg_compute.concordance_from_comoments(self.comoments), self._result_dtype())
 
 
 class CosineSimilarity(_RegressionMetric):

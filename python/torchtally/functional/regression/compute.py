@@ -1,5 +1,5 @@
 """Regression results from the states (see update.py for their layout): R2, explained variance,
-Pearson, and the result dtypes torchmetrics returns."""
+Pearson, Lin's concordance, and the result dtypes torchmetrics returns."""
 
 import warnings
 from typing import Union
@@ -94,7 +94,7 @@ def explained_variance_from_moments(state: Tensor, multioutput: str = "uniform_a
     return _average(_forced_ratio_score(var_res, var_tgt), var_tgt, multioutput)
 
 
-def pearson_from_comoments(state: Tensor) -> Tensor:
+def pearson_from_comoments(state: Tensor, metric: str = "pearson") -> Tensor:
     """c_xy / sqrt(m2_x * m2_y) per output (float64), clamped to [-1, 1].
 
     An output whose preds or target have zero variance (exactly constant, fewer than 2
@@ -106,10 +106,21 @@ def pearson_from_comoments(state: Tensor) -> Tensor:
     if bool(undefined.any()):
         which = undefined.nonzero().reshape(-1).tolist()
         warnings.warn(
-            f"pearson: output(s) {which} have a zero variance of preds or target (or fewer than 2 samples); "
+            f"{metric}: output(s) {which} have a zero variance of preds or target (or fewer than 2 samples); "
             "their correlation is NaN (The variance of predictions or target is close to zero.)",
             UserWarning,
             stacklevel=3,
         )
         r = torch.where(undefined, torch.full_like(r, float("nan")), r)
     return r
+
+
+def concordance_from_comoments(state: Tensor) -> Tensor:
+    """Lin's concordance correlation per output (float64) from Pearson's co-moments state:
+    2 r s_x s_y / (s_x^2 + s_y^2 + (mean_x - mean_y)^2), with r Pearson's correlation and s^2
+    the sample variances (n - 1 in the denominator, as torchmetrics). NaN, with Pearson's
+    warning, where Pearson's correlation is (a constant column, fewer than 2 samples)."""
+    n, mean_x, mean_y, m2x, m2y = state[:, 0], state[:, 1], state[:, 2], state[:, 3], state[:, 4]
+    r = pearson_from_comoments(state, "concordance")
+    var_x, var_y = m2x / (n - 1), m2y / (n - 1)
+    return 2.0 * r * var_x.sqrt() * var_y.sqrt() / (var_x + var_y + (mean_x - mean_y) ** 2)

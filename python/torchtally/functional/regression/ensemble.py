@@ -1,0 +1,58 @@
+"""The continuous ranked probability score of an ensemble forecast: input checks and the
+per-sample score.
+
+For a sample with M ensemble members x_1..x_M and an observed target y, the CRPS of the
+ensemble's empirical distribution is
+
+    mean_i abs(x_i - y)  -  sum_{i,j} abs(x_i - x_j) / (2 M^2)
+
+(torchmetrics' definition). The pairwise term is read off the sorted members: with x_(k) the
+k-th smallest (k = 0..M-1), sum_{i,j} abs(x_i - x_j) = 2 sum_k (2k - M + 1) x_(k), so a batch
+costs one sort per sample, O(M log M), never an M x M matrix. Scores are float64; a class sums
+them with the sample count ("sum" states), so ranks combine exactly.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from ...kernels.reference.checks import describe
+from . import update
+
+_F64 = torch.float64
+
+
+def ensemble_pair(preds: object, target: object, device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor]:
+    """Checked ensemble forecasts [N, M] (M >= 2 members) and targets [N]."""
+    p, t = update.real("preds", preds, device), update.real("target", target, device)
+    if t.device != p.device:
+        raise ValueError(f"target: expected a tensor on {p.device} (the device of preds), got {t.device}")
+    if p.dim() != 2:
+        raise ValueError(
+            f"preds: expected an ensemble forecast of shape [N, M] (M members per sample), got {describe(p)}"
+        )
+    if p.shape[1] < 2:
+        raise ValueError(
+            f"preds: expected at least 2 ensemble members (shape [N, M], M >= 2), got {describe(p)} "
+            "(CRPS requires at least 2 ensemble members)"
+        )
+    if t.shape != p.shape[:1]:
+        raise update.InputShapeError(
+            f"target: expected shape [{p.shape[0]}] (one target per row of preds {list(p.shape)}), "
+            f"got {list(t.shape)} (Predictions and targets are expected to have the same shape)"
+        )
+    return p, t
+
+
+def crps_per_sample(preds: object, target: object, device: Optional[torch.device] = None) -> Tensor:
+    """The CRPS of each sample (float64 [N]) of a checked batch (see the module docstring)."""
+    p, t = ensemble_pair(preds, target, device)
+    m = p.shape[1]
+    members = torch.sort(p.to(_F64), dim=1).values
+    error = (members - t.to(_F64)[:, None]).abs().mean(1)
+    weights = torch.arange(m, dtype=_F64, device=p.device) * 2 - (m - 1)
+    spread = (members * weights).sum(1) / (m * m)
+    scores = error - spread
+    update.require_finite(scores.sum(), p, t)
+    return scores

@@ -1,0 +1,314 @@
+"""Rank correlations (Spearman's rho, Kendall's tau): option checks, the stored (preds, target)
+pairs, and the results from every sample.
+
+A rank correlation needs every sample: the classes keep the (preds, target) pairs of every
+batch in one "cat" state of rows [2, D] (row 0 preds, row 1 target), and rank them at compute
+with torch ops: sorts and cumulative sums, O(N log N) time and O(N) memory per output, never a
+matrix of pairs.
+
+* ranks: average ranks for ties (scipy.stats.rankdata's "average"), so Spearman's rho is
+  Pearson's correlation of the ranks, as scipy.stats.spearmanr;
+* Kendall's tau by Knight's method: sort the pairs by (preds, target); the discordant pairs are
+  the inversions of the target sequence, counted bit level by bit level of the target's dense
+  rank (a stable partition per level, log2(distinct values) passes of O(N) each); concordant
+  pairs follow from the tie counts (pairs tied in preds, in target, in both). Variants "a"
+  ((C - D) / (C + D), as torchmetrics), "b" and "c" (scipy.stats.kendalltau's), and the
+  asymptotic test (a normal approximation with the tie-corrected variance, as torchmetrics and
+  scipy's ``method="asymptotic"``).
+
+Counts are int64 (exact); statistics are float64.
+"""
+
+import warnings
+from typing import List, Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from ...errors import stacklevel_outside_torchtally
+from . import update
+
+_F64 = torch.float64
+VARIANTS = ("a", "b", "c")
+ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+def check_variant(variant: object) -> str:
+    if not isinstance(variant, str) or variant.lower() not in VARIANTS:
+        raise ValueError(f"variant: expected one of {VARIANTS}, got {variant!r} (Invalid variant)")
+    return variant.lower()
+
+
+def check_t_test(t_test: object, alternative: object) -> Optional[str]:
+    """The alternative hypothesis of the test, or None without a test (``alternative`` is then
+    not read, as torchmetrics)."""
+    if not isinstance(t_test, bool):
+        raise ValueError(f"t_test: expected a bool, got {type(t_test).__name__} {t_test!r}")
+    if not t_test:
+        return None
+    if alternative is None:
+        raise ValueError("alternative: required with t_test=True, got None")
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative: expected one of {ALTERNATIVES}, got {alternative!r} (Invalid alternative)")
+    return str(alternative)
+
+
+# -- the stored pairs ----------------------------------------------------------------------------
+
+
+def pair_rows(
+    preds: object, target: object, num_outputs: int, store: torch.dtype, device: Optional[torch.device] = None
+) -> Tuple[Tensor, bool]:
+    """A checked batch as rows [N, 2, D] of dtype ``store`` (row 0 preds, row 1 target), and
+    whether storing it rounded a value (float64 or wide integer inputs kept as float32).
+
+    Shapes as Pearson's ([N] or [N, D], D = num_outputs); NaN or inf is a ValueError, and so is
+    a finite value too large for ``store`` (it would be stored as inf)."""
+    p, t = update.pearson(preds, target, num_outputs, device)
+    rows = torch.stack([p.to(store), t.to(store)], dim=1)
+    if not bool(torch.isfinite(rows).all()):
+        update.finite("preds", p)
+        update.finite("target", t)
+        name, src = ("preds", p) if not bool(torch.isfinite(rows[:, 0]).all()) else ("target", t)
+        flat = int((~torch.isfinite(rows[:, 0 if name == "preds" else 1])).reshape(-1).nonzero()[0, 0])
+        raise ValueError(
+            f"{name}: the value {float(src.reshape(-1)[flat])} at flat index {flat} does not fit the {store} "
+            "state; make the metric while torch's default dtype is float64 to keep float64 pairs"
+        )
+    rounded = False
+    if _wider(p.dtype, store) or _wider(t.dtype, store):
+        rounded = bool((rows[:, 0].to(_F64) != p.to(_F64)).any()) or bool((rows[:, 1].to(_F64) != t.to(_F64)).any())
+    return rows, rounded
+
+
+def _wider(dtype: torch.dtype, store: torch.dtype) -> bool:
+    """Whether some value of ``dtype`` has no exact ``store`` (float32 or float64) twin."""
+    if store == _F64:
+        return dtype == torch.int64
+    return dtype in (torch.float64, torch.int32, torch.int64)
+
+
+def rounding_warning(metric: str) -> None:
+    warnings.warn(
+        f"{metric}: float64 (or wide integer) inputs are kept as float32 pairs (8 bytes per sample and output), "
+        "as torchmetrics keeps them in the metric's dtype: values closer than float32's resolution become ties. "
+        "Make the metric while torch's default dtype is float64 to keep float64 pairs (16 bytes).",
+        UserWarning,
+        stacklevel=stacklevel_outside_torchtally(),
+    )
+
+
+def require_samples(pairs: Tensor, metric: str) -> None:
+    if pairs.shape[0] == 0:
+        raise ValueError(f"{metric}: no samples were seen, there is nothing to rank (No samples to concatenate)")
+
+
+# -- ranks ---------------------------------------------------------------------------------------
+
+
+def _tie_groups(sorted_x: Tensor) -> Tuple[Tensor, Tensor]:
+    """For a tensor sorted along dim 0 ([N] or [N, D]): whether each position starts a run of
+    equal values, and the start index of each position's run."""
+    n = sorted_x.shape[0]
+    starts = torch.ones_like(sorted_x, dtype=torch.bool)
+    starts[1:] = sorted_x[1:] != sorted_x[:-1]
+    pos = torch.arange(n, device=sorted_x.device).reshape((n,) + (1,) * (sorted_x.dim() - 1)).expand_as(sorted_x)
+    first = torch.cummax(torch.where(starts, pos, torch.zeros_like(pos)), dim=0).values
+    return starts, first
+
+
+def average_ranks(x: Tensor) -> Tensor:
+    """1-based ranks along dim 0 ([N] or [N, D]), ties given the mean of their ranks (float64)."""
+    n = x.shape[0]
+    if n == 0:
+        return x.to(_F64)
+    sorted_x, order = torch.sort(x, dim=0, stable=True)
+    starts, first = _tie_groups(sorted_x)
+    ends = torch.ones_like(starts)  # whether each position ends its run
+    ends[:-1] = starts[1:]
+    pos = torch.arange(n, device=x.device).reshape((n,) + (1,) * (x.dim() - 1)).expand_as(sorted_x)
+    last = torch.where(ends, pos, torch.full_like(pos, n)).flip(0).cummin(dim=0).values.flip(0)
+    mean_rank = (first + last + 2).to(_F64) / 2  # ranks first + 1 .. last + 1
+    return torch.empty_like(mean_rank).scatter_(0, order, mean_rank)
+
+
+def _warn_undefined(metric: str, undefined: Tensor) -> None:
+    which = undefined.nonzero().reshape(-1).tolist()
+    warnings.warn(
+        f"{metric}: output(s) {which} have constant preds or target (or fewer than 2 samples); "
+        "their correlation is undefined: NaN",
+        UserWarning,
+        stacklevel=stacklevel_outside_torchtally(),
+    )
+
+
+def spearman(pairs: Tensor) -> Tensor:
+    """Spearman's rho per output (float64 [D]) of pairs [N, 2, D]: Pearson's correlation of the
+    average ranks, clamped to [-1, 1]; NaN with a warning for a constant column or N < 2."""
+    ranks = average_ranks(pairs.to(_F64) if pairs.dtype != _F64 else pairs)
+    dev = ranks - ranks.mean(0) if ranks.shape[0] else ranks
+    rx, ry = dev[:, 0], dev[:, 1]
+    var_x, var_y = (rx * rx).sum(0), (ry * ry).sum(0)
+    rho = ((rx * ry).sum(0) / (var_x.sqrt() * var_y.sqrt())).clamp(-1.0, 1.0)
+    undefined = (var_x == 0) | (var_y == 0)
+    if bool(undefined.any()):
+        _warn_undefined("spearman", undefined)
+        rho = torch.where(undefined, torch.full_like(rho, float("nan")), rho)
+    return rho
+
+
+# -- Kendall's tau ---------------------------------------------------------------------------------
+
+
+def _run_lengths(sorted_x: Tensor, also: Optional[Tensor] = None) -> Tensor:
+    """Lengths (int64) of the runs of equal values of a sorted 1-D tensor (runs of equal pairs
+    when ``also``, sorted along with it, is given)."""
+    n = sorted_x.shape[0]
+    starts = torch.ones(n, dtype=torch.bool, device=sorted_x.device)
+    starts[1:] = sorted_x[1:] != sorted_x[:-1]
+    if also is not None:
+        starts[1:] |= also[1:] != also[:-1]
+    first = starts.nonzero().reshape(-1)
+    return torch.diff(first, append=torch.tensor([n], device=first.device))
+
+
+def _dense_ranks(x: Tensor) -> Tuple[Tensor, int]:
+    """0-based dense ranks (int64) of a 1-D tensor and the number of distinct values."""
+    sorted_x, order = torch.sort(x, stable=True)
+    starts = torch.ones(x.shape[0], dtype=torch.int64, device=x.device)
+    starts[1:] = (sorted_x[1:] != sorted_x[:-1]).to(torch.int64)
+    dense = torch.cumsum(starts, 0) - 1
+    distinct = int(dense[-1]) + 1 if x.shape[0] else 0
+    return torch.empty_like(dense).scatter_(0, order, dense), distinct
+
+
+def count_inversions(ranks: Tensor, distinct: int) -> int:
+    """Pairs i < j with ranks[i] > ranks[j] of 0-based dense ranks (int64 [N], values below
+    ``distinct``), in O(N log distinct): at bit level b (highest first) the elements are grouped
+    by their rank's bits above b, each group in its original order; an element with bit b = 0
+    is inverted with every earlier element of its group whose bit b is 1. A stable partition
+    (zeros, then ones) of each group gives the grouping of the next level."""
+    n = ranks.shape[0]
+    if n < 2 or distinct < 2:
+        return 0
+    pos = torch.arange(n, device=ranks.device)
+    order = pos.clone()
+    total = torch.zeros((), dtype=torch.int64, device=ranks.device)
+    for b in reversed(range((distinct - 1).bit_length())):
+        cur = ranks[order]
+        bit = (cur >> b) & 1
+        group = cur >> (b + 1)
+        starts = torch.ones(n, dtype=torch.bool, device=ranks.device)
+        starts[1:] = group[1:] != group[:-1]
+        first = torch.cummax(torch.where(starts, pos, torch.zeros_like(pos)), dim=0).values
+        ones_before = torch.cumsum(bit, 0) - bit
+        ones_before = ones_before - ones_before[first]  # earlier ones of the same group
+        total += (ones_before * (1 - bit)).sum()
+        group_index = torch.cumsum(starts.to(torch.int64), 0) - 1
+        zeros_in_group = torch.zeros(n, dtype=torch.int64, device=ranks.device).scatter_add_(0, group_index, 1 - bit)
+        zeros_before = (pos - first) - ones_before
+        new_pos = first + torch.where(bit == 0, zeros_before, zeros_in_group[group_index] + ones_before)
+        order = torch.empty_like(order).scatter_(0, new_pos, order)
+    return int(total)
+
+
+class KendallCounts:
+    """Per output: n, concordant and discordant pairs, the distinct values of preds and target,
+    and their tie statistics (sum of t(t-1)/2, t(t-1)(t-2), t(t-1)(2t+5) over runs of t ties)."""
+
+    def __init__(self, pairs: Tensor) -> None:
+        self.n = pairs.shape[0]
+        rows: List[List[float]] = []
+        for d in range(pairs.shape[2]):
+            rows.append(self._column(pairs[:, 0, d], pairs[:, 1, d]))
+        stats = torch.tensor(rows, dtype=_F64, device=pairs.device).reshape(-1, 11)
+        self.con_minus_dis = stats[:, 0]  # exact below 2**53 pairs
+        self.concordant, self.discordant = stats[:, 1], stats[:, 2]
+        self.distinct_x, self.distinct_y = stats[:, 3], stats[:, 4]
+        self.ties_x, self.ties_x1, self.ties_x2 = stats[:, 5], stats[:, 6], stats[:, 7]
+        self.ties_y, self.ties_y1, self.ties_y2 = stats[:, 8], stats[:, 9], stats[:, 10]
+
+    def _column(self, x: Tensor, y: Tensor) -> List[float]:
+        n = self.n
+        by_y = torch.sort(y, stable=True).indices
+        order = by_y[torch.sort(x[by_y], stable=True).indices]  # sorted by (x, y)
+        xs, ys = x[order], y[order]
+        runs_x = _run_lengths(xs)
+        runs_xy = _run_lengths(xs, ys)
+        runs_y = _run_lengths(torch.sort(ys).values)
+        dense_y, distinct_y = _dense_ranks(ys)
+        discordant = count_inversions(dense_y, distinct_y)
+        tied_x, tied_y, tied_xy = (int((r * (r - 1)).sum()) // 2 for r in (runs_x, runs_y, runs_xy))
+        concordant = n * (n - 1) // 2 - tied_x - tied_y + tied_xy - discordant
+        return [
+            concordant - discordant,
+            concordant,
+            discordant,
+            runs_x.numel(),
+            distinct_y,
+            tied_x,
+            *_tie_moments(runs_x),
+            tied_y,
+            *_tie_moments(runs_y),
+        ]
+
+
+def _tie_moments(runs: Tensor) -> Tuple[float, float]:
+    r = runs.to(_F64)
+    return float((r * (r - 1) * (r - 2)).sum()), float((r * (r - 1) * (2 * r + 5)).sum())
+
+
+def kendall_tau(counts: KendallCounts, variant: str) -> Tensor:
+    """Kendall's tau per output (float64 [D]), clamped to [-1, 1]; NaN (with a warning) where
+    it is undefined (a constant column, fewer than 2 samples)."""
+    s, n = counts.con_minus_dis, float(counts.n)
+    if variant == "a":
+        tau = s / (counts.concordant + counts.discordant)
+    elif variant == "b":
+        n0 = n * (n - 1) / 2
+        tau = s / ((n0 - counts.ties_x) * (n0 - counts.ties_y)).sqrt()
+    else:
+        m = torch.minimum(counts.distinct_x, counts.distinct_y)
+        tau = 2 * s / (n * n * (m - 1) / m)
+    undefined = ~torch.isfinite(tau)
+    if bool(undefined.any()):
+        _warn_undefined("kendall", undefined)
+        tau = torch.where(undefined, torch.full_like(tau, float("nan")), tau)
+    return tau.clamp(-1.0, 1.0)
+
+
+def kendall_p_value(counts: KendallCounts, variant: str, alternative: str) -> Tensor:
+    """The asymptotic p-value (float64 [D]) of the test of tau = 0 against ``alternative``:
+    z = (C - D) / sd(C - D) under independence, with the tie-corrected variance for variants
+    "b" and "c" (the no-ties one for "a", as torchmetrics)."""
+    s, n = counts.con_minus_dis, float(counts.n)
+    base = n * (n - 1) * (2 * n + 5)
+    if variant == "a":
+        z = 3 * s / torch.sqrt(torch.full_like(s, base / 2))
+    else:
+        m = n * (n - 1)
+        var = (base - counts.ties_x2 - counts.ties_y2) / 18
+        var = var + 2 * counts.ties_x * counts.ties_y / m
+        var = var + counts.ties_x1 * counts.ties_y1 / (9 * m * (n - 2))
+        z = s / var.sqrt()
+    if alternative == "two-sided":
+        return 2 * torch.special.ndtr(-z.abs())
+    return torch.special.ndtr(-z if alternative == "greater" else z)
+
+
+def kendall_result(
+    pairs: Tensor, variant: str, alternative: Optional[str], dtype: torch.dtype, p_dtype: Optional[torch.dtype] = None
+) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+    """tau in ``dtype`` (and the p-value, in ``p_dtype`` or ``dtype``, with a test) from pairs
+    [N, 2, D]; one output as 0-d."""
+    counts = KendallCounts(pairs)
+    tau = kendall_tau(counts, variant).to(dtype)
+    squeeze = tau.numel() == 1
+    tau = tau.reshape(()) if squeeze else tau
+    if alternative is None:
+        return tau
+    p_value = kendall_p_value(counts, variant, alternative).to(p_dtype or dtype)
+    return tau, p_value.reshape(()) if squeeze else p_value
