@@ -25,7 +25,7 @@ _FACES = {
         "tasks",
         "curve_tasks",
     ),
-    "torchtally.regression": ("regression",),
+    "torchtally.regression": ("regression", "error_sums", "divergences"),
     "torchtally.aggregation": ("aggregation",),
 }
 

@@ -1,8 +1,10 @@
-"""Regression: the public functions in forms.py; states and their per-batch update in
+"""Regression: the public functions in forms.py and error_forms.py (per-batch sums of the
+latter in batch_sums.py); states and their per-batch update in
 update.py, results from the states in compute.py.
 """
 
-from . import forms
+from . import error_forms, forms
+from .error_forms import *  # noqa: F401,F403
 from .forms import *  # noqa: F401,F403
 
-__all__ = list(forms.__all__)
+__all__ = list(forms.__all__) + list(error_forms.__all__)
