@@ -17,11 +17,11 @@ from typing import Any, Dict, Optional
 import torch
 from torch import Tensor
 
+from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
 from ..functional.regression import update as reg_update
-from ..base.metric import Metric
 from .error_sums import InputDtypeMixin
 
 __all__ = ["CriticalSuccessIndex", "JensenShannonDivergence", "KLDivergence"]
@@ -119,7 +119,7 @@ class CriticalSuccessIndex(_RegressionMetric):
         >>> CriticalSuccessIndex(0.5).update(preds, target).compute()
         tensor(0.3333)
         >>> CriticalSuccessIndex(0.5, keep_sequence_dim=0).update(preds, target).compute()
-        tensor([0.5000, 0.0000])
+        tensor([0.0000, 0.5000])
     """
 
     higher_is_better = True

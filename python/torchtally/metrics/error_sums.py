@@ -127,7 +127,7 @@ class LogCoshError(_MeanOfSums):
         tensor(0.3523)
         >>> m = LogCoshError(num_outputs=2)
         >>> m.update(torch.tensor([[3.0, 5.0], [-2.0, 2.5]]), torch.tensor([[2.5, 5.0], [0.0, 4.0]])).compute()
-        tensor([0.7205, 0.4324])
+        tensor([0.7226, 0.4277])
     """
 
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
@@ -148,7 +148,8 @@ class MeanSquaredLogError(_MeanOfSums):
 
         >>> import torch
         >>> from torchtally.regression import MeanSquaredLogError
-        >>> MeanSquaredLogError().update(torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.tensor([0.0, 1.0, 2.0, 2.0])).compute()
+        >>> preds, target = torch.tensor([0.0, 1.0, 2.0, 3.0]), torch.tensor([0.0, 1.0, 2.0, 2.0])
+        >>> MeanSquaredLogError().update(preds, target).compute()
         tensor(0.0207)
     """
 
@@ -168,7 +169,8 @@ class MinkowskiDistance(_RegressionMetric):
 
         >>> import torch
         >>> from torchtally.regression import MinkowskiDistance
-        >>> MinkowskiDistance(p=3).update(torch.tensor([1.0, 2.8, 3.5, 4.5]), torch.tensor([6.1, 2.11, 3.1, 5.6])).compute()
+        >>> preds, targets = torch.tensor([1.0, 2.8, 3.5, 4.5]), torch.tensor([6.1, 2.11, 3.1, 5.6])
+        >>> MinkowskiDistance(p=3).update(preds, targets).compute()
         tensor(5.1220)
     """
 
@@ -280,7 +282,8 @@ class RelativeSquaredError(_RegressionMetric):
 
         >>> import torch
         >>> from torchtally.regression import RelativeSquaredError
-        >>> RelativeSquaredError().update(torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])).compute()
+        >>> preds, target = torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])
+        >>> RelativeSquaredError().update(preds, target).compute()
         tensor(0.0514)
     """
 

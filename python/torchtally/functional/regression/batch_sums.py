@@ -68,7 +68,8 @@ def check_power(power: object) -> float:
     number = _number("power", power)
     if 0 < number < 1 or math.isinf(number):
         raise ValueError(
-            f"power: expected a finite number <= 0 or >= 1, got {power!r} (Deviance Score is not defined for power={power}.)"
+            f"power: expected a finite number <= 0 or >= 1, got {power!r} "
+            f"(Deviance Score is not defined for power={power}.)"
         )
     return number
 
@@ -289,8 +290,12 @@ def csi_counts(
     if keep_sequence_dim is None:
         return torch.bincount((pb.to(torch.int64) * 2 + tb).reshape(-1), minlength=4)
     dims = [d for d in range(p.dim()) if d != keep_sequence_dim]
-    hits = (pb & tb).sum(dims)
-    return torch.stack((hits, tb.sum(dims) - hits, pb.sum(dims) - hits), 1)
+    both = pb & tb
+    if dims:
+        hits, observed, forecast = both.sum(dims), tb.sum(dims), pb.sum(dims)
+    else:  # 1-D: every element is its own index (a sum over no dims would sum them all)
+        hits, observed, forecast = both.long(), tb.long(), pb.long()
+    return torch.stack((hits, observed - hits, forecast - hits), 1)
 
 
 def csi_from_counts(hits: Tensor, misses: Tensor, false_alarms: Tensor) -> Tensor:
