@@ -32,6 +32,7 @@ _F64 = torch.float64
 class _RegressionMetric(Metric):
     is_differentiable = False  # results carry no gradient (see Metric)
     full_state_update = False
+    traceable_update = False  # the finiteness and domain checks read the values: eager inside torch.compile
 
 
 class _Divergence(InputDtypeMixin, _RegressionMetric):

@@ -89,6 +89,7 @@ class InputDtypeMixin:
 class _RegressionMetric(Metric):
     is_differentiable = False  # results carry no gradient (see Metric)
     full_state_update = False
+    traceable_update = False  # the finiteness and domain checks read the values: eager inside torch.compile
     higher_is_better: Optional[bool] = False
 
 
@@ -206,6 +207,10 @@ class NormalizedRootMeanSquaredError(InputDtypeMixin, _RegressionMetric):
         >>> NormalizedRootMeanSquaredError(normalization="std").update(preds, target).compute()
         tensor(0.6030)
     """
+
+    if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
+        target_min: Tensor
+        target_max: Tensor
 
     def __init__(self, normalization: str = "mean", num_outputs: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -84,7 +84,7 @@ def check_normalization(normalization: object) -> str:
             f"normalization: expected one of {NORMALIZATIONS}, got {normalization!r} (Argument `normalization` should "
             "be either 'mean', 'range', 'std' or 'l2')"
         )
-    return normalization  # type: ignore[return-value]
+    return normalization
 
 
 def check_keep_sequence_dim(keep_sequence_dim: object) -> Optional[int]:
@@ -106,7 +106,7 @@ def check_log_prob(log_prob: object) -> bool:
 def check_reduction(reduction: object) -> Optional[str]:
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction: expected one of {REDUCTIONS}, got {reduction!r}")
-    return reduction  # type: ignore[return-value]
+    return reduction
 
 
 # -- inputs ------------------------------------------------------------------------------------
