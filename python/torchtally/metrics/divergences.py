@@ -84,6 +84,10 @@ class KLDivergence(_Divergence):
     ``log_prob=False``: p and q hold probabilities (>= 0), each row scaled to sum 1; a zero in
     q where p is positive gives inf. ``log_prob=True``: they hold log-probabilities (finite).
 
+    Differences from torchmetrics: float64; NaN/inf inputs (a -inf log-probability too),
+    negative probabilities and rows summing to 0 raise ValueError (torchmetrics: NaN); with
+    ``reduction="none"`` and no update, an empty tensor (torchmetrics: ValueError).
+
         >>> import torch
         >>> from torchtally.regression import KLDivergence
         >>> KLDivergence().update(torch.tensor([[0.36, 0.48, 0.16]]), torch.tensor([[1 / 3, 1 / 3, 1 / 3]])).compute()
@@ -93,7 +97,8 @@ class KLDivergence(_Divergence):
 
 class JensenShannonDivergence(_Divergence):
     """Jensen-Shannon divergence (natural log, 0 to log 2) of each row of [N, d] distributions,
-    reduced over rows; ``log_prob`` and ``reduction`` as KLDivergence.
+    reduced over rows; ``log_prob`` and ``reduction`` as KLDivergence (and its differences
+    from torchmetrics).
 
         >>> import torch
         >>> from torchtally.regression import JensenShannonDivergence
@@ -111,8 +116,11 @@ class CriticalSuccessIndex(_RegressionMetric):
     torchmetrics' (``set_dtype`` changes that).
 
     ``keep_sequence_dim=k``: one value per index of dim k of every batch, in the order seen
-    (torchmetrics' list state; here a "cat" state of three int64 counts per index). Without an
-    update the result is then an empty tensor (torchmetrics: "No samples to concatenate").
+    (torchmetrics' list state; here a "cat" state of three int64 counts per index).
+
+    Differences from torchmetrics: NaN/inf inputs raise ValueError (a NaN is never >= the
+    threshold: torchmetrics counts it as below); with ``keep_sequence_dim`` and no update, an
+    empty tensor (torchmetrics: "No samples to concatenate").
 
         >>> import torch
         >>> from torchtally.regression import CriticalSuccessIndex

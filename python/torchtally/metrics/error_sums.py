@@ -119,8 +119,10 @@ class LogCoshError(_MeanOfSums):
     """Mean of log(cosh(preds - target)): [N] (or [N, 1]) inputs, or [N, D] with
     ``num_outputs=D`` (one value per output).
 
-    Computed as log1p(2 sinh(e/2)^2) in float64, so small errors keep their digits and large
-    ones do not overflow (torchmetrics: exp(e) in the inputs' dtype, inf above 88 in float32).
+    Differences from torchmetrics: computed as log1p(2 sinh(e/2)^2) in float64, so small
+    errors keep their digits and large ones do not overflow (torchmetrics: exp(e) in the
+    inputs' dtype, inf above 88 in float32); NaN/inf inputs and a 1-D input with
+    ``num_outputs > 1`` raise ValueError.
 
         >>> import torch
         >>> from torchtally.regression import LogCoshError
@@ -144,8 +146,9 @@ class LogCoshError(_MeanOfSums):
 class MeanSquaredLogError(_MeanOfSums):
     """Mean of (log(1 + preds) - log(1 + target))^2 over all elements (any equal shapes).
 
-    Values must be > -1: torchmetrics gives NaN (or inf) for the rest, here a ValueError naming
-    the first one (scikit-learn refuses them too).
+    Differences from torchmetrics: values must be > -1 (torchmetrics gives NaN or inf for the
+    rest, here a ValueError naming the first one; scikit-learn refuses them too); NaN/inf
+    inputs raise ValueError; a float64 sum.
 
         >>> import torch
         >>> from torchtally.regression import MeanSquaredLogError
@@ -165,8 +168,9 @@ class MeanSquaredLogError(_MeanOfSums):
 class MinkowskiDistance(_RegressionMetric):
     """(sum of |preds - targets|^p)^(1/p) over all elements seen, for a finite ``p >= 1``.
 
-    ``p`` is checked when the metric is made (ValueError; torchmetrics raises its own
-    TorchMetricsUserError there, and accepts p = inf).
+    Differences from torchmetrics: ``p`` must be finite (ValueError when the metric is made;
+    torchmetrics raises its own TorchMetricsUserError, and accepts p = inf); NaN/inf inputs
+    raise ValueError; a float64 sum.
 
         >>> import torch
         >>> from torchtally.regression import MinkowskiDistance
@@ -199,7 +203,8 @@ class NormalizedRootMeanSquaredError(InputDtypeMixin, _RegressionMetric):
     [N, D] inputs and one value per output. State: the squared-error sum and count, and for
     the target its sum ("mean"), min and max ("min" / "max" states, "range"), Chan-merged
     moments ("std") or its sum of squares ("l2"). A zero denominator gives inf or NaN, as
-    torchmetrics.
+    torchmetrics. Differences from torchmetrics: float64 sums and moments; NaN/inf inputs and a
+    1-D input with ``num_outputs > 1`` raise ValueError.
 
         >>> import torch
         >>> from torchtally.regression import NormalizedRootMeanSquaredError
@@ -279,11 +284,14 @@ class RelativeSquaredError(_RegressionMetric):
     """Sum of squared errors over the target's sum of squared deviations from its mean, per
     output, averaged over outputs; ``squared=False`` gives its root (RRSE).
 
-    Inputs [N] (or [N, 1]), or [N, D] with ``num_outputs=D``. The target's sum of squares is
-    kept as Chan-merged moments, exact for targets with a large offset (torchmetrics keeps raw
-    sums of squares, whose difference loses those digits). An exactly constant target's 0 is
-    clamped to the result dtype's eps, as torchmetrics; a small but non-zero one is not
-    (torchmetrics clamps any value below eps, which changes small-scale data's result).
+    Inputs [N] (or [N, 1]), or [N, D] with ``num_outputs=D``. An exactly constant target's
+    total sum of squares (0) is clamped to the result dtype's eps, as torchmetrics.
+
+    Differences from torchmetrics: the target's sum of squares is kept as Chan-merged moments,
+    exact for targets with a large offset (torchmetrics keeps raw sums of squares, whose
+    difference loses those digits); a small but non-zero one is not clamped (torchmetrics
+    clamps any value below eps, which changes small-scale data's result); NaN/inf inputs and
+    a 1-D input with ``num_outputs > 1`` raise ValueError.
 
         >>> import torch
         >>> from torchtally.regression import RelativeSquaredError
@@ -320,6 +328,7 @@ class RelativeSquaredError(_RegressionMetric):
 
 class SymmetricMeanAbsolutePercentageError(_MeanOfSums):
     """Mean of 2 |target - preds| / max(|target| + |preds|, 1.17e-6) over all elements (0 to 2).
+    Differences from torchmetrics: float64 sums; NaN/inf inputs raise ValueError.
 
     >>> import torch
     >>> from torchtally.regression import SymmetricMeanAbsolutePercentageError
@@ -338,6 +347,7 @@ class SymmetricMeanAbsolutePercentageError(_MeanOfSums):
 
 class WeightedMeanAbsolutePercentageError(_RegressionMetric):
     """Sum of |target - preds| over max(sum of |target|, 1.17e-6), over all elements seen.
+    Differences from torchmetrics: float64 sums; NaN/inf inputs raise ValueError.
 
     >>> import torch
     >>> from torchtally.regression import WeightedMeanAbsolutePercentageError
@@ -368,6 +378,8 @@ class TweedieDevianceScore(_MeanOfSums):
 
     Domains, checked on every batch (ValueError naming the first bad element, state unchanged):
     power < 0: preds > 0; 1 <= power < 2: preds > 0 and targets >= 0; power >= 2: both > 0.
+    Differences from torchmetrics: float64 terms and sum; NaN/inf inputs, and an infinite
+    ``power``, raise ValueError.
 
         >>> import torch
         >>> from torchtally.regression import TweedieDevianceScore

@@ -312,7 +312,7 @@ def csi_from_counts(hits: Tensor, misses: Tensor, false_alarms: Tensor) -> Tenso
 def _normalised(p: Tensor, q: Tensor, rules: list) -> Tuple[Tensor, Tensor, Tensor]:
     """Rows of p and q scaled to sum 1 (float64), and a flag of negative entries."""
     p64, q64 = p.to(_F64), q.to(_F64)
-    negative = torch.stack(((p < 0).any(), (q < 0).any()))
+    negative = torch.minimum(p64, q64) < 0  # where p or q is negative
     rules += [(name, lambda x=x: x < 0, "probabilities >= 0") for name, x in (("p", p), ("q", q))]
     return p64 / p64.sum(-1, keepdim=True), q64 / q64.sum(-1, keepdim=True), negative
 
