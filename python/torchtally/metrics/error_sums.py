@@ -166,7 +166,7 @@ class MeanSquaredLogError(_MeanOfSums):
 
 
 class MinkowskiDistance(_RegressionMetric):
-    """(sum of |preds - targets|^p)^(1/p) over all elements seen, for a finite ``p >= 1``.
+    """``(sum of |preds - targets|^p)^(1/p)`` over all elements seen, for a finite ``p >= 1``.
 
     Differences from torchmetrics: ``p`` must be finite (ValueError when the metric is made;
     torchmetrics raises its own TorchMetricsUserError, and accepts p = inf); NaN/inf inputs
@@ -327,7 +327,7 @@ class RelativeSquaredError(_RegressionMetric):
 
 
 class SymmetricMeanAbsolutePercentageError(_MeanOfSums):
-    """Mean of 2 |target - preds| / max(|target| + |preds|, 1.17e-6) over all elements (0 to 2).
+    """Mean of ``2 |target - preds| / max(|target| + |preds|, 1.17e-6)`` over all elements (0 to 2).
     Differences from torchmetrics: float64 sums; NaN/inf inputs raise ValueError.
 
     >>> import torch
@@ -346,7 +346,7 @@ class SymmetricMeanAbsolutePercentageError(_MeanOfSums):
 
 
 class WeightedMeanAbsolutePercentageError(_RegressionMetric):
-    """Sum of |target - preds| over max(sum of |target|, 1.17e-6), over all elements seen.
+    """``sum |target - preds| / max(sum |target|, 1.17e-6)``, over all elements seen.
     Differences from torchmetrics: float64 sums; NaN/inf inputs raise ValueError.
 
     >>> import torch

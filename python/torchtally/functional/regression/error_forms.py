@@ -68,7 +68,7 @@ def mean_squared_log_error(preds: Tensor, target: Tensor) -> Tensor:
 
 
 def minkowski_distance(preds: Tensor, targets: Tensor, p: float) -> Tensor:
-    """(sum of |preds - targets|^p)^(1/p) over all elements, for p >= 1.
+    """``(sum of |preds - targets|^p)^(1/p)`` over all elements, for ``p >= 1``.
 
     >>> minkowski_distance(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2.0, 4.0, 3.0]), p=3)
     tensor(2.0801)
@@ -134,7 +134,7 @@ def relative_squared_error(preds: Tensor, target: Tensor, squared: bool = True) 
 
 
 def symmetric_mean_absolute_percentage_error(preds: Tensor, target: Tensor) -> Tensor:
-    """Mean of 2 |target - preds| / max(|target| + |preds|, 1.17e-6) over all elements.
+    """Mean of ``2 |target - preds| / max(|target| + |preds|, 1.17e-6)`` over all elements.
 
     >>> symmetric_mean_absolute_percentage_error(torch.tensor([0.9, 15.0]), torch.tensor([1.0, 10.0]))
     tensor(0.2526)
@@ -144,7 +144,7 @@ def symmetric_mean_absolute_percentage_error(preds: Tensor, target: Tensor) -> T
 
 
 def weighted_mean_absolute_percentage_error(preds: Tensor, target: Tensor) -> Tensor:
-    """Sum of |target - preds| over max(sum of |target|, 1.17e-6).
+    """``sum |target - preds| / max(sum |target|, 1.17e-6)``.
 
     >>> weighted_mean_absolute_percentage_error(torch.tensor([0.9, 15.0]), torch.tensor([1.0, 10.0]))
     tensor(0.4636)
