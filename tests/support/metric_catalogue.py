@@ -60,15 +60,45 @@ _NAMED_FAMILIES = {
     "cosine_similarity": "rows",
     "weighted_mean": "aggregation",
     "weighted_sum": "aggregation",
+    "LogCoshError": "regression",
+    "MeanSquaredLogError": "nonnegative",
+    "MinkowskiDistance": "regression",
+    "NormalizedRootMeanSquaredError": "regression",
+    "RelativeSquaredError": "regression",
+    "SymmetricMeanAbsolutePercentageError": "regression",
+    "WeightedMeanAbsolutePercentageError": "regression",
+    "TweedieDevianceScore": "regression",
+    "CriticalSuccessIndex": "regression",
+    "KLDivergence": "distributions",
+    "JensenShannonDivergence": "distributions",
+    "log_cosh_error": "regression",
+    "mean_squared_log_error": "nonnegative",
+    "minkowski_distance": "regression",
+    "normalized_root_mean_squared_error": "regression",
+    "relative_squared_error": "regression",
+    "symmetric_mean_absolute_percentage_error": "regression",
+    "weighted_mean_absolute_percentage_error": "regression",
+    "tweedie_deviance_score": "regression",
+    "critical_success_index": "regression",
+    "kl_divergence": "distributions",
+    "jensen_shannon_divergence": "distributions",
 }
-_ARG_NAMES = {"aggregation": ("value",), "loss": ("loss",)}
+_ARG_NAMES = {"aggregation": ("value",), "loss": ("loss",), "distributions": ("p", "q")}
+# Values for the options that have no default.
+_REQUIRED = {
+    "MinkowskiDistance": (("p", 2.0),),
+    "minkowski_distance": (("p", 2.0),),
+    "CriticalSuccessIndex": (("threshold", 0.0),),
+    "critical_success_index": (("threshold", 0.0),),
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
     name: str
     make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
-    family: str  # binary | multiclass | multilabel | regression | rows | ensemble | aggregation | loss
+    # binary | multiclass | multilabel | regression | nonnegative | rows | distributions | ensemble | aggregation | loss
+    family: str
     kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
     samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
 
@@ -102,6 +132,10 @@ class Entry:
             args = (torch.rand((n, NUM) + extra, generator=g), torch.randint(0, 2, (n, NUM) + extra, generator=g))
         elif self.family == "regression":
             args = (torch.randn(n, generator=g), torch.randn(n, generator=g))
+        elif self.family == "nonnegative":  # log(1 + x) metrics
+            args = (torch.rand(n, generator=g), torch.rand(n, generator=g))
+        elif self.family == "distributions":  # one distribution per row, every entry positive
+            args = (torch.rand(n, NUM, generator=g) + 0.1, torch.rand(n, NUM, generator=g) + 0.1)
         elif self.family == "rows":
             args = (torch.randn(n, 2, generator=g), torch.randn(n, 2, generator=g))
         elif self.family == "ensemble":  # [N, M] members per sample, [N] targets
@@ -145,11 +179,11 @@ def _family(name: str) -> Optional[str]:
     return _NAMED_FAMILIES.get(name)
 
 
-def _kwargs_for(fn: Callable[..., Any]) -> Tuple[Tuple[str, Any], ...]:
+def _kwargs_for(fn: Callable[..., Any], name: str = "") -> Tuple[Tuple[str, Any], ...]:
     params = inspect.signature(fn).parameters
     wanted = {"beta": 1.0, "num_classes": NUM, "num_labels": NUM}
     wanted.update(min_recall=0.5, min_precision=0.5, min_specificity=0.5, min_sensitivity=0.5)  # curve readouts
-    return tuple((k, v) for k, v in wanted.items() if k in params)
+    return tuple((k, v) for k, v in wanted.items() if k in params) + _REQUIRED.get(name, ())
 
 
 def metric_entries() -> List[Entry]:
@@ -163,7 +197,7 @@ def metric_entries() -> List[Entry]:
             continue
         family = _family(name)
         assert family is not None, f"metric_catalogue: no family for {name}: add it to _NAMED_FAMILIES"
-        kwargs = _kwargs_for(cls.__init__)
+        kwargs = _kwargs_for(cls.__init__, name)
         entries.append(Entry(name, cls, family, kwargs))
         if _is_curve(name):
             entries.append(Entry(name + "[binned]", cls, family, kwargs + (("thresholds", 5),)))
@@ -191,6 +225,25 @@ def metric_entries() -> List[Entry]:
             "multiclass",
             (("num_classes", NUM), ("multiclass_mode", "one-vs-all")),
         ),
+        Entry("KLDivergence[none]", M.KLDivergence, "distributions", (("reduction", "none"),)),
+        Entry(
+            "CriticalSuccessIndex[sequence]",
+            M.CriticalSuccessIndex,
+            "regression",
+            (("threshold", 0.0), ("keep_sequence_dim", 0)),
+        ),
+        Entry(
+            "NormalizedRootMeanSquaredError[std]",
+            M.NormalizedRootMeanSquaredError,
+            "regression",
+            (("normalization", "std"),),
+        ),
+        Entry(
+            "NormalizedRootMeanSquaredError[range]",
+            M.NormalizedRootMeanSquaredError,
+            "regression",
+            (("normalization", "range"),),
+        ),
     ]
     return entries
 
@@ -205,7 +258,7 @@ def functional_entries() -> List[Entry]:
         family = _family(name)
         if family is None:  # a task wrapper (accuracy(task=...)): it calls one of the others
             continue
-        entries.append(Entry(name, fn, family, _kwargs_for(fn)))
+        entries.append(Entry(name, fn, family, _kwargs_for(fn, name)))
     return entries
 
 

@@ -32,7 +32,7 @@ _FACES = {
         "curve_operating_points",
         "curve_readout_tasks",
     ),
-    "torchtally.regression": ("regression", "rank_regression"),
+    "torchtally.regression": ("regression", "error_sums", "divergences", "rank_regression"),
     "torchtally.aggregation": ("aggregation",),
 }
 
