@@ -5,6 +5,9 @@ does. Metrics of one task with the same state options share their state in a Met
 one kernel call per batch, one slot in the sync.
 """
 
+from types import ModuleType
+from typing import Tuple
+
 from .metrics import (
     calibration,
     confusion_matrix,
@@ -35,7 +38,7 @@ from .metrics.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, Ha
 from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
 
 # the modules whose classes this face exports, in the order of its listing
-_MODULES = (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
+_MODULES: Tuple[ModuleType, ...] = (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
 _MODULES += (curve_readouts, curve_operating_points, curve_readout_tasks)
 _MODULES += (hinge, calibration, ranking, score_tasks)
 __all__ = [name for module in _MODULES for name in module.__all__]

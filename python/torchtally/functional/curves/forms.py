@@ -70,8 +70,8 @@ _LABEL_AVERAGES = ("micro",) + _AVERAGES
 _CURVE_AVERAGES = (None, "micro", "macro")
 
 
-def _states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
-    """The state one metric would hold after a single update with (preds, target)."""
+def batch_states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
+    """The state one metric of ``task`` would hold after a single update with (preds, target)."""
     if task.binned:
         name, default, _ = task.declare()[0]
         device = preds.device if isinstance(preds, Tensor) else None
@@ -103,7 +103,7 @@ def binary_auroc(
     """
     max_fpr = check_max_fpr(max_fpr)
     task = CurveTask("binary", 1, thresholds, ignore_index)
-    return auroc_from(task, _states(task, preds, target), None, max_fpr)
+    return auroc_from(task, batch_states(task, preds, target), None, max_fpr)
 
 
 def multiclass_auroc(
@@ -124,7 +124,7 @@ def multiclass_auroc(
     """
     average = check_average(average, _AVERAGES)
     task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
-    return auroc_from(task, _states(task, preds, target), average)
+    return auroc_from(task, batch_states(task, preds, target), average)
 
 
 def multilabel_auroc(
@@ -145,7 +145,7 @@ def multilabel_auroc(
     """
     average = check_average(average, _LABEL_AVERAGES)
     task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
-    return auroc_from(task, _states(task, preds, target), average)
+    return auroc_from(task, batch_states(task, preds, target), average)
 
 
 def binary_average_precision(
@@ -161,7 +161,7 @@ def binary_average_precision(
     tensor(0.8333)
     """
     task = CurveTask("binary", 1, thresholds, ignore_index)
-    return average_precision_from(task, _states(task, preds, target), None)
+    return average_precision_from(task, batch_states(task, preds, target), None)
 
 
 def multiclass_average_precision(
@@ -181,7 +181,7 @@ def multiclass_average_precision(
     """
     average = check_average(average, _AVERAGES)
     task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
-    return average_precision_from(task, _states(task, preds, target), average)
+    return average_precision_from(task, batch_states(task, preds, target), average)
 
 
 def multilabel_average_precision(
@@ -201,7 +201,7 @@ def multilabel_average_precision(
     """
     average = check_average(average, _LABEL_AVERAGES)
     task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
-    return average_precision_from(task, _states(task, preds, target), average)
+    return average_precision_from(task, batch_states(task, preds, target), average)
 
 
 def binary_roc(
@@ -219,7 +219,7 @@ def binary_roc(
     (tensor([0.0000, 0.0000, 0.5000, 0.5000, 1.0000]), tensor([0.0000, 0.5000, 0.5000, 1.0000, 1.0000]))
     """
     task = CurveTask("binary", 1, thresholds, ignore_index)
-    return roc_from(task, _states(task, preds, target))  # type: ignore[return-value]  # binary: one column, tensors
+    return roc_from(task, batch_states(task, preds, target))  # type: ignore[return-value]  # binary: one column, tensors
 
 
 def multiclass_roc(
@@ -240,7 +240,7 @@ def multiclass_roc(
     """
     average = check_average(average, _CURVE_AVERAGES)
     task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
-    return roc_from(task, _states(task, preds, target), average)
+    return roc_from(task, batch_states(task, preds, target), average)
 
 
 def multilabel_roc(
@@ -258,7 +258,7 @@ def multilabel_roc(
     [tensor([0., 1., 1.]), tensor([0., 1., 1.])]
     """
     task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
-    return roc_from(task, _states(task, preds, target))
+    return roc_from(task, batch_states(task, preds, target))
 
 
 def binary_precision_recall_curve(
@@ -276,7 +276,7 @@ def binary_precision_recall_curve(
     """
     task = CurveTask("binary", 1, thresholds, ignore_index)
     # binary: one column, tensors
-    return precision_recall_curve_from(task, _states(task, preds, target))  # type: ignore[return-value]
+    return precision_recall_curve_from(task, batch_states(task, preds, target))  # type: ignore[return-value]
 
 
 def multiclass_precision_recall_curve(
@@ -296,7 +296,7 @@ def multiclass_precision_recall_curve(
     """
     average = check_average(average, _CURVE_AVERAGES)
     task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
-    return precision_recall_curve_from(task, _states(task, preds, target), average)
+    return precision_recall_curve_from(task, batch_states(task, preds, target), average)
 
 
 def multilabel_precision_recall_curve(
@@ -314,7 +314,7 @@ def multilabel_precision_recall_curve(
     [tensor([0.5000, 1.0000, 1.0000]), tensor([0.5000, 1.0000, 1.0000])]
     """
     task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
-    return precision_recall_curve_from(task, _states(task, preds, target))
+    return precision_recall_curve_from(task, batch_states(task, preds, target))
 
 
 # -- task forms: one entry point per metric, the task named by a string ---------------------

@@ -24,11 +24,9 @@ tensor(0.5000)
 
 from typing import Optional, Tuple, Union
 
-import torch
 from torch import Tensor
 
-from ... import kernels
-from .compute import States
+from .forms import batch_states
 from .readouts import (
     check_fpr_range,
     check_fraction,
@@ -58,19 +56,6 @@ __all__ = [
 Thresholds = Optional[Union[int, list, Tensor]]
 FprRange = Tuple[float, float]
 _EER_AVERAGES = (None, "micro", "macro")
-
-
-def batch_states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
-    """The state one metric of ``task`` would hold after a single update with (preds, target)."""
-    if task.binned:
-        name, default, _ = task.declare()[0]
-        device = preds.device if isinstance(preds, Tensor) else None
-        hist = default.to(device)
-        task.accumulate(hist, preds, target)
-        return {name: kernels.settled(hist)}
-    device = preds.device if isinstance(preds, Tensor) else torch.device("cpu")
-    scores, labels = task.rows(preds, target, device)
-    return {"scores": scores, "labels": labels}
 
 
 def _task(kind: str, num: object, thresholds: Thresholds, ignore_index: Optional[int]) -> CurveTask:
