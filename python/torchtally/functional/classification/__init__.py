@@ -28,8 +28,10 @@ validation is off), and multiclass functions need ``num_classes`` (torchmetrics 
 
 from .. import curves
 from ..curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
-from . import forms, task_forms
+from . import forms, npv_forms, task_forms
 from .forms import *  # noqa: F401,F403
+from .npv_forms import *  # noqa: F401,F403  (binary_negative_predictive_value, ..., negative_predictive_value)
 from .task_forms import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
 
 __all__ = list(forms.__all__) + list(task_forms.__all__) + list(curves.__all__)
+__all__ += npv_forms.__all__
