@@ -24,6 +24,8 @@ _FACES = {
         "curves",
         "tasks",
         "curve_tasks",
+        "exact_match",
+        "fairness",
     ),
     "torchtally.regression": ("regression",),
     "torchtally.aggregation": ("aggregation",),

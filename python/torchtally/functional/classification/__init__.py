@@ -28,10 +28,12 @@ validation is off), and multiclass functions need ``num_classes`` (torchmetrics 
 
 from .. import curves
 from ..curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
-from . import forms, npv_forms, task_forms
+from . import fairness, forms, npv_forms, subset_accuracy, task_forms
+from .fairness import *  # noqa: F401,F403  (binary_fairness, binary_groups_stat_rates, demographic_parity, ...)
 from .forms import *  # noqa: F401,F403
 from .npv_forms import *  # noqa: F401,F403  (binary_negative_predictive_value, ..., negative_predictive_value)
+from .subset_accuracy import *  # noqa: F401,F403  (multiclass_exact_match, multilabel_exact_match, exact_match)
 from .task_forms import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
 
 __all__ = list(forms.__all__) + list(task_forms.__all__) + list(curves.__all__)
-__all__ += npv_forms.__all__
+__all__ += npv_forms.__all__ + subset_accuracy.__all__ + fairness.__all__
