@@ -51,15 +51,28 @@ _NAMED_FAMILIES = {
     "cosine_similarity": "rows",
     "weighted_mean": "aggregation",
     "weighted_sum": "aggregation",
+    # binary predictions with a group id per sample (and demographic parity's, which reads no target)
+    "BinaryFairness": "groups",
+    "BinaryGroupStatRates": "groups",
+    "binary_fairness": "groups",
+    "binary_groups_stat_rates": "groups",
+    "equal_opportunity": "groups",
+    "demographic_parity": "groups_no_target",
 }
-_ARG_NAMES = {"aggregation": ("value",), "loss": ("loss",)}
+_ARG_NAMES = {
+    "aggregation": ("value",),
+    "loss": ("loss",),
+    "groups": ("preds", "target", "groups"),
+    "groups_no_target": ("preds", "groups"),
+}
+NUM_GROUPS = 2  # num_groups of the fairness entries
 
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
     name: str
     make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
-    family: str  # binary | multiclass | multilabel | regression | rows | aggregation | loss
+    family: str  # binary | multiclass | multilabel | regression | rows | aggregation | loss | groups[_no_target]
     kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
     samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
 
@@ -95,6 +108,11 @@ class Entry:
             args = (torch.randn(n, generator=g), torch.randn(n, generator=g))
         elif self.family == "rows":
             args = (torch.randn(n, 2, generator=g), torch.randn(n, 2, generator=g))
+        elif self.family == "groups":
+            args = tuple(torch.randint(0, 2, (n,), generator=g) for _ in range(2))
+            args = (torch.rand(n, generator=g),) + args
+        elif self.family == "groups_no_target":
+            args = (torch.rand(n, generator=g), torch.randint(0, NUM_GROUPS, (n,), generator=g))
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
         else:
@@ -120,6 +138,8 @@ def _is_curve(name: str) -> bool:
 
 
 def _family(name: str) -> Optional[str]:
+    if name in _NAMED_FAMILIES:
+        return _NAMED_FAMILIES[name]
     for prefix in ("binary", "multiclass", "multilabel"):
         if name.lower().startswith(prefix):
             return prefix
@@ -128,7 +148,7 @@ def _family(name: str) -> Optional[str]:
 
 def _kwargs_for(fn: Callable[..., Any]) -> Tuple[Tuple[str, Any], ...]:
     params = inspect.signature(fn).parameters
-    wanted = {"beta": 1.0, "num_classes": NUM, "num_labels": NUM}
+    wanted = {"beta": 1.0, "num_classes": NUM, "num_labels": NUM, "num_groups": NUM_GROUPS}
     return tuple((k, v) for k, v in wanted.items() if k in params)
 
 
