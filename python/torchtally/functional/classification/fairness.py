@@ -46,7 +46,7 @@ def check_num_groups(num_groups: object) -> int:
 def check_fairness_task(task: object) -> str:
     if task not in TASKS:
         raise ValueError(f"task: expected 'demographic_parity', 'equal_opportunity' or 'all', got {task!r}")
-    return task  # type: ignore[return-value]
+    return task
 
 
 def check_groups(groups: object, preds: Tensor, num_groups: Optional[int]) -> Tensor:

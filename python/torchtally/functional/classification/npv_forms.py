@@ -121,12 +121,11 @@ def negative_predictive_value(
             preds, target, threshold, multidim, ignore_index, validate_args, zero_division
         )
     if task == "multiclass":
-        check_task_count("num_classes", num_classes, task)
-        check_task_count("top_k", top_k, task)
+        classes, k = check_task_count("num_classes", num_classes, task), check_task_count("top_k", top_k, task)
         return multiclass_negative_predictive_value(
-            preds, target, num_classes, average, top_k, multidim, ignore_index, validate_args, zero_division
+            preds, target, classes, average, k, multidim, ignore_index, validate_args, zero_division
         )
-    check_task_count("num_labels", num_labels, task)
+    labels = check_task_count("num_labels", num_labels, task)
     return multilabel_negative_predictive_value(
-        preds, target, num_labels, threshold, average, multidim, ignore_index, validate_args, zero_division
+        preds, target, labels, threshold, average, multidim, ignore_index, validate_args, zero_division
     )

@@ -143,15 +143,7 @@ def exact_match(
     """The task's exact match (``task``: "multiclass" or "multilabel")."""
     task = check_task(task, ("multiclass", "multilabel"))
     if task == "multiclass":
-        check_task_count("num_classes", num_classes, task)
-        return multiclass_exact_match(preds, target, num_classes, multidim_average, ignore_index, validate_args)  # type: ignore[arg-type]
-    check_task_count("num_labels", num_labels, task)
-    return multilabel_exact_match(
-        preds,
-        target,
-        num_labels,  # type: ignore[arg-type]
-        threshold,
-        multidim_average,
-        ignore_index,
-        validate_args,
-    )
+        classes = check_task_count("num_classes", num_classes, task)
+        return multiclass_exact_match(preds, target, classes, multidim_average, ignore_index, validate_args)
+    labels = check_task_count("num_labels", num_labels, task)
+    return multilabel_exact_match(preds, target, labels, threshold, multidim_average, ignore_index, validate_args)
