@@ -13,6 +13,7 @@ BinaryFairness) against torchmetrics 1.9 and scikit-learn.
 """
 
 import functools
+import inspect
 import warnings
 import zlib
 
@@ -31,6 +32,7 @@ from support.metric_tester import (
     states_of,
 )
 
+import torchtally
 import torchtally.classification as ttc
 import torchtally.functional.classification as ttf
 from torchtally import MetricCollection
@@ -340,6 +342,46 @@ def test_task_wrappers_refuse_what_torchmetrics_refuses():
         ttc.NegativePredictiveValue(task="multilabel")
     with pytest.raises(ValueError, match="task"):
         ttf.exact_match(torch.zeros(2, 2), torch.zeros(2, 2), task="binary")
+
+
+# -- torchmetrics' surface: names, signatures, class attributes -----------------------------------
+
+NEW_CLASSES = ["MulticlassExactMatch", "MultilabelExactMatch", "BinaryGroupStatRates", "BinaryFairness"]
+NEW_FUNCTIONS = [
+    "multiclass_exact_match",
+    "multilabel_exact_match",
+    "exact_match",
+    "binary_groups_stat_rates",
+    "binary_fairness",
+    "demographic_parity",
+    "equal_opportunity",
+]
+
+
+def _params(fn, skip_first=False):
+    params = list(inspect.signature(fn).parameters.values())[1 if skip_first else 0 :]
+    return [(p.name, p.kind, p.default) for p in params]
+
+
+@pytest.mark.parametrize("name", NEW_CLASSES)
+def test_class_signature_and_attributes(name):
+    ours, theirs = getattr(ttc, name), getattr(tmc, name)
+    assert _params(ours.__init__) == _params(theirs.__init__)
+    assert _params(ours.update) == _params(theirs.update)
+    attrs = ("is_differentiable", "higher_is_better", "full_state_update", "plot_lower_bound", "plot_upper_bound")
+    for attr in attrs + ("plot_legend_name",):
+        assert getattr(ours, attr, None) == getattr(theirs, attr, None), attr
+    assert getattr(torchtally, name) is ours
+
+
+def test_exact_match_wrapper_signature():
+    assert _params(ttc.ExactMatch.__new__, True) == _params(tmc.ExactMatch.__new__, True)
+
+
+@pytest.mark.parametrize("name", NEW_FUNCTIONS)
+def test_function_signature(name):
+    assert _params(getattr(ttf, name)) == _params(getattr(tmf, name))
+    assert name in ttf.__all__ and getattr(torchtally.functional, name) is getattr(ttf, name)
 
 
 # -- bad input: an error naming the argument, the state unchanged -------------------------------

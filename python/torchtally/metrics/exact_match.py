@@ -82,6 +82,8 @@ class MulticlassExactMatch(_ExactMatchState):
     tensor([1., 0.])
     """
 
+    plot_legend_name: Optional[str] = "Class"
+
     def __init__(
         self,
         num_classes: int,

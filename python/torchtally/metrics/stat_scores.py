@@ -314,6 +314,8 @@ class BinaryNegativePredictiveValue(BinaryStatBase):
         tensor(0.6667)
     """
 
+    higher_is_better = None  # torchmetrics' attribute
+
     def finish_request(self) -> Request:
         return Request("negative_predictive_value", "micro", self.zero_division)
 
@@ -330,6 +332,8 @@ class MulticlassNegativePredictiveValue(MulticlassStatBase):
     tensor([0.6667, 1.0000, 1.0000])
     """
 
+    higher_is_better = None  # torchmetrics' attribute
+
     def finish_request(self) -> Request:
         return Request("negative_predictive_value", self.average, self.zero_division, top_k=self.top_k)
 
@@ -345,6 +349,8 @@ class MultilabelNegativePredictiveValue(MultilabelStatBase):
     >>> MultilabelNegativePredictiveValue(num_labels=3).update(preds, target).compute()
     tensor(0.6667)
     """
+
+    higher_is_better = None  # torchmetrics' attribute
 
     def finish_request(self) -> Request:
         return Request("negative_predictive_value", self.average, self.zero_division)
