@@ -31,11 +31,12 @@ from support.metric_tester import (
     run_distributed_cases,
     states_of,
 )
+from support.parity_tester import ParityCase, check_parity
 
 import torchtally
 import torchtally.classification as ttc
 import torchtally.functional.classification as ttf
-from torchtally import MetricCollection
+from torchtally import MetricCollection, kernels
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*(does not require a target|have no counted samples)")
 
@@ -263,6 +264,73 @@ def test_lifecycle_against_the_references(case):
 @pytest.mark.distributed
 def test_distributed():
     run_distributed_cases(CASES)
+
+
+# -- forward per batch, compute after the forwards, as torchmetrics' classes ----------------------
+
+PARITY = [
+    ParityCase(
+        "npv_multiclass_top2",
+        P(ttc.MulticlassNegativePredictiveValue, C, top_k=2, average="macro"),
+        P(tmc.MulticlassNegativePredictiveValue, C, top_k=2, average="macro"),
+        multiclass_batches(),
+    ),
+    ParityCase(
+        "npv_multilabel_weighted",
+        P(ttc.MultilabelNegativePredictiveValue, L, average="weighted"),
+        P(tmc.MultilabelNegativePredictiveValue, L, average="weighted"),
+        multilabel_batches((M,)),
+    ),
+    ParityCase(
+        "exact_match_multiclass_samplewise",
+        P(ttc.MulticlassExactMatch, C, multidim_average="samplewise", ignore_index=0),
+        P(tmc.MulticlassExactMatch, C, multidim_average="samplewise", ignore_index=0),
+        multiclass_batches((2,), 0),
+    ),
+    ParityCase(
+        "exact_match_multilabel",
+        P(ttc.MultilabelExactMatch, L, ignore_index=-1),
+        P(tmc.MultilabelExactMatch, L, ignore_index=-1),
+        multilabel_batches((M,), -1),
+    ),
+    ParityCase("group_stat_rates", P(ttc.BinaryGroupStatRates, 3), P(tmc.BinaryGroupStatRates, 3), group_batches()),
+    ParityCase(
+        "fairness_all", P(ttc.BinaryFairness, 3), P(tmc.BinaryFairness, 3), group_batches((M,)), rtol=2.5e-7, atol=0.0
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PARITY, ids=lambda c: c.name)
+def test_forward_and_compute_equal_torchmetrics_classes(case):
+    for batch in case.batches:  # torchmetrics' classes count a batch's groups by their order in it
+        assert len(batch) < 3 or batch[2].unique().tolist() == [0, 1, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_parity(case)
+
+
+ON_REFERENCE = (
+    "exact_match_s",
+    "group_stat_rates_multidim_ignore",
+    "fairness_dp_no_target",
+    "multiclass_npv_top2_none",
+)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if any(k in c.name for k in ON_REFERENCE)], ids=lambda c: c.name)
+def test_the_torch_reference_kernels_give_the_same_counts(case):
+    """What a device without compiled kernels (and the CUDA known-answer check) runs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = _fed(case.factory(), case.batches)
+        previous = kernels.set_backend("reference")
+        try:
+            got = _fed(case.factory(), case.batches)
+        finally:
+            kernels.set_backend(previous)
+        assert_same(got.compute(), want.compute())
+    for name, value in states_of(want).items():
+        assert torch.equal(states_of(got)[name], value), name
 
 
 # -- functional forms and task wrappers against torchmetrics -------------------------------------
