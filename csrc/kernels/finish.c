@@ -91,8 +91,15 @@ static double class_score(const counts *c, const request *r, int64_t i)
         return ratio((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp, r->zero_division);
     case TT_FINISH_SPECIFICITY: return ratio(tn, tn + fp, 0.0);
     case TT_FINISH_JACCARD: return ratio(tp, tp + fp + fn, r->zero_division);
+    case TT_FINISH_NPV: return ratio(tn, tn + fn, r->zero_division);
     default: return 0.0; /* the whole-matrix metrics are not per class (whole_matrix below) */
     }
+}
+
+/* Matthews' correlation and Cohen's kappa: one value of the whole matrix, no average. */
+static int is_whole_matrix(double metric)
+{
+    return metric == TT_FINISH_MATTHEWS || metric == TT_FINISH_KAPPA;
 }
 
 /* Pooled counts ("micro"), as the per-class formulas over the sums. */
@@ -123,15 +130,15 @@ static double micro_score(const counts *c, const request *r)
 }
 
 /* Whether class i enters a "macro" mean: multiclass leaves out a class that never occurs
- * (tp + fp + fn == 0), or, for accuracy, precision and recall of top-k counts, one without
- * support (tp + fn == 0); Jaccard also leaves out the ignored class. */
+ * (tp + fp + fn == 0), or, for accuracy, precision, recall and negative predictive value of
+ * top-k counts, one without support (tp + fn == 0); Jaccard also leaves out the ignored class. */
 static int macro_counts(const counts *c, const request *r, int64_t i)
 {
     if (r->metric == TT_FINISH_JACCARD && i == r->ignore_index && c->layout == TT_STATS_MULTICLASS)
         return 0;
     if (c->layout == TT_STATS_TOPK &&
         (r->metric == TT_FINISH_ACCURACY || r->metric == TT_FINISH_PRECISION ||
-         r->metric == TT_FINISH_RECALL))
+         r->metric == TT_FINISH_RECALL || r->metric == TT_FINISH_NPV))
         return c->tp[i] + c->fn[i] != 0;
     if (c->layout == TT_STATS_MULTICLASS || c->layout == TT_STATS_TOPK)
         return c->tp[i] + c->fp[i] + c->fn[i] != 0;
@@ -298,9 +305,9 @@ static tt_status read_request(const tt_view *requests, int64_t i, int64_t classe
     const double *row = (const double *)requests->data + i * TT_FINISH_FIELDS;
     const double metric = row[TT_FINISH_METRIC], average = row[TT_FINISH_AVERAGE];
     const double ignore = row[TT_FINISH_IGNORE_INDEX], at = row[TT_FINISH_OFFSET];
-    if (!(metric >= 0 && metric <= TT_FINISH_KAPPA && metric == floor(metric)))
+    if (!(metric >= 0 && metric <= TT_FINISH_NPV && metric == floor(metric)))
         return tt_fail(err, TT_EVALUE, "requests", "row %lld: metric code %g is not one of 0..%d",
-                       (long long)i, metric, TT_FINISH_KAPPA);
+                       (long long)i, metric, TT_FINISH_NPV);
     if ((metric == TT_FINISH_MATTHEWS && layout == TT_STATS_TOPK) ||
         (metric == TT_FINISH_KAPPA && layout != TT_STATS_MULTICLASS && layout != TT_STATS_BINARY))
         return tt_fail(
@@ -329,7 +336,7 @@ static tt_status read_request(const tt_view *requests, int64_t i, int64_t classe
     /* a class outside [0, C) leaves nothing out, as torchmetrics */
     r->ignore_index = ignore < (double)classes ? (int64_t)ignore : -1;
     const int64_t width =
-        r->average == TT_AVERAGE_NONE && layout != TT_STATS_BINARY && r->metric < TT_FINISH_MATTHEWS
+        r->average == TT_AVERAGE_NONE && layout != TT_STATS_BINARY && !is_whole_matrix(r->metric)
             ? classes
             : 1;
     if (!(at >= 0 && at == floor(at) && at <= (double)(out_size - width)))
@@ -382,7 +389,7 @@ tt_status tt_stat_finish(const tt_view *out, const tt_view *state, const tt_view
         request r;
         int64_t at;
         read_request(requests, i, classes, layout, out_size, &r, &at, err); /* checked above */
-        if (r.metric >= TT_FINISH_MATTHEWS)
+        if (is_whole_matrix(r.metric))
             put(out, at,
                 whole_matrix((const int64_t *)state->data, classes, (tt_stats_layout)layout, &r,
                              sums));

@@ -1,7 +1,7 @@
 /*
  * finish.h: the values of the confusion-matrix family from its count state, every requested
  * metric of one state in one call (accuracy, precision, recall, F-beta, specificity, Hamming
- * distance, Jaccard index, each under micro / macro / weighted / none; Matthews' correlation
+ * distance, Jaccard index, negative predictive value, each under micro / macro / weighted / none; Matthews' correlation
  * and Cohen's kappa of the whole matrix). Contract in
  * csrc/API.md; the torch functions of torchtally.functional.classification.compute are the
  * oracle. `out` is untouched on failure.
@@ -33,6 +33,7 @@ typedef enum {
     TT_FINISH_JACCARD = 6,
     TT_FINISH_MATTHEWS = 7, /* of the whole matrix (multilabel: pooled over labels); no average */
     TT_FINISH_KAPPA = 8,    /* Cohen's kappa of the whole matrix (multiclass, binary); no average */
+    TT_FINISH_NPV = 9,      /* negative predictive value, tn / (tn + fn): per class, averaged */
 } tt_finish_metric;
 
 /* Cohen's kappa's disagreement weights (the request's parameter field). */

@@ -16,6 +16,8 @@ from .metrics import (
     curve_readouts,
     curve_tasks,
     curves,
+    exact_match,
+    fairness,
     hinge,
     precision_recall,
     ranking,
@@ -30,6 +32,8 @@ from .metrics.curve_readout_tasks import *  # noqa: F401,F403  (EER(task=...), L
 from .metrics.curve_readouts import *  # noqa: F401,F403  (BinaryEER, BinaryLogAUC, ...)
 from .metrics.curve_tasks import *  # noqa: F401,F403  (AUROC(task=...), AveragePrecision(task=...), ...)
 from .metrics.curves import *  # noqa: F401,F403  (BinaryAUROC, ..., the curves and their readouts)
+from .metrics.exact_match import *  # noqa: F401,F403  (MulticlassExactMatch, MultilabelExactMatch, ExactMatch)
+from .metrics.fairness import *  # noqa: F401,F403  (BinaryFairness, BinaryGroupStatRates)
 from .metrics.hinge import *  # noqa: F401,F403  (BinaryHingeLoss, MulticlassHingeLoss)
 from .metrics.precision_recall import *  # noqa: F401,F403  (Precision, Recall, FBetaScore, F1Score, Dice)
 from .metrics.ranking import *  # noqa: F401,F403  (MultilabelCoverageError, MultilabelRanking*)
@@ -40,5 +44,5 @@ from .metrics.tasks import *  # noqa: F401,F403  (Accuracy(task=...), Precision(
 # the modules whose classes this face exports, in the order of its listing
 _MODULES: Tuple[ModuleType, ...] = (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
 _MODULES += (curve_readouts, curve_operating_points, curve_readout_tasks)
-_MODULES += (hinge, calibration, ranking, score_tasks)
+_MODULES += (hinge, calibration, ranking, score_tasks, exact_match, fairness)
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -55,6 +55,8 @@ def _result(m):
 
 
 def _same_result(a, b):
+    if isinstance(a, dict):  # group fairness: results keyed by group
+        return a.keys() == b.keys() and all(_same_result(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(_same_result(x, y) for x, y in zip(a, b))
     if isinstance(a, torch.Tensor):

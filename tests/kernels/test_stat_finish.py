@@ -22,6 +22,7 @@ from torchtally.classification import (
     BinaryCohenKappa,
     BinaryJaccardIndex,
     BinaryMatthewsCorrCoef,
+    BinaryNegativePredictiveValue,
     MulticlassAccuracy,
     MulticlassCohenKappa,
     MulticlassF1Score,
@@ -32,6 +33,8 @@ from torchtally.classification import (
     MultilabelMatthewsCorrCoef,
     MultilabelPrecision,
 )
+from torchtally.classification import MulticlassNegativePredictiveValue as MulticlassNPV
+from torchtally.classification import MultilabelNegativePredictiveValue as MultilabelNPV
 from torchtally.functional.classification.finish import AVERAGES, LAYOUTS, METRICS, Request, finish, torch_value
 
 FINISH = settings(
@@ -315,7 +318,7 @@ def _bad_calls():
         ("requests 1-D", ValueError, "requests", out(), cm, good[0].contiguous(), 0),
         ("requests strided", ValueError, "requests", out(), cm, torch.cat([good, good], 1)[:, ::2], 0),
         # requests: a bad row after a good one (nothing may be written, not even the good row)
-        ("metric 9", ValueError, "requests", out(), cm, bad_row(metric=9), 0),
+        ("metric 10", ValueError, "requests", out(), cm, bad_row(metric=10), 0),
         ("Matthews of top-k counts", ValueError, "requests", out(), topk_state(), bad_row(metric=7), 1),
         ("kappa of top-k counts", ValueError, "requests", out(), topk_state(), bad_row(metric=8), 1),
         (
@@ -430,6 +433,13 @@ CLASSES = [
     ("BinaryCohenKappa linear", lambda: BinaryCohenKappa(weights="linear"), "binary"),
     ("MulticlassCohenKappa", lambda: MulticlassCohenKappa(NUM_CLASSES), "labels"),
     ("MulticlassCohenKappa quadratic", lambda: MulticlassCohenKappa(NUM_CLASSES, weights="quadratic"), "scores"),
+    ("BinaryNegativePredictiveValue", lambda: BinaryNegativePredictiveValue(zero_division=1), "binary"),
+    *(
+        (f"MulticlassNPV {a} top_k={k}", lambda a=a, k=k: MulticlassNPV(NUM_CLASSES, k, a), "scores")
+        for a in ("micro", "macro", "weighted", "none")
+        for k in (1, 2)
+    ),
+    ("MultilabelNPV macro", lambda: MultilabelNPV(NUM_LABELS, zero_division=1), "multilabel"),
 ]
 
 

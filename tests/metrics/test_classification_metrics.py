@@ -289,6 +289,28 @@ CASES += [
 ]
 
 
+CASES += [  # negative predictive value: torchmetrics' functional forms as the reference
+    _case(
+        "BinaryNegativePredictiveValue",
+        P(M.BinaryNegativePredictiveValue, ignore_index=-1),
+        BINARY_BATCHES,
+        _tm("binary_negative_predictive_value", ignore_index=-1),
+    ),
+    _case(
+        "MulticlassNegativePredictiveValue",
+        P(M.MulticlassNegativePredictiveValue, C, average="weighted"),
+        MULTICLASS_BATCHES,
+        _tm("multiclass_negative_predictive_value", C, average="weighted"),
+    ),
+    _case(
+        "MultilabelNegativePredictiveValue",
+        P(M.MultilabelNegativePredictiveValue, L),
+        MULTILABEL_BATCHES,
+        _tm("multilabel_negative_predictive_value", L),
+    ),
+]
+
+
 def shared_multiclass_collection() -> MetricCollection:
     """Eight metrics on one [C, C] confusion matrix, two on one top-2 state (module level: picklable)."""
     return MetricCollection(
@@ -347,7 +369,7 @@ def test_every_class_is_covered():
     assert exported <= set(M.classification.__all__)
     task_classes = {name for name in exported if name.startswith(("Binary", "Multiclass", "Multilabel"))}
     assert task_classes - covered == set()
-    assert len(task_classes) == 38  # the 12 task wrappers (Accuracy(task=...), ...): test_classification_signatures
+    assert len(task_classes) == 41  # the 13 task wrappers (Accuracy(task=...), ...): test_classification_signatures
     assert all(getattr(torchtally, name) is getattr(M, name) for name in exported)
 
 

@@ -27,6 +27,7 @@ FAMILIES = [
     "JaccardIndex",
     "MatthewsCorrCoef",
     "CohenKappa",
+    "NegativePredictiveValue",
 ]
 TASK_CLASSES = [
     f"{task}{family}"
@@ -47,6 +48,7 @@ FUNCTIONS = [
     "jaccard_index",
     "matthews_corrcoef",
     "cohen_kappa",
+    "negative_predictive_value",
 ]
 TASK_FUNCTIONS = [
     f"{task}_{name}"

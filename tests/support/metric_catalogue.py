@@ -82,8 +82,22 @@ _NAMED_FAMILIES = {
     "critical_success_index": "regression",
     "kl_divergence": "distributions",
     "jensen_shannon_divergence": "distributions",
+    # binary predictions with a group id per sample (and demographic parity's, which reads no target)
+    "BinaryFairness": "groups",
+    "BinaryGroupStatRates": "groups",
+    "binary_fairness": "groups",
+    "binary_groups_stat_rates": "groups",
+    "equal_opportunity": "groups",
+    "demographic_parity": "groups_no_target",
 }
-_ARG_NAMES = {"aggregation": ("value",), "loss": ("loss",), "distributions": ("p", "q")}
+_ARG_NAMES = {
+    "aggregation": ("value",),
+    "loss": ("loss",),
+    "distributions": ("p", "q"),
+    "groups": ("preds", "target", "groups"),
+    "groups_no_target": ("preds", "groups"),
+}
+NUM_GROUPS = 2  # num_groups of the fairness entries
 # Values for the options that have no default.
 _REQUIRED = {
     "MinkowskiDistance": (("p", 2.0),),
@@ -97,7 +111,8 @@ _REQUIRED = {
 class Entry:
     name: str
     make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
-    # binary | multiclass | multilabel | regression | nonnegative | rows | distributions | ensemble | aggregation | loss
+    # binary | multiclass | multilabel | regression | nonnegative | rows | distributions | ensemble | aggregation
+    # | loss | groups | groups_no_target
     family: str
     kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
     samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
@@ -140,6 +155,11 @@ class Entry:
             args = (torch.randn(n, 2, generator=g), torch.randn(n, 2, generator=g))
         elif self.family == "ensemble":  # [N, M] members per sample, [N] targets
             args = (torch.randn(n, 4, generator=g), torch.randn(n, generator=g))
+        elif self.family == "groups":
+            args = tuple(torch.randint(0, 2, (n,), generator=g) for _ in range(2))
+            args = (torch.rand(n, generator=g),) + args
+        elif self.family == "groups_no_target":
+            args = (torch.rand(n, generator=g), torch.randint(0, NUM_GROUPS, (n,), generator=g))
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
         else:
@@ -173,6 +193,8 @@ def _is_curve(name: str) -> bool:
 
 
 def _family(name: str) -> Optional[str]:
+    if name in _NAMED_FAMILIES:
+        return _NAMED_FAMILIES[name]
     for prefix in ("binary", "multiclass", "multilabel"):
         if name.lower().startswith(prefix):
             return prefix
@@ -181,7 +203,7 @@ def _family(name: str) -> Optional[str]:
 
 def _kwargs_for(fn: Callable[..., Any], name: str = "") -> Tuple[Tuple[str, Any], ...]:
     params = inspect.signature(fn).parameters
-    wanted = {"beta": 1.0, "num_classes": NUM, "num_labels": NUM}
+    wanted = {"beta": 1.0, "num_classes": NUM, "num_labels": NUM, "num_groups": NUM_GROUPS}
     wanted.update(min_recall=0.5, min_precision=0.5, min_specificity=0.5, min_sensitivity=0.5)  # curve readouts
     return tuple((k, v) for k, v in wanted.items() if k in params) + _REQUIRED.get(name, ())
 

@@ -31,6 +31,8 @@ _FACES = {
         "curve_readouts",
         "curve_operating_points",
         "curve_readout_tasks",
+        "exact_match",
+        "fairness",
     ),
     "torchtally.regression": ("regression", "error_sums", "divergences", "rank_regression"),
     "torchtally.aggregation": ("aggregation",),

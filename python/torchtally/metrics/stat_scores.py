@@ -1,5 +1,5 @@
-"""StatScores, Accuracy, HammingDistance and Specificity: binary, multiclass, multilabel (state:
-the confusion matrix).
+"""StatScores, Accuracy, HammingDistance, Specificity and NegativePredictiveValue: binary,
+multiclass, multilabel (state: the confusion matrix).
 
 The three ``_*StatBase`` classes hold torchmetrics' constructor of its stat-score family
 (StatScores, Accuracy, Precision, Recall, Specificity share one signature per task); the
@@ -26,7 +26,7 @@ from .bases import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmat
 __all__ = [
     f"{task}{name}"
     for task in ("Binary", "Multiclass", "Multilabel")
-    for name in ("StatScores", "Accuracy", "HammingDistance", "Specificity")
+    for name in ("StatScores", "Accuracy", "HammingDistance", "Specificity", "NegativePredictiveValue")
 ]
 
 
@@ -297,3 +297,60 @@ class MultilabelSpecificity(MultilabelStatBase):
 
     def finish_request(self) -> Request:
         return Request("specificity", self.average)
+
+
+class BinaryNegativePredictiveValue(BinaryStatBase):
+    """tn / (tn + fn): the precision of the negative class (``zero_division`` where nothing is
+    predicted negative). Shares the confusion matrix of the other stat-score metrics of the same
+    options in a MetricCollection. Bad labels raise even with validate_args=False.
+
+    Differences from torchmetrics: ``zero_division`` (through kwargs) is used, as by the
+    functional form; torchmetrics' classes take it and return 0 whatever it is.
+
+        >>> import torch
+        >>> from torchtally.classification import BinaryNegativePredictiveValue
+        >>> preds, target = torch.tensor([0.2, 0.7, 0.1, 0.4]), torch.tensor([0, 1, 1, 0])
+        >>> BinaryNegativePredictiveValue().update(preds, target).compute()
+        tensor(0.6667)
+    """
+
+    higher_is_better = None  # torchmetrics' attribute
+
+    def finish_request(self) -> Request:
+        return Request("negative_predictive_value", "micro", self.zero_division)
+
+
+class MulticlassNegativePredictiveValue(MulticlassStatBase):
+    """tn / (tn + fn) per class (one vs rest), averaged as MulticlassPrecision (``top_k`` > 1:
+    "macro" leaves out classes without support). num_classes is required; bad labels raise even
+    with validate_args=False. ``zero_division`` is used (torchmetrics' class ignores it).
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassNegativePredictiveValue
+    >>> preds, target = torch.tensor([2, 1, 0, 1]), torch.tensor([2, 1, 0, 0])
+    >>> MulticlassNegativePredictiveValue(num_classes=3, average=None).update(preds, target).compute()
+    tensor([0.6667, 1.0000, 1.0000])
+    """
+
+    higher_is_better = None  # torchmetrics' attribute
+
+    def finish_request(self) -> Request:
+        return Request("negative_predictive_value", self.average, self.zero_division, top_k=self.top_k)
+
+
+class MultilabelNegativePredictiveValue(MultilabelStatBase):
+    """tn / (tn + fn) per label, averaged over labels (all labels count in "macro"). Bad labels
+    raise even with validate_args=False. ``zero_division`` is used (torchmetrics' class ignores it).
+
+    >>> import torch
+    >>> from torchtally.classification import MultilabelNegativePredictiveValue
+    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
+    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
+    >>> MultilabelNegativePredictiveValue(num_labels=3).update(preds, target).compute()
+    tensor(0.6667)
+    """
+
+    higher_is_better = None  # torchmetrics' attribute
+
+    def finish_request(self) -> Request:
+        return Request("negative_predictive_value", self.average, self.zero_division)

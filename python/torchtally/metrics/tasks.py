@@ -43,14 +43,17 @@ from .precision_recall import (
 from .stat_scores import (
     BinaryAccuracy,
     BinaryHammingDistance,
+    BinaryNegativePredictiveValue,
     BinarySpecificity,
     BinaryStatScores,
     MulticlassAccuracy,
     MulticlassHammingDistance,
+    MulticlassNegativePredictiveValue,
     MulticlassSpecificity,
     MulticlassStatScores,
     MultilabelAccuracy,
     MultilabelHammingDistance,
+    MultilabelNegativePredictiveValue,
     MultilabelSpecificity,
     MultilabelStatScores,
 )
@@ -68,6 +71,7 @@ __all__ = [
     "JaccardIndex",
     "MatthewsCorrCoef",
     "CohenKappa",
+    "NegativePredictiveValue",
 ]
 
 
@@ -532,3 +536,41 @@ class CohenKappa(TaskWrapper):
         if task == "binary":
             return BinaryCohenKappa(threshold, **kwargs)
         return MulticlassCohenKappa(check_task_count("num_classes", num_classes, task), **kwargs)
+
+
+class NegativePredictiveValue(TaskWrapper):
+    """The task's NegativePredictiveValue (``zero_division`` through kwargs).
+
+    >>> import torch
+    >>> from torchtally.classification import NegativePredictiveValue
+    >>> preds, target = torch.tensor([2, 0, 2, 1]), torch.tensor([1, 1, 2, 0])
+    >>> NegativePredictiveValue(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor(0.6250)
+    """
+
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
+        kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
+        return _stat_family(
+            task,
+            BinaryNegativePredictiveValue,
+            MulticlassNegativePredictiveValue,
+            MultilabelNegativePredictiveValue,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )

@@ -184,6 +184,14 @@ def specificity(s: Stats, average: str) -> Tensor:
     return _average(_ratio(s.tn, s.tn + s.fp), s, average)
 
 
+def negative_predictive_value(s: Stats, average: str, zero_division: float = 0.0) -> Tensor:
+    """tn / (tn + fn): the precision of the negative class. "macro" leaves out multiclass classes
+    as precision does (without support under top_k > 1, absent from target and preds otherwise)."""
+    if _micro(s, average):
+        return _result(_ratio(s.tn.sum(-1), (s.tn + s.fn).sum(-1), zero_division))
+    return _average(_ratio(s.tn, s.tn + s.fn, zero_division), s, average, support_rule=True)
+
+
 def stat_scores(s: Stats, average: str) -> Tensor:
     """[tp, fp, tn, fn, support] (int64) per class ("none") or summed ("micro"; binary: [5]);
     "macro" is their float mean over all classes, "weighted" the support-weighted mean (a zero

@@ -33,6 +33,7 @@ METRICS = {
     "jaccard_index": 6,
     "matthews_corrcoef": 7,  # of the whole matrix: no average
     "cohen_kappa": 8,  # of the whole matrix: no average
+    "negative_predictive_value": 9,
 }
 _WHOLE_MATRIX = ("matthews_corrcoef", "cohen_kappa")
 KAPPA_WEIGHTS = {None: 0, "linear": 1, "quadratic": 2}
@@ -180,4 +181,6 @@ def value_from_stats(s: compute.Stats, r: Request) -> Tensor:
         return compute.specificity(s, r.average)
     if r.metric == "hamming_distance":
         return compute.hamming_distance(s, r.average)
+    if r.metric == "negative_predictive_value":
+        return compute.negative_predictive_value(s, r.average, r.zero_division)
     raise ValueError(f"request: {r.metric!r} is not a value of per-class counts")
