@@ -351,9 +351,6 @@ def stat_finish(out: Tensor, state: Tensor, requests: Tensor, layout: int) -> bo
     return True
 
 
-_ops.use_route(_impl)  # the ops call _impl, defined above
-
-
 def binned_finish(out: Tensor, hist: Tensor, metric: int) -> bool:
     """AUROC (metric 0) or average precision (1) of every column of a binned histogram into `out`
     [R, 3] = (value, positives, negatives) (csrc/API.md): True, or False, with nothing written,
@@ -373,27 +370,14 @@ def _host_impl(out: Any) -> Any:
     return _c if _c is not None and getattr(out, "is_cpu", True) else _reference
 
 
-def _run_calibration_update(counts: Tensor, sums: Tensor, conf: Tensor, hit: Tensor, boundaries: Tensor) -> None:
-    _host_impl(counts).calibration_update(counts, sums, conf, hit, boundaries)
-
-
-def _run_ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
-    _host_impl(out).ranking_update(out, preds, target)
-
-
-_calibration_op = _ops.define_op(
-    "calibration_update",
-    "Tensor(a!) counts, Tensor(b!) sums, Tensor conf, Tensor hit, Tensor boundaries",
-    _run_calibration_update,
-)
-_ranking_op = _ops.define_op("ranking_update", "Tensor(a!) out, Tensor preds, Tensor target", _run_ranking_update)
+_ops.use_route(_impl, _host_impl)  # what the custom ops call
 
 
 def calibration_update(counts: Tensor, sums: Tensor, conf: Tensor, hit: Tensor, boundaries: Tensor) -> None:
     """Calibration bins (csrc/API.md): counts int64 [B] and sums float64 [B, 2] (confidence, hit)
     of the bin each confidence falls in, bins bounded by the float64 `boundaries` [B]."""
     if _ops.compiling():
-        return _calibration_op(counts, sums, _nograd(conf), hit, boundaries)
+        return _ops.calibration_update(counts, sums, _nograd(conf), hit, boundaries)
     _host_impl(counts).calibration_update(counts, sums, _nograd(conf), hit, boundaries)
 
 
@@ -401,5 +385,5 @@ def ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
     """Ranking sums (csrc/API.md): out float64 [3] += the rows' (coverage, ranking average
     precision, ranking loss); target 0, 1 or 2 (ignored)."""
     if _ops.compiling():
-        return _ranking_op(out, _nograd(preds), target)
+        return _ops.ranking_update(out, _nograd(preds), target)
     _host_impl(out).ranking_update(out, _nograd(preds), target)

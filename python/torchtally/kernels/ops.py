@@ -73,13 +73,16 @@ def _unset_route(out: Tensor) -> Any:
 
 
 _route: Callable[[Tensor], Any] = _unset_route
+_host_route: Callable[[Tensor], Any] = _unset_route
 
 
-def use_route(route: Callable[[Tensor], Any]) -> None:
+def use_route(route: Callable[[Tensor], Any], host_route: Callable[[Tensor], Any]) -> None:
     """Set what the ops call: ``route(out)`` gives the module an eager call of the kernel takes
-    (torchtally.kernels passes its own choice: the C core, the CUDA kernels or the reference)."""
-    global _route
-    _route = route
+    (torchtally.kernels passes its own choice: the C core, the CUDA kernels or the reference);
+    ``host_route(out)`` the same for the kernels that have no CUDA build (calibration, ranking:
+    the C core or the reference)."""
+    global _route, _host_route
+    _route, _host_route = route, host_route
 
 
 def _confmat_labels(
@@ -140,6 +143,14 @@ def _comoments_merge(state: Tensor, other: Tensor) -> None:
     _route(state).comoments_merge(state, other)
 
 
+def _calibration_update(counts: Tensor, sums: Tensor, conf: Tensor, hit: Tensor, boundaries: Tensor) -> None:
+    _host_route(counts).calibration_update(counts, sums, conf, hit, boundaries)
+
+
+def _ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
+    _host_route(out).ranking_update(out, preds, target)
+
+
 confmat_labels = define_op("confmat_labels", _LABELS, _confmat_labels)
 confmat_scores = define_op("confmat_scores", _LABELS, _confmat_scores)
 confmat_threshold = define_op(
@@ -151,3 +162,9 @@ moments_update = define_op("moments_update", "Tensor(a!) state, Tensor x, Tensor
 moments_merge = define_op("moments_merge", "Tensor(a!) state, Tensor other", _moments_merge)
 comoments_update = define_op("comoments_update", "Tensor(a!) state, Tensor x, Tensor y", _comoments_update)
 comoments_merge = define_op("comoments_merge", "Tensor(a!) state, Tensor other", _comoments_merge)
+calibration_update = define_op(
+    "calibration_update",
+    "Tensor(a!) counts, Tensor(b!) sums, Tensor conf, Tensor hit, Tensor boundaries",
+    _calibration_update,
+)
+ranking_update = define_op("ranking_update", "Tensor(a!) out, Tensor preds, Tensor target", _ranking_update)
