@@ -116,3 +116,15 @@ def test_bad_input_leaves_state_unchanged():
     for bad in ({"n_bins": 0}, {"norm": "l3"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             BinaryCalibrationError(**bad)
+
+
+@pytest.mark.parametrize("n_bins", [1, 2000])
+def test_any_number_of_bins_matches_torchmetrics(n_bins):
+    # the C kernel keeps its private per-bin totals on the heap: no limit on n_bins
+    g = torch.Generator().manual_seed(n_bins)
+    preds, target = torch.rand(3000, generator=g), torch.randint(0, 2, (3000,), generator=g)
+    ours = BinaryCalibrationError(n_bins=n_bins)
+    for i in range(0, 3000, 1000):
+        ours.update(preds[i : i + 1000], target[i : i + 1000])
+    expected = torchmetrics.classification.BinaryCalibrationError(n_bins=n_bins)(preds, target)
+    torch.testing.assert_close(ours.compute(), expected, rtol=1e-5, atol=1e-6)
