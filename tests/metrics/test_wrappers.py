@@ -316,12 +316,45 @@ def test_bootstrap_output_keys_and_shapes_as_torchmetrics():
 def test_bootstrap_forward_resamples_once_and_accumulates():
     boot = W.BootStrapper(MulticlassAccuracy(3), num_bootstraps=6, raw=True)
     fresh = W.BootStrapper(MulticlassAccuracy(3), num_bootstraps=6, raw=True)
-    first = boot(*BATCHES[0])
-    fresh.update(*BATCHES[0])
+    at = [torch.arange(len(BATCHES[0][0])), len(BATCHES[0][0]) + torch.arange(len(BATCHES[1][0]))]
+    first = boot(*BATCHES[0], sample_index=at[0])
+    fresh.update(*BATCHES[0], sample_index=at[0])
     close(first, fresh.compute(), "forward's value: the batch's resampling")
-    boot(*BATCHES[1])
-    fresh.update(*BATCHES[1])
+    boot(*BATCHES[1], sample_index=at[1])
+    fresh.update(*BATCHES[1], sample_index=at[1])
     close(boot.compute(), fresh.compute(), "forward accumulates as update does")
+
+
+def test_bootstrap_without_sample_index_merges_and_resumes_without_reusing_weights():
+    # two shards counted apart (positions 0..4 each): merged, their copies must not move together
+    a = W.BootStrapper(MeanMetric(), num_bootstraps=8, raw=True)
+    b = W.BootStrapper(MeanMetric(), num_bootstraps=8, raw=True)
+    a.update(torch.ones(5))
+    b.update(torch.full((5,), 1000.0))
+    a.merge_state(b)
+    raw = a.compute()["raw"]
+    assert not torch.allclose(raw / raw[0], torch.ones_like(raw)), raw  # not every copy the same mix
+    # a checkpoint resumes the running position: the next samples get new weights
+    c = W.BootStrapper(SumMetric(), num_bootstraps=8, raw=True)
+    c.update(torch.ones(5))
+    c.persistent(True)
+    resumed = W.BootStrapper(SumMetric(), num_bootstraps=8, raw=True)
+    resumed.persistent(True)
+    resumed.load_state_dict(c.state_dict())
+    assert int(resumed.next_position) == 5
+
+
+def test_running_resumes_its_window_from_a_checkpoint():
+    metric = W.Running(SumMetric(), window=3)
+    for v in (1.0, 2.0, 3.0, 4.0):
+        metric.update(torch.tensor(v))
+    metric.persistent(True)
+    resumed = W.Running(SumMetric(), window=3)
+    resumed.persistent(True)
+    resumed.load_state_dict(metric.state_dict())
+    metric.update(torch.tensor(5.0))
+    resumed.update(torch.tensor(5.0))
+    assert float(resumed.compute()) == float(metric.compute()) == 12.0  # 3 + 4 + 5: the oldest place went
 
 
 def test_bootstrap_multinomial_warns_and_refuses_sample_index():

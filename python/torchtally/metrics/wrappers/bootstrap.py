@@ -3,8 +3,9 @@ number of ranks and any batch split when the samples' positions are given."""
 
 import copy
 import functools
+import itertools
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -14,6 +15,8 @@ from ...errors import stacklevel_outside_torchtally
 from ...sync import dist
 from .hosting import WrapperMetric, check_wrapped, updating
 from .poisson import poisson_weights
+
+_INSTANCES = itertools.count()  # a number per BootStrapper made in this process (its stream)
 
 _STRATEGIES = ("poisson", "multinomial")
 
@@ -54,8 +57,10 @@ class BootStrapper(WrapperMetric):
     yields). Then the resampling, and so the interval, is identical on 1, 2 or any number of ranks
     and for any batching of the same data (exactly, for metrics with integer states; to float
     rounding for float sums). Without ``sample_index`` a sample's position is its running count on
-    this rank, combined with the rank: the resampling is a valid bootstrap, but it then depends on
-    how the data is split into ranks.
+    this rank (a state: a checkpoint resumes it), combined with the rank and with this object (the
+    number of BootStrappers made before it in the process): the resampling is a valid bootstrap,
+    but it then depends on how the data is split into ranks. To ``merge_state`` shards counted by
+    different runs, pass ``sample_index``: without it their positions may coincide.
 
     Every copy's state is a state of this metric, so a sync sends all of them in the one packed
     sync of the wrapper (or of its MetricCollection): the same collectives as the bare metric.
@@ -140,8 +145,14 @@ class BootStrapper(WrapperMetric):
         self.seed = seed
         for b, metric in enumerate(copies):
             self.add_slot(f"b{b}", metric)
-        self._next_position = 0  # this rank's running sample count (positions without sample_index)
+        # this rank's running sample count, the positions without sample_index; "sum": after a
+        # merge the count goes on past both shards' positions
+        self.add_state("next_position", torch.tensor(0, dtype=torch.int64), reduce="sum")
+        self._stream = (next(_INSTANCES) << 24) + 1  # plus the rank: this object's hash stream
         self._forward_start: Optional[int] = None
+
+    if TYPE_CHECKING:  # a state declared with add_state
+        next_position: Tensor
 
     def update(self, *args: Any, sample_index: Optional[Tensor] = None, **kwargs: Any) -> None:
         """Update every copy with its resampling of the batch (every tensor argument along dim 0).
@@ -157,7 +168,7 @@ class BootStrapper(WrapperMetric):
             picks = [torch.multinomial(torch.ones(n), num_samples=n, replacement=True) for _ in self.metrics]
             start = None
         else:
-            start = self._forward_start if self._forward_start is not None else self._next_position
+            start = self._forward_start if self._forward_start is not None else int(self.next_position)
             weights = self._weights(n, sample_index, start)
             rows = torch.arange(n)
             picks = [rows.repeat_interleave(w) for w in weights]
@@ -172,11 +183,11 @@ class BootStrapper(WrapperMetric):
 
         self.atomically(steps)
         if start is not None and sample_index is None:
-            self._next_position = start + n
+            self.next_position = torch.full_like(self.next_position, start + n)
 
     def _weights(self, n: int, sample_index: Optional[Tensor], start: int) -> Tensor:
         if sample_index is None:
-            stream = dist.rank(self.process_group) + 1
+            stream = self._stream + dist.rank(self.process_group)
             positions = torch.arange(start, start + n, dtype=torch.int64)
             return poisson_weights(self.seed, stream, positions, self.num_bootstraps)
         if not isinstance(sample_index, Tensor):
@@ -197,7 +208,7 @@ class BootStrapper(WrapperMetric):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The bootstrapped values on this batch, the batch accumulated too (one resampling for
         both, also where the metric is updated twice)."""
-        self.__dict__["_forward_start"] = self._next_position
+        self.__dict__["_forward_start"] = int(self.next_position)
         try:
             return super().forward(*args, **kwargs)
         finally:
@@ -216,11 +227,6 @@ class BootStrapper(WrapperMetric):
         if self.raw:
             out["raw"] = values
         return out
-
-    def reset(self) -> "BootStrapper":
-        super().reset()
-        self._next_position = 0
-        return self
 
 
 def _rows(t: Tensor, index: Tensor) -> Tensor:

@@ -1,6 +1,8 @@
 """Running: a metric over its last ``window`` updates."""
 
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+import torch
 
 from .hosting import StateRef, WrapperMetric, check_wrapped, updating
 
@@ -49,14 +51,22 @@ class Running(WrapperMetric):
         engine = None
         for i in range(window):
             engine = self.add_slot(f"w{i}", base_metric, engine)
+        # Which place the next update overwrites: a state, so that it survives a checkpoint
+        # (load_state_dict); "sum" (merge_state adds the counts) keeps it in the int64 sum group
+        # of the sync with the counts of most wrapped metrics, instead of a collective of its own.
+        self.add_state("num_updates", torch.tensor(0, dtype=torch.int64), reduce="sum")
+
+    if TYPE_CHECKING:  # a state declared with add_state
+        num_updates: torch.Tensor
 
     @property
     def full_state_update(self) -> Optional[bool]:  # type: ignore[override]
         return None  # an update replaces its window place: forward updates twice, never adds a batch in
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        slot = f"w{self.update_count % self.window}"  # the oldest place (update_count: the caller's count)
+        slot = f"w{int(self.num_updates) % self.window}"  # the oldest place
         self.update_slot(slot, updating(*args, **kwargs), fresh=True)
+        self.num_updates += 1  # after the update: a refused batch leaves it as it was
 
     def compute(self) -> Any:
         combined: Dict[StateRef, Any] = self.combined_slots(self._tags())
