@@ -41,7 +41,7 @@ def _multilabel_confmat(
     )
 
 
-def _binary_stats(
+def binary_batch_stats(
     preds: Tensor, target: Tensor, threshold: float, multidim_average: str, ignore_index: Optional[int]
 ) -> compute.Stats:
     if update.check_multidim_average(multidim_average) == "samplewise":
@@ -50,7 +50,7 @@ def _binary_stats(
     return compute.binary_stats(_binary_confmat(preds, target, threshold, ignore_index))
 
 
-def _multiclass_stats(
+def multiclass_batch_stats(
     preds: Tensor, target: Tensor, num_classes: object, top_k: int, multidim_average: str, ignore_index: Optional[int]
 ) -> compute.Stats:
     num_classes = update.check_num_classes(num_classes)
@@ -64,7 +64,7 @@ def _multiclass_stats(
     return compute.topk_stats(update.multiclass_topk(preds, target, num_classes, ignore_index, top_k), top_k)
 
 
-def _multilabel_stats(
+def multilabel_batch_stats(
     preds: Tensor, target: Tensor, num_labels: int, threshold: float, multidim_average: str, ignore_index: Optional[int]
 ) -> compute.Stats:
     if update.check_multidim_average(multidim_average) == "samplewise":
@@ -86,7 +86,7 @@ def binary_accuracy(
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
 ) -> Tensor:
-    return compute.accuracy(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.accuracy(binary_batch_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
 def multiclass_accuracy(
@@ -100,7 +100,7 @@ def multiclass_accuracy(
     validate_args: bool = True,
 ) -> Tensor:
     average = update.check_average(average)
-    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.accuracy(stats, average)
 
 
@@ -115,7 +115,7 @@ def multilabel_accuracy(
     validate_args: bool = True,
 ) -> Tensor:
     average = update.check_average(average)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.accuracy(stats, average)
 
 
@@ -132,7 +132,7 @@ def binary_precision(
     zero_division: float = 0,
 ) -> Tensor:
     zero_division = update.check_zero_division(zero_division)
-    stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
+    stats = binary_batch_stats(preds, target, threshold, multidim_average, ignore_index)
     return compute.precision(stats, "micro", zero_division)
 
 
@@ -148,7 +148,7 @@ def multiclass_precision(
     zero_division: float = 0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.precision(stats, average, zero_division)
 
 
@@ -164,7 +164,7 @@ def multilabel_precision(
     zero_division: float = 0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.precision(stats, average, zero_division)
 
 
@@ -178,7 +178,7 @@ def binary_recall(
     zero_division: float = 0,
 ) -> Tensor:
     zero_division = update.check_zero_division(zero_division)
-    stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
+    stats = binary_batch_stats(preds, target, threshold, multidim_average, ignore_index)
     return compute.recall(stats, "micro", zero_division)
 
 
@@ -194,7 +194,7 @@ def multiclass_recall(
     zero_division: float = 0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.recall(stats, average, zero_division)
 
 
@@ -210,7 +210,7 @@ def multilabel_recall(
     zero_division: float = 0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.recall(stats, average, zero_division)
 
 
@@ -228,7 +228,7 @@ def binary_fbeta_score(
     zero_division: float = 0,
 ) -> Tensor:
     beta, zero_division = update.check_beta(beta), update.check_zero_division(zero_division)
-    stats = _binary_stats(preds, target, threshold, multidim_average, ignore_index)
+    stats = binary_batch_stats(preds, target, threshold, multidim_average, ignore_index)
     return compute.fbeta(stats, beta, "micro", zero_division)
 
 
@@ -246,7 +246,7 @@ def multiclass_fbeta_score(
 ) -> Tensor:
     beta, zero_division = update.check_beta(beta), update.check_zero_division(zero_division)
     average = update.check_average(average)
-    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.fbeta(stats, beta, average, zero_division)
 
 
@@ -264,7 +264,7 @@ def multilabel_fbeta_score(
 ) -> Tensor:
     beta, zero_division = update.check_beta(beta), update.check_zero_division(zero_division)
     average = update.check_average(average)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.fbeta(stats, beta, average, zero_division)
 
 
@@ -332,7 +332,7 @@ def binary_specificity(
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
 ) -> Tensor:
-    return compute.specificity(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.specificity(binary_batch_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
 def multiclass_specificity(
@@ -346,7 +346,7 @@ def multiclass_specificity(
     validate_args: bool = True,
 ) -> Tensor:
     average = update.check_average(average)
-    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.specificity(stats, average)
 
 
@@ -361,7 +361,7 @@ def multilabel_specificity(
     validate_args: bool = True,
 ) -> Tensor:
     average = update.check_average(average)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.specificity(stats, average)
 
 
@@ -374,7 +374,7 @@ def binary_stat_scores(
     validate_args: bool = True,
 ) -> Tensor:
     """[tp, fp, tn, fn, support] as int64 ([N, 5] samplewise)."""
-    return compute.stat_scores(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.stat_scores(binary_batch_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
 
 
 def multiclass_stat_scores(
@@ -389,7 +389,7 @@ def multiclass_stat_scores(
 ) -> Tensor:
     """[tp, fp, tn, fn, support]: per class [C, 5] ("none"), summed ("micro") or averaged."""
     average = update.check_average(average)
-    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.stat_scores(stats, average)
 
 
@@ -405,7 +405,7 @@ def multilabel_stat_scores(
 ) -> Tensor:
     """[tp, fp, tn, fn, support]: per label [L, 5] ("none"), summed ("micro") or averaged."""
     average = update.check_average(average)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.stat_scores(stats, average)
 
 
@@ -418,7 +418,9 @@ def binary_hamming_distance(
     validate_args: bool = True,
 ) -> Tensor:
     """Share of wrong predictions: 1 - binary_accuracy."""
-    return compute.hamming_distance(_binary_stats(preds, target, threshold, multidim_average, ignore_index), "micro")
+    return compute.hamming_distance(
+        binary_batch_stats(preds, target, threshold, multidim_average, ignore_index), "micro"
+    )
 
 
 def multiclass_hamming_distance(
@@ -433,7 +435,7 @@ def multiclass_hamming_distance(
 ) -> Tensor:
     """1 - accuracy per class (recall), averaged as multiclass_accuracy."""
     average = update.check_average(average)
-    stats = _multiclass_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.hamming_distance(stats, average)
 
 
@@ -449,7 +451,7 @@ def multilabel_hamming_distance(
 ) -> Tensor:
     """Share of wrong label decisions, per label and averaged as multilabel_accuracy."""
     average = update.check_average(average)
-    stats = _multilabel_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.hamming_distance(stats, average)
 
 

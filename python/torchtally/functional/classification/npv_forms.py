@@ -9,6 +9,7 @@ from torch import Tensor
 
 from ..tasks import check_task, check_task_count
 from . import compute, update
+from .forms import binary_batch_stats, multiclass_batch_stats, multilabel_batch_stats
 
 __all__ = [
     "binary_negative_predictive_value",
@@ -16,41 +17,6 @@ __all__ = [
     "multilabel_negative_predictive_value",
     "negative_predictive_value",
 ]
-
-
-def _binary_counts(
-    preds: Tensor, target: Tensor, threshold: float, multidim_average: str, ignore_index: Optional[int]
-) -> compute.Stats:
-    threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
-    if update.check_multidim_average(multidim_average) == "samplewise":
-        return compute.binary_stats(update.binary_sample_confmats(preds, target, threshold, ignore_index))
-    return compute.binary_stats(update.binary_confmat(preds, target, threshold, ignore_index))
-
-
-def _multiclass_counts(
-    preds: Tensor, target: Tensor, num_classes: int, top_k: int, multidim_average: str, ignore_index: Optional[int]
-) -> compute.Stats:
-    num_classes = update.check_num_classes(num_classes)
-    top_k = update.check_top_k(top_k, num_classes)
-    ignore_index = update.check_ignore_index(ignore_index)
-    if update.check_multidim_average(multidim_average) == "samplewise":
-        return compute.sample_stats(
-            update.multiclass_sample_stats(preds, target, num_classes, top_k, ignore_index), top_k
-        )
-    if top_k == 1:
-        return compute.multiclass_stats(update.multiclass_confmat(preds, target, num_classes, ignore_index))
-    return compute.topk_stats(update.multiclass_topk(preds, target, num_classes, ignore_index, top_k), top_k)
-
-
-def _multilabel_counts(
-    preds: Tensor, target: Tensor, num_labels: int, threshold: float, multidim_average: str, ignore_index: Optional[int]
-) -> compute.Stats:
-    num_labels = update.check_count("num_labels", num_labels)
-    threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
-    if update.check_multidim_average(multidim_average) == "samplewise":
-        rows = update.multilabel_sample_confmats(preds, target, num_labels, threshold, ignore_index)
-        return compute.multilabel_stats(rows)
-    return compute.multilabel_stats(update.multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
 
 
 def binary_negative_predictive_value(
@@ -63,7 +29,7 @@ def binary_negative_predictive_value(
     zero_division: float = 0,
 ) -> Tensor:
     zero_division = update.check_zero_division(zero_division)
-    stats = _binary_counts(preds, target, threshold, multidim_average, ignore_index)
+    stats = binary_batch_stats(preds, target, threshold, multidim_average, ignore_index)
     return compute.negative_predictive_value(stats, "micro", zero_division)
 
 
@@ -79,7 +45,7 @@ def multiclass_negative_predictive_value(
     zero_division: float = 0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    stats = _multiclass_counts(preds, target, num_classes, top_k, multidim_average, ignore_index)
+    stats = multiclass_batch_stats(preds, target, num_classes, top_k, multidim_average, ignore_index)
     return compute.negative_predictive_value(stats, average, zero_division)
 
 
@@ -95,7 +61,7 @@ def multilabel_negative_predictive_value(
     zero_division: float = 0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    stats = _multilabel_counts(preds, target, num_labels, threshold, multidim_average, ignore_index)
+    stats = multilabel_batch_stats(preds, target, num_labels, threshold, multidim_average, ignore_index)
     return compute.negative_predictive_value(stats, average, zero_division)
 
 
