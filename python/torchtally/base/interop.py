@@ -18,10 +18,12 @@ What Lightning reads of a logged metric, and why torchtally's has it with torchm
 metrics), ``device``, ``to()`` (returns the metric), ``compute()`` (synced over the ranks:
 ``on_epoch=True`` logs the value over every rank's data, on every rank, and Lightning's
 ``sync_dist`` is not used for a metric object, as for torchmetrics') and ``reset()`` (called by
-Lightning at the end of each epoch). torchmetrics' own containers (its MetricCollection,
-wrappers, arithmetic) read torchmetrics' private attributes, which torchtally's metrics do not
-have: reading one raises AttributeError saying to use torchtally's MetricCollection instead
-(``missing_attribute_error``).
+Lightning at the end of each epoch). Most of torchmetrics' own containers (its MetricCollection,
+Running, ClasswiseWrapper, arithmetic) read torchmetrics' private attributes, which torchtally's
+metrics do not have: reading one raises AttributeError saying to use torchtally's
+MetricCollection instead (``missing_attribute_error``). Its BootStrapper, MinMaxMetric and
+MultioutputWrapper read none and run on torchtally metrics, each copy syncing on its own;
+torchtally.wrappers holds the ones that sync as one.
 """
 
 import sys
