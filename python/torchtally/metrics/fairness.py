@@ -36,6 +36,7 @@ __all__ = ["BinaryGroupStatRates", "BinaryFairness"]
 
 class _GroupStatState(Metric):
     is_differentiable = False
+    traceable_update = False  # the group ids are range-checked in Python: eager inside torch.compile
     higher_is_better: Optional[bool] = False
     full_state_update = False
     plot_lower_bound: Optional[float] = 0.0
