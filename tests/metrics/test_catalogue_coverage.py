@@ -1,0 +1,40 @@
+"""The catalogue against torchmetrics 1.9's own exports (the README's claim): every metric class
+of torchmetrics.classification, .regression, .aggregation and .wrappers under the same path in
+torchtally, and every function of torchmetrics.functional.classification and .regression in
+torchtally.functional."""
+
+import importlib
+
+import pytest
+import torchmetrics
+
+import torchtally.functional
+
+SIZES = {"classification": 105, "regression": 22, "aggregation": 7, "wrappers": 11}
+
+
+@pytest.mark.parametrize("face", sorted(SIZES))
+def test_every_torchmetrics_class_of_the_face_is_here(face):
+    theirs = importlib.import_module(f"torchmetrics.{face}")
+    ours = importlib.import_module(f"torchtally.{face}")
+    if hasattr(theirs, "__all__"):
+        classes = list(theirs.__all__)
+    else:  # torchmetrics.aggregation: the metric classes defined there (it imports Running too)
+        classes = [
+            n
+            for n, v in vars(theirs).items()
+            if isinstance(v, type)
+            and issubclass(v, torchmetrics.Metric)
+            and v.__module__.startswith(theirs.__name__)
+            and n != "BaseAggregator"
+        ]
+    assert len(classes) == SIZES[face], sorted(classes)
+    missing = [n for n in classes if not hasattr(ours, n)]
+    assert not missing, f"torchtally.{face} lacks {missing}"
+
+
+@pytest.mark.parametrize("family", ["classification", "regression"])
+def test_every_torchmetrics_functional_form_of_the_family_is_here(family):
+    theirs = importlib.import_module(f"torchmetrics.functional.{family}")
+    missing = [n for n in theirs.__all__ if not hasattr(torchtally.functional, n)]
+    assert not missing, f"torchtally.functional lacks {missing}"
