@@ -205,6 +205,7 @@ class BootStrapper(WrapperMetric):
             raise ValueError(f"sample_index: positions must be >= 0, got {int(positions.min())}")
         return poisson_weights(self.seed, 0, positions, self.num_bootstraps)
 
+    @torch.jit.unused
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The bootstrapped values on this batch, the batch accumulated too (one resampling for
         both, also where the metric is updated twice)."""
