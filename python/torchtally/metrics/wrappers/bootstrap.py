@@ -117,7 +117,11 @@ class BootStrapper(WrapperMetric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        check_wrapped(base_metric, "base_metric")
+        check_wrapped(
+            base_metric,
+            "base_metric",
+            torchmetrics_says="Expected base metric to be an instance of torchmetrics.Metric but received",
+        )
         if isinstance(num_bootstraps, bool) or not isinstance(num_bootstraps, int) or num_bootstraps < 1:
             raise ValueError(f"Expected argument `num_bootstraps` to be a positive int, got {num_bootstraps!r}")
         if sampling_strategy not in _STRATEGIES:

@@ -51,12 +51,19 @@ def updating(*args: Any, **kwargs: Any) -> Callable[[Wrapped], Any]:
     return call
 
 
-def check_wrapped(value: Any, argument: str, collections: bool = False, error: type = ValueError) -> None:
-    """``error`` unless ``value`` is a torchtally Metric (or, with ``collections``, a MetricCollection)."""
+def check_wrapped(
+    value: Any, argument: str, collections: bool = False, error: type = ValueError, torchmetrics_says: str = ""
+) -> None:
+    """``error`` unless ``value`` is a torchtally Metric (or, with ``collections``, a MetricCollection).
+
+    ``torchmetrics_says``: how torchmetrics' same wrapper words the error up to the value (e.g.
+    "Expected base metric to be an instance of `torchmetrics.Metric` but received"), added in
+    parentheses so that code matching either message reads it."""
     kinds = (Metric, MetricCollection) if collections else (Metric,)
     if not isinstance(value, kinds):
         what = "a torchtally Metric or MetricCollection" if collections else "a torchtally Metric"
-        raise error(f"Expected argument `{argument}` to be {what}, got {type(value).__name__}: {value!r}")
+        also = f" ({torchmetrics_says} {value})" if torchmetrics_says else ""
+        raise error(f"Expected argument `{argument}` to be {what}, got {type(value).__name__}: {value!r}{also}")
 
 
 class Engine:
@@ -98,11 +105,12 @@ class Engine:
         try:
             result = call(self.target)
             held = [m.hold_states() for m in self.members]
-        finally:
+        except BaseException:
             self._restore(saved)
+            raise
         # the updates that ran count on the wrapped metrics, as if their own states had been updated
         # (``update_count`` read on them); the wrapper resets the counts with its states
-        self.set_counts([s.update_count + h.update_count for s, h in zip(saved, held)])
+        self._restore([s._replace(update_count=s.update_count + h.update_count) for s, h in zip(saved, held)])
         first = {o: self.owner_of.index(o) for o in range(len(self.owners))}
         return result, {(o, name): held[first[o]].values[name] for o, name in self.refs}
 

@@ -11,7 +11,10 @@ from .hosting import WrapperMetric, check_wrapped, updating
 
 def _affix(value: Optional[str], name: str) -> str:
     if value is not None and not isinstance(value, str):
-        raise ValueError(f"Expected argument `{name}` to either be `None` or a string but got {value}")
+        raise ValueError(
+            f"Expected argument `{name}` to either be `None` or a string but got {value} "
+            f"(Expected input `{name}` to be a string, but got {type(value)})"
+        )
     return value or ""
 
 
@@ -104,7 +107,9 @@ class MultitaskWrapper(WrapperMetric):
     def compute(self) -> Dict[str, Any]:
         return {self._name(task): self.slot_value(f"t{i}") for i, task in enumerate(self._tasks)}
 
-    def plot(self, val: Any = None, axes: Optional[Sequence[Any]] = None) -> List[Tuple[Any, Any]]:
+    def plot(  # type: ignore[override]  # one plot per task, as torchmetrics' MultitaskWrapper.plot
+        self, val: Any = None, axes: Optional[Sequence[Any]] = None
+    ) -> List[Tuple[Any, Any]]:
         """Each task's plot (its metric's ``plot``), one (figure, axes) per task, as torchmetrics.
 
         Args:
@@ -126,7 +131,8 @@ class MultitaskWrapper(WrapperMetric):
                 f"Expected argument `val` to be None or of type Dict or Sequence[Dict]. Found type(val)= {type(val)}"
             )
         out = []
-        for i, (task, metric) in enumerate(self.task_metrics.items()):
+        for i, (task, module) in enumerate(self.task_metrics.items()):
+            metric: Any = module  # a Metric or a MetricCollection (checked in __init__)
             ax = axes[i] if axes is not None else None
             if isinstance(val, dict):
                 out.append(metric.plot(self._task_value(val, task), ax))
