@@ -413,7 +413,7 @@ NAN = float("nan")
             ContinuousRankedProbabilityScore,
             (torch.ones(4, 1), torch.ones(4)),
             ValueError,
-            r"preds: expected at least 2 ensemble members",
+            r"preds: expected at least 2 ensemble members.*CRPS requires at least 2 ensemble members, but",
         ),
         (
             ContinuousRankedProbabilityScore,

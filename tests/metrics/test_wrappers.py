@@ -5,6 +5,7 @@ every wrapped copy's state as it was. The distributed checks: tests/distributed/
 
 import functools
 import math
+import warnings
 
 import pytest
 import torch
@@ -464,8 +465,141 @@ def test_bad_inputs_leave_every_copy_unchanged():
         (lambda: W.MetricTracker(1), TypeError, "Metric"),
         (lambda: W.MetricTracker(MeanSquaredError(), maximize=[True]), ValueError, "single bool"),
         (lambda: W.MultioutputWrapper(MeanSquaredError(), 0), ValueError, "num_outputs"),
+        # torchmetrics' own messages read too (in parentheses after torchtally's)
+        (lambda: W.BootStrapper([]), ValueError, "Expected base metric to be an instance of torchmetrics.Metric but"),
+        (
+            lambda: W.ClasswiseWrapper([]),
+            ValueError,
+            "Expected argument `metric` to be an instance of `torchmetrics.Metric` but",
+        ),
+        (lambda: W.MinMaxMetric([]), ValueError, "Expected base metric to be an instance .*"),
+        (lambda: W.Running(1), ValueError, "Expected argument `metric` to be an instance of `torchmetrics.Metric` .*"),
+        (lambda: W.MetricInputTransformer([]), TypeError, "Expected wrapped metric to be an instance of .*"),
+        # the threshold is checked before the wrapped metric, as torchmetrics does
+        (lambda: W.BinaryTargetTransformer(object(), "a"), TypeError, "Expected `threshold` to be of type .*"),
+        (
+            lambda: W.MultitaskWrapper({"a": MeanSquaredError()}).clone(prefix=1),
+            ValueError,
+            "Expected input `prefix` to be a string",
+        ),
+        (
+            lambda: W.MultitaskWrapper({"a": MeanSquaredError()}).clone(postfix=1),
+            ValueError,
+            "`postfix`.*Expected input `postfix`",
+        ),
     ],
 )
 def test_bad_arguments(make, error, match):
     with pytest.raises(error, match=match):
         make()
+
+
+# -- torch.jit.script, the wrapped metrics' update counts, plots -------------------------------
+
+
+class _FeatureSum(Metric):
+    feature_network = "net"
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.add_state("total", torch.zeros((), dtype=torch.float64), reduce="sum")
+
+    def update(self, x):
+        self.total = self.total + self.net(x).sum()
+
+    def compute(self):
+        return self.total
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: W.BootStrapper(MeanSquaredError(), num_bootstraps=3),
+        lambda: W.ClasswiseWrapper(MulticlassAccuracy(3, average=None)),
+        lambda: W.MinMaxMetric(BinaryAccuracy()),
+        lambda: W.MultioutputWrapper(R2Score(), 2),
+        lambda: W.MultitaskWrapper({"a": BinaryAccuracy(), "b": MeanSquaredError()}),
+        lambda: W.Running(SumMetric(), window=3),
+        lambda: W.MetricInputTransformer(BinaryAccuracy()),
+        lambda: W.LambdaInputTransformer(BinaryAccuracy(), transform_pred=lambda p: p),
+        lambda: W.BinaryTargetTransformer(MetricCollection([BinaryAccuracy()]), threshold=0.5),
+        lambda: W.FeatureShare({"a": _FeatureSum(torch.nn.Linear(2, 1))}),
+        lambda: W.MetricTracker(BinaryAccuracy()),
+    ],
+)
+def test_every_wrapper_can_be_scripted(make):
+    """torch.jit.script(wrapper) works (the README promises it as for torchmetrics' metrics)."""
+    wrapper = make()
+    if isinstance(wrapper, W.MetricTracker):
+        wrapper.increment()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.script(wrapper)
+
+
+def test_a_wrapped_metric_counts_the_updates_run_through_the_wrapper():
+    """update_count read on the wrapped metric, as torchmetrics' wrappers leave it: one per update
+    or forward (also where the wrapper updates twice), 0 after the wrapper's reset."""
+    lam = W.LambdaInputTransformer(MeanSquaredError(), transform_pred=lambda p: p)
+    lam.update(X[:4, 0], Y[:4, 0])
+    assert lam.wrapped_metric.update_count == 1
+    lam(X[4:8, 0], Y[4:8, 0])
+    assert lam.wrapped_metric.update_count == 2 and lam.wrapped_metric.update_called
+    lam.reset()
+    assert lam.wrapped_metric.update_count == 0 and not lam.wrapped_metric.update_called
+
+    running = W.Running(SumMetric(), window=2)  # its forward updates twice
+    for i in range(3):
+        running(torch.tensor(float(i)))
+    assert running.base_metric.update_count == 3
+
+    multi = W.MultioutputWrapper(MeanSquaredError(), 2)
+    multi.update(X[:4], Y[:4])
+    assert [m.update_count for m in multi.metrics] == [1, 1]
+
+    tasks = W.MultitaskWrapper({"a": MeanSquaredError(), "b": MeanSquaredError()})
+    tasks.update({"a": X[:4, 0], "b": X[:4, 1]}, {"a": Y[:4, 0], "b": Y[:4, 1]})
+    bad = {"a": X[:4, 0], "b": X[:3, 1]}  # task b refuses it after task a ran
+    with pytest.raises(ValueError):
+        tasks.update(bad, {"a": Y[:4, 0], "b": Y[:4, 1]})
+    with pytest.raises(ValueError):
+        tasks(bad, {"a": Y[:4, 0], "b": Y[:4, 1]})
+    assert [m.update_count for m in tasks.task_metrics.values()] == [1, 1]
+
+
+def test_multitask_and_tracker_plot():
+    plt = pytest.importorskip("matplotlib.pyplot")
+    tasks = W.MultitaskWrapper({"a": BinaryAccuracy(), "b": MeanSquaredError()}, prefix="p_")
+    preds, target = {"a": PREDS[:8] % 2, "b": X[:8, 0]}, {"a": TARGET[:8] % 2, "b": Y[:8, 0]}
+    assert len(tasks.plot(tasks(preds, target))) == 2
+    steps = [tasks(preds, target) for _ in range(3)]
+    (_, ax_a), (_, ax_b) = tasks.plot(steps)
+    assert len(ax_a.lines[0].get_xdata()) == 3 and len(ax_b.lines[0].get_xdata()) == 3
+    with pytest.raises(ValueError, match="number of tasks"):
+        tasks.plot(axes=[ax_a])
+    plt.close("all")
+
+    tracker = W.MetricTracker(MulticlassAccuracy(3))
+    for preds, target in BATCHES[:3]:
+        tracker.increment()
+        tracker.update(preds, target)
+    fig, ax = tracker.plot()
+    assert isinstance(fig, plt.Figure) and ax.lines[0].get_ydata().tolist() == pytest.approx(
+        tracker.compute_all().tolist()
+    )
+    plt.close("all")
+
+
+def test_classwise_with_a_prefix_in_a_prefixed_collection():
+    """The names compose as torchmetrics': the collection's prefix, then the wrapper's. (Float
+    labels of the target's shape are refused, where torchmetrics truncates them: the scores here.)"""
+    metrics = MetricCollection(
+        {
+            "accuracy": MulticlassAccuracy(num_classes=2),
+            "f1": W.ClasswiseWrapper(MulticlassRecall(num_classes=2, average="none"), ["Tree", "Bush"], prefix="r_"),
+        },
+        prefix="val/",
+    )
+    out = metrics(torch.rand(5, 2, 3, 3, generator=G), torch.randint(0, 2, (5, 3, 3), generator=G))
+    assert set(out) == {"val/accuracy", "val/r_Tree", "val/r_Bush"}

@@ -35,7 +35,7 @@ def ensemble_pair(preds: object, target: object, device: Optional[torch.device] 
     if p.shape[1] < 2:
         raise ValueError(
             f"preds: expected at least 2 ensemble members (shape [N, M], M >= 2), got {describe(p)} "
-            "(CRPS requires at least 2 ensemble members)"
+            f"(CRPS requires at least 2 ensemble members, but you provided {p.shape})"
         )
     if t.shape != p.shape[:1]:
         raise update.InputShapeError(

@@ -117,7 +117,11 @@ class BootStrapper(WrapperMetric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        check_wrapped(base_metric, "base_metric")
+        check_wrapped(
+            base_metric,
+            "base_metric",
+            torchmetrics_says="Expected base metric to be an instance of torchmetrics.Metric but received",
+        )
         if isinstance(num_bootstraps, bool) or not isinstance(num_bootstraps, int) or num_bootstraps < 1:
             raise ValueError(f"Expected argument `num_bootstraps` to be a positive int, got {num_bootstraps!r}")
         if sampling_strategy not in _STRATEGIES:
@@ -205,6 +209,7 @@ class BootStrapper(WrapperMetric):
             raise ValueError(f"sample_index: positions must be >= 0, got {int(positions.min())}")
         return poisson_weights(self.seed, 0, positions, self.num_bootstraps)
 
+    @torch.jit.unused
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The bootstrapped values on this batch, the batch accumulated too (one resampling for
         both, also where the metric is updated twice)."""

@@ -42,7 +42,11 @@ class ClasswiseWrapper(WrapperMetric):
         postfix: Optional[str] = None,
     ) -> None:
         super().__init__()
-        check_wrapped(metric, "metric")
+        check_wrapped(
+            metric,
+            "metric",
+            torchmetrics_says="Expected argument `metric` to be an instance of `torchmetrics.Metric` but got",
+        )
         if labels is not None and not (isinstance(labels, list) and all(isinstance(lab, str) for lab in labels)):
             raise ValueError(f"Expected argument `labels` to either be `None` or a list of strings but got {labels}")
         if prefix is not None and not isinstance(prefix, str):

@@ -3,6 +3,7 @@
 from functools import lru_cache
 from typing import Any, Dict, Optional, Sequence, Union
 
+import torch
 from torch.nn import Module
 
 from ...base.collection import MetricCollection
@@ -14,12 +15,16 @@ class NetworkCache(Module):
     """A network whose outputs are cached per input (``functools.lru_cache`` on its forward, at
     most ``max_size`` entries): metrics calling it on the same batch run it once."""
 
+    # torch.jit.script leaves the cached network out (its forward is a Python cache, not scriptable)
+    __jit_ignored_attributes__ = ["network"]
+
     def __init__(self, network: Module, max_size: int = 100) -> None:
         super().__init__()
         self.max_size = max_size
         self.network = network
         self.network.forward = lru_cache(maxsize=self.max_size)(network.forward)
 
+    @torch.jit.unused
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.network(*args, **kwargs)
 

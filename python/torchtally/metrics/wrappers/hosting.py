@@ -51,12 +51,19 @@ def updating(*args: Any, **kwargs: Any) -> Callable[[Wrapped], Any]:
     return call
 
 
-def check_wrapped(value: Any, argument: str, collections: bool = False, error: type = ValueError) -> None:
-    """``error`` unless ``value`` is a torchtally Metric (or, with ``collections``, a MetricCollection)."""
+def check_wrapped(
+    value: Any, argument: str, collections: bool = False, error: type = ValueError, torchmetrics_says: str = ""
+) -> None:
+    """``error`` unless ``value`` is a torchtally Metric (or, with ``collections``, a MetricCollection).
+
+    ``torchmetrics_says``: how torchmetrics' same wrapper words the error up to the value (e.g.
+    "Expected base metric to be an instance of `torchmetrics.Metric` but received"), added in
+    parentheses so that code matching either message reads it."""
     kinds = (Metric, MetricCollection) if collections else (Metric,)
     if not isinstance(value, kinds):
         what = "a torchtally Metric or MetricCollection" if collections else "a torchtally Metric"
-        raise error(f"Expected argument `{argument}` to be {what}, got {type(value).__name__}: {value!r}")
+        also = f" ({torchmetrics_says} {value})" if torchmetrics_says else ""
+        raise error(f"Expected argument `{argument}` to be {what}, got {type(value).__name__}: {value!r}{also}")
 
 
 class Engine:
@@ -98,8 +105,12 @@ class Engine:
         try:
             result = call(self.target)
             held = [m.hold_states() for m in self.members]
-        finally:
+        except BaseException:
             self._restore(saved)
+            raise
+        # the updates that ran count on the wrapped metrics, as if their own states had been updated
+        # (``update_count`` read on them); the wrapper resets the counts with its states
+        self._restore([s._replace(update_count=s.update_count + h.update_count) for s, h in zip(saved, held)])
         first = {o: self.owner_of.index(o) for o in range(len(self.owners))}
         return result, {(o, name): held[first[o]].values[name] for o, name in self.refs}
 
@@ -115,6 +126,16 @@ class Engine:
             self.target.restore_states(held[0])
         else:
             self.target.restore_states(held)
+
+    def counts(self) -> List[int]:
+        """Each member's ``update_count`` (the updates run through the wrapper since its reset)."""
+        return [m.hold_states().update_count for m in self.members]
+
+    def set_counts(self, counts: List[int]) -> None:
+        for m, n in zip(self.members, counts):
+            held = m.hold_states()
+            if held.update_count != n:
+                m.restore_states(HeldStates(held.values, held.updated, n, held.cache))
 
     def merge(self, ref: StateRef, values: List[torch.Tensor]) -> torch.Tensor:
         return self.owners[ref[0]].merge_state_values(ref[1], values)
@@ -138,6 +159,10 @@ class WrapperMetric(Metric):
     A subclass calls ``add_slot(tag, wrapped)`` in ``__init__`` for each copy whose state it
     keeps, then ``update_slot(tag, call)`` in ``update`` and ``slot_value(tag)`` in ``compute``.
     """
+
+    # torch.jit.script(wrapper) works as for a bare metric: the properties computed from the
+    # wrapped metrics are left out of the scripted module too.
+    __jit_unused_properties__ = [*Metric.__jit_unused_properties__, "full_state_update"]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -172,6 +197,39 @@ class WrapperMetric(Metric):
         for tag, (engine, _) in self.__dict__.get("_slots", {}).items():
             own.update({f"{tag}.{name}": text for name, text in engine.options().items()})
         return own
+
+    def _engines(self) -> List[Engine]:
+        return list({id(engine): engine for engine, _ in self.__dict__.get("_slots", {}).values()}.values())
+
+    def wrapped_counts(self) -> List[List[int]]:
+        """The wrapped metrics' ``update_count`` s, per Engine (``set_wrapped_counts`` puts them back)."""
+        return [engine.counts() for engine in self._engines()]
+
+    def set_wrapped_counts(self, counts: Optional[List[List[int]]] = None, added: int = 0) -> None:
+        """The wrapped metrics' ``update_count`` s set to ``counts`` (None: zeros) plus ``added``."""
+        engines = self._engines()
+        for i, engine in enumerate(engines):
+            base = counts[i] if counts is not None else [0] * len(engine.members)
+            engine.set_counts([n + added for n in base])
+
+    @torch.jit.unused
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """As Metric's; a wrapped metric counts it as one update (``update_count``), also where
+        the wrapper updates twice; a refused batch leaves the counts as they were."""
+        before = self.wrapped_counts()
+        try:
+            value = super().forward(*args, **kwargs)
+        except BaseException:
+            self.set_wrapped_counts(before)
+            raise
+        self.set_wrapped_counts(before, added=1)
+        return value
+
+    def reset(self) -> "WrapperMetric":
+        """As Metric's; the wrapped metrics' ``update_count`` s go back to 0 too."""
+        super().reset()
+        self.set_wrapped_counts()
+        return self
 
     def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor:
         engine, ref = self._slot_of_state[name]
@@ -224,9 +282,10 @@ class WrapperMetric(Metric):
 
     def atomically(self, steps: Callable[[], None]) -> None:
         """Run ``steps`` (updates of several slots); if one raises, every slot is put back."""
-        saved = self.checkpoint_states()
+        saved, counts = self.checkpoint_states(), self.wrapped_counts()
         try:
             steps()
         except BaseException:
             self.rollback_states(saved)
+            self.set_wrapped_counts(counts)
             raise

@@ -40,7 +40,11 @@ class MinMaxMetric(WrapperMetric):
 
     def __init__(self, base_metric: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        check_wrapped(base_metric, "base_metric")
+        check_wrapped(
+            base_metric,
+            "base_metric",
+            torchmetrics_says="Expected base metric to be an instance of `torchmetrics.Metric` but received",
+        )
         self._base_metric = base_metric
         self.min_val = torch.tensor(float("inf"))
         self.max_val = torch.tensor(float("-inf"))

@@ -1,7 +1,7 @@
 """MultitaskWrapper: one metric (or collection) per task, fed from dicts of predictions and targets."""
 
 import copy
-from typing import Any, Dict, Iterable, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from torch import nn
 
@@ -11,7 +11,10 @@ from .hosting import WrapperMetric, check_wrapped, updating
 
 def _affix(value: Optional[str], name: str) -> str:
     if value is not None and not isinstance(value, str):
-        raise ValueError(f"Expected argument `{name}` to either be `None` or a string but got {value}")
+        raise ValueError(
+            f"Expected argument `{name}` to either be `None` or a string but got {value} "
+            f"(Expected input `{name}` to be a string, but got {type(value)})"
+        )
     return value or ""
 
 
@@ -103,6 +106,46 @@ class MultitaskWrapper(WrapperMetric):
 
     def compute(self) -> Dict[str, Any]:
         return {self._name(task): self.slot_value(f"t{i}") for i, task in enumerate(self._tasks)}
+
+    def plot(  # type: ignore[override]  # one plot per task, as torchmetrics' MultitaskWrapper.plot
+        self, val: Any = None, axes: Optional[Sequence[Any]] = None
+    ) -> List[Tuple[Any, Any]]:
+        """Each task's plot (its metric's ``plot``), one (figure, axes) per task, as torchmetrics.
+
+        Args:
+            val: a result of ``compute()`` / ``forward`` (a dict keyed by result name), a sequence of
+                them (drawn over the steps), or None for ``compute()``.
+            axes: one matplotlib axes per task to draw on, or None for new figures.
+        """
+        if axes is not None:
+            if not isinstance(axes, Sequence):
+                raise TypeError(f"Expected argument `axes` to be a Sequence. Found type(axes) = {type(axes)}")
+            if len(axes) != len(self._tasks):
+                raise ValueError(
+                    "Expected argument `axes` to be a Sequence of the same length as the number of tasks."
+                    f"Found len(axes) = {len(axes)} and {len(self._tasks)} tasks"
+                )
+        val = self.compute() if val is None else val
+        if not isinstance(val, (dict, Sequence)) or isinstance(val, str):
+            raise TypeError(
+                f"Expected argument `val` to be None or of type Dict or Sequence[Dict]. Found type(val)= {type(val)}"
+            )
+        out = []
+        for i, (task, module) in enumerate(self.task_metrics.items()):
+            metric: Any = module  # a Metric or a MetricCollection (checked in __init__)
+            ax = axes[i] if axes is not None else None
+            if isinstance(val, dict):
+                out.append(metric.plot(self._task_value(val, task), ax))
+            else:
+                out.append(metric.plot([self._task_value(v, task) for v in val], ax))
+        return out
+
+    def _task_value(self, val: Dict[str, Any], task: str) -> Any:
+        """Task ``task``'s entry of a result: under its result name, or under the task name."""
+        if not isinstance(val, dict):
+            raise TypeError(f"Expected each value in argument `val` to be a dict keyed by task, got {type(val)}")
+        name = self._name(task)
+        return val[name] if name in val else val[task]
 
     def clone(self, prefix: Optional[str] = None, postfix: Optional[str] = None) -> "MultitaskWrapper":
         """A deep copy, with ``prefix`` and ``postfix`` for its result names."""

@@ -39,7 +39,11 @@ class Running(WrapperMetric):
 
     def __init__(self, base_metric: Any, window: int = 5) -> None:
         super().__init__()
-        check_wrapped(base_metric, "metric")
+        check_wrapped(
+            base_metric,
+            "metric",
+            torchmetrics_says="Expected argument `metric` to be an instance of `torchmetrics.Metric` but got",
+        )
         if isinstance(window, bool) or not (isinstance(window, int) and window > 0):
             raise ValueError(f"Expected argument `window` to be a positive integer but got {window}")
         if base_metric.full_state_update is not False:

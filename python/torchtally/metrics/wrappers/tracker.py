@@ -1,13 +1,14 @@
 """MetricTracker: a fresh copy of a metric (or collection) per epoch, and the best epoch."""
 
 import copy
-from typing import Any, Dict, List, Optional, Union, cast
+from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
 import torch
 from torch.nn import ModuleList
 
 from ...base.collection import MetricCollection
 from ...base.metric import Metric
+from ...base.plotting import plot_value
 from .classwise import ClasswiseWrapper
 from .hosting import warn_user
 
@@ -44,6 +45,8 @@ class MetricTracker(ModuleList):
         >>> tracker.best_metric(return_step=True)
         (1.0, 1)
     """
+
+    __jit_unused_properties__ = ["n_steps"]  # torch.jit.script(tracker) leaves it out
 
     def __init__(self, metric: Tracked, maximize: Union[bool, List[bool], None] = None) -> None:
         super().__init__()
@@ -82,6 +85,7 @@ class MetricTracker(ModuleList):
             raise ValueError(f"`{method}` cannot be called before `.increment()` has been called.")
         return cast(Tracked, self[-1])
 
+    @torch.jit.unused
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The current step's forward: its value on this batch."""
         return self._current("forward")(*args, **kwargs)
@@ -107,6 +111,11 @@ class MetricTracker(ModuleList):
             return torch.stack(results, dim=0)
         except TypeError:
             return results
+
+    def plot(self, val: Any = None, ax: Any = None) -> Tuple[Any, Any]:
+        """Draw ``val`` (default: ``compute_all()``, one point per step; a dict: one series per
+        metric) with matplotlib on ``ax`` (a new figure when None); returns (figure, axes)."""
+        return plot_value(self.compute_all() if val is None else val, ax, type(self).__name__)
 
     def reset(self) -> None:
         """Reset the current step's metric."""

@@ -29,7 +29,14 @@ class MetricInputTransformer(WrapperMetric):
 
     def __init__(self, wrapped_metric: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        check_wrapped(wrapped_metric, "wrapped_metric", collections=True, error=TypeError)
+        check_wrapped(
+            wrapped_metric,
+            "wrapped_metric",
+            collections=True,
+            error=TypeError,
+            torchmetrics_says="Expected wrapped metric to be an instance of `torchmetrics.Metric` or "
+            "`torchmetrics.MetricsCollection` but received",
+        )
         self.wrapped_metric = wrapped_metric
         self.add_slot("m", wrapped_metric)
 
@@ -110,9 +117,10 @@ class BinaryTargetTransformer(MetricInputTransformer):
     """
 
     def __init__(self, wrapped_metric: Any, threshold: float = 0, **kwargs: Any) -> None:
-        super().__init__(wrapped_metric, **kwargs)
+        # the threshold first: a wrong threshold is reported whatever is wrapped
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise TypeError(f"Expected `threshold` to be of type `int` or `float` but received `{threshold}`")
+        super().__init__(wrapped_metric, **kwargs)
         self.threshold = threshold
 
     def transform_target(self, target: torch.Tensor) -> torch.Tensor:
