@@ -463,3 +463,18 @@ def test_doc_examples():
     ):
         failed, attempted = doctest.testmod(module)
         assert attempted > 10 and failed == 0, module.__name__
+
+
+@pytest.mark.parametrize(
+    "power, preds, words",
+    [
+        (1, [-1.0, 2.0], "For power=1, 'preds' has to be strictly positive and 'targets' cannot be negative."),
+        (2, [-1.0, 2.0], "For power=2, both 'preds' and 'targets' have to be strictly positive."),
+        (-1, [0.0, 2.0], "For power=-1, 'preds' has to be strictly positive."),
+    ],
+)
+def test_tweedie_domain_error_names_the_argument_and_keeps_torchmetrics_words(power, preds, words):
+    metric = TweedieDevianceScore(power=power)
+    with pytest.raises(ValueError, match="preds: expected values > 0") as raised:
+        metric.update(torch.tensor(preds), torch.tensor([1.0, 1.0]))
+    assert words in str(raised.value)

@@ -232,6 +232,17 @@ def _tweedie_domain(power: float) -> Tuple[str, str]:
     return "> 0", "> 0"
 
 
+def _tweedie_domain_words(power: float) -> str:
+    """torchmetrics' words for the domain of ``power`` (so that code matching them still reads)."""
+    if power < 0:
+        return f"For power={power:g}, 'preds' has to be strictly positive."
+    if power == 1:
+        return f"For power={power:g}, 'preds' has to be strictly positive and 'targets' cannot be negative."
+    if power < 2:
+        return f"For power={power:g}, 'targets' has to be strictly positive and 'preds' cannot be negative."
+    return f"For power={power:g}, both 'preds' and 'targets' have to be strictly positive."
+
+
 def _violates(x: Tensor, rule: str) -> Tensor:
     return x <= 0 if rule == "> 0" else x < 0
 
@@ -254,7 +265,11 @@ def tweedie_deviance_sum(
     total = dev.sum()
     rule_p, rule_t = _tweedie_domain(power)
     rules = [
-        (name, lambda x=x, rule=rule: _violates(x, rule), f"values {rule} for power={power:g}")
+        (
+            name,
+            lambda x=x, rule=rule: _violates(x, rule),
+            f"values {rule} for power={power:g} ({_tweedie_domain_words(power)})",
+        )
         for name, x, rule in (("preds", p, rule_p), ("targets", t, rule_t))
         if rule
     ]
