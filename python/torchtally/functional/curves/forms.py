@@ -83,8 +83,12 @@ def batch_states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
     return {"scores": scores, "labels": labels}
 
 
-def _task(kind: str, num: Any, name: str, thresholds: Thresholds, ignore_index: Optional[int]) -> CurveTask:
-    return CurveTask(kind, check_num(name, num, 2 if kind == "multiclass" else 1), thresholds, ignore_index)
+def curve_task(kind: str, num: Any, thresholds: Thresholds, ignore_index: Optional[int]) -> CurveTask:
+    """The CurveTask of a functional form: ``num`` (num_classes / num_labels) checked; 1 for binary."""
+    if kind == "binary":
+        return CurveTask("binary", 1, thresholds, ignore_index)
+    name, minimum = ("num_classes", 2) if kind == "multiclass" else ("num_labels", 1)
+    return CurveTask(kind, check_num(name, num, minimum), thresholds, ignore_index)
 
 
 def binary_auroc(
@@ -123,7 +127,7 @@ def multiclass_auroc(
     tensor([1.0000, 0.6667, 1.0000])
     """
     average = check_average(average, _AVERAGES)
-    task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return auroc_from(task, batch_states(task, preds, target), average)
 
 
@@ -144,7 +148,7 @@ def multilabel_auroc(
     tensor([1.0000, 0.7500])
     """
     average = check_average(average, _LABEL_AVERAGES)
-    task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return auroc_from(task, batch_states(task, preds, target), average)
 
 
@@ -180,7 +184,7 @@ def multiclass_average_precision(
     tensor(0.8333)
     """
     average = check_average(average, _AVERAGES)
-    task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return average_precision_from(task, batch_states(task, preds, target), average)
 
 
@@ -200,7 +204,7 @@ def multilabel_average_precision(
     tensor(0.9500)
     """
     average = check_average(average, _LABEL_AVERAGES)
-    task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return average_precision_from(task, batch_states(task, preds, target), average)
 
 
@@ -239,7 +243,7 @@ def multiclass_roc(
     (torch.Size([3, 3]), tensor([1.0000, 0.5000, 0.0000]))
     """
     average = check_average(average, _CURVE_AVERAGES)
-    task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return roc_from(task, batch_states(task, preds, target), average)
 
 
@@ -257,7 +261,7 @@ def multilabel_roc(
     >>> tpr
     [tensor([0., 1., 1.]), tensor([0., 1., 1.])]
     """
-    task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return roc_from(task, batch_states(task, preds, target))
 
 
@@ -295,7 +299,7 @@ def multiclass_precision_recall_curve(
     tensor([1., 1., 1., 0.])
     """
     average = check_average(average, _CURVE_AVERAGES)
-    task = _task("multiclass", num_classes, "num_classes", thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return precision_recall_curve_from(task, batch_states(task, preds, target), average)
 
 
@@ -313,7 +317,7 @@ def multilabel_precision_recall_curve(
     >>> p
     [tensor([0.5000, 1.0000, 1.0000]), tensor([0.5000, 1.0000, 1.0000])]
     """
-    task = _task("multilabel", num_labels, "num_labels", thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return precision_recall_curve_from(task, batch_states(task, preds, target))
 
 

@@ -26,7 +26,7 @@ from typing import Optional, Tuple, Union
 
 from torch import Tensor
 
-from .forms import batch_states
+from .forms import batch_states, curve_task
 from .readouts import (
     check_fpr_range,
     check_fraction,
@@ -38,7 +38,7 @@ from .readouts import (
     sensitivity_at_specificity_from,
     specificity_at_sensitivity_from,
 )
-from .update import CurveTask, check_average, check_num
+from .update import check_average
 
 __all__ = [
     f"{task}_{name}"
@@ -58,13 +58,6 @@ FprRange = Tuple[float, float]
 _EER_AVERAGES = (None, "micro", "macro")
 
 
-def _task(kind: str, num: object, thresholds: Thresholds, ignore_index: Optional[int]) -> CurveTask:
-    if kind == "binary":
-        return CurveTask("binary", 1, thresholds, ignore_index)
-    name, minimum = ("num_classes", 2) if kind == "multiclass" else ("num_labels", 1)
-    return CurveTask(kind, check_num(name, num, minimum), thresholds, ignore_index)
-
-
 def binary_eer(
     preds: Tensor,
     target: Tensor,
@@ -77,7 +70,7 @@ def binary_eer(
     >>> binary_eer(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), thresholds=5)
     tensor(0.2500)
     """
-    task = _task("binary", 1, thresholds, ignore_index)
+    task = curve_task("binary", 1, thresholds, ignore_index)
     return eer_from(task, batch_states(task, preds, target))
 
 
@@ -98,7 +91,7 @@ def multiclass_eer(
     tensor([0.0000, 0.1667, 0.0000])
     """
     average = check_average(average, _EER_AVERAGES)
-    task = _task("multiclass", num_classes, thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return eer_from(task, batch_states(task, preds, target), average)
 
 
@@ -116,7 +109,7 @@ def multilabel_eer(
     >>> multilabel_eer(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]]), 2)
     tensor([0.0000, 0.5000])
     """
-    task = _task("multilabel", num_labels, thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return eer_from(task, batch_states(task, preds, target))
 
 
@@ -134,7 +127,7 @@ def binary_logauc(
     tensor(0.5000)
     """
     fpr_range = check_fpr_range(fpr_range)
-    task = _task("binary", 1, thresholds, ignore_index)
+    task = curve_task("binary", 1, thresholds, ignore_index)
     return logauc_from(task, batch_states(task, preds, target), fpr_range)
 
 
@@ -156,7 +149,7 @@ def multiclass_logauc(
     """
     fpr_range = check_fpr_range(fpr_range)
     average = check_logauc_average(average)
-    task = _task("multiclass", num_classes, thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return logauc_from(task, batch_states(task, preds, target), fpr_range, average)
 
 
@@ -178,7 +171,7 @@ def multilabel_logauc(
     """
     fpr_range = check_fpr_range(fpr_range)
     average = check_logauc_average(average)
-    task = _task("multilabel", num_labels, thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return logauc_from(task, batch_states(task, preds, target), fpr_range, average)
 
 
@@ -196,7 +189,7 @@ def binary_precision_at_fixed_recall(
     (tensor(1.), tensor(0.9000))
     """
     min_recall = check_fraction("min_recall", min_recall)
-    task = _task("binary", 1, thresholds, ignore_index)
+    task = curve_task("binary", 1, thresholds, ignore_index)
     return precision_at_fixed_recall_from(task, batch_states(task, preds, target), min_recall)
 
 
@@ -216,7 +209,7 @@ def multiclass_precision_at_fixed_recall(
     (tensor([1.0000, 0.5000, 1.0000]), tensor([0.7000, 0.4000, 0.3000]))
     """
     min_recall = check_fraction("min_recall", min_recall)
-    task = _task("multiclass", num_classes, thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return precision_at_fixed_recall_from(task, batch_states(task, preds, target), min_recall)
 
 
@@ -236,7 +229,7 @@ def multilabel_precision_at_fixed_recall(
     (tensor([1., 1.]), tensor([0.7000, 0.8000]))
     """
     min_recall = check_fraction("min_recall", min_recall)
-    task = _task("multilabel", num_labels, thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return precision_at_fixed_recall_from(task, batch_states(task, preds, target), min_recall)
 
 
@@ -254,7 +247,7 @@ def binary_recall_at_fixed_precision(
     (tensor(1.), tensor(0.6000))
     """
     min_precision = check_fraction("min_precision", min_precision)
-    task = _task("binary", 1, thresholds, ignore_index)
+    task = curve_task("binary", 1, thresholds, ignore_index)
     return recall_at_fixed_precision_from(task, batch_states(task, preds, target), min_precision)
 
 
@@ -274,7 +267,7 @@ def multiclass_recall_at_fixed_precision(
     (tensor([1., 1., 1.]), tensor([0.7000, 0.4000, 0.3000]))
     """
     min_precision = check_fraction("min_precision", min_precision)
-    task = _task("multiclass", num_classes, thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return recall_at_fixed_precision_from(task, batch_states(task, preds, target), min_precision)
 
 
@@ -294,7 +287,7 @@ def multilabel_recall_at_fixed_precision(
     (tensor([1., 1.]), tensor([0.7000, 0.3000]))
     """
     min_precision = check_fraction("min_precision", min_precision)
-    task = _task("multilabel", num_labels, thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return recall_at_fixed_precision_from(task, batch_states(task, preds, target), min_precision)
 
 
@@ -312,7 +305,7 @@ def binary_sensitivity_at_specificity(
     (tensor(1.), tensor(0.6000))
     """
     min_specificity = check_fraction("min_specificity", min_specificity)
-    task = _task("binary", 1, thresholds, ignore_index)
+    task = curve_task("binary", 1, thresholds, ignore_index)
     return sensitivity_at_specificity_from(task, batch_states(task, preds, target), min_specificity)
 
 
@@ -332,7 +325,7 @@ def multiclass_sensitivity_at_specificity(
     (tensor([1., 1., 1.]), tensor([0.7000, 0.4000, 0.3000]))
     """
     min_specificity = check_fraction("min_specificity", min_specificity)
-    task = _task("multiclass", num_classes, thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return sensitivity_at_specificity_from(task, batch_states(task, preds, target), min_specificity)
 
 
@@ -352,7 +345,7 @@ def multilabel_sensitivity_at_specificity(
     (tensor([1., 1.]), tensor([0.7000, 0.3000]))
     """
     min_specificity = check_fraction("min_specificity", min_specificity)
-    task = _task("multilabel", num_labels, thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return sensitivity_at_specificity_from(task, batch_states(task, preds, target), min_specificity)
 
 
@@ -370,7 +363,7 @@ def binary_specificity_at_sensitivity(
     (tensor(1.), tensor(0.9000))
     """
     min_sensitivity = check_fraction("min_sensitivity", min_sensitivity)
-    task = _task("binary", 1, thresholds, ignore_index)
+    task = curve_task("binary", 1, thresholds, ignore_index)
     return specificity_at_sensitivity_from(task, batch_states(task, preds, target), min_sensitivity)
 
 
@@ -390,7 +383,7 @@ def multiclass_specificity_at_sensitivity(
     (tensor([1.0000, 0.6667, 1.0000]), tensor([0.7000, 0.4000, 0.6000]))
     """
     min_sensitivity = check_fraction("min_sensitivity", min_sensitivity)
-    task = _task("multiclass", num_classes, thresholds, ignore_index)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return specificity_at_sensitivity_from(task, batch_states(task, preds, target), min_sensitivity)
 
 
@@ -410,5 +403,5 @@ def multilabel_specificity_at_sensitivity(
     (tensor([1., 1.]), tensor([0.9000, 0.8000]))
     """
     min_sensitivity = check_fraction("min_sensitivity", min_sensitivity)
-    task = _task("multilabel", num_labels, thresholds, ignore_index)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
     return specificity_at_sensitivity_from(task, batch_states(task, preds, target), min_sensitivity)
