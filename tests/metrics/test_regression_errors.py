@@ -478,3 +478,11 @@ def test_tweedie_domain_error_names_the_argument_and_keeps_torchmetrics_words(po
     with pytest.raises(ValueError, match="preds: expected values > 0") as raised:
         metric.update(torch.tensor(preds), torch.tensor([1.0, 1.0]))
     assert words in str(raised.value)
+
+
+def test_float16_with_bfloat16_in_one_batch_gives_torchs_promotion():
+    # the result follows torch's promotion of the inputs: float16 with bfloat16 is float32
+    p, q = torch.rand(6, 3).softmax(-1), torch.rand(6, 3).softmax(-1)
+    metric = KLDivergence(reduction="none")
+    metric.update(p.half(), q.bfloat16())
+    assert metric.compute().dtype == torch.float32

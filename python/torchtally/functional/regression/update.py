@@ -234,8 +234,12 @@ CODE_DTYPES = {code: dtype for dtype, code in FLOAT_CODES.items()}
 
 
 def float_code(*tensors: Tensor) -> int:
-    """The promoted float dtype of the inputs, as a FLOAT_CODES code (0 when all are integer)."""
-    return max(FLOAT_CODES.get(t.dtype, 0) for t in tensors)
+    """The promoted float dtype of the inputs, as a FLOAT_CODES code (0 when all are integer):
+    torch's promotion, so float16 with bfloat16 is float32."""
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = torch.promote_types(dtype, t.dtype)
+    return FLOAT_CODES.get(dtype, 0)
 
 
 def promoted(dtype: torch.dtype, code: int) -> torch.dtype:
