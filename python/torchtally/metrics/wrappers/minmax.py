@@ -18,8 +18,10 @@ class MinMaxMetric(WrapperMetric):
             otherwise ``compute`` raises RuntimeError).
         kwargs: Metric's keyword arguments.
 
-    The extremes are taken from synced values, so they are the same on every rank and are not
-    synced themselves. Differences from torchmetrics: ``forward`` keeps the accumulated state
+    The extremes are not synced themselves: those of ``compute()`` values are taken from synced
+    values (the same on every rank); a ``forward``'s batch value is this rank's own unless
+    ``dist_sync_on_step=True``, so extremes fed by ``forward`` differ between ranks (as
+    torchmetrics'). Differences from torchmetrics: ``forward`` keeps the accumulated state
     (torchmetrics' forward leaves only the last batch in the wrapped metric).
 
     Example:
