@@ -7,8 +7,8 @@
 #   make docs   the reference site (docs/, Sphinx) into docs/_build/html, warnings as errors, and
 #               every example in it (the docstrings') run as a doctest; `make test` runs it too
 #   make demo   a 2-process torchrun training job with synced, exact metrics
-#   make avalanche-venv  the separate Avalanche environment (.venv-avalanche) that `make test`
-#               also runs tests/with_avalanche in; make avalanche-demo: examples/avalanche_ddp.py
+#   make avalanche-venv  the separate Avalanche environment (.venv-avalanche, with torchvision)
+#               that `make test` also runs tests/with_avalanche and tests/with_torchvision in; make avalanche-demo: examples/avalanche_ddp.py
 #   make bench  every benchmark in benchmarks/, results in benchmarks/RESULTS.md
 #   make cuda-compile  the CUDA kernels through nvcc into embedded cubins, warnings as errors (no
 #               GPU needed; `make test` compiles them with NVRTC for every supported arch anyway)
@@ -27,7 +27,7 @@ STAMP := $(VENV)/.torchtally-deps
 C_SOURCES := $(wildcard csrc/*/*.c csrc/*/*.h csrc/*/*.cu csrc/*/*.cuh)
 EXT_STAMP := python/torchtally/.built
 # Avalanche 0.6.0 needs torchvision, whose wheels need torch 2.14.1 (not the main 2.13.0 CPU
-# build): a second environment, every package pinned in AV_LOCK; torchtally comes from this
+# build; torchmetrics' detection metrics need torchvision too): a second environment, every package pinned in AV_LOCK; torchtally comes from this
 # checkout through a .pth file (the C extension is the one `make build` puts in python/).
 AV_VENV ?= .venv-avalanche
 AV_PY := $(AV_VENV)/bin/python
@@ -83,7 +83,7 @@ test: build lint docs $(AV_STAMP)
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \
 	  echo "iproute2 (ip) could not be installed: the two-host tests will skip"
 	$(PY) -m pytest -q tests
-	$(AV_PY) -m pytest -q tests/with_avalanche
+	$(AV_PY) -m pytest -q tests/with_avalanche tests/with_torchvision
 
 avalanche-venv: $(AV_STAMP)
 

@@ -15,10 +15,15 @@ import numpy as np
 import pytest
 import torch
 
-# tests/with_avalanche/ needs Avalanche, which lives in its own environment (.venv-avalanche:
-# `make test` runs that folder there, after this suite). Without Avalanche it is not collected,
-# so it is never counted as skipped-and-passing here.
-collect_ignore = [] if importlib.util.find_spec("avalanche") else ["with_avalanche"]
+# tests/with_avalanche/ needs Avalanche and tests/with_torchvision/ torchvision (the peers'
+# detection metrics), which live in their own environment (.venv-avalanche: `make test` runs those
+# folders there, after this suite). Where they are missing the folders are not collected, so they
+# are never counted as skipped-and-passing here.
+collect_ignore = [
+    folder
+    for folder, package in (("with_avalanche", "avalanche"), ("with_torchvision", "torchvision"))
+    if importlib.util.find_spec(package) is None
+]
 
 os.environ.setdefault("TORCHTALLY_HEADER_EXCHANGE", "all_to_all")  # inherited by spawned ranks
 

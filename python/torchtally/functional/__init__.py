@@ -1,7 +1,8 @@
 """Functional metrics, torchmetrics' names and signatures: one batch in, the metric out.
 
 ``torchtally.functional.classification`` (counts, curves and ranking),
-``torchtally.functional.regression`` and ``torchtally.functional.aggregation``; every name is
+``torchtally.functional.regression``, ``torchtally.functional.aggregation``,
+``torchtally.functional.detection`` and ``torchtally.functional.segmentation``; every name is
 also importable from here. The kernels behind them are routed in `torchtally.kernels` (C core or torch
 reference).
 """
@@ -9,4 +10,6 @@ reference).
 from .aggregation import *  # noqa: F401,F403
 from .classification import *  # noqa: F401,F403
 from .curves import *  # noqa: F401,F403
+from .detection import *  # noqa: F401,F403
 from .regression import *  # noqa: F401,F403
+from .segmentation import *  # noqa: F401,F403

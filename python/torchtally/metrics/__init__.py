@@ -36,6 +36,8 @@ _FACES = {
     ),
     "torchtally.regression": ("regression", "error_sums", "divergences", "rank_regression"),
     "torchtally.aggregation": ("aggregation",),
+    "torchtally.detection": (),
+    "torchtally.segmentation": (),
 }
 
 
