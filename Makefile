@@ -110,7 +110,7 @@ test-sanitize: $(STAMP)
 demo: build
 	$(PY) -m torch.distributed.run --nproc_per_node=2 --standalone examples/demo.py
 
-bench: build
+bench: build $(AV_STAMP)
 	$(PY) benchmarks/run_all.py
 
 # torchtally._C_cuda with nvcc's cubins for CUDA_COMPILE_ARCHES embedded (the optional install
