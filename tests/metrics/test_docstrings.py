@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-FACES = ("classification", "regression", "aggregation", "wrappers")
+FACES = ("classification", "regression", "aggregation", "wrappers", "detection", "segmentation")
 
 
 def public_classes():
