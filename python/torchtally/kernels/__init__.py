@@ -387,3 +387,14 @@ def ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
     if _ops.compiling():
         return _ops.ranking_update(out, _nograd(preds), target)
     _host_impl(out).ranking_update(out, _nograd(preds), target)
+
+
+def coco_match(
+    rows: Tensor, groups: Tensor, dets: Tensor, gts: Tensor, iou_thresholds: Tensor, ious: Optional[Tensor] = None
+) -> None:
+    """COCO matching (csrc/API.md): columns 2.. of the detection rows int32 [D, 2 + 2W] get the
+    packed outcomes of pycocotools' evaluateImg per (image, label) group of `groups`; the IoUs
+    come from the boxes of `dets` / `gts` (pycocotools' bbIou) or, for masks, from `ious`."""
+    if _ops.compiling():
+        return _ops.coco_match(rows, groups, dets, gts, iou_thresholds, ious)
+    _host_impl(rows).coco_match(rows, groups, dets, gts, iou_thresholds, ious)
