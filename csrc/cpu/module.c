@@ -13,6 +13,7 @@
 #include "kernels/binned.h"
 #include "kernels/binned_finish.h"
 #include "kernels/calibration.h"
+#include "kernels/coco_accumulate.h"
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
 #include "kernels/moments.h"
@@ -107,6 +108,13 @@ static tt_status run_ranking_update(const void *ctx, const tt_args *a, tt_error 
     return tt_ranking_update(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
+/* coco_accumulate runs at compute on the host: MeanAveragePrecision hands it CPU rows. */
+static tt_status run_coco_accumulate(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_coco_accumulate(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                              a->tensor[5], a->tensor[6], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -116,7 +124,14 @@ static tt_status run_ranking_update(const void *ctx, const tt_args *a, tt_error 
       {"counts", TT_ARG_OUT_TENSOR}, {"sums", TT_ARG_OUT_TENSOR}, {"conf", TT_ARG_TENSOR},         \
       {"hit", TT_ARG_TENSOR}, {"boundaries", TT_ARG_TENSOR})                                       \
     X(ranking_update, "ranking_update(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},            \
-      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(coco_accumulate,                                                                             \
+      "coco_accumulate(precision, recall, scores, detections, groundtruths, labels, "              \
+      "rec_thresholds)",                                                                           \
+      {"precision", TT_ARG_OUT_TENSOR}, {"recall", TT_ARG_OUT_TENSOR},                             \
+      {"scores", TT_ARG_OUT_TENSOR}, {"detections", TT_ARG_TENSOR},                                \
+      {"groundtruths", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},                                  \
+      {"rec_thresholds", TT_ARG_TENSOR})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

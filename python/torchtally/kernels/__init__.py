@@ -387,3 +387,17 @@ def ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
     if _ops.compiling():
         return _ops.ranking_update(out, _nograd(preds), target)
     _host_impl(out).ranking_update(out, _nograd(preds), target)
+
+
+def coco_accumulate(
+    precision: Tensor,
+    recall: Tensor,
+    scores: Tensor,
+    detections: Tensor,
+    groundtruths: Tensor,
+    labels: Tensor,
+    rec_thresholds: Tensor,
+) -> None:
+    """COCO accumulate (csrc/API.md): pycocotools' precision / scores [T, R, K, 4*M] and recall
+    [T, K, 4*M] from MeanAveragePrecision's rows. Runs at compute, never traced: no custom op."""
+    _host_impl(precision).coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
