@@ -8,7 +8,7 @@ average="micro" with class_metrics a second pair, matched per label. Plus the la
 functional/detection/map.py and coco_accumulate.py.
 """
 
-from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -69,6 +69,10 @@ class MeanAveragePrecision(Metric):
         >>> round(result["map"].item(), 4), round(result["map_50"].item(), 4), result["classes"]
         (0.6, 1.0, tensor(0, dtype=torch.int32))
     """
+
+    if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
+        image_counts: Tensor
+        labels_seen: Tensor
 
     is_differentiable = False
     higher_is_better = True
