@@ -14,6 +14,7 @@
 #include "kernels/binned_finish.h"
 #include "kernels/calibration.h"
 #include "kernels/coco_accumulate.h"
+#include "kernels/coco_match.h"
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
 #include "kernels/moments.h"
@@ -115,6 +116,14 @@ static tt_status run_coco_accumulate(const void *ctx, const tt_args *a, tt_error
                               a->tensor[5], a->tensor[6], err);
 }
 
+/* coco_match has no CUDA build either: MeanAveragePrecision's update prepares its inputs on the
+ * host. */
+static tt_status run_coco_match(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_coco_match(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                         a->tensor[5], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -131,7 +140,10 @@ static tt_status run_coco_accumulate(const void *ctx, const tt_args *a, tt_error
       {"precision", TT_ARG_OUT_TENSOR}, {"recall", TT_ARG_OUT_TENSOR},                             \
       {"scores", TT_ARG_OUT_TENSOR}, {"detections", TT_ARG_TENSOR},                                \
       {"groundtruths", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},                                  \
-      {"rec_thresholds", TT_ARG_TENSOR})
+      {"rec_thresholds", TT_ARG_TENSOR})                                                           \
+    X(coco_match, "coco_match(rows, groups, dets, gts, iou_thresholds, ious)",                     \
+      {"rows", TT_ARG_OUT_TENSOR}, {"groups", TT_ARG_TENSOR}, {"dets", TT_ARG_TENSOR},             \
+      {"gts", TT_ARG_TENSOR}, {"iou_thresholds", TT_ARG_TENSOR}, {"ious", TT_ARG_OPT_TENSOR})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

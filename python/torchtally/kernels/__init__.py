@@ -401,3 +401,14 @@ def coco_accumulate(
     """COCO accumulate (csrc/API.md): pycocotools' precision / scores [T, R, K, 4*M] and recall
     [T, K, 4*M] from MeanAveragePrecision's rows. Runs at compute, never traced: no custom op."""
     _host_impl(precision).coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
+
+
+def coco_match(
+    rows: Tensor, groups: Tensor, dets: Tensor, gts: Tensor, iou_thresholds: Tensor, ious: Optional[Tensor] = None
+) -> None:
+    """COCO matching (csrc/API.md): columns 2.. of the detection rows int32 [D, 2 + 2W] get the
+    packed outcomes of pycocotools' evaluateImg per (image, label) group of `groups`; the IoUs
+    come from the boxes of `dets` / `gts` (pycocotools' bbIou) or, for masks, from `ious`."""
+    if _ops.compiling():
+        return _ops.coco_match(rows, groups, dets, gts, iou_thresholds, ious)
+    _host_impl(rows).coco_match(rows, groups, dets, gts, iou_thresholds, ious)

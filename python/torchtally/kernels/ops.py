@@ -151,6 +151,12 @@ def _ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
     _host_route(out).ranking_update(out, preds, target)
 
 
+def _coco_match(
+    rows: Tensor, groups: Tensor, dets: Tensor, gts: Tensor, iou_thresholds: Tensor, ious: Optional[Tensor]
+) -> None:
+    _host_route(rows).coco_match(rows, groups, dets, gts, iou_thresholds, ious)
+
+
 confmat_labels = define_op("confmat_labels", _LABELS, _confmat_labels)
 confmat_scores = define_op("confmat_scores", _LABELS, _confmat_scores)
 confmat_threshold = define_op(
@@ -168,3 +174,8 @@ calibration_update = define_op(
     _calibration_update,
 )
 ranking_update = define_op("ranking_update", "Tensor(a!) out, Tensor preds, Tensor target", _ranking_update)
+coco_match = define_op(
+    "coco_match",
+    "Tensor(a!) rows, Tensor groups, Tensor dets, Tensor gts, Tensor iou_thresholds, Tensor? ious",
+    _coco_match,
+)

@@ -100,6 +100,10 @@ def batch_rows(
     image counts (images, images with a detection, images with a ground truth). The whole batch
     is checked (by the matcher) before anything is returned."""
     rows: Dict[str, Tuple[Tensor, Tensor]] = {}
+    if isinstance(preds, list) and isinstance(target, list) and not preds and not target:
+        empty = (torch.zeros(0, opts.row_width, dtype=torch.int32), torch.zeros(0, 2, dtype=torch.int32))
+        rows = {f"{i_type}{row_set}": empty for i_type in opts.iou_type for row_set in opts.row_sets()}
+        return rows, torch.zeros(0, dtype=torch.int32), torch.zeros(3, dtype=torch.int64)
     for i_type in sorted(opts.iou_type, reverse=True):  # segm first: its mask checks precede _mask_areas
         tgt = _mask_areas(target) if i_type == "bbox" and len(opts.iou_type) > 1 else target
         for row_set in opts.row_sets():
