@@ -13,6 +13,7 @@
 #include "kernels/binned.h"
 #include "kernels/binned_finish.h"
 #include "kernels/calibration.h"
+#include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
@@ -108,6 +109,13 @@ static tt_status run_ranking_update(const void *ctx, const tt_args *a, tt_error 
     return tt_ranking_update(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
+/* coco_accumulate runs at compute on the host: MeanAveragePrecision hands it CPU rows. */
+static tt_status run_coco_accumulate(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_coco_accumulate(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                              a->tensor[5], a->tensor[6], err);
+}
+
 /* coco_match has no CUDA build either: MeanAveragePrecision's update prepares its inputs on the
  * host. */
 static tt_status run_coco_match(const void *ctx, const tt_args *a, tt_error *err)
@@ -126,6 +134,13 @@ static tt_status run_coco_match(const void *ctx, const tt_args *a, tt_error *err
       {"hit", TT_ARG_TENSOR}, {"boundaries", TT_ARG_TENSOR})                                       \
     X(ranking_update, "ranking_update(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},            \
       {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(coco_accumulate,                                                                             \
+      "coco_accumulate(precision, recall, scores, detections, groundtruths, labels, "              \
+      "rec_thresholds)",                                                                           \
+      {"precision", TT_ARG_OUT_TENSOR}, {"recall", TT_ARG_OUT_TENSOR},                             \
+      {"scores", TT_ARG_OUT_TENSOR}, {"detections", TT_ARG_TENSOR},                                \
+      {"groundtruths", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},                                  \
+      {"rec_thresholds", TT_ARG_TENSOR})                                                           \
     X(coco_match, "coco_match(rows, groups, dets, gts, iou_thresholds, ious)",                     \
       {"rows", TT_ARG_OUT_TENSOR}, {"groups", TT_ARG_TENSOR}, {"dets", TT_ARG_TENSOR},             \
       {"gts", TT_ARG_TENSOR}, {"iou_thresholds", TT_ARG_TENSOR}, {"ious", TT_ARG_OPT_TENSOR})

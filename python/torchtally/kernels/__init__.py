@@ -389,6 +389,20 @@ def ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
     _host_impl(out).ranking_update(out, _nograd(preds), target)
 
 
+def coco_accumulate(
+    precision: Tensor,
+    recall: Tensor,
+    scores: Tensor,
+    detections: Tensor,
+    groundtruths: Tensor,
+    labels: Tensor,
+    rec_thresholds: Tensor,
+) -> None:
+    """COCO accumulate (csrc/API.md): pycocotools' precision / scores [T, R, K, 4*M] and recall
+    [T, K, 4*M] from MeanAveragePrecision's rows. Runs at compute, never traced: no custom op."""
+    _host_impl(precision).coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
+
+
 def coco_match(
     rows: Tensor, groups: Tensor, dets: Tensor, gts: Tensor, iou_thresholds: Tensor, ious: Optional[Tensor] = None
 ) -> None:

@@ -2,4 +2,6 @@
 
 from typing import List
 
-__all__: List[str] = []
+from .map import mean_average_precision
+
+__all__: List[str] = ["mean_average_precision"]

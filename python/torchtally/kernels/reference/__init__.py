@@ -8,6 +8,7 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 
 from .binned import binned_update
 from .calibration import calibration_update
+from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
@@ -26,5 +27,6 @@ __all__ = [
     "topk_update",
     "calibration_update",
     "ranking_update",
+    "coco_accumulate",
     "coco_match",
 ]

@@ -1,0 +1,219 @@
+"""MeanAveragePrecision / mean_average_precision against pycocotools' COCOeval (driven as
+torchmetrics 1.9 drives it: tests/support/coco_reference.py), faster_coco_eval on one set, one
+3-rank gloo run, and the life-cycle checks of the shared tester."""
+
+import contextlib
+import functools
+import io
+
+import numpy as np
+import pytest
+import torch
+from support import coco_reference as cr
+from support.metric_tester import MetricCase, assert_rejects, check_metric, run_distributed_cases
+
+from torchtally import MetricCollection
+from torchtally.detection import MeanAveragePrecision
+from torchtally.functional.detection import mean_average_precision
+
+STATS = ["map", "map_50", "map_75", "map_small", "map_medium", "map_large"]
+
+
+def _stat_names(mdt):
+    return STATS + [f"mar_{m}" for m in mdt] + ["mar_small", "mar_medium", "mar_large"]
+
+
+def expected(preds, target, *, iou_type="bbox", backend="pycocotools", class_metrics=False, prefix="", **kw):
+    """torchmetrics' result keys computed with COCOeval itself (float64, as a dict of floats/arrays)."""
+    mdt = sorted(kw.get("max_detection_thresholds") or [1, 10, 100])
+    ev = cr.coco_evaluate(preds, target, iou_type=iou_type, backend=backend, **kw)
+    if ev is None:
+        return {prefix + k: -1.0 for k in _stat_names(mdt)}
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev.summarize()
+    out = {prefix + k: float(v) for k, v in zip(_stat_names(mdt), ev.stats)}
+    if class_metrics:
+        macro = dict(kw, average="macro")
+        ev = cr.coco_evaluate(preds, target, iou_type=iou_type, backend=backend, **macro)
+        per_class = []
+        for cat in list(ev.params.catIds):
+            ev.params.catIds = [cat]
+            with contextlib.redirect_stdout(io.StringIO()):
+                ev.evaluate()
+                ev.accumulate()
+                ev.summarize()
+            per_class.append((ev.stats[0], ev.stats[8]))
+        out[prefix + "map_per_class"] = np.array([p[0] for p in per_class])
+        out[prefix + f"mar_{mdt[-1]}_per_class"] = np.array([p[1] for p in per_class])
+    return out
+
+
+def _compare(result, want, atol=1e-6):
+    for key, value in want.items():
+        got = result[key].double().numpy()
+        assert np.allclose(got, value, atol=atol, rtol=0), (key, got, value)
+
+
+def _batches(preds, target, sizes):
+    out, start = [], 0
+    for s in sizes:
+        out.append((preds[start : start + s], target[start : start + s]))
+        start += s
+    return out
+
+
+BBOX = cr.synthetic_detections(0, 48, 5)
+SEGM = cr.synthetic_detections(1, 14, 3, masks=True, image_size=48)
+
+CONFIGS = [  # (name, kwargs, data)
+    ("bbox", {}, BBOX),
+    (
+        "bbox-custom",
+        dict(
+            iou_thresholds=[0.3, 0.5, 0.75], rec_thresholds=[0.0, 0.3, 0.7, 1.0], max_detection_thresholds=[2, 5, 100]
+        ),
+        BBOX,
+    ),
+    ("bbox-class-metrics-xywh", dict(class_metrics=True, box_format="xywh"), BBOX),
+    ("bbox-micro-class-metrics", dict(average="micro", class_metrics=True), BBOX),
+    ("segm", dict(iou_type="segm"), SEGM),
+]
+
+
+def _xywh(data):
+    preds, target = data
+    conv = [dict(d, boxes=torch.cat([d["boxes"][:, :2], d["boxes"][:, 2:] - d["boxes"][:, :2]], 1)) for d in preds]
+    convt = [dict(d, boxes=torch.cat([d["boxes"][:, :2], d["boxes"][:, 2:] - d["boxes"][:, :2]], 1)) for d in target]
+    return conv, convt
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c[0])
+def test_equals_pycocotools_over_several_updates(config):
+    _, kw, data = config
+    preds, target = _xywh(data) if kw.get("box_format") == "xywh" else data
+    metric = MeanAveragePrecision(**kw)
+    for p, t in _batches(preds, target, [5, 0, 17, len(preds) - 22]):
+        metric.update(p, t)
+    result = metric.compute()
+    _compare(result, expected(preds, target, **kw))
+    assert result["map"].dtype == torch.float32 and result["map"].dim() == 0
+    labels = torch.cat([d["labels"] for d in preds + target]).unique()
+    assert torch.equal(result["classes"], labels.int())
+    if not kw.get("class_metrics"):
+        assert result["map_per_class"].item() == -1
+    functional = mean_average_precision(preds, target, **kw)
+    assert functional.keys() == result.keys()
+    for key in result:
+        assert torch.equal(functional[key], result[key]), key
+
+
+def test_extended_summary_and_tuple_iou_type():
+    preds, target = SEGM
+    metric = MeanAveragePrecision(iou_type=("bbox", "segm"), extended_summary=True)
+    metric.update(preds, target)
+    result = metric.compute()
+    ev = cr.coco_evaluate(preds, target, iou_type="segm")
+    for key in ("precision", "recall", "scores"):
+        assert torch.equal(result[f"segm_{key}"], torch.from_numpy(ev.eval[key])), key
+    _compare(result, expected(preds, target, iou_type="segm", prefix="segm_"))
+    # torchmetrics' bbox pass of a tuple keeps the ground truths' mask areas
+    with_area = [dict(t, area=t["masks"].flatten(1).sum(1).float()) for t in target]
+    _compare(result, expected(preds, with_area, prefix="bbox_"))
+    with pytest.raises(KeyError, match="keeps no boxes"):
+        result["bbox_ious"]
+
+
+def test_faster_coco_eval_backend():
+    preds, target = BBOX
+    result = mean_average_precision(preds, target, backend="faster_coco_eval")
+    _compare(result, expected(preds, target, backend="faster_coco_eval"))
+
+
+def test_empty():
+    metric = MeanAveragePrecision(class_metrics=True)
+    result = metric.update([], []).compute()
+    assert all(result[k].item() == -1 for k in _stat_names([1, 10, 100]))
+    assert "map_per_class" not in result and result["classes"].numel() == 0
+    no_gt = [{"boxes": torch.zeros(0, 4), "labels": torch.zeros(0, dtype=torch.long)}]
+    no_dt = [{"boxes": torch.zeros(0, 4), "scores": torch.zeros(0), "labels": torch.zeros(0, dtype=torch.long)}]
+    result = metric.update(no_dt, no_gt).compute()
+    assert result["map"].item() == -1 and result["map_per_class"].numel() == 0
+
+
+def test_bad_input_leaves_state_unchanged():
+    preds, target = BBOX
+    metric = MeanAveragePrecision(average="micro", class_metrics=True)
+    metric.update(preds[:4], target[:4])
+    nan_scores = dict(preds[4], scores=torch.full((len(preds[4]["labels"]),), float("nan")))
+    nan_scores = (
+        nan_scores
+        if len(preds[4]["labels"])
+        else dict(preds[4], scores=torch.tensor([float("nan")]), boxes=torch.ones(1, 4), labels=torch.ones(1).long())
+    )
+    assert_rejects(metric, (preds[2:4] + [nan_scores], target[2:5]), ValueError, "scores")
+    assert_rejects(metric, (preds[2:4], target[2:5]), ValueError, "")
+    with pytest.raises(ValueError, match="iou_type"):
+        MeanAveragePrecision(iou_type="keypoints")
+    with pytest.raises(ValueError, match="max_detection_thresholds"):
+        MeanAveragePrecision(max_detection_thresholds=[1, 10])
+    with pytest.raises(ValueError, match="box_format"):
+        MeanAveragePrecision(box_format="xy")
+    with pytest.raises(ValueError, match="backend"):
+        MeanAveragePrecision(backend="detectron")
+
+
+def test_collection_state_dict_reset():
+    preds, target = BBOX
+
+    def make():
+        return MetricCollection({"macro": MeanAveragePrecision(), "micro": MeanAveragePrecision(average="micro")})
+
+    col = make()
+    col.persistent(True)
+    col.update(preds[:20], target[:20])
+    fresh = make()
+    fresh.persistent(True)
+    fresh.load_state_dict(col.state_dict())
+    a, b = col.compute(), fresh.compute()
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    col.reset()
+    col.update(preds[20:], target[20:])
+    result = col.compute()
+    _compare(
+        {k[len("macro_") :]: v for k, v in result.items() if k.startswith("macro_")}, expected(preds[20:], target[20:])
+    )
+    want = expected(preds[20:], target[20:], average="micro")
+    _compare({k[len("micro_") :]: v for k, v in result.items() if k.startswith("micro_")}, want)
+
+
+def _reference(batches, **kw):
+    preds = [p for b in batches for p in b[0]]
+    target = [t for b in batches for t in b[1]]
+    want = {k: torch.tensor(v, dtype=torch.float32).squeeze() for k, v in expected(preds, target, **kw).items()}
+    want["classes"] = torch.cat([d["labels"] for d in preds + target]).unique().int()
+    return want
+
+
+DIST_CASES = [
+    MetricCase(
+        "map-class-metrics",
+        functools.partial(MeanAveragePrecision, class_metrics=True),
+        batches=_batches(*BBOX, [3, 7, 1, 9, 4, 8, 5, 11]),
+        reference=functools.partial(_reference, class_metrics=True),
+        reference_on_batches=True,
+        rtol=0,
+        atol=1e-6,
+    )
+]
+
+
+def test_lifecycle():
+    for case in DIST_CASES:
+        check_metric(case)
+
+
+@pytest.mark.distributed
+def test_distributed():
+    run_distributed_cases(DIST_CASES)
