@@ -168,3 +168,31 @@ calibration_update = define_op(
     _calibration_update,
 )
 ranking_update = define_op("ranking_update", "Tensor(a!) out, Tensor preds, Tensor target", _ranking_update)
+
+
+def _box_overlap_matrix(out: Tensor, preds: Tensor, target: Tensor, kind: int) -> None:
+    _host_route(out).box_overlap_matrix(out, preds, target, kind)
+
+
+def _box_overlap_sums(
+    out: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    sizes: Tensor,
+    pred_labels: Optional[Tensor],
+    target_labels: Optional[Tensor],
+    kind: int,
+    threshold: Optional[float],
+) -> None:
+    _host_route(out).box_overlap_sums(out, preds, target, sizes, pred_labels, target_labels, kind, threshold)
+
+
+box_overlap_matrix = define_op(
+    "box_overlap_matrix", "Tensor(a!) out, Tensor preds, Tensor target, int kind", _box_overlap_matrix
+)
+box_overlap_sums = define_op(
+    "box_overlap_sums",
+    "Tensor(a!) out, Tensor preds, Tensor target, Tensor sizes, Tensor? pred_labels, Tensor? target_labels, "
+    "int kind, float? threshold",
+    _box_overlap_sums,
+)

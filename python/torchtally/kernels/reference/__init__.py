@@ -7,6 +7,7 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 """
 
 from .binned import binned_update
+from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
@@ -25,4 +26,6 @@ __all__ = [
     "topk_update",
     "calibration_update",
     "ranking_update",
+    "box_overlap_matrix",
+    "box_overlap_sums",
 ]
