@@ -2,4 +2,16 @@
 
 from typing import List
 
-__all__: List[str] = []
+from .box_overlap_forms import (
+    complete_intersection_over_union,
+    distance_intersection_over_union,
+    generalized_intersection_over_union,
+    intersection_over_union,
+)
+
+__all__: List[str] = [
+    "intersection_over_union",
+    "generalized_intersection_over_union",
+    "distance_intersection_over_union",
+    "complete_intersection_over_union",
+]
