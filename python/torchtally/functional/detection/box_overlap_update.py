@@ -124,7 +124,7 @@ def _read_side(name: str, items: object, count: Optional[int]) -> _Images:
         labels = item["labels"]
         if not isinstance(labels, Tensor):
             raise TypeError(f"{where}['labels']: expected an integer tensor [N], got {type(labels).__name__}")
-        if labels.dtype not in _INTEGERS:
+        if labels.dtype not in _INTEGERS and labels.numel() > 0:  # torch.tensor([]) is float32: no label in it
             raise TypeError(f"{where}['labels']: expected an integer tensor [N], got {describe(labels)}")
         if labels.dim() == 0 or labels.dim() > 1 or labels.shape[0] != boxes.shape[0]:
             raise ValueError(
