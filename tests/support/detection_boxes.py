@@ -47,9 +47,11 @@ def random_batches(
     box_format: str = "xyxy",
     dtype=torch.float32,
     empty: bool = True,
+    lone_preds: bool = True,
 ) -> List[Batch]:
     """Batches of images with 0-6 targets and 0-8 predictions (some near a target); with ``empty``
-    some images have no predictions, no targets, or neither."""
+    some images have no predictions, no targets, or neither (``lone_preds=False``: no image has
+    predictions without targets, which torchmetrics' class_metrics cannot take)."""
     g = torch.Generator().manual_seed(seed)
     batches = []
     for b in range(n_batches):
@@ -61,7 +63,7 @@ def random_batches(
                 n = 0
             if empty and (b * images + i) % 7 == 2:
                 m = 0
-            if empty and (b * images + i) % 11 == 3:
+            if (empty and (b * images + i) % 11 == 3) or (m == 0 and not lone_preds):
                 n = m = 0
             t_boxes = random_boxes(m, g, box_format, dtype)
             t_labels = torch.randint(0, classes, (m,), generator=g)
