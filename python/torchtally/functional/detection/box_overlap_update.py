@@ -175,8 +175,8 @@ def batch_sums(
     target_labels = _cat(t.labels, (0,), torch.int64, device)
     sizes = torch.tensor(sizes_list, dtype=torch.int64, device=device).reshape(-1, 2)
     out = torch.zeros(target_boxes.shape[0], 2, dtype=_F64, device=device)
-    labelled = (pred_labels, target_labels) if respect_labels else (None, None)
-    kernels.box_overlap_sums(out, pred_boxes, target_boxes, sizes, *labelled, KINDS[kind], iou_threshold)
+    pl, tl = (pred_labels, target_labels) if respect_labels else (None, None)
+    kernels.box_overlap_sums(out, pred_boxes, target_boxes, sizes, pl, tl, KINDS[kind], iou_threshold)
     # an image with predictions and no target: N zeros (N^2 without respect_labels), in no class
     unmatched = sum(n if respect_labels else n * n for n, m in sizes_list if m == 0 and n > 0)
     total = out[:, 0].sum()

@@ -59,7 +59,7 @@ def _values(a: Tensor, b: Tensor, kind: int) -> Tensor:
 
 def _kind(kind: object) -> int:
     k = chk.index_value("kind", kind, allow_none=False)
-    if not 0 <= k <= 3:
+    if k is None or not 0 <= k <= 3:
         raise ValueError(f"kind: expected 0 (IoU), 1 (GIoU), 2 (DIoU) or 3 (CIoU), got {k}")
     return k
 
