@@ -195,3 +195,29 @@ def test_bad_options_and_functional_inputs():
         F.distance_intersection_over_union(box, box.bool())
     with pytest.raises(TypeError, match="replacement_val"):
         F.intersection_over_union(box, box, 0.5, None)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32])
+def test_reference_backend_forward_and_box_dtypes(dtype):
+    from support.metric_tester import assert_same
+
+    from torchtally import kernels
+
+    batches = random_batches(21, n_batches=2, dtype=torch.float64)
+    if dtype == torch.int32:
+        batches = [([{**d, "boxes": d["boxes"].round().to(dtype)} for d in p], t) for p, t in batches]
+        batches = [(p, [{**d, "boxes": d["boxes"].round().to(dtype)} for d in t]) for p, t in batches]
+    results = []
+    for backend in ("c", "reference"):
+        previous = kernels.set_backend(backend)
+        try:
+            m = GeneralizedIntersectionOverUnion(class_metrics=True, iou_threshold=-0.5)
+            first = m(*batches[0])  # forward: the first batch's value
+            assert_same(first, oracle(batches[:1], 1, iou_threshold=-0.5, class_metrics=True), 1e-6, 1e-7)
+            m(*batches[1])
+            results.append(m.compute())
+        finally:
+            kernels.set_backend(previous)
+    want = oracle(batches, 1, iou_threshold=-0.5, class_metrics=True)
+    assert_same(results[0], want, 1e-6, 1e-7)
+    assert_same(results[1], results[0], 1e-12, 1e-12)
