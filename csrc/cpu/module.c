@@ -12,6 +12,7 @@
 #include "core/module_def.h"
 #include "kernels/binned.h"
 #include "kernels/binned_finish.h"
+#include "kernels/box_overlap.h"
 #include "kernels/calibration.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
@@ -124,6 +125,18 @@ static tt_status run_coco_match(const void *ctx, const tt_args *a, tt_error *err
                          a->tensor[5], err);
 }
 
+/* box_overlap_matrix and box_overlap_sums have no CUDA build either. */
+static tt_status run_box_overlap_matrix(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_box_overlap_matrix(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], err);
+}
+
+static tt_status run_box_overlap_sums(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_box_overlap_sums(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                               a->tensor[5], a->ints[6], a->opt_float[7], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -143,7 +156,15 @@ static tt_status run_coco_match(const void *ctx, const tt_args *a, tt_error *err
       {"rec_thresholds", TT_ARG_TENSOR})                                                           \
     X(coco_match, "coco_match(rows, groups, dets, gts, iou_thresholds, ious)",                     \
       {"rows", TT_ARG_OUT_TENSOR}, {"groups", TT_ARG_TENSOR}, {"dets", TT_ARG_TENSOR},             \
-      {"gts", TT_ARG_TENSOR}, {"iou_thresholds", TT_ARG_TENSOR}, {"ious", TT_ARG_OPT_TENSOR})
+      {"gts", TT_ARG_TENSOR}, {"iou_thresholds", TT_ARG_TENSOR}, {"ious", TT_ARG_OPT_TENSOR})      \
+    X(box_overlap_matrix, "box_overlap_matrix(out, preds, target, kind)",                          \
+      {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
+      {"kind", TT_ARG_INT})                                                                        \
+    X(box_overlap_sums,                                                                            \
+      "box_overlap_sums(out, preds, target, sizes, pred_labels, target_labels, kind, threshold)",  \
+      {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
+      {"sizes", TT_ARG_TENSOR}, {"pred_labels", TT_ARG_OPT_TENSOR},                                \
+      {"target_labels", TT_ARG_OPT_TENSOR}, {"kind", TT_ARG_INT}, {"threshold", TT_ARG_OPT_FLOAT})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

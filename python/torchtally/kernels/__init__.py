@@ -412,3 +412,32 @@ def coco_match(
     if _ops.compiling():
         return _ops.coco_match(rows, groups, dets, gts, iou_thresholds, ious)
     _host_impl(rows).coco_match(rows, groups, dets, gts, iou_thresholds, ious)
+
+
+def box_overlap_matrix(out: Tensor, preds: Tensor, target: Tensor, kind: int) -> None:
+    """Box overlap (csrc/API.md): out [N, M] = IoU (kind 0), GIoU (1), DIoU (2) or CIoU (3) of every
+    pair of boxes preds [N, 4] and target [M, 4] (x1, y1, x2, y2); out [K]: of the pairs (i, i)."""
+    if _ops.compiling():
+        return _ops.box_overlap_matrix(out, _nograd(preds), _nograd(target), kind)
+    _host_impl(out).box_overlap_matrix(out, _nograd(preds), _nograd(target), kind)
+
+
+def box_overlap_sums(
+    out: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    sizes: Tensor,
+    pred_labels: Optional[Tensor],
+    target_labels: Optional[Tensor],
+    kind: int,
+    threshold: Optional[float] = None,
+) -> None:
+    """Box overlap sums (csrc/API.md): out float64 [T, 2] += (sum, count) of the counted values of each
+    target box, over the images of a batch (sizes int64 [B, 2]: predictions and targets per image)."""
+    if _ops.compiling():
+        return _ops.box_overlap_sums(
+            out, _nograd(preds), _nograd(target), sizes, pred_labels, target_labels, kind, threshold
+        )
+    _host_impl(out).box_overlap_sums(
+        out, _nograd(preds), _nograd(target), sizes, pred_labels, target_labels, kind, threshold
+    )

@@ -179,3 +179,31 @@ coco_match = define_op(
     "Tensor(a!) rows, Tensor groups, Tensor dets, Tensor gts, Tensor iou_thresholds, Tensor? ious",
     _coco_match,
 )
+
+
+def _box_overlap_matrix(out: Tensor, preds: Tensor, target: Tensor, kind: int) -> None:
+    _host_route(out).box_overlap_matrix(out, preds, target, kind)
+
+
+def _box_overlap_sums(
+    out: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    sizes: Tensor,
+    pred_labels: Optional[Tensor],
+    target_labels: Optional[Tensor],
+    kind: int,
+    threshold: Optional[float],
+) -> None:
+    _host_route(out).box_overlap_sums(out, preds, target, sizes, pred_labels, target_labels, kind, threshold)
+
+
+box_overlap_matrix = define_op(
+    "box_overlap_matrix", "Tensor(a!) out, Tensor preds, Tensor target, int kind", _box_overlap_matrix
+)
+box_overlap_sums = define_op(
+    "box_overlap_sums",
+    "Tensor(a!) out, Tensor preds, Tensor target, Tensor sizes, Tensor? pred_labels, Tensor? target_labels, "
+    "int kind, float? threshold",
+    _box_overlap_sums,
+)

@@ -2,6 +2,18 @@
 
 from typing import List
 
+from .box_overlap_forms import (
+    complete_intersection_over_union,
+    distance_intersection_over_union,
+    generalized_intersection_over_union,
+    intersection_over_union,
+)
 from .map import mean_average_precision
 
-__all__: List[str] = ["mean_average_precision"]
+__all__: List[str] = [
+    "mean_average_precision",
+    "intersection_over_union",
+    "generalized_intersection_over_union",
+    "distance_intersection_over_union",
+    "complete_intersection_over_union",
+]

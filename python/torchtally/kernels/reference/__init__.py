@@ -7,6 +7,7 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 """
 
 from .binned import binned_update
+from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
@@ -29,4 +30,6 @@ __all__ = [
     "ranking_update",
     "coco_accumulate",
     "coco_match",
+    "box_overlap_matrix",
+    "box_overlap_sums",
 ]
