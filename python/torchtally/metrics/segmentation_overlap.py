@@ -104,7 +104,7 @@ class MeanIoU(_OverlapMetric):
     ) -> None:
         super().__init__(**kwargs)
         self.input_format = seg_counts.check_input_format(input_format)
-        self.num_classes = seg_counts.check_num_classes(num_classes, optional=self.input_format != "index")
+        self.num_classes = seg_counts.check_optional_num_classes(num_classes, self.input_format != "index")
         self.include_background = seg_counts.check_bool("include_background", include_background)
         self.per_class = seg_counts.check_bool("per_class", per_class)
         if self.per_class and self.num_classes is None:

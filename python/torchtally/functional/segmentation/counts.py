@@ -40,9 +40,12 @@ def check_bool(name: str, value: object) -> bool:
     return value
 
 
-def check_num_classes(num_classes: object, optional: bool = False) -> Optional[int]:
-    if num_classes is None and optional:
-        return None
+def check_optional_num_classes(num_classes: object, optional: bool) -> Optional[int]:
+    """None where ``optional`` allows it, else a positive int."""
+    return None if num_classes is None and optional else check_num_classes(num_classes)
+
+
+def check_num_classes(num_classes: object) -> int:
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes <= 0:
         raise ValueError(f"num_classes: expected a positive int, got {num_classes!r}")
     return num_classes

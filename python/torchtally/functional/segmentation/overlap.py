@@ -10,12 +10,19 @@ float dtype, shaped as torchmetrics 1.9 returns them:
     generalized_dice_score [N] or [N, C] with per_class
 """
 
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import torch
 from torch import Tensor
 
-from .counts import check_bool, check_input_format, check_num_classes, drop_background, overlap_counts
+from .counts import (
+    check_bool,
+    check_input_format,
+    check_num_classes,
+    check_optional_num_classes,
+    drop_background,
+    overlap_counts,
+)
 
 __all__ = ["mean_iou", "dice_score", "generalized_dice_score"]
 
@@ -56,7 +63,7 @@ def iou_rows(counts: Tensor) -> Tensor:
     return _ratio(inter, pred + target - inter, float("nan"))
 
 
-def mean_iou_reshaped(preds: object, target: object, input_format: str) -> Tuple[object, object]:
+def mean_iou_reshaped(preds: Any, target: Any, input_format: str) -> Tuple[Any, Any]:
     """torchmetrics' mean_iou reading of small index maps: [L] is one image [1, 1, L], [H, W] one image [1, H, W]."""
     if input_format == "one-hot":
         return preds, target
@@ -148,7 +155,7 @@ def mean_iou(
     >>> mean_iou(preds, target, num_classes=3, per_class=True, input_format="index")
     tensor([[0.5000, 0.6667, 0.0000]])
     """
-    check_num_classes(num_classes, optional=input_format != "index")
+    check_optional_num_classes(num_classes, input_format != "index")
     check_bool("include_background", include_background)
     check_bool("per_class", per_class)
     input_format = check_input_format(input_format)
