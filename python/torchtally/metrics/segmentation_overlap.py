@@ -87,9 +87,9 @@ class MeanIoU(_OverlapMetric):
     >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
     >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
     >>> MeanIoU(num_classes=3, input_format="index").update(preds, target).compute()
-    tensor(0.5833)
+    tensor(0.3667)
     >>> MeanIoU(num_classes=3, per_class=True, input_format="index").update(preds, target).compute()
-    tensor([0.5000, 0.6667, 0.0000])
+    tensor([0.5000, 0.6000, 0.0000])
     """
 
     plot_legend_name: Optional[str] = "Class"
@@ -145,9 +145,9 @@ class DiceScore(_OverlapMetric):
     >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
     >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
     >>> DiceScore(num_classes=3, input_format="index").update(preds, target).compute()
-    tensor(0.7333)
+    tensor(0.4722)
     >>> DiceScore(num_classes=3, average="none", input_format="index").update(preds, target).compute()
-    tensor([0.6667, 0.8000,    nan])
+    tensor([0.6667, 0.7500, 0.0000])
     """
 
     plot_legend_name: Optional[str] = "Class"
@@ -211,7 +211,7 @@ class GeneralizedDiceScore(_OverlapMetric):
     >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
     >>> target = torch.tensor([[[0, 1, 1], [1, 1, 1]]])
     >>> GeneralizedDiceScore(num_classes=2, input_format="index").update(preds, target).compute()
-    tensor(0.7059)
+    tensor(0.6905)
     """
 
     plot_legend_name: Optional[str] = "Class"

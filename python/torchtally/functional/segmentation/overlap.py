@@ -151,9 +151,9 @@ def mean_iou(
     >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
     >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
     >>> mean_iou(preds, target, num_classes=3, input_format="index")
-    tensor([0.5833])
+    tensor([0.3667])
     >>> mean_iou(preds, target, num_classes=3, per_class=True, input_format="index")
-    tensor([[0.5000, 0.6667, 0.0000]])
+    tensor([[0.5000, 0.6000, 0.0000]])
     """
     check_optional_num_classes(num_classes, input_format != "index")
     check_bool("include_background", include_background)
@@ -185,7 +185,7 @@ def dice_score(
     >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
     >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
     >>> dice_score(preds, target, num_classes=3, average="none", input_format="index")
-    tensor([[0.6667, 0.8000,    nan]])
+    tensor([[0.6667, 0.7500, 0.0000]])
     >>> dice_score(preds, target, num_classes=3, average="micro", input_format="index")
     tensor([0.6667])
     """
@@ -218,7 +218,7 @@ def generalized_dice_score(
     >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
     >>> target = torch.tensor([[[0, 1, 1], [1, 1, 1]]])
     >>> generalized_dice_score(preds, target, num_classes=2, input_format="index")
-    tensor([0.7059])
+    tensor([0.6905])
     """
     check_num_classes(num_classes)
     check_bool("include_background", include_background)
