@@ -72,7 +72,7 @@ class _OverlapMetric(Metric):
 
 
 class MeanIoU(_OverlapMetric):
-    """Mean intersection over union of segmentation masks: per sample and class, |P and T| / |P or T|
+    """Mean intersection over union of segmentation masks: per sample and class, ``|P and T| / |P or T|``
     over the classes present in preds or target, averaged over samples (and classes unless
     ``per_class``; a class never present is -1 with ``per_class``). Inputs per ``input_format``:
     "one-hot" [N, C, ...] 0/1 masks or float scores (argmax), "index" [N, ...] class indices
@@ -131,7 +131,7 @@ class MeanIoU(_OverlapMetric):
 
 
 class DiceScore(_OverlapMetric):
-    """Dice score 2|P and T| / (|P| + |T|) of segmentation masks, averaged over classes as
+    """Dice score ``2 |P and T| / (|P| + |T|)`` of segmentation masks, averaged over classes as
     ``average`` says ("micro": pooled counts, "macro": mean of the defined class scores,
     "weighted": by target pixels, "none"/None: per class), per sample and then over samples
     (``aggregation_level="samplewise"``, samples whose score is undefined left out) or over all

@@ -176,7 +176,7 @@ def dice_score(
     input_format: str = "one-hot",
     aggregation_level: Optional[str] = "samplewise",
 ) -> Tensor:
-    """Dice score 2|P and T| / (|P| + |T|) per sample ([N], [N, C] with ``average="none"``), or
+    """Dice score ``2 |P and T| / (|P| + |T|)`` per sample ([N], [N, C] with ``average="none"``), or
     over the whole batch with ``aggregation_level="global"`` ([1], [1, C]). NaN where there is
     nothing to score (no pixel of the class in preds or target).
 
