@@ -3,6 +3,10 @@
 from types import ModuleType
 from typing import Tuple
 
-_MODULES: Tuple[ModuleType, ...] = ()
+from .metrics import segmentation_overlap, surface_distance
+from .metrics.segmentation_overlap import *  # noqa: F401,F403  (MeanIoU, DiceScore, GeneralizedDiceScore)
+from .metrics.surface_distance import *  # noqa: F401,F403  (HausdorffDistance)
+
+_MODULES: Tuple[ModuleType, ...] = (segmentation_overlap, surface_distance)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

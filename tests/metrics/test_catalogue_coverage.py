@@ -1,7 +1,7 @@
 """The catalogue against torchmetrics 1.9's own exports (the README's claim): every metric class
 of torchmetrics.classification, .regression, .aggregation and .wrappers under the same path in
-torchtally, and every function of torchmetrics.functional.classification and .regression in
-torchtally.functional."""
+torchtally (and .segmentation), and every function of torchmetrics.functional.classification and
+.regression in torchtally.functional, of .segmentation in torchtally.functional.segmentation."""
 
 import importlib
 
@@ -10,7 +10,7 @@ import torchmetrics
 
 import torchtally.functional
 
-SIZES = {"classification": 105, "regression": 22, "aggregation": 7, "wrappers": 11}
+SIZES = {"classification": 105, "regression": 22, "aggregation": 7, "wrappers": 11, "segmentation": 4}
 
 
 @pytest.mark.parametrize("face", sorted(SIZES))
@@ -38,3 +38,9 @@ def test_every_torchmetrics_functional_form_of_the_family_is_here(family):
     theirs = importlib.import_module(f"torchmetrics.functional.{family}")
     missing = [n for n in theirs.__all__ if not hasattr(torchtally.functional, n)]
     assert not missing, f"torchtally.functional lacks {missing}"
+
+
+def test_every_torchmetrics_segmentation_function_is_here():
+    theirs = importlib.import_module("torchmetrics.functional.segmentation")
+    ours = importlib.import_module("torchtally.functional.segmentation")
+    assert sorted(theirs.__all__) == sorted(ours.__all__)

@@ -7,7 +7,7 @@ fixes the shapes of its inputs) and its update arguments in order. ``entry.batch
 makes one valid batch of ``n`` samples; dtypes and device can be chosen per argument.
 
 The classes are found by walking torchtally's public faces (classification, regression,
-aggregation; the task wrappers, which return one of these classes, are left out), so a metric
+aggregation, segmentation; the task wrappers, which return one of these classes, are left out), so a metric
 added later is swept without editing this file; its family is read from its name (Binary*,
 Multiclass*, Multilabel*) or from the table below.
 """
@@ -21,6 +21,7 @@ import torch
 
 import torchtally as M
 import torchtally.functional as F
+import torchtally.segmentation as S
 from torchtally import Metric
 from torchtally.metrics.bases import TaskWrapper
 
@@ -89,6 +90,15 @@ _NAMED_FAMILIES = {
     "binary_groups_stat_rates": "groups",
     "equal_opportunity": "groups",
     "demographic_parity": "groups_no_target",
+    # segmentation: one-hot 0/1 masks [N, C, H, W] for preds and target
+    "MeanIoU": "segmentation",
+    "DiceScore": "segmentation",
+    "GeneralizedDiceScore": "segmentation",
+    "HausdorffDistance": "segmentation",
+    "mean_iou": "segmentation",
+    "dice_score": "segmentation",
+    "generalized_dice_score": "segmentation",
+    "hausdorff_distance": "segmentation",
 }
 _ARG_NAMES = {
     "aggregation": ("value",),
@@ -112,7 +122,7 @@ class Entry:
     name: str
     make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
     # binary | multiclass | multilabel | regression | nonnegative | rows | distributions | ensemble | aggregation
-    # | loss | groups | groups_no_target
+    # | loss | groups | groups_no_target | segmentation
     family: str
     kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
     samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
@@ -160,6 +170,8 @@ class Entry:
             args = (torch.rand(n, generator=g),) + args
         elif self.family == "groups_no_target":
             args = (torch.rand(n, generator=g), torch.randint(0, NUM_GROUPS, (n,), generator=g))
+        elif self.family == "segmentation":
+            args = tuple(torch.randint(0, 2, (n, NUM, 5, 5), generator=g) for _ in range(2))
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
         else:
@@ -213,8 +225,9 @@ def metric_entries() -> List[Entry]:
     samplewise counts, top_k > 1, binned curves, CosineSimilarity's rows, R2 with weights off."""
     entries = []
     public = set(M.classification.__all__) | set(M.regression.__all__) | set(M.aggregation.__all__)
+    public |= set(S.__all__)
     for name in sorted(public):
-        cls = getattr(M, name)
+        cls = getattr(S if name in S.__all__ else M, name)
         if not (inspect.isclass(cls) and issubclass(cls, Metric)) or issubclass(cls, TaskWrapper):
             continue
         family = _family(name)

@@ -37,7 +37,7 @@ _FACES = {
     "torchtally.regression": ("regression", "error_sums", "divergences", "rank_regression"),
     "torchtally.aggregation": ("aggregation",),
     "torchtally.detection": ("mean_ap", "box_overlap"),
-    "torchtally.segmentation": (),
+    "torchtally.segmentation": ("segmentation_overlap", "surface_distance"),
 }
 
 
