@@ -10,6 +10,7 @@ from .binned import binned_update
 from .calibration import calibration_update
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
+from .panoptic import panoptic_update
 from .ranking import ranking_update
 from .topk import topk_update
 
@@ -25,4 +26,5 @@ __all__ = [
     "topk_update",
     "calibration_update",
     "ranking_update",
+    "panoptic_update",
 ]
