@@ -36,7 +36,7 @@ _FACES = {
     ),
     "torchtally.regression": ("regression", "error_sums", "divergences", "rank_regression"),
     "torchtally.aggregation": ("aggregation",),
-    "torchtally.detection": (),
+    "torchtally.detection": ("panoptic_quality",),
     "torchtally.segmentation": (),
 }
 
