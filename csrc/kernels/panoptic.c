@@ -22,6 +22,7 @@
 #include "kernels/panoptic.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     int64_t id;
@@ -30,8 +31,8 @@ typedef struct {
 
 typedef struct {
     int64_t instance;
-    int64_t k;   /* category slot, -1 for void */
-    int64_t seg; /* -1: empty slot */
+    int64_t k;    /* category slot, -1 for void */
+    int64_t seg1; /* the segment id + 1; 0: empty slot */
 } seg_slot;
 
 typedef struct {
@@ -99,11 +100,9 @@ static int64_t slot_of(const state *s, int64_t id)
 
 static int seg_alloc(seg_table *t, int64_t slots)
 {
-    seg_slot *fresh = malloc((size_t)slots * sizeof *fresh);
+    seg_slot *fresh = calloc((size_t)slots, sizeof *fresh);
     if (fresh == NULL)
         return -1;
-    for (int64_t i = 0; i < slots; i++)
-        fresh[i].seg = -1;
     free(t->slots);
     t->slots = fresh;
     t->mask = slots - 1;
@@ -115,10 +114,10 @@ static void seg_put(seg_table *t, int64_t k, int64_t instance, int64_t seg)
     uint64_t h = mix((uint64_t)instance * 0x9e3779b97f4a7c15ULL + (uint64_t)k);
     for (;; h++) {
         seg_slot *e = &t->slots[h & (uint64_t)t->mask];
-        if (e->seg < 0) {
+        if (e->seg1 == 0) {
             e->instance = instance;
             e->k = k;
-            e->seg = seg;
+            e->seg1 = seg + 1;
             return;
         }
     }
@@ -130,10 +129,10 @@ static int64_t seg_find(seg_table *t, int64_t k, int64_t instance)
     uint64_t h = mix((uint64_t)instance * 0x9e3779b97f4a7c15ULL + (uint64_t)k);
     for (;; h++) {
         const seg_slot *e = &t->slots[h & (uint64_t)t->mask];
-        if (e->seg < 0)
+        if (e->seg1 == 0)
             break;
         if (e->instance == instance && e->k == k)
-            return e->seg;
+            return e->seg1 - 1;
     }
     if (2 * (t->n + 1) > t->mask + 1) { /* keep the load under 1/2 */
         const seg_slot *old = t->slots;
@@ -144,8 +143,8 @@ static int64_t seg_find(seg_table *t, int64_t k, int64_t instance)
             return -1;
         }
         for (int64_t i = 0; i < old_slots; i++)
-            if (old[i].seg >= 0)
-                seg_put(t, old[i].k, old[i].instance, old[i].seg);
+            if (old[i].seg1 != 0)
+                seg_put(t, old[i].k, old[i].instance, old[i].seg1 - 1);
         free((void *)old);
     }
     if (t->n == t->info_cap) {
@@ -220,13 +219,11 @@ static void start_image(state *s)
 {
     seg_table *sides[2] = {&s->pred, &s->target};
     for (int i = 0; i < 2; i++) {
-        for (int64_t j = 0; j <= sides[i]->mask; j++)
-            sides[i]->slots[j].seg = -1;
+        memset(sides[i]->slots, 0, (size_t)(sides[i]->mask + 1) * sizeof *sides[i]->slots);
         sides[i]->n = 0;
         (void)seg_find(sides[i], -1, 0); /* cannot fail: the tables start with room */
     }
-    for (int64_t j = 0; j <= s->pairs.mask; j++)
-        s->pairs.slots[j].count = 0;
+    memset(s->pairs.slots, 0, (size_t)(s->pairs.mask + 1) * sizeof *s->pairs.slots);
     s->pairs.n = 0;
 }
 

@@ -92,16 +92,20 @@ def test_functional_parity(shape, unknown):
 def test_things_or_stuffs_only_and_empty():
     preds, target = panoptic_batch(70, 2, (8, 8), False)
     for things, stuffs in ((THINGS, ()), ((), STUFFS), ({3}, {6})):
-        for ours, theirs in ((ttf.panoptic_quality, tmf.panoptic_quality),
-                             (ttf.modified_panoptic_quality, tmf.modified_panoptic_quality)):
+        for ours, theirs in (
+            (ttf.panoptic_quality, tmf.panoptic_quality),
+            (ttf.modified_panoptic_quality, tmf.modified_panoptic_quality),
+        ):
             kw = dict(allow_unknown_preds_category=True)
             assert_parity(ours(preds, target, things, stuffs, **kw), theirs(preds, target, things, stuffs, **kw), "")
     # no category in any image: NaN, as torchmetrics; per class zeros
     void = torch.full((1, 3, 3, 2), 9)
     assert torch.isnan(ttf.panoptic_quality(void, void, THINGS, STUFFS, allow_unknown_preds_category=True))
     m = tt.PanopticQuality(THINGS, STUFFS, return_per_class=True)
-    assert torch.equal(m.update(torch.zeros(0, 4, 2, dtype=torch.long), torch.zeros(0, 4, 2, dtype=torch.long))
-                       .compute(), torch.zeros(1, 5, dtype=torch.float64))
+    assert torch.equal(
+        m.update(torch.zeros(0, 4, 2, dtype=torch.long), torch.zeros(0, 4, 2, dtype=torch.long)).compute(),
+        torch.zeros(1, 5, dtype=torch.float64),
+    )
 
 
 def test_collection_shares_state():
@@ -152,8 +156,11 @@ def test_bad_inputs_leave_state_unchanged(cls):
         ttf.panoptic_quality(unknown, target, THINGS, STUFFS)
 
 
-@pytest.mark.parametrize("make", [tt.PanopticQuality, ttf.panoptic_quality, tt.ModifiedPanopticQuality],
-                         ids=["PanopticQuality", "panoptic_quality", "ModifiedPanopticQuality"])
+@pytest.mark.parametrize(
+    "make",
+    [tt.PanopticQuality, ttf.panoptic_quality, tt.ModifiedPanopticQuality],
+    ids=["PanopticQuality", "panoptic_quality", "ModifiedPanopticQuality"],
+)
 def test_bad_categories(make):
     x = torch.zeros(1, 2, 2, 2, dtype=torch.long)
     call = make if isinstance(make, type) else functools.partial(make, x, x)
