@@ -98,8 +98,8 @@ class PanopticQuality(_PanopticBase):
 
     Differences from torchmetrics: IoUs, RQ and the 0.5 tests exact or float64 (torchmetrics
     divides in float32, so results agree to about 1e-7); int64 counts (torchmetrics: int32);
-    float and bool maps raise TypeError (torchmetrics compares float category ids); non-int or
-    bool category ids raise TypeError.
+    float and bool maps raise TypeError (torchmetrics compares float category ids), as do
+    non-int or bool category ids and non-bool flags.
 
         >>> import torch
         >>> from torchtally.detection import PanopticQuality
