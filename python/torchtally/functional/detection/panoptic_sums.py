@@ -16,7 +16,7 @@ ignored. Segments are matched within one image.
 import math
 import warnings
 from collections.abc import Collection
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import torch
 from torch import Tensor
@@ -139,8 +139,8 @@ def panoptic_result(
     return pq[seen].mean()
 
 
-def new_states(num_categories: int, device: object = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+def new_states(num_categories: int, device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """Zeroed (iou_sum, true_positives, false_positives, false_negatives)."""
-    iou = torch.zeros(num_categories, dtype=torch.float64, device=device)  # type: ignore[arg-type]
-    counts = [torch.zeros(num_categories, dtype=torch.int64, device=device) for _ in range(3)]  # type: ignore[arg-type]
-    return (iou, *counts)
+    iou = torch.zeros(num_categories, dtype=torch.float64, device=device)
+    tp, fp, fn = (torch.zeros(num_categories, dtype=torch.int64, device=device) for _ in range(3))
+    return iou, tp, fp, fn
