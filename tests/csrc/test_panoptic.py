@@ -9,6 +9,7 @@ from support.panoptic_maps import STUFFS, THINGS, panoptic_batch
 
 from torchtally.functional.detection.panoptic_sums import category_table
 from torchtally.kernels import reference
+from torchtally.kernels.reference import panoptic as reference_panoptic
 
 MAP_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
@@ -64,6 +65,16 @@ def test_many_segments_and_empty():
     for impl in (kernels("c"), reference):
         empty = torch.zeros(0, 5, 2, dtype=torch.long)
         assert all(torch.equal(a, b) for a, b in zip(_run(impl, empty, empty, table, False), _outs(4)))
+
+
+def test_reference_unpacked_keys(monkeypatch):
+    """The reference's fallback for keys too many to pack into one int64 (unique over rows)."""
+    preds, target = panoptic_batch(7, 3, (9, 11), True)
+    p, t = preds.reshape(3, -1, 2), target.reshape(3, -1, 2)
+    table = category_table(set(THINGS), set(STUFFS), False)
+    want = _run(reference, p, t, table, True)
+    monkeypatch.setattr(reference_panoptic, "_PACK_LIMIT", 0)
+    _same(_run(reference, p, t, table, True), want)
 
 
 @pytest.mark.parametrize("impl_name", ["c", "reference"])

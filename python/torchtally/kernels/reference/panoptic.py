@@ -14,6 +14,7 @@ from torch import Tensor
 from . import checks as chk
 
 _THING, _STUFF, _MODIFIED_STUFF = 0, 1, 2
+_PACK_LIMIT = 2**62  # keys packed into one int64 below this; unique over rows above
 _NAMES = ("iou_sum", "true_positives", "false_positives", "false_negatives")
 _MAP_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
@@ -61,8 +62,16 @@ def _segments(image: Tensor, slot: Tensor, instance: Tensor, kind: Tensor) -> Tu
     """Per pixel its segment's index, and per segment its category slot (-1: void)."""
     is_thing = torch.where(slot >= 0, kind[slot.clamp(min=0)] == _THING, False)
     instance = torch.where(is_thing, instance, 0)
-    keys, inverse = torch.unique(torch.stack((image, slot, instance), 1), dim=0, return_inverse=True)
-    return inverse, keys[:, 1]
+    # one int64 key per point (a 1-D unique sorts far faster than rows): the instances renumbered
+    # 0..U-1 first, so that (image, slot + 1, instance number) packs without overflow
+    _, number = torch.unique(instance, return_inverse=True)
+    u, slots = int(number.max()) + 1, len(kind) + 1
+    if (int(image[-1]) + 1) * slots * u >= _PACK_LIMIT:  # too many to pack: unique rows
+        rows, inverse = torch.unique(torch.stack((image, slot, instance), 1), dim=0, return_inverse=True)
+        return inverse, rows[:, 1]
+    key = (image * slots + slot + 1) * u + number
+    keys, inverse = torch.unique(key, return_inverse=True)
+    return inverse, torch.div(keys, u, rounding_mode="floor") % slots - 1
 
 
 def panoptic_update(
@@ -103,8 +112,12 @@ def panoptic_update(
     tarea = torch.bincount(tseg, minlength=nt)
     pvoid = torch.zeros_like(parea).index_add(0, pseg, (tslot < 0).long())  # pixels of P whose target is void
     tvoid = torch.zeros_like(tarea).index_add(0, tseg, (pslot < 0).long())
-    pairs, inter = torch.unique(pseg * max(nt, 1) + tseg, return_counts=True)
-    pp, tt = pairs // max(nt, 1), pairs % max(nt, 1)
+    if np_ * nt < _PACK_LIMIT:
+        pairs, inter = torch.unique(pseg * nt + tseg, return_counts=True)
+        pp, tt = pairs // nt, pairs % nt
+    else:  # too many to pack: unique rows
+        rows, inter = torch.unique(torch.stack((pseg, tseg), 1), dim=0, return_counts=True)
+        pp, tt = rows[:, 0], rows[:, 1]
     k = tseg_slot[tt]
     same = (pseg_slot[pp] == k) & (k >= 0)
     pp, tt, k, inter = pp[same], tt[same], k[same], inter[same]
