@@ -67,6 +67,7 @@ typedef struct {
     double *iou;     /* [C] */
     int64_t *counts; /* [3, C]: tp, fp, fn */
     int allow_unknown;
+    int64_t last[2][3]; /* per side: the last (category id, instance, segment) looked up */
 } state;
 
 static uint64_t mix(uint64_t x)
@@ -222,18 +223,26 @@ static void start_image(state *s)
         memset(sides[i]->slots, 0, (size_t)(sides[i]->mask + 1) * sizeof *sides[i]->slots);
         sides[i]->n = 0;
         (void)seg_find(sides[i], -1, 0); /* cannot fail: the tables start with room */
+        s->last[i][2] = -1;
     }
     memset(s->pairs.slots, 0, (size_t)(s->pairs.mask + 1) * sizeof *s->pairs.slots);
     s->pairs.n = 0;
 }
 
-/* The category slot of `id` and the instance that counts (0 for a stuff and for void). */
-static int64_t segment_of(state *s, seg_table *t, int64_t id, int64_t instance)
+/* The segment of the pair (id, instance) on side `side` (0 pred, 1 target); -1 when out of
+ * memory. Neighbouring runs often share one side's pair: the last one is remembered. */
+static int64_t segment_of(state *s, int side, int64_t id, int64_t instance)
 {
+    int64_t *last = s->last[side];
+    if (last[2] >= 0 && last[0] == id && last[1] == instance)
+        return last[2];
     const int64_t k = slot_of(s, id);
-    if (k < 0 || s->kind[k] != TT_PANOPTIC_THING)
-        instance = 0;
-    return seg_find(t, k, instance);
+    const int64_t seg = seg_find(side == 0 ? &s->pred : &s->target, k,
+                                 k < 0 || s->kind[k] != TT_PANOPTIC_THING ? 0 : instance);
+    last[0] = id;
+    last[1] = instance;
+    last[2] = seg;
+    return seg;
 }
 
 typedef struct {
@@ -248,8 +257,8 @@ static tt_status flush(state *s, const run *r, int64_t image, tt_error *err)
                        "category %lld (image %lld, pixel %lld) is neither a thing nor a stuff; "
                        "pass allow_unknown_preds_category=True to count such pixels as void",
                        (long long)r->pc, (long long)image, (long long)r->start);
-    const int64_t p = segment_of(s, &s->pred, r->pc, r->pi);
-    const int64_t t = p < 0 ? -1 : segment_of(s, &s->target, r->tc, r->ti);
+    const int64_t p = segment_of(s, 0, r->pc, r->pi);
+    const int64_t t = p < 0 ? -1 : segment_of(s, 1, r->tc, r->ti);
     if (t < 0 || pair_add(&s->pairs, (uint64_t)p << 32 | (uint64_t)t, r->len) != 0)
         return tt_fail(err, TT_ENOMEM, "preds", "no memory for the segments of image %lld",
                        (long long)image);
