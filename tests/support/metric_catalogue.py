@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 import torchtally as M
+import torchtally.detection as D
 import torchtally.functional as F
 from torchtally import Metric
 from torchtally.metrics.bases import TaskWrapper
@@ -89,6 +90,11 @@ _NAMED_FAMILIES = {
     "binary_groups_stat_rates": "groups",
     "equal_opportunity": "groups",
     "demographic_parity": "groups_no_target",
+    # (category, instance) maps [N, H, W, 2]
+    "PanopticQuality": "panoptic",
+    "ModifiedPanopticQuality": "panoptic",
+    "panoptic_quality": "panoptic",
+    "modified_panoptic_quality": "panoptic",
 }
 _ARG_NAMES = {
     "aggregation": ("value",),
@@ -104,6 +110,10 @@ _REQUIRED = {
     "minkowski_distance": (("p", 2.0),),
     "CriticalSuccessIndex": (("threshold", 0.0),),
     "critical_success_index": (("threshold", 0.0),),
+    **dict.fromkeys(
+        ("PanopticQuality", "ModifiedPanopticQuality", "panoptic_quality", "modified_panoptic_quality"),
+        (("things", (0, 1)), ("stuffs", (2,))),
+    ),
 }
 
 
@@ -160,6 +170,8 @@ class Entry:
             args = (torch.rand(n, generator=g),) + args
         elif self.family == "groups_no_target":
             args = (torch.rand(n, generator=g), torch.randint(0, NUM_GROUPS, (n,), generator=g))
+        elif self.family == "panoptic":  # categories 0, 1 (things), 2 (stuff); instances 0-2
+            args = tuple(torch.randint(0, 3, (n, 4, 4, 2), generator=g) for _ in range(2))
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
         else:
@@ -213,8 +225,9 @@ def metric_entries() -> List[Entry]:
     samplewise counts, top_k > 1, binned curves, CosineSimilarity's rows, R2 with weights off."""
     entries = []
     public = set(M.classification.__all__) | set(M.regression.__all__) | set(M.aggregation.__all__)
+    public |= set(D.__all__)
     for name in sorted(public):
-        cls = getattr(M, name)
+        cls = getattr(M, name, None) or getattr(D, name)
         if not (inspect.isclass(cls) and issubclass(cls, Metric)) or issubclass(cls, TaskWrapper):
             continue
         family = _family(name)
