@@ -57,6 +57,7 @@ FACES = {
     "regression": "Regression",
     "aggregation": "Aggregation",
     "wrappers": "Wrappers",
+    "detection": "Detection",
 }
 
 

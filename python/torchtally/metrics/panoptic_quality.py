@@ -81,7 +81,7 @@ class PanopticQuality(_PanopticBase):
     matched (predicted, true) segment pairs (IoU > 0.5) and RQ = TP / (TP + FP / 2 + FN / 2);
     averaged over the categories that occur (in preds or target).
 
-    ``preds`` and ``target``: integer maps [B, *spatial, 2] holding (category id, instance id) of
+    ``preds`` and ``target``: integer maps ``[B, *spatial, 2]`` holding (category id, instance id) of
     every point; segments are matched within each image. A stuff's instance id is ignored.
     Points of a category neither in ``things`` nor in ``stuffs`` are void: always in target, in
     preds only with ``allow_unknown_preds_category=True`` (else ValueError naming preds). Void

@@ -18,7 +18,7 @@ def panoptic_quality(
     return_sq_and_rq: bool = False,
     return_per_class: bool = False,
 ) -> Tensor:
-    """Panoptic quality of preds against target, integer maps [B, *spatial, 2] of (category id,
+    """Panoptic quality of preds against target, integer maps ``[B, *spatial, 2]`` of (category id,
     instance id) per point (float64; see torchtally.detection.PanopticQuality for the options,
     the output shapes and the differences from torchmetrics).
 

@@ -7,7 +7,7 @@ kernel (csrc/API.md, "Panoptic segment matching"). For modified PQ a stuff's ``i
 the IoU of every overlap of a predicted and a true segment, and its ``true_positives`` counts
 its true segments (so its SQ is modified PQ's mean IoU and its RQ is 1).
 
-Inputs: integer maps [B, *spatial, 2] of (category id, instance id) per point. A point whose
+Inputs: integer maps ``[B, *spatial, 2]`` of (category id, instance id) per point. A point whose
 category is neither a thing nor a stuff is void (always in target; in preds only with
 ``allow_unknown_preds_category``, else a ValueError naming preds); a stuff's instance id is
 ignored. Segments are matched within one image.
