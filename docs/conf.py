@@ -58,6 +58,7 @@ FACES = {
     "aggregation": "Aggregation",
     "wrappers": "Wrappers",
     "segmentation": "Segmentation",
+    "detection": "Detection",
 }
 
 

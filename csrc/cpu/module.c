@@ -19,6 +19,7 @@
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
 #include "kernels/moments.h"
+#include "kernels/panoptic.h"
 #include "kernels/ranking.h"
 #include "kernels/simd.h"
 #include "kernels/topk.h"
@@ -137,6 +138,13 @@ static tt_status run_box_overlap_sums(const void *ctx, const tt_args *a, tt_erro
                                a->tensor[5], a->ints[6], a->opt_float[7], err);
 }
 
+/* panoptic_update has no CUDA build either (its matching is a hash walk per image). */
+static tt_status run_panoptic_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_panoptic_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                              a->tensor[5], a->tensor[6], (int)a->ints[7], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -164,7 +172,14 @@ static tt_status run_box_overlap_sums(const void *ctx, const tt_args *a, tt_erro
       "box_overlap_sums(out, preds, target, sizes, pred_labels, target_labels, kind, threshold)",  \
       {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
       {"sizes", TT_ARG_TENSOR}, {"pred_labels", TT_ARG_OPT_TENSOR},                                \
-      {"target_labels", TT_ARG_OPT_TENSOR}, {"kind", TT_ARG_INT}, {"threshold", TT_ARG_OPT_FLOAT})
+      {"target_labels", TT_ARG_OPT_TENSOR}, {"kind", TT_ARG_INT}, {"threshold", TT_ARG_OPT_FLOAT}) \
+    X(panoptic_update,                                                                             \
+      "panoptic_update(iou_sum, true_positives, false_positives, false_negatives, preds, target, " \
+      "categories, allow_unknown_preds)",                                                          \
+      {"iou_sum", TT_ARG_OUT_TENSOR}, {"true_positives", TT_ARG_OUT_TENSOR},                       \
+      {"false_positives", TT_ARG_OUT_TENSOR}, {"false_negatives", TT_ARG_OUT_TENSOR},              \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR}, {"categories", TT_ARG_TENSOR},          \
+      {"allow_unknown_preds", TT_ARG_BOOL})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

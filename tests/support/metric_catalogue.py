@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 import torchtally as M
+import torchtally.detection as D
 import torchtally.functional as F
 import torchtally.segmentation as S
 from torchtally import Metric
@@ -99,6 +100,11 @@ _NAMED_FAMILIES = {
     "dice_score": "segmentation",
     "generalized_dice_score": "segmentation",
     "hausdorff_distance": "segmentation",
+    # (category, instance) maps [N, H, W, 2]
+    "PanopticQuality": "panoptic",
+    "ModifiedPanopticQuality": "panoptic",
+    "panoptic_quality": "panoptic",
+    "modified_panoptic_quality": "panoptic",
 }
 _ARG_NAMES = {
     "aggregation": ("value",),
@@ -114,6 +120,10 @@ _REQUIRED = {
     "minkowski_distance": (("p", 2.0),),
     "CriticalSuccessIndex": (("threshold", 0.0),),
     "critical_success_index": (("threshold", 0.0),),
+    **dict.fromkeys(
+        ("PanopticQuality", "ModifiedPanopticQuality", "panoptic_quality", "modified_panoptic_quality"),
+        (("things", (0, 1)), ("stuffs", (2,))),
+    ),
 }
 
 
@@ -172,6 +182,8 @@ class Entry:
             args = (torch.rand(n, generator=g), torch.randint(0, NUM_GROUPS, (n,), generator=g))
         elif self.family == "segmentation":
             args = tuple(torch.randint(0, 2, (n, NUM, 5, 5), generator=g) for _ in range(2))
+        elif self.family == "panoptic":  # categories 0, 1 (things), 2 (stuff); instances 0-2
+            args = tuple(torch.randint(0, 3, (n, 4, 4, 2), generator=g) for _ in range(2))
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
         else:
@@ -226,8 +238,10 @@ def metric_entries() -> List[Entry]:
     entries = []
     public = set(M.classification.__all__) | set(M.regression.__all__) | set(M.aggregation.__all__)
     public |= set(S.__all__)
+    # detection: the panoptic maps; the box metrics take lists of dicts, which the sweeps do not draw
+    public |= {name for name in D.__all__ if name in _NAMED_FAMILIES}
     for name in sorted(public):
-        cls = getattr(S if name in S.__all__ else M, name)
+        cls = getattr(S if name in S.__all__ else D if name in D.__all__ else M, name)
         if not (inspect.isclass(cls) and issubclass(cls, Metric)) or issubclass(cls, TaskWrapper):
             continue
         family = _family(name)

@@ -441,3 +441,21 @@ def box_overlap_sums(
     _host_impl(out).box_overlap_sums(
         out, _nograd(preds), _nograd(target), sizes, pred_labels, target_labels, kind, threshold
     )
+
+
+def panoptic_update(
+    iou_sum: Tensor,
+    true_positives: Tensor,
+    false_positives: Tensor,
+    false_negatives: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    categories: Tensor,
+    allow_unknown_preds: bool,
+) -> None:
+    """Panoptic segment matching (csrc/API.md): the per-category IoU sum (float64 [C]) and true
+    positive, false positive and false negative counts (int64 [C]) of the images of preds and
+    target (integer [B, N, 2], (category, instance) per pixel); categories int64 [C, 2] = (id, kind)."""
+    _host_impl(iou_sum).panoptic_update(
+        iou_sum, true_positives, false_positives, false_negatives, preds, target, categories, allow_unknown_preds
+    )

@@ -36,7 +36,7 @@ _FACES = {
     ),
     "torchtally.regression": ("regression", "error_sums", "divergences", "rank_regression"),
     "torchtally.aggregation": ("aggregation",),
-    "torchtally.detection": ("mean_ap", "box_overlap"),
+    "torchtally.detection": ("mean_ap", "box_overlap", "panoptic_quality"),
     "torchtally.segmentation": ("segmentation_overlap", "surface_distance"),
 }
 

@@ -9,6 +9,7 @@ from .box_overlap_forms import (
     intersection_over_union,
 )
 from .map import mean_average_precision
+from .panoptic_forms import modified_panoptic_quality, panoptic_quality
 
 __all__: List[str] = [
     "mean_average_precision",
@@ -16,4 +17,6 @@ __all__: List[str] = [
     "generalized_intersection_over_union",
     "distance_intersection_over_union",
     "complete_intersection_over_union",
+    "panoptic_quality",
+    "modified_panoptic_quality",
 ]

@@ -13,6 +13,7 @@ from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
+from .panoptic import panoptic_update
 from .ranking import ranking_update
 from .topk import topk_update
 
@@ -32,4 +33,5 @@ __all__ = [
     "coco_match",
     "box_overlap_matrix",
     "box_overlap_sums",
+    "panoptic_update",
 ]
