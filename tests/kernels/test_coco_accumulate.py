@@ -3,8 +3,8 @@ on rows read from pycocotools' evalImgs (tests/support/coco_reference.py)."""
 
 import pytest
 import torch
-
 from support import coco_reference as cr
+
 from torchtally import _C
 from torchtally.kernels import reference as ref
 
