@@ -6,7 +6,7 @@ that state, syncs it across ranks in a few packed collectives and hooks into tra
 
 __version__ = "0.1.0"
 
-from . import aggregation, classification, functional, regression, wrappers  # noqa: E402  (torchmetrics' module paths)
+from . import aggregation, classification, detection, functional, regression, segmentation, wrappers  # noqa: E402
 from .adapters.hook import MetricHook
 from .adapters.sampler import UnpaddedDistributedSampler
 from .aggregation import *  # noqa: F401,F403,E402
@@ -14,6 +14,7 @@ from .base.collection import MetricCollection
 from .base.metric import Metric
 from .classification import *  # noqa: F401,F403,E402  (classification metrics, curves and ranking)
 from .decorators import all_reduced_synchronized, reinit__is_reduced, sync_all_reduce
+from .detection import PanopticQuality  # torchmetrics' top level has it too
 from .errors import NotComputableError, SyncError
 from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
 from .regression import *  # noqa: F401,F403,E402

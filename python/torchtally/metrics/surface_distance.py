@@ -48,6 +48,7 @@ class HausdorffDistance(Metric):
     """
 
     is_differentiable = False
+    traceable_update = False  # the checks read the masks' values (0/1, index range): eager in torch.compile
     higher_is_better: Optional[bool] = False
     full_state_update = False
     plot_lower_bound: Optional[float] = 0.0
