@@ -6,8 +6,9 @@ Data: 5,000 synthetic images, 80 classes, 0-20 ground truths (2% crowd, small to
 scores rounded to 1e-3, so there are ties). Both libraries get the same batches of 16 images. Measured:
   update   every batch, once, in one process;
   compute  ``compute()`` once on that state (the COCO evaluation for torchmetrics);
-  state    the bytes the metric holds after the updates (torchmetrics: its lists of boxes,
-           scores, labels, crowd flags and areas; torchtally: its rows);
+  state    the bytes the metric's state tensors hold after the updates (torchmetrics: its lists
+           of boxes, scores, labels, crowd flags and areas; torchtally: its rows), and the peak
+           memory compute takes above that (the process's peak resident set, reset before);
   sync     at world size 2 and 4 (gloo, one torch thread per process), the images split across
            the ranks: torchtally's ``compute()`` (the sync and the evaluation) and the collectives
            it makes, against torchmetrics' ``sync()`` alone (its collectives grow with the images,
@@ -104,12 +105,26 @@ def state_bytes(metric: Any) -> int:
     return total
 
 
-def timed_compute(metric: Any) -> Tuple[float, Dict[str, torch.Tensor]]:
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def timed_compute(metric: Any) -> Tuple[float, int, Dict[str, torch.Tensor]]:
+    """Seconds of one compute, the peak memory it took above what the process held before
+    (Linux: the peak resident set is reset first), and its result."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # resets VmHWM, the peak resident set size, to the current one
+    before = _status_bytes("VmRSS")
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = metric.compute()
-    return time.perf_counter() - start, result
+    seconds = time.perf_counter() - start
+    return seconds, _status_bytes("VmHWM") - before, result
 
 
 def worst_difference(ours: Dict[str, torch.Tensor], theirs: Dict[str, torch.Tensor]) -> float:
@@ -165,19 +180,19 @@ def main() -> int:
     ):
         metric = make(library, backend)
         update_s = update_all(metric, images)
-        compute_s, result = timed_compute(metric)
-        runs[(library, backend)] = (update_s, compute_s, state_bytes(metric), result)
+        compute_s, peak, result = timed_compute(metric)
+        runs[(library, backend)] = (update_s, compute_s, state_bytes(metric), peak, result)
         print(f"{library} ({backend}): update {update_s:.2f} s, compute {compute_s:.2f} s", flush=True)
 
     ours = runs[("torchtally", "pycocotools")]
-    reference = runs[("torchmetrics", "pycocotools")][3]
-    difference = worst_difference(ours[3], reference)
+    reference = runs[("torchmetrics", "pycocotools")][4]
+    difference = worst_difference(ours[4], reference)
     if difference > 1e-6:
         print(f"bench_detection: results differ from pycocotools' by {difference}", file=sys.stderr)
         return 1
 
     rows = []
-    for (library, backend), (update_s, compute_s, size, _) in runs.items():
+    for (library, backend), (update_s, compute_s, size, peak, _) in runs.items():
         name = "torchtally" if library == "torchtally" else f"torchmetrics + {backend}"
         rows.append(
             [
@@ -187,10 +202,21 @@ def main() -> int:
                 f"**{compute_s / ours[1]:,.1f}x**" if library != "torchtally" else "1.0x",
                 f"{size / 1e6:,.2f}",
                 f"{size / ours[2]:,.1f}x" if library != "torchtally" else "1.0x",
+                f"{peak / 1e6:,.1f}",
+                f"{peak / max(ours[3], 1):,.1f}x" if library != "torchtally" else "1.0x",
             ]
         )
     table = markdown_table(
-        ["library", "update s (all images)", "compute s", "compute vs torchtally", "state MB", "state vs torchtally"],
+        [
+            "library",
+            "update s (all images)",
+            "compute s",
+            "compute vs torchtally",
+            "state MB",
+            "state vs torchtally",
+            "compute peak MB",
+            "peak vs torchtally",
+        ],
         rows,
     )
     print(table)
