@@ -166,7 +166,7 @@ def test_bad_categories(make):
     call = make if isinstance(make, type) else functools.partial(make, x, x)
     with pytest.raises(ValueError, match="things, stuffs: expected distinct categories, got \\[1\\]"):
         call(things={0, 1}, stuffs={1, 2})
-    with pytest.raises(ValueError, match="at least one category"):
+    with pytest.raises(ValueError, match="At least one of `things` and `stuffs` must be non-empty"):
         call(things=[], stuffs=())
     with pytest.raises(TypeError, match="things"):
         call(things={0.5}, stuffs={1})

@@ -21,7 +21,9 @@ So the state is sums: a float64 sum and an int64 count of the counted values, an
 
 Every check runs before any state is touched and names the argument: TypeError for a wrong type
 or dtype, ValueError for a wrong shape, a missing key, a length that differs or a bad value
-(NaN or inf, a box with x2 < x1 or y2 < y1 once in (x1, y1, x2, y2)).
+(NaN or inf, a box with x2 < x1 or y2 < y1 once in (x1, y1, x2, y2)). Where torchmetrics checks
+the same thing (preds / target not a list, lengths, keys, box shapes) the error is its type and
+starts with its words, so code that catches torchmetrics' errors keeps working.
 """
 
 import dataclasses
@@ -79,7 +81,7 @@ def box_tensor(name: str, boxes: object) -> Tensor:
     if boxes.dim() == 1 and boxes.numel() == 0:
         return boxes.reshape(0, 4)
     if boxes.dim() != 2 or boxes.shape[1] != 4:
-        raise ValueError(f"{name}: expected a tensor of boxes [N, 4], got {describe(boxes)}")
+        raise ValueError(f"Expected {name} to be of shape [N, 4] (a tensor of boxes), got {describe(boxes)}")
     return boxes
 
 
@@ -109,9 +111,16 @@ class _Images:
 
 def _read_side(name: str, items: object, count: Optional[int]) -> _Images:
     if isinstance(items, (str, bytes, Mapping, Tensor)) or not isinstance(items, Sequence):
-        raise TypeError(f"{name}: expected a list of dicts (one per image), got {type(items).__name__}")
+        # torchmetrics' exception type and words, so code that catches them keeps working
+        raise ValueError(
+            f"Expected argument `{name}` to be of type Sequence: a list of dicts (one per image), "
+            f"got {type(items).__name__}"
+        )
     if count is not None and len(items) != count:
-        raise ValueError(f"preds and target: expected as many images, got {count} and {len(items)}")
+        raise ValueError(
+            f"Expected argument `preds` and `target` to have the same length (one dict per image), "
+            f"got {count} and {len(items)}"
+        )
     side = _Images([], [])
     for i, item in enumerate(items):
         where = f"{name}[{i}]"
@@ -119,7 +128,7 @@ def _read_side(name: str, items: object, count: Optional[int]) -> _Images:
             raise TypeError(f"{where}: expected a dict with 'boxes' and 'labels', got {type(item).__name__}")
         for key in ("boxes", "labels"):
             if key not in item:
-                raise ValueError(f"{where}: expected the keys 'boxes' and 'labels', '{key}' is missing")
+                raise ValueError(f"Expected all dicts in `{name}` to contain the `{key}` key ({where} lacks it)")
         boxes = box_tensor(f"{where}['boxes']", item["boxes"])
         labels = item["labels"]
         if not isinstance(labels, Tensor):

@@ -31,10 +31,12 @@ THING, STUFF, MODIFIED_STUFF = 0, 1, 2  # the kinds of the kernel's category tab
 
 def _category_set(name: str, values: object) -> Set[int]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Collection):
-        raise TypeError(f"{name}: expected a collection of int category ids, got {type(values).__name__}")
+        raise TypeError(
+            f"Expected argument `{name}` to contain `int` categories: a collection of ids, got {type(values).__name__}"
+        )
     for v in values:
         if not isinstance(v, int) or isinstance(v, bool):
-            raise TypeError(f"{name}: expected a collection of int category ids, got {v!r} in {values!r}")
+            raise TypeError(f"Expected argument `{name}` to contain `int` categories, got {v!r} in {values!r}")
         if not -(2**63) <= v < 2**63:
             raise ValueError(f"{name}: expected int64 category ids, got {v!r}")
     parsed = set(values)
@@ -50,7 +52,7 @@ def parse_categories(things: object, stuffs: object) -> Tuple[Set[int], Set[int]
     if common:
         raise ValueError(f"things, stuffs: expected distinct categories, got {sorted(common)} in both")
     if not thing_set | stuff_set:
-        raise ValueError("things, stuffs: expected at least one category, got none")
+        raise ValueError("At least one of `things` and `stuffs` must be non-empty: got no category")
     return thing_set, stuff_set
 
 
