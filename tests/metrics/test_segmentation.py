@@ -64,6 +64,7 @@ def _case(name, batches, **kwargs):
 
 CASES = [
     _case("MeanIoU", ONEHOT, num_classes=C),
+    _case("MeanIoU", ONEHOT, per_class=True, include_background=False),  # C from the first batch ("merge")
     _case("MeanIoU", INDEX, num_classes=C, include_background=False, per_class=True, input_format="index"),
     _case("MeanIoU", ONEHOT, include_background=False),
     _case("DiceScore", ONEHOT, num_classes=C, average="micro"),
@@ -174,6 +175,18 @@ def test_hausdorff_empty_masks():
     assert metric.pairs == 1 and float(metric.compute()) == pytest.approx(2**0.5)
 
 
+def test_mean_iou_without_num_classes_refuses_another_c():
+    metric = TS.MeanIoU(per_class=True)
+    preds, target = ONEHOT[0]
+    metric.update(preds, target)
+    before = metric.iou_sum.clone(), metric.present.clone()
+    with pytest.raises(ValueError, match="expected 4 classes"):
+        metric.update(preds[:, :3], target[:, :3])
+    assert torch.equal(metric.iou_sum, before[0]) and torch.equal(metric.present, before[1])
+    with pytest.raises(ValueError, match="different numbers of classes"):
+        metric.merge_state_values("iou_sum", [torch.zeros(4, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)])
+
+
 def test_per_sample_states_are_fixed_shape():
     """MeanIoU and samplewise DiceScore hold sums and counts, not a row per sample."""
     metric = TS.DiceScore(C, average="none")
@@ -218,7 +231,6 @@ def test_bad_input_leaves_state(factory, batch, exc, match):
     "make,match",
     [
         (lambda: TS.MeanIoU(input_format="index"), "num_classes"),
-        (lambda: TS.MeanIoU(per_class=True), "num_classes"),
         (lambda: TS.DiceScore(C, average="mean"), "average"),
         (lambda: TS.DiceScore(C, aggregation_level="batch"), "aggregation_level"),
         (lambda: TS.GeneralizedDiceScore(C, weight_type="cubic"), "weight_type"),

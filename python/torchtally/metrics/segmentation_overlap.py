@@ -4,9 +4,10 @@ kernels (torchtally.functional.segmentation.counts).
 
 State (C' = classes kept: num_classes, less the background unless include_background):
 
-    MeanIoU               iou_sum float64 [C'] (or [1] without num_classes), present int64 [C']:
-                          the per-sample IoU summed over the samples where the class is present
-                          (in preds or target), and their number; "sum"
+    MeanIoU               iou_sum float64 [C'], present int64 [C']: the per-sample IoU summed
+                          over the samples where the class is present (in preds or target), and
+                          their number; "sum". Without num_classes C comes from the first batch:
+                          "merge" states of that length (a rank without a batch holds none)
     DiceScore  global     counts int64 [C', 3], "sum": exact, shared by DiceScores of one options
                           set in a MetricCollection (``state_key``)
                samplewise score_sum float64 [C'] ("none") or [1], scored int64 likewise, "sum":
@@ -27,7 +28,7 @@ Differences from torchmetrics, common to these classes:
 * sums are float64 (torchmetrics: float32).
 """
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 from torch import Tensor
@@ -79,9 +80,10 @@ class MeanIoU(_OverlapMetric):
     "one-hot" [N, C, ...] 0/1 masks or float scores (argmax), "index" [N, ...] class indices
     (``num_classes`` required), "mixed" one of each.
 
-    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap);
-    ``per_class=True`` needs ``num_classes`` (to declare a fixed-shape state; torchmetrics takes C
-    from the first batch).
+    Without ``num_classes`` (one-hot inputs), C is the first batch's, as torchmetrics takes it; a
+    later batch, or another rank, with another C raises ValueError.
+
+    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap).
 
     >>> import torch
     >>> from torchtally.segmentation import MeanIoU
@@ -108,11 +110,10 @@ class MeanIoU(_OverlapMetric):
         self.num_classes = seg_counts.check_optional_num_classes(num_classes, self.input_format != "index")
         self.include_background = seg_counts.check_bool("include_background", include_background)
         self.per_class = seg_counts.check_bool("per_class", per_class)
-        if self.per_class and self.num_classes is None:
-            raise ValueError("num_classes: MeanIoU(per_class=True) needs num_classes (the shape of its state)")
-        width = self._kept() if self.num_classes is not None else 1
-        self.add_state("iou_sum", torch.zeros(width, dtype=_F64), reduce="sum")
-        self.add_state("present", torch.zeros(width, dtype=torch.int64), reduce="sum")
+        # without num_classes: per-class sums as long as the first batch's C, merged by length
+        width, reduce = (self._kept(), "sum") if self.num_classes is not None else (0, "merge")
+        self.add_state("iou_sum", torch.zeros(width, dtype=_F64), reduce=reduce)
+        self.add_state("present", torch.zeros(width, dtype=torch.int64), reduce=reduce)
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: per ``input_format`` (see the class)."""
@@ -120,10 +121,25 @@ class MeanIoU(_OverlapMetric):
         iou = overlap.iou_rows(self._counts(preds, target))
         present = ~iou.isnan()
         sums, hits = iou.nan_to_num(0.0).sum(0), present.sum(0)
-        if self.num_classes is None:
-            sums, hits = sums.sum().view(1), hits.sum().view(1)
+        if self.num_classes is None and self.iou_sum.numel() == 0:  # the first batch sets C
+            self.iou_sum, self.present = sums.to(_F64), hits
+            return
+        if sums.shape != self.iou_sum.shape:
+            raise ValueError(
+                f"preds: expected {self.iou_sum.numel()} classes (kept), as the batches before, got {sums.numel()}"
+            )
         self.iou_sum += sums
         self.present += hits
+
+    def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
+        """The per-class sums of ranks (or metrics) that learned C from their batches: summed,
+        those without a batch left out; a different C raises."""
+        held = [v for v in values if v.numel()]
+        if not held:
+            return values[0].clone()
+        if any(v.shape != held[0].shape for v in held):
+            raise ValueError(f"MeanIoU: the ranks saw different numbers of classes: {[v.numel() for v in held]}")
+        return torch.stack(held).sum(0)
 
     def compute(self) -> Tensor:
         if self.per_class:

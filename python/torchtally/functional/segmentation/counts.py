@@ -41,8 +41,10 @@ def check_bool(name: str, value: object) -> bool:
 
 
 def check_optional_num_classes(num_classes: object, optional: bool) -> Optional[int]:
-    """None where ``optional`` allows it, else a positive int."""
-    return None if num_classes is None and optional else check_num_classes(num_classes)
+    """None where ``optional`` allows it (one-hot inputs give C), else a positive int."""
+    if num_classes is None and not optional:
+        raise ValueError("Argument `num_classes` must be provided when `input_format` is 'index'.")
+    return None if num_classes is None else check_num_classes(num_classes)
 
 
 def check_num_classes(num_classes: object) -> int:
