@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from ..base.metric import Metric
+from ..functional.detection import coco_files
 from ..functional.detection import map as map_fn
 
 __all__ = ["MeanAveragePrecision"]
@@ -72,6 +73,7 @@ class MeanAveragePrecision(Metric):
 
     if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
         image_counts: Tensor
+        images: Tensor
         labels_seen: Tensor
 
     is_differentiable = False
@@ -79,6 +81,9 @@ class MeanAveragePrecision(Metric):
     full_state_update = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
+    #: torchmetrics' switch (an attribute, set after construction) for the UserWarning about an
+    #: image with more detections than the largest of ``max_detection_thresholds``
+    warn_on_many_detections: bool = True
 
     def __init__(
         self,
@@ -121,25 +126,68 @@ class MeanAveragePrecision(Metric):
                     f"{i_type}{row_set}_detections", torch.empty(0, opts.row_width, dtype=torch.int32), reduce="cat"
                 )
                 self.add_state(f"{i_type}{row_set}_groundtruths", torch.empty(0, 2, dtype=torch.int32), reduce="cat")
+            if self.extended_summary:
+                self.add_state(f"{i_type}_iou_values", torch.empty(0, dtype=torch.float32), reduce="cat")
+                self.add_state(f"{i_type}_iou_index", torch.empty(0, 3, dtype=torch.int32), reduce="cat")
         self.add_state("labels_seen", torch.empty(0, dtype=torch.int32), reduce="cat")
+        # per image: rank * 2 + (has a ground truth), its rows per row state (and IoU matrices)
+        self.add_state("images", torch.empty(0, opts.image_columns(), dtype=torch.int32), reduce="cat")
         # images, images with a detection, images with a ground truth (torchmetrics' "no image" rule)
         self.add_state("image_counts", torch.zeros(3, dtype=torch.int64), reduce="sum")
 
+    @staticmethod
+    def coco_to_tm(
+        coco_preds: str,
+        coco_target: str,
+        iou_type: Union[Literal["bbox", "segm"], Tuple[Literal["bbox", "segm"], ...]] = ("bbox",),
+        backend: Literal["pycocotools", "faster_coco_eval"] = "pycocotools",
+    ) -> Tuple[List[Dict[str, Tensor]], List[Dict[str, Tensor]]]:
+        """(preds, target) lists of dicts, this metric's inputs, from a COCO results json file and
+        a COCO ground-truth json file (boxes (x, y, w, h): use ``box_format="xywh"``; masks
+        decoded with ``backend``'s COCO tools, which must be installed). Needs no state."""
+        types = map_fn.Options("xywh", iou_type, None, None, None, False, False, "macro", backend).iou_type
+        return coco_files.coco_to_lists(coco_preds, coco_target, types, backend)
+
+    def tm_to_coco(self, name: str = "tm_map_input") -> None:
+        """Not available: torchmetrics writes its accumulated boxes, masks and scores to
+        ``<name>_preds.json`` / ``<name>_target.json``; this metric keeps none of them after
+        ``update`` (only one compact row per detection and ground truth), so it raises
+        NotImplementedError saying what to do instead."""
+        raise NotImplementedError(
+            f"tm_to_coco({name!r}): torchtally's MeanAveragePrecision keeps no boxes, masks or scores after "
+            "update (only one matched row per detection and ground truth), so it cannot write them as COCO json. "
+            "Write the preds and targets as you feed them (COCO's results and dataset formats), or feed the same "
+            "lists to torchmetrics' MeanAveragePrecision and call its tm_to_coco."
+        )
+
+    def _rank(self) -> int:
+        """This process's rank in the metric's process group (0 without torch.distributed)."""
+        if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+            return 0
+        group = self.process_group
+        return max(0, torch.distributed.get_rank(group) if group is not None else torch.distributed.get_rank())
+
     def update(self, preds: List[Dict[str, Tensor]], target: List[Dict[str, Tensor]]) -> None:
-        rows, seen, counts = map_fn.batch_rows(preds, target, self._opts)
-        for name, (det, gt) in rows.items():
+        rank = self._rank()
+        batch = map_fn.batch_rows(preds, target, self._opts, rank)
+        for name, (det, gt) in batch.rows.items():
             self.append_state(f"{name}_detections", det, copy=False)
             self.append_state(f"{name}_groundtruths", gt, copy=False)
-        self.append_state("labels_seen", seen, copy=False)
-        self.image_counts = self.image_counts + counts.to(self.image_counts.device)
+        for i_type, (values, index) in batch.ious.items():
+            self.append_state(f"{i_type}_iou_values", values, copy=False)
+            self.append_state(f"{i_type}_iou_index", index, copy=False)
+        self.append_state("labels_seen", batch.labels, copy=False)
+        self.append_state("images", batch.images, copy=False)
+        self.image_counts = self.image_counts + batch.counts.to(self.image_counts.device)
+        if batch.crowded >= 0 and self.warn_on_many_detections and rank == 0:
+            map_fn.warn_many_detections(self.max_detection_thresholds[-1], batch.crowded)
 
-    def compute(self) -> Dict[str, Tensor]:
+    def compute(self) -> Dict[str, Any]:
         rows = {
-            f"{i_type}{row_set}": (
-                getattr(self, f"{i_type}{row_set}_detections"),
-                getattr(self, f"{i_type}{row_set}_groundtruths"),
-            )
-            for i_type in self.iou_type
-            for row_set in self._opts.row_sets()
+            name: (getattr(self, f"{name}_detections"), getattr(self, f"{name}_groundtruths"))
+            for name in self._opts.row_names()
         }
-        return map_fn.result(rows, self.labels_seen.cpu(), self.image_counts.tolist(), self._opts)
+        ious = {}
+        if self.extended_summary:
+            ious = {t: (getattr(self, f"{t}_iou_values"), getattr(self, f"{t}_iou_index")) for t in self.iou_type}
+        return map_fn.result(rows, self.labels_seen.cpu(), self.image_counts.tolist(), self._opts, self.images, ious)
