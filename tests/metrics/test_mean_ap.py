@@ -318,7 +318,89 @@ def _reference(batches, **kw):
     return want
 
 
+TIES = ([dict(p, scores=(p["scores"] * 2).round() / 2) for p in BBOX[0]], BBOX[1])  # scores 0, 0.5, 1: many ties
+
+
+def _interleaved(shards):
+    """The images of the shards (one list of batches per rank) in torchmetrics' gathered order:
+    image i of rank 0, image i of rank 1, ..., as a DistributedSampler deals them."""
+    per_rank = [[(p, t) for batch in shard for p, t in zip(*batch)] for shard in shards]
+    pairs = [r[i] for i in range(max(map(len, per_rank), default=0)) for r in per_rank if i < len(r)]
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+def _sharded_extended(shards, **kw):
+    preds, target = _interleaved(shards)
+    want = _reference([(preds, target)], **kw)
+    ev = cr.coco_evaluate(preds, target, **kw)
+    want.update({k: torch.from_numpy(ev.eval[k]) for k in ("precision", "recall", "scores")})
+    want["ious"] = _coco_ious(ev)
+    want["map_per_class"] = want[f"mar_{kw['max_detection_thresholds'][-1]}_per_class"] = torch.tensor(-1.0)
+    return want
+
+
+def _sharded_reference(shards, **kw):
+    return _reference([_interleaved(shards)], **kw)
+
+
+def test_ties_across_ranks_follow_the_interleaved_order(monkeypatch):
+    shards = [_batches(*TIES, [4, 3]), [(TIES[0][7:20], TIES[1][7:20])], [(TIES[0][20:30], TIES[1][20:30])]]
+    parts = []
+    for rank, shard in enumerate(shards):
+        monkeypatch.setattr(MeanAveragePrecision, "_rank", lambda self, r=rank: r)
+        parts.append(feed_all(MeanAveragePrecision(class_metrics=True), shard))
+    assert parts[2].images[:, 0].div(2, rounding_mode="floor").eq(2).all()  # the rank that updated
+    parts[0].merge_state(parts[1:])  # rank after rank, as a sync concatenates
+    result = parts[0].compute()
+    want = _sharded_reference(shards, class_metrics=True)
+    _compare(result, {k: v.numpy() for k, v in want.items()})
+    rank_major = _reference([b for shard in shards for b in shard], class_metrics=True)
+    assert any(not torch.allclose(rank_major[k], want[k], atol=1e-6) for k in STATS), "no tie decided by the order"
+
+
+def feed_all(metric, batches):
+    for p, t in batches:
+        metric.update(p, t)
+    return metric
+
+
+def _ranked(state, rank):
+    """The state rank ``rank`` holds: each image's row records the rank (column 0: rank * 2 + has a gt)."""
+    images = state["images"].clone()
+    images[:, 0] += 2 * rank
+    return dict(state, images=images)
+
+
+def _quiet_micro_extended():
+    metric = MeanAveragePrecision(average="micro", extended_summary=True, max_detection_thresholds=[1, 2, 3])
+    metric.warn_on_many_detections = False
+    return metric
+
+
+_DIST_BATCHES = _batches(*TIES, [3, 7, 1, 9, 4, 8, 5, 11])
 DIST_CASES = [
+    MetricCase(
+        "map-class-metrics-ties",
+        functools.partial(MeanAveragePrecision, class_metrics=True),
+        batches=_DIST_BATCHES,
+        sharded_reference=functools.partial(_sharded_reference, class_metrics=True),
+        local_state_of_rank=_ranked,
+        rtol=0,
+        atol=1e-6,
+    ),
+    MetricCase(
+        "map-micro-extended-ties",
+        functools.partial(
+            MeanAveragePrecision, average="micro", extended_summary=True, max_detection_thresholds=[1, 2, 3]
+        ),
+        batches=_DIST_BATCHES,
+        sharded_reference=functools.partial(_sharded_extended, average="micro", max_detection_thresholds=[1, 2, 3]),
+        local_state_of_rank=_ranked,
+        rtol=0,
+        atol=1e-6,
+    ),
+]
+LIFECYCLE_CASES = [
     MetricCase(
         "map-class-metrics",
         functools.partial(MeanAveragePrecision, class_metrics=True),
@@ -332,7 +414,7 @@ DIST_CASES = [
 
 
 def test_lifecycle():
-    for case in DIST_CASES:
+    for case in LIFECYCLE_CASES:
         check_metric(case)
 
 
