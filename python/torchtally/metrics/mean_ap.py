@@ -4,7 +4,8 @@ State: per iou_type, one int32 row per kept detection (16 bytes at up to 10 IoU 
 score bits, label and maxDets level, the outcome at every (IoU threshold, area range) packed
 base 3) and one per ground truth (8 bytes: label, area-range mask), both "cat" states; under
 average="micro" with class_metrics a second pair, matched per label. Plus the labels seen
-(4 bytes per distinct label per update) and three image counts. The math:
+(4 bytes per distinct label per update), three image counts and a per-image row (rank, rows
+per row state: 8 bytes per image for one iou_type); IoU matrices only with extended_summary. The math:
 functional/detection/map.py and coco_accumulate.py.
 """
 
@@ -50,16 +51,23 @@ class MeanAveragePrecision(Metric):
       RLE-encoded and gathers them with pickled objects); results equal pycocotools' to float32
       rounding. Scores are compared as float32 (torchmetrics passes float64 scores on to COCO:
       two float64 scores equal in float32 may order differently);
-    * ``extended_summary`` has no ``ious`` (no boxes are kept); reading it raises a KeyError
-      that says so;
+    * ``extended_summary``'s ``ious`` ({(image, label): float32 [D, G]}, pycocotools'
+      ``COCOeval.ious``: detections cut at the largest maxDets in pycocotools' order, ``[]``
+      where a side is empty) come from cat states kept only with ``extended_summary=True``: 4
+      bytes per IoU value and 12 per matrix (label, D, G), plus 4 bytes per image and iou_type;
+    * ``tm_to_coco`` raises NotImplementedError (no boxes, masks or scores are kept);
+      ``coco_to_tm`` reads COCO json files as torchmetrics' does;
     * ``backend`` chooses whose summary conventions are followed: ``"pycocotools"`` reads
       ``map`` at maxDets == 100 (-1 when 100 is not a threshold, as pycocotools),
       ``"faster_coco_eval"`` at the last threshold; neither package is needed;
     * bad input (NaN boxes or scores, x2 < x1, labels that are not integers...) raises a
       ValueError naming the image and key, and leaves the state unchanged; thresholds that are
       not numbers, or max detection thresholds below 1, are a ValueError at construction;
-    * with several ranks, the images are ordered rank by rank (torchmetrics interleaves them),
-      which decides only ties between equal scores.
+    * with several ranks the images are put in torchmetrics' gathered order (image i of each
+      rank in rank order, then image i + 1: the dataset's order under a DistributedSampler)
+      from a per-image "cat" state (int32: rank * 2 + has a ground truth, then the rows of each
+      row state; 8 bytes per image for one iou_type), also for uneven shards, which
+      torchmetrics' gather cannot take; ``merge_state`` of metrics of one process concatenates.
 
         >>> import torch
         >>> from torchtally.detection import MeanAveragePrecision

@@ -21,9 +21,9 @@ from torch import Tensor
 def _coco_class(backend: str) -> Any:
     try:
         if backend == "faster_coco_eval":
-            from faster_coco_eval import COCO
+            from faster_coco_eval import COCO  # type: ignore[import-untyped]
         else:
-            from pycocotools.coco import COCO
+            from pycocotools.coco import COCO  # type: ignore[import-untyped]
     except ImportError as exc:
         raise ModuleNotFoundError(
             f"coco_to_tm with backend={backend!r} reads the files with {backend}'s COCO class: install it "

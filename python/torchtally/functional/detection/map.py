@@ -254,8 +254,8 @@ def mean_average_precision(
     """COCO mean average precision and recall of one list of images (see
     torchtally.detection.MeanAveragePrecision for the inputs, the result and the differences from
     torchmetrics; ``max_detection_thresholds`` must hold 3 values here too, and
-    ``warn_on_many_detections`` is accepted and unused: detections beyond the largest threshold
-    are dropped per (image, label) as COCO drops them).
+    ``warn_on_many_detections`` gives torchmetrics' UserWarning for an image with more detections
+    than the largest threshold; beyond it, detections are dropped per (image, label) as COCO drops them).
 
         >>> import torch
         >>> from torchtally.functional.detection import mean_average_precision
