@@ -70,6 +70,7 @@ def _dataset(
     labels_of: List[List[int]],
     categories: List[int],
     mask_utils: Any,
+    keep_unannotated: bool = False,
 ) -> Dict[str, Any]:
     """One COCO dataset dict (images, annotations, categories) as torchmetrics builds it."""
     images: List[Dict[str, Any]] = []
@@ -82,9 +83,11 @@ def _dataset(
             for m in item["masks"].cpu().numpy():
                 rle = mask_utils.encode(np.asfortranarray(m.astype(np.uint8)))
                 rles.append({"size": list(rle["size"]), "counts": rle["counts"]})
-            if len(rles) == 0:
-                continue  # torchmetrics leaves images without masks out of the dataset
-            images.append({"id": image_id, "height": rles[0]["size"][0], "width": rles[0]["size"][1]})
+            if len(rles) == 0 and not keep_unannotated:
+                continue  # torchmetrics leaves images without masks out of the dataset (segm alone)
+            images.append({"id": image_id})
+            if rles:
+                images[-1].update(height=rles[0]["size"][0], width=rles[0]["size"][1])
         else:
             boxes = to_xywh(item["boxes"], box_format).cpu().tolist()
             images.append({"id": image_id})
@@ -124,12 +127,14 @@ def coco_evaluate(
     max_detection_thresholds: Optional[Sequence[int]] = None,
     average: str = "macro",
     backend: str = "pycocotools",
+    keep_unannotated: bool = False,
 ) -> Any:
     """A COCOeval with evaluate() and accumulate() run, datasets built as torchmetrics 1.9 builds them.
 
     Returns None where torchmetrics does not run COCOeval at all (no image in the prediction or
     in the target dataset: every stat is -1 there). Thresholds default to torchmetrics' defaults;
-    max_detection_thresholds is sorted as torchmetrics sorts it.
+    max_detection_thresholds is sorted as torchmetrics sorts it. ``keep_unannotated``: segm
+    keeps the images without masks (torchmetrics' segm pass when boxes are evaluated too).
     """
     coco_cls, cocoeval_cls, mask_utils = _backend(backend)
     micro = average == "micro"
@@ -137,6 +142,7 @@ def coco_evaluate(
     gt_labels = [[0 if micro else int(v) for v in t["labels"].cpu().tolist()] for t in target]
     categories = [0] if micro else sorted({v for ls in pred_labels + gt_labels for v in ls})
     kw = {"iou_type": iou_type, "box_format": box_format, "categories": categories, "mask_utils": mask_utils}
+    kw["keep_unannotated"] = keep_unannotated
     coco_gt, coco_dt = coco_cls(), coco_cls()
     coco_gt.dataset = _dataset(target, is_target=True, labels_of=gt_labels, **kw)
     coco_dt.dataset = _dataset(preds, is_target=False, labels_of=pred_labels, **kw)

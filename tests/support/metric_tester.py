@@ -106,6 +106,9 @@ class MetricCase:
     allow_empty_rank: bool = True
     reference_on_batches: bool = False
     sharded_reference: Optional[Callable[[List[List[Batch]]], Any]] = None
+    # for a metric whose state records the rank that updated it: (state fed in one process, rank)
+    # -> the state that rank holds (the distributed check's local-state comparison)
+    local_state_of_rank: Optional[Callable[[Dict[str, torch.Tensor], int], Dict[str, torch.Tensor]]] = None
 
     def __post_init__(self) -> None:
         self.batches = [b if isinstance(b, tuple) else (b,) for b in self.batches]
@@ -449,4 +452,5 @@ def _check_distributed_row(case: MetricCase, layout: str, rows: List[Dict], worl
             assert_same(row["final"], reference, what=f"{what} final compute vs reference", **tol)
         assert_same(row["again"], row["final"], what=f"{what} repeated compute")
         local = feed(case.factory(), batches[bounds[rank][0] : bounds[rank][1]])
-        assert_states_equal(row["state"], _state(local), f"{what} local state after sync")
+        want = _state(local) if case.local_state_of_rank is None else case.local_state_of_rank(_state(local), rank)
+        assert_states_equal(row["state"], want, f"{what} local state after sync")

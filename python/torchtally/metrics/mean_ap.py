@@ -4,7 +4,8 @@ State: per iou_type, one int32 row per kept detection (16 bytes at up to 10 IoU 
 score bits, label and maxDets level, the outcome at every (IoU threshold, area range) packed
 base 3) and one per ground truth (8 bytes: label, area-range mask), both "cat" states; under
 average="micro" with class_metrics a second pair, matched per label. Plus the labels seen
-(4 bytes per distinct label per update) and three image counts. The math:
+(4 bytes per distinct label per update), three image counts and a per-image row (rank, rows
+per row state: 8 bytes per image for one iou_type); IoU matrices only with extended_summary. The math:
 functional/detection/map.py and coco_accumulate.py.
 """
 
@@ -14,6 +15,7 @@ import torch
 from torch import Tensor
 
 from ..base.metric import Metric
+from ..functional.detection import coco_files
 from ..functional.detection import map as map_fn
 
 __all__ = ["MeanAveragePrecision"]
@@ -49,16 +51,23 @@ class MeanAveragePrecision(Metric):
       RLE-encoded and gathers them with pickled objects); results equal pycocotools' to float32
       rounding. Scores are compared as float32 (torchmetrics passes float64 scores on to COCO:
       two float64 scores equal in float32 may order differently);
-    * ``extended_summary`` has no ``ious`` (no boxes are kept); reading it raises a KeyError
-      that says so;
+    * ``extended_summary``'s ``ious`` ({(image, label): float32 [D, G]}, pycocotools'
+      ``COCOeval.ious``: detections cut at the largest maxDets in pycocotools' order, ``[]``
+      where a side is empty) come from cat states kept only with ``extended_summary=True``: 4
+      bytes per IoU value and 12 per matrix (label, D, G), plus 4 bytes per image and iou_type;
+    * ``tm_to_coco`` raises NotImplementedError (no boxes, masks or scores are kept);
+      ``coco_to_tm`` reads COCO json files as torchmetrics' does;
     * ``backend`` chooses whose summary conventions are followed: ``"pycocotools"`` reads
       ``map`` at maxDets == 100 (-1 when 100 is not a threshold, as pycocotools),
       ``"faster_coco_eval"`` at the last threshold; neither package is needed;
     * bad input (NaN boxes or scores, x2 < x1, labels that are not integers...) raises a
       ValueError naming the image and key, and leaves the state unchanged; thresholds that are
       not numbers, or max detection thresholds below 1, are a ValueError at construction;
-    * with several ranks, the images are ordered rank by rank (torchmetrics interleaves them),
-      which decides only ties between equal scores.
+    * with several ranks the images are put in torchmetrics' gathered order (image i of each
+      rank in rank order, then image i + 1: the dataset's order under a DistributedSampler)
+      from a per-image "cat" state (int32: rank * 2 + has a ground truth, then the rows of each
+      row state; 8 bytes per image for one iou_type), also for uneven shards, which
+      torchmetrics' gather cannot take; ``merge_state`` of metrics of one process concatenates.
 
         >>> import torch
         >>> from torchtally.detection import MeanAveragePrecision
@@ -72,6 +81,7 @@ class MeanAveragePrecision(Metric):
 
     if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
         image_counts: Tensor
+        images: Tensor
         labels_seen: Tensor
 
     is_differentiable = False
@@ -79,6 +89,9 @@ class MeanAveragePrecision(Metric):
     full_state_update = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
+    #: torchmetrics' switch (an attribute, set after construction) for the UserWarning about an
+    #: image with more detections than the largest of ``max_detection_thresholds``
+    warn_on_many_detections: bool = True
 
     def __init__(
         self,
@@ -121,25 +134,68 @@ class MeanAveragePrecision(Metric):
                     f"{i_type}{row_set}_detections", torch.empty(0, opts.row_width, dtype=torch.int32), reduce="cat"
                 )
                 self.add_state(f"{i_type}{row_set}_groundtruths", torch.empty(0, 2, dtype=torch.int32), reduce="cat")
+            if self.extended_summary:
+                self.add_state(f"{i_type}_iou_values", torch.empty(0, dtype=torch.float32), reduce="cat")
+                self.add_state(f"{i_type}_iou_index", torch.empty(0, 3, dtype=torch.int32), reduce="cat")
         self.add_state("labels_seen", torch.empty(0, dtype=torch.int32), reduce="cat")
+        # per image: rank * 2 + (has a ground truth), its rows per row state (and IoU matrices)
+        self.add_state("images", torch.empty(0, opts.image_columns(), dtype=torch.int32), reduce="cat")
         # images, images with a detection, images with a ground truth (torchmetrics' "no image" rule)
         self.add_state("image_counts", torch.zeros(3, dtype=torch.int64), reduce="sum")
 
+    @staticmethod
+    def coco_to_tm(
+        coco_preds: str,
+        coco_target: str,
+        iou_type: Union[Literal["bbox", "segm"], Tuple[Literal["bbox", "segm"], ...]] = ("bbox",),
+        backend: Literal["pycocotools", "faster_coco_eval"] = "pycocotools",
+    ) -> Tuple[List[Dict[str, Tensor]], List[Dict[str, Tensor]]]:
+        """(preds, target) lists of dicts, this metric's inputs, from a COCO results json file and
+        a COCO ground-truth json file (boxes (x, y, w, h): use ``box_format="xywh"``; masks
+        decoded with ``backend``'s COCO tools, which must be installed). Needs no state."""
+        types = map_fn.Options("xywh", iou_type, None, None, None, False, False, "macro", backend).iou_type
+        return coco_files.coco_to_lists(coco_preds, coco_target, types, backend)
+
+    def tm_to_coco(self, name: str = "tm_map_input") -> None:
+        """Not available: torchmetrics writes its accumulated boxes, masks and scores to
+        ``<name>_preds.json`` / ``<name>_target.json``; this metric keeps none of them after
+        ``update`` (only one compact row per detection and ground truth), so it raises
+        NotImplementedError saying what to do instead."""
+        raise NotImplementedError(
+            f"tm_to_coco({name!r}): torchtally's MeanAveragePrecision keeps no boxes, masks or scores after "
+            "update (only one matched row per detection and ground truth), so it cannot write them as COCO json. "
+            "Write the preds and targets as you feed them (COCO's results and dataset formats), or feed the same "
+            "lists to torchmetrics' MeanAveragePrecision and call its tm_to_coco."
+        )
+
+    def _rank(self) -> int:
+        """This process's rank in the metric's process group (0 without torch.distributed)."""
+        if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+            return 0
+        group = self.process_group
+        return max(0, torch.distributed.get_rank(group) if group is not None else torch.distributed.get_rank())
+
     def update(self, preds: List[Dict[str, Tensor]], target: List[Dict[str, Tensor]]) -> None:
-        rows, seen, counts = map_fn.batch_rows(preds, target, self._opts)
-        for name, (det, gt) in rows.items():
+        rank = self._rank()
+        batch = map_fn.batch_rows(preds, target, self._opts, rank)
+        for name, (det, gt) in batch.rows.items():
             self.append_state(f"{name}_detections", det, copy=False)
             self.append_state(f"{name}_groundtruths", gt, copy=False)
-        self.append_state("labels_seen", seen, copy=False)
-        self.image_counts = self.image_counts + counts.to(self.image_counts.device)
+        for i_type, (values, index) in batch.ious.items():
+            self.append_state(f"{i_type}_iou_values", values, copy=False)
+            self.append_state(f"{i_type}_iou_index", index, copy=False)
+        self.append_state("labels_seen", batch.labels, copy=False)
+        self.append_state("images", batch.images, copy=False)
+        self.image_counts = self.image_counts + batch.counts.to(self.image_counts.device)
+        if batch.crowded >= 0 and self.warn_on_many_detections and rank == 0:
+            map_fn.warn_many_detections(self.max_detection_thresholds[-1], batch.crowded)
 
-    def compute(self) -> Dict[str, Tensor]:
+    def compute(self) -> Dict[str, Any]:
         rows = {
-            f"{i_type}{row_set}": (
-                getattr(self, f"{i_type}{row_set}_detections"),
-                getattr(self, f"{i_type}{row_set}_groundtruths"),
-            )
-            for i_type in self.iou_type
-            for row_set in self._opts.row_sets()
+            name: (getattr(self, f"{name}_detections"), getattr(self, f"{name}_groundtruths"))
+            for name in self._opts.row_names()
         }
-        return map_fn.result(rows, self.labels_seen.cpu(), self.image_counts.tolist(), self._opts)
+        ious = {}
+        if self.extended_summary:
+            ious = {t: (getattr(self, f"{t}_iou_values"), getattr(self, f"{t}_iou_index")) for t in self.iou_type}
+        return map_fn.result(rows, self.labels_seen.cpu(), self.image_counts.tolist(), self._opts, self.images, ious)

@@ -26,7 +26,7 @@ area range a. Both on the CPU; rows of one image together, in input order of the
 """
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -240,6 +240,47 @@ def match_images(
 ) -> Tuple[Tensor, Tensor]:
     """(detection rows int32 [N, 2 + 2W], ground-truth rows int32 [G, 2]) of one batch (see the
     module's docstring); nothing is changed, and a bad batch raises before any work."""
+    found = match_details(
+        preds,
+        target,
+        iou_type=iou_type,
+        box_format=box_format,
+        iou_thresholds=iou_thresholds,
+        max_detection_thresholds=max_detection_thresholds,
+        class_agnostic=class_agnostic,
+    )
+    return found.detections, found.groundtruths
+
+
+class Matched(NamedTuple):
+    """What ``match_details`` finds in one batch: the two row tensors; the number of detection
+    rows of each image (int64 [images]); with ``with_ious``, the IoU matrices pycocotools keeps
+    in ``COCOeval.ious`` for the (image, label) pairs with a detection and a ground truth, as
+    float64 blocks [D, G] row-major one after the other (detections in rank order, ground
+    truths in input order), and their int64 [P, 4] index (image in the batch, label, D, G)."""
+
+    detections: Tensor
+    groundtruths: Tensor
+    image_detections: Tensor
+    iou_values: Optional[Tensor]
+    iou_index: Optional[Tensor]
+
+
+def match_details(
+    preds: Sequence[Mapping[str, Tensor]],
+    target: Sequence[Mapping[str, Tensor]],
+    *,
+    iou_type: str,
+    box_format: str,
+    iou_thresholds: Tensor,
+    max_detection_thresholds: Sequence[int],
+    class_agnostic: bool,
+    keep_unannotated: bool = False,
+    with_ious: bool = False,
+) -> Matched:
+    """``match_images`` with more: see Matched. ``keep_unannotated``: with ``iou_type="segm"``,
+    the detections of an image without ground truth are kept (false positives), as torchmetrics
+    evaluates masks when boxes are evaluated with them; alone, it leaves such images out."""
     mdt = _check_options(iou_type, box_format, iou_thresholds, max_detection_thresholds)
     for name, seq in (("preds", preds), ("target", target)):
         if not isinstance(seq, Sequence) or isinstance(seq, (str, bytes)):
@@ -286,7 +327,7 @@ def match_images(
     position = torch.arange(len(order))
     rank = position - (ends - group_sizes)[torch.searchsorted(ends, position, right=True)]
     keep = rank < mdt[-1]
-    if iou_type == "segm":  # torchmetrics leaves images without ground-truth masks out of the dataset
+    if iou_type == "segm" and not keep_unannotated:  # torchmetrics leaves images without masks out
         keep &= torch.tensor(g_counts, dtype=torch.int64)[d_img[order]] > 0
     order, keys, rank = order[keep], keys[keep], rank[keep]
     g_order = torch.sort(g_key, stable=True).indices
@@ -314,7 +355,38 @@ def match_images(
     packed = d_lab[order] | (level << 24)
     rows[:, 1] = torch.where(packed >= 1 << 31, packed - (1 << 32), packed).to(torch.int32)
     kernels.coco_match(rows, groups, dets, gts, iou_thresholds.detach().to("cpu").contiguous(), ious)
-    return rows, _gt_rows(g_lab, g_area, crowd)
+    image_detections = torch.bincount(d_img[order], minlength=len(d_counts))
+    iou_index = None
+    if with_ious:
+        sizes = groups[:, 1::2] - groups[:, 0::2]
+        full = (sizes > 0).all(dim=1)
+        iou_index = torch.stack(
+            [union[full] // LABEL_LIMIT, union[full] % LABEL_LIMIT, sizes[full, 0], sizes[full, 1]], dim=1
+        )
+        if iou_type == "bbox":  # the kernel computes its own; these are for the caller only
+            ious = _box_ious(groups, dets, gts)
+    return Matched(rows, _gt_rows(g_lab, g_area, crowd), image_detections, ious if with_ious else None, iou_index)
+
+
+def _box_ious(groups: Tensor, dets: Tensor, gts: Tensor) -> Tensor:
+    """float64 [S]: the IoU blocks [D_p, G_p] (row-major) of the groups with both, in order, as
+    pycocotools' bbIou computes them in double (over the detection's area for a crowd)."""
+    sizes = groups[:, 1::2] - groups[:, 0::2]
+    full = (sizes > 0).all(dim=1)
+    d0, g0, dn, gn = groups[full, 0], groups[full, 2], sizes[full, 0], sizes[full, 1]
+    pairs = dn * gn
+    offset = torch.arange(int(pairs.sum())) - torch.repeat_interleave(torch.cumsum(pairs, 0) - pairs, pairs)
+    d_idx = torch.repeat_interleave(d0, pairs) + torch.div(
+        offset, torch.repeat_interleave(gn, pairs), rounding_mode="floor"
+    )
+    g_idx = torch.repeat_interleave(g0, pairs) + offset % torch.repeat_interleave(gn, pairs)
+    d, g = dets[d_idx], gts[g_idx]
+    w = torch.minimum(d[:, 2] + d[:, 0], g[:, 2] + g[:, 0]) - torch.maximum(d[:, 0], g[:, 0])
+    h = torch.minimum(d[:, 3] + d[:, 1], g[:, 3] + g[:, 1]) - torch.maximum(d[:, 1], g[:, 1])
+    inter = w * h
+    d_area, g_area = d[:, 2] * d[:, 3], g[:, 2] * g[:, 3]
+    union = torch.where(g[:, 5] != 0, d_area, d_area + g_area - inter)
+    return torch.where((w > 0) & (h > 0), inter / union, torch.zeros_like(inter))
 
 
 def _gt_rows(labels: Tensor, area: Tensor, crowd: Tensor) -> Tensor:
