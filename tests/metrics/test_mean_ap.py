@@ -274,6 +274,19 @@ def test_bad_input_leaves_state_unchanged():
     )
     assert_rejects(metric, (preds[2:4] + [nan_scores], target[2:5]), ValueError, "scores")
     assert_rejects(metric, (preds[2:4], target[2:5]), ValueError, "")
+    one_gt = [{"boxes": torch.tensor([[0.0, 0, 10, 10]]), "labels": torch.tensor([0])}]
+    huge_score = [
+        {
+            "boxes": torch.tensor([[0.0, 0, 10, 10]]),
+            "scores": torch.tensor([1e300], dtype=torch.float64),
+            "labels": torch.tensor([0]),
+        }
+    ]
+    assert_rejects(metric, (huge_score, one_gt), ValueError, r"preds\[0\]\['scores'\]: .*float32's range")
+    overflowing = [
+        {"boxes": torch.tensor([[-3e38, 0, 3e38, 10]]), "scores": torch.tensor([0.5]), "labels": torch.tensor([0])}
+    ]
+    assert_rejects(metric, (overflowing, one_gt), ValueError, r"preds\[0\]\['boxes'\]: .*fit the boxes' dtype")
     with pytest.raises(ValueError, match="iou_type"):
         MeanAveragePrecision(iou_type="keypoints")
     with pytest.raises(ValueError, match="max_detection_thresholds"):

@@ -67,7 +67,10 @@ class MeanAveragePrecision(Metric):
       rank in rank order, then image i + 1: the dataset's order under a DistributedSampler)
       from a per-image "cat" state (int32: rank * 2 + has a ground truth, then the rows of each
       row state; 8 bytes per image for one iou_type), also for uneven shards, which
-      torchmetrics' gather cannot take; ``merge_state`` of metrics of one process concatenates.
+      torchmetrics' gather cannot take; ``merge_state`` of metrics of one process concatenates;
+    * ``iou_type=("bbox", "segm")`` with ``average="micro"`` and ``class_metrics``: both types'
+      main values are micro (torchmetrics' second type reports macro values there: its per-class
+      pass replaces the datasets the second type is evaluated on).
 
         >>> import torch
         >>> from torchtally.detection import MeanAveragePrecision
@@ -85,6 +88,7 @@ class MeanAveragePrecision(Metric):
         labels_seen: Tensor
 
     is_differentiable = False
+    traceable_update = False  # the matching reads boxes, scores and labels in Python: eager in torch.compile
     higher_is_better = True
     full_state_update = True
     plot_lower_bound = 0.0

@@ -28,7 +28,7 @@ Differences from torchmetrics, common to these classes:
 * sums are float64 (torchmetrics: float32).
 """
 
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import torch
 from torch import Tensor
@@ -96,6 +96,10 @@ class MeanIoU(_OverlapMetric):
     """
 
     plot_legend_name: Optional[str] = "Class"
+
+    if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
+        iou_sum: Tensor
+        present: Tensor
 
     def __init__(
         self,

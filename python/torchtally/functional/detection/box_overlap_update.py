@@ -35,9 +35,9 @@ from torch import Tensor
 
 from ... import kernels
 from ...kernels.reference.checks import describe
+from .boxes import BOX_FORMATS, to_xyxy
 
 KINDS = {"iou": 0, "giou": 1, "diou": 2, "ciou": 3}
-BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 _F64 = torch.float64
@@ -89,16 +89,6 @@ def value_dtype(*boxes: Tensor) -> torch.dtype:
     """What the values are computed in: float64 when a box tensor is float64, else float32 (as
     torchvision, which computes float16 and integer boxes in float32)."""
     return _F64 if any(b.dtype == _F64 for b in boxes) else torch.float32
-
-
-def to_xyxy(boxes: Tensor, box_format: str) -> Tensor:
-    """Boxes in (x1, y1, x2, y2), with torchvision's box_convert arithmetic."""
-    if box_format == "xyxy" or boxes.numel() == 0:
-        return boxes
-    a, b, c, d = boxes.unbind(-1)
-    if box_format == "xywh":
-        return torch.stack((a, b, a + c, b + d), -1)
-    return torch.stack((a - 0.5 * c, b - 0.5 * d, a + 0.5 * c, b + 0.5 * d), -1)
 
 
 @dataclasses.dataclass

@@ -32,10 +32,10 @@ import torch
 from torch import Tensor
 
 from ... import kernels
+from .boxes import BOX_FORMATS, IOU_TYPES, to_xywh
 
-BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
-IOU_TYPES = ("bbox", "segm")
 LABEL_LIMIT = 1 << 24
+_FLOAT32_EXACT_COUNT = 1 << 24  # float32 counts pixels exactly up to 2**24: the masks' matmul
 AREA_RANGES = ((0.0, 1e10), (0.0, 1024.0), (1024.0, 9216.0), (9216.0, 1e10))
 _MASK_CHUNK = 32  # detections per matrix product of the mask intersections
 
@@ -152,27 +152,19 @@ def _check_values(side: str, key: str, values: Tensor, counts: List[int], bad: T
         )
 
 
-def _xywh(boxes: Tensor, box_format: str) -> Tensor:
-    """(x, y, w, h) as torchvision's box_convert gives it (through xyxy, in the boxes' dtype), as float64."""
-    if box_format == "xywh" or boxes.numel() == 0:
-        return boxes.double()
-    a, b, c, d = boxes.unbind(-1)
-    if box_format == "cxcywh":
-        a, b, c, d = a - 0.5 * c, b - 0.5 * d, a + 0.5 * c, b + 0.5 * d
-    return torch.stack((a, b, c - a, d - b), dim=-1).double()
-
-
 def _boxes(items: List[Dict[str, Tensor]], side: str, box_format: str, counts: List[int]) -> Tensor:
     """float64 [N, 4] (x, y, w, h) of a side, every box checked: finite, w and h >= 0."""
     boxes = [it["boxes"].detach().to("cpu") for it in items]
     if len({b.dtype for b in boxes}) <= 1:
-        xywh = _xywh(_cat(boxes, (0, 4), torch.float32), box_format)
+        xywh = to_xywh(_cat(boxes, (0, 4), torch.float32), box_format).double()
     else:
-        xywh = torch.cat([_xywh(b, box_format) for b in boxes])
+        xywh = torch.cat([to_xywh(b, box_format).double() for b in boxes])
     raw = _cat(boxes, (0, 4), torch.float64).double()
     _check_values(side, "boxes", raw, counts, ~torch.isfinite(raw), "finite coordinates")
     corners = {"xyxy": "x2 >= x1 and y2 >= y1", "xywh": "w >= 0 and h >= 0", "cxcywh": "w >= 0 and h >= 0"}
     _check_values(side, "boxes", raw, counts, xywh[:, 2:] < 0, f"boxes with {corners[box_format]}")
+    # finite coordinates whose conversion overflows the boxes' dtype (a width of 6e38 in float32)
+    _check_values(side, "boxes", raw, counts, ~torch.isfinite(xywh), "a width and height that fit the boxes' dtype")
     return xywh
 
 
@@ -181,7 +173,7 @@ def _mask_ious(det_masks: Tensor, gt_masks: Tensor, det_area: Tensor, gt_area: T
     over the union (over the detection's area for a crowd), 0 without overlap. Areas are pixel
     counts (float64, on the CPU)."""
     d_flat, g_flat = det_masks.flatten(1), gt_masks.flatten(1)
-    dtype = torch.float32 if d_flat.shape[1] <= LABEL_LIMIT else torch.float64
+    dtype = torch.float32 if d_flat.shape[1] <= _FLOAT32_EXACT_COUNT else torch.float64
     g = g_flat.to(dtype).T
     parts = [d_flat[s : s + _MASK_CHUNK].to(dtype) @ g for s in range(0, d_flat.shape[0], _MASK_CHUNK)]
     inter = torch.cat(parts).to("cpu", torch.float64)
@@ -295,6 +287,8 @@ def match_details(
     g_labels = _labels(t_items, "target", g_counts)
     scores = _cat([p["scores"].double() for p in p_items], (0,), torch.float64)
     _check_values("preds", "scores", scores, d_counts, ~torch.isfinite(scores), "finite scores")
+    # the rows keep float32 scores: a float64 score beyond float32's range would become inf
+    _check_values("preds", "scores", scores, d_counts, ~torch.isfinite(scores.float()), "scores within float32's range")
     crowd = _optional(t_items, "iscrowd", g_counts)
     _check_values("target", "iscrowd", crowd, g_counts, (crowd != 0) & (crowd != 1), "values 0 and 1")
     given_area = _optional(t_items, "area", g_counts)

@@ -11,14 +11,13 @@ import torch
 from torch import Tensor
 
 from . import coco_accumulate as acc
+from .boxes import BOX_FORMATS, IOU_TYPES
 from .coco_inputs import check_structure, without_empty_masks
 from .coco_match import match_details
 from .coco_order import interleaved, iou_dict, permute_segments
 
 __all__ = ["mean_average_precision"]
 
-_IOU_TYPES = ("bbox", "segm")
-_BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 _BACKENDS = ("pycocotools", "faster_coco_eval")
 
 
@@ -37,12 +36,12 @@ class Options:
         average: Any,
         backend: Any,
     ) -> None:
-        if box_format not in _BOX_FORMATS:
-            raise ValueError(f"Expected argument `box_format` to be one of {_BOX_FORMATS} but got {box_format!r}")
+        if box_format not in BOX_FORMATS:
+            raise ValueError(f"Expected argument `box_format` to be one of {BOX_FORMATS} but got {box_format!r}")
         types = (iou_type,) if isinstance(iou_type, str) else iou_type
-        if not isinstance(types, tuple) or not types or any(t not in _IOU_TYPES for t in types):
+        if not isinstance(types, tuple) or not types or any(t not in IOU_TYPES for t in types):
             raise ValueError(
-                f"Expected argument `iou_type` to be one of {_IOU_TYPES} or a tuple of, but got {iou_type!r}"
+                f"Expected argument `iou_type` to be one of {IOU_TYPES} or a tuple of, but got {iou_type!r}"
             )
         self.box_format: str = box_format
         self.iou_type: Tuple[str, ...] = types
