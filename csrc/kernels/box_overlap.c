@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define EPS 1e-7 /* torchvision's eps of distance_box_iou and complete_box_iou */
 /* torchvision's 4 / (pi ** 2) as Python evaluates it (pi ** 2 rounded first): 0.4052847345693511 */
@@ -31,6 +32,29 @@ typedef struct {
 
 /* torch's float32 atan (torchvision's CIoU angle): see the tests for its bit-equality. */
 static float atan_float(float x) { return (float)atan((double)x); }
+
+/* x rounded (to nearest, ties to even) to float16 or bfloat16, as torch's arithmetic on two
+ * float16 (bfloat16) tensors rounds its result: torchvision's IoU and GIoU subtract the
+ * coordinates of such boxes in their dtype before upcasting. */
+static float round_narrow(float x, tt_dtype narrow)
+{
+    if (narrow == TT_BF16) {
+        uint32_t u;
+        memcpy(&u, &x, sizeof u);
+        u += 0x7fffu + ((u >> 16) & 1u); /* finite x: a carry into the exponent is the rounding */
+        u &= 0xffff0000u;
+        memcpy(&x, &u, sizeof x);
+        return x;
+    }
+    if (narrow != TT_F16 || x == 0)
+        return x;
+    int e;
+    (void)frexpf(x, &e); /* |x| in [2^(e-1), 2^e) */
+    const int lsb =
+        (e - 1 < -14 ? -14 : e - 1) - 10; /* 11 significant bits, subnormals below 2^-14 */
+    const float r = ldexpf(rintf(ldexpf(x, -lsb)), lsb);
+    return fabsf(r) > 65504.0f ? copysignf(INFINITY, x) : r;
+}
 
 /* "box 7" or, with sizes, "image 2, box 3". */
 static void where(const int64_t *sizes, int64_t images, int col, int64_t i, char *buf, size_t n)
@@ -111,18 +135,20 @@ static double pair_double(const box *a, const box *b, int64_t kind)
 
 /* The same in float, torchvision's float32 arithmetic: its python constants (eps, 4 / pi^2, 1)
  * meet a float32 tensor as float. */
-static float pair_float(const box *a, const box *b, int64_t kind)
+static float pair_float(const box *a, const box *b, int64_t kind, tt_dtype narrow)
 {
     const float eps = (float)EPS, four_over_pi2 = (float)FOUR_OVER_PI2;
-    const float iw = fminf(a->fx2, b->fx2) - fmaxf(a->fx1, b->fx1);
-    const float ih = fminf(a->fy2, b->fy2) - fmaxf(a->fy1, b->fy1);
+    if (kind >= TT_BOX_DIOU) /* distance_box_iou and complete_box_iou upcast the boxes first */
+        narrow = TT_F32;
+    const float iw = round_narrow(fminf(a->fx2, b->fx2) - fmaxf(a->fx1, b->fx1), narrow);
+    const float ih = round_narrow(fminf(a->fy2, b->fy2) - fmaxf(a->fy1, b->fy1), narrow);
     const float inter = (iw > 0 ? iw : 0.0f) * (ih > 0 ? ih : 0.0f);
     const float uni = a->farea + b->farea - inter;
     const float iou = inter / uni;
     if (kind == TT_BOX_IOU)
         return iou;
-    const float ew = fmaxf(a->fx2, b->fx2) - fminf(a->fx1, b->fx1);
-    const float eh = fmaxf(a->fy2, b->fy2) - fminf(a->fy1, b->fy1);
+    const float ew = round_narrow(fmaxf(a->fx2, b->fx2) - fminf(a->fx1, b->fx1), narrow);
+    const float eh = round_narrow(fmaxf(a->fy2, b->fy2) - fminf(a->fy1, b->fy1), narrow);
     if (kind == TT_BOX_GIOU) {
         const float enclosing = ew * eh;
         return iou - (enclosing - uni) / enclosing;
@@ -137,10 +163,19 @@ static float pair_float(const box *a, const box *b, int64_t kind)
     return diou - alpha * v;
 }
 
-/* The value of the pair (a, b) as a double: in double arithmetic or in float. */
-static double pair_value(const box *a, const box *b, int64_t kind, int in_double)
+/* What the pairs of preds and target are computed in: TT_F64 (double), TT_F32 (float), or
+ * TT_F16 / TT_BF16 (float, with that dtype's rounding of the differences of coordinates). */
+static tt_dtype work_dtype(const tt_view *preds, const tt_view *target)
 {
-    return in_double ? pair_double(a, b, kind) : (double)pair_float(a, b, kind);
+    if (preds->dtype == target->dtype && preds->dtype != TT_F32)
+        return preds->dtype;
+    return preds->dtype == TT_F64 || target->dtype == TT_F64 ? TT_F64 : TT_F32;
+}
+
+/* The value of the pair (a, b) as a double: in double arithmetic or in float. */
+static double pair_value(const box *a, const box *b, int64_t kind, tt_dtype work)
+{
+    return work == TT_F64 ? pair_double(a, b, kind) : (double)pair_float(a, b, kind, work);
 }
 
 static tt_status check_kind(int64_t kind, tt_error *err)
@@ -205,11 +240,11 @@ tt_status tt_box_overlap_matrix(const tt_view *out, const tt_view *preds, const 
     if (st == TT_OK) {
         const box *p = boxes, *t = boxes + n;
         const int pairs = out->ndim == 1;
-        const int in_double = preds->dtype == TT_F64 && target->dtype == TT_F64;
+        const tt_dtype work = work_dtype(preds, target);
         const int64_t rows = pairs ? out->shape[0] : n, cols = pairs ? 1 : m;
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) {
-                const double v = pair_value(&p[i], &t[pairs ? i : j], kind, in_double);
+                const double v = pair_value(&p[i], &t[pairs ? i : j], kind, work);
                 if (out->dtype == TT_F64)
                     ((double *)out->data)[i * cols + j] = v;
                 else
@@ -304,7 +339,7 @@ static const char *const KIND_NAMES[] = {"IoU", "GIoU", "DIoU", "CIoU"};
 
 /* The counted values of one image with predictions and targets into sums [m, 2]. */
 static tt_status image_sums(const box *p, int64_t n, const box *t, int64_t m, const int64_t *pl,
-                            const int64_t *tl, int64_t kind, int in_double, const double *threshold,
+                            const int64_t *tl, int64_t kind, tt_dtype work, const double *threshold,
                             int64_t image, double *sums, tt_error *err)
 {
     const double none = kind == TT_BOX_CIOU ? -2.0 : -1.0; /* torchmetrics' "no value" marker */
@@ -312,7 +347,7 @@ static tt_status image_sums(const box *p, int64_t n, const box *t, int64_t m, co
         for (int64_t j = 0; j < m; j++) {
             if (pl != NULL && pl[i] != tl[j])
                 continue;
-            const double v = pair_value(&p[i], &t[j], kind, in_double);
+            const double v = pair_value(&p[i], &t[j], kind, work);
             if ((threshold != NULL && v < *threshold) || v == none)
                 continue;
             if (isnan(v))
@@ -360,10 +395,10 @@ tt_status tt_box_overlap_sums(const tt_view *out, const tt_view *preds, const tt
         load_all_labels(pred_labels, pl);
         load_all_labels(target_labels, tl);
     }
-    const int in_double = preds->dtype == TT_F64 && target->dtype == TT_F64;
+    const tt_dtype work = work_dtype(preds, target);
     double limit = 0;
     if (threshold != NULL) /* compared as torchmetrics does: in the values' precision */
-        limit = in_double ? *threshold : (double)(float)*threshold;
+        limit = work == TT_F64 ? *threshold : (double)(float)*threshold;
     int64_t p0 = 0, t0 = 0;
     for (int64_t b = 0; b < images; b++) {
         const int64_t n = size[2 * b], m = size[2 * b + 1];
@@ -372,8 +407,8 @@ tt_status tt_box_overlap_sums(const tt_view *out, const tt_view *preds, const tt
                 sums[2 * (t0 + j) + 1] += labelled ? 1 : (double)m;
         else if (m > 0) {
             st = image_sums(pb + p0, n, tb + t0, m, labelled ? pl + p0 : NULL,
-                            labelled ? tl + t0 : NULL, kind, in_double, threshold ? &limit : NULL,
-                            b, sums + 2 * t0, err);
+                            labelled ? tl + t0 : NULL, kind, work, threshold ? &limit : NULL, b,
+                            sums + 2 * t0, err);
             if (st != TT_OK)
                 goto done;
         }

@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
-from .box_overlap_update import KINDS, box_tensor, check_number, check_threshold, value_dtype
+from .box_overlap_update import KINDS, box_dtype, box_tensor, check_number, check_threshold, value_dtype
 
 __all__ = [
     "intersection_over_union",
@@ -49,7 +49,8 @@ def _overlap(
         zeros = torch.zeros(side, side, dtype=torch.float32, device=preds.device)
         return zeros if not aggregate else torch.zeros((), dtype=torch.float32, device=preds.device)
     dtype = value_dtype(preds, target)
-    p, t = preds.to(dtype), target.to(dtype)
+    work = box_dtype(preds, target)
+    p, t = preds.to(work), target.to(work)
     out = torch.empty((min(n, m),) if aggregate else (n, m), dtype=dtype, device=preds.device)
     kernels.box_overlap_matrix(out, p, t, KINDS[kind])
     if threshold is not None:

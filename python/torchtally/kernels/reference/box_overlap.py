@@ -2,7 +2,8 @@
 
 The values are torchvision's (box_iou, generalized_box_iou, distance_box_iou with its eps 1e-7,
 complete_box_iou), from the boxes as given, (x1, y1, x2, y2), step by step in torchvision's order
-of operations and precision: float32 unless preds and target are both float64 (then float64):
+of operations and precision: float64 when preds or target is float64, else float32, with
+torchvision's roundings to the boxes' dtype in IoU and GIoU when both are float16 (bfloat16):
 
 * IoU = inter / union, inter the area of the boxes' intersection, union = area_a + area_b - inter;
 * GIoU = IoU - (enclosing - union) / enclosing, enclosing the area of the smallest box holding both;
@@ -34,18 +35,22 @@ def pairwise(p: Tensor, t: Tensor, kind: int) -> Tensor:
 
 def _values(a: Tensor, b: Tensor, kind: int) -> Tensor:
     """The values of the broadcast pairs of boxes a [..., 4] and b [..., 4]."""
+    if kind >= 2:  # distance and complete IoU upcast float16 / bfloat16 boxes first
+        a, b = _up(a), _up(b)
     ax1, ay1, ax2, ay2 = a.unbind(-1)
     bx1, by1, bx2, by2 = b.unbind(-1)
-    area_a, area_b = (ax2 - ax1) * (ay2 - ay1), (bx2 - bx1) * (by2 - by1)
-    iw = (torch.minimum(ax2, bx2) - torch.maximum(ax1, bx1)).clamp(min=0)
-    ih = (torch.minimum(ay2, by2) - torch.maximum(ay1, by1)).clamp(min=0)
+    area_a = (_up(ax2) - _up(ax1)) * (_up(ay2) - _up(ay1))
+    area_b = (_up(bx2) - _up(bx1)) * (_up(by2) - _up(by1))
+    # IoU and GIoU: differences of float16 / bfloat16 coordinates rounded in that dtype
+    iw = _up(torch.minimum(ax2, bx2) - torch.maximum(ax1, bx1)).clamp(min=0)
+    ih = _up(torch.minimum(ay2, by2) - torch.maximum(ay1, by1)).clamp(min=0)
     inter = iw * ih
     union = area_a + area_b - inter
     iou = inter / union
     if kind == 0:
         return iou
-    ew = (torch.maximum(ax2, bx2) - torch.minimum(ax1, bx1)).clamp(min=0)
-    eh = (torch.maximum(ay2, by2) - torch.minimum(ay1, by1)).clamp(min=0)
+    ew = _up(torch.maximum(ax2, bx2) - torch.minimum(ax1, bx1)).clamp(min=0)
+    eh = _up(torch.maximum(ay2, by2) - torch.minimum(ay1, by1)).clamp(min=0)
     if kind == 1:
         enclosing = ew * eh
         return iou - (enclosing - union) / enclosing
@@ -59,9 +64,19 @@ def _values(a: Tensor, b: Tensor, kind: int) -> Tensor:
     return diou - v / (1 - iou + v + EPS) * v
 
 
+_NARROW = (torch.float16, torch.bfloat16)
+
+
+def _up(x: Tensor) -> Tensor:
+    return x.float() if x.dtype in _NARROW else x
+
+
 def _work_dtype(preds: Tensor, target: Tensor) -> torch.dtype:
-    """float64 when preds and target are both float64, else float32 (torchvision's float32)."""
-    return torch.float64 if preds.dtype == target.dtype == torch.float64 else torch.float32
+    """float64 when preds or target is float64; float16 (bfloat16) when both are, computed in
+    float32 with torchvision's roundings to that dtype; else float32."""
+    if preds.dtype == target.dtype and preds.dtype in _NARROW:
+        return preds.dtype
+    return torch.float64 if torch.float64 in (preds.dtype, target.dtype) else torch.float32
 
 
 def _kind(kind: object) -> int:
@@ -167,7 +182,7 @@ def box_overlap_sums(out, preds, target, sizes, pred_labels, target_labels, kind
         )
     work = _work_dtype(preds, target)
     p, t = _checked("preds", preds, sizes, 0, work), _checked("target", target, sizes, 1, work)
-    to_float = work == torch.float32
+    to_float = work != torch.float64
     if threshold is not None and to_float:
         threshold = float(torch.tensor(threshold, dtype=torch.float32))
     none = -2.0 if k == 3 else -1.0
