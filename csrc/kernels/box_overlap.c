@@ -6,7 +6,7 @@
  * Every box is read once, checked (finite, x1 <= x2, y1 <= y2) and turned into a private
  * record of the quantities its pairs share (area, centre, the angle of its aspect ratio), so
  * the pair loop is arithmetic only. The formulas are torchvision's, step by step in its order of
- * operations and in its precision: float arithmetic unless both box tensors are float64 (then
+ * operations and in its precision: float arithmetic unless a box tensor is float64 (then
  * double), each operation rounded once (this file is compiled without FMA contraction:
  * setup.py's -ffp-contract=off), so every value is the bit pattern torchvision gives for
  * float32 / float64 boxes. The same eps (1e-7, as a float in float arithmetic), and 0 / 0

@@ -2,9 +2,11 @@
 signatures): the value of every pair of boxes, or the mean over the pairs (i, i).
 
 ``preds`` [N, 4] and ``target`` [M, 4] hold boxes as (x1, y1, x2, y2). The values are
-torchvision's (box_iou, generalized_box_iou, distance_box_iou, complete_box_iou), computed in
-float64 by the C core (CPU tensors) or the torch reference (other devices) and returned in
-float64 when an input is float64, else float32. Values below ``iou_threshold`` are replaced by
+torchvision's (box_iou, generalized_box_iou, distance_box_iou, complete_box_iou), computed as
+torchvision does, step by step in its order and precision (float32; float64 when an input is
+float64; float16 / bfloat16 with its roundings in that dtype), so bit for bit its values (CIoU:
+see the metric classes' note on the arctangent), by the C core (CPU tensors) or the torch
+reference (other devices), and returned in float64 when an input is float64, else float32. Values below ``iou_threshold`` are replaced by
 ``replacement_val``. ``aggregate=True`` returns the mean of the values of the pairs
 (preds[i], target[i]), i < min(N, M) (the matrix's diagonal; only those pairs are computed).
 
@@ -13,8 +15,7 @@ whose mean is 0. A pair of boxes of zero area has NaN (0 / 0, torchvision's valu
 
 Differences from torchmetrics: NaN or inf in a box, a box with x2 < x1 or y2 < y1, or a
 non-real dtype is an error naming the argument (torchmetrics returns NaN or negative values);
-the values are computed in float64 and rounded once (torchvision's float32 arithmetic differs
-from them by a few units in the last place).
+the aggregate is a float64 mean of the float32 values (torchmetrics: a float32 mean).
 """
 
 from typing import Optional
