@@ -6,9 +6,10 @@ torchvision's (box_iou, generalized_box_iou, distance_box_iou, complete_box_iou)
 torchvision does, step by step in its order and precision (float32; float64 when an input is
 float64; float16 / bfloat16 with its roundings in that dtype), so bit for bit its values (CIoU:
 see the metric classes' note on the arctangent), by the C core (CPU tensors) or the torch
-reference (other devices), and returned in float64 when an input is float64, else float32. Values below ``iou_threshold`` are replaced by
-``replacement_val``. ``aggregate=True`` returns the mean of the values of the pairs
-(preds[i], target[i]), i < min(N, M) (the matrix's diagonal; only those pairs are computed).
+reference (other devices), and returned in float64 when an input is float64, else float32.
+Values below ``iou_threshold`` are replaced by ``replacement_val``. ``aggregate=True`` returns
+the mean of the values of the pairs (preds[i], target[i]), i < min(N, M) (the matrix's
+diagonal; only those pairs are computed).
 
 As torchmetrics: no predictions (or no targets) give an M x M (N x N) matrix of zeros, float32,
 whose mean is 0. A pair of boxes of zero area has NaN (0 / 0, torchvision's value).
