@@ -46,7 +46,9 @@ def c_sources():
 
 
 def compile_flags():
-    flags = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fno-strict-aliasing"]
+    # no FMA contraction: kernels that reproduce torch's step-by-step float arithmetic
+    # (box_overlap.c) must round every product on its own
+    flags = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fno-strict-aliasing", "-ffp-contract=off"]
     if os.environ.get("TORCHTALLY_DEBUG") == "1":
         flags += ["-O0", "-g"]
     else:

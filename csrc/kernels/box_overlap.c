@@ -5,24 +5,56 @@
  *
  * Every box is read once, checked (finite, x1 <= x2, y1 <= y2) and turned into a private
  * record of the quantities its pairs share (area, centre, the angle of its aspect ratio), so
- * the pair loop is arithmetic only. The formulas are torchvision's, evaluated in double: the
- * same eps (1e-7) in the distance and complete forms, and 0 / 0 (boxes of zero area) gives NaN
- * as there. The sums are formed in private totals and added to `out` after the last image, so a
- * rejected batch writes nothing.
+ * the pair loop is arithmetic only. The formulas are torchvision's, step by step in its order of
+ * operations and in its precision: float arithmetic unless a box tensor is float64 (then
+ * double), each operation rounded once (this file is compiled without FMA contraction:
+ * setup.py's -ffp-contract=off), so every value is the bit pattern torchvision gives for
+ * float32 / float64 boxes. The same eps (1e-7, as a float in float arithmetic), and 0 / 0
+ * (boxes of zero area) gives NaN as there. The sums are formed in private totals and added to
+ * `out` after the last image, so a rejected batch writes nothing.
  */
 #include "kernels/box_overlap.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define EPS 1e-7 /* torchvision's eps of distance_box_iou and complete_box_iou */
-#define FOUR_OVER_PI2 0.40528473456935108578 /* 4 / pi^2 */
+/* torchvision's 4 / (pi ** 2) as Python evaluates it (pi ** 2 rounded first): 0.4052847345693511 */
+#define FOUR_OVER_PI2 0x1.9f02f6222c720p-2
 
-/* One box and what its pairs share. */
+/* One box and what its pairs share, in double (float64 boxes) and in float (the others). */
 typedef struct {
     double x1, y1, x2, y2, area, cx, cy, angle;
+    float fx1, fy1, fx2, fy2, farea, fcx, fcy, fangle;
 } box;
+
+/* torch's float32 atan (torchvision's CIoU angle): see the tests for its bit-equality. */
+static float atan_float(float x) { return (float)atan((double)x); }
+
+/* x rounded (to nearest, ties to even) to float16 or bfloat16, as torch's arithmetic on two
+ * float16 (bfloat16) tensors rounds its result: torchvision's IoU and GIoU subtract the
+ * coordinates of such boxes in their dtype before upcasting. */
+static float round_narrow(float x, tt_dtype narrow)
+{
+    if (narrow == TT_BF16) {
+        uint32_t u;
+        memcpy(&u, &x, sizeof u);
+        u += 0x7fffu + ((u >> 16) & 1u); /* finite x: a carry into the exponent is the rounding */
+        u &= 0xffff0000u;
+        memcpy(&x, &u, sizeof x);
+        return x;
+    }
+    if (narrow != TT_F16 || x == 0)
+        return x;
+    int e;
+    (void)frexpf(x, &e); /* |x| in [2^(e-1), 2^e) */
+    const int lsb =
+        (e - 1 < -14 ? -14 : e - 1) - 10; /* 11 significant bits, subnormals below 2^-14 */
+    const float r = ldexpf(rintf(ldexpf(x, -lsb)), lsb);
+    return fabsf(r) > 65504.0f ? copysignf(INFINITY, x) : r;
+}
 
 /* "box 7" or, with sizes, "image 2, box 3". */
 static void where(const int64_t *sizes, int64_t images, int col, int64_t i, char *buf, size_t n)
@@ -64,12 +96,19 @@ static tt_status load_boxes(const tt_view *v, const char *arg, const int64_t *si
         b->cx = (c[0] + c[2]) / 2;
         b->cy = (c[1] + c[3]) / 2;
         b->angle = atan((c[2] - c[0]) / (c[3] - c[1])); /* NaN for a point, as torchvision */
+        /* float: the coordinates as float (exact for float32, float16 and bfloat16 boxes) */
+        const float f[4] = {(float)c[0], (float)c[1], (float)c[2], (float)c[3]};
+        b->fx1 = f[0], b->fy1 = f[1], b->fx2 = f[2], b->fy2 = f[3];
+        b->farea = (f[2] - f[0]) * (f[3] - f[1]);
+        b->fcx = (f[0] + f[2]) / 2.0f;
+        b->fcy = (f[1] + f[3]) / 2.0f;
+        b->fangle = atan_float((f[2] - f[0]) / (f[3] - f[1]));
     }
     return TT_OK;
 }
 
-/* The value of the pair (a, b): a is the prediction (the order matters only for rounding). */
-static double pair_value(const box *a, const box *b, int64_t kind)
+/* The value of the pair (a, b) in double: a is the prediction (the order matters for rounding). */
+static double pair_double(const box *a, const box *b, int64_t kind)
 {
     const double iw = fmin(a->x2, b->x2) - fmax(a->x1, b->x1);
     const double ih = fmin(a->y2, b->y2) - fmax(a->y1, b->y1);
@@ -89,9 +128,54 @@ static double pair_value(const box *a, const box *b, int64_t kind)
     if (kind == TT_BOX_DIOU)
         return diou;
     const double d = a->angle - b->angle;
-    const double v = FOUR_OVER_PI2 * d * d;
+    const double v = FOUR_OVER_PI2 * (d * d);
     const double alpha = v / (1 - iou + v + EPS);
     return diou - alpha * v;
+}
+
+/* The same in float, torchvision's float32 arithmetic: its python constants (eps, 4 / pi^2, 1)
+ * meet a float32 tensor as float. */
+static float pair_float(const box *a, const box *b, int64_t kind, tt_dtype narrow)
+{
+    const float eps = (float)EPS, four_over_pi2 = (float)FOUR_OVER_PI2;
+    if (kind >= TT_BOX_DIOU) /* distance_box_iou and complete_box_iou upcast the boxes first */
+        narrow = TT_F32;
+    const float iw = round_narrow(fminf(a->fx2, b->fx2) - fmaxf(a->fx1, b->fx1), narrow);
+    const float ih = round_narrow(fminf(a->fy2, b->fy2) - fmaxf(a->fy1, b->fy1), narrow);
+    const float inter = (iw > 0 ? iw : 0.0f) * (ih > 0 ? ih : 0.0f);
+    const float uni = a->farea + b->farea - inter;
+    const float iou = inter / uni;
+    if (kind == TT_BOX_IOU)
+        return iou;
+    const float ew = round_narrow(fmaxf(a->fx2, b->fx2) - fminf(a->fx1, b->fx1), narrow);
+    const float eh = round_narrow(fmaxf(a->fy2, b->fy2) - fminf(a->fy1, b->fy1), narrow);
+    if (kind == TT_BOX_GIOU) {
+        const float enclosing = ew * eh;
+        return iou - (enclosing - uni) / enclosing;
+    }
+    const float dx = a->fcx - b->fcx, dy = a->fcy - b->fcy;
+    const float diou = iou - (dx * dx + dy * dy) / (ew * ew + eh * eh + eps);
+    if (kind == TT_BOX_DIOU)
+        return diou;
+    const float d = a->fangle - b->fangle;
+    const float v = four_over_pi2 * (d * d);
+    const float alpha = v / (1.0f - iou + v + eps);
+    return diou - alpha * v;
+}
+
+/* What the pairs of preds and target are computed in: TT_F64 (double), TT_F32 (float), or
+ * TT_F16 / TT_BF16 (float, with that dtype's rounding of the differences of coordinates). */
+static tt_dtype work_dtype(const tt_view *preds, const tt_view *target)
+{
+    if (preds->dtype == target->dtype && preds->dtype != TT_F32)
+        return preds->dtype;
+    return preds->dtype == TT_F64 || target->dtype == TT_F64 ? TT_F64 : TT_F32;
+}
+
+/* The value of the pair (a, b) as a double: in double arithmetic or in float. */
+static double pair_value(const box *a, const box *b, int64_t kind, tt_dtype work)
+{
+    return work == TT_F64 ? pair_double(a, b, kind) : (double)pair_float(a, b, kind, work);
 }
 
 static tt_status check_kind(int64_t kind, tt_error *err)
@@ -156,10 +240,11 @@ tt_status tt_box_overlap_matrix(const tt_view *out, const tt_view *preds, const 
     if (st == TT_OK) {
         const box *p = boxes, *t = boxes + n;
         const int pairs = out->ndim == 1;
+        const tt_dtype work = work_dtype(preds, target);
         const int64_t rows = pairs ? out->shape[0] : n, cols = pairs ? 1 : m;
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) {
-                const double v = pair_value(&p[i], &t[pairs ? i : j], kind);
+                const double v = pair_value(&p[i], &t[pairs ? i : j], kind, work);
                 if (out->dtype == TT_F64)
                     ((double *)out->data)[i * cols + j] = v;
                 else
@@ -254,7 +339,7 @@ static const char *const KIND_NAMES[] = {"IoU", "GIoU", "DIoU", "CIoU"};
 
 /* The counted values of one image with predictions and targets into sums [m, 2]. */
 static tt_status image_sums(const box *p, int64_t n, const box *t, int64_t m, const int64_t *pl,
-                            const int64_t *tl, int64_t kind, int to_float, const double *threshold,
+                            const int64_t *tl, int64_t kind, tt_dtype work, const double *threshold,
                             int64_t image, double *sums, tt_error *err)
 {
     const double none = kind == TT_BOX_CIOU ? -2.0 : -1.0; /* torchmetrics' "no value" marker */
@@ -262,9 +347,7 @@ static tt_status image_sums(const box *p, int64_t n, const box *t, int64_t m, co
         for (int64_t j = 0; j < m; j++) {
             if (pl != NULL && pl[i] != tl[j])
                 continue;
-            double v = pair_value(&p[i], &t[j], kind);
-            if (to_float)
-                v = (double)(float)v;
+            const double v = pair_value(&p[i], &t[j], kind, work);
             if ((threshold != NULL && v < *threshold) || v == none)
                 continue;
             if (isnan(v))
@@ -312,10 +395,10 @@ tt_status tt_box_overlap_sums(const tt_view *out, const tt_view *preds, const tt
         load_all_labels(pred_labels, pl);
         load_all_labels(target_labels, tl);
     }
-    const int to_float = !(preds->dtype == TT_F64 && target->dtype == TT_F64);
+    const tt_dtype work = work_dtype(preds, target);
     double limit = 0;
-    if (threshold != NULL)
-        limit = to_float ? (double)(float)*threshold : *threshold;
+    if (threshold != NULL) /* compared as torchmetrics does: in the values' precision */
+        limit = work == TT_F64 ? *threshold : (double)(float)*threshold;
     int64_t p0 = 0, t0 = 0;
     for (int64_t b = 0; b < images; b++) {
         const int64_t n = size[2 * b], m = size[2 * b + 1];
@@ -324,7 +407,7 @@ tt_status tt_box_overlap_sums(const tt_view *out, const tt_view *preds, const tt
                 sums[2 * (t0 + j) + 1] += labelled ? 1 : (double)m;
         else if (m > 0) {
             st = image_sums(pb + p0, n, tb + t0, m, labelled ? pl + p0 : NULL,
-                            labelled ? tl + t0 : NULL, kind, to_float, threshold ? &limit : NULL, b,
+                            labelled ? tl + t0 : NULL, kind, work, threshold ? &limit : NULL, b,
                             sums + 2 * t0, err);
             if (st != TT_OK)
                 goto done;

@@ -29,7 +29,7 @@ tt_status tt_box_overlap_matrix(const tt_view *out, const tt_view *preds, const 
  * boxes are concatenated image after image: preds float [P, 4], target float [T, 4], sizes
  * int64 [B, 2] = (predictions, targets) of each image, summing to (P, T). pred_labels [P] and
  * target_labels [T] (both or neither): when given, only pairs of equal labels count. The value
- * of a pair is rounded to float32 unless preds and target are both float64; a value below
+ * of a pair is computed in float unless preds or target is float64 (csrc/API.md); a value below
  * *threshold (rounded alike; NULL: none) does not count, nor one equal to the kind's "no value"
  * marker (-1, or -2 for CIoU), and a counted NaN is an error. An image without predictions
  * counts a 0 for each of its M targets once with labels, M times without. `out` is untouched

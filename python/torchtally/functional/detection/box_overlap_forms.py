@@ -2,19 +2,21 @@
 signatures): the value of every pair of boxes, or the mean over the pairs (i, i).
 
 ``preds`` [N, 4] and ``target`` [M, 4] hold boxes as (x1, y1, x2, y2). The values are
-torchvision's (box_iou, generalized_box_iou, distance_box_iou, complete_box_iou), computed in
-float64 by the C core (CPU tensors) or the torch reference (other devices) and returned in
-float64 when an input is float64, else float32. Values below ``iou_threshold`` are replaced by
-``replacement_val``. ``aggregate=True`` returns the mean of the values of the pairs
-(preds[i], target[i]), i < min(N, M) (the matrix's diagonal; only those pairs are computed).
+torchvision's (box_iou, generalized_box_iou, distance_box_iou, complete_box_iou), computed as
+torchvision does, step by step in its order and precision (float32; float64 when an input is
+float64; float16 / bfloat16 with its roundings in that dtype), so bit for bit its values (CIoU:
+see the metric classes' note on the arctangent), by the C core (CPU tensors) or the torch
+reference (other devices), and returned in float64 when an input is float64, else float32.
+Values below ``iou_threshold`` are replaced by ``replacement_val``. ``aggregate=True`` returns
+the mean of the values of the pairs (preds[i], target[i]), i < min(N, M) (the matrix's
+diagonal; only those pairs are computed).
 
 As torchmetrics: no predictions (or no targets) give an M x M (N x N) matrix of zeros, float32,
 whose mean is 0. A pair of boxes of zero area has NaN (0 / 0, torchvision's value).
 
 Differences from torchmetrics: NaN or inf in a box, a box with x2 < x1 or y2 < y1, or a
 non-real dtype is an error naming the argument (torchmetrics returns NaN or negative values);
-the values are computed in float64 and rounded once (torchvision's float32 arithmetic differs
-from them by a few units in the last place).
+the aggregate is a float64 mean of the float32 values (torchmetrics: a float32 mean).
 """
 
 from typing import Optional
@@ -23,7 +25,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
-from .box_overlap_update import KINDS, box_tensor, check_number, check_threshold, value_dtype
+from .box_overlap_update import KINDS, box_dtype, box_tensor, check_number, check_threshold, value_dtype
 
 __all__ = [
     "intersection_over_union",
@@ -49,7 +51,8 @@ def _overlap(
         zeros = torch.zeros(side, side, dtype=torch.float32, device=preds.device)
         return zeros if not aggregate else torch.zeros((), dtype=torch.float32, device=preds.device)
     dtype = value_dtype(preds, target)
-    p, t = preds.to(dtype), target.to(dtype)
+    work = box_dtype(preds, target)
+    p, t = preds.to(work), target.to(work)
     out = torch.empty((min(n, m),) if aggregate else (n, m), dtype=dtype, device=preds.device)
     kernels.box_overlap_matrix(out, p, t, KINDS[kind])
     if threshold is not None:

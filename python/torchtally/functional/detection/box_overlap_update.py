@@ -91,6 +91,15 @@ def value_dtype(*boxes: Tensor) -> torch.dtype:
     return _F64 if any(b.dtype == _F64 for b in boxes) else torch.float32
 
 
+def box_dtype(*boxes: Tensor) -> torch.dtype:
+    """The dtype the boxes go to the kernel in: their own when they share one floating dtype
+    (float16 and bfloat16 boxes keep torchvision's roundings in their dtype), else value_dtype."""
+    dtypes = {b.dtype for b in boxes}
+    if len(dtypes) == 1 and next(iter(dtypes)) in _FLOATS:
+        return dtypes.pop()
+    return value_dtype(*boxes)
+
+
 @dataclasses.dataclass
 class _Images:
     """One side (predictions or targets) of a batch, its images' tensors checked."""
@@ -166,7 +175,7 @@ def batch_sums(
     if len(devices) > 1:
         raise ValueError(f"preds and target: expected every tensor on one device, got {sorted(map(str, devices))}")
     device = devices.pop() if devices else torch.device("cpu")
-    dtype = value_dtype(*p.boxes, *t.boxes)
+    dtype = box_dtype(*p.boxes, *t.boxes)
     sizes_list = [(pb.shape[0], tb.shape[0]) for pb, tb in zip(p.boxes, t.boxes)]
     pred_boxes = to_xyxy(_cat(p.boxes, (0, 4), dtype, device), box_format)
     target_boxes = to_xyxy(_cat(t.boxes, (0, 4), dtype, device), box_format)

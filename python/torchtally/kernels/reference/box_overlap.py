@@ -1,7 +1,9 @@
 """Torch reference of the box-overlap kernels (csrc/API.md, "Box overlap").
 
-The values are torchvision's formulas (box_iou, generalized_box_iou, distance_box_iou with its
-eps 1e-7, complete_box_iou), evaluated in float64 from the boxes as given, (x1, y1, x2, y2):
+The values are torchvision's (box_iou, generalized_box_iou, distance_box_iou with its eps 1e-7,
+complete_box_iou), from the boxes as given, (x1, y1, x2, y2), step by step in torchvision's order
+of operations and precision: float64 when preds or target is float64, else float32, with
+torchvision's roundings to the boxes' dtype in IoU and GIoU when both are float16 (bfloat16):
 
 * IoU = inter / union, inter the area of the boxes' intersection, union = area_a + area_b - inter;
 * GIoU = IoU - (enclosing - union) / enclosing, enclosing the area of the smallest box holding both;
@@ -26,35 +28,55 @@ _BOX = "a floating tensor of shape [N, 4]"
 
 
 def pairwise(p: Tensor, t: Tensor, kind: int) -> Tensor:
-    """The [N, M] values (float64) of every pair of boxes p [N, 4] and t [M, 4] (float64, checked)."""
+    """The [N, M] values of every pair of boxes p [N, 4] and t [M, 4] (checked, of one dtype: the
+    values' float32 or float64)."""
     return _values(p[:, None, :], t[None, :, :], kind)
 
 
 def _values(a: Tensor, b: Tensor, kind: int) -> Tensor:
     """The values of the broadcast pairs of boxes a [..., 4] and b [..., 4]."""
+    if kind >= 2:  # distance and complete IoU upcast float16 / bfloat16 boxes first
+        a, b = _up(a), _up(b)
     ax1, ay1, ax2, ay2 = a.unbind(-1)
     bx1, by1, bx2, by2 = b.unbind(-1)
-    area_a, area_b = (ax2 - ax1) * (ay2 - ay1), (bx2 - bx1) * (by2 - by1)
-    iw = (torch.minimum(ax2, bx2) - torch.maximum(ax1, bx1)).clamp(min=0)
-    ih = (torch.minimum(ay2, by2) - torch.maximum(ay1, by1)).clamp(min=0)
+    area_a = (_up(ax2) - _up(ax1)) * (_up(ay2) - _up(ay1))
+    area_b = (_up(bx2) - _up(bx1)) * (_up(by2) - _up(by1))
+    # IoU and GIoU: differences of float16 / bfloat16 coordinates rounded in that dtype
+    iw = _up(torch.minimum(ax2, bx2) - torch.maximum(ax1, bx1)).clamp(min=0)
+    ih = _up(torch.minimum(ay2, by2) - torch.maximum(ay1, by1)).clamp(min=0)
     inter = iw * ih
     union = area_a + area_b - inter
     iou = inter / union
     if kind == 0:
         return iou
-    ew = torch.maximum(ax2, bx2) - torch.minimum(ax1, bx1)
-    eh = torch.maximum(ay2, by2) - torch.minimum(ay1, by1)
+    ew = _up(torch.maximum(ax2, bx2) - torch.minimum(ax1, bx1)).clamp(min=0)
+    eh = _up(torch.maximum(ay2, by2) - torch.minimum(ay1, by1)).clamp(min=0)
     if kind == 1:
         enclosing = ew * eh
         return iou - (enclosing - union) / enclosing
     dx = (ax1 + ax2) / 2 - (bx1 + bx2) / 2
     dy = (ay1 + ay2) / 2 - (by1 + by2) / 2
-    diou = iou - (dx * dx + dy * dy) / (ew * ew + eh * eh + EPS)
+    diou = iou - (dx**2 + dy**2) / (ew**2 + eh**2 + EPS)
     if kind == 2:
         return diou
     d = torch.atan((ax2 - ax1) / (ay2 - ay1)) - torch.atan((bx2 - bx1) / (by2 - by1))
-    v = (4 / math.pi**2) * d * d
+    v = (4 / math.pi**2) * d**2
     return diou - v / (1 - iou + v + EPS) * v
+
+
+_NARROW = (torch.float16, torch.bfloat16)
+
+
+def _up(x: Tensor) -> Tensor:
+    return x.float() if x.dtype in _NARROW else x
+
+
+def _work_dtype(preds: Tensor, target: Tensor) -> torch.dtype:
+    """float64 when preds or target is float64; float16 (bfloat16) when both are, computed in
+    float32 with torchvision's roundings to that dtype; else float32."""
+    if preds.dtype == target.dtype and preds.dtype in _NARROW:
+        return preds.dtype
+    return torch.float64 if torch.float64 in (preds.dtype, target.dtype) else torch.float32
 
 
 def _kind(kind: object) -> int:
@@ -80,9 +102,9 @@ def _where(sizes: Optional[Tensor], col: int, i: int) -> str:
     return f"image {b}, box {i}"
 
 
-def _checked(name: str, boxes: Tensor, sizes: Optional[Tensor], col: int) -> Tensor:
-    """float64 copy of boxes, each finite with x1 <= x2 and y1 <= y2."""
-    b = boxes.double()
+def _checked(name: str, boxes: Tensor, sizes: Optional[Tensor], col: int, dtype: torch.dtype) -> Tensor:
+    """Boxes as dtype (the values' float32 or float64), each finite with x1 <= x2 and y1 <= y2."""
+    b = boxes.to(dtype)
     bad = ~(torch.isfinite(b).all(1) & (b[:, 0] <= b[:, 2]) & (b[:, 1] <= b[:, 3]))
     i = chk.first(bad, None)
     if i is not None:
@@ -107,7 +129,8 @@ def box_overlap_matrix(out, preds, target, kind, /) -> None:
     if not ((out.dim() == 2 and tuple(out.shape) == (n, m)) or (out.dim() == 1 and out.shape[0] <= min(n, m))):
         chk.fail("out", out, expected, True)
     chk.output("out", out, dtype, expected, (1, 2))
-    p, t = _checked("preds", preds, None, 0), _checked("target", target, None, 1)
+    work = _work_dtype(preds, target)
+    p, t = _checked("preds", preds, None, 0, work), _checked("target", target, None, 1, work)
     if out.dim() == 1:
         kk = out.shape[0]
         out.copy_(_values(p[:kk], t[:kk], k))
@@ -157,8 +180,9 @@ def box_overlap_sums(out, preds, target, sizes, pred_labels, target_labels, kind
             f"sizes: expected columns summing to ({p_total}, {t_total}) (the boxes of preds and target), "
             f"got ({total[0]}, {total[1]})"
         )
-    p, t = _checked("preds", preds, sizes, 0), _checked("target", target, sizes, 1)
-    to_float = not (preds.dtype == torch.float64 and target.dtype == torch.float64)
+    work = _work_dtype(preds, target)
+    p, t = _checked("preds", preds, sizes, 0, work), _checked("target", target, sizes, 1, work)
+    to_float = work != torch.float64
     if threshold is not None and to_float:
         threshold = float(torch.tensor(threshold, dtype=torch.float32))
     none = -2.0 if k == 3 else -1.0
@@ -168,9 +192,7 @@ def box_overlap_sums(out, preds, target, sizes, pred_labels, target_labels, kind
         if n == 0:
             add[t0 : t0 + m, 1] += 1 if labelled else m
         elif m > 0:
-            v = pairwise(p[p0 : p0 + n], t[t0 : t0 + m], k)
-            if to_float:
-                v = v.float().double()
+            v = pairwise(p[p0 : p0 + n], t[t0 : t0 + m], k).double()
             keep = v != none
             if threshold is not None:
                 keep &= ~(v < threshold)
