@@ -164,7 +164,7 @@ def test_bad_inputs_leave_state_unchanged(cls):
 def test_bad_categories(make):
     x = torch.zeros(1, 2, 2, 2, dtype=torch.long)
     call = make if isinstance(make, type) else functools.partial(make, x, x)
-    with pytest.raises(ValueError, match="things, stuffs: expected distinct categories, got \\[1\\]"):
+    with pytest.raises(ValueError, match="`things` and `stuffs` to have distinct keys, got \\[1\\]"):
         call(things={0, 1}, stuffs={1, 2})
     with pytest.raises(ValueError, match="At least one of `things` and `stuffs` must be non-empty"):
         call(things=[], stuffs=())

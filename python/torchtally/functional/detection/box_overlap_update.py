@@ -108,18 +108,23 @@ class _Images:
     labels: List[Tensor]
 
 
-def _read_side(name: str, items: object, count: Optional[int]) -> _Images:
-    if isinstance(items, (str, bytes, Mapping, Tensor)) or not isinstance(items, Sequence):
-        # torchmetrics' exception type and words, so code that catches them keeps working
+def _check_lists(preds: object, target: object) -> None:
+    """Both a list of dicts, of one length (torchmetrics' exception type, words and order, so code
+    that catches them keeps working)."""
+    for name, items in (("preds", preds), ("target", target)):
+        if isinstance(items, (str, bytes, Mapping, Tensor)) or not isinstance(items, Sequence):
+            raise ValueError(
+                f"Expected argument `{name}` to be of type Sequence: a list of dicts (one per image), "
+                f"got {type(items).__name__}"
+            )
+    if len(preds) != len(target):  # type: ignore[arg-type]  # both Sequences: checked above
         raise ValueError(
-            f"Expected argument `{name}` to be of type Sequence: a list of dicts (one per image), "
-            f"got {type(items).__name__}"
+            "Expected argument `preds` and `target` to have the same length (one dict per image), "
+            f"got {len(preds)} and {len(target)}"  # type: ignore[arg-type]
         )
-    if count is not None and len(items) != count:
-        raise ValueError(
-            f"Expected argument `preds` and `target` to have the same length (one dict per image), "
-            f"got {count} and {len(items)}"
-        )
+
+
+def _read_side(name: str, items: Sequence[Any]) -> _Images:
     side = _Images([], [])
     for i, item in enumerate(items):
         where = f"{name}[{i}]"
@@ -169,8 +174,9 @@ def batch_sums(
     class_metrics: bool,
 ) -> BatchSums:
     """The sums of one batch (see the module docstring), every input checked first."""
-    p = _read_side("preds", preds, None)
-    t = _read_side("target", target, len(p.boxes))
+    _check_lists(preds, target)
+    p = _read_side("preds", preds)  # type: ignore[arg-type]  # checked by _check_lists
+    t = _read_side("target", target)  # type: ignore[arg-type]
     devices = {x.device for x in p.boxes + t.boxes}
     if len(devices) > 1:
         raise ValueError(f"preds and target: expected every tensor on one device, got {sorted(map(str, devices))}")

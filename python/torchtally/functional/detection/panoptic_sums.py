@@ -50,7 +50,9 @@ def parse_categories(things: object, stuffs: object) -> Tuple[Set[int], Set[int]
     thing_set, stuff_set = _category_set("things", things), _category_set("stuffs", stuffs)
     common = thing_set & stuff_set
     if common:
-        raise ValueError(f"things, stuffs: expected distinct categories, got {sorted(common)} in both")
+        raise ValueError(
+            f"Expected arguments `things` and `stuffs` to have distinct keys, got {sorted(common)} in both"
+        )
     if not thing_set | stuff_set:
         raise ValueError("At least one of `things` and `stuffs` must be non-empty: got no category")
     return thing_set, stuff_set
