@@ -113,31 +113,29 @@ tt_status tt_mask_counts(const tt_view *out, const tt_view *preds, const tt_view
     if (st != TT_OK)
         return st;
     const int64_t n = preds->shape[0], k = preds->shape[1], pixels = preds->shape[2];
-    int64_t *counts = malloc((size_t)(n * k > 0 ? n * k : 1) * 3 * sizeof(int64_t));
+    const int64_t pairs = n * k;
+    int64_t *counts = malloc((size_t)(pairs > 0 ? pairs : 1) * 3 * sizeof(int64_t));
     if (counts == NULL)
         return tt_fail(err, TT_ENOMEM, "out", "no memory for %lld x %lld counts", (long long)n,
                        (long long)k);
     const int bytes = tt_dtype_size(preds->dtype) == 1 && tt_dtype_size(target->dtype) == 1 &&
                       (pixels < 2 || (preds->stride[2] == 1 && target->stride[2] == 1));
     int64_t bad_at[2] = {-1, -1}; /* the first (sample, class) pair holding a bad value, per side */
-    for (int64_t i = 0; i < n; i++) {
-        for (int64_t j = 0; j < k; j++) {
-            const char *p = preds->data + i * tt_step(preds, 0) + j * tt_step(preds, 1);
-            const char *t = target->data + i * tt_step(target, 0) + j * tt_step(target, 1);
-            int bad_p = 0, bad_t = 0;
-            int64_t *c = counts + 3 * (i * k + j);
-            if (bytes)
-                count_bytes((const unsigned char *)p, (const unsigned char *)t, pixels, c, &bad_p,
-                            &bad_t);
-            else
-                count_any(preds, target, p, t, c, &bad_p, &bad_t);
-            if (bad_p && bad_at[0] < 0)
-                bad_at[0] = i * k + j;
-            if (bad_t && bad_at[1] < 0)
-                bad_at[1] = i * k + j;
-        }
-        if (bad_at[0] >= 0) /* preds' first bad pair is known: no need to read further */
-            break;
+    for (int64_t q = 0; q < pairs && bad_at[0] < 0; q++) { /* preds' first bad pair ends the walk */
+        const int64_t i = q / k, j = q % k;
+        const char *p = preds->data + i * tt_step(preds, 0) + j * tt_step(preds, 1);
+        const char *t = target->data + i * tt_step(target, 0) + j * tt_step(target, 1);
+        int bad_p = 0, bad_t = 0;
+        int64_t *c = counts + 3 * q;
+        if (bytes)
+            count_bytes((const unsigned char *)p, (const unsigned char *)t, pixels, c, &bad_p,
+                        &bad_t);
+        else
+            count_any(preds, target, p, t, c, &bad_p, &bad_t);
+        if (bad_p)
+            bad_at[0] = q;
+        if (bad_t && bad_at[1] < 0)
+            bad_at[1] = q;
     }
     for (int side = 0; side < 2; side++) {
         if (bad_at[side] >= 0) {
@@ -148,8 +146,8 @@ tt_status tt_mask_counts(const tt_view *out, const tt_view *preds, const tt_view
                            (long long)(bad_at[side] / k), (long long)(bad_at[side] % k));
         }
     }
-    if (n * k > 0)
-        memcpy(out->data, counts, (size_t)(n * k) * 3 * sizeof(int64_t));
+    if (pairs > 0)
+        memcpy(out->data, counts, (size_t)pairs * 3 * sizeof(int64_t));
     free(counts);
     return TT_OK;
 }
