@@ -102,7 +102,8 @@ def test_thin_and_empty_images(c_core):
             a, b = _both(p, t, metric, (1.3, 0.8), False, c_core)
             assert same_bits(a, b)
     for shape in ((2, 3, 0, 4), (0, 3, 4, 4), (2, 0, 4, 4)):
-        a, b = _both(torch.zeros(shape, dtype=torch.bool), torch.zeros(shape, dtype=torch.bool), 0, (1, 1), False, c_core)
+        empty = torch.zeros(shape, dtype=torch.bool)
+        a, b = _both(empty, empty, 0, (1, 1), False, c_core)
         assert same_bits(a, b) and bool(a.isnan().all())
 
 
