@@ -8,7 +8,13 @@ C = 21 classes, given as
 
 Each row checks that both libraries give the same result on the batch, then times
 ``metric.update(preds, target)`` (median of repeats). torchtally counts per-sample, per-class
-intersections and pixel sums with its confusion-matrix kernels; torchmetrics with tensor ops.
+intersections and pixel sums with its kernels (index maps: a confusion matrix per image; one-hot
+masks: the mask-counts kernel, one pass over both masks); torchmetrics with tensor ops.
+
+A last row times HausdorffDistance on N = 4 one-hot bool masks [4, 3, 128, 128] of blocky
+shapes (8 x 8 random class maps, upsampled): torchtally's surface-distance kernel (separable
+exact distance transforms, every pair in one call) against torchmetrics' distance transform
+(timed on one call: it takes seconds).
 Results go to the "Segmentation update" section of benchmarks/RESULTS.md.
 
 Run: `.venv/bin/python benchmarks/bench_segmentation.py [--quick]` (--quick: 2 images).
@@ -17,6 +23,7 @@ Run: `.venv/bin/python benchmarks/bench_segmentation.py [--quick]` (--quick: 2 i
 import argparse
 import importlib
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -27,6 +34,7 @@ from _common import fmt_us, machine_line, markdown_table, replace_section, time_
 
 C = 21
 SIDE = 512
+HAUSDORFF = (4, 3, 128)  # images, classes, side (torchmetrics: about a minute a call at 256)
 SECTION = "Segmentation update"
 
 
@@ -43,6 +51,32 @@ def batch(n: int, fmt: str) -> tuple:
 def make(lib: str, name: str, fmt: str) -> object:
     cls = getattr(importlib.import_module(f"{lib}.segmentation"), name)
     return cls(num_classes=C, input_format=fmt)
+
+
+def hausdorff_row(n: int) -> tuple:
+    _, c, side = HAUSDORFF
+    g = torch.Generator().manual_seed(1)
+
+    def blocky() -> torch.Tensor:
+        low = torch.randint(0, c, (n, 1, 8, 8), generator=g).float()
+        labels = torch.nn.functional.interpolate(low, size=(side, side), mode="nearest").squeeze(1).long()
+        return labels.unsqueeze(1) == torch.arange(c).view(1, c, 1, 1)
+
+    args = (blocky(), blocky())
+    ours, theirs = (
+        importlib.import_module(f"{lib}.segmentation").HausdorffDistance(num_classes=c)
+        for lib in ("torchtally", "torchmetrics")
+    )
+    t_ours = time_call(lambda: ours.update(*args), min_seconds=0.5, repeats=3)
+    start = time.perf_counter()
+    theirs.update(*args)
+    t_theirs = time.perf_counter() - start
+    ours.reset()
+    ours.update(*args)
+    a, b = ours.compute(), theirs.compute()
+    assert torch.allclose(a, b, rtol=1e-5, equal_nan=True), ("HausdorffDistance", a, b)
+    shape = f"one-hot [{n}, {c}, {side}, {side}]"
+    return ("HausdorffDistance", shape, fmt_us(t_ours), fmt_us(t_theirs), f"{t_theirs / t_ours:.1f}x")
 
 
 def main() -> None:
@@ -64,6 +98,8 @@ def main() -> None:
             t_theirs = time_call(lambda: theirs.update(*args), min_seconds=0.5, repeats=3)
             rows.append((name, fmt, fmt_us(t_ours), fmt_us(t_theirs), f"{t_theirs / t_ours:.1f}x"))
             print(rows[-1], flush=True)
+    rows.append(hausdorff_row(1 if n == 2 else HAUSDORFF[0]))
+    print(rows[-1], flush=True)
     table = markdown_table(("metric", "input", "torchtally update (us)", "torchmetrics update (us)", "speed-up"), rows)
     body = "\n".join(
         [

@@ -19,9 +19,11 @@
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
 #include "kernels/moments.h"
+#include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
 #include "kernels/ranking.h"
 #include "kernels/simd.h"
+#include "kernels/surface_distance.h"
 #include "kernels/topk.h"
 
 typedef struct {
@@ -145,6 +147,19 @@ static tt_status run_panoptic_update(const void *ctx, const tt_args *a, tt_error
                               a->tensor[5], a->tensor[6], (int)a->ints[7], err);
 }
 
+/* surface_distance and mask_counts have no CUDA build either: other devices take the torch
+ * reference. */
+static tt_status run_surface_distance(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_surface_distance(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], a->floats[4],
+                               a->floats[5], (int)a->ints[6], err);
+}
+
+static tt_status run_mask_counts(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_mask_counts(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -179,7 +194,14 @@ static tt_status run_panoptic_update(const void *ctx, const tt_args *a, tt_error
       {"iou_sum", TT_ARG_OUT_TENSOR}, {"true_positives", TT_ARG_OUT_TENSOR},                       \
       {"false_positives", TT_ARG_OUT_TENSOR}, {"false_negatives", TT_ARG_OUT_TENSOR},              \
       {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR}, {"categories", TT_ARG_TENSOR},          \
-      {"allow_unknown_preds", TT_ARG_BOOL})
+      {"allow_unknown_preds", TT_ARG_BOOL})                                                        \
+    X(surface_distance,                                                                            \
+      "surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)",          \
+      {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
+      {"metric", TT_ARG_INT}, {"row_spacing", TT_ARG_FLOAT}, {"col_spacing", TT_ARG_FLOAT},        \
+      {"directed", TT_ARG_BOOL})                                                                   \
+    X(mask_counts, "mask_counts(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},                  \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

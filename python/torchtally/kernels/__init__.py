@@ -459,3 +459,19 @@ def panoptic_update(
     _host_impl(iou_sum).panoptic_update(
         iou_sum, true_positives, false_positives, false_negatives, preds, target, categories, allow_unknown_preds
     )
+
+
+def surface_distance(
+    out: Tensor, preds: Tensor, target: Tensor, metric: int, row_spacing: float, col_spacing: float, directed: bool
+) -> None:
+    """Surface distance (csrc/API.md): out float64 [N, C] = the (directed) Hausdorff distance between
+    the edges of the 2-D masks preds[n, c] and target[n, c] ([N, C, H, W]); metric 0 euclidean,
+    1 chessboard, 2 taxicab. HausdorffDistance does not trace its update: no custom op."""
+    _host_impl(out).surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)
+
+
+def mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
+    """Mask counts (csrc/API.md): out int64 [N, C, 3] = (intersection, prediction, target pixels) of
+    the 0/1 masks preds[n, c] and target[n, c] ([N, C, P]); other values are a ValueError. The
+    segmentation metrics do not trace their update: no custom op."""
+    _host_impl(out).mask_counts(out, preds, target)

@@ -8,8 +8,9 @@ Inputs follow torchmetrics.segmentation's ``input_format``:
     "mixed"    one of each: the tensor with one more dim is the one-hot one.
 
 ``overlap_counts`` returns int64 [N, C, 3] = (intersection, prediction pixels, target pixels)
-per sample and class, counted by the confusion-matrix kernels (torchtally.kernels): index maps by
-one [C, C] confusion matrix per sample, masks by one 2 x 2 matrix per (sample, class) column.
+per sample and class, counted by torchtally.kernels: index maps by one [C, C] confusion matrix
+per sample, masks by the mask-counts kernel (one pass over both masks, 8 one-byte pixels at a
+time, checking their 0/1 values as it counts).
 Every check runs before anything is counted and names the argument: a float index map is a
 TypeError; an index outside [0, num_classes), a mask value other than 0/1, NaN scores or
 shapes that do not match are ValueErrors.
@@ -79,15 +80,16 @@ def _labels(name: str, t: Tensor, num_classes: int) -> Tensor:
     return t
 
 
-def _one_hot_side(name: str, t: Tensor, num_classes: int) -> Tuple[str, Tensor]:
-    """("labels", argmax map) for float scores [N, C, ...], ("masks", t) for 0/1 masks."""
+def _one_hot_side(name: str, t: Tensor, num_classes: int, check_masks: bool) -> Tuple[str, Tensor]:
+    """("labels", argmax map) for float scores [N, C, ...], ("masks", t) for 0/1 masks (values checked
+    unless ``check_masks`` is False: the mask-counts kernel checks them as it counts)."""
     if t.dim() < 2 or t.shape[1] != num_classes:
         raise ValueError(f"{name}: expected one-hot [N, C, ...] with C = num_classes = {num_classes}, got {_shape(t)}")
     if t.is_floating_point():
         if bool(torch.isnan(t).any()):
             raise ValueError(f"{name}: NaN in the scores")
         return "labels", t.argmax(dim=1)
-    if t.dtype != torch.bool and t.numel() and (int(t.min()) < 0 or int(t.max()) > 1):
+    if check_masks and t.dtype != torch.bool and t.numel() and (int(t.min()) < 0 or int(t.max()) > 1):
         raise ValueError(f"{name}: expected a one-hot (0/1) mask per class, got values outside {{0, 1}}")
     return "masks", t
 
@@ -100,11 +102,12 @@ def _as_masks(kind: str, t: Tensor, num_classes: int) -> Tensor:
 
 
 def formatted(
-    preds: object, target: object, num_classes: Optional[int], input_format: str
+    preds: object, target: object, num_classes: Optional[int], input_format: str, check_masks: bool = True
 ) -> Tuple[str, Tensor, Tensor, int]:
     """Both sides checked and brought to one kind: ("labels", [N, ...] x2, C) or ("masks", [N, C, ...] x2, C).
 
-    ``num_classes`` None takes C from the one-hot tensor (input_format "one-hot" or "mixed")."""
+    ``num_classes`` None takes C from the one-hot tensor (input_format "one-hot" or "mixed").
+    ``check_masks`` False leaves the 0/1 check of integer masks to the caller's kernel."""
     p, t = _tensor("preds", preds), _tensor("target", target)
     if input_format == "one-hot":
         if p.shape != t.shape:
@@ -112,7 +115,7 @@ def formatted(
         if p.dim() < 3:
             raise ValueError(f"preds: expected one-hot [N, C, ...] with at least one spatial dim, got {_shape(p)}")
         c = num_classes if num_classes is not None else p.shape[1]
-        sides = [_one_hot_side("preds", p, c), _one_hot_side("target", t, c)]
+        sides = [_one_hot_side("preds", p, c, check_masks), _one_hot_side("target", t, c, check_masks)]
     elif input_format == "index":
         assert num_classes is not None  # the callers' argument checks
         if p.shape != t.shape:
@@ -136,7 +139,7 @@ def formatted(
             )
         c = num_classes if num_classes is not None else hot.shape[1]
         hot_name, index_name = ("preds", "target") if hot_first else ("target", "preds")
-        hot_side = _one_hot_side(hot_name, hot, c)
+        hot_side = _one_hot_side(hot_name, hot, c, check_masks)
         index_side = ("labels", _labels(index_name, index, c))
         sides = [hot_side, index_side] if hot_first else [index_side, hot_side]
     if sides[0][0] == sides[1][0]:
@@ -146,7 +149,7 @@ def formatted(
 
 def overlap_counts(preds: object, target: object, num_classes: Optional[int], input_format: str) -> Tensor:
     """int64 [N, C, 3]: (intersection, prediction pixels, target pixels) per sample and class."""
-    kind, p, t, c = formatted(preds, target, num_classes, input_format)
+    kind, p, t, c = formatted(preds, target, num_classes, input_format, check_masks=False)
     n = p.shape[0]
     if kind == "labels":
         confmats = torch.zeros(n, c, c, dtype=torch.int64, device=p.device)
@@ -156,15 +159,9 @@ def overlap_counts(preds: object, target: object, num_classes: Optional[int], in
         return torch.stack(
             (confmats.diagonal(dim1=1, dim2=2), confmats.sum(dim=1), confmats.sum(dim=2)), dim=-1
         ).contiguous()
-    columns = n * c
-    out = torch.zeros(columns, 2, 2, dtype=torch.int64, device=p.device)
-    if columns:
-        pixels = p[0, 0].numel()
-        kernels.confmat_threshold(out, p.reshape(columns, pixels).t(), t.reshape(columns, pixels).t(), None, None, 0.5)
-        kernels.settled(out)
-    out = out.view(n, c, 2, 2)  # out[..., target, prediction]
-    tp = out[..., 1, 1]
-    return torch.stack((tp, out[..., 0, 1] + tp, out[..., 1, 0] + tp), dim=-1)
+    out = torch.empty(n, c, 3, dtype=torch.int64, device=p.device)
+    kernels.mask_counts(out, p.reshape(n, c, -1), t.reshape(n, c, -1))  # checks the 0/1 values too
+    return out
 
 
 def drop_background(counts: Tensor, include_background: bool) -> Tensor:
