@@ -399,7 +399,9 @@ def coco_accumulate(
     rec_thresholds: Tensor,
 ) -> None:
     """COCO accumulate (csrc/API.md): pycocotools' precision / scores [T, R, K, 4*M] and recall
-    [T, K, 4*M] from MeanAveragePrecision's rows. Runs at compute, never traced: no custom op."""
+    [T, K, 4*M] from MeanAveragePrecision's rows."""
+    if _ops.compiling():
+        return _ops.coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
     _host_impl(precision).coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
 
 
@@ -456,9 +458,10 @@ def panoptic_update(
     """Panoptic segment matching (csrc/API.md): the per-category IoU sum (float64 [C]) and true
     positive, false positive and false negative counts (int64 [C]) of the images of preds and
     target (integer [B, N, 2], (category, instance) per pixel); categories int64 [C, 2] = (id, kind)."""
-    _host_impl(iou_sum).panoptic_update(
-        iou_sum, true_positives, false_positives, false_negatives, preds, target, categories, allow_unknown_preds
-    )
+    args = (iou_sum, true_positives, false_positives, false_negatives, preds, target, categories, allow_unknown_preds)
+    if _ops.compiling():
+        return _ops.panoptic_update(*args)
+    _host_impl(iou_sum).panoptic_update(*args)
 
 
 def surface_distance(
@@ -467,6 +470,8 @@ def surface_distance(
     """Surface distance (csrc/API.md): out float64 [N, C] = the (directed) Hausdorff distance between
     the edges of the 2-D masks preds[n, c] and target[n, c] ([N, C, H, W]); metric 0 euclidean,
     1 chessboard, 2 taxicab. HausdorffDistance does not trace its update: no custom op."""
+    if _ops.compiling():
+        return _ops.surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)
     _host_impl(out).surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)
 
 
@@ -474,4 +479,6 @@ def mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
     """Mask counts (csrc/API.md): out int64 [N, C, 3] = (intersection, prediction, target pixels) of
     the 0/1 masks preds[n, c] and target[n, c] ([N, C, P]); other values are a ValueError. The
     segmentation metrics do not trace their update: no custom op."""
+    if _ops.compiling():
+        return _ops.mask_counts(out, preds, target)
     _host_impl(out).mask_counts(out, preds, target)

@@ -79,8 +79,8 @@ _host_route: Callable[[Tensor], Any] = _unset_route
 def use_route(route: Callable[[Tensor], Any], host_route: Callable[[Tensor], Any]) -> None:
     """Set what the ops call: ``route(out)`` gives the module an eager call of the kernel takes
     (torchtally.kernels passes its own choice: the C core, the CUDA kernels or the reference);
-    ``host_route(out)`` the same for the kernels that have no CUDA build (calibration, ranking:
-    the C core or the reference)."""
+    ``host_route(out)`` the same for the kernels that have no CUDA build (calibration, ranking and
+    the detection and segmentation kernels: the C core or the reference)."""
     global _route, _host_route
     _route, _host_route = route, host_route
 
@@ -207,3 +207,60 @@ box_overlap_sums = define_op(
     "int kind, float? threshold",
     _box_overlap_sums,
 )
+
+
+def _coco_accumulate(
+    precision: Tensor,
+    recall: Tensor,
+    scores: Tensor,
+    detections: Tensor,
+    groundtruths: Tensor,
+    labels: Tensor,
+    rec_thresholds: Tensor,
+) -> None:
+    _host_route(precision).coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
+
+
+def _panoptic_update(
+    iou_sum: Tensor,
+    true_positives: Tensor,
+    false_positives: Tensor,
+    false_negatives: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    categories: Tensor,
+    allow_unknown_preds: bool,
+) -> None:
+    _host_route(iou_sum).panoptic_update(
+        iou_sum, true_positives, false_positives, false_negatives, preds, target, categories, allow_unknown_preds
+    )
+
+
+def _surface_distance(
+    out: Tensor, preds: Tensor, target: Tensor, metric: int, row_spacing: float, col_spacing: float, directed: bool
+) -> None:
+    _host_route(out).surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)
+
+
+def _mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
+    _host_route(out).mask_counts(out, preds, target)
+
+
+coco_accumulate = define_op(
+    "coco_accumulate",
+    "Tensor(a!) precision, Tensor(b!) recall, Tensor(c!) scores, Tensor detections, Tensor groundtruths, "
+    "Tensor labels, Tensor rec_thresholds",
+    _coco_accumulate,
+)
+panoptic_update = define_op(
+    "panoptic_update",
+    "Tensor(a!) iou_sum, Tensor(b!) true_positives, Tensor(c!) false_positives, Tensor(d!) false_negatives, "
+    "Tensor preds, Tensor target, Tensor categories, bool allow_unknown_preds",
+    _panoptic_update,
+)
+surface_distance = define_op(
+    "surface_distance",
+    "Tensor(a!) out, Tensor preds, Tensor target, int metric, float row_spacing, float col_spacing, bool directed",
+    _surface_distance,
+)
+mask_counts = define_op("mask_counts", "Tensor(a!) out, Tensor preds, Tensor target", _mask_counts)
