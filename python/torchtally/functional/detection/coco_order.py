@@ -23,8 +23,11 @@ def interleaved(ranks: Tensor) -> Tensor:
     if n == 0:
         return torch.zeros(0, dtype=torch.int64)
     width = int(ranks.max()) + 1
-    one_hot = torch.nn.functional.one_hot(ranks, width)
-    position = (torch.cumsum(one_hot, 0) - 1).gather(1, ranks[:, None]).squeeze(1)
+    by_rank = torch.sort(ranks, stable=True).indices  # O(I) memory at any world size
+    sorted_ranks = ranks[by_rank]
+    counts = torch.bincount(sorted_ranks, minlength=width)
+    position = torch.empty_like(ranks)
+    position[by_rank] = torch.arange(n) - (torch.cumsum(counts, 0) - counts)[sorted_ranks]
     return torch.sort(position * width + ranks, stable=True).indices
 
 
