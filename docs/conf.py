@@ -59,6 +59,8 @@ FACES = {
     "wrappers": "Wrappers",
     "segmentation": "Segmentation",
     "detection": "Detection",
+    "retrieval": "Retrieval",
+    "text": "Text",
 }
 
 

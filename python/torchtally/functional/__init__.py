@@ -2,7 +2,8 @@
 
 ``torchtally.functional.classification`` (counts, curves and ranking),
 ``torchtally.functional.regression``, ``torchtally.functional.aggregation``,
-``torchtally.functional.detection`` and ``torchtally.functional.segmentation``; every name is
+``torchtally.functional.detection``, ``torchtally.functional.segmentation``,
+``torchtally.functional.retrieval`` and ``torchtally.functional.text``; every name is
 also importable from here. The kernels behind them are routed in `torchtally.kernels` (C core or torch
 reference).
 """
@@ -12,4 +13,6 @@ from .classification import *  # noqa: F401,F403
 from .curves import *  # noqa: F401,F403
 from .detection import *  # noqa: F401,F403
 from .regression import *  # noqa: F401,F403
+from .retrieval import *  # noqa: F401,F403
 from .segmentation import *  # noqa: F401,F403
+from .text import *  # noqa: F401,F403

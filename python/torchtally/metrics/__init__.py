@@ -38,6 +38,8 @@ _FACES = {
     "torchtally.aggregation": ("aggregation",),
     "torchtally.detection": ("mean_ap", "box_overlap", "panoptic_quality"),
     "torchtally.segmentation": ("segmentation_overlap", "surface_distance"),
+    "torchtally.retrieval": (),
+    "torchtally.text": (),
 }
 
 

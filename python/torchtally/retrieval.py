@@ -1,0 +1,8 @@
+"""torchmetrics.retrieval's place: ``from torchtally.retrieval import RetrievalMAP``."""
+
+from types import ModuleType
+from typing import Tuple
+
+_MODULES: Tuple[ModuleType, ...] = ()
+
+__all__ = [name for module in _MODULES for name in module.__all__]
