@@ -6,17 +6,7 @@ that state, syncs it across ranks in a few packed collectives and hooks into tra
 
 __version__ = "0.1.0"
 
-from . import (  # noqa: E402
-    aggregation,
-    classification,
-    detection,
-    functional,
-    regression,
-    retrieval,
-    segmentation,
-    text,
-    wrappers,
-)
+from . import aggregation, classification, detection, functional, regression, retrieval, segmentation, text, wrappers  # noqa: E402
 from .adapters.hook import MetricHook
 from .adapters.sampler import UnpaddedDistributedSampler
 from .aggregation import *  # noqa: F401,F403,E402

@@ -250,7 +250,8 @@ def _impl(out: Any) -> Any:
     return _reference
 
 
-def _nograd(t: Any) -> Any:
+def detached(t: Any) -> Any:
+    """`t` without its autograd history (torch's `__dlpack__` refuses a tensor that requires grad)."""
     return t.detach() if getattr(t, "requires_grad", False) else t
 
 
@@ -266,8 +267,8 @@ def confmat_scores(
     out: Tensor, scores: Tensor, target: Tensor, mask: Optional[Tensor] = None, ignore_index: Optional[int] = None
 ) -> None:
     if _ops.compiling():
-        return _ops.confmat_scores(out, _nograd(scores), target, mask, ignore_index)
-    _impl(out).confmat_scores(out, _nograd(scores), target, mask, ignore_index)
+        return _ops.confmat_scores(out, detached(scores), target, mask, ignore_index)
+    _impl(out).confmat_scores(out, detached(scores), target, mask, ignore_index)
 
 
 def confmat_threshold(
@@ -280,8 +281,8 @@ def confmat_threshold(
     logit_threshold: Optional[float] = None,
 ) -> None:
     if _ops.compiling():
-        return _ops.confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
-    _impl(out).confmat_threshold(out, _nograd(preds), target, mask, ignore_index, threshold, logit_threshold)
+        return _ops.confmat_threshold(out, detached(preds), target, mask, ignore_index, threshold, logit_threshold)
+    _impl(out).confmat_threshold(out, detached(preds), target, mask, ignore_index, threshold, logit_threshold)
 
 
 def binned_update(
@@ -294,14 +295,14 @@ def binned_update(
     uniform: bool = False,
 ) -> None:
     if _ops.compiling():
-        return _ops.binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
-    _impl(out).binned_update(out, _nograd(preds), target, mask, ignore_index, _nograd(thresholds), uniform)
+        return _ops.binned_update(out, detached(preds), target, mask, ignore_index, detached(thresholds), uniform)
+    _impl(out).binned_update(out, detached(preds), target, mask, ignore_index, detached(thresholds), uniform)
 
 
 def moments_update(state: Tensor, x: Tensor, weights: Optional[Tensor] = None) -> None:
     if _ops.compiling():
-        return _ops.moments_update(state, _nograd(x), _nograd(weights))
-    _impl(state).moments_update(state, _nograd(x), _nograd(weights))
+        return _ops.moments_update(state, detached(x), detached(weights))
+    _impl(state).moments_update(state, detached(x), detached(weights))
 
 
 def moments_merge(state: Tensor, other: Tensor) -> None:
@@ -312,8 +313,8 @@ def moments_merge(state: Tensor, other: Tensor) -> None:
 
 def comoments_update(state: Tensor, x: Tensor, y: Tensor) -> None:
     if _ops.compiling():
-        return _ops.comoments_update(state, _nograd(x), _nograd(y))
-    _impl(state).comoments_update(state, _nograd(x), _nograd(y))
+        return _ops.comoments_update(state, detached(x), detached(y))
+    _impl(state).comoments_update(state, detached(x), detached(y))
 
 
 def comoments_merge(state: Tensor, other: Tensor) -> None:
@@ -331,8 +332,8 @@ def topk_update(
     k: int = 1,
 ) -> None:
     if _ops.compiling():
-        return _ops.topk_update(out, _nograd(preds), target, mask, ignore_index, k)
-    _impl(out).topk_update(out, _nograd(preds), target, mask, ignore_index, k)
+        return _ops.topk_update(out, detached(preds), target, mask, ignore_index, k)
+    _impl(out).topk_update(out, detached(preds), target, mask, ignore_index, k)
 
 
 def finishes(state: Any) -> bool:
@@ -364,29 +365,30 @@ def binned_finish(out: Tensor, hist: Tensor, metric: int) -> bool:
 # -- host kernels: the C core serves CPU tensors; every other device takes the torch reference ----
 
 
-def _host_impl(out: Any) -> Any:
+def host_module(out: Any) -> Any:
     """torchtally._C for CPU tensors when it is active, else the reference (CUDA included: these
-    kernels have no CUDA build)."""
+    kernels have no CUDA build). The route of every host-only kernel, here and in the family
+    modules beside this one (kernels.retrieval, kernels.text)."""
     return _c if _c is not None and getattr(out, "is_cpu", True) else _reference
 
 
-_ops.use_route(_impl, _host_impl)  # what the custom ops call
+_ops.use_route(_impl, host_module)  # what the custom ops call
 
 
 def calibration_update(counts: Tensor, sums: Tensor, conf: Tensor, hit: Tensor, boundaries: Tensor) -> None:
     """Calibration bins (csrc/API.md): counts int64 [B] and sums float64 [B, 2] (confidence, hit)
     of the bin each confidence falls in, bins bounded by the float64 `boundaries` [B]."""
     if _ops.compiling():
-        return _ops.calibration_update(counts, sums, _nograd(conf), hit, boundaries)
-    _host_impl(counts).calibration_update(counts, sums, _nograd(conf), hit, boundaries)
+        return _ops.calibration_update(counts, sums, detached(conf), hit, boundaries)
+    host_module(counts).calibration_update(counts, sums, detached(conf), hit, boundaries)
 
 
 def ranking_update(out: Tensor, preds: Tensor, target: Tensor) -> None:
     """Ranking sums (csrc/API.md): out float64 [3] += the rows' (coverage, ranking average
     precision, ranking loss); target 0, 1 or 2 (ignored)."""
     if _ops.compiling():
-        return _ops.ranking_update(out, _nograd(preds), target)
-    _host_impl(out).ranking_update(out, _nograd(preds), target)
+        return _ops.ranking_update(out, detached(preds), target)
+    host_module(out).ranking_update(out, detached(preds), target)
 
 
 def coco_accumulate(
@@ -402,7 +404,7 @@ def coco_accumulate(
     [T, K, 4*M] from MeanAveragePrecision's rows."""
     if _ops.compiling():
         return _ops.coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
-    _host_impl(precision).coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
+    host_module(precision).coco_accumulate(precision, recall, scores, detections, groundtruths, labels, rec_thresholds)
 
 
 def coco_match(
@@ -413,15 +415,15 @@ def coco_match(
     come from the boxes of `dets` / `gts` (pycocotools' bbIou) or, for masks, from `ious`."""
     if _ops.compiling():
         return _ops.coco_match(rows, groups, dets, gts, iou_thresholds, ious)
-    _host_impl(rows).coco_match(rows, groups, dets, gts, iou_thresholds, ious)
+    host_module(rows).coco_match(rows, groups, dets, gts, iou_thresholds, ious)
 
 
 def box_overlap_matrix(out: Tensor, preds: Tensor, target: Tensor, kind: int) -> None:
     """Box overlap (csrc/API.md): out [N, M] = IoU (kind 0), GIoU (1), DIoU (2) or CIoU (3) of every
     pair of boxes preds [N, 4] and target [M, 4] (x1, y1, x2, y2); out [K]: of the pairs (i, i)."""
     if _ops.compiling():
-        return _ops.box_overlap_matrix(out, _nograd(preds), _nograd(target), kind)
-    _host_impl(out).box_overlap_matrix(out, _nograd(preds), _nograd(target), kind)
+        return _ops.box_overlap_matrix(out, detached(preds), detached(target), kind)
+    host_module(out).box_overlap_matrix(out, detached(preds), detached(target), kind)
 
 
 def box_overlap_sums(
@@ -438,10 +440,10 @@ def box_overlap_sums(
     target box, over the images of a batch (sizes int64 [B, 2]: predictions and targets per image)."""
     if _ops.compiling():
         return _ops.box_overlap_sums(
-            out, _nograd(preds), _nograd(target), sizes, pred_labels, target_labels, kind, threshold
+            out, detached(preds), detached(target), sizes, pred_labels, target_labels, kind, threshold
         )
-    _host_impl(out).box_overlap_sums(
-        out, _nograd(preds), _nograd(target), sizes, pred_labels, target_labels, kind, threshold
+    host_module(out).box_overlap_sums(
+        out, detached(preds), detached(target), sizes, pred_labels, target_labels, kind, threshold
     )
 
 
@@ -461,7 +463,7 @@ def panoptic_update(
     args = (iou_sum, true_positives, false_positives, false_negatives, preds, target, categories, allow_unknown_preds)
     if _ops.compiling():
         return _ops.panoptic_update(*args)
-    _host_impl(iou_sum).panoptic_update(*args)
+    host_module(iou_sum).panoptic_update(*args)
 
 
 def surface_distance(
@@ -472,7 +474,7 @@ def surface_distance(
     1 chessboard, 2 taxicab. HausdorffDistance does not trace its update: no custom op."""
     if _ops.compiling():
         return _ops.surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)
-    _host_impl(out).surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)
+    host_module(out).surface_distance(out, preds, target, metric, row_spacing, col_spacing, directed)
 
 
 def mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
@@ -481,4 +483,4 @@ def mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
     segmentation metrics do not trace their update: no custom op."""
     if _ops.compiling():
         return _ops.mask_counts(out, preds, target)
-    _host_impl(out).mask_counts(out, preds, target)
+    host_module(out).mask_counts(out, preds, target)
