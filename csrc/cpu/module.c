@@ -18,6 +18,7 @@
 #include "kernels/coco_match.h"
 #include "kernels/confmat.h"
 #include "kernels/finish.h"
+#include "kernels/levenshtein.h"
 #include "kernels/moments.h"
 #include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
@@ -160,6 +161,12 @@ static tt_status run_mask_counts(const void *ctx, const tt_args *a, tt_error *er
     return tt_mask_counts(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
+/* levenshtein has no CUDA build either: its inputs are token ids made on the host. */
+static tt_status run_levenshtein(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_levenshtein(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -201,7 +208,10 @@ static tt_status run_mask_counts(const void *ctx, const tt_args *a, tt_error *er
       {"metric", TT_ARG_INT}, {"row_spacing", TT_ARG_FLOAT}, {"col_spacing", TT_ARG_FLOAT},        \
       {"directed", TT_ARG_BOOL})                                                                   \
     X(mask_counts, "mask_counts(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},                  \
-      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(levenshtein, "levenshtein(out, tokens, offsets, substitution_cost)",                         \
+      {"out", TT_ARG_OUT_TENSOR}, {"tokens", TT_ARG_TENSOR}, {"offsets", TT_ARG_TENSOR},           \
+      {"substitution_cost", TT_ARG_INT})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

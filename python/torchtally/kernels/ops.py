@@ -264,3 +264,12 @@ surface_distance = define_op(
     _surface_distance,
 )
 mask_counts = define_op("mask_counts", "Tensor(a!) out, Tensor preds, Tensor target", _mask_counts)
+
+
+def _levenshtein(out: Tensor, tokens: Tensor, offsets: Tensor, substitution_cost: int) -> None:
+    _host_route(out).levenshtein(out, tokens, offsets, substitution_cost)
+
+
+levenshtein = define_op(
+    "levenshtein", "Tensor(a!) out, Tensor tokens, Tensor offsets, int substitution_cost", _levenshtein
+)

@@ -1,9 +1,13 @@
 """Text: the public functions (torchmetrics.functional.text's names and signatures).
 
 One batch of sentences in, the metric out, computed from the same sums as the classes in
-torchtally.text.
+torchtally.text. Edit-distance metrics: edit_forms.py (per-batch work in edit_update.py, results in
+edit_compute.py).
 """
 
 from typing import List
 
-__all__: List[str] = []
+from . import edit_forms
+from .edit_forms import *  # noqa: F401,F403
+
+__all__: List[str] = list(edit_forms.__all__)

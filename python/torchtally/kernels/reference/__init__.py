@@ -12,6 +12,7 @@ from .calibration import calibration_update
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .levenshtein import levenshtein
 from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
 from .panoptic import panoptic_update
@@ -38,4 +39,5 @@ __all__ = [
     "panoptic_update",
     "surface_distance",
     "mask_counts",
+    "levenshtein",
 ]
