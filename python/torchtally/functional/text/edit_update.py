@@ -35,6 +35,8 @@ def _sentence_list(name: str, value: Any) -> List[str]:
         return [value]
     if not isinstance(value, (list, tuple)):
         raise TypeError(f"{name}: expected a str or a list of str, got {type(value).__name__}")
+    if set(map(type, value)) <= {str}:  # the common case, checked at C speed
+        return list(value)
     for i, item in enumerate(value):
         if not isinstance(item, str):
             raise ValueError(f"{name}: expected a list of str, got {type(item).__name__} at index {i}")
