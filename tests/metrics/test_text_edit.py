@@ -16,6 +16,7 @@ import torchmetrics.text as tmt
 from support.metric_tester import MetricCase, assert_same, check_metric, feed, run_distributed_cases, states_of
 
 import torchtally.functional.text as F
+import torchtally.kernels as kernels
 import torchtally.text as T
 from torchtally.testing import count_collectives, run_distributed
 
@@ -74,7 +75,8 @@ def test_functions_match_torchmetrics(forms):
         result = ours(preds, target)
         assert result.dtype == torch.float32 and result.shape == ()
         assert_same(result, _torchmetrics(theirs, preds, target), **TOL)
-    for preds, target in [("a b c", "a c"), ("", "a"), ("a", ""), ("", ""), ([], []), (["日本 é"], ["日本 e"])]:
+    cases = [("a b c", "a c"), ("", "a"), ("a", ""), ("", ""), ([], []), (["日本 é"], ["日本 e"]), ("a\ud800b", "ab")]
+    for preds, target in cases:
         assert_same(ours(preds, target), _torchmetrics(theirs, preds, target), **TOL)
 
 
@@ -163,6 +165,26 @@ def test_edit_distance_is_exact_for_long_pairs():
     # the last pair leaves torchmetrics' band around the diagonal: it overestimates (152, not 110)
     theirs = _torchmetrics(tmf.edit_distance, preds[-1:], target[-1:], reduction=None)
     assert exact[-1] == 110 and int(theirs[0]) > exact[-1]
+
+
+def test_reference_route_and_custom_op_give_the_same_values():
+    preds, target = _sentences(50, 12)
+
+    def values():
+        rates = [F.word_error_rate(preds, target), F.char_error_rate(preds, target)]
+        return rates + [F.edit_distance(preds, target, 2, None)]
+
+    expected = values()
+    previous = kernels.set_backend("reference")
+    try:
+        got = values()
+    finally:
+        kernels.set_backend(previous)
+    assert_same(got, expected)
+    tokens, offsets = torch.tensor([1, 2, 3, 1, 3], dtype=torch.int32), torch.tensor([0, 3, 5])
+    out = torch.full((1,), -1, dtype=torch.int64)
+    torch.ops.torchtally.levenshtein(out, tokens, offsets, 1)
+    assert out.tolist() == [1]
 
 
 def test_empty_results_follow_torchmetrics():
