@@ -3,6 +3,9 @@
 from types import ModuleType
 from typing import Tuple
 
-_MODULES: Tuple[ModuleType, ...] = ()
+from .metrics import ngram
+from .metrics.ngram import *  # noqa: F401,F403  (BLEUScore, SacreBLEUScore, CHRFScore)
+
+_MODULES: Tuple[ModuleType, ...] = (ngram,)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -6,4 +6,8 @@ torchtally.text.
 
 from typing import List
 
-__all__: List[str] = []
+from . import bleu, chrf
+from .bleu import *  # noqa: F401,F403  (bleu_score, sacre_bleu_score)
+from .chrf import *  # noqa: F401,F403  (chrf_score)
+
+__all__: List[str] = [*bleu.__all__, *chrf.__all__]

@@ -14,6 +14,7 @@ from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
+from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .ranking import ranking_update
 from .surface_distance import surface_distance
@@ -38,4 +39,6 @@ __all__ = [
     "panoptic_update",
     "surface_distance",
     "mask_counts",
+    "bleu_update",
+    "chrf_update",
 ]
