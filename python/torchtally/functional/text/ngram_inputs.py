@@ -2,6 +2,8 @@
 changes) and the flat batch the n-gram kernels read (csrc/API.md, "N-gram statistics"): token ids
 of every segment, each sentence's hypothesis followed by its references."""
 
+from array import array
+from itertools import chain
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import torch
@@ -70,39 +72,55 @@ def check_n_gram(n_gram: Any, weights: Optional[Sequence[float]]) -> List[float]
     return [float(w) for w in weights]
 
 
+class _Vocab(dict):
+    """Token -> id, a new token getting the next id (looked up at C speed through __getitem__)."""
+
+    def __missing__(self, token: str) -> int:
+        self[token] = i = len(self)
+        return i
+
+
+class _WordPieces(dict):
+    """chrF++'s word -> the ids of its pieces (see _pieces), ids from `vocab`."""
+
+    def __init__(self, vocab: _Vocab) -> None:
+        super().__init__()
+        self.vocab = vocab
+
+    def __missing__(self, word: str) -> Tuple[int, ...]:
+        self[word] = ids = tuple(self.vocab[p] for p in _pieces(word))
+        return ids
+
+
 def bleu_batch(hyps: List[str], refs: List[List[str]], tokenize: Callable[[str], List[str]]) -> Batch:
     """The kernel's batch of word ids (one id per distinct token of the batch)."""
-    vocab: dict = {}
-    flat: List[int] = []
+    ids = _Vocab().__getitem__
+    flat = array("q")
     bounds, groups = [0], [0]
     for hyp, references in zip(hyps, refs):
         for line in (hyp, *references):
             if line:
-                flat.extend([vocab.setdefault(w, len(vocab)) for w in tokenize(line)])
+                flat.extend(map(ids, tokenize(line)))
             bounds.append(len(flat))
         groups.append(len(bounds) - 1)
-    return _tensors(torch.tensor(flat, dtype=torch.int64), [bounds], groups)
+    return _tensors(_int64(flat), [bounds], groups)
 
 
-def _words(sentence: str) -> List[str]:
-    """chrF++'s words: whitespace-split, a punctuation mark at the end (else at the start) of a
-    word of two characters or more split off."""
-    out: List[str] = []
-    for w in sentence.split():
-        if len(w) > 1 and w[-1] in _PUNCTUATION:
-            out += (w[:-1], w[-1])
-        elif len(w) > 1 and w[0] in _PUNCTUATION:
-            out += (w[0], w[1:])
-        else:
-            out.append(w)
-    return out
+def _pieces(word: str) -> Tuple[str, ...]:
+    """chrF++'s split of a whitespace-separated word: a punctuation mark at its end (else at its
+    start) split off when the word has two characters or more."""
+    if len(word) > 1 and word[-1] in _PUNCTUATION:
+        return (word[:-1], word[-1])
+    if len(word) > 1 and word[0] in _PUNCTUATION:
+        return (word[0], word[1:])
+    return (word,)
 
 
 def chrf_batch(hyps: List[str], refs: List[List[str]], lowercase: bool, whitespace: bool) -> Batch:
     """The kernel's batch: characters (their code points) in stream 0, words' ids in stream 1."""
-    vocab: dict = {}
+    pieces = _WordPieces(_Vocab()).__getitem__
     chars: List[str] = []
-    words: List[int] = []
+    words = array("q")
     char_bounds, word_bounds, groups = [0], [0], [0]
     n_chars = 0
     for hyp, references in zip(hyps, refs):
@@ -113,13 +131,18 @@ def chrf_batch(hyps: List[str], refs: List[List[str]], lowercase: bool, whitespa
             chars.append(c)
             n_chars += len(c)
             char_bounds.append(n_chars)
-            words.extend([vocab.setdefault(w, len(vocab)) for w in _words(line)])
+            words.extend(chain.from_iterable(map(pieces, line.split())))
             word_bounds.append(len(words))
         groups.append(len(char_bounds) - 1)
     encoded = bytearray("".join(chars).encode("utf-32-le", "surrogatepass"))
     code_points = torch.frombuffer(encoded, dtype=torch.int32) if encoded else torch.empty(0, dtype=torch.int32)
-    tokens = torch.cat((code_points.to(torch.int64), torch.tensor(words, dtype=torch.int64)))
+    tokens = torch.cat((code_points.to(torch.int64), _int64(words)))
     return _tensors(tokens, [char_bounds, [n_chars + b for b in word_bounds]], groups)
+
+
+def _int64(values: "array[int]") -> Tensor:
+    """An int64 tensor over `values` (no copy; the tensor keeps the array alive)."""
+    return torch.frombuffer(values, dtype=torch.int64) if len(values) else torch.empty(0, dtype=torch.int64)
 
 
 def _tensors(tokens: Tensor, bounds: List[List[int]], groups: List[int]) -> Batch:
