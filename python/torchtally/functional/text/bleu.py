@@ -24,7 +24,12 @@ def bleu_update(stats: Tensor, preds: object, target: object, tokenize: str = "n
     hyps, refs = ngram_inputs.bleu_corpus(preds, target)
     fn = tokenizers.tokenizer(tokenize, lowercase)
     tokens, bounds, groups = ngram_inputs.bleu_batch(hyps, refs, fn)
-    ngram_kernels.bleu_update(stats, tokens, bounds, groups)
+    if stats.is_cpu:
+        ngram_kernels.bleu_update(stats, tokens, bounds, groups)
+    else:  # the batch is made on the host: counted there by the C core, added on the device
+        counts = torch.zeros(stats.shape, dtype=torch.int64)
+        ngram_kernels.bleu_update(counts, tokens, bounds, groups)
+        stats += counts.to(stats.device)
 
 
 def bleu_value(stats: Tensor, weights: List[float], smooth: bool, dtype: torch.dtype) -> Tensor:

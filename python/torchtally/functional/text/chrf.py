@@ -36,7 +36,12 @@ def chrf_update(
     hyps, refs = ngram_inputs.chrf_corpus(preds, target)
     tokens, bounds, groups = ngram_inputs.chrf_batch(hyps, refs, lowercase, whitespace)
     sentence = torch.empty(len(hyps), dtype=torch.float64)
-    ngram_kernels.chrf_update(stats, sentence, tokens, bounds, groups, n_char_order, float(beta))
+    if stats.is_cpu:
+        ngram_kernels.chrf_update(stats, sentence, tokens, bounds, groups, n_char_order, float(beta))
+    else:  # the batch is made on the host: counted there by the C core, added on the device
+        counts = torch.zeros(stats.shape, dtype=torch.int64)
+        ngram_kernels.chrf_update(counts, sentence, tokens, bounds, groups, n_char_order, float(beta))
+        stats += counts.to(stats.device)
     return sentence
 
 
