@@ -240,3 +240,33 @@ def test_bleu_syncs_in_two_collectives_at_most():
     for total, result in run_distributed(_count_worker, 3):
         assert 1 <= total <= 2, total
         assert torch.equal(result, expected)
+
+
+def test_signatures_are_torchmetrics():
+    import inspect
+
+    import torchmetrics.text as tmt
+
+    pairs = [
+        (BLEUScore, tmt.BLEUScore),
+        (SacreBLEUScore, tmt.SacreBLEUScore),
+        (CHRFScore, tmt.CHRFScore),
+        (bleu_score, tmf.bleu_score),
+        (sacre_bleu_score, tmf.sacre_bleu_score),
+        (chrf_score, tmf.chrf_score),
+    ]
+    for ours, theirs in pairs:
+        a, b = inspect.signature(ours).parameters, inspect.signature(theirs).parameters
+        assert [(p.name, p.default, p.kind) for p in a.values()] == [(p.name, p.default, p.kind) for p in b.values()]
+
+
+def test_a_negative_count_in_a_loaded_state_is_refused():
+    m = BLEUScore().update(["a b"], [["a b"]])
+    m.persistent(True)
+    state = {k: v.clone() for k, v in m.state_dict().items()}
+    state["stats"][0, 0] = -1
+    fresh = BLEUScore()
+    fresh.persistent(True)
+    with pytest.raises(ValueError, match="stats"):
+        fresh.load_state_dict(state)
+    assert int(fresh.stats.abs().sum()) == 0

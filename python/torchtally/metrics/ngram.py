@@ -25,16 +25,19 @@ Deliberate differences from torchmetrics:
 * CHRFScore with ``return_sentence_level_score`` returns (score, sentence scores) also before
   any sentence (an empty tensor; torchmetrics fails to concatenate an empty list, and its
   chrf_score then returns the score alone);
+* chrF's best reference is chosen by float64 scores (torchmetrics compares float32 ones: two
+  references whose chrF differ by less than float32's resolution may be chosen differently);
 * the 'flores101' / 'flores200' tokenizers never download their model: a FileNotFoundError
   says where to put it.
 """
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
 
 from ..base.metric import Metric
+from ..base.state_dict import check_nonnegative
 from ..functional.text import bleu as bleu_forms
 from ..functional.text import chrf as chrf_forms
 from ..functional.text import ngram_inputs, tokenizers
@@ -82,6 +85,10 @@ class BLEUScore(Metric):
 
     def compute(self) -> Tensor:
         return bleu_forms.bleu_value(self.stats, self.weights, self.smooth, self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "stats")
 
 
 class SacreBLEUScore(BLEUScore):
@@ -174,3 +181,7 @@ class CHRFScore(Metric):
         if self.return_sentence_level_score:
             return score, self.sentence_chrf_score.to(self.dtype)
         return score
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "stats")
