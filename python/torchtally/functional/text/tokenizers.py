@@ -63,9 +63,22 @@ _NEEDS = {
 }
 
 
+# The first rule by str.translate (each character of its class spaced: the same result, several
+# times faster); the others only on lines holding their characters.
+_SPACED = {
+    c: f" {chr(c)} "
+    for a, b in ((0x7B, 0x7E), (0x5B, 0x60), (0x20, 0x26), (0x28, 0x2B), (0x3A, 0x40), (0x2F, 0x2F))
+    for c in range(a, b + 1)
+}
+
+
 def _regex_13a(line: str) -> str:
-    for pattern, repl in _RULES_13A:
-        line = pattern.sub(repl, line)
+    line = line.translate(_SPACED)
+    if "." in line or "," in line:
+        line = _RULES_13A[1][0].sub(_RULES_13A[1][1], line)
+        line = _RULES_13A[2][0].sub(_RULES_13A[2][1], line)
+    if "-" in line:
+        line = _RULES_13A[3][0].sub(_RULES_13A[3][1], line)
     return line
 
 
