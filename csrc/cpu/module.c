@@ -22,6 +22,7 @@
 #include "kernels/moments.h"
 #include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
+#include "kernels/ngram.h"
 #include "kernels/ranking.h"
 #include "kernels/simd.h"
 #include "kernels/surface_distance.h"
@@ -167,6 +168,18 @@ static tt_status run_levenshtein(const void *ctx, const tt_args *a, tt_error *er
     return tt_levenshtein(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], err);
 }
 
+/* bleu_update and chrf_update have no CUDA build: their inputs are token ids made on the host. */
+static tt_status run_bleu_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_bleu_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
+}
+
+static tt_status run_chrf_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_chrf_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                          a->ints[5], a->floats[6], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -211,7 +224,13 @@ static tt_status run_levenshtein(const void *ctx, const tt_args *a, tt_error *er
       {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
     X(levenshtein, "levenshtein(out, tokens, offsets, substitution_cost)",                         \
       {"out", TT_ARG_OUT_TENSOR}, {"tokens", TT_ARG_TENSOR}, {"offsets", TT_ARG_TENSOR},           \
-      {"substitution_cost", TT_ARG_INT})
+      {"substitution_cost", TT_ARG_INT})                                                           \
+    X(bleu_update, "bleu_update(out, tokens, bounds, groups)", {"out", TT_ARG_OUT_TENSOR},         \
+      {"tokens", TT_ARG_TENSOR}, {"bounds", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})             \
+    X(chrf_update, "chrf_update(out, sentence, tokens, bounds, groups, n_char_order, beta)",       \
+      {"out", TT_ARG_OUT_TENSOR}, {"sentence", TT_ARG_OPT_TENSOR}, {"tokens", TT_ARG_TENSOR},      \
+      {"bounds", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR}, {"n_char_order", TT_ARG_INT},          \
+      {"beta", TT_ARG_FLOAT})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

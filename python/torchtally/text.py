@@ -3,9 +3,10 @@
 from types import ModuleType
 from typing import Tuple
 
-from .metrics import text_edit
-from .metrics.text_edit import *  # noqa: F401,F403
+from .metrics import ngram, text_edit
+from .metrics.ngram import *  # noqa: F401,F403  (BLEUScore, SacreBLEUScore, CHRFScore)
+from .metrics.text_edit import *  # noqa: F401,F403  (WER, CER, MER, WIL, WIP, EditDistance)
 
-_MODULES: Tuple[ModuleType, ...] = (text_edit,)
+_MODULES: Tuple[ModuleType, ...] = (text_edit, ngram)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

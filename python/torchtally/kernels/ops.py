@@ -273,3 +273,27 @@ def _levenshtein(out: Tensor, tokens: Tensor, offsets: Tensor, substitution_cost
 levenshtein = define_op(
     "levenshtein", "Tensor(a!) out, Tensor tokens, Tensor offsets, int substitution_cost", _levenshtein
 )
+
+
+def _bleu_update(out: Tensor, tokens: Tensor, bounds: Tensor, groups: Tensor) -> None:
+    _host_route(out).bleu_update(out, tokens, bounds, groups)
+
+
+def _chrf_update(
+    out: Tensor,
+    sentence: Optional[Tensor],
+    tokens: Tensor,
+    bounds: Tensor,
+    groups: Tensor,
+    n_char_order: int,
+    beta: float,
+) -> None:
+    _host_route(out).chrf_update(out, sentence, tokens, bounds, groups, n_char_order, beta)
+
+
+bleu_update = define_op("bleu_update", "Tensor(a!) out, Tensor tokens, Tensor bounds, Tensor groups", _bleu_update)
+chrf_update = define_op(
+    "chrf_update",
+    "Tensor(a!) out, Tensor(b!)? sentence, Tensor tokens, Tensor bounds, Tensor groups, int n_char_order, float beta",
+    _chrf_update,
+)

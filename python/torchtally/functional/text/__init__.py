@@ -7,7 +7,9 @@ edit_compute.py).
 
 from typing import List
 
-from . import edit_forms
+from . import bleu, chrf, edit_forms
+from .bleu import *  # noqa: F401,F403  (bleu_score, sacre_bleu_score)
+from .chrf import *  # noqa: F401,F403  (chrf_score)
 from .edit_forms import *  # noqa: F401,F403
 
-__all__: List[str] = list(edit_forms.__all__)
+__all__: List[str] = [*edit_forms.__all__, *bleu.__all__, *chrf.__all__]

@@ -15,6 +15,7 @@ from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .levenshtein import levenshtein
 from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
+from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .ranking import ranking_update
 from .surface_distance import surface_distance
@@ -40,4 +41,6 @@ __all__ = [
     "surface_distance",
     "mask_counts",
     "levenshtein",
+    "bleu_update",
+    "chrf_update",
 ]
