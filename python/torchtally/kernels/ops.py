@@ -264,3 +264,21 @@ surface_distance = define_op(
     _surface_distance,
 )
 mask_counts = define_op("mask_counts", "Tensor(a!) out, Tensor preds, Tensor target", _mask_counts)
+
+
+def _lcs(out: Tensor, a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor) -> None:
+    _host_route(out).lcs(out, a, a_offsets, b, b_offsets)
+
+
+def _perplexity_update(
+    total: Tensor, count: Tensor, logits: Tensor, target: Tensor, ignore_index: Optional[int]
+) -> None:
+    _host_route(total).perplexity_update(total, count, logits, target, ignore_index)
+
+
+lcs = define_op("lcs", "Tensor(a!) out, Tensor a, Tensor a_offsets, Tensor b, Tensor b_offsets", _lcs)
+perplexity_update = define_op(
+    "perplexity_update",
+    "Tensor(a!) total, Tensor(b!) count, Tensor logits, Tensor target, int? ignore_index",
+    _perplexity_update,
+)
