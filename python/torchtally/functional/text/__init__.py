@@ -6,4 +6,8 @@ torchtally.text.
 
 from typing import List
 
-__all__: List[str] = []
+from .perplexity_form import perplexity
+from .rouge_form import rouge_score
+from .squad_form import squad
+
+__all__: List[str] = ["perplexity", "rouge_score", "squad"]
