@@ -9,7 +9,7 @@ import random
 import pytest
 import torch
 from rouge_score import rouge_scorer
-from support.metric_tester import MetricCase, assert_rejects, assert_same, check_metric, run_distributed_cases
+from support.metric_tester import MetricCase, assert_rejects, assert_same, check_metric
 from torchmetrics.functional.text import rouge_score as tm_rouge_score
 
 import torchtally.functional.text.rouge_update as ru
@@ -44,7 +44,9 @@ def _rouge_score_reference(preds, refs, keys, use_stemmer, accumulate):
         else:
             scores = [scorer.score(r, p) for r in rs]
             per = {
-                k: tuple(sum(getattr(s[k], c) for s in scores) / len(scores) for c in ("fmeasure", "precision", "recall"))
+                k: tuple(
+                    sum(getattr(s[k], c) for s in scores) / len(scores) for c in ("fmeasure", "precision", "recall")
+                )
                 for k in keys
             }
         for k in keys:
@@ -164,23 +166,29 @@ def test_lifecycle(case):
     check_metric(case)
 
 
+def _rank_worker(rank, world_size, cases):
+    """Per rank: an uneven contiguous shard of each case's batches (rank 0 gets none), then
+    one counted compute."""
+    out = []
+    for factory, batches in cases:
+        bounds = [0, 0, len(batches) // 3, len(batches)]
+        m = factory()
+        for preds, refs in batches[bounds[rank] : bounds[rank + 1]]:
+            m.update(preds, refs)
+        with count_collectives() as counter:
+            result = m.compute()
+        out.append((counter.total, result))
+    return out
+
+
 @pytest.mark.distributed
-def test_distributed():
-    run_distributed_cases(CASES)
-
-
-def _count_worker(rank, world_size):
-    m = ROUGEScore(rouge_keys=KEYS)
-    for preds, refs in _batches(9, 10, 3)[rank::world_size]:
-        m.update(preds, refs)
-    with count_collectives() as counter:
-        out = m.compute()
-    return counter.total, out
-
-
-@pytest.mark.distributed
-def test_sync_in_at_most_two_collectives():
-    expected = _reference(_batches(9, 10, 3), rouge_keys=KEYS)
-    for total, out in run_distributed(_count_worker, 2):
-        assert total <= 2, total
-        assert_same(out, expected, rtol=1e-6, atol=1e-6)
+def test_distributed_uneven_shards_in_at_most_two_collectives():
+    """One spawned 3-rank gloo run for every case: each rank's result == one process over all
+    the data (and the reference), after at most 2 collectives (the header, one all_reduce)."""
+    per_rank = run_distributed(_rank_worker, 3, [(c.factory, list(c.batches)) for c in CASES])
+    for i, case in enumerate(CASES):
+        expected = case.reference(case.batches)
+        for rank in per_rank:
+            total, result = rank[i]
+            assert total <= 2, (case.name, total)
+            assert_same(result, expected, rtol=1e-6, atol=1e-6, what=case.name)
