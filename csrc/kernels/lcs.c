@@ -49,10 +49,13 @@ static int64_t offset(const tt_view *v, int64_t p)
     return ((const int64_t *)v->data)[p * v->stride[0]];
 }
 
-/* The LCS length of x (m tokens, stride xs) and y (n tokens, stride ys), n <= m, with row[n + 1]. */
+/* The LCS length of x (m tokens, stride xs) and y (n tokens, stride ys), n <= m, with `row`
+ * holding cap + 1 entries (0 <= n <= cap: the caller sized it for the batch). */
 static int64_t lcs_pair(const int64_t *x, int64_t xs, int64_t m, const int64_t *y, int64_t ys,
-                        int64_t n, int64_t *row)
+                        int64_t n, int64_t *row, int64_t cap)
 {
+    if (n < 1 || n > cap)
+        return 0;
     for (int64_t j = 0; j <= n; j++)
         row[j] = 0;
     for (int64_t i = 0; i < m; i++) {
@@ -109,9 +112,9 @@ tt_status tt_lcs(const tt_view *out, const tt_view *a, const tt_view *a_offsets,
         if (m == 0 || n == 0)
             result[p] = 0;
         else if (n <= m)
-            result[p] = lcs_pair(ad + a0 * as, as, m, bd + b0 * bs, bs, n, row);
+            result[p] = lcs_pair(ad + a0 * as, as, m, bd + b0 * bs, bs, n, row, longest);
         else
-            result[p] = lcs_pair(bd + b0 * bs, bs, n, ad + a0 * as, as, m, row);
+            result[p] = lcs_pair(bd + b0 * bs, bs, n, ad + a0 * as, as, m, row, longest);
     }
     free(row);
     return TT_OK;

@@ -49,7 +49,7 @@ def check_accumulate(accumulate: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _porter_stem() -> Callable[[str], str]:
-    from nltk.stem.porter import PorterStemmer
+    from nltk.stem.porter import PorterStemmer  # type: ignore[import-untyped]
 
     return functools.lru_cache(maxsize=1 << 16)(PorterStemmer().stem)
 
@@ -67,7 +67,7 @@ def make_stemmer(use_stemmer: bool) -> Optional[Callable[[str], str]]:
 def split_sentences(text: str) -> List[str]:
     """nltk's punkt sentences of ``text`` (as torchmetrics' rougeLsum); never downloads."""
     try:
-        import nltk
+        import nltk  # type: ignore[import-untyped]
     except ImportError as err:  # pragma: no cover
         raise ModuleNotFoundError("rougeLsum needs nltk (`pip install nltk`)") from err
     try:
