@@ -46,6 +46,30 @@ ROW_LSE(row_f64, tt_f64_at, exp_double)
 ROW_LSE(row_f16, tt_f16_at, exp_double)
 ROW_LSE(row_bf16, tt_bf16_at, exp_double)
 
+/* A contiguous float32 row: ROW_LSE's result with plain loads; the maximum's pass has no
+ * early exit (a NaN or +inf is looked for only when one was seen). */
+static int row_f32_contiguous(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad)
+{
+    const float *x = (const float *)p;
+    float top = -INFINITY;
+    int nonfinite = 0;
+    for (int64_t k = 0; k < v; k++) {
+        nonfinite |= !(x[k] < INFINITY);
+        top = x[k] > top ? x[k] : top;
+    }
+    if (nonfinite)
+        return row_f32(p, step, v, lse, bad);
+    if (top == -INFINITY) {
+        *bad = -1;
+        return 1;
+    }
+    double sum = 0.0;
+    for (int64_t k = 0; k < v; k++)
+        sum += (double)expf(x[k] - top);
+    *lse = (double)top + log(sum);
+    return 0;
+}
+
 typedef int (*row_fn)(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad);
 
 tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const tt_view *logits,
@@ -75,7 +99,8 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
     if (v == 0 && n * t > 0)
         return tt_fail(err, TT_EVALUE, "logits", "expected a vocabulary of at least 1, got %s",
                        tt_describe(logits, got, sizeof got));
-    row_fn row = logits->dtype == TT_F32   ? row_f32
+    const int contiguous = logits->stride[2] == 1;
+    row_fn row = logits->dtype == TT_F32   ? (contiguous ? row_f32_contiguous : row_f32)
                  : logits->dtype == TT_F64 ? row_f64
                  : logits->dtype == TT_F16 ? row_f16
                                            : row_bf16;
