@@ -97,3 +97,18 @@ def test_bad_calls_raise_naming_the_argument(impl):
     for args, exc, name in calls:
         with pytest.raises(exc, match=f"^{name}: "):
             impl.perplexity_update(*args, None)
+
+
+def test_reference_in_chunks_of_rows(monkeypatch):
+    import torchtally.kernels.reference.perplexity as ref_module
+
+    logits, target = torch.randn(4, 5, 9, dtype=_F64), torch.randint(0, 9, (4, 5))
+    target[2, 1] = -7
+    whole, whole_count = _states()
+    reference.perplexity_update(whole, whole_count, logits, target, -7)
+    monkeypatch.setattr(ref_module, "_CHUNK_ELEMENTS", 20)  # 2 rows at a time
+    total, count = _states()
+    reference.perplexity_update(total, count, logits, target, -7)
+    assert int(count) == int(whole_count) == 19
+    torch.testing.assert_close(total, whole, rtol=1e-14, atol=0)
+    torch.testing.assert_close(total, _expected(logits, target, -7)[0], rtol=1e-12, atol=0)

@@ -12,6 +12,8 @@ import torch
 
 from . import checks as chk
 
+_CHUNK_ELEMENTS = 1 << 24
+
 
 def perplexity_update(total, count, logits, target, ignore_index: Optional[int] = None, /) -> None:
     """total += the targets' negative log-likelihood, count += the tokens counted."""
@@ -33,15 +35,21 @@ def perplexity_update(total, count, logits, target, ignore_index: Optional[int] 
     keep = torch.ones_like(y, dtype=torch.bool) if ignore is None else y != ignore
     if v == 0 and y.numel():
         raise ValueError(f"logits: expected a vocabulary of at least 1, got {chk.describe(logits)}")
-    rows = logits.reshape(-1, v)[keep].double()
-    y = y[keep]
+    rows = logits.reshape(-1, v)
+    index = keep.nonzero().squeeze(1)
+    y = y[index]
     bad = ((y < 0) | (y >= v)).nonzero()
     if bad.numel():
         raise ValueError(f"target: token id {int(y[bad[0, 0]])} is out of range [0, {v})")
-    if bool((torch.isnan(rows) | (rows == float("inf"))).any()):
-        raise ValueError("logits: expected no NaN or +inf")
-    if rows.numel() and bool((rows == float("-inf")).all(dim=1).any()):
-        raise ValueError("logits: a row is -inf everywhere (no probability to share)")
-    nll = torch.logsumexp(rows, dim=1) - rows.gather(1, y[:, None]).squeeze(1) if rows.numel() else rows.new_zeros(0)
-    total += nll.sum()
+    per_chunk = max(1, _CHUNK_ELEMENTS // max(v, 1))  # float64 copies of a few rows at a time: bounded memory
+    parts = []
+    for lo in range(0, index.numel(), per_chunk):
+        chunk = rows[index[lo : lo + per_chunk]].double()
+        if bool((torch.isnan(chunk) | (chunk == float("inf"))).any()):
+            raise ValueError("logits: expected no NaN or +inf")
+        if bool((chunk == float("-inf")).all(dim=1).any()):
+            raise ValueError("logits: a row is -inf everywhere (no probability to share)")
+        target_logit = chunk.gather(1, y[lo : lo + per_chunk, None]).squeeze(1)
+        parts.append((torch.logsumexp(chunk, dim=1) - target_logit).sum())
+    total += torch.stack(parts).sum() if parts else 0.0
     count += y.numel()
