@@ -82,21 +82,22 @@ static inline __attribute__((always_inline)) float exp_nonpositive(float d)
 #define BLOCK 512
 #define LANES 8
 
-/* A contiguous float32 row: ROW_LSE's result (a row with NaN or +inf goes to row_f32, which
- * names the element), its exponentials formed a block at a time into a float buffer (a loop the
+/* A contiguous float32 (or bfloat16, widened exactly) row: ROW_LSE's result (a row with NaN
+ * or +inf goes to the strided function, which names the element), its exponentials formed a block at a time into a float buffer (a loop the
  * compiler vectorises) and summed into LANES float64 sums. */
-#define CONTIGUOUS_F32(NAME, ATTRIBUTE)                                                            \
+#define CONTIGUOUS_F32(NAME, T, LOAD, STRIDED, ATTRIBUTE)                                          \
     ATTRIBUTE static int NAME(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad)   \
     {                                                                                              \
-        const float *x = (const float *)p;                                                         \
+        const T *x = (const T *)p;                                                                 \
         float top = -INFINITY;                                                                     \
         int nonfinite = 0;                                                                         \
         for (int64_t k = 0; k < v; k++) {                                                          \
-            nonfinite |= !(x[k] < INFINITY);                                                       \
-            top = x[k] > top ? x[k] : top;                                                         \
+            const float xk = LOAD(x[k]);                                                           \
+            nonfinite |= !(xk < INFINITY);                                                         \
+            top = xk > top ? xk : top;                                                             \
         }                                                                                          \
         if (nonfinite)                                                                             \
-            return row_f32(p, step, v, lse, bad);                                                  \
+            return STRIDED(p, step, v, lse, bad);                                                  \
         if (top == -INFINITY) {                                                                    \
             *bad = -1;                                                                             \
             return 1;                                                                              \
@@ -106,7 +107,7 @@ static inline __attribute__((always_inline)) float exp_nonpositive(float d)
         for (int64_t b = 0; b < v; b += BLOCK) {                                                   \
             const int64_t len = v - b < BLOCK ? v - b : BLOCK;                                     \
             for (int64_t k = 0; k < len; k++)                                                      \
-                e[k] = exp_nonpositive(x[b + k] - top);                                            \
+                e[k] = exp_nonpositive(LOAD(x[b + k]) - top);                                      \
             int64_t k = 0;                                                                         \
             for (; k + LANES <= len; k += LANES)                                                   \
                 for (int j = 0; j < LANES; j++)                                                    \
@@ -121,9 +122,15 @@ static inline __attribute__((always_inline)) float exp_nonpositive(float d)
         return 0;                                                                                  \
     }
 
-CONTIGUOUS_F32(row_f32_contiguous, )
+#define AS_FLOAT(x) (x)
+#define BF16_AS_FLOAT(x) tt_bf16_to_float(x)
+
+CONTIGUOUS_F32(row_f32_contiguous, float, AS_FLOAT, row_f32, )
+CONTIGUOUS_F32(row_bf16_contiguous, uint16_t, BF16_AS_FLOAT, row_bf16, )
 #ifdef TT_HAVE_AVX2_TARGET
-CONTIGUOUS_F32(row_f32_avx2, __attribute__((target("avx2,fma"))))
+CONTIGUOUS_F32(row_f32_avx2, float, AS_FLOAT, row_f32, __attribute__((target("avx2,fma"))))
+CONTIGUOUS_F32(row_bf16_avx2, uint16_t, BF16_AS_FLOAT, row_bf16,
+               __attribute__((target("avx2,fma"))))
 #endif
 
 typedef int (*row_fn)(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad);
@@ -157,14 +164,17 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
                        tt_describe(logits, got, sizeof got));
     const int contiguous = logits->stride[2] == 1;
 #ifdef TT_HAVE_AVX2_TARGET
-    row_fn f32_contiguous = tt_simd_level() >= TT_SIMD_AVX2 ? row_f32_avx2 : row_f32_contiguous;
+    const int avx2 = tt_simd_level() >= TT_SIMD_AVX2;
+    row_fn f32_contiguous = avx2 ? row_f32_avx2 : row_f32_contiguous;
+    row_fn bf16_contiguous = avx2 ? row_bf16_avx2 : row_bf16_contiguous;
 #else
     row_fn f32_contiguous = row_f32_contiguous;
+    row_fn bf16_contiguous = row_bf16_contiguous;
 #endif
     row_fn row = logits->dtype == TT_F32   ? (contiguous ? f32_contiguous : row_f32)
                  : logits->dtype == TT_F64 ? row_f64
                  : logits->dtype == TT_F16 ? row_f16
-                                           : row_bf16;
+                                           : (contiguous ? bf16_contiguous : row_bf16);
     const int64_t s0 = tt_step(logits, 0), s1 = tt_step(logits, 1), s2 = tt_step(logits, 2);
     const int64_t *y = (const int64_t *)target->data;
     const int64_t y0 = target->stride[0], y1 = target->stride[1];

@@ -115,19 +115,21 @@ def test_reference_in_chunks_of_rows(monkeypatch):
 
 
 def test_every_simd_level_agrees(c_core):
-    """Contiguous float32 rows take a vectorised exp (AVX2 where the CPU has it): every level
+    """Contiguous float32 and bfloat16 rows take a vectorised exp (AVX2 where the CPU has it): every level
     gives the float64 value to float32 precision, on rows longer than its 512-element block."""
     g = generator(5)
     logits = torch.randn(3, 4, 1500, generator=g) * 8
     logits[0, 1, 7] = float("-inf")
     target = torch.randint(0, 1500, (3, 4), generator=g)
-    want, _ = _expected(logits, target, None)
     previous, widest = c_core._simd_level()
     try:
-        for level in range(widest + 1):
-            c_core._set_simd_level(level)
-            total, count = _states()
-            c_core.perplexity_update(total, count, logits, target, None)
-            torch.testing.assert_close(total, want, rtol=2e-7, atol=0)
+        for dtype in (torch.float32, torch.bfloat16):
+            x = logits.to(dtype)
+            want, _ = _expected(x, target, None)
+            for level in range(widest + 1):
+                c_core._set_simd_level(level)
+                total, count = _states()
+                c_core.perplexity_update(total, count, x, target, None)
+                torch.testing.assert_close(total, want, rtol=2e-7, atol=0)
     finally:
         c_core._set_simd_level(previous)
