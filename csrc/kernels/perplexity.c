@@ -3,10 +3,10 @@
  * log softmax(x)[y] = x[y] - max(x) - log(sum(exp(x - max(x)))), without forming the [N, T, V]
  * probabilities: one pass for the row's maximum (and its NaN / +inf check), one for the sum of
  * exponentials, accumulated in float64. The workload: a language model's evaluation batches,
- * [32, 1024, 32000] and larger; O(N T V) time, O(1) memory. Contiguous float32 rows (the
- * common case) take a branch-free float exp that the compiler vectorises (an AVX2 copy where
- * the CPU has it), strided float32 rows expf on the float difference (2^-24 relative per term,
- * below the float32 logits' own rounding), the other dtypes exp in double.
+ * [32, 1024, 32000] and larger; O(N T V) time, O(1) memory. Contiguous float32 and bfloat16
+ * rows (the common case) take a branch-free float exp that the compiler vectorises (an AVX2
+ * copy where the CPU has it), strided float32 rows expf on the float difference (2^-24 relative
+ * per term, below the float32 logits' own rounding), the other dtypes exp in double.
  *
  * The sums are formed in locals and added to the states only when every row was read, so a bad
  * element (a NaN or +inf logit, a row of -inf only, a target outside [0, V)) leaves them untouched.
