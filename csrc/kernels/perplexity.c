@@ -83,8 +83,9 @@ static inline __attribute__((always_inline)) float exp_nonpositive(float d)
 #define LANES 8
 
 /* A contiguous float32 (or bfloat16, widened exactly) row: ROW_LSE's result (a row with NaN
- * or +inf goes to the strided function, which names the element), its exponentials formed a block at a time into a float buffer (a loop the
- * compiler vectorises) and summed into LANES float64 sums. */
+ * or +inf goes to the strided function, which names the element), its exponentials formed a
+ * block at a time into a float buffer (a loop the compiler vectorises) and summed into LANES
+ * float64 sums. */
 #define CONTIGUOUS_F32(NAME, T, LOAD, STRIDED, ATTRIBUTE)                                          \
     ATTRIBUTE static int NAME(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad)   \
     {                                                                                              \
