@@ -23,6 +23,8 @@
 #include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
 #include "kernels/ngram.h"
+#include "kernels/lcs.h"
+#include "kernels/perplexity.h"
 #include "kernels/ranking.h"
 #include "kernels/simd.h"
 #include "kernels/surface_distance.h"
@@ -180,6 +182,18 @@ static tt_status run_chrf_update(const void *ctx, const tt_args *a, tt_error *er
                           a->ints[5], a->floats[6], err);
 }
 
+/* lcs and perplexity_update (the text metrics) have no CUDA build either. */
+static tt_status run_lcs(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_lcs(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4], err);
+}
+
+static tt_status run_perplexity_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_perplexity_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                                a->opt_int[4], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -230,7 +244,13 @@ static tt_status run_chrf_update(const void *ctx, const tt_args *a, tt_error *er
     X(chrf_update, "chrf_update(out, sentence, tokens, bounds, groups, n_char_order, beta)",       \
       {"out", TT_ARG_OUT_TENSOR}, {"sentence", TT_ARG_OPT_TENSOR}, {"tokens", TT_ARG_TENSOR},      \
       {"bounds", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR}, {"n_char_order", TT_ARG_INT},          \
-      {"beta", TT_ARG_FLOAT})
+      {"beta", TT_ARG_FLOAT})                                                                      \
+    X(lcs, "lcs(out, a, a_offsets, b, b_offsets)", {"out", TT_ARG_OUT_TENSOR},                     \
+      {"a", TT_ARG_TENSOR}, {"a_offsets", TT_ARG_TENSOR}, {"b", TT_ARG_TENSOR},                    \
+      {"b_offsets", TT_ARG_TENSOR})                                                                \
+    X(perplexity_update, "perplexity_update(total, count, logits, target, ignore_index)",          \
+      {"total", TT_ARG_OUT_TENSOR}, {"count", TT_ARG_OUT_TENSOR}, {"logits", TT_ARG_TENSOR},       \
+      {"target", TT_ARG_TENSOR}, {"ignore_index", TT_ARG_OPT_INT})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

@@ -3,10 +3,13 @@
 from types import ModuleType
 from typing import Tuple
 
-from .metrics import ngram, text_edit
+from .metrics import ngram, perplexity, rouge, squad, text_edit
 from .metrics.ngram import *  # noqa: F401,F403  (BLEUScore, SacreBLEUScore, CHRFScore)
+from .metrics.perplexity import *  # noqa: F401,F403  (Perplexity)
+from .metrics.rouge import *  # noqa: F401,F403  (ROUGEScore)
+from .metrics.squad import *  # noqa: F401,F403  (SQuAD)
 from .metrics.text_edit import *  # noqa: F401,F403  (WER, CER, MER, WIL, WIP, EditDistance)
 
-_MODULES: Tuple[ModuleType, ...] = (text_edit, ngram)
+_MODULES: Tuple[ModuleType, ...] = (text_edit, ngram, rouge, squad, perplexity)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -297,3 +297,21 @@ chrf_update = define_op(
     "Tensor(a!) out, Tensor(b!)? sentence, Tensor tokens, Tensor bounds, Tensor groups, int n_char_order, float beta",
     _chrf_update,
 )
+
+
+def _lcs(out: Tensor, a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor) -> None:
+    _host_route(out).lcs(out, a, a_offsets, b, b_offsets)
+
+
+def _perplexity_update(
+    total: Tensor, count: Tensor, logits: Tensor, target: Tensor, ignore_index: Optional[int]
+) -> None:
+    _host_route(total).perplexity_update(total, count, logits, target, ignore_index)
+
+
+lcs = define_op("lcs", "Tensor(a!) out, Tensor a, Tensor a_offsets, Tensor b, Tensor b_offsets", _lcs)
+perplexity_update = define_op(
+    "perplexity_update",
+    "Tensor(a!) total, Tensor(b!) count, Tensor logits, Tensor target, int? ignore_index",
+    _perplexity_update,
+)

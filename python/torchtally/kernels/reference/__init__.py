@@ -12,11 +12,13 @@ from .calibration import calibration_update
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .lcs import lcs
 from .levenshtein import levenshtein
 from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
 from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
+from .perplexity import perplexity_update
 from .ranking import ranking_update
 from .surface_distance import surface_distance
 from .topk import topk_update
@@ -43,4 +45,6 @@ __all__ = [
     "levenshtein",
     "bleu_update",
     "chrf_update",
+    "lcs",
+    "perplexity_update",
 ]
