@@ -264,3 +264,20 @@ surface_distance = define_op(
     _surface_distance,
 )
 mask_counts = define_op("mask_counts", "Tensor(a!) out, Tensor preds, Tensor target", _mask_counts)
+
+
+def _ter_sentences(
+    out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
+) -> None:
+    _host_route(out).ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)
+
+
+def _eed_sentences(
+    out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor, costs: Tensor
+) -> None:
+    _host_route(out).eed_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups, costs)
+
+
+_PACKED = "Tensor hyp, Tensor hyp_offsets, Tensor refs, Tensor ref_offsets, Tensor groups"
+ter_sentences = define_op("ter_sentences", f"Tensor(a!) out, {_PACKED}", _ter_sentences)
+eed_sentences = define_op("eed_sentences", f"Tensor(a!) out, {_PACKED}, Tensor costs", _eed_sentences)

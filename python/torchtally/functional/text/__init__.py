@@ -6,4 +6,7 @@ torchtally.text.
 
 from typing import List
 
-__all__: List[str] = []
+from .eed import extended_edit_distance
+from .ter import translation_edit_rate
+
+__all__: List[str] = ["extended_edit_distance", "translation_edit_rate"]

@@ -12,11 +12,13 @@ from .calibration import calibration_update
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .eed import eed_sentences
 from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
 from .panoptic import panoptic_update
 from .ranking import ranking_update
 from .surface_distance import surface_distance
+from .ter import ter_sentences
 from .topk import topk_update
 
 __all__ = [
@@ -38,4 +40,6 @@ __all__ = [
     "panoptic_update",
     "surface_distance",
     "mask_counts",
+    "ter_sentences",
+    "eed_sentences",
 ]
