@@ -88,7 +88,7 @@ static int64_t distance(pair_work *w, const int64_t *h)
         BEAM_WIDTH < ratio / 2 ? (int64_t)ceil(ratio / 2 + BEAM_WIDTH) : (int64_t)BEAM_WIDTH;
     for (int64_t i = k + 1; i <= nh; i++) {
         int64_t *row = w->cost + i * width;
-        const int64_t *prev = row - width;
+        const int64_t *prev = w->cost + (i - 1) * width;
         uint8_t *ops = w->op + i * width;
         for (int64_t j = 0; j <= nr; j++)
             row[j] = INF_COST, ops[j] = OP_UNDEF;
@@ -115,8 +115,7 @@ static int64_t distance(pair_work *w, const int64_t *h)
             row[j] = best, ops[j] = best_op;
         }
     }
-    for (int64_t i = k; i < nh; i++)
-        w->rowed[i] = h[i];
+    memcpy(w->rowed, h, (size_t)nh * sizeof(int64_t));
     w->valid = nh;
     return w->cost[nh * width + nr];
 }
@@ -250,8 +249,8 @@ static int64_t best_shift(pair_work *w, int64_t *checked, int *broken)
 /* Tercom's edits of one pair; -1 on an internal error, -2 out of memory. */
 static int64_t pair_edits(const int64_t *hyp, int64_t nh, const int64_t *ref, int64_t nr)
 {
-    if (nr == 0)
-        return nh;
+    if (nr <= 0 || nh < 0) /* lengths are >= 0 (offsets checked): an empty reference */
+        return nh > 0 ? nh : 0;
     pair_work w;
     if (!pair_init(&w, nh, nr, ref))
         return -2;
