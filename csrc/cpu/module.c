@@ -17,6 +17,7 @@
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
 #include "kernels/confmat.h"
+#include "kernels/eed.h"
 #include "kernels/finish.h"
 #include "kernels/levenshtein.h"
 #include "kernels/moments.h"
@@ -28,6 +29,7 @@
 #include "kernels/ranking.h"
 #include "kernels/simd.h"
 #include "kernels/surface_distance.h"
+#include "kernels/ter.h"
 #include "kernels/topk.h"
 
 typedef struct {
@@ -194,6 +196,20 @@ static tt_status run_perplexity_update(const void *ctx, const tt_args *a, tt_err
                                 a->opt_int[4], err);
 }
 
+/* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
+ * on the CPU. */
+static tt_status run_ter_sentences(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_ter_sentences(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                            a->tensor[5], err);
+}
+
+static tt_status run_eed_sentences(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_eed_sentences(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                            a->tensor[5], a->tensor[6], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -250,7 +266,14 @@ static tt_status run_perplexity_update(const void *ctx, const tt_args *a, tt_err
       {"b_offsets", TT_ARG_TENSOR})                                                                \
     X(perplexity_update, "perplexity_update(total, count, logits, target, ignore_index)",          \
       {"total", TT_ARG_OUT_TENSOR}, {"count", TT_ARG_OUT_TENSOR}, {"logits", TT_ARG_TENSOR},       \
-      {"target", TT_ARG_TENSOR}, {"ignore_index", TT_ARG_OPT_INT})
+      {"target", TT_ARG_TENSOR}, {"ignore_index", TT_ARG_OPT_INT})                                 \
+    X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
+      {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
+      {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \
+    X(eed_sentences, "eed_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups, costs)",     \
+      {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
+      {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR},          \
+      {"costs", TT_ARG_TENSOR})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

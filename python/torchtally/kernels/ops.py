@@ -315,3 +315,20 @@ perplexity_update = define_op(
     "Tensor(a!) total, Tensor(b!) count, Tensor logits, Tensor target, int? ignore_index",
     _perplexity_update,
 )
+
+
+def _ter_sentences(
+    out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
+) -> None:
+    _host_route(out).ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)
+
+
+def _eed_sentences(
+    out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor, costs: Tensor
+) -> None:
+    _host_route(out).eed_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups, costs)
+
+
+_PACKED = "Tensor hyp, Tensor hyp_offsets, Tensor refs, Tensor ref_offsets, Tensor groups"
+ter_sentences = define_op("ter_sentences", f"Tensor(a!) out, {_PACKED}", _ter_sentences)
+eed_sentences = define_op("eed_sentences", f"Tensor(a!) out, {_PACKED}, Tensor costs", _eed_sentences)

@@ -11,8 +11,19 @@ from . import bleu, chrf, edit_forms
 from .bleu import *  # noqa: F401,F403  (bleu_score, sacre_bleu_score)
 from .chrf import *  # noqa: F401,F403  (chrf_score)
 from .edit_forms import *  # noqa: F401,F403
+from .eed import extended_edit_distance
 from .perplexity_form import perplexity
 from .rouge_form import rouge_score
 from .squad_form import squad
+from .ter import translation_edit_rate
 
-__all__: List[str] = [*edit_forms.__all__, *bleu.__all__, *chrf.__all__, "perplexity", "rouge_score", "squad"]
+__all__: List[str] = [
+    *edit_forms.__all__,
+    *bleu.__all__,
+    *chrf.__all__,
+    "extended_edit_distance",
+    "translation_edit_rate",
+    "perplexity",
+    "rouge_score",
+    "squad",
+]

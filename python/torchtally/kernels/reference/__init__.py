@@ -12,6 +12,7 @@ from .calibration import calibration_update
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .eed import eed_sentences
 from .lcs import lcs
 from .levenshtein import levenshtein
 from .mask_counts import mask_counts
@@ -21,6 +22,7 @@ from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
 from .surface_distance import surface_distance
+from .ter import ter_sentences
 from .topk import topk_update
 
 __all__ = [
@@ -47,4 +49,6 @@ __all__ = [
     "chrf_update",
     "lcs",
     "perplexity_update",
+    "ter_sentences",
+    "eed_sentences",
 ]

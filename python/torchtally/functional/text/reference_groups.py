@@ -1,0 +1,55 @@
+"""The text metrics' inputs as torchmetrics reads them, checked before any state changes.
+
+``preds``: one sentence (a str) or a sequence of them. ``target``: per sentence a sequence of
+reference strings; a flat sequence of strings is one sentence's references when there is one
+sentence, else one reference per sentence (torchmetrics' reading). Anything else is a
+TypeError, and a count mismatch or a sentence without a reference a ValueError, each naming
+the argument (torchmetrics iterates a str reference character by character, or returns NaN).
+"""
+
+from typing import List, Sequence, Tuple, Union
+
+Preds = Union[str, Sequence[str]]
+Target = Sequence[Union[str, Sequence[str]]]
+
+
+def _kind(x: object) -> str:
+    return type(x).__name__
+
+
+def sentences(preds: Preds, target: Target) -> Tuple[List[str], List[List[str]]]:
+    """(hypotheses, per hypothesis its references) of one update."""
+    if isinstance(preds, str):
+        hyps = [preds]
+    elif isinstance(preds, Sequence) and all(isinstance(p, str) for p in preds):
+        hyps = list(preds)
+    else:
+        raise TypeError(f"preds: expected a string or a sequence of strings, got {_kind(preds)}")
+    if isinstance(target, str) or not isinstance(target, Sequence):
+        raise TypeError(
+            f"target: expected a sequence of reference strings (or of sequences of them), got {_kind(target)}"
+        )
+    groups: List[List[str]] = []
+    if all(isinstance(t, str) for t in target):
+        flat = [str(t) for t in target]
+        groups = [flat] if len(hyps) == 1 else [[t] for t in flat]
+    else:
+        for i, refs in enumerate(target):
+            if isinstance(refs, str) or not isinstance(refs, Sequence) or not all(isinstance(r, str) for r in refs):
+                raise TypeError(f"target[{i}]: expected a sequence of reference strings, got {_kind(refs)}")
+            groups.append([str(r) for r in refs])
+    if len(groups) != len(hyps):
+        raise ValueError(
+            f"target: expected references for each of the {len(hyps)} sentences of preds, got {len(groups)}"
+        )
+    for i, refs in enumerate(groups):
+        if not refs:
+            raise ValueError(f"target[{i}]: expected at least one reference, got none")
+    return hyps, groups
+
+
+def check_flag(name: str, value: object) -> bool:
+    """A bool option (torchmetrics raises ValueError for anything else)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: expected a bool, got {value!r}")
+    return value
