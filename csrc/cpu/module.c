@@ -22,6 +22,7 @@
 #include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
 #include "kernels/ranking.h"
+#include "kernels/retrieval.h"
 #include "kernels/simd.h"
 #include "kernels/surface_distance.h"
 #include "kernels/topk.h"
@@ -160,6 +161,13 @@ static tt_status run_mask_counts(const void *ctx, const tt_args *a, tt_error *er
     return tt_mask_counts(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
+/* retrieval_scores runs at compute, on the host: the retrieval metrics hand it CPU rows. */
+static tt_status run_retrieval_scores(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_retrieval_scores(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->ints[4],
+                               a->ints[5], (int)a->ints[6], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -201,7 +209,11 @@ static tt_status run_mask_counts(const void *ctx, const tt_args *a, tt_error *er
       {"metric", TT_ARG_INT}, {"row_spacing", TT_ARG_FLOAT}, {"col_spacing", TT_ARG_FLOAT},        \
       {"directed", TT_ARG_BOOL})                                                                   \
     X(mask_counts, "mask_counts(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},                  \
-      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(retrieval_scores, "retrieval_scores(out, query, preds, target, metric, top_k, adaptive_k)",  \
+      {"out", TT_ARG_OUT_TENSOR}, {"query", TT_ARG_TENSOR}, {"preds", TT_ARG_TENSOR},              \
+      {"target", TT_ARG_TENSOR}, {"metric", TT_ARG_INT}, {"top_k", TT_ARG_INT},                    \
+      {"adaptive_k", TT_ARG_BOOL})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

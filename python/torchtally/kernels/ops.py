@@ -264,3 +264,16 @@ surface_distance = define_op(
     _surface_distance,
 )
 mask_counts = define_op("mask_counts", "Tensor(a!) out, Tensor preds, Tensor target", _mask_counts)
+
+
+def _retrieval_scores(
+    out: Tensor, query: Tensor, preds: Tensor, target: Tensor, metric: int, top_k: int, adaptive_k: bool
+) -> None:
+    _host_route(out).retrieval_scores(out, query, preds, target, metric, top_k, adaptive_k)
+
+
+retrieval_scores = define_op(
+    "retrieval_scores",
+    "Tensor(a!) out, Tensor query, Tensor preds, Tensor target, int metric, int top_k, bool adaptive_k",
+    _retrieval_scores,
+)

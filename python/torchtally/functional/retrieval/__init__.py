@@ -1,9 +1,13 @@
 """Retrieval: the public functions (torchmetrics.functional.retrieval's names and signatures).
 
 Each takes one query's scores and relevances and returns its value, computed by the same per-query
-scorers as the classes in torchtally.retrieval.
+scorers as the classes in torchtally.retrieval. forms.py holds them; update.py the checks and the
+documents' rows; compute.py the grouping by query, empty queries and aggregation.
 """
 
 from typing import List
 
-__all__: List[str] = []
+from . import forms
+from .forms import *  # noqa: F401,F403
+
+__all__: List[str] = list(forms.__all__)
