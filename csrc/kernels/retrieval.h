@@ -31,4 +31,12 @@ tt_status tt_retrieval_scores(const tt_view *out, const tt_view *query, const tt
                               const tt_view *target, int64_t metric, int64_t top_k, int adaptive_k,
                               tt_error *err);
 
+/* query_out int64 [N], score_out float32 [N], relevance_out float32 [N] (C-contiguous) = the
+ * documents (query int64 [N], preds float32 [N] without NaN, target [N]: bool, integer or float
+ * relevances, each exactly a float32) ordered by (query ascending, score descending, position
+ * ascending): a stable LSD radix sort; -0.0 scores become 0.0. N < 2^32. retrieval_order.c. */
+tt_status tt_retrieval_order(const tt_view *query_out, const tt_view *score_out,
+                             const tt_view *relevance_out, const tt_view *query,
+                             const tt_view *preds, const tt_view *target, tt_error *err);
+
 #endif /* TT_RETRIEVAL_H */

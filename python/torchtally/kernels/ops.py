@@ -277,3 +277,16 @@ retrieval_scores = define_op(
     "Tensor(a!) out, Tensor query, Tensor preds, Tensor target, int metric, int top_k, bool adaptive_k",
     _retrieval_scores,
 )
+
+
+def _retrieval_order(
+    query_out: Tensor, score_out: Tensor, relevance_out: Tensor, query: Tensor, preds: Tensor, target: Tensor
+) -> None:
+    _host_route(query_out).retrieval_order(query_out, score_out, relevance_out, query, preds, target)
+
+
+retrieval_order = define_op(
+    "retrieval_order",
+    "Tensor(a!) query_out, Tensor(b!) score_out, Tensor(c!) relevance_out, Tensor query, Tensor preds, Tensor target",
+    _retrieval_order,
+)

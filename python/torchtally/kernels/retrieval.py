@@ -18,3 +18,14 @@ def retrieval_scores(
     if ops.compiling():
         return ops.retrieval_scores(out, query, detached(preds), target, metric, top_k, adaptive_k)
     host_module(out).retrieval_scores(out, query, detached(preds), target, metric, top_k, adaptive_k)
+
+
+def retrieval_order(
+    query_out: Tensor, score_out: Tensor, relevance_out: Tensor, query: Tensor, preds: Tensor, target: Tensor
+) -> None:
+    """The documents (query int64 [N], preds float32 [N] without NaN, target [N] relevances)
+    ordered by (query ascending, score descending, position) into query_out int64, score_out
+    float32 and relevance_out float32 [N]."""
+    if ops.compiling():
+        return ops.retrieval_order(query_out, score_out, relevance_out, query, detached(preds), target)
+    host_module(query_out).retrieval_order(query_out, score_out, relevance_out, query, detached(preds), target)

@@ -1,7 +1,7 @@
 """Retrieval: per-query values from the documents, and the metric's result from them.
 
 ``score_queries`` groups the documents by query and orders each query by score, descending, in
-one pass of two stable sorts (by score, then by query id), so documents of equal score keep
+one stable radix sort in C (csrc/kernels/retrieval_order.c; the reference: two stable sorts), so documents of equal score keep
 their order in the state: the concatenation of the updates in order, of the ranks in rank
 order after a sync. W ranks therefore give exactly what one process gives over the
 concatenated data, whatever the split. The kernel (csrc/kernels/retrieval.c) then walks each
@@ -29,10 +29,16 @@ def metric_code(name: str) -> int:
 
 
 def group_documents(query: Tensor, score: Tensor, relevance: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-    """The documents ordered by (query id, score descending, position)."""
-    order = torch.sort(score, descending=True, stable=True).indices
-    order = order[torch.sort(query[order], stable=True).indices]
-    return query[order], score[order], relevance[order]
+    """The documents ordered by (query id, score descending, position): query int64, score
+    float32 and relevance float32 (on the host: the kernel is the C core's)."""
+    n = query.shape[0]
+    ordered = (
+        torch.empty(n, dtype=torch.int64),
+        torch.empty(n, dtype=torch.float32),
+        torch.empty(n, dtype=torch.float32),
+    )
+    kernel.retrieval_order(*ordered, query, score, relevance)
+    return ordered
 
 
 def score_queries(

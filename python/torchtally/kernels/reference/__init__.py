@@ -16,7 +16,7 @@ from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
 from .panoptic import panoptic_update
 from .ranking import ranking_update
-from .retrieval import retrieval_scores
+from .retrieval import retrieval_order, retrieval_scores
 from .surface_distance import surface_distance
 from .topk import topk_update
 
@@ -40,4 +40,5 @@ __all__ = [
     "surface_distance",
     "mask_counts",
     "retrieval_scores",
+    "retrieval_order",
 ]

@@ -165,3 +165,44 @@ def _ndcg(s: Tensor, y: Tensor, group: Tensor, groups: int, pos: Tensor, in_k: T
     ideal_order = by_rel[torch.sort(group[by_rel], stable=True).indices]
     ideal = _segment_sum(y[ideal_order] * discount, group, groups)
     return torch.where(ideal == 0, 0.0, dcg / torch.where(ideal == 0, 1.0, ideal))
+
+
+def retrieval_order(query_out, score_out, relevance_out, query, preds, target, /) -> None:
+    """The documents ordered by (query ascending, score descending, position), into query_out
+    int64 [N], score_out float32 [N] and relevance_out float32 [N]: two stable sorts."""
+    chk.no_meta(("query", query), ("preds", preds), ("target", target))
+    query = chk.tensor("query", query)
+    if query.dtype != torch.int64:
+        chk.fail("query", query, "an int64 tensor [N]", False)
+    if query.dim() != 1:
+        chk.fail("query", query, "an int64 tensor [N]", True)
+    n = query.shape[0]
+    preds = chk.tensor("preds", preds)
+    if preds.dtype != torch.float32:
+        chk.fail("preds", preds, f"a float32 tensor [{n}]", False)
+    if tuple(preds.shape) != (n,):
+        chk.fail("preds", preds, f"a float32 tensor [{n}]", True)
+    target = chk.tensor("target", target)
+    if tuple(target.shape) != (n,):
+        chk.fail("target", target, f"a tensor [{n}] of relevances", True)
+    outs = []
+    for name, t, dtype in (
+        ("query_out", query_out, torch.int64),
+        ("score_out", score_out, torch.float32),
+        ("relevance_out", relevance_out, torch.float32),
+    ):
+        expected = f"a {str(dtype).replace('torch.', '')} tensor [{n}]"
+        t = chk.output(name, t, dtype, expected, (1,))
+        if t.shape[0] != n:
+            chk.fail(name, t, expected, True)
+        outs.append(t)
+    for name, t in (("query", query), ("preds", preds), ("target", target)):
+        chk.same_device(name, t, outs[0])
+    i = chk.first(torch.isnan(preds), None)
+    if i is not None:
+        raise ValueError(f"preds: NaN at document {i}")
+    order = torch.sort(preds, descending=True, stable=True).indices
+    order = order[torch.sort(query[order], stable=True).indices]
+    outs[0].copy_(query[order])
+    outs[1].copy_(preds[order] + 0.0)  # -0.0 becomes 0.0
+    outs[2].copy_(target[order].float())
