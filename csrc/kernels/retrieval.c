@@ -199,7 +199,7 @@ tt_status tt_retrieval_scores(const tt_view *out, const tt_view *query, const tt
     if (groups != out->shape[0])
         return tt_fail(err, TT_EVALUE, "out", "expected [%lld, 2] (one row per query), got %s",
                        (long long)groups, tt_describe(out, got, sizeof got));
-    if (n == 0)
+    if (n == 0 || longest == 0)
         return TT_OK;
     /* s, rel, discount, scratch: four arrays of the longest query's length */
     double *buffer = malloc((size_t)longest * 4 * sizeof *buffer);
