@@ -6,7 +6,8 @@ sorts), so documents of equal score keep their order in the state: the concatena
 updates in order, of the ranks in rank order after a sync. W ranks therefore give exactly what
 one process gives over the concatenated data, whatever the split. The kernel
 (csrc/kernels/retrieval.c) then walks each query once. O(N) time per radix pass for N
-documents, O(N) memory: nothing is sized by the largest query id (torchmetrics' bincount allocates max(indexes) + 1 counters).
+documents, O(N) memory: nothing is sized by the largest query id (torchmetrics' bincount
+allocates max(indexes) + 1 counters).
 
 Ties: torchmetrics orders documents of equal score by torch's sort, whose order for ties is
 unspecified (its CPU sort is not stable beyond 16 elements), so its values for MAP, MRR,
