@@ -23,6 +23,7 @@ CASES = (
     ("RetrievalHitRate", {"top_k": 2}),
     ("RetrievalFallOut", {"top_k": 4, "aggregation": "median"}),
     ("RetrievalRPrecision", {"empty_target_action": "skip"}),
+    ("RetrievalAUROC", {"top_k": 6}),
 )
 N = 301
 

@@ -1,5 +1,5 @@
-"""The retrieval kernel's route (csrc/API.md, "Retrieval per-query values"): the C core for CPU
-tensors, the torch reference (kernels.reference.retrieval) elsewhere."""
+"""The retrieval kernels' routes (csrc/API.md, "Retrieval order and per-query values"): the C
+core for CPU tensors, the torch reference (kernels.reference.retrieval) elsewhere."""
 
 from torch import Tensor
 
