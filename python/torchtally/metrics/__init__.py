@@ -38,7 +38,7 @@ _FACES = {
     "torchtally.aggregation": ("aggregation",),
     "torchtally.detection": ("mean_ap", "box_overlap", "panoptic_quality"),
     "torchtally.segmentation": ("segmentation_overlap", "surface_distance"),
-    "torchtally.retrieval": ("retrieval", "retrieval_curves"),
+    "torchtally.retrieval": ("retrieval_queries", "retrieval_curves"),
     "torchtally.text": (),
 }
 

@@ -6,7 +6,7 @@ ordered by the C kernel).
 torchmetrics' classes with its constructor signatures, inputs (``update(preds, target,
 indexes)``) and values. State: every document, as the other retrieval metrics (query int64,
 score float32, relevance bool: 13 bytes per document, "cat" states synced in the one padded
-all_gather, shared with them inside a MetricCollection); see torchtally.metrics.retrieval for
+all_gather, shared with them inside a MetricCollection); see torchtally.metrics.retrieval_queries for
 the tie order (documents of equal score keep their order in the state, so W ranks give what one
 process gives) and the deliberate differences from torchmetrics (NaN scores refused, any
 integer ``indexes``, an empty batch adds nothing, float64 arithmetic). ``queries_complete`` is
@@ -22,7 +22,7 @@ from ..functional.retrieval import compute as ret_compute
 from ..functional.retrieval import curves
 from ..functional.retrieval import update as ret_update
 from ..functional.retrieval.update import Aggregation
-from .retrieval import _RetrievalMetric
+from .retrieval_queries import RetrievalMetric
 
 __all__ = ["RetrievalAUROC", "RetrievalPrecisionRecallCurve", "RetrievalRecallAtFixedPrecision"]
 
@@ -32,7 +32,7 @@ def _no_queries_complete(kwargs: dict, owner: str) -> None:
         raise ValueError(f"queries_complete: {owner} keeps every document (a curve is no sum of per-query values)")
 
 
-class RetrievalAUROC(_RetrievalMetric):
+class RetrievalAUROC(RetrievalMetric):
     """Mean over queries of the AUROC of each query's top ``top_k`` documents (0 for a query
     whose top k hold no positive or no negative; ``max_fpr``: McClish-standardised partial AUC,
     as torchmetrics). Ties in score count half (the exact ROC curve's trapezoidal area).
@@ -66,7 +66,7 @@ class RetrievalAUROC(_RetrievalMetric):
         return curves.auroc_values(self.query, self.score, self.relevance, self.top_k, self.max_fpr)
 
 
-class RetrievalPrecisionRecallCurve(_RetrievalMetric):
+class RetrievalPrecisionRecallCurve(RetrievalMetric):
     """Precision and recall at k = 1..``max_k`` (None: the longest query), aggregated over
     queries: ``(precision [max_k], recall [max_k], top_k [max_k])``. ``adaptive_k``: a query
     shorter than k divides by its length. A query without a positive takes

@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-class _RetrievalMetric(Metric):
+class RetrievalMetric(Metric):
     """The documents (or, with ``queries_complete``, the per-query sums) of one retrieval metric."""
 
     is_differentiable = False
@@ -153,7 +153,7 @@ class _RetrievalMetric(Metric):
             raise ValueError("'relevance': expected finite values >= 0")
 
 
-class _TopK(_RetrievalMetric):
+class _TopK(RetrievalMetric):
     """A retrieval metric with torchmetrics' ``top_k`` (None: every document of a query)."""
 
     def __init__(
@@ -219,7 +219,7 @@ class RetrievalNormalizedDCG(_TopK):
     _graded = True
 
 
-class RetrievalPrecision(_RetrievalMetric):
+class RetrievalPrecision(RetrievalMetric):
     """Precision at ``top_k``: per query, the relevant documents among its top ``top_k`` over
     ``top_k`` (over the query's length where ``top_k`` is None, or ``adaptive_k`` and
     ``top_k`` exceeds it). State and differences from torchmetrics: this module's docstring.
@@ -311,7 +311,7 @@ class RetrievalFallOut(_TopK):
         super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
 
 
-class RetrievalRPrecision(_RetrievalMetric):
+class RetrievalRPrecision(RetrievalMetric):
     """R-precision: per query with R relevant documents, the relevant ones among its top R over
     R. State and differences from torchmetrics: this module's docstring.
 
