@@ -1,13 +1,13 @@
 """Retrieval: per-query values from the documents, and the metric's result from them.
 
 ``score_queries`` groups the documents by query and orders each query by score, descending,
-in one stable radix sort in C (csrc/kernels/retrieval_order.c; the reference: two stable
-sorts), so documents of equal score keep their order in the state: the concatenation of the
-updates in order, of the ranks in rank order after a sync. W ranks therefore give exactly what
-one process gives over the concatenated data, whatever the split. The kernel
-(csrc/kernels/retrieval.c) then walks each query once. O(N) time per radix pass for N
-documents, O(N) memory: nothing is sized by the largest query id (torchmetrics' bincount
-allocates max(indexes) + 1 counters).
+in one stable sort in C (csrc/kernels/retrieval_order.c: radix by query id, then merge by
+score; the reference: two stable torch sorts), so documents of equal score keep their order in
+the state: the concatenation of the updates in order, of the ranks in rank order after a sync.
+W ranks therefore give exactly what one process gives over the concatenated data, whatever the
+split. The kernel (csrc/kernels/retrieval.c) then walks each query once. O(N log n) time for N
+documents in queries of up to n, O(N) memory: nothing is sized by the largest query id
+(torchmetrics' bincount allocates max(indexes) + 1 counters).
 
 Ties: torchmetrics orders documents of equal score by torch's sort, whose order for ties is
 unspecified (its CPU sort is not stable beyond 16 elements), so its values for MAP, MRR,
