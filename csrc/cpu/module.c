@@ -27,6 +27,7 @@
 #include "kernels/lcs.h"
 #include "kernels/perplexity.h"
 #include "kernels/ranking.h"
+#include "kernels/retrieval.h"
 #include "kernels/simd.h"
 #include "kernels/surface_distance.h"
 #include "kernels/ter.h"
@@ -210,6 +211,19 @@ static tt_status run_eed_sentences(const void *ctx, const tt_args *a, tt_error *
                             a->tensor[5], a->tensor[6], err);
 }
 
+/* retrieval_scores runs at compute, on the host: the retrieval metrics hand it CPU rows. */
+static tt_status run_retrieval_scores(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_retrieval_scores(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->ints[4],
+                               a->ints[5], (int)a->ints[6], err);
+}
+
+static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_retrieval_order(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                              a->tensor[5], err);
+}
+
 #define TT_CPU_KERNELS(X)                                                                          \
     X(stat_finish, "stat_finish(out, state, requests, layout)", {"out", TT_ARG_OUT_TENSOR},        \
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
@@ -273,7 +287,16 @@ static tt_status run_eed_sentences(const void *ctx, const tt_args *a, tt_error *
     X(eed_sentences, "eed_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups, costs)",     \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR},          \
-      {"costs", TT_ARG_TENSOR})
+      {"costs", TT_ARG_TENSOR})                                                                    \
+    X(retrieval_scores, "retrieval_scores(out, query, preds, target, metric, top_k, adaptive_k)",  \
+      {"out", TT_ARG_OUT_TENSOR}, {"query", TT_ARG_TENSOR}, {"preds", TT_ARG_TENSOR},              \
+      {"target", TT_ARG_TENSOR}, {"metric", TT_ARG_INT}, {"top_k", TT_ARG_INT},                    \
+      {"adaptive_k", TT_ARG_BOOL})                                                                 \
+    X(retrieval_order,                                                                             \
+      "retrieval_order(query_out, score_out, relevance_out, query, preds, target)",                \
+      {"query_out", TT_ARG_OUT_TENSOR}, {"score_out", TT_ARG_OUT_TENSOR},                          \
+      {"relevance_out", TT_ARG_OUT_TENSOR}, {"query", TT_ARG_TENSOR}, {"preds", TT_ARG_TENSOR},    \
+      {"target", TT_ARG_TENSOR})
 
 TT_CPU_KERNELS(TT_DEFINE_KERNEL)
 

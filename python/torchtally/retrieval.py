@@ -3,6 +3,10 @@
 from types import ModuleType
 from typing import Tuple
 
-_MODULES: Tuple[ModuleType, ...] = ()
+from .metrics import retrieval_curves, retrieval_queries
+from .metrics.retrieval_curves import *  # noqa: F401,F403  (RetrievalAUROC, RetrievalPrecisionRecallCurve, ...)
+from .metrics.retrieval_queries import *  # noqa: F401,F403  (RetrievalMAP, RetrievalMRR, RetrievalNormalizedDCG, ...)
+
+_MODULES: Tuple[ModuleType, ...] = (retrieval_queries, retrieval_curves)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

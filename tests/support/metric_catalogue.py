@@ -7,7 +7,7 @@ fixes the shapes of its inputs) and its update arguments in order. ``entry.batch
 makes one valid batch of ``n`` samples; dtypes and device can be chosen per argument.
 
 The classes are found by walking torchtally's public faces (classification, regression,
-aggregation, segmentation; the task wrappers, which return one of these classes, are left out), so a metric
+aggregation, segmentation, retrieval; the task wrappers, which return one of these classes, are left out), so a metric
 added later is swept without editing this file; its family is read from its name (Binary*,
 Multiclass*, Multilabel*) or from the table below.
 """
@@ -22,6 +22,7 @@ import torch
 import torchtally as M
 import torchtally.detection as D
 import torchtally.functional as F
+import torchtally.retrieval as RT
 import torchtally.segmentation as S
 from torchtally import Metric
 from torchtally.metrics.bases import TaskWrapper
@@ -112,6 +113,7 @@ _ARG_NAMES = {
     "distributions": ("p", "q"),
     "groups": ("preds", "target", "groups"),
     "groups_no_target": ("preds", "groups"),
+    "retrieval": ("preds", "target", "indexes"),
 }
 NUM_GROUPS = 2  # num_groups of the fairness entries
 # Values for the options that have no default.
@@ -132,7 +134,7 @@ class Entry:
     name: str
     make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
     # binary | multiclass | multilabel | regression | nonnegative | rows | distributions | ensemble | aggregation
-    # | loss | groups | groups_no_target | segmentation
+    # | loss | groups | groups_no_target | segmentation | retrieval
     family: str
     kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
     samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
@@ -186,6 +188,12 @@ class Entry:
             args = tuple(torch.randint(0, 3, (n, 4, 4, 2), generator=g) for _ in range(2))
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
+        elif self.family == "retrieval":  # scores, binary relevances, query ids 0-2
+            args = (
+                torch.rand(n, generator=g),
+                torch.randint(0, 2, (n,), generator=g),
+                torch.randint(0, 3, (n,), generator=g),
+            )
         else:
             args = (torch.randn(n, generator=g),)
         dtypes = dtypes or {}
@@ -237,18 +245,19 @@ def metric_entries() -> List[Entry]:
     samplewise counts, top_k > 1, binned curves, CosineSimilarity's rows, R2 with weights off."""
     entries = []
     public = set(M.classification.__all__) | set(M.regression.__all__) | set(M.aggregation.__all__)
-    public |= set(S.__all__)
+    public |= set(S.__all__) | set(RT.__all__)
     # detection: the panoptic maps; the box metrics take lists of dicts, which the sweeps do not draw
     public |= {name for name in D.__all__ if name in _NAMED_FAMILIES}
     for name in sorted(public):
-        cls = getattr(S if name in S.__all__ else D if name in D.__all__ else M, name)
+        face = S if name in S.__all__ else D if name in D.__all__ else RT if name in RT.__all__ else M
+        cls = getattr(face, name)
         if not (inspect.isclass(cls) and issubclass(cls, Metric)) or issubclass(cls, TaskWrapper):
             continue
-        family = _family(name)
+        family = "retrieval" if name in RT.__all__ else _family(name)
         assert family is not None, f"metric_catalogue: no family for {name}: add it to _NAMED_FAMILIES"
         kwargs = _kwargs_for(cls.__init__, name)
         entries.append(Entry(name, cls, family, kwargs))
-        if _is_curve(name):
+        if _is_curve(name) and family != "retrieval":
             entries.append(Entry(name + "[binned]", cls, family, kwargs + (("thresholds", 5),)))
     entries += [
         Entry("BinaryAccuracy[samplewise]", M.BinaryAccuracy, "binary", (("multidim_average", "samplewise"),), True),

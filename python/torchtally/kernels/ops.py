@@ -332,3 +332,29 @@ def _eed_sentences(
 _PACKED = "Tensor hyp, Tensor hyp_offsets, Tensor refs, Tensor ref_offsets, Tensor groups"
 ter_sentences = define_op("ter_sentences", f"Tensor(a!) out, {_PACKED}", _ter_sentences)
 eed_sentences = define_op("eed_sentences", f"Tensor(a!) out, {_PACKED}, Tensor costs", _eed_sentences)
+
+
+def _retrieval_scores(
+    out: Tensor, query: Tensor, preds: Tensor, target: Tensor, metric: int, top_k: int, adaptive_k: bool
+) -> None:
+    _host_route(out).retrieval_scores(out, query, preds, target, metric, top_k, adaptive_k)
+
+
+retrieval_scores = define_op(
+    "retrieval_scores",
+    "Tensor(a!) out, Tensor query, Tensor preds, Tensor target, int metric, int top_k, bool adaptive_k",
+    _retrieval_scores,
+)
+
+
+def _retrieval_order(
+    query_out: Tensor, score_out: Tensor, relevance_out: Tensor, query: Tensor, preds: Tensor, target: Tensor
+) -> None:
+    _host_route(query_out).retrieval_order(query_out, score_out, relevance_out, query, preds, target)
+
+
+retrieval_order = define_op(
+    "retrieval_order",
+    "Tensor(a!) query_out, Tensor(b!) score_out, Tensor(c!) relevance_out, Tensor query, Tensor preds, Tensor target",
+    _retrieval_order,
+)

@@ -38,7 +38,7 @@ _FACES = {
     "torchtally.aggregation": ("aggregation",),
     "torchtally.detection": ("mean_ap", "box_overlap", "panoptic_quality"),
     "torchtally.segmentation": ("segmentation_overlap", "surface_distance"),
-    "torchtally.retrieval": (),
+    "torchtally.retrieval": ("retrieval_queries", "retrieval_curves"),
     "torchtally.text": ("text_edit", "ngram", "text_ter", "rouge", "squad", "perplexity"),
 }
 

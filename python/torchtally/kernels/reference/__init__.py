@@ -21,6 +21,7 @@ from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
+from .retrieval import retrieval_order, retrieval_scores
 from .surface_distance import surface_distance
 from .ter import ter_sentences
 from .topk import topk_update
@@ -51,4 +52,6 @@ __all__ = [
     "perplexity_update",
     "ter_sentences",
     "eed_sentences",
+    "retrieval_scores",
+    "retrieval_order",
 ]
