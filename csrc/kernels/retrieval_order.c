@@ -1,7 +1,9 @@
 /*
  * retrieval_order.c: the documents in the order in which the retrieval metrics score them:
- * grouped by query (ascending id), each query by score (descending), documents of equal score in
- * their position order. 16-byte records (query key, score key, relevance), so no permutation is
+ * grouped by query (ascending id), each query by score (descending), documents of equal score by
+ * relevance (ascending: a tie ranks its non-relevant documents first, so a constant score never
+ * flatters a model, and the order depends on the documents alone, never on where they were
+ * stored: any split across ranks and batches scores the same). 16-byte records (query key, score key, relevance), so no permutation is
  * gathered afterwards: first a stable least-significant-digit radix sort of the query keys, 8
  * bits a pass, a pass whose byte is the same for every record skipped (the high bytes of small
  * query ids), then a stable merge sort of each query by score, in cache for the usual query of
@@ -46,15 +48,21 @@ static unsigned digit(const record *r, int pass)
     return (unsigned)(r->query >> (8 * pass)) & 0xffu;
 }
 
-/* Stable sort of one query's records by score key (a merge sort, insertion sort below 32
- * records); tmp holds at least n / 2 records. */
+/* Whether record p goes before record q: a higher score, or an equal score and a lower relevance. */
+static int before(const record *p, const record *q)
+{
+    return p->score < q->score || (p->score == q->score && p->relevance < q->relevance);
+}
+
+/* Stable sort of one query's records by (score key, relevance) (a merge sort, insertion sort
+ * below 32 records); tmp holds at least n / 2 records. */
 static void sort_query(record *a, record *tmp, int64_t n)
 {
     if (n <= 32) {
         for (int64_t i = 1; i < n; i++) {
             const record x = a[i];
             int64_t j = i;
-            for (; j > 0 && a[j - 1].score > x.score; j--)
+            for (; j > 0 && before(&x, &a[j - 1]); j--)
                 a[j] = a[j - 1];
             a[j] = x;
         }
@@ -63,12 +71,12 @@ static void sort_query(record *a, record *tmp, int64_t n)
     const int64_t h = n / 2;
     sort_query(a, tmp, h);
     sort_query(a + h, tmp, n - h);
-    if (a[h - 1].score <= a[h].score)
+    if (!before(&a[h], &a[h - 1]))
         return;
     memcpy(tmp, a, (size_t)h * sizeof *a);
     int64_t i = 0, j = h, k = 0;
     while (i < h && j < n)
-        a[k++] = a[j].score < tmp[i].score ? a[j++] : tmp[i++];
+        a[k++] = before(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
     while (i < h)
         a[k++] = tmp[i++];
 }

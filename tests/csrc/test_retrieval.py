@@ -51,15 +51,29 @@ def test_c_matches_reference(n, queries, levels, seed):
                 torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12, msg=f"{name} top_k={top_k}")
 
 
-def test_order_is_stable_and_exact():
+@pytest.mark.parametrize("backend", ["c", "reference"])
+def test_order_is_exact_and_breaks_ties_by_relevance(backend):
+    k = kernels(backend)
+    query = torch.tensor([5, -2, 5, 5, -2, 2**62, 5, 5])
+    preds = torch.tensor([0.5, 1.0, 0.5, 2.0, -0.0, float("inf"), 0.0, 0.5])
+    target = torch.tensor([1, 0, 0, 1, 1, 1, 0, 2])
+    q, s, r = _order(k, query, preds, target)
+    assert q.tolist() == [-2, -2, 5, 5, 5, 5, 5, 2**62]
+    assert s.tolist() == [1.0, 0.0, 2.0, 0.5, 0.5, 0.5, 0.0, float("inf")]
+    assert r.tolist() == [0, 1, 1, 0, 1, 2, 0, 1]  # the tied 0.5 scores: least relevant first
+
+
+def test_order_does_not_depend_on_where_the_documents_were_stored():
     c = kernels("c")
-    query = torch.tensor([5, -2, 5, 5, -2, 2**62, 5])
-    preds = torch.tensor([0.5, 1.0, 0.5, 2.0, -0.0, float("inf"), 0.0])
-    target = torch.tensor([1, 0, 0, 1, 1, 1, 0])
-    q, s, r = _order(c, query, preds, target)
-    assert q.tolist() == [-2, -2, 5, 5, 5, 5, 2**62]
-    assert s.tolist() == [1.0, 0.0, 2.0, 0.5, 0.5, 0.0, float("inf")]
-    assert r.tolist() == [0, 1, 1, 1, 0, 0, 1]  # the two 0.5 scores in input order
+    g = torch.Generator().manual_seed(3)
+    query = torch.randint(0, 20, (400,), generator=g)
+    preds = torch.randint(0, 4, (400,), generator=g).float()  # many ties
+    target = torch.randint(0, 2, (400,), generator=g)
+    first = _order(c, query, preds, target)
+    perm = torch.randperm(400, generator=g)
+    second = _order(c, query[perm], preds[perm], target[perm])
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
 
 
 def _scores_args(n=4):

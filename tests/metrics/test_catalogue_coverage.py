@@ -1,7 +1,8 @@
 """The catalogue against torchmetrics 1.9's own exports (the README's claim): every metric class
-of torchmetrics.classification, .regression, .aggregation and .wrappers under the same path in
-torchtally (and .segmentation), and every function of torchmetrics.functional.classification and
-.regression in torchtally.functional, of .segmentation in torchtally.functional.segmentation."""
+of torchmetrics.classification, .regression, .aggregation, .wrappers, .segmentation, .retrieval
+and .text under the same path in torchtally, and every function of
+torchmetrics.functional.classification, .regression, .retrieval and .text in torchtally.functional
+(and in torchtally.functional.<family>), of .segmentation in torchtally.functional.segmentation."""
 
 import importlib
 
@@ -10,7 +11,15 @@ import torchmetrics
 
 import torchtally.functional
 
-SIZES = {"classification": 105, "regression": 22, "aggregation": 7, "wrappers": 11, "segmentation": 4}
+SIZES = {
+    "classification": 105,
+    "regression": 22,
+    "aggregation": 7,
+    "wrappers": 11,
+    "segmentation": 4,
+    "retrieval": 11,
+    "text": 16,
+}
 
 
 @pytest.mark.parametrize("face", sorted(SIZES))
@@ -33,11 +42,18 @@ def test_every_torchmetrics_class_of_the_face_is_here(face):
     assert not missing, f"torchtally.{face} lacks {missing}"
 
 
-@pytest.mark.parametrize("family", ["classification", "regression"])
+@pytest.mark.parametrize("family", ["classification", "regression", "retrieval", "text"])
 def test_every_torchmetrics_functional_form_of_the_family_is_here(family):
     theirs = importlib.import_module(f"torchmetrics.functional.{family}")
     missing = [n for n in theirs.__all__ if not hasattr(torchtally.functional, n)]
     assert not missing, f"torchtally.functional lacks {missing}"
+
+
+@pytest.mark.parametrize("family", ["retrieval", "text"])
+def test_the_family_package_exports_torchmetrics_functions_and_no_more(family):
+    theirs = importlib.import_module(f"torchmetrics.functional.{family}")
+    ours = importlib.import_module(f"torchtally.functional.{family}")
+    assert sorted(theirs.__all__) == sorted(ours.__all__)
 
 
 def test_every_torchmetrics_segmentation_function_is_here():

@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-FACES = ("classification", "regression", "aggregation", "wrappers", "detection", "segmentation")
+FACES = ("classification", "regression", "aggregation", "wrappers", "detection", "segmentation", "retrieval", "text")
 
 
 def public_classes():

@@ -20,10 +20,11 @@ values. A query's documents may arrive in several batches and on several ranks.
   (a ValueError otherwise); a query split over updates is then counted as two queries, which
   torchtally cannot detect: the promise is the caller's.
 
-Ties: documents of equal score keep their order in the state (updates in order, ranks in rank
-order), so W ranks give exactly what one process gives over the concatenated data; torchmetrics
-orders ties by an unstable sort (see functional/retrieval/compute.py). Without ties, or where a
-tie holds documents of one relevance only, the values are torchmetrics'. NDCG averages over ties.
+Ties: documents of equal score are ranked least relevant first (a constant score never flatters
+a model), an order set by the documents alone, so W ranks and any batching give exactly what one
+process gives over the whole data set; torchmetrics orders ties by an unstable sort (see
+functional/retrieval/compute.py). Without ties, or where a tie holds documents of one relevance
+only, the values are torchmetrics'. NDCG and AUROC average over ties.
 
 As torchmetrics 1.9: MAP, MRR, precision and recall count a relevant document scored <= 0 as
 not retrieved; fall-out's queries without a negative document (the others': without a

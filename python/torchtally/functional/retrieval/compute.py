@@ -12,7 +12,8 @@ documents in queries of up to n, O(N) memory: nothing is sized by the largest qu
 Ties: torchmetrics orders documents of equal score by torch's sort, whose order for ties is
 unspecified (its CPU sort is not stable beyond 16 elements), so its values for MAP, MRR,
 precision@k, recall@k, hit rate@k, fall-out@k and R-precision depend on that accident when a
-tie mixes relevant and non-relevant documents. torchtally's order is the stable one above;
+tie mixes relevant and non-relevant documents. torchtally ranks a tie's least relevant
+documents first: the values depend on the documents only, never on their storage order;
 NDCG averages over ties (as torchmetrics and scikit-learn), so it does not depend on an order.
 """
 
@@ -30,7 +31,7 @@ def metric_code(name: str) -> int:
 
 
 def group_documents(query: Tensor, score: Tensor, relevance: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-    """The documents ordered by (query id, score descending, position): query int64, score
+    """The documents ordered by (query id, score descending, relevance): query int64, score
     float32 and relevance float32 (on the host: the kernel is the C core's)."""
     n = query.shape[0]
     ordered = (

@@ -168,8 +168,8 @@ def _ndcg(s: Tensor, y: Tensor, group: Tensor, groups: int, pos: Tensor, in_k: T
 
 
 def retrieval_order(query_out, score_out, relevance_out, query, preds, target, /) -> None:
-    """The documents ordered by (query ascending, score descending, position), into query_out
-    int64 [N], score_out float32 [N] and relevance_out float32 [N]: two stable sorts."""
+    """The documents ordered by (query ascending, score descending, relevance ascending), into
+    query_out int64 [N], score_out float32 [N] and relevance_out float32 [N]: three stable sorts."""
     chk.no_meta(("query", query), ("preds", preds), ("target", target))
     query = chk.tensor("query", query)
     if query.dtype != torch.int64:
@@ -201,7 +201,8 @@ def retrieval_order(query_out, score_out, relevance_out, query, preds, target, /
     i = chk.first(torch.isnan(preds), None)
     if i is not None:
         raise ValueError(f"preds: NaN at document {i}")
-    order = torch.sort(preds, descending=True, stable=True).indices
+    order = torch.sort(target.float(), stable=True).indices
+    order = order[torch.sort(preds[order], descending=True, stable=True).indices]
     order = order[torch.sort(query[order], stable=True).indices]
     outs[0].copy_(query[order])
     outs[1].copy_(preds[order] + 0.0)  # -0.0 becomes 0.0
