@@ -3,6 +3,9 @@
 from types import ModuleType
 from typing import Tuple
 
-_MODULES: Tuple[ModuleType, ...] = ()
+from .metrics import bertscore
+from .metrics.bertscore import *  # noqa: F401,F403
+
+_MODULES: Tuple[ModuleType, ...] = (bertscore,)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

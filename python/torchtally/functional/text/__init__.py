@@ -4,6 +4,7 @@ One batch of sentences in, the metric out, computed from the same sums as the cl
 torchtally.text.
 """
 
-from typing import List
+from . import bert
+from .bert import *  # noqa: F401,F403
 
-__all__: List[str] = []
+__all__ = list(bert.__all__)
