@@ -39,7 +39,7 @@ _FACES = {
     "torchtally.detection": ("mean_ap", "box_overlap", "panoptic_quality"),
     "torchtally.segmentation": ("segmentation_overlap", "surface_distance"),
     "torchtally.retrieval": (),
-    "torchtally.text": ("bertscore",),
+    "torchtally.text": ("bertscore", "infolm"),
 }
 
 

@@ -5,6 +5,8 @@ torchtally.text.
 """
 
 from . import bert
+from . import infolm as infolm_forms
 from .bert import *  # noqa: F401,F403
+from .infolm import *  # noqa: F401,F403
 
-__all__ = list(bert.__all__)
+__all__ = list(bert.__all__) + list(infolm_forms.__all__)

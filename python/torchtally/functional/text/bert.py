@@ -139,7 +139,7 @@ def bert_score(
             raise ValueError("Expected number of predicted and reference sentences to be the same")
     else:
         preds_list = sentence_list(preds, "preds")
-        target_list = [target] if isinstance(target, str) else list(target)  # type: ignore[arg-type]
+        target_list = [target] if isinstance(target, str) else list(target)
         flat_preds, flat_target, groups = bert_scores.flatten_references(preds_list, target_list)
         if not flat_preds:
             return empty_result(return_hash, model_name_or_path, num_layers, idf)
