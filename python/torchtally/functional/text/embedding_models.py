@@ -74,7 +74,8 @@ def tokenize(tokenizer: Any, text: List[str], max_length: int, truncation: bool,
         except Exception as ex:
             raise RuntimeError(f"Tokenization was not successful: {ex}") from ex
     else:
-        out = tokenizer(text, padding=True, max_length=max_length, truncation=truncation, return_tensors="pt")
+        limit = {"max_length": max_length, "truncation": True} if truncation else {}
+        out = tokenizer(text, padding=True, return_tensors="pt", **limit)
     ids, mask = out["input_ids"], out["attention_mask"]
     if not isinstance(ids, Tensor) or not isinstance(mask, Tensor) or mask.shape != ids.shape[:2]:
         raise ValueError("the tokenizer must return `input_ids` and `attention_mask` tensors of shape [N, S]")
