@@ -1,5 +1,5 @@
 """BERTScore: torchmetrics.text.BERTScore's signature and values; the math lives in
-torchtally.functional.text (bert_scores.py). No C kernel: the language model dominates the cost.
+torchtally.functional.text (greedy_matching.py). No C kernel: the language model dominates the cost.
 
 State (all "cat" states, synced in the one padded all_gather per dtype: int64 and float32):
 
@@ -42,7 +42,7 @@ from torch.nn import Module
 
 from ..base.metric import Metric
 from ..functional.text import bert as bert_forms
-from ..functional.text import bert_scores
+from ..functional.text import greedy_matching
 from ..functional.text.embedding_models import sentence_list, tokenize
 
 __all__ = ["BERTScore"]
@@ -140,8 +140,8 @@ class BERTScore(Metric):
             raise ValueError(f"Expected `batch_size` to be an int >= 1, got {batch_size!r}")
         self.user_tokenizer = user_tokenizer is not None
         model, tokenizer = bert_forms.resolve_model("BERTScore", model_name_or_path, model, user_tokenizer, device)
-        bert_scores.check_num_layers(model, num_layers)
-        columns = bert_scores.num_columns(model, all_layers, user_forward_fn)
+        greedy_matching.check_num_layers(model, num_layers)
+        columns = greedy_matching.num_columns(model, all_layers, user_forward_fn)
         self._baseline = bert_forms.baseline_table(rescale_with_baseline, baseline_path, baseline_url)
         self._model_ref = _ModelRef(model)
         self.tokenizer = tokenizer
@@ -177,13 +177,13 @@ class BERTScore(Metric):
     def update(self, preds: Union[str, List[str]], target: Union[str, List[Any]]) -> None:
         preds_list = sentence_list(preds, "preds")
         target_list = [target] if isinstance(target, str) else list(target)
-        flat_preds, flat_target, groups = bert_scores.flatten_references(preds_list, target_list)
+        flat_preds, flat_target, groups = greedy_matching.flatten_references(preds_list, target_list)
         if not flat_preds:
             return
         own = self.user_tokenizer
         preds_in = tokenize(self.tokenizer, flat_preds, self.max_length, self.truncation, own)
         target_in = tokenize(self.tokenizer, flat_target, self.max_length, self.truncation, own)
-        rows = bert_scores.pair_rows(
+        rows = greedy_matching.pair_rows(
             self.model,
             preds_in,
             target_in,
@@ -216,7 +216,7 @@ class BERTScore(Metric):
         lengths = self.lengths.cpu()
         if lengths.shape[0] == 0:
             return bert_forms.empty_result(self.return_hash, self.model_name_or_path, self.num_layers, self.idf)
-        scores = bert_scores.precision_recall_f1(
+        scores = greedy_matching.precision_recall_f1(
             self.pred_tokens.cpu(),
             self.pred_best.cpu(),
             self.target_tokens.cpu(),
@@ -225,11 +225,11 @@ class BERTScore(Metric):
             self.idf,
         )
         if self._baseline is not None:
-            scores = bert_scores.rescale(scores, self._baseline, self.num_layers, self.all_layers)
+            scores = greedy_matching.rescale(scores, self._baseline, self.num_layers, self.all_layers)
         groups = self.groups.cpu()
         grouped = not bool((groups == 1).all())
-        out: Dict[str, Any] = bert_scores.result(
-            bert_scores.best_of_groups(scores, groups), grouped, self.all_layers, torch.float32
+        out: Dict[str, Any] = greedy_matching.result(
+            greedy_matching.best_of_groups(scores, groups), grouped, self.all_layers, torch.float32
         )
         if self.return_hash:
             out["hash"] = bert_forms.model_hash(self.model_name_or_path, self.num_layers, self.idf)

@@ -1,5 +1,5 @@
 """InfoLM: torchmetrics.text.InfoLM's signature and values, from a local masked language model;
-the math lives in torchtally.functional.text (infolm.py, infolm_measures.py). No C kernel: the
+the math lives in torchtally.functional.text (infolm.py, information_measures.py). No C kernel: the
 model dominates the cost.
 
 State ("cat" states, int64, synced in the one padded all_gather): every sentence's attended
@@ -33,7 +33,7 @@ from torch import Tensor
 from ..base.metric import Metric
 from ..functional.text.embedding_models import sentence_list
 from ..functional.text.infolm import check_options, load_masked_lm, sentence_scores, token_rows
-from ..functional.text.infolm_measures import HIGHER_IS_BETTER, check_measure
+from ..functional.text.information_measures import HIGHER_IS_BETTER, check_measure
 
 __all__ = ["InfoLM"]
 

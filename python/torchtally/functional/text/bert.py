@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 from torch.nn import Module
 
-from . import bert_scores
+from . import greedy_matching
 from .embedding_models import load_local, local_model_dir, local_tokenizer, sentence_list, tokenize
 
 __all__ = ["bert_score"]
@@ -51,7 +51,7 @@ def baseline_table(rescale_with_baseline: bool, baseline_path: Any, baseline_url
             f"rescale_with_baseline=True: {where}torchtally never downloads a baseline; pass `baseline_path`, "
             "a local csv/tsv file in bert_score's format (header row, then layer,P,R,F per layer)"
         )
-    return bert_scores.load_baseline(baseline_path)
+    return greedy_matching.load_baseline(baseline_path)
 
 
 def model_hash(model_name_or_path: Any, num_layers: Optional[int], idf: bool) -> str:
@@ -130,8 +130,8 @@ def bert_score(
     model, tokenizer = resolve_model(
         "bert_score", model_name_or_path, model, user_tokenizer, device, not isinstance(preds, dict)
     )
-    bert_scores.check_num_layers(model, num_layers)
-    bert_scores.num_columns(model, all_layers, user_forward_fn)
+    greedy_matching.check_num_layers(model, num_layers)
+    greedy_matching.num_columns(model, all_layers, user_forward_fn)
     if isinstance(preds, dict) and isinstance(target, dict):
         preds_in, target_in = preds, target
         groups = torch.ones(preds["input_ids"].shape[0], dtype=torch.int64)
@@ -140,23 +140,23 @@ def bert_score(
     else:
         preds_list = sentence_list(preds, "preds")
         target_list = [target] if isinstance(target, str) else list(target)
-        flat_preds, flat_target, groups = bert_scores.flatten_references(preds_list, target_list)
+        flat_preds, flat_target, groups = greedy_matching.flatten_references(preds_list, target_list)
         if not flat_preds:
             return empty_result(return_hash, model_name_or_path, num_layers, idf)
         preds_in = tokenize(tokenizer, flat_preds, max_length, truncation, own=False)
         target_in = tokenize(tokenizer, flat_target, max_length, truncation, own=False)
     baseline = baseline_table(rescale_with_baseline, baseline_path, baseline_url)
-    rows = bert_scores.pair_rows(
+    rows = greedy_matching.pair_rows(
         model, preds_in, target_in, num_layers, all_layers, user_forward_fn, batch_size, device
     )
-    scores = bert_scores.precision_recall_f1(
+    scores = greedy_matching.precision_recall_f1(
         rows["pred_tokens"], rows["pred_best"], rows["target_tokens"], rows["target_best"], rows["lengths"], idf
     )
     if baseline is not None:
-        scores = bert_scores.rescale(scores, baseline, num_layers, all_layers)
+        scores = greedy_matching.rescale(scores, baseline, num_layers, all_layers)
     grouped = not bool((groups == 1).all())
-    out: Dict[str, Any] = bert_scores.result(
-        bert_scores.best_of_groups(scores, groups), grouped, all_layers, rows["pred_best"].dtype
+    out: Dict[str, Any] = greedy_matching.result(
+        greedy_matching.best_of_groups(scores, groups), grouped, all_layers, rows["pred_best"].dtype
     )
     if return_hash:
         out["hash"] = model_hash(model_name_or_path, num_layers, idf)

@@ -23,7 +23,7 @@ from .embedding_models import (
     sentence_list,
     tokenize,
 )
-from .infolm_measures import check_measure, information_measure
+from .information_measures import check_measure, information_measure
 
 __all__ = ["infolm"]
 
