@@ -163,8 +163,8 @@ def _rank_worker(rank, world_size, model_dir, bounds, options):
 
 
 @pytest.mark.distributed
-@pytest.mark.parametrize("options", [{"idf": True}, {"all_layers": True}])
-def test_two_ranks_uneven_equal_one_process(model_dir, options):
+def test_two_ranks_uneven_equal_one_process(model_dir):
+    options = {"idf": True, "all_layers": True}  # idf over both ranks' references, every layer
     bounds = [(0, 1), (1, 5)]
     per_rank = run_distributed(_rank_worker, 2, model_dir, bounds, options, timeout=240)
     single = BERTScore(model_name_or_path=model_dir, **options)

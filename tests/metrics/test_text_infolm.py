@@ -16,6 +16,7 @@ from torchmetrics.functional.text.infolm import infolm as tm_infolm
 from torchmetrics.text import InfoLM as TMInfoLM
 
 from torchtally.functional.text import infolm
+from torchtally.functional.text.information_measures import information_measure
 from torchtally.testing import count_collectives, run_distributed
 from torchtally.text import InfoLM
 
@@ -55,9 +56,25 @@ def _close(actual, expected, measure):
 
 
 @pytest.mark.parametrize(("measure", "alpha", "beta"), MEASURES)
-@pytest.mark.parametrize("idf", [False, True])
-def test_functional_matches_torchmetrics(model_dir, measure, alpha, beta, idf):
-    kwargs = dict(information_measure=measure, alpha=alpha, beta=beta, idf=idf, return_sentence_level_score=True)
+def test_measures_match_torchmetrics(measure, alpha, beta):
+    """Every measure on the same random distributions (some near-equal, some with zeros)."""
+    from torchmetrics.functional.text.infolm import _InformationMeasure
+
+    probs = torch.rand(6, 11) ** 3
+    probs[0, :3] = 0.0
+    other = torch.rand(6, 11) ** 3
+    other[1] = probs[1] * (1 + 1e-3 * torch.rand(11))
+    p, t = probs / probs.sum(-1, keepdim=True), other / other.sum(-1, keepdim=True)
+    expected = _InformationMeasure(measure, alpha, beta)(p, t)
+    assert_same(information_measure(measure, p, t, alpha, beta), expected, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("measure", "alpha", "idf"),
+    [("kl_divergence", None, False), ("kl_divergence", None, True), ("alpha_divergence", 0.5, True)],
+)
+def test_functional_matches_torchmetrics(model_dir, measure, alpha, idf):
+    kwargs = dict(information_measure=measure, alpha=alpha, idf=idf, return_sentence_level_score=True)
     expected = _quiet(tm_infolm, PREDS, TARGET, model_dir, **kwargs, **COMMON)
     _close(infolm(PREDS, TARGET, model_dir, **kwargs, **COMMON), expected, measure)
 
