@@ -39,7 +39,7 @@ _FACES = {
     "torchtally.detection": ("mean_ap", "box_overlap", "panoptic_quality"),
     "torchtally.segmentation": ("segmentation_overlap", "surface_distance"),
     "torchtally.retrieval": ("retrieval_queries", "retrieval_curves"),
-    "torchtally.text": ("text_edit", "ngram", "text_ter", "rouge", "squad", "perplexity"),
+    "torchtally.text": ("text_edit", "ngram", "text_ter", "rouge", "squad", "perplexity", "bertscore", "infolm"),
 }
 
 

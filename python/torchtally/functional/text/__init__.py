@@ -7,11 +7,14 @@ edit_compute.py).
 
 from typing import List
 
-from . import bleu, chrf, edit_forms
+from . import bert, bleu, chrf, edit_forms
+from . import infolm as infolm_forms  # the module, beside its function infolm
+from .bert import *  # noqa: F401,F403  (bert_score)
 from .bleu import *  # noqa: F401,F403  (bleu_score, sacre_bleu_score)
 from .chrf import *  # noqa: F401,F403  (chrf_score)
 from .edit_forms import *  # noqa: F401,F403
 from .eed import extended_edit_distance
+from .infolm import *  # noqa: F401,F403  (infolm)
 from .perplexity_form import perplexity
 from .rouge_form import rouge_score
 from .squad_form import squad
@@ -26,4 +29,6 @@ __all__: List[str] = [
     "perplexity",
     "rouge_score",
     "squad",
+    *bert.__all__,
+    *infolm_forms.__all__,
 ]
