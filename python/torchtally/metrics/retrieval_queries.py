@@ -34,8 +34,9 @@ ValueError); every query skipped gives 0.
 Deliberate differences from torchmetrics:
 
 * errors where it accepts garbage: NaN scores and (NDCG) negative or infinite relevances are a
-  ValueError; an integer ``indexes`` of any width is read (torchmetrics: int64 only); a batch
-  with no document left (empty, or all ``ignore_index``) adds nothing (torchmetrics raises);
+  ValueError; an integer ``indexes`` of any width is read (torchmetrics: int64 only); an empty
+  batch is a ValueError as in torchmetrics, but one whose documents are all ``ignore_index``
+  adds nothing (torchmetrics raises);
 * exact where it approximates: per-query values and the mean in float64, then the result in
   ``self.dtype`` (torchmetrics: float32 throughout); memory O(documents), not O(max query id);
 * results carry no gradient (``is_differentiable`` is False, as torchmetrics).

@@ -72,7 +72,8 @@ def apply_empty_action(
         first = int(ids[empty][0])
         raise ValueError(
             f"{owner}: {int(empty.sum())} query(ies) without a {missing} document (the first: query id {first}) "
-            "and empty_target_action='error' (choose 'neg', 'pos' or 'skip' to score them)"
+            "and empty_target_action='error' (choose 'neg', 'pos' or 'skip' to score them; "
+            f"`compute` method was provided with a query with no {missing} target.)"
         )
     if action == "skip":
         return values[~empty]
@@ -108,7 +109,8 @@ def mean_from_sums(total: Tensor, queries: Tensor, empty: Tensor, action: str, o
     if action == "error" and n_empty:
         raise ValueError(
             f"{owner}: {n_empty} query(ies) without a {missing} document and empty_target_action='error' "
-            "(choose 'neg', 'pos' or 'skip' to score them)"
+            "(choose 'neg', 'pos' or 'skip' to score them; "
+            f"`compute` method was provided with a query with no {missing} target.)"
         )
     total_f = float(total) + (n_empty if action == "pos" else 0)
     count = int(queries) + (0 if action == "skip" else n_empty)

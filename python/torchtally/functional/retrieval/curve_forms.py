@@ -14,8 +14,11 @@ __all__ = ["retrieval_auroc", "retrieval_precision_recall_curve"]
 
 def _one_query(preds: Tensor, target: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     scores, relevance = update.check_scores_and_relevance(preds, target, False)
-    if scores.numel() == 0:
-        raise ValueError("preds: expected at least one document, got none")
+    if scores.numel() == 0 or preds.dim() == 0:
+        raise ValueError(
+            "preds: expected a tensor of at least one document "
+            "(`preds` and `target` must be non-empty and non-scalar tensors)"
+        )
     return torch.zeros(scores.shape[0], dtype=torch.int64), scores.float().cpu(), relevance.bool().cpu()
 
 

@@ -30,8 +30,11 @@ def _one_query(
     preds: Tensor, target: Tensor, metric: str, top_k: Optional[int] = None, adaptive_k: bool = False
 ) -> Tensor:
     scores, relevance = update.check_scores_and_relevance(preds, target, metric == "ndcg")
-    if scores.numel() == 0:
-        raise ValueError("preds: expected at least one document, got none")
+    if scores.numel() == 0 or preds.dim() == 0:
+        raise ValueError(
+            "preds: expected a tensor of at least one document "
+            "(`preds` and `target` must be non-empty and non-scalar tensors)"
+        )
     query = torch.zeros(scores.shape[0], dtype=torch.int64)
     rel = relevance.to(torch.float32 if metric == "ndcg" else torch.bool)
     values, _, _ = compute.score_queries(query, scores.float(), rel, metric, top_k, adaptive_k)

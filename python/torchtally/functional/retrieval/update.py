@@ -10,7 +10,11 @@ ValueError naming the argument (torchmetrics raises ValueError for these too):
   NDCG (torchmetrics takes negative relevances there, which make its ideal DCG meaningless);
 * indexes: an integer tensor (not bool) of the shape of preds and target;
 * ignore_index: documents whose target equals it are dropped first;
-* a batch left with no document adds nothing (torchmetrics raises ValueError).
+* an empty or 0-d batch is a ValueError, as in torchmetrics; a batch left with no document
+  after ignore_index adds nothing (torchmetrics raises ValueError).
+
+Each message names the argument first and then carries torchmetrics' own wording, so code (and
+tests) matching torchmetrics' messages keep working.
 """
 
 from typing import Any, Callable, Optional, Tuple, Union
@@ -33,13 +37,19 @@ Aggregation = Union[str, Callable[..., Tensor]]
 
 def check_empty_target_action(action: object) -> str:
     if action not in EMPTY_TARGET_ACTIONS:
-        raise ValueError(f"empty_target_action: expected one of {EMPTY_TARGET_ACTIONS}, got {action!r}")
+        raise ValueError(
+            f"empty_target_action: expected one of {EMPTY_TARGET_ACTIONS}, got {action!r} "
+            f"(`empty_target_action` received a wrong value `{action}`.)"
+        )
     return str(action)
 
 
 def check_ignore_index(ignore_index: object) -> Optional[int]:
     if ignore_index is not None and (not isinstance(ignore_index, int) or isinstance(ignore_index, bool)):
-        raise ValueError(f"ignore_index: expected an int or None, got {ignore_index!r}")
+        raise ValueError(
+            f"ignore_index: expected an int or None, got {ignore_index!r} "
+            "(Argument `ignore_index` must be an integer or None.)"
+        )
     return ignore_index
 
 
@@ -54,13 +64,15 @@ def check_aggregation(aggregation: object) -> Aggregation:
 def check_top_k(top_k: object, name: str = "top_k") -> Optional[int]:
     """None or a positive int (0: every document, for the kernel: ``top_k or 0``)."""
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0):
-        raise ValueError(f"{name}: expected a positive int or None, got {top_k!r}")
+        raise ValueError(
+            f"{name}: expected a positive int or None, got {top_k!r} (`{name}` has to be a positive integer or None)"
+        )
     return top_k
 
 
 def check_flag(value: object, name: str) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"{name}: expected a bool, got {value!r}")
+        raise ValueError(f"{name}: expected a bool, got {value!r} (`{name}` has to be a boolean)")
     return value
 
 
@@ -90,11 +102,16 @@ def check_scores_and_relevance(preds: object, target: object, graded: bool) -> T
     integer or floating; binary unless ``graded``, else finite and >= 0)."""
     preds, target = _tensor("preds", preds), _tensor("target", target)
     if preds.dtype not in _FLOAT:
-        raise ValueError(f"preds: expected a floating tensor of scores, got {describe(preds)}")
+        raise ValueError(
+            f"preds: expected a floating tensor of scores, got {describe(preds)} (`preds` must be a tensor of floats)"
+        )
     if target.dtype not in _INTEGER + _FLOAT + (torch.bool,):
         raise ValueError(f"target: expected a bool, integer or floating tensor, got {describe(target)}")
     if target.shape != preds.shape:
-        raise ValueError(f"target: expected the shape of preds {list(preds.shape)}, got {describe(target)}")
+        raise ValueError(
+            f"target: expected the shape of preds {list(preds.shape)}, got {describe(target)} "
+            "(`preds` and `target` must be of the same shape)"
+        )
     preds, target = preds.detach().reshape(-1), target.detach().reshape(-1)
     if bool(torch.isnan(preds).any()):
         raise ValueError(f"preds: NaN at document {int(torch.isnan(preds).nonzero()[0])} (a NaN score has no rank)")
@@ -104,7 +121,7 @@ def check_scores_and_relevance(preds: object, target: object, graded: bool) -> T
             expected = "a finite relevance >= 0"
         else:
             bad = (target != 0) & (target != 1)
-            expected = "0 or 1 (binary relevance)"
+            expected = "0 or 1 (binary relevance: `target` must contain `binary` values)"
         if bool(bad.any()):
             i = int(bad.nonzero()[0])
             raise ValueError(f"target: expected {expected}, got {target[i].item()} at document {i}")
@@ -122,12 +139,28 @@ def document_rows(
     """The batch's documents as (query int64 [n], score float32 [n], relevance [n]: float32 when
     ``graded`` else bool), fresh tensors on ``device`` (default: the inputs')."""
     if indexes is None:
-        raise ValueError("indexes: expected an integer tensor of query ids, got None")
+        raise ValueError("indexes: expected an integer tensor of query ids, got None (`indexes` cannot be None)")
     preds, target, indexes = _tensor("preds", preds), _tensor("target", target), _tensor("indexes", indexes)
     if indexes.dtype not in _INTEGER:
-        raise ValueError(f"indexes: expected an integer tensor of query ids, got {describe(indexes)}")
+        raise ValueError(
+            f"indexes: expected an integer tensor of query ids, got {describe(indexes)} "
+            "(`indexes` must be a tensor of long integers)"
+        )
     if indexes.shape != preds.shape:
-        raise ValueError(f"indexes: expected the shape of preds {list(preds.shape)}, got {describe(indexes)}")
+        raise ValueError(
+            f"indexes: expected the shape of preds {list(preds.shape)}, got {describe(indexes)} "
+            "(`indexes`, `preds` and `target` must be of the same shape)"
+        )
+    if isinstance(target, Tensor) and target.shape != preds.shape:
+        raise ValueError(
+            f"target: expected the shape of preds {list(preds.shape)}, got {describe(target)} "
+            "(`indexes`, `preds` and `target` must be of the same shape)"
+        )
+    if preds.dim() == 0 or preds.numel() == 0:
+        raise ValueError(
+            f"preds: expected at least one document, got {describe(preds)} "
+            "(`indexes`, `preds` and `target` must be non-empty and non-scalar tensors)"
+        )
     if isinstance(target, Tensor) and ignore_index is not None and target.shape == preds.shape:
         keep = (target != ignore_index).reshape(-1)
         preds, target, indexes = preds.reshape(-1)[keep], target.reshape(-1)[keep], indexes.reshape(-1)[keep]
