@@ -52,6 +52,8 @@ def chrf_corpus(preds: Any, target: Any) -> Tuple[List[str], List[List[str]]]:
     hyps = [preds] if isinstance(preds, str) else _strings("preds", preds)
     if isinstance(target, str) or not isinstance(target, Sequence):
         raise TypeError(f"target: expected a sequence of references per hypothesis, got {type(target).__name__}")
+    if not hyps and all(not isinstance(t, str) and isinstance(t, Sequence) and not t for t in target):
+        return [], []  # no sentence: torchmetrics' `preds=[]`, `target=[[]]` (nothing to score)
     if all(isinstance(t, str) for t in target):
         refs = [list(target)] if len(hyps) == 1 else [[t] for t in target]
     else:

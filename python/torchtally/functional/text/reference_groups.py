@@ -5,6 +5,7 @@ reference strings; a flat sequence of strings is one sentence's references when 
 sentence, else one reference per sentence (torchmetrics' reading). Anything else is a
 TypeError, and a count mismatch or a sentence without a reference a ValueError, each naming
 the argument (torchmetrics iterates a str reference character by character, or returns NaN).
+No sentence (``preds=[]``, with ``target=[]`` or ``[[]]``) is an empty batch, as in torchmetrics.
 """
 
 from typing import List, Sequence, Tuple, Union
@@ -15,6 +16,10 @@ Target = Sequence[Union[str, Sequence[str]]]
 
 def _kind(x: object) -> str:
     return type(x).__name__
+
+
+def _empty_sequence(x: object) -> bool:
+    return not isinstance(x, str) and isinstance(x, Sequence) and len(x) == 0
 
 
 def sentences(preds: Preds, target: Target) -> Tuple[List[str], List[List[str]]]:
@@ -29,6 +34,8 @@ def sentences(preds: Preds, target: Target) -> Tuple[List[str], List[List[str]]]
         raise TypeError(
             f"target: expected a sequence of reference strings (or of sequences of them), got {_kind(target)}"
         )
+    if not hyps and all(_empty_sequence(t) for t in target):
+        return [], []  # no sentence: torchmetrics' `preds=[]`, `target=[[]]` (nothing to score)
     groups: List[List[str]] = []
     if all(isinstance(t, str) for t in target):
         flat = [str(t) for t in target]
