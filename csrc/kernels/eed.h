@@ -1,6 +1,6 @@
 /*
  * eed.h: the extended edit distance (EED; Stanchev, Wang and Ney, WMT 2019) per sentence, on
- * character codes, as torchmetrics and the authors' script compute it. Contract in csrc/API.md
+ * character codes, as torchmetrics and the authors' script compute it. Contract in csrc/API_TEXT.md
  * ("Extended edit distance"); kernels/reference/eed.py is the oracle. `out` is untouched on
  * failure.
  */

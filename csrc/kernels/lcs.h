@@ -1,6 +1,6 @@
 /*
  * lcs.h: the length of the longest common subsequence of token-id sequences, a batch of pairs in
- * one call (ROUGE-L). Contract in csrc/API.md ("Text kernels"); kernels/reference/lcs.py is the
+ * one call (ROUGE-L). Contract in csrc/API_TEXT.md ("Text kernels"); kernels/reference/lcs.py is the
  * oracle. `out` is untouched on failure.
  */
 #ifndef TT_LCS_H

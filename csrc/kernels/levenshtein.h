@@ -1,6 +1,6 @@
 /*
  * levenshtein.h: the edit distance of each pair of token sequences in a batch (the text
- * metrics' word and character error rates, EditDistance). Contract in csrc/API.md ("Edit
+ * metrics' word and character error rates, EditDistance). Contract in csrc/API_TEXT.md ("Edit
  * distance"); kernels/reference/levenshtein.py is the oracle. `out` is untouched on failure.
  */
 #ifndef TT_LEVENSHTEIN_H

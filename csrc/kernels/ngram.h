@@ -1,6 +1,6 @@
 /*
  * ngram.h: n-gram statistics of tokenised sentences for BLEU and chrF, as torchmetrics forms them.
- * Contract in csrc/API.md ("N-gram statistics"); kernels/reference/ngram.py is the oracle. `out`
+ * Contract in csrc/API_TEXT.md ("N-gram statistics"); kernels/reference/ngram.py is the oracle. `out`
  * (and `sentence`) are untouched on failure.
  *
  * The batch layout shared by both kernels: `tokens` int64 [T] (contiguous) holds every segment's

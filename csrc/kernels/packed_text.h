@@ -2,7 +2,7 @@
  * packed_text.h: the packed sentences the text kernels read (ter.c, eed.c). N sentences as
  * int64 1-D tensors: hyp (every hypothesis' tokens) cut by hyp_offsets [N + 1], refs (every
  * reference's tokens) cut by ref_offsets [M + 1], and groups [N + 1] giving sentence i the
- * references groups[i]..groups[i + 1] - 1 (at least one). Contract in csrc/API.md
+ * references groups[i]..groups[i + 1] - 1 (at least one). Contract in csrc/API_TEXT.md
  * ("Translation edit rate"); kernels/reference/packed_text.py is the oracle of the checks.
  */
 #ifndef TT_PACKED_TEXT_H

@@ -1,6 +1,6 @@
 /*
  * perplexity.h: the negative log-likelihood of the targets under a language model's logits,
- * summed, and the number of tokens counted (Perplexity). Contract in csrc/API.md ("Text
+ * summed, and the number of tokens counted (Perplexity). Contract in csrc/API_TEXT.md ("Text
  * kernels"); kernels/reference/perplexity.py is the oracle. The states are untouched on failure.
  */
 #ifndef TT_PERPLEXITY_H

@@ -1,7 +1,7 @@
 /*
  * retrieval.h: the retrieval metrics' per-query values (MAP, MRR, NDCG@k, precision@k,
  * recall@k, hit rate@k, fall-out@k, R-precision) from documents grouped by query, each group
- * ordered by score (descending). Contract in csrc/API.md ("Retrieval order and per-query values");
+ * ordered by score (descending). Contract in csrc/API_TEXT.md ("Retrieval order and per-query values");
  * kernels/reference/retrieval.py is the oracle. `out` is untouched on failure.
  */
 #ifndef TT_RETRIEVAL_H

@@ -1,7 +1,7 @@
 /*
  * ter.h: Tercom's translation edit rate per sentence (sacrebleu's TER): greedy shifts of
  * hypothesis word spans and a beam-limited word edit distance, on token ids. Contract in
- * csrc/API.md ("Translation edit rate"); kernels/reference/ter.py is the oracle. `out` is
+ * csrc/API_TEXT.md ("Translation edit rate"); kernels/reference/ter.py is the oracle. `out` is
  * untouched on failure.
  */
 #ifndef TT_TER_H

@@ -10,6 +10,14 @@ from support.kernel_inputs import SCORE_DTYPES, dtype_id, generator, kernels
 from torchtally.kernels import reference
 
 
+def _tolerance(kind, dtype):
+    """CIoU (kind 3) takes an arctangent: libm's atanf and torch's vectorised float32 atan may
+    differ by an ulp, depending on the CPU's SIMD width; every other value is exact."""
+    if kind == 3 and dtype in (torch.float16, torch.bfloat16, torch.float32):
+        return {"rtol": 5e-7, "atol": 5e-7}
+    return {"rtol": 1e-12, "atol": 1e-12}
+
+
 def _boxes(n, g, dtype):
     b = random_boxes(n, g, dtype=torch.float64)
     b[: n // 4, 2] = b[: n // 4, 0]  # a quarter of zero width
@@ -28,11 +36,12 @@ def test_matrix_c_matches_reference(c_core, dtype):
             a, b = torch.zeros(40, 30, dtype=out_dtype), torch.zeros(40, 30, dtype=out_dtype)
             c_core.box_overlap_matrix(a, p[:, :], t.t().contiguous().t(), kind)  # column-major target
             reference.box_overlap_matrix(b, p, t, kind)
-            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12, equal_nan=True)
+            torch.testing.assert_close(a, b, equal_nan=True, **_tolerance(kind, dtype))
             d1, d2 = torch.zeros(25, dtype=out_dtype), torch.zeros(25, dtype=out_dtype)
             c_core.box_overlap_matrix(d1, p[::1], t, kind)
             reference.box_overlap_matrix(d2, p, t, kind)
-            assert torch.equal(d1, a.diagonal()[:25]) and torch.equal(d1, d2)
+            assert torch.equal(d1, a.diagonal()[:25])
+            torch.testing.assert_close(d1, d2, **_tolerance(kind, dtype))
 
 
 def test_zero_area_pairs_are_nan_as_torchvision(c_core):
@@ -62,7 +71,7 @@ def test_sums_c_matches_reference(c_core, kind):
                 args = (sizes, pl if labelled else None, tl if labelled else None, kind, threshold)
                 c_core.box_overlap_sums(a, p.to(dtype), t.to(dtype)[::1], *args)
                 reference.box_overlap_sums(b, p.to(dtype), t.to(dtype), *args)
-                torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+                torch.testing.assert_close(a, b, **_tolerance(kind, dtype))
     counts = torch.zeros(25, 2, dtype=torch.float64)
     c_core.box_overlap_sums(counts, p, t, sizes, None, None, kind)
     assert counts[5:8, 1].tolist() == [3.0, 3.0, 3.0]  # no predictions: M zeros per target without labels

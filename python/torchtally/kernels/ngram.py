@@ -1,4 +1,4 @@
-"""Routes of the n-gram kernels (csrc/API.md, "N-gram statistics"): the C core for CPU tensors,
+"""Routes of the n-gram kernels (csrc/API_TEXT.md, "N-gram statistics"): the C core for CPU tensors,
 the reference (kernels.reference.ngram) otherwise. Their inputs are token ids made on the host,
 so they have no CUDA build."""
 

@@ -1,4 +1,4 @@
-"""The retrieval kernels' routes (csrc/API.md, "Retrieval order and per-query values"): the C
+"""The retrieval kernels' routes (csrc/API_TEXT.md, "Retrieval order and per-query values"): the C
 core for CPU tensors, the torch reference (kernels.reference.retrieval) elsewhere."""
 
 from torch import Tensor

@@ -1,4 +1,4 @@
-"""The text family's edit-distance kernel route (csrc/API.md, "Edit distance"): the C core for
+"""The text family's edit-distance kernel route (csrc/API_TEXT.md, "Edit distance"): the C core for
 CPU tensors, the torch reference elsewhere (the kernel has no CUDA build: its token ids are made
 on the host)."""
 

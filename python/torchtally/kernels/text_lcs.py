@@ -1,4 +1,4 @@
-"""Route of the LCS kernel (csrc/API.md, "Text kernels"): the longest common subsequence of
+"""Route of the LCS kernel (csrc/API_TEXT.md, "Text kernels"): the longest common subsequence of
 token-id pairs (ROUGE-L). The C core for CPU tensors, the torch reference elsewhere (no CUDA
 build); a custom op inside torch.compile."""
 

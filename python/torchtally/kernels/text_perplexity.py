@@ -1,4 +1,4 @@
-"""Route of the perplexity kernel (csrc/API.md, "Text kernels"): the targets' negative
+"""Route of the perplexity kernel (csrc/API_TEXT.md, "Text kernels"): the targets' negative
 log-likelihood under softmax(logits), summed in float64, and the tokens counted. The C core for
 CPU tensors, the torch reference elsewhere (no CUDA build); a custom op inside torch.compile."""
 

@@ -1,4 +1,4 @@
-"""Routes of the translation kernels (csrc/API.md, "Translation edit rate" and "Extended edit
+"""Routes of the translation kernels (csrc/API_TEXT.md, "Translation edit rate" and "Extended edit
 distance"): the C core for CPU tensors when it is built, the reference (kernels.reference.ter,
 .eed) otherwise; as custom ops while dynamo traces. Both kernels run on the host only: the
 metrics pack their token ids on the CPU."""

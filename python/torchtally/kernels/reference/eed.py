@@ -1,4 +1,4 @@
-"""Torch reference of the extended edit distance kernel (csrc/API.md, "Extended edit
+"""Torch reference of the extended edit distance kernel (csrc/API_TEXT.md, "Extended edit
 distance"): EED (Stanchev, Wang and Ney, WMT 2019) on character codes, as torchmetrics and the
 authors' script compute it.
 

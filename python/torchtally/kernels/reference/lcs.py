@@ -1,4 +1,4 @@
-"""Torch reference of the LCS kernel (csrc/API.md, "Text kernels").
+"""Torch reference of the LCS kernel (csrc/API_TEXT.md, "Text kernels").
 
 For each pair p, the length of the longest common subsequence of the token ids
 ``a[a_offsets[p]:a_offsets[p + 1]]`` and ``b[b_offsets[p]:b_offsets[p + 1]]``, by the classic

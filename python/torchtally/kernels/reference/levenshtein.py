@@ -1,4 +1,4 @@
-"""Torch reference of the edit-distance kernel (csrc/API.md, "Edit distance").
+"""Torch reference of the edit-distance kernel (csrc/API_TEXT.md, "Edit distance").
 
 out int64 [N] = the Levenshtein distance of each pair of token sequences: pair i is the
 hypothesis ``tokens[offsets[2i]:offsets[2i+1]]`` against the reference

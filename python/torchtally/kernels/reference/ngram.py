@@ -1,4 +1,4 @@
-"""Reference of the n-gram kernels (csrc/API.md, "N-gram statistics"): BLEU's clipped n-gram
+"""Reference of the n-gram kernels (csrc/API_TEXT.md, "N-gram statistics"): BLEU's clipped n-gram
 matches and chrF's matches with the best reference, counted with Python Counters over the same
 flat layout (tokens, bounds, groups) as the C core. Slow and plain: the tests' oracle."""
 

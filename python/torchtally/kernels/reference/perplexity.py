@@ -1,4 +1,4 @@
-"""Torch reference of the perplexity kernel (csrc/API.md, "Text kernels").
+"""Torch reference of the perplexity kernel (csrc/API_TEXT.md, "Text kernels").
 
 total float64 [] += the sum over counted tokens of ``logsumexp(x) - x[y]`` (the negative
 log-softmax of the target), computed in float64; count int64 [] += the number of counted tokens

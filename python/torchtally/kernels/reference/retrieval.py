@@ -1,4 +1,4 @@
-"""Torch reference of the retrieval kernels (csrc/API.md, "Retrieval order and per-query values").
+"""Torch reference of the retrieval kernels (csrc/API_TEXT.md, "Retrieval order and per-query values").
 
 Documents arrive grouped by query (``query`` non-decreasing) and, within a query, ordered by
 score (descending). Per query of n documents, with k = min(top_k or n, n), rel its relevances

@@ -1,4 +1,4 @@
-"""Torch reference of the translation edit rate kernel (csrc/API.md, "Translation edit rate"):
+"""Torch reference of the translation edit rate kernel (csrc/API_TEXT.md, "Translation edit rate"):
 Tercom's algorithm as sacrebleu 2.x computes it, on token ids.
 
 Per hypothesis and reference: greedy shifts of hypothesis word spans (at most 10 words, at most
