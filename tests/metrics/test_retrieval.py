@@ -327,3 +327,24 @@ def test_sklearn_mean_over_queries():
     aps = [skm.average_precision_score(target[indexes == q].numpy(), preds[indexes == q].numpy()) for q in range(6)]
     m = ttr.RetrievalMAP().update(preds, target, indexes)
     assert m.compute().item() == pytest.approx(float(np.mean(aps)), abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["retrieval_average_precision", "retrieval_reciprocal_rank", "retrieval_auroc"])
+def test_functional_top_k_zero_means_every_document_as_torchmetrics(name):
+    preds, target = torch.tensor([0.3, 0.2, 0.1]), torch.tensor([0, 1, 1])
+    ours = getattr(ttf, name)(preds, target, top_k=0)
+    torch.testing.assert_close(ours, getattr(tmf, name)(preds, target, top_k=0))
+    torch.testing.assert_close(ours, getattr(ttf, name)(preds, target))
+
+
+def test_ignore_index_outside_the_targets_dtype_drops_nothing():
+    preds, target, indexes = torch.tensor([0.3, 0.2, 0.1]), torch.tensor([0, 1, 1], dtype=torch.uint8), torch.zeros(3)
+    plain, ignoring = ttr.RetrievalMAP(), ttr.RetrievalMAP(ignore_index=256)  # 256 as uint8 would be 0
+    plain.update(preds, target, indexes.long())
+    ignoring.update(preds, target, indexes.long())
+    torch.testing.assert_close(ignoring.compute(), plain.compute())
+
+
+def test_top_k_beyond_int64_is_refused_at_construction():
+    with pytest.raises(ValueError, match="top_k"):
+        ttr.RetrievalPrecision(top_k=2**63)

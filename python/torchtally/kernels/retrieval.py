@@ -24,7 +24,7 @@ def retrieval_order(
     query_out: Tensor, score_out: Tensor, relevance_out: Tensor, query: Tensor, preds: Tensor, target: Tensor
 ) -> None:
     """The documents (query int64 [N], preds float32 [N] without NaN, target [N] relevances)
-    ordered by (query ascending, score descending, position) into query_out int64, score_out
+    ordered by (query ascending, score descending, relevance ascending) into query_out int64, score_out
     float32 and relevance_out float32 [N]."""
     if ops.compiling():
         return ops.retrieval_order(query_out, score_out, relevance_out, query, detached(preds), target)

@@ -35,7 +35,10 @@ def _no_queries_complete(kwargs: dict, owner: str) -> None:
 class RetrievalAUROC(RetrievalMetric):
     """Mean over queries of the AUROC of each query's top ``top_k`` documents (0 for a query
     whose top k hold no positive or no negative; ``max_fpr``: McClish-standardised partial AUC,
-    as torchmetrics). Ties in score count half (the exact ROC curve's trapezoidal area).
+    as torchmetrics). Ties in score count half (the exact ROC curve's trapezoidal area). Scores
+    are ranked as given: torchmetrics passes scores outside [0, 1] through a float32 sigmoid
+    first, which makes logits above about 17 tie (scores [20, 30, 25, -1], relevance
+    [0, 1, 1, 0]: 0.75 there, the exact 1.0 here).
 
         >>> import torch
         >>> from torchtally.retrieval import RetrievalAUROC

@@ -1,11 +1,11 @@
 """Retrieval: per-query values from the documents, and the metric's result from them.
 
 ``score_queries`` groups the documents by query and orders each query by score, descending,
-in one stable sort in C (csrc/kernels/retrieval_order.c: radix by query id, then merge by
-score; the reference: two stable torch sorts), so documents of equal score keep their order in
-the state: the concatenation of the updates in order, of the ranks in rank order after a sync.
-W ranks therefore give exactly what one process gives over the concatenated data, whatever the
-split. The kernel (csrc/kernels/retrieval.c) then walks each query once. O(N log n) time for N
+documents of equal score by relevance, ascending (csrc/kernels/retrieval_order.c: radix by
+query id, then merge by (score, relevance); the reference: three stable torch sorts). The order
+depends on the documents alone, never on where they were stored, so W ranks give exactly what
+one process gives over the whole data, whatever the split and the batching.
+The kernel (csrc/kernels/retrieval.c) then walks each query once. O(N log n) time for N
 documents in queries of up to n, O(N) memory: nothing is sized by the largest query id
 (torchmetrics' bincount allocates max(indexes) + 1 counters).
 

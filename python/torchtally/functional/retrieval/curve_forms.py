@@ -33,7 +33,7 @@ def retrieval_auroc(
         >>> retrieval_auroc(torch.tensor([0.2, 0.3, 0.5, 0.1]), torch.tensor([True, False, True, False]))
         tensor(0.7500)
     """
-    top_k = update.check_top_k(top_k)
+    top_k = update.check_top_k(top_k or None)  # 0: every document, as torchmetrics
     if max_fpr is not None and (not isinstance(max_fpr, float) or not 0 < max_fpr <= 1):
         raise ValueError(f"max_fpr: expected a float in (0, 1] or None, got {max_fpr!r}")
     values, _, _ = curves.auroc_values(*_one_query(preds, target), top_k, max_fpr)

@@ -3,8 +3,9 @@ every k up to max_k, and the best recall at a fixed precision; vectorised torch 
 documents grouped and ordered once by the C kernel (compute.group_documents), no loop over
 queries (but for AUROC with ``max_fpr``: one small torch evaluation per query).
 
-Documents of equal score keep their order in the state, as for the other retrieval metrics.
-AUROC itself averages over ties (the Mann-Whitney statistic, ties counted half, which is the
+Documents of equal score are ordered least relevant first, as for the other retrieval metrics
+(this decides which documents of a tie fall inside a ``top_k`` cutoff). AUROC itself averages
+over the ties it holds (the Mann-Whitney statistic, ties counted half, which is the
 trapezoidal area under torchmetrics' exact ROC curve).
 """
 

@@ -1,8 +1,10 @@
 """Retrieval: the public per-query functions (torchmetrics.functional.retrieval's names and
 signatures). Each takes one query's scores ``preds`` and relevances ``target`` (one shape, any
 number of dims, flattened) and returns its value as a float32 0-d tensor on preds' device,
-computed by the kernel the classes use (csrc/kernels/retrieval.c): documents of equal score in
-their input order (torchmetrics: its sort's, unspecified, order; see compute.py). Inputs are
+computed by the kernel the classes use (csrc/kernels/retrieval.c): documents of equal score
+ranked least relevant first (torchmetrics: its sort's, unspecified, order; see compute.py).
+``top_k=0`` means every document for average precision, reciprocal rank and AUROC, as in
+torchmetrics (the other forms refuse it, as torchmetrics does). Inputs are
 checked as the classes check them (update.py): NaN scores and a non-binary target (NDCG: a
 negative or infinite relevance) are a ValueError, as are no documents (as torchmetrics).
 """
@@ -51,7 +53,7 @@ def retrieval_average_precision(preds: Tensor, target: Tensor, top_k: Optional[i
         >>> retrieval_average_precision(torch.tensor([0.2, 0.3, 0.5]), torch.tensor([True, False, True]))
         tensor(0.8333)
     """
-    return _one_query(preds, target, "map", update.check_top_k(top_k))
+    return _one_query(preds, target, "map", update.check_top_k(top_k or None))
 
 
 def retrieval_reciprocal_rank(preds: Tensor, target: Tensor, top_k: Optional[int] = None) -> Tensor:
@@ -62,7 +64,7 @@ def retrieval_reciprocal_rank(preds: Tensor, target: Tensor, top_k: Optional[int
     >>> retrieval_reciprocal_rank(torch.tensor([0.2, 0.3, 0.5]), torch.tensor([False, True, False]))
     tensor(0.5000)
     """
-    return _one_query(preds, target, "mrr", update.check_top_k(top_k))
+    return _one_query(preds, target, "mrr", update.check_top_k(top_k or None))
 
 
 def retrieval_normalized_dcg(preds: Tensor, target: Tensor, top_k: Optional[int] = None) -> Tensor:

@@ -63,7 +63,7 @@ def check_aggregation(aggregation: object) -> Aggregation:
 
 def check_top_k(top_k: object, name: str = "top_k") -> Optional[int]:
     """None or a positive int (0: every document, for the kernel: ``top_k or 0``)."""
-    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0):
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0 or top_k >= 2**63):
         raise ValueError(
             f"{name}: expected a positive int or None, got {top_k!r} (`{name}` has to be a positive integer or None)"
         )
@@ -162,7 +162,9 @@ def document_rows(
             "(`indexes`, `preds` and `target` must be non-empty and non-scalar tensors)"
         )
     if isinstance(target, Tensor) and ignore_index is not None and target.shape == preds.shape:
-        keep = (target != ignore_index).reshape(-1)
+        # integers compared as int64: a uint8 target against 256 must not wrap to 0
+        wide = target if target.is_floating_point() else target.to(torch.int64)
+        keep = (wide != ignore_index).reshape(-1)
         preds, target, indexes = preds.reshape(-1)[keep], target.reshape(-1)[keep], indexes.reshape(-1)[keep]
     scores, relevance = check_scores_and_relevance(preds, target, graded)
     device = device if device is not None else scores.device
