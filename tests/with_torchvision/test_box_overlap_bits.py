@@ -44,12 +44,14 @@ def test_pair_values_bit_equal_torchvision(kind, dtype):
         if kind < 3:
             assert not bad.any(), (scale, int(bad.sum()))
         else:
-            # CIoU's arctangent: the C library's, torch's is SLEEF's; they differ in the last bit
-            # for about 1e-4 (float32) to 1e-3 (float64) of the aspect ratios; the CIoU then
-            # differs by an ulp or so
-            assert int(bad.sum()) <= want.numel() // 200, (scale, int(bad.sum()))
-            rel = ((c - want).abs() / want.abs().clamp(min=1e-30))[bad & want.isfinite()]
-            assert rel.numel() == 0 or float(rel.max()) < 1e-5
+            # CIoU's arctangent: the C library's, torch's is SLEEF's (which one depends on the
+            # CPU); they differ in the last bit for a percent or so of the aspect ratios, and the
+            # CIoU (a value in [-1.5, 1]) then differs by an ulp or two of the output dtype
+            assert not (c.isnan() ^ want.isnan()).any(), scale
+            assert int(bad.sum()) <= want.numel() // 20, (scale, int(bad.sum()))
+            eps = torch.finfo(want.dtype).eps
+            off = (c.double() - want.double()).abs()[bad & want.isfinite()]
+            assert off.numel() == 0 or float(off.max()) <= 4 * eps, (scale, float(off.max()) / eps)
 
 
 def test_value_at_the_threshold_counts_as_in_torchmetrics():
