@@ -68,7 +68,8 @@ first half of each shard, computes, updates with the rest, computes twice. It th
 this process that every rank's results equal a single process fed the same data (and the final
 one the reference; or, when given, ``sharded_reference`` of the ranks' shards), that the second
 compute is identical, and that each rank's local state is exactly what that rank alone
-accumulated (sync never mutates local state). All cases are checked; one AssertionError lists
+accumulated (sync never mutates local state); for a case with ``max_collectives``, that the final
+compute issued at least one and at most that many collectives. All cases are checked; one AssertionError lists
 every failing case, layout and rank. A rank that raises fails the run with that rank's traceback
 (torchtally.testing.run_distributed); ``timeout`` bounds the whole run. The spawned ranks start
 with this process's sys.path, so modules under tests/ (this one included) import there too.
@@ -88,7 +89,7 @@ import numpy as np
 import torch
 
 from torchtally import MetricCollection, NotComputableError
-from torchtally.testing import run_distributed
+from torchtally.testing import count_collectives, run_distributed
 
 Batch = Tuple[Any, ...]
 
@@ -109,6 +110,9 @@ class MetricCase:
     # for a metric whose state records the rank that updated it: (state fed in one process, rank)
     # -> the state that rank holds (the distributed check's local-state comparison)
     local_state_of_rank: Optional[Callable[[Dict[str, torch.Tensor], int], Dict[str, torch.Tensor]]] = None
+    # the most collectives one synced compute may issue (the distributed check counts the final
+    # compute's on every rank and asserts at least 1 and at most this); None: not counted
+    max_collectives: Optional[int] = None
 
     def __post_init__(self) -> None:
         self.batches = [b if isinstance(b, tuple) else (b,) for b in self.batches]
@@ -386,7 +390,8 @@ def _rank_worker(rank: int, world_size: int, payload: List[Tuple[str, Any, List[
                 metric = feed(factory(), batches[a:b])
                 first = metric.compute()
                 feed(metric, batches[c:d])
-                final = metric.compute()
+                with count_collectives() as counter:
+                    final = metric.compute()
                 again = metric.compute()
             except Exception as exc:
                 raise RuntimeError(
@@ -399,6 +404,7 @@ def _rank_worker(rank: int, world_size: int, payload: List[Tuple[str, Any, List[
                     "first": first,
                     "final": final,
                     "again": again,
+                    "collectives": counter.total,
                     "state": _state(metric),
                 }
             )
@@ -451,6 +457,8 @@ def _check_distributed_row(case: MetricCase, layout: str, rows: List[Dict], worl
         if reference is not None:
             assert_same(row["final"], reference, what=f"{what} final compute vs reference", **tol)
         assert_same(row["again"], row["final"], what=f"{what} repeated compute")
+        if case.max_collectives is not None:
+            assert 1 <= row["collectives"] <= case.max_collectives, f"{what} {row['collectives']} collectives"
         local = feed(case.factory(), batches[bounds[rank][0] : bounds[rank][1]])
         want = _state(local) if case.local_state_of_rank is None else case.local_state_of_rank(_state(local), rank)
         assert_states_equal(row["state"], want, f"{what} local state after sync")

@@ -1,10 +1,7 @@
-"""Sentences of the text edit-metric tests (tests/metrics/test_text_ter.py) and their rank
-worker, in a module light enough for spawned ranks to import (torchtally only)."""
+"""Sentences of the text edit-metric tests (tests/metrics/test_text_ter.py) in a module light
+enough for spawned ranks to import."""
 
 import random
-
-from torchtally.testing import count_collectives
-from torchtally.text import ExtendedEditDistance, TranslationEditRate
 
 WORDS = "the cat The Cat sat on a mat. mat , dog's 3.5 U.S. e.g. (it) “q” 猫 が いる 。 ！ &amp; x-1 Dr. ran".split()
 
@@ -22,17 +19,3 @@ def corpus(seed, n, longest=10):
 
 PREDS, TARGET = corpus(0, 24)
 BATCHES = [(PREDS[i : i + 4], TARGET[i : i + 4]) for i in range(0, 16, 4)] + [(PREDS[16:23], TARGET[16:23])]
-
-
-def count_worker(rank, world_size):
-    """Rank 0 one batch, rank 1 every other one; each metric's compute counted."""
-    ter, eed = TranslationEditRate(), ExtendedEditDistance()
-    for b in BATCHES[rank::world_size] if rank else BATCHES[:1]:  # uneven: rank 0 one batch
-        ter.update(*b)
-        eed.update(*b)
-    counts = []
-    for metric in (ter, eed):
-        with count_collectives() as counter:
-            metric.compute()
-        counts.append(counter.total)
-    return counts, float(ter.compute()), float(eed.compute())
