@@ -6,4 +6,9 @@ torchtally.image.
 
 from typing import List
 
-__all__: List[str] = []
+from .ssim import multiscale_structural_similarity_index_measure, structural_similarity_index_measure
+
+__all__: List[str] = [
+    "structural_similarity_index_measure",
+    "multiscale_structural_similarity_index_measure",
+]

@@ -21,6 +21,7 @@ from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
+from .ssim_moments import ssim_moments
 from .retrieval import retrieval_order, retrieval_scores
 from .surface_distance import surface_distance
 from .ter import ter_sentences
@@ -54,4 +55,5 @@ __all__ = [
     "eed_sentences",
     "retrieval_scores",
     "retrieval_order",
+    "ssim_moments",
 ]
