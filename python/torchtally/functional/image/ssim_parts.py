@@ -22,6 +22,7 @@ from ...kernels import image_ssim
 
 DataRange = Optional[Union[float, Tuple[float, float]]]
 _REDUCTIONS = ("elementwise_mean", "sum", "none", None)
+_CHUNK_VALUES = 1 << 17  # pixels (times channels) of the images whose moments are formed at once
 
 
 class Window(NamedTuple):
@@ -84,8 +85,9 @@ def check_options(
 
 
 def check_images(preds: object, target: object) -> Tuple[Tensor, Tensor]:
-    """preds and target: floating [N, C, H, W] or [N, C, D, H, W] of one shape, finite; target
-    takes preds' dtype (as torchmetrics casts it)."""
+    """preds and target: floating [N, C, H, W] or [N, C, D, H, W] of one shape; target takes
+    preds' dtype (as torchmetrics casts it). NaN and infinity are caught from the scores
+    (explain_nan), without a pass of their own."""
     if not isinstance(preds, Tensor) or not isinstance(target, Tensor):
         raise TypeError(f"preds, target: expected tensors, got {type(preds).__name__} and {type(target).__name__}")
     for name, t in (("preds", preds), ("target", target)):
@@ -97,11 +99,19 @@ def check_images(preds: object, target: object) -> Tuple[Tensor, Tensor]:
         raise ValueError(f"target: expected the shape of preds {list(preds.shape)}, got {list(target.shape)}")
     if target.device != preds.device:
         raise ValueError(f"target: expected a tensor on {preds.device} (the device of preds), got {target.device}")
-    target = target.to(preds.dtype)
+    return preds, target.to(preds.dtype)
+
+
+def explain_nan(preds: Tensor, target: Tensor, data_range: float) -> None:
+    """A score came out NaN: raise ValueError saying why (a NaN or infinite input, a constant
+    batch with data_range=None, or values whose squares overflow float64). Finite inputs with a
+    positive range give finite scores, so only a failed batch pays for this pass."""
     for name, t in (("preds", preds), ("target", target)):
-        if t.numel() and not bool(torch.isfinite(t).all()):
+        if not bool(torch.isfinite(t).all()):
             raise ValueError(f"{name}: expected finite values, got NaN or infinity")
-    return preds, target
+    if data_range == 0:
+        raise ValueError("data_range: None takes the batch's max - min, and preds and target are constant (0); give data_range")
+    raise ValueError("preds, target: expected values whose squares fit float64, got an SSIM of NaN")
 
 
 def _gaussian(size: int, sigma: float, device: torch.device) -> Tensor:
@@ -206,10 +216,24 @@ def per_image(
     check_fits(preds, window)
     preds, target, dr = data_range_of(preds, target, opts.data_range)
     n = preds.shape[0]
-    ssim, cs = ssim_maps(moments(preds, target, window), dr, opts.k1, opts.k2)
-    scores = ssim.reshape(n, -1).mean(-1)
-    cs_mean = crop(cs, window.pads).reshape(n, -1).mean(-1) if want_cs else None
-    return scores, cs_mean, (ssim if want_map else None)
+    per_plane = max(1, preds[0, 0].numel())
+    step = max(1, _CHUNK_VALUES // (per_plane * max(1, preds.shape[1])))  # images per chunk
+    scores, cs_means, maps = [], [], []
+    for lo in range(0, n, step):  # chunks small enough for the moments to stay in cache
+        p, t = preds[lo : lo + step], target[lo : lo + step]
+        ssim, cs = ssim_maps(moments(p, t, window), dr, opts.k1, opts.k2)
+        scores.append(ssim.reshape(p.shape[0], -1).mean(-1))
+        if want_cs:
+            cs_means.append(crop(cs, window.pads).reshape(p.shape[0], -1).mean(-1))
+        if want_map:
+            maps.append(ssim)
+    if not scores:
+        empty = preds.new_empty(0, dtype=torch.float64)
+        return empty, (empty if want_cs else None), (moments(preds, target, window)[0] if want_map else None)
+    score = torch.cat(scores)
+    if not bool(torch.isfinite(score).all()):
+        explain_nan(preds, target, dr)
+    return score, (torch.cat(cs_means) if want_cs else None), (torch.cat(maps) if want_map else None)
 
 
 def reduce_scores(scores: Tensor, reduction: object) -> Tensor:

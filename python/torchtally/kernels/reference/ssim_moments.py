@@ -48,9 +48,17 @@ def ssim_moments(out, x, y, wh, ww, pad_h: int, pad_w: int, /) -> None:
     if x.shape[0] == 0:
         return
     xd, yd = x.double(), y.double()
-    planes = torch.stack((xd, yd, xd * xd, yd * yd, xd * yd)).reshape(-1, 1, *x.shape[1:])
+    planes = torch.stack((xd, yd, xd * xd, yd * yd, xd * yd))
     if pad_h or pad_w:
         planes = F.pad(planes, (pad_w, pad_w, pad_h, pad_h), mode="reflect")
-    planes = F.conv2d(planes, wh.reshape(1, 1, -1, 1))
-    planes = F.conv2d(planes, ww.reshape(1, 1, 1, -1))
-    out.copy_(planes.reshape(out.shape))
+    ho, wo = out.shape[2:]
+    rows = _weighted_shifts(planes, wh, ho, 2)  # the window's sum as shifted slices: no float64 conv
+    out.copy_(_weighted_shifts(rows, ww, wo, 3))
+
+
+def _weighted_shifts(planes, w, size: int, dim: int):
+    """sum over t of w[t] * planes.narrow(dim, t, size)."""
+    acc = planes.narrow(dim, 0, size) * w[0]
+    for t in range(1, w.numel()):
+        acc.add_(planes.narrow(dim, t, size), alpha=float(w[t]))
+    return acc
