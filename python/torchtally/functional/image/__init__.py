@@ -7,8 +7,10 @@ torchtally.image.
 from typing import List
 
 from .ssim import multiscale_structural_similarity_index_measure, structural_similarity_index_measure
+from .vif import visual_information_fidelity
 
 __all__: List[str] = [
     "structural_similarity_index_measure",
     "multiscale_structural_similarity_index_measure",
+    "visual_information_fidelity",
 ]
