@@ -50,7 +50,9 @@ def main() -> None:
     for route in routes:
         previous = kernels.set_backend(route)
         try:
-            seconds[f"torchtally ({route})"] = time_call(lambda: ours.update(preds, target), min_seconds=0.0, repeats=repeats)
+            seconds[f"torchtally ({route})"] = time_call(
+                lambda: ours.update(preds, target), min_seconds=0.0, repeats=repeats
+            )
         finally:
             kernels.set_backend(previous)
     base = seconds["torchmetrics"]

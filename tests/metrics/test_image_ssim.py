@@ -68,8 +68,14 @@ def test_ssim_against_scikit_image():
     preds, target = _pair(6, shape=(1, 3, 40, 36), dtype=torch.float64)
     score, full = ssim(preds, target, data_range=1.0, return_full_image=True)
     want, want_map = sk_ssim(
-        preds[0].numpy(), target[0].numpy(), gaussian_weights=True, sigma=1.5, use_sample_covariance=False,
-        data_range=1.0, channel_axis=0, full=True,
+        preds[0].numpy(),
+        target[0].numpy(),
+        gaussian_weights=True,
+        sigma=1.5,
+        use_sample_covariance=False,
+        data_range=1.0,
+        channel_axis=0,
+        full=True,
     )
     inner = full[0, :, 5:-5, 5:-5]
     np.testing.assert_allclose(inner.numpy(), want_map[:, 5:-5, 5:-5], rtol=1e-10, atol=1e-12)
@@ -83,7 +89,10 @@ def test_moments_kernel_against_its_reference(dtype):
     g = torch.Generator().manual_seed(7)
     x = torch.rand(3, 19, 23, generator=g, dtype=dtype)
     y = torch.rand(3, 23, 19, generator=g, dtype=dtype).transpose(1, 2)  # strided planes
-    for wh, ww, ph, pw in ((torch.rand(11, dtype=torch.float64), torch.rand(5, dtype=torch.float64), 5, 2), (torch.full((3,), 1 / 3, dtype=torch.float64), torch.ones(1, dtype=torch.float64), 4, 0)):
+    for wh, ww, ph, pw in (
+        (torch.rand(11, dtype=torch.float64), torch.rand(5, dtype=torch.float64), 5, 2),
+        (torch.full((3,), 1 / 3, dtype=torch.float64), torch.ones(1, dtype=torch.float64), 4, 0),
+    ):
         shape = (5, 3, 19 + 2 * ph - wh.numel() + 1, 23 + 2 * pw - ww.numel() + 1)
         got, want = torch.empty(shape, dtype=torch.float64), torch.empty(shape, dtype=torch.float64)
         kernels._C_MODULE.ssim_moments(got, x, y, wh, ww, ph, pw)
@@ -92,8 +101,16 @@ def test_moments_kernel_against_its_reference(dtype):
     out = torch.zeros(5, 3, 9, 23, dtype=torch.float64)
     for impl in (kernels._C_MODULE, reference):
         for args, err, match in (
-            ((x, y, torch.ones(11, dtype=torch.float64), torch.ones(1, dtype=torch.float64), 19, 0), ValueError, "pad_h"),
-            ((x, y[:2], torch.ones(11, dtype=torch.float64), torch.ones(1, dtype=torch.float64), 0, 0), ValueError, "y"),
+            (
+                (x, y, torch.ones(11, dtype=torch.float64), torch.ones(1, dtype=torch.float64), 19, 0),
+                ValueError,
+                "pad_h",
+            ),
+            (
+                (x, y[:2], torch.ones(11, dtype=torch.float64), torch.ones(1, dtype=torch.float64), 0, 0),
+                ValueError,
+                "y",
+            ),
             ((x, y, torch.ones(11), torch.ones(1, dtype=torch.float64), 0, 0), TypeError, "wh"),
             ((x, y, torch.ones(3, dtype=torch.float64), torch.ones(1, dtype=torch.float64), 0, 0), ValueError, "out"),
         ):

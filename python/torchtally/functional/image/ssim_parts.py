@@ -68,12 +68,20 @@ def check_options(
         raise ValueError(f"sigma: expected positive numbers, got {sigma!r}")
     if data_range is not None:
         if isinstance(data_range, tuple):
-            ok = len(data_range) == 2 and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in data_range)
-            if not ok or not (math.isfinite(data_range[0]) and math.isfinite(data_range[1])) or data_range[1] <= data_range[0]:
-                raise ValueError(f"data_range: expected a tuple (min, max) of finite numbers with min < max, got {data_range!r}")
+            ok = len(data_range) == 2 and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in data_range
+            )
+            if (
+                not ok
+                or not (math.isfinite(data_range[0]) and math.isfinite(data_range[1]))
+                or data_range[1] <= data_range[0]
+            ):
+                raise ValueError(
+                    f"data_range: expected a tuple (min, max) of finite numbers with min < max, got {data_range!r}"
+                )
             data_range = (float(data_range[0]), float(data_range[1]))
         elif isinstance(data_range, numbers.Real) and not isinstance(data_range, bool):
-            if not (data_range > 0 and math.isfinite(data_range)):
+            if not (float(data_range) > 0 and math.isfinite(data_range)):
                 raise ValueError(f"data_range: expected a positive finite number, got {data_range!r}")
             data_range = float(data_range)
         else:
@@ -110,7 +118,9 @@ def explain_nan(preds: Tensor, target: Tensor, data_range: float) -> None:
         if not bool(torch.isfinite(t).all()):
             raise ValueError(f"{name}: expected finite values, got NaN or infinity")
     if data_range == 0:
-        raise ValueError("data_range: None takes the batch's max - min, and preds and target are constant (0); give data_range")
+        raise ValueError(
+            "data_range: None takes the batch's max - min, and preds and target are constant (0); give data_range"
+        )
     raise ValueError("preds, target: expected values whose squares fit float64, got an SSIM of NaN")
 
 
@@ -171,7 +181,9 @@ def moments(preds: Tensor, target: Tensor, window: Window) -> Tensor:
     if preds.dim() == 4:
         h, w = preds.shape[2:]
         (wh, ww), (ph, pw) = window.weights, window.pads
-        out = torch.empty(5, n * c, h + 2 * ph - wh.numel() + 1, w + 2 * pw - ww.numel() + 1, dtype=torch.float64, device=preds.device)
+        out = torch.empty(
+            5, n * c, h + 2 * ph - wh.numel() + 1, w + 2 * pw - ww.numel() + 1, dtype=torch.float64, device=preds.device
+        )
         image_ssim.ssim_moments(out, preds.reshape(n * c, h, w), target.reshape(n * c, h, w), wh, ww, ph, pw)
         return out.reshape(5, n, c, *out.shape[2:])
     p, t = preds.double(), target.double()
@@ -263,7 +275,9 @@ def ms_per_image(preds: Tensor, target: Tensor, opts: Options, betas: Tuple[floa
     ks = opts.kernel_size * spatial if len(opts.kernel_size) == 1 else opts.kernel_size
     smallest = 2 ** len(betas)
     if preds.shape[-1] < smallest or preds.shape[-2] < smallest:
-        raise ValueError(f"preds: expected height and width of at least {smallest} for {len(betas)} betas, got {list(preds.shape)}")
+        raise ValueError(
+            f"preds: expected height and width of at least {smallest} for {len(betas)} betas, got {list(preds.shape)}"
+        )
     div = max(1, len(betas) - 1) ** 2
     for d, name, k in ((-2, "height", ks[0]), (-1, "width", ks[1])):
         if preds.shape[d] // div <= k - 1:

@@ -27,7 +27,11 @@ _SCALES = 4
 
 
 def check_sigma_n_sq(sigma_n_sq: object) -> float:
-    if isinstance(sigma_n_sq, bool) or not isinstance(sigma_n_sq, numbers.Real) or not (0 < sigma_n_sq < math.inf):
+    if (
+        isinstance(sigma_n_sq, bool)
+        or not isinstance(sigma_n_sq, numbers.Real)
+        or not (0 < float(sigma_n_sq) < math.inf)
+    ):
         raise ValueError(f"sigma_n_sq: expected a positive finite number, got {sigma_n_sq!r}")
     return float(sigma_n_sq)
 
@@ -128,5 +132,3 @@ def visual_information_fidelity(
     preds, target = check_images(preds, target)
     scores = per_image(preds, target, sigma)
     return (scores.mean() if reduction == "mean" else scores).to(preds.dtype)
-
-
