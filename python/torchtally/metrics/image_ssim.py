@@ -1,5 +1,5 @@
 """SSIM and multi-scale SSIM: state declarations; the math lives in
-torchtally.functional.image.ssim_parts (the windowed moments: the kernel route
+torchtally.functional.image.structural (the windowed moments: the kernel route
 torchtally.kernels.image_ssim, csrc/kernels/ssim_moments.c).
 
 State, per update's images scored at update (float64):
@@ -30,7 +30,7 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.image import ssim_parts as sp
+from ..functional.image import structural as sp
 
 __all__ = ["StructuralSimilarityIndexMeasure", "MultiScaleStructuralSimilarityIndexMeasure"]
 

@@ -2,7 +2,7 @@
 structural_similarity_index_measure and multiscale_structural_similarity_index_measure).
 
 Each image's score comes from the five windowed moments, computed in float64
-(functional/image/ssim_parts.py); the result has preds' dtype.
+(functional/image/structural.py); the result has preds' dtype.
 
 Differences from torchmetrics: float64 moments (torchmetrics: the input's dtype, where
 E[x^2] - E[x]^2 loses digits in float32); integer inputs raise TypeError, NaN or infinite inputs,
@@ -15,7 +15,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 from torch import Tensor
 
-from . import ssim_parts as sp
+from . import structural as sp
 
 __all__ = ["structural_similarity_index_measure", "multiscale_structural_similarity_index_measure"]
 
