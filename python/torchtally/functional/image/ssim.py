@@ -8,7 +8,9 @@ Differences from torchmetrics: float64 moments (torchmetrics: the input's dtype,
 E[x^2] - E[x]^2 loses digits in float32); integer inputs raise TypeError, NaN or infinite inputs,
 a non-positive data_range and images too small for the window's reflect padding raise ValueError
 (torchmetrics: NaN, or an error from torch's padding); with a window of 1 the contrast
-sensitivity is averaged over the whole image (torchmetrics crops it to nothing: NaN); no gradient.
+sensitivity is averaged over the whole image (torchmetrics crops it to nothing: NaN); MS-SSIM's
+betas are applied as float64 (torchmetrics rounds them to float32: about 1e-9 relative); a constant
+batch with data_range=None raises ValueError (torchmetrics: NaN); no gradient.
 """
 
 from typing import Optional, Sequence, Tuple, Union
