@@ -322,9 +322,7 @@ def _ssim_moments(out: Tensor, x: Tensor, y: Tensor, wh: Tensor, ww: Tensor, pad
 
 
 ssim_moments = define_op(
-    "ssim_moments",
-    "Tensor(a!) out, Tensor x, Tensor y, Tensor wh, Tensor ww, int pad_h, int pad_w",
-    _ssim_moments,
+    "ssim_moments", "Tensor(a!) out, Tensor x, Tensor y, Tensor wh, Tensor ww, int pad_h, int pad_w", _ssim_moments
 )
 
 

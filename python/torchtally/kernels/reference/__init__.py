@@ -21,8 +21,8 @@ from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
-from .ssim_moments import ssim_moments
 from .retrieval import retrieval_order, retrieval_scores
+from .ssim_moments import ssim_moments
 from .surface_distance import surface_distance
 from .ter import ter_sentences
 from .topk import topk_update
