@@ -141,6 +141,11 @@ def test_bad_input_raises_with_the_state_unchanged():
     nan[0, 0, 3, 3] = float("nan")
     assert_rejects(m, (nan, target), ValueError, "preds: expected finite")
     assert_rejects(m, (preds[..., :5], target[..., :5]), ValueError, "too small")
+    volume = (preds[:, :, None].expand(-1, -1, 12, -1, -1), target[:, :, None].expand(-1, -1, 12, -1, -1))
+    assert_rejects(
+        StructuralSimilarityIndexMeasure(sigma=(1.5, 1.5)).update(preds, target), volume, ValueError, "sigma"
+    )
+    assert_rejects(StructuralSimilarityIndexMeasure(kernel_size=(11,)), (preds, target), ValueError, "kernel_size")
     ms = MultiScaleStructuralSimilarityIndexMeasure(betas=(0.5, 0.5), kernel_size=5, sigma=0.7).update(preds, target)
     assert_rejects(ms, (preds[..., :3], target[..., :3]), ValueError, "preds")
     for kwargs, match in (

@@ -12,7 +12,7 @@ torchmetrics does).
 
 import math
 import numbers
-from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -34,8 +34,8 @@ class Window(NamedTuple):
 
 class Options(NamedTuple):
     gaussian_kernel: bool
-    sigma: Tuple[float, ...]  # as given, or one number repeated later
-    kernel_size: Tuple[int, ...]
+    sigma: Union[float, Tuple[float, ...]]  # one number for every dimension, or one per dimension
+    kernel_size: Union[int, Tuple[int, ...]]
     data_range: DataRange
     k1: float
     k2: float
@@ -46,14 +46,19 @@ def check_reduction(reduction: object) -> None:
         raise ValueError(f"reduction: expected one of {_REDUCTIONS}, got {reduction!r}")
 
 
-def _numbers(name: str, value: object, kind: type) -> Tuple:
-    items = tuple(value) if isinstance(value, Sequence) and not isinstance(value, str) else (value,)
+def _numbers(name: str, value: object, kind: type) -> Any:
+    """A number (kept as it is) or a sequence of numbers (as a tuple)."""
+    is_sequence = isinstance(value, Sequence) and not isinstance(value, str)
+    items = tuple(value) if is_sequence else (value,)  # type: ignore[arg-type]
     if not items or any(isinstance(v, bool) or not isinstance(v, kind) for v in items):
         what = "an int" if kind is int else "a number"
         raise ValueError(f"{name}: expected {what} or a sequence of 2 or 3 of them, got {value!r}")
-    if len(items) not in (1, 2, 3):
-        raise ValueError(f"{name}: expected 2 or 3 values (one per spatial dimension), got {len(items)}")
-    return items
+    return items if is_sequence else items[0]
+
+
+def per_dim(value: Any, spatial: int) -> Tuple:
+    """`value` for each of `spatial` dimensions (a number repeated; a tuple as it is)."""
+    return value if isinstance(value, tuple) else (value,) * spatial
 
 
 def check_options(
@@ -62,10 +67,12 @@ def check_options(
     """Validate the SSIM options at construction (what does not depend on the input's rank)."""
     sig = _numbers("sigma", sigma, numbers.Real)
     ks = _numbers("kernel_size", kernel_size, int)
-    if any(k <= 0 or k % 2 == 0 for k in ks):
-        raise ValueError(f"kernel_size: expected odd positive numbers, got {kernel_size!r}")
-    if any(not s > 0 or not math.isfinite(s) for s in sig):
-        raise ValueError(f"sigma: expected positive numbers, got {sigma!r}")
+    if any(k <= 0 or k % 2 == 0 for k in per_dim(ks, 1)):
+        raise ValueError(
+            f"kernel_size: Expected `kernel_size` to have odd positive number (each one). Got {kernel_size!r}."
+        )
+    if any(not s > 0 or not math.isfinite(s) for s in per_dim(sig, 1)):
+        raise ValueError(f"sigma: Expected `sigma` to have positive number (each one, finite). Got {sigma!r}.")
     if data_range is not None:
         if isinstance(data_range, tuple):
             ok = len(data_range) == 2 and all(
@@ -102,7 +109,9 @@ def check_images(preds: object, target: object) -> Tuple[Tensor, Tensor]:
         if not t.is_floating_point():
             raise TypeError(f"{name}: expected a floating point tensor, got {t.dtype}")
     if preds.dim() not in (4, 5):
-        raise ValueError(f"preds: expected [N, C, H, W] or [N, C, D, H, W], got shape {list(preds.shape)}")
+        raise ValueError(
+            f"preds: Expected `preds` and `target` to have BxCxHxW or BxCxDxHxW shape. Got preds: {list(preds.shape)}"
+        )
     if preds.shape != target.shape:
         raise ValueError(f"target: expected the shape of preds {list(preds.shape)}, got {list(target.shape)}")
     if target.device != preds.device:
@@ -132,12 +141,13 @@ def _gaussian(size: int, sigma: float, device: torch.device) -> Tensor:
 
 def make_window(opts: Options, spatial: int, device: torch.device) -> Window:
     """The separable window for `spatial` (2 or 3) dimensions, with each one's padding."""
-    sig = opts.sigma * spatial if len(opts.sigma) == 1 else opts.sigma
-    ks = opts.kernel_size * spatial if len(opts.kernel_size) == 1 else opts.kernel_size
-    if len(sig) != spatial:
-        raise ValueError(f"sigma: expected {spatial} values for {spatial + 2}-d images, got {len(sig)}")
-    if len(ks) != spatial:
-        raise ValueError(f"kernel_size: expected {spatial} values for {spatial + 2}-d images, got {len(ks)}")
+    ks, sig = per_dim(opts.kernel_size, spatial), per_dim(opts.sigma, spatial)
+    for name, got in (("kernel_size", ks), ("sigma", sig)):
+        if len(got) != spatial:  # torchmetrics' wording (which says kernel_size for sigma too)
+            raise ValueError(
+                f"{name}: `kernel_size` has dimension {len(ks) if name == 'sigma' else len(got)}, but expected to be "
+                f"two less that target dimensionality, which is: {spatial + 2} ({name} has {len(got)} values)"
+            )
     if opts.gaussian_kernel:
         sizes = [int(3.5 * s + 0.5) * 2 + 1 for s in sig]
         weights = tuple(_gaussian(k, s, device) for k, s in zip(sizes, sig))
@@ -272,7 +282,8 @@ def ms_per_image(preds: Tensor, target: Tensor, opts: Options, betas: Tuple[floa
     the SSIM of the last, each to the power of its beta, multiplied; the images halved by 2x2
     (2x2x2) average pooling between scales. Inputs already checked (check_images)."""
     spatial = preds.dim() - 2
-    ks = opts.kernel_size * spatial if len(opts.kernel_size) == 1 else opts.kernel_size
+    make_window(opts, spatial, preds.device)  # the lengths of kernel_size and sigma checked
+    ks = per_dim(opts.kernel_size, spatial)
     smallest = 2 ** len(betas)
     if preds.shape[-1] < smallest or preds.shape[-2] < smallest:
         raise ValueError(
