@@ -29,6 +29,7 @@
 #include "kernels/ranking.h"
 #include "kernels/retrieval.h"
 #include "kernels/simd.h"
+#include "kernels/ssim_moments.h"
 #include "kernels/surface_distance.h"
 #include "kernels/ter.h"
 #include "kernels/topk.h"
@@ -197,6 +198,13 @@ static tt_status run_perplexity_update(const void *ctx, const tt_args *a, tt_err
                                 a->opt_int[4], err);
 }
 
+/* ssim_moments (the image metrics) has no CUDA build either. */
+static tt_status run_ssim_moments(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_ssim_moments(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                           a->ints[5], a->ints[6], err);
+}
+
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
  * on the CPU. */
 static tt_status run_ter_sentences(const void *ctx, const tt_args *a, tt_error *err)
@@ -281,6 +289,9 @@ static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error
     X(perplexity_update, "perplexity_update(total, count, logits, target, ignore_index)",          \
       {"total", TT_ARG_OUT_TENSOR}, {"count", TT_ARG_OUT_TENSOR}, {"logits", TT_ARG_TENSOR},       \
       {"target", TT_ARG_TENSOR}, {"ignore_index", TT_ARG_OPT_INT})                                 \
+    X(ssim_moments, "ssim_moments(out, x, y, wh, ww, pad_h, pad_w)", {"out", TT_ARG_OUT_TENSOR},   \
+      {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"wh", TT_ARG_TENSOR}, {"ww", TT_ARG_TENSOR},    \
+      {"pad_h", TT_ARG_INT}, {"pad_w", TT_ARG_INT})                                                \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

@@ -3,6 +3,10 @@
 from types import ModuleType
 from typing import Tuple
 
-_MODULES: Tuple[ModuleType, ...] = ()
+from .metrics import image_ssim, image_vif
+from .metrics.image_ssim import *  # noqa: F401,F403
+from .metrics.image_vif import *  # noqa: F401,F403
+
+_MODULES: Tuple[ModuleType, ...] = (image_ssim, image_vif)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

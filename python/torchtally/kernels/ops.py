@@ -317,6 +317,15 @@ perplexity_update = define_op(
 )
 
 
+def _ssim_moments(out: Tensor, x: Tensor, y: Tensor, wh: Tensor, ww: Tensor, pad_h: int, pad_w: int) -> None:
+    _host_route(out).ssim_moments(out, x, y, wh, ww, pad_h, pad_w)
+
+
+ssim_moments = define_op(
+    "ssim_moments", "Tensor(a!) out, Tensor x, Tensor y, Tensor wh, Tensor ww, int pad_h, int pad_w", _ssim_moments
+)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

@@ -6,4 +6,11 @@ torchtally.image.
 
 from typing import List
 
-__all__: List[str] = []
+from .ssim import multiscale_structural_similarity_index_measure, structural_similarity_index_measure
+from .vif import visual_information_fidelity
+
+__all__: List[str] = [
+    "structural_similarity_index_measure",
+    "multiscale_structural_similarity_index_measure",
+    "visual_information_fidelity",
+]
