@@ -6,4 +6,6 @@ torchtally.image.
 
 from typing import List
 
-__all__: List[str] = []
+from .lpips import learned_perceptual_image_patch_similarity
+
+__all__: List[str] = ["learned_perceptual_image_patch_similarity"]
