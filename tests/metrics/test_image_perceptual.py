@@ -7,20 +7,26 @@ with uneven shards == one process."""
 import copy
 import functools
 import os
+import types
 from unittest import mock
 
 import pytest
 import torch
+import torchmetrics.functional.image.dists as tm_dists
 import torchmetrics.functional.image.lpips as tm_lpips
 from support.metric_tester import MetricCase, assert_rejects, assert_same, check_metric, run_distributed_cases
 from torch import nn
 
-from torchtally.functional.image import learned_perceptual_image_patch_similarity
-from torchtally.image import LearnedPerceptualImagePatchSimilarity
+from torchtally.functional.image import (
+    deep_image_structure_and_texture_similarity,
+    learned_perceptual_image_patch_similarity,
+)
+from torchtally.image import DeepImageStructureAndTextureSimilarity, LearnedPerceptualImagePatchSimilarity
 
 LPIPS = LearnedPerceptualImagePatchSimilarity
 _TM_DIR = os.path.dirname(tm_lpips.__file__)
 ALEX_WEIGHTS = os.path.join(_TM_DIR, "lpips_models", "alex.pth")
+DISTS_WEIGHTS = os.path.join(_TM_DIR, "dists_models", "weights.pt")
 
 
 def _alex_like() -> nn.Sequential:
@@ -146,6 +152,61 @@ def test_lpips_without_a_network_or_with_bad_input_raises():
     assert_rejects(unit, (img1, img2), ValueError, r"img1: expected values in \[0.0, 1.0\]")
     wrong = LPIPS(net=ALEX, weights=[torch.ones(64), torch.ones(192), torch.ones(384), torch.ones(256)])
     assert_rejects(wrong, (img1, img2), ValueError, "5 feature maps.*4 linear layers")
+
+
+def _vgg_like() -> nn.Sequential:
+    """torchvision VGG16's ``features`` layout (30 layers, max pooling at 4, 9, 16, 23, taps after
+    3, 8, 15, 22, 29 with 64, 128, 256, 512, 512 channels), one random convolution per stage."""
+    torch.manual_seed(2)
+    layers = [nn.Identity() for _ in range(30)]
+    for i, (c_in, c_out) in zip((0, 5, 10, 17, 24), ((3, 64), (64, 128), (128, 256), (256, 512), (512, 512))):
+        layers[i], layers[i + 1] = nn.Conv2d(c_in, c_out, 3, padding=1), nn.ReLU()
+    for i in (4, 9, 16, 23):
+        layers[i] = nn.MaxPool2d(2)
+    return nn.Sequential(*layers).requires_grad_(False)
+
+
+VGG = _vgg_like()
+
+
+def _tm_dists_fn(preds, target, reduction=None):
+    """torchmetrics' functional DISTS with VGG (a copy) as its VGG16 ``features``."""
+    vgg16 = lambda weights=None: types.SimpleNamespace(features=copy.deepcopy(VGG))  # noqa: E731
+    with (
+        mock.patch.object(tm_dists, "_TORCHVISION_AVAILABLE", True),
+        mock.patch.object(tm_dists, "vgg16", vgg16, create=True),
+        mock.patch.object(tm_dists, "VGG16_Weights", types.SimpleNamespace(DEFAULT=None), create=True),
+    ):
+        return tm_dists.deep_image_structure_and_texture_similarity(preds, target, reduction).detach()
+
+
+def test_dists_against_torchmetrics_and_float64():
+    preds, target = _images(4, 3, low=0.0, size=24)
+    expected = _tm_dists_fn(preds, target)
+    for reduction, want in ((None, expected), ("mean", expected.mean()), ("sum", expected.sum())):
+        got = deep_image_structure_and_texture_similarity(preds, target, reduction, net=VGG, weights=DISTS_WEIGHTS)
+        assert_same(got, want, rtol=1e-5)
+    m = DeepImageStructureAndTextureSimilarity(net=VGG, weights=DISTS_WEIGHTS)
+    m.update(preds[:1], target[:1]).update(preds[1:], target[1:])
+    assert m.compute().dtype == torch.float32
+    assert_same(m.compute(), expected.mean(), rtol=1e-5)
+    # float64 (torchmetrics takes float32 only): a float64 network, against float32 within its precision
+    vgg64 = copy.deepcopy(VGG).double()
+    got = deep_image_structure_and_texture_similarity(preds.double(), target.double(), net=vgg64, weights=DISTS_WEIGHTS)
+    assert got.dtype == torch.float64
+    assert_same(got, expected.double(), rtol=1e-5)
+    one = deep_image_structure_and_texture_similarity(preds[:1], target[:1], net=VGG, weights=DISTS_WEIGHTS)
+    assert one.shape == ()
+    with pytest.raises(ValueError, match="never downloads"):
+        DeepImageStructureAndTextureSimilarity()
+    with pytest.raises(ValueError, match="reduction"):
+        DeepImageStructureAndTextureSimilarity(reduction="none", net=VGG, weights=DISTS_WEIGHTS)
+    with pytest.raises(ValueError, match="'alpha' and 'beta'"):
+        DeepImageStructureAndTextureSimilarity(net=VGG, weights=ALEX_WEIGHTS)
+    assert_rejects(m, (preds, target[:2]), ValueError, "target: expected the shape of preds")
+    assert_rejects(m, (preds.int(), target), TypeError, "preds: expected floating-point")
+    few = DeepImageStructureAndTextureSimilarity(net=VGG, weights={"alpha": torch.ones(9), "beta": torch.ones(9)})
+    assert_rejects(few, (preds, target), ValueError, "1475 in all.*9 alpha")
 
 
 def _lpips_batches(seed, count):

@@ -6,6 +6,7 @@ torchtally.image.
 
 from typing import List
 
+from .dists import deep_image_structure_and_texture_similarity
 from .lpips import learned_perceptual_image_patch_similarity
 
 __all__: List[str] = ["learned_perceptual_image_patch_similarity"]
