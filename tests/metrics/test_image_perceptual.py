@@ -6,6 +6,7 @@ with uneven shards == one process."""
 
 import copy
 import functools
+import importlib
 import os
 import types
 from unittest import mock
@@ -20,13 +21,20 @@ from torch import nn
 from torchtally.functional.image import (
     deep_image_structure_and_texture_similarity,
     learned_perceptual_image_patch_similarity,
+    perceptual_path_length,
 )
-from torchtally.image import DeepImageStructureAndTextureSimilarity, LearnedPerceptualImagePatchSimilarity
+from torchtally.image import (
+    DeepImageStructureAndTextureSimilarity,
+    LearnedPerceptualImagePatchSimilarity,
+    PerceptualPathLength,
+)
 
 LPIPS = LearnedPerceptualImagePatchSimilarity
 _TM_DIR = os.path.dirname(tm_lpips.__file__)
 ALEX_WEIGHTS = os.path.join(_TM_DIR, "lpips_models", "alex.pth")
 DISTS_WEIGHTS = os.path.join(_TM_DIR, "dists_models", "weights.pt")
+# the package exports a function of the same name: the module itself
+tm_ppl = importlib.import_module("torchmetrics.functional.image.perceptual_path_length")
 
 
 def _alex_like() -> nn.Sequential:
@@ -207,6 +215,89 @@ def test_dists_against_torchmetrics_and_float64():
     assert_rejects(m, (preds.int(), target), TypeError, "preds: expected floating-point")
     few = DeepImageStructureAndTextureSimilarity(net=VGG, weights={"alpha": torch.ones(9), "beta": torch.ones(9)})
     assert_rejects(few, (preds, target), ValueError, "1475 in all.*9 alpha")
+
+
+class _Generator(nn.Module):
+    """Latents of 4, images [n, 3, 20, 20] in [0, 255]; with labels when ``num_classes``."""
+
+    def __init__(self, num_classes=None):
+        super().__init__()
+        torch.manual_seed(3)
+        self.layer = nn.Linear(4, 3 * 20 * 20)
+        if num_classes is not None:
+            self.num_classes = num_classes
+            self.embed = nn.Embedding(num_classes, 4)
+
+    def forward(self, z, labels=None):
+        if labels is not None:
+            z = z + self.embed(labels)
+        return 255 * torch.sigmoid(self.layer(z)).reshape(-1, 3, 20, 20)
+
+    def sample(self, num_samples):
+        return torch.randn(num_samples, 4)
+
+
+class _MeanSquare(nn.Module):
+    def forward(self, a, b):
+        return ((a - b) ** 2).mean((1, 2, 3))
+
+
+class _Difference(nn.Module):  # not one distance per pair
+    def forward(self, a, b):
+        return a - b
+
+
+def _tm_ppl(seed, **kwargs):
+    torch.manual_seed(seed)
+    patched = lambda *a, **k: copy.deepcopy(ALEX)  # noqa: E731
+    with (
+        mock.patch.object(tm_ppl, "_TORCHVISION_AVAILABLE", True),
+        mock.patch.object(tm_lpips, "_get_tv_model_features", patched),
+    ):
+        return tm_ppl.perceptual_path_length(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(interpolation_method="lerp", sim_net=_MeanSquare()),
+        dict(interpolation_method="slerp_any", sim_net=_MeanSquare(), conditional=True, lower_discard=None),
+        dict(interpolation_method="slerp_unit", sim_net="alex", resize=12, upper_discard=None),
+    ],
+    ids=["lerp", "slerp_any-conditional", "slerp_unit-lpips-resize"],
+)
+def test_ppl_against_torchmetrics_under_one_seed(options):
+    generator = _Generator(num_classes=3 if options.get("conditional") else None).requires_grad_(False)
+    kwargs = dict(generator=generator, num_samples=13, batch_size=5, epsilon=0.05, **options)
+    expected = _tm_ppl(7, **kwargs)
+    torch.manual_seed(7)
+    own = dict(net=ALEX, weights=ALEX_WEIGHTS) if options["sim_net"] == "alex" else {}
+    got = perceptual_path_length(**kwargs, **own)
+    for g, e in zip(got, expected):
+        assert g.dtype == torch.float32
+        assert_same(g, e, rtol=1e-4, atol=1e-6)
+    class_options = {k: v for k, v in kwargs.items() if k != "generator"}
+    metric = PerceptualPathLength(**class_options, **own).update(generator)
+    torch.manual_seed(7)
+    for g, e in zip(metric.compute(), got):
+        assert_same(g, e)
+
+
+def test_ppl_options_and_generator_checks():
+    with pytest.raises(ValueError, match="never downloads"):
+        PerceptualPathLength(sim_net="vgg")
+    with pytest.raises(ValueError, match="sim_net"):
+        PerceptualPathLength(sim_net="resnet")
+    for bad in (dict(num_samples=0), dict(epsilon=1), dict(interpolation_method="cubic"), dict(lower_discard=1.5)):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            PerceptualPathLength(sim_net=_MeanSquare(), **bad)
+    metric = PerceptualPathLength(sim_net=_MeanSquare(), conditional=True)
+    with pytest.raises(NotImplementedError, match="sample"):
+        metric.update(nn.Linear(2, 2))
+    with pytest.raises(AttributeError, match="num_classes"):
+        metric.update(_Generator())
+    with pytest.raises(ValueError, match="one distance per pair"):
+        perceptual_path_length(_Generator(), num_samples=4, sim_net=_Difference())
 
 
 def _lpips_batches(seed, count):

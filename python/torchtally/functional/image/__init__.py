@@ -8,5 +8,6 @@ from typing import List
 
 from .dists import deep_image_structure_and_texture_similarity
 from .lpips import learned_perceptual_image_patch_similarity
+from .path_length import perceptual_path_length
 
 __all__: List[str] = ["learned_perceptual_image_patch_similarity"]
