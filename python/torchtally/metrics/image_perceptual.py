@@ -26,7 +26,7 @@ from ..base.state_dict import check_nonnegative
 from ..functional.image import dists as dists_fn
 from ..functional.image import lpips as lpips_fn
 from ..functional.image import path_length as ppl_fn
-from ..functional.image.perceptual_nets import WeightsLike, check_net_type
+from ..functional.image.perceptual_nets import WeightsLike, add_scores, check_net_type
 
 __all__ = ["LearnedPerceptualImagePatchSimilarity", "DeepImageStructureAndTextureSimilarity", "PerceptualPathLength"]
 
@@ -125,7 +125,7 @@ class LearnedPerceptualImagePatchSimilarity(Metric):
     def update(self, img1: Tensor, img2: Tensor) -> None:
         with torch.no_grad():
             scores = lpips_fn.lpips_scores(self.net, img1, img2, self.normalize)
-        self.sum_scores, self.total = lpips_fn.lpips_state_update((self.sum_scores, self.total), scores)
+        self.sum_scores, self.total = add_scores((self.sum_scores, self.total), scores)
         if self.reduction in ("none", None):
             self.append_state("scores", scores.to(self.device), copy=False)
 
@@ -217,7 +217,7 @@ class DeepImageStructureAndTextureSimilarity(Metric):
     def update(self, preds: Tensor, target: Tensor) -> None:
         with torch.no_grad():
             scores = dists_fn.dists_scores(self.net, preds, target)
-        self.score, self.total = lpips_fn.lpips_state_update((self.score, self.total), scores)
+        self.score, self.total = add_scores((self.score, self.total), scores)
 
     def compute(self) -> Tensor:
         value = self.score / self.total if self.reduction == "mean" else self.score

@@ -8,7 +8,7 @@ downloaded. The backbone runs in its own dtype; everything after it (normalisati
 weights, averages, the sum over layers) is float64.
 """
 
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 import torch
 from torch import Tensor, nn
@@ -173,9 +173,3 @@ def learned_perceptual_image_patch_similarity(
     if reduction in ("none", None) and scores.numel() == 1:
         scores = scores.reshape(())
     return reduce_scores(scores, reduction).to(img1.dtype)
-
-
-def lpips_state_update(sums: Tuple[Tensor, Tensor], scores: Tensor) -> Tuple[Tensor, Tensor]:
-    """(sum of scores float64, count int64) with the batch's scores added."""
-    total, count = sums
-    return total + scores.sum().to(total.device), count + scores.shape[0]

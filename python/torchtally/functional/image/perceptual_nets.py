@@ -166,3 +166,9 @@ def feature_list(feats: Any, name: str) -> List[Tensor]:
         if not isinstance(f, Tensor) or f.dim() != 4:
             raise ValueError(f"net: feature map {k} for {name}: expected a [N, C, H, W] tensor, got {f!r:.60}")
     return list(feats)
+
+
+def add_scores(sums: Tuple[Tensor, Tensor], scores: Tensor) -> Tuple[Tensor, Tensor]:
+    """(float64 sum of scores, int64 count of pairs) with the batch's scores added."""
+    total, count = sums
+    return total + scores.sum().to(total.device), count + scores.shape[0]
