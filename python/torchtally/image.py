@@ -3,10 +3,11 @@
 from types import ModuleType
 from typing import Tuple
 
-from .metrics import image_ssim, image_vif
-from .metrics.image_ssim import *  # noqa: F401,F403
-from .metrics.image_vif import *  # noqa: F401,F403
+from .metrics import image_perceptual, image_ssim, image_vif
+from .metrics.image_perceptual import *  # noqa: F401,F403  (LPIPS, DISTS, PerceptualPathLength)
+from .metrics.image_ssim import *  # noqa: F401,F403  (SSIM, MS-SSIM)
+from .metrics.image_vif import *  # noqa: F401,F403  (VisualInformationFidelity)
 
-_MODULES: Tuple[ModuleType, ...] = (image_ssim, image_vif)
+_MODULES: Tuple[ModuleType, ...] = (image_ssim, image_vif, image_perceptual)
 
 __all__ = [name for module in _MODULES for name in module.__all__]
