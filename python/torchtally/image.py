@@ -3,6 +3,9 @@
 from types import ModuleType
 from typing import Tuple
 
-_MODULES: Tuple[ModuleType, ...] = ()
+from .metrics import image_fid
+from .metrics.image_fid import *  # noqa: F403
+
+_MODULES: Tuple[ModuleType, ...] = (image_fid,)
 
 __all__ = [name for module in _MODULES for name in module.__all__]
