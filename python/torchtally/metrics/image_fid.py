@@ -24,12 +24,7 @@ from torch import Tensor, nn
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..errors import NotComputableError
-from ..functional.image.generative_features import (
-    check_bool,
-    count_features,
-    extract_features,
-    resolve_extractor,
-)
+from ..functional.image.generative_features import check_bool, count_features, extract_features, resolve_extractor
 from ..functional.image.generative_scores import frechet_distance, gaussian_from_sums, memorization_distance
 
 __all__ = ["FrechetInceptionDistance", "MemorizationInformedFrechetInceptionDistance"]

@@ -25,11 +25,7 @@ def check_bool(value: Any, name: str) -> bool:
 
 
 def resolve_extractor(
-    metric: str,
-    feature: Any,
-    valid: List[Union[int, str]],
-    weights_path: Optional[str] = None,
-    antialias: bool = True,
+    metric: str, feature: Any, valid: List[Union[int, str]], weights_path: Optional[str] = None, antialias: bool = True
 ) -> Tuple[nn.Module, bool]:
     """(extractor, whether the user gave it) for ``feature`` (module docstring)."""
     if isinstance(feature, nn.Module):

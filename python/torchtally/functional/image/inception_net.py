@@ -94,9 +94,7 @@ def inception_extractor(
     say to pass an ``nn.Module`` as ``feature`` instead."""
     if feature not in valid:
         raise ValueError(f"Integer input to argument `feature` must be one of {tuple(valid)}, but got {feature!r}.")
-    instead = (
-        "pass an nn.Module as `feature` (any extractor returning [N, D] features for a batch of images)"
-    )
+    instead = "pass an nn.Module as `feature` (any extractor returning [N, D] features for a batch of images)"
     try:
         from torch_fidelity.feature_extractor_inceptionv3 import FeatureExtractorInceptionV3
     except ModuleNotFoundError as error:
