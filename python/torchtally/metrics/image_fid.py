@@ -24,20 +24,19 @@ from torch import Tensor, nn
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..errors import NotComputableError
-from ..functional.image.generative_features import check_bool, count_features, extract_features, resolve_extractor
+from ..functional.image.generative_features import (
+    check_bool,
+    check_real,
+    count_features,
+    extract_features,
+    feature_rows,
+    resolve_extractor,
+)
 from ..functional.image.generative_scores import frechet_distance, gaussian_from_sums, memorization_distance
 
 __all__ = ["FrechetInceptionDistance", "MemorizationInformedFrechetInceptionDistance"]
 
 _FID_LAYERS = [64, 192, 768, 2048]
-
-
-def _check_real(real: Any) -> bool:
-    if isinstance(real, Tensor) and real.numel() == 1 and real.dtype == torch.bool:
-        return bool(real.item())
-    if not isinstance(real, bool):
-        raise TypeError(f"real: expected a bool (True for real images, False for generated), got {real!r}")
-    return real
 
 
 class FrechetInceptionDistance(Metric):
@@ -106,7 +105,7 @@ class FrechetInceptionDistance(Metric):
             self.add_state(f"{side}_features_num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, imgs: Tensor, real: bool) -> None:
-        side = "real" if _check_real(real) else "fake"
+        side = "real" if check_real(real) else "fake"
         to_bytes = self.normalize and not self.used_custom_model
         features = extract_features(self.inception, imgs, to_bytes, self.num_features).to(torch.float64)
         getattr(self, f"{side}_features_sum").add_(features.sum(dim=0))
@@ -190,23 +189,18 @@ class MemorizationInformedFrechetInceptionDistance(Metric):
         self.add_state("feature_width", torch.tensor(0, dtype=torch.int64), reduce="max")
 
     def update(self, imgs: Tensor, real: bool) -> None:
-        side = "real" if _check_real(real) else "fake"
+        side = "real" if check_real(real) else "fake"
         width = int(self.feature_width) or None
         features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
         self.append_state(f"{side}_features", features.to(torch.float32).reshape(-1))
         self.feature_width.fill_(features.shape[1])
 
-    def _rows(self, name: str, width: int) -> Tensor:
-        flat = getattr(self, name)
-        if width < 1 or flat.numel() % width:
-            raise ValueError(f"'{name}': {flat.numel()} values are not whole rows of {width} features")
-        return flat.to(torch.float64).reshape(-1, width)
-
     def compute(self) -> Tensor:
         width = int(self.feature_width)
         if width < 1:
             raise NotComputableError("MemorizationInformedFrechetInceptionDistance: no images were seen")
-        real, fake = self._rows("real_features", width), self._rows("fake_features", width)
+        real = feature_rows(self.real_features, width, "real_features")
+        fake = feature_rows(self.fake_features, width, "fake_features")
         if real.shape[0] < 2 or fake.shape[0] < 2:
             raise NotComputableError(
                 f"MiFID needs at least 2 real and 2 fake images, got {real.shape[0]} and {fake.shape[0]}"

@@ -15,13 +15,22 @@ from torch import Tensor, nn
 
 from .inception_net import inception_extractor
 
-__all__ = ["check_bool", "count_features", "extract_features", "resolve_extractor"]
+__all__ = ["check_bool", "check_real", "count_features", "extract_features", "feature_rows", "resolve_extractor"]
 
 
 def check_bool(value: Any, name: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"Argument `{name}` expected to be a bool")
     return value
+
+
+def check_real(real: Any) -> bool:
+    """``update``'s ``real`` flag: a bool (or a one-element bool tensor)."""
+    if isinstance(real, Tensor) and real.numel() == 1 and real.dtype == torch.bool:
+        return bool(real.item())
+    if not isinstance(real, bool):
+        raise TypeError(f"real: expected a bool (True for real images, False for generated), got {real!r}")
+    return real
 
 
 def resolve_extractor(
@@ -91,3 +100,11 @@ def extract_features(
     if out.numel() and not bool(torch.isfinite(out).all()):
         raise ValueError(f"{what}: expected finite values, the extractor returned NaN or infinity")
     return out.detach()
+
+
+def feature_rows(flat: Tensor, width: int, name: str) -> Tensor:
+    """A flat float32 ``cat`` state of features as float64 rows [N, width] (ValueError naming
+    ``name`` when its length is not whole rows: states of different widths were merged)."""
+    if width < 1 or flat.numel() % width:
+        raise ValueError(f"'{name}': {flat.numel()} values are not whole rows of {width} features")
+    return flat.to(torch.float64).reshape(-1, width)
