@@ -11,6 +11,7 @@ import types
 import pytest
 import scipy.linalg
 import torch
+from support.generative_image import Identity, Net, fid_rank_worker
 from support.metric_tester import (
     MetricCase,
     assert_rejects,
@@ -25,35 +26,7 @@ from torchmetrics.image.mifid import MemorizationInformedFrechetInceptionDistanc
 
 from torchtally.functional.image.generative_scores import frechet_distance, gaussian_from_sums
 from torchtally.image import FrechetInceptionDistance, MemorizationInformedFrechetInceptionDistance
-from torchtally.testing import count_collectives, run_distributed
-
-
-class Net(nn.Module):
-    """conv + pool + linear to ``d`` features, randomly initialised from ``seed``."""
-
-    def __init__(self, d: int = 16, seed: int = 0) -> None:
-        super().__init__()
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
-            self.conv = nn.Conv2d(3, 4, 3, stride=2)
-            self.fc = nn.Linear(16, d)
-        self.pool = nn.AdaptiveAvgPool2d(2)
-
-    def forward(self, x):
-        x = x.float() / 255 if x.dtype == torch.uint8 else x.float()
-        return self.fc(self.pool(torch.relu(self.conv(x))).flatten(1))
-
-
-class Identity(nn.Module):
-    """Features given directly as the "images" [N, D]."""
-
-    def __init__(self, d: int) -> None:
-        super().__init__()
-        self.num_features = d
-
-    def forward(self, x):
-        return x
-
+from torchtally.testing import run_distributed
 
 NET = Net()
 SIZE = (3, 32, 32)
@@ -194,15 +167,6 @@ def _two_pass_reference(batches):
     return frechet_distance(real.mean(0), torch.cov(real.T), fake.mean(0), torch.cov(fake.T))
 
 
-def _two_rank_worker(rank, world_size, batches):
-    m = made_in_float64(FrechetInceptionDistance, feature=Identity(8))
-    for x, real in batches[rank::world_size]:
-        m.update(x, real)
-    with count_collectives() as counter:
-        result = m.compute()
-    return counter.total, result
-
-
 @pytest.mark.distributed
 def test_float64_sums_exact_where_float32_sums_drift():
     reference = _two_pass_reference(LARGE)
@@ -212,7 +176,7 @@ def test_float64_sums_exact_where_float32_sums_drift():
     for x, real in LARGE:
         ours.update(x, real)
     assert_same(ours.compute(), reference, rtol=1e-9)
-    for total, result in run_distributed(_two_rank_worker, 2, LARGE):
+    for total, result in run_distributed(fid_rank_worker, 2, LARGE):
         assert total <= 2, total
         assert_same(result, reference, rtol=1e-9)
 
