@@ -109,7 +109,7 @@ class FrechetInceptionDistance(Metric):
         to_bytes = self.normalize and not self.used_custom_model
         features = extract_features(self.inception, imgs, to_bytes, self.num_features).to(torch.float64)
         getattr(self, f"{side}_features_sum").add_(features.sum(dim=0))
-        getattr(self, f"{side}_features_cov_sum").add_(features.T @ features)
+        getattr(self, f"{side}_features_cov_sum").addmm_(features.T, features)
         getattr(self, f"{side}_features_num_samples").add_(features.shape[0])
 
     def compute(self) -> Tensor:
