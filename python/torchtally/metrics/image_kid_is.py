@@ -14,7 +14,7 @@ features are concatenated in rank order) the same subsets are drawn. Every rank 
 own generator: seed them alike for the same value on every rank.
 """
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
 import torch
 from torch import Tensor, nn
@@ -32,7 +32,7 @@ from ..functional.image.generative_scores import inception_splits, kid_subsets
 
 __all__ = ["InceptionScore", "KernelInceptionDistance"]
 
-_LAYERS = ["logits_unbiased", 64, 192, 768, 2048]
+_LAYERS: List[Union[int, str]] = ["logits_unbiased", 64, 192, 768, 2048]
 
 
 class KernelInceptionDistance(Metric):

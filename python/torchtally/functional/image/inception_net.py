@@ -62,7 +62,7 @@ class _FrozenInception(nn.Module):
         if self.antialias:
             x = interpolate(x, size=(_SIZE, _SIZE), mode="bilinear", align_corners=False, antialias=True)
         else:
-            from torch_fidelity.interpolate_compat_tensorflow import interpolate_bilinear_2d_like_tensorflow1x
+            from torch_fidelity.interpolate_compat_tensorflow import interpolate_bilinear_2d_like_tensorflow1x  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
 
             x = interpolate_bilinear_2d_like_tensorflow1x(x, size=(_SIZE, _SIZE), align_corners=False)
         x = self._run(_STEM, (x - 128) / 128)
@@ -96,7 +96,7 @@ def inception_extractor(
         raise ValueError(f"Integer input to argument `feature` must be one of {tuple(valid)}, but got {feature!r}.")
     instead = "pass an nn.Module as `feature` (any extractor returning [N, D] features for a batch of images)"
     try:
-        from torch_fidelity.feature_extractor_inceptionv3 import FeatureExtractorInceptionV3
+        from torch_fidelity.feature_extractor_inceptionv3 import FeatureExtractorInceptionV3  # type: ignore[import-untyped,import-not-found,unused-ignore]  # optional
     except ModuleNotFoundError as error:
         raise ModuleNotFoundError(
             f"{metric}(feature={feature!r}) needs torch-fidelity's InceptionV3, and torch-fidelity is not "
