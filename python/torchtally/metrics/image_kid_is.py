@@ -135,8 +135,9 @@ class InceptionScore(Metric):
     Differences from torchmetrics: softmax, logs and means in float64 (torchmetrics: the
     logits' dtype); logits kept in float32; results in ``self.dtype``; no weights are
     downloaded; NaN or infinite logits, a width that changes, or not one row per image raise
-    ValueError with the state unchanged; ``splits`` must be a positive int; compute with no
-    image raises ValueError; no warning at construction.
+    ValueError with the state unchanged; ``normalize=True`` with images that are not float is a
+    TypeError (torchmetrics multiplies them by 255 in their own dtype); ``splits`` must be a
+    positive int; compute with no image raises NotComputableError; no warning at construction.
 
         >>> import torch
         >>> from torchtally.image import InceptionScore
