@@ -421,7 +421,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
 
     @locked_sharing
     def reset(self) -> "Metric":
-        """Restore every state to its declared default and forget the cached result."""
+        """Restore every state to its declared default (except ``states_kept_on_reset()``,
+        none unless the metric says so) and forget the cached result."""
         self.forget_rejected_cuda_updates()
         self._reset_states()
         d = self.__dict__

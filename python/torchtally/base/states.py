@@ -305,8 +305,19 @@ class States:
         reduce = self._specs[name][0]
         return self.merge_state_values(name, values) if reduce == "merge" else combine(reduce, values)
 
+    def states_kept_on_reset(self) -> Tuple[str, ...]:
+        """Names of the states that ``reset()`` leaves as they are: none here. A metric whose
+        option says to keep some data across epochs overrides this (FID with
+        ``reset_real_features=False`` keeps its real-image sums). Only ``reset()`` reads it:
+        ``hold_and_clear_states`` (a forward's batch value), ``load_state_dict`` and the sync
+        treat these states as any other."""
+        return ()
+
     def _reset_states(self) -> None:
+        kept = self.states_kept_on_reset()
         for name, (reduce, default) in self._specs.items():
+            if name in kept:
+                continue
             if reduce == "cat":
                 self._cat_chunks[name] = []
             else:
