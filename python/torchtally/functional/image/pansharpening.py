@@ -158,9 +158,9 @@ def spectral_distortion_index(preds: Tensor, target: Tensor, p: int = 1, reducti
 
         >>> import torch
         >>> from torchtally.functional.image import spectral_distortion_index
-        >>> x = torch.linspace(0, 1, 2 * 3 * 16 * 16).reshape(2, 3, 16, 16)
-        >>> spectral_distortion_index(x, x.flip(1))
-        tensor(0.)
+        >>> x = torch.arange(2 * 3 * 16 * 16.0).reshape(2, 3, 16, 16)
+        >>> spectral_distortion_index((x * 0.37).sin(), (x * 0.41).cos())
+        tensor(0.5932)
     """
     p = check_positive_int("p", p)
     how = check_reduction(reduction, REDUCTIONS)
@@ -189,10 +189,10 @@ def spatial_distortion_index(
 
         >>> import torch
         >>> from torchtally.functional.image import spatial_distortion_index
-        >>> preds = torch.linspace(0, 1, 2 * 3 * 32 * 32).reshape(2, 3, 32, 32)
-        >>> ms = preds[..., ::2, ::2]
-        >>> spatial_distortion_index(preds, ms, preds, pan_lr=ms)
-        tensor(0.)
+        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
+        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
+        >>> spatial_distortion_index(preds, preds[..., ::2, ::2], pan, pan_lr=pan[..., ::2, ::2])
+        tensor(0.0380)
     """
     norm_order = check_positive_int("norm_order", norm_order)
     window_size = check_window_size(window_size)
@@ -220,10 +220,10 @@ def quality_with_no_reference(
 
         >>> import torch
         >>> from torchtally.functional.image import quality_with_no_reference
-        >>> preds = torch.linspace(0, 1, 2 * 3 * 32 * 32).reshape(2, 3, 32, 32)
-        >>> ms = preds[..., ::2, ::2]
-        >>> quality_with_no_reference(preds, ms, preds, pan_lr=ms)
-        tensor(1.)
+        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
+        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
+        >>> quality_with_no_reference(preds, preds[..., ::2, ::2], pan, pan_lr=pan[..., ::2, ::2])
+        tensor(0.8914)
     """
     alpha = check_nonnegative_real("alpha", alpha)
     beta = check_nonnegative_real("beta", beta)

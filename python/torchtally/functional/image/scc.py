@@ -105,9 +105,9 @@ def spatial_correlation_coefficient(
 
         >>> import torch
         >>> from torchtally.functional.image import spatial_correlation_coefficient
-        >>> x = torch.linspace(0, 1, 2 * 16 * 16).reshape(2, 1, 16, 16) ** 2
-        >>> spatial_correlation_coefficient(x, x)
-        tensor(0.1562)
+        >>> x = torch.arange(2 * 16 * 16.0).reshape(2, 1, 16, 16)
+        >>> spatial_correlation_coefficient((x * 0.37).sin(), (x * 0.41).cos())
+        tensor(0.1121)
     """
     how = check_reduction(reduction, ("mean", "none", None))
     hp = check_hp_filter(hp_filter)

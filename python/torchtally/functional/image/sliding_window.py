@@ -103,7 +103,7 @@ def relative_average_spectral_error(preds: Tensor, target: Tensor, window_size: 
         >>> from torchtally.functional.image import relative_average_spectral_error
         >>> target = torch.linspace(1, 2, 2 * 16 * 16).reshape(2, 1, 16, 16)
         >>> relative_average_spectral_error(target * 1.01, target, window_size=4)
-        tensor(16.)
+        tensor(16.0047)
     """
     window_size = check_window_size(window_size)
     rmse_sum, target_sum = rase_sums(preds, target, window_size)
