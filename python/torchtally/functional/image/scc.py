@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .windows import check_reduction, check_window_size, image_means
+from .windows import box_mean, check_reduction, check_window_size, correlate, image_means
 
 __all__ = ["spatial_correlation_coefficient"]
 
@@ -60,7 +60,7 @@ def _mirrored(x: Tensor, left: int, right: int, top: int, bottom: int) -> Tensor
 def _high_pass(x: Tensor, kernel: Tensor) -> Tensor:
     kh, kw = kernel.shape[-2:]
     padded = _mirrored(x, (kw - 1) // 2, kw // 2, (kh - 1) // 2, kh // 2)
-    return F.conv2d(padded, kernel.flip([2, 3])) * 2.0
+    return correlate(padded, kernel.flip([0, 1])) * 2.0
 
 
 def scc_image_scores(preds: Tensor, target: Tensor, hp_filter: Tensor, window_size: int) -> Tensor:
@@ -73,12 +73,11 @@ def scc_image_scores(preds: Tensor, target: Tensor, hp_filter: Tensor, window_si
     kh, kw = hp_filter.shape
     if kh // 2 > height or kw // 2 > width:
         raise ValueError(f"hp_filter: a {kh}x{kw} filter is too large for images of {height}x{width}")
-    kernel = hp_filter.detach().to(dtype=_F64, device=preds.device)[None, None]
+    kernel = hp_filter.detach().to(dtype=_F64, device=preds.device)
     p = _high_pass(preds.detach().to(_F64).reshape(n * c, 1, height, width), kernel)
     t = _high_pass(target.detach().to(_F64).reshape(n * c, 1, height, width), kernel)
     lead, trail = window_size // 2, (window_size - 1) // 2
-    window = torch.full((1, 1, window_size, window_size), 1.0 / window_size**2, dtype=_F64, device=p.device)
-    stats = F.conv2d(F.pad(torch.cat((p, t, p * p, t * t, p * t)), (lead, trail, lead, trail)), window)
+    stats = box_mean(F.pad(torch.cat((p, t, p * p, t * t, p * t)), (lead, trail, lead, trail)), window_size)
     mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.split(n * c)
     var_p = (mean_pp - mean_p * mean_p).clamp(min=0.0)
     var_t = (mean_tt - mean_t * mean_t).clamp(min=0.0)

@@ -7,7 +7,6 @@ alone, so per-image results can be summed across batches and ranks."""
 from typing import Optional, Sequence, Tuple
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = [
@@ -20,6 +19,10 @@ __all__ = [
     "uniform_filter",
     "half_window",
     "image_means",
+    "reflect_pad",
+    "separable_filter",
+    "box_mean",
+    "correlate",
 ]
 
 _F64 = torch.float64
@@ -74,6 +77,39 @@ def check_reduction(reduction: Optional[str], allowed: Tuple[Optional[str], ...]
     return "none" if reduction is None else reduction
 
 
+def reflect_pad(x: Tensor, left: int, right: int, top: int, bottom: int) -> Tensor:
+    """``F.pad(x, (left, right, top, bottom), mode="reflect")`` (mirror without repeating the
+    edge), by slicing: torch's reflect pad and float64 convolutions are slow on a busy CPU."""
+    x = torch.cat((x[..., 1 : left + 1].flip(-1), x, x[..., x.shape[-1] - right - 1 : -1].flip(-1)), -1)
+    height = x.shape[-2]
+    return torch.cat((x[..., 1 : top + 1, :].flip(-2), x, x[..., height - bottom - 1 : -1, :].flip(-2)), -2)
+
+
+def separable_filter(x: Tensor, weights_h: Tensor, weights_w: Tensor) -> Tensor:
+    """The valid correlation of x [..., H, W] with the window outer(weights_h, weights_w):
+    [..., H - kh + 1, W - kw + 1], one 1-D pass per axis."""
+    rows = x.unfold(-2, weights_h.numel(), 1) @ weights_h
+    return rows.unfold(-1, weights_w.numel(), 1) @ weights_w
+
+
+def box_mean(x: Tensor, window_size: int) -> Tensor:
+    """The valid mean over window_size x window_size windows of x [..., H, W]."""
+    sums = x.unfold(-2, window_size, 1).sum(-1).unfold(-1, window_size, 1).sum(-1)
+    return sums * (1.0 / window_size**2)
+
+
+def correlate(x: Tensor, kernel: Tensor) -> Tensor:
+    """The valid correlation of x [..., H, W] with a small 2-D kernel [kh, kw] (any kernel, one
+    shifted slice per tap)."""
+    kh, kw = kernel.shape
+    height, width = x.shape[-2] - kh + 1, x.shape[-1] - kw + 1
+    out = torch.zeros(*x.shape[:-2], height, width, dtype=x.dtype, device=x.device)
+    for a in range(kh):
+        for b in range(kw):
+            out += kernel[a, b] * x[..., a : a + height, b : b + width]
+    return out
+
+
 def _gaussian_1d(size: int, sigma: float, device: torch.device) -> Tensor:
     offsets = torch.arange(size, dtype=_F64, device=device) - (size - 1) / 2
     weights = torch.exp(-0.5 * (offsets / sigma) ** 2)
@@ -95,14 +131,12 @@ def uqi_maps(
             f"preds: images of {height}x{width} are too small for kernel_size {kernel_size} "
             f"(reflect padding needs height > {pad_b} and width > {pad_a})"
         )
-    channels = preds.shape[1]
     n = preds.shape[0]
-    window = torch.outer(
-        _gaussian_1d(kernel_size[0], sigma[0], preds.device), _gaussian_1d(kernel_size[1], sigma[1], preds.device)
-    ).expand(channels, 1, kernel_size[0], kernel_size[1])
-    p = F.pad(preds.detach().to(_F64), (pad_a, pad_a, pad_b, pad_b), mode="reflect")
-    t = F.pad(target.detach().to(_F64), (pad_a, pad_a, pad_b, pad_b), mode="reflect")
-    stats = F.conv2d(torch.cat((p, t, p * p, t * t, p * t)), window, groups=channels)
+    g0 = _gaussian_1d(kernel_size[0], sigma[0], preds.device)
+    g1 = _gaussian_1d(kernel_size[1], sigma[1], preds.device)
+    p = reflect_pad(preds.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
+    t = reflect_pad(target.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
+    stats = separable_filter(torch.cat((p, t, p * p, t * t, p * t)), g0, g1)
     mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.split(n)
     var_p = (mean_pp - mean_p * mean_p).clamp(min=0.0)
     var_t = (mean_tt - mean_t * mean_t).clamp(min=0.0)
@@ -137,8 +171,7 @@ def uniform_filter(x: Tensor, window_size: int) -> Tensor:
     x = x.detach().to(_F64)
     x = x.index_select(2, _mirror_index(height, before, after, x.device))
     x = x.index_select(3, _mirror_index(width, before, after, x.device))
-    weight = torch.full((x.shape[1], 1, window_size, window_size), 1.0 / window_size**2, dtype=_F64, device=x.device)
-    return F.conv2d(x, weight, groups=x.shape[1])
+    return box_mean(x, window_size)
 
 
 def image_means(x: Tensor) -> Tensor:
