@@ -4,7 +4,7 @@ of ``k`` integers (the shape, exact in float64) followed by the sums. Empty unti
 batch; merged across ranks by adding the sums of those that hold any, after checking that their
 headers agree (a "merge" state: a rank without a batch holds none)."""
 
-from typing import List, Sequence, Tuple
+from typing import Callable, List, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -47,7 +47,7 @@ def split_shaped(state: Tensor, k: int) -> Tuple[Tuple[int, ...], Tensor]:
     return _header_of(state, k), state[k:]
 
 
-def check_shaped(state: Tensor, k: int, size_of_header, name: str) -> None:  # type: ignore[no-untyped-def]
+def check_shaped(state: Tensor, k: int, size_of_header: Callable[[Tuple[int, ...]], int], name: str) -> None:
     """A loaded state is empty or a header of ``k`` non-negative integers followed by
     ``size_of_header(header)`` sums."""
     if state.dim() != 1:
