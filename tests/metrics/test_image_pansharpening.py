@@ -36,6 +36,16 @@ def _tm_pan_lr(pan, ms, window_size):
     return F.interpolate(blurred, size=ms.shape[-2:], mode="bilinear", align_corners=False, antialias=False)
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Images of a few hundred pixels: intra-op threads only wait on each other (10x slower on a
+    busy 2-core machine), so each test runs on one, as the spawned ranks do."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _tol(dtype):
     """torchmetrics keeps the mean UQI values in float32 tensors whatever the inputs' dtype."""
     return dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-5, atol=1e-7)

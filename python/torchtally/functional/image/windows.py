@@ -85,28 +85,36 @@ def reflect_pad(x: Tensor, left: int, right: int, top: int, bottom: int) -> Tens
     return torch.cat((x[..., 1 : top + 1, :].flip(-2), x, x[..., height - bottom - 1 : -1, :].flip(-2)), -2)
 
 
+def _band(n: int, weights: Tensor) -> Tensor:
+    """The [n - k + 1, n] matrix whose row i holds ``weights`` (length k) from column i: the valid
+    correlation along one axis as a matrix product (BLAS, fast for these small images)."""
+    k = weights.numel()
+    band = torch.zeros(n - k + 1, n, dtype=weights.dtype, device=weights.device)
+    for offset in range(k):
+        band.diagonal(offset).fill_(weights[offset])
+    return band
+
+
 def separable_filter(x: Tensor, weights_h: Tensor, weights_w: Tensor) -> Tensor:
     """The valid correlation of x [..., H, W] with the window outer(weights_h, weights_w):
-    [..., H - kh + 1, W - kw + 1], one 1-D pass per axis."""
-    rows = x.unfold(-2, weights_h.numel(), 1) @ weights_h
-    return rows.unfold(-1, weights_w.numel(), 1) @ weights_w
+    [..., H - kh + 1, W - kw + 1], one matrix product per axis."""
+    return _band(x.shape[-2], weights_h) @ x @ _band(x.shape[-1], weights_w).T
 
 
 def box_mean(x: Tensor, window_size: int) -> Tensor:
     """The valid mean over window_size x window_size windows of x [..., H, W]."""
-    sums = x.unfold(-2, window_size, 1).sum(-1).unfold(-1, window_size, 1).sum(-1)
-    return sums * (1.0 / window_size**2)
+    ones = torch.ones(window_size, dtype=x.dtype, device=x.device)
+    return separable_filter(x, ones, ones) * (1.0 / window_size**2)
 
 
 def correlate(x: Tensor, kernel: Tensor) -> Tensor:
-    """The valid correlation of x [..., H, W] with a small 2-D kernel [kh, kw] (any kernel, one
-    shifted slice per tap)."""
-    kh, kw = kernel.shape
-    height, width = x.shape[-2] - kh + 1, x.shape[-1] - kw + 1
-    out = torch.zeros(*x.shape[:-2], height, width, dtype=x.dtype, device=x.device)
-    for a in range(kh):
-        for b in range(kw):
-            out += kernel[a, b] * x[..., a : a + height, b : b + width]
+    """The valid correlation of x [..., H, W] with a small 2-D kernel [kh, kw] (any kernel: one
+    matrix product per kernel row)."""
+    kh = kernel.shape[0]
+    height = x.shape[-2] - kh + 1
+    out = x[..., 0:height, :] @ _band(x.shape[-1], kernel[0]).T
+    for a in range(1, kh):
+        out = out + x[..., a : a + height, :] @ _band(x.shape[-1], kernel[a]).T
     return out
 
 
