@@ -80,6 +80,25 @@ def test_functions_against_torchmetrics(dtype):
     )
 
 
+def test_large_images_take_the_convolution_path():
+    """Beyond 64 pixels along an axis the windows are convolutions, not band-matrix products."""
+    preds, target = _pair(5, n=1, c=1, h=70, w=66, dtype=torch.float64)
+    tol = _tol(torch.float64)
+    assert_same(
+        ttf.universal_image_quality_index(preds, target, (7, 5), (1.5, 1.0), None),
+        tmf.universal_image_quality_index(preds, target, (7, 5), (1.5, 1.0), None),
+        **tol,
+    )
+    assert_same(
+        ttf.relative_average_spectral_error(preds, target, 9),
+        tmf.relative_average_spectral_error(preds, target, 9),
+        **tol,
+    )
+    hp = torch.tensor([[0.5, -1.0], [2.0, 0.25], [-1.0, 0.0]], dtype=torch.float64)
+    exact = _scc_per_channel_compute(preds, target, hp[None, None], 6).mean((1, 2, 3))
+    assert_same(ttf.spatial_correlation_coefficient(preds, target, hp, 6, "none"), exact.float(), rtol=1e-6)
+
+
 def test_scc_in_float64_is_torchmetrics_math_in_float64():
     """torchmetrics computes SCC in float32; on smooth images that loses digits. Its own
     per-channel code given float64 is the exact reference."""

@@ -7,6 +7,7 @@ alone, so per-image results can be summed across batches and ranks."""
 from typing import Optional, Sequence, Tuple
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = [
@@ -85,9 +86,14 @@ def reflect_pad(x: Tensor, left: int, right: int, top: int, bottom: int) -> Tens
     return torch.cat((x[..., 1 : top + 1, :].flip(-2), x, x[..., height - bottom - 1 : -1, :].flip(-2)), -2)
 
 
+# Up to this many pixels along an axis, a filter along it is one product with a band matrix
+# (BLAS; O(n) per output, fast for small images and free of conv2d's slow float64 CPU path);
+# beyond it, a 1-D convolution (O(k) per output).
+_BAND_MAX = 64
+
+
 def _band(n: int, weights: Tensor) -> Tensor:
-    """The [n - k + 1, n] matrix whose row i holds ``weights`` (length k) from column i: the valid
-    correlation along one axis as a matrix product (BLAS, fast for these small images)."""
+    """The [n - k + 1, n] matrix whose row i holds ``weights`` (length k) from column i."""
     k = weights.numel()
     band = torch.zeros(n - k + 1, n, dtype=weights.dtype, device=weights.device)
     for offset in range(k):
@@ -95,10 +101,29 @@ def _band(n: int, weights: Tensor) -> Tensor:
     return band
 
 
+def _conv(x: Tensor, kernel: Tensor) -> Tensor:
+    """The valid correlation of x [..., H, W] with a 2-D kernel, by conv2d."""
+    flat = x.reshape(-1, 1, x.shape[-2], x.shape[-1])
+    out = F.conv2d(flat, kernel[None, None].to(x.dtype))
+    return out.reshape(*x.shape[:-2], out.shape[-2], out.shape[-1])
+
+
+def _along_h(x: Tensor, weights: Tensor) -> Tensor:
+    if x.shape[-2] <= _BAND_MAX:
+        return _band(x.shape[-2], weights) @ x
+    return _conv(x, weights[:, None])
+
+
+def _along_w(x: Tensor, weights: Tensor) -> Tensor:
+    if x.shape[-1] <= _BAND_MAX:
+        return x @ _band(x.shape[-1], weights).T
+    return _conv(x, weights[None, :])
+
+
 def separable_filter(x: Tensor, weights_h: Tensor, weights_w: Tensor) -> Tensor:
     """The valid correlation of x [..., H, W] with the window outer(weights_h, weights_w):
-    [..., H - kh + 1, W - kw + 1], one matrix product per axis."""
-    return _band(x.shape[-2], weights_h) @ x @ _band(x.shape[-1], weights_w).T
+    [..., H - kh + 1, W - kw + 1], one pass per axis."""
+    return _along_w(_along_h(x, weights_h), weights_w)
 
 
 def box_mean(x: Tensor, window_size: int) -> Tensor:
@@ -108,13 +133,14 @@ def box_mean(x: Tensor, window_size: int) -> Tensor:
 
 
 def correlate(x: Tensor, kernel: Tensor) -> Tensor:
-    """The valid correlation of x [..., H, W] with a small 2-D kernel [kh, kw] (any kernel: one
-    matrix product per kernel row)."""
+    """The valid correlation of x [..., H, W] with a small 2-D kernel [kh, kw] (any kernel)."""
+    if x.shape[-1] > _BAND_MAX:
+        return _conv(x, kernel)
     kh = kernel.shape[0]
     height = x.shape[-2] - kh + 1
-    out = x[..., 0:height, :] @ _band(x.shape[-1], kernel[0]).T
+    out = _along_w(x[..., 0:height, :], kernel[0])
     for a in range(1, kh):
-        out = out + x[..., a : a + height, :] @ _band(x.shape[-1], kernel[a]).T
+        out = out + _along_w(x[..., a : a + height, :], kernel[a])
     return out
 
 
