@@ -8,14 +8,25 @@ from typing import List
 
 from .dists import deep_image_structure_and_texture_similarity
 from .lpips import learned_perceptual_image_patch_similarity
+from .pansharpening import quality_with_no_reference, spatial_distortion_index, spectral_distortion_index
 from .path_length import perceptual_path_length
+from .scc import spatial_correlation_coefficient
+from .sliding_window import relative_average_spectral_error, root_mean_squared_error_using_sliding_window
 from .ssim import multiscale_structural_similarity_index_measure, structural_similarity_index_measure
+from .uqi import universal_image_quality_index
 from .vif import visual_information_fidelity
 
 __all__: List[str] = [
     "structural_similarity_index_measure",
     "multiscale_structural_similarity_index_measure",
     "visual_information_fidelity",
+    "universal_image_quality_index",
+    "root_mean_squared_error_using_sliding_window",
+    "relative_average_spectral_error",
+    "spatial_correlation_coefficient",
+    "spectral_distortion_index",
+    "spatial_distortion_index",
+    "quality_with_no_reference",
     "learned_perceptual_image_patch_similarity",
     "deep_image_structure_and_texture_similarity",
     "perceptual_path_length",

@@ -1,0 +1,111 @@
+"""Root mean squared error over a sliding window and the Relative Average Spectral Error (RASE)
+(torchmetrics.functional.image.root_mean_squared_error_using_sliding_window and
+relative_average_spectral_error), from float64 sums over images:
+
+* RMSE-SW: per image, the mean of the windowed RMSE map inside a border of round(w / 2) pixels;
+  the result is the mean of these over the images;
+* RASE: the windowed RMSE maps summed over images ([C, H, W]) and the windowed target means
+  summed over images (scaled by 1 / w^2 as torchmetrics); the result is made from their means
+  over all images, so it is not a mean of per-image values.
+"""
+
+from typing import Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from .windows import check_pair, check_window_size, half_window, image_means, uniform_filter
+
+__all__ = ["root_mean_squared_error_using_sliding_window", "relative_average_spectral_error"]
+
+
+def _checked(preds: Tensor, target: Tensor, window_size: int) -> Tuple[Tensor, Tensor]:
+    preds, target = check_pair(preds, target)
+    crop = half_window(window_size)
+    height, width = target.shape[-2:]
+    if crop >= height or crop >= width:
+        raise ValueError(
+            f"window_size: round(window_size / 2) = {crop} must be smaller than the image height and width, "
+            f"got images of {height}x{width}"
+        )
+    return preds, target
+
+
+def rmse_maps(preds: Tensor, target: Tensor, window_size: int) -> Tensor:
+    """The windowed RMSE map of each image, float64 [N, C, H, W] (inputs checked)."""
+    preds, target = _checked(preds, target, window_size)
+    diff = target.detach().to(torch.float64) - preds.detach().to(torch.float64)
+    return uniform_filter(diff * diff, window_size).sqrt()
+
+
+def cropped(x: Tensor, window_size: int) -> Tensor:
+    """torchmetrics' border cut of the last two dims (empty for window_size 1, as there)."""
+    crop = half_window(window_size)
+    return x[..., crop:-crop, crop:-crop]
+
+
+def rmse_sw_image_scores(preds: Tensor, target: Tensor, window_size: int) -> Tensor:
+    """Per image, the mean of its windowed RMSE map inside the border: float64 [N]."""
+    return image_means(cropped(rmse_maps(preds, target, window_size), window_size))
+
+
+def rase_sums(preds: Tensor, target: Tensor, window_size: int) -> Tuple[Tensor, Tensor]:
+    """(windowed RMSE maps summed over the batch, windowed target means / w^2 summed over the
+    batch), both float64 [C, H, W]."""
+    maps = rmse_maps(preds, target, window_size)
+    target_means = uniform_filter(target, window_size) / window_size**2
+    return maps.sum(0), target_means.sum(0)
+
+
+def rase_from_sums(rmse_sum: Tensor, target_sum: Tensor, images: Tensor, window_size: int) -> Tensor:
+    """RASE (float64) from the sums of ``rase_sums`` over ``images`` images."""
+    rmse_mean = rmse_sum / images
+    target_mean = (target_sum / images).mean(0)
+    rase_map = 100.0 / target_mean * (rmse_mean * rmse_mean).mean(0).sqrt()
+    return cropped(rase_map, window_size).mean()
+
+
+def root_mean_squared_error_using_sliding_window(
+    preds: Tensor, target: Tensor, window_size: int = 8, return_rmse_map: bool = False
+) -> Union[Optional[Tensor], Tuple[Optional[Tensor], Tensor]]:
+    """RMSE of ``preds`` against ``target`` ([N, C, H, W], same float dtype) over a sliding
+    window_size x window_size window, averaged inside a border of round(window_size / 2) pixels
+    and over the images; with ``return_rmse_map``, also the mean windowed RMSE map [C, H, W].
+    Results in the inputs' dtype.
+
+    Differences from torchmetrics: float64 throughout (torchmetrics: the inputs' dtype); no
+    gradient.
+
+        >>> import torch
+        >>> from torchtally.functional.image import root_mean_squared_error_using_sliding_window
+        >>> target = torch.linspace(0, 1, 2 * 16 * 16).reshape(2, 1, 16, 16)
+        >>> root_mean_squared_error_using_sliding_window(target + 0.1, target)
+        tensor(0.1000)
+    """
+    window_size = check_window_size(window_size)
+    maps = rmse_maps(preds, target, window_size)
+    score = image_means(cropped(maps, window_size)).mean().to(preds.dtype)
+    if return_rmse_map:
+        return score, maps.mean(0).to(preds.dtype)
+    return score
+
+
+def relative_average_spectral_error(preds: Tensor, target: Tensor, window_size: int = 8) -> Tensor:
+    """RASE of ``preds`` against ``target`` ([N, C, H, W], same float dtype), in the inputs'
+    dtype: 100 / mu * sqrt(mean over channels of the squared mean windowed RMSE), averaged
+    inside a border of round(window_size / 2) pixels, where mu is the mean over channels of the
+    windowed target mean divided by window_size^2 (torchmetrics' scaling).
+
+    Differences from torchmetrics: float64 throughout (torchmetrics: the inputs' dtype); no
+    gradient.
+
+        >>> import torch
+        >>> from torchtally.functional.image import relative_average_spectral_error
+        >>> target = torch.linspace(1, 2, 2 * 16 * 16).reshape(2, 1, 16, 16)
+        >>> relative_average_spectral_error(target * 1.01, target, window_size=4)
+        tensor(16.0047)
+    """
+    window_size = check_window_size(window_size)
+    rmse_sum, target_sum = rase_sums(preds, target, window_size)
+    images = torch.tensor(float(preds.shape[0]), dtype=torch.float64)
+    return rase_from_sums(rmse_sum, target_sum, images, window_size).to(preds.dtype)

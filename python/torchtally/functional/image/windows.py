@@ -1,0 +1,213 @@
+"""Sliding windows over images, in float64: the Gaussian-weighted local statistics of the
+Universal Image Quality Index (UQI) map and the uniform filter of the sliding-window RMSE, RASE
+and the spatial distortion index, each with torchmetrics' padding, plus the input checks these
+metrics share. Every function here works on one batch; each image's values depend on that image
+alone, so per-image results can be summed across batches and ranks."""
+
+from typing import Optional, Sequence, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+__all__ = [
+    "check_image_batch",
+    "check_pair",
+    "check_window_size",
+    "check_kernel",
+    "check_reduction",
+    "uqi_maps",
+    "uniform_filter",
+    "half_window",
+    "image_means",
+    "reflect_pad",
+    "separable_filter",
+    "box_mean",
+    "correlate",
+]
+
+_F64 = torch.float64
+
+
+def check_image_batch(name: str, x: object, dims: Tuple[int, ...] = (4,)) -> Tensor:
+    """``x`` is a floating-point tensor with one of ``dims`` dimensions."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name}: expected a floating point tensor, got {x.dtype}")
+    if x.dim() not in dims:
+        want = " or ".join(("[N, C, H, W]" if d == 4 else "[N, H, W]") for d in dims)
+        raise ValueError(f"{name}: expected {want} images ({'/'.join(map(str, dims))} dims), got {list(x.shape)}")
+    return x
+
+
+def check_pair(preds: object, target: object, same_shape: bool = True) -> Tuple[Tensor, Tensor]:
+    """preds and target: [N, C, H, W] float tensors of one dtype (and one shape)."""
+    p = check_image_batch("preds", preds)
+    t = check_image_batch("target", target)
+    if p.dtype != t.dtype:
+        raise TypeError(f"target: expected the dtype of preds ({p.dtype}), got {t.dtype}")
+    if same_shape and p.shape != t.shape:
+        raise ValueError(f"target: expected the shape of preds {list(p.shape)}, got {list(t.shape)}")
+    return p, t
+
+
+def check_window_size(window_size: object, name: str = "window_size") -> int:
+    if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {window_size!r}")
+    return window_size
+
+
+def check_kernel(kernel_size: object, sigma: object) -> Tuple[Tuple[int, int], Tuple[float, float]]:
+    """UQI's Gaussian window: two odd positive sizes and two positive standard deviations."""
+    if not isinstance(kernel_size, Sequence) or len(kernel_size) != 2:
+        raise ValueError(f"kernel_size: expected a sequence of 2 odd positive integers, got {kernel_size!r}")
+    if not isinstance(sigma, Sequence) or len(sigma) != 2:
+        raise ValueError(f"sigma: expected a sequence of 2 positive numbers, got {sigma!r}")
+    if any(isinstance(k, bool) or not isinstance(k, int) or k <= 0 or k % 2 == 0 for k in kernel_size):
+        raise ValueError(f"kernel_size: expected odd positive integers, got {tuple(kernel_size)}")
+    if any(isinstance(s, bool) or not isinstance(s, (int, float)) or not s > 0 for s in sigma):
+        raise ValueError(f"sigma: expected positive numbers, got {tuple(sigma)}")
+    return (kernel_size[0], kernel_size[1]), (float(sigma[0]), float(sigma[1]))
+
+
+def check_reduction(reduction: Optional[str], allowed: Tuple[Optional[str], ...]) -> str:
+    """``reduction`` as one of ``allowed`` ("none" for None)."""
+    if reduction not in allowed:
+        raise ValueError(f"reduction: expected one of {allowed}, got {reduction!r}")
+    return "none" if reduction is None else reduction
+
+
+def reflect_pad(x: Tensor, left: int, right: int, top: int, bottom: int) -> Tensor:
+    """``F.pad(x, (left, right, top, bottom), mode="reflect")`` (mirror without repeating the
+    edge), by slicing: torch's reflect pad and float64 convolutions are slow on a busy CPU."""
+    x = torch.cat((x[..., 1 : left + 1].flip(-1), x, x[..., x.shape[-1] - right - 1 : -1].flip(-1)), -1)
+    height = x.shape[-2]
+    return torch.cat((x[..., 1 : top + 1, :].flip(-2), x, x[..., height - bottom - 1 : -1, :].flip(-2)), -2)
+
+
+# Up to this many pixels along an axis, a filter along it is one product with a band matrix
+# (BLAS; O(n) per output, fast for small images and free of conv2d's slow float64 CPU path);
+# beyond it, a 1-D convolution (O(k) per output).
+_BAND_MAX = 64
+
+
+def _band(n: int, weights: Tensor) -> Tensor:
+    """The [n - k + 1, n] matrix whose row i holds ``weights`` (length k) from column i."""
+    k = weights.numel()
+    band = torch.zeros(n - k + 1, n, dtype=weights.dtype, device=weights.device)
+    for offset in range(k):
+        band.diagonal(offset).fill_(weights[offset])
+    return band
+
+
+def _conv(x: Tensor, kernel: Tensor) -> Tensor:
+    """The valid correlation of x [..., H, W] with a 2-D kernel, by conv2d."""
+    flat = x.reshape(-1, 1, x.shape[-2], x.shape[-1])
+    out = F.conv2d(flat, kernel[None, None].to(x.dtype))
+    return out.reshape(*x.shape[:-2], out.shape[-2], out.shape[-1])
+
+
+def _along_h(x: Tensor, weights: Tensor) -> Tensor:
+    if x.shape[-2] <= _BAND_MAX:
+        return _band(x.shape[-2], weights) @ x
+    return _conv(x, weights[:, None])
+
+
+def _along_w(x: Tensor, weights: Tensor) -> Tensor:
+    if x.shape[-1] <= _BAND_MAX:
+        return x @ _band(x.shape[-1], weights).T
+    return _conv(x, weights[None, :])
+
+
+def separable_filter(x: Tensor, weights_h: Tensor, weights_w: Tensor) -> Tensor:
+    """The valid correlation of x [..., H, W] with the window outer(weights_h, weights_w):
+    [..., H - kh + 1, W - kw + 1], one pass per axis."""
+    return _along_w(_along_h(x, weights_h), weights_w)
+
+
+def box_mean(x: Tensor, window_size: int) -> Tensor:
+    """The valid mean over window_size x window_size windows of x [..., H, W]."""
+    ones = torch.ones(window_size, dtype=x.dtype, device=x.device)
+    return separable_filter(x, ones, ones) * (1.0 / window_size**2)
+
+
+def correlate(x: Tensor, kernel: Tensor) -> Tensor:
+    """The valid correlation of x [..., H, W] with a small 2-D kernel [kh, kw] (any kernel)."""
+    if x.shape[-1] > _BAND_MAX:
+        return _conv(x, kernel)
+    kh = kernel.shape[0]
+    height = x.shape[-2] - kh + 1
+    out = _along_w(x[..., 0:height, :], kernel[0])
+    for a in range(1, kh):
+        out = out + _along_w(x[..., a : a + height, :], kernel[a])
+    return out
+
+
+def _gaussian_1d(size: int, sigma: float, device: torch.device) -> Tensor:
+    offsets = torch.arange(size, dtype=_F64, device=device) - (size - 1) / 2
+    weights = torch.exp(-0.5 * (offsets / sigma) ** 2)
+    return weights / weights.sum()
+
+
+def uqi_maps(
+    preds: Tensor, target: Tensor, kernel_size: Tuple[int, int], sigma: Tuple[float, float], eps: float
+) -> Tensor:
+    """The UQI map of each image pair, float64 [N, C, H', W'] (torchmetrics' layout: the image is
+    reflect-padded by (k0 - 1) / 2 on the width and (k1 - 1) / 2 on the height, the Gaussian
+    window slides over it, and (k0 - 1) / 2 rows and (k1 - 1) / 2 columns are cut from each side;
+    for a square window, the map of every fully covered position). ``eps`` (the input dtype's
+    machine epsilon, as torchmetrics) keeps the denominator off zero."""
+    pad_a, pad_b = (kernel_size[0] - 1) // 2, (kernel_size[1] - 1) // 2
+    height, width = preds.shape[-2:]
+    if pad_a >= width or pad_b >= height:
+        raise ValueError(
+            f"preds: images of {height}x{width} are too small for kernel_size {kernel_size} "
+            f"(reflect padding needs height > {pad_b} and width > {pad_a})"
+        )
+    n = preds.shape[0]
+    g0 = _gaussian_1d(kernel_size[0], sigma[0], preds.device)
+    g1 = _gaussian_1d(kernel_size[1], sigma[1], preds.device)
+    p = reflect_pad(preds.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
+    t = reflect_pad(target.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
+    stats = separable_filter(torch.cat((p, t, p * p, t * t, p * t)), g0, g1)
+    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.split(n)
+    var_p = (mean_pp - mean_p * mean_p).clamp(min=0.0)
+    var_t = (mean_tt - mean_t * mean_t).clamp(min=0.0)
+    cov = mean_pt - mean_p * mean_t
+    score = (4.0 * mean_p * mean_t * cov) / ((mean_p * mean_p + mean_t * mean_t) * (var_p + var_t) + eps)
+    # torchmetrics' crop (an empty map for a window of size 1, as there)
+    return score[..., pad_a:-pad_a, pad_b:-pad_b]
+
+
+def half_window(window_size: int) -> int:
+    """torchmetrics' crop of the sliding-window maps: Python's round(window_size / 2)."""
+    return round(window_size / 2)
+
+
+def _mirror_index(n: int, before: int, after: int, device: torch.device) -> Tensor:
+    """Rows of a length-n axis padded by mirroring with the edge repeated (scipy's "reflect"):
+    ``before`` rows in front, ``after`` behind."""
+    head = torch.arange(before - 1, -1, -1, device=device)
+    tail = torch.arange(n - 1, n - 1 - after, -1, device=device)
+    return torch.cat((head, torch.arange(n, device=device), tail))
+
+
+def uniform_filter(x: Tensor, window_size: int) -> Tensor:
+    """The mean over a window_size x window_size window at every pixel, float64, same size as
+    ``x`` [N, C, H, W]: window_size // 2 mirrored rows in front and the rest behind (torchmetrics'
+    layout)."""
+    before = window_size // 2
+    after = window_size - 1 - before
+    height, width = x.shape[-2:]
+    if max(before, after) > min(height, width):
+        raise ValueError(f"window_size: {window_size} is too large for images of {height}x{width}")
+    x = x.detach().to(_F64)
+    x = x.index_select(2, _mirror_index(height, before, after, x.device))
+    x = x.index_select(3, _mirror_index(width, before, after, x.device))
+    return box_mean(x, window_size)
+
+
+def image_means(x: Tensor) -> Tensor:
+    """The mean of each image's values [N, ...] -> [N] (NaN for an empty map)."""
+    return x.reshape(x.shape[0], -1).mean(1) if x.shape[0] else x.new_zeros(0)
