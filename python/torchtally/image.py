@@ -3,6 +3,9 @@
 from types import ModuleType
 from typing import Tuple
 
-_MODULES: Tuple[ModuleType, ...] = ()
+from .metrics import image_psnr
+from .metrics.image_psnr import *  # noqa: F401,F403  (PeakSignalNoiseRatio, PeakSignalNoiseRatioWithBlockedEffect)
+
+_MODULES: Tuple[ModuleType, ...] = (image_psnr,)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

@@ -6,4 +6,9 @@ torchtally.image.
 
 from typing import List
 
-__all__: List[str] = []
+from .psnr import peak_signal_noise_ratio, peak_signal_noise_ratio_with_blocked_effect
+
+__all__: List[str] = [
+    "peak_signal_noise_ratio",
+    "peak_signal_noise_ratio_with_blocked_effect",
+]
