@@ -133,7 +133,7 @@ class PeakSignalNoiseRatio(Metric):
         elif self.reduction == "sum":
             value = self.psnr_sum * scale
         else:
-            value = self.psnr_values * scale
+            value = px.squeezed(self.psnr_values * scale)
         return value.to(dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:

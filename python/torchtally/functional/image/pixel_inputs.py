@@ -88,6 +88,11 @@ def reduce_scores(scores: Tensor, reduction: Optional[str]) -> Tensor:
     return scores
 
 
+def squeezed(values: Tensor) -> Tensor:
+    """A one-element result as a 0-d tensor, as torchmetrics' classes return it."""
+    return values.reshape(()) if values.numel() == 1 else values
+
+
 def float_dtype(*tensors: Tensor) -> torch.dtype:
     """The inputs' promoted dtype, float32 for integer or bool inputs (torchmetrics' cast)."""
     dtype = tensors[0].dtype
