@@ -3,9 +3,10 @@
 from types import ModuleType
 from typing import Tuple
 
-from .metrics import image_psnr
+from .metrics import image_gradients, image_psnr
+from .metrics.image_gradients import *  # noqa: F401,F403  (TotalVariation)
 from .metrics.image_psnr import *  # noqa: F401,F403  (PeakSignalNoiseRatio, PeakSignalNoiseRatioWithBlockedEffect)
 
-_MODULES: Tuple[ModuleType, ...] = (image_psnr,)
+_MODULES: Tuple[ModuleType, ...] = (image_psnr, image_gradients)
 
 __all__ = [name for module in _MODULES for name in module.__all__]

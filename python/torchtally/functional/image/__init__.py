@@ -6,9 +6,12 @@ torchtally.image.
 
 from typing import List
 
+from .gradients import image_gradients, total_variation
 from .psnr import peak_signal_noise_ratio, peak_signal_noise_ratio_with_blocked_effect
 
 __all__: List[str] = [
+    "image_gradients",
+    "total_variation",
     "peak_signal_noise_ratio",
     "peak_signal_noise_ratio_with_blocked_effect",
 ]

@@ -61,9 +61,10 @@ def same_dtype(preds: Tensor, target: Tensor) -> None:
         )
 
 
-def four_dims(name: str, img: Tensor, what: str = "[N, C, H, W]") -> None:
+def four_dims(name: str, img: Tensor, what: str = "[N, C, H, W]", note: str = "expected BxCxHxW shape") -> None:
+    """ImageShapeError unless ``img`` has 4 dims; ``note``: torchmetrics' words, in brackets."""
     if img.dim() != 4:
-        raise ImageShapeError(f"{name}: expected a 4-d tensor {what}, got {describe(img)} (expected BxCxHxW shape)")
+        raise ImageShapeError(f"{name}: expected a 4-d tensor {what}, got {describe(img)} ({note})")
 
 
 def check_reduction(reduction: object, allowed: Tuple[object, ...] = REDUCTIONS) -> Optional[str]:
