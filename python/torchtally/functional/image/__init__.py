@@ -8,10 +8,13 @@ from typing import List
 
 from .gradients import image_gradients, total_variation
 from .psnr import peak_signal_noise_ratio, peak_signal_noise_ratio_with_blocked_effect
+from .spectral import error_relative_global_dimensionless_synthesis, spectral_angle_mapper
 
 __all__: List[str] = [
     "image_gradients",
     "total_variation",
     "peak_signal_noise_ratio",
     "peak_signal_noise_ratio_with_blocked_effect",
+    "spectral_angle_mapper",
+    "error_relative_global_dimensionless_synthesis",
 ]
