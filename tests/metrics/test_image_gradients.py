@@ -87,13 +87,7 @@ def _batches(seed, count, dtype=torch.float32):
 
 
 CASES = [
-    MetricCase(
-        "tv-sum",
-        TotalVariation,
-        batches=_batches(10, 6),
-        reference=tm_total_variation,
-        rtol=1e-6,
-    ),
+    MetricCase("tv-sum", TotalVariation, batches=_batches(10, 6), reference=tm_total_variation, rtol=1e-6),
     MetricCase(
         "tv-mean-int",
         functools.partial(TotalVariation, reduction="mean"),

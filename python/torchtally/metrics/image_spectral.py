@@ -143,9 +143,7 @@ class ErrorRelativeGlobalDimensionlessSynthesis(Metric):
         ergas_values: Tensor
         dtypes_seen: Tensor
 
-    def __init__(
-        self, ratio: float = 4, reduction: Optional[str] = "elementwise_mean", **kwargs: Any
-    ) -> None:
+    def __init__(self, ratio: float = 4, reduction: Optional[str] = "elementwise_mean", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._ratio = px.check_positive("ratio", ratio)
         self.ratio = ratio

@@ -70,7 +70,7 @@ def four_dims(name: str, img: Tensor, what: str = "[N, C, H, W]", note: str = "e
 def check_reduction(reduction: object, allowed: Tuple[object, ...] = REDUCTIONS) -> Optional[str]:
     if not (reduction is None or isinstance(reduction, str)) or reduction not in allowed:
         raise ValueError(f"reduction: expected one of {allowed}, got {reduction!r} (Expected argument `reduction`)")
-    return reduction  # type: ignore[return-value]
+    return reduction
 
 
 def check_positive(name: str, value: object) -> float:

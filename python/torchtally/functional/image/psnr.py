@@ -13,8 +13,16 @@ from typing import Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
-from .pixel_inputs import F64, check_positive, check_reduction, float_dtype, four_dims, reduce_scores, same_shape
-from .pixel_inputs import tensor_of
+from .pixel_inputs import (
+    F64,
+    check_positive,
+    check_reduction,
+    float_dtype,
+    four_dims,
+    reduce_scores,
+    same_shape,
+    tensor_of,
+)
 
 __all__ = ["peak_signal_noise_ratio", "peak_signal_noise_ratio_with_blocked_effect"]
 
@@ -35,7 +43,9 @@ def check_data_range(data_range: object, allow_none: bool) -> Tuple[Optional[flo
         ok = len(data_range) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in data_range)
         if ok and math.isfinite(data_range[0]) and math.isfinite(data_range[1]) and data_range[0] < data_range[1]:
             return float(data_range[1] - data_range[0]), (data_range[0], data_range[1])
-        raise ValueError(f"data_range: expected a tuple (min, max) of finite numbers with min < max, got {data_range!r}")
+        raise ValueError(
+            f"data_range: expected a tuple (min, max) of finite numbers with min < max, got {data_range!r}"
+        )
     if isinstance(data_range, bool) or not isinstance(data_range, (int, float)):
         raise TypeError(f"data_range: expected a number or a tuple (min, max), got {type(data_range).__name__}")
     return check_positive("data_range", data_range), None
@@ -222,10 +232,7 @@ def psnrb_value(sse: Tensor, bef: Tensor, count: Tensor, width: float) -> Tensor
 
 
 def peak_signal_noise_ratio_with_blocked_effect(
-    preds: Tensor,
-    target: Tensor,
-    data_range: Union[float, Tuple[float, float]],
-    block_size: int = 8,
+    preds: Tensor, target: Tensor, data_range: Union[float, Tuple[float, float]], block_size: int = 8
 ) -> Tensor:
     """PSNR-B of grayscale images [N, 1, H, W]: PSNR with the blocking-effect factor of
     ``preds`` (block edges every ``block_size`` pixels) added to the mean squared error.

@@ -12,8 +12,17 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from .pixel_inputs import F64, ImageShapeError, check_positive, check_reduction, four_dims, reduce_scores, same_dtype
-from .pixel_inputs import same_shape, tensor_of
+from .pixel_inputs import (
+    F64,
+    ImageShapeError,
+    check_positive,
+    check_reduction,
+    four_dims,
+    reduce_scores,
+    same_dtype,
+    same_shape,
+    tensor_of,
+)
 
 __all__ = ["spectral_angle_mapper", "error_relative_global_dimensionless_synthesis"]
 
@@ -80,10 +89,7 @@ def ergas_scores(preds: object, target: object, ratio: float) -> Tensor:
 
 
 def error_relative_global_dimensionless_synthesis(
-    preds: Tensor,
-    target: Tensor,
-    ratio: float = 4,
-    reduction: Optional[str] = "elementwise_mean",
+    preds: Tensor, target: Tensor, ratio: float = 4, reduction: Optional[str] = "elementwise_mean"
 ) -> Tensor:
     """ERGAS (relative dimensionless global error in synthesis) of images [N, C, H, W] of one
     floating dtype: per image ``100 / ratio * sqrt(mean over bands of (RMSE_band /
