@@ -54,6 +54,7 @@ class TotalVariation(Metric):
 
     def __init__(self, reduction: Optional[str] = "sum", **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._initial_dtype = self.dtype  # results follow the inputs until set_dtype
         self.reduction = px.check_reduction(reduction, fn.TV_REDUCTIONS)
         if self.reduction in ("sum", "mean"):
             self.add_state("score", torch.tensor(0.0, dtype=_F64), reduce="sum")
@@ -78,7 +79,7 @@ class TotalVariation(Metric):
             return self.score.to(self.dtype)
         if self.reduction == "mean":
             return (self.score / self.num_elements).to(self.dtype)
-        dtype = px.seen_dtype(self.dtypes_seen, integer_as=torch.int64) or self.dtype
+        dtype = px.result_dtype(self.dtypes_seen, torch.int64, self.dtype, self._initial_dtype)
         return px.squeezed(self.score_list).to(dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:

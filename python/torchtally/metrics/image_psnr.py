@@ -84,6 +84,7 @@ class PeakSignalNoiseRatio(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self._initial_dtype = self.dtype  # results follow the inputs until set_dtype
         self._width, self._bounds, self.base, self.reduction, self.dim = fn.check_options(
             data_range, base, reduction, dim
         )
@@ -127,7 +128,7 @@ class PeakSignalNoiseRatio(Metric):
         if self.dim is None:
             width = self._width if self._width is not None else self.target_max - self.target_min
             return (fn.log_psnr(self.sum_squared_error, self.total, width) * scale).to(self.dtype)
-        dtype = px.seen_dtype(self.dtypes_seen, integer_as=torch.float32) or self.dtype
+        dtype = px.result_dtype(self.dtypes_seen, torch.float32, self.dtype, self._initial_dtype)
         if self.reduction == "elementwise_mean":
             value = self.psnr_sum / self.num_slices * scale
         elif self.reduction == "sum":

@@ -66,6 +66,7 @@ class SpectralAngleMapper(Metric):
 
     def __init__(self, reduction: Optional[str] = "elementwise_mean", **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._initial_dtype = self.dtype  # results follow the inputs until set_dtype
         self.reduction = px.check_reduction(reduction)
         if self.reduction in ("elementwise_mean", "sum"):
             self.add_state("sum_sam", torch.tensor(0.0, dtype=_F64), reduce="sum")
@@ -100,7 +101,7 @@ class SpectralAngleMapper(Metric):
         if self.reduction == "sum":
             return self.sum_sam.to(self.dtype)
         low, high = self.image_size_min.tolist(), self.image_size_max.tolist()
-        dtype = px.seen_dtype(self.dtypes_seen, integer_as=self.dtype) or self.dtype
+        dtype = px.result_dtype(self.dtypes_seen, self.dtype, self.dtype, self._initial_dtype)
         if high == [0, 0]:
             return self.sam_values.to(dtype)
         if low != high:
@@ -145,6 +146,7 @@ class ErrorRelativeGlobalDimensionlessSynthesis(Metric):
 
     def __init__(self, ratio: float = 4, reduction: Optional[str] = "elementwise_mean", **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._initial_dtype = self.dtype  # results follow the inputs until set_dtype
         self._ratio = px.check_positive("ratio", ratio)
         self.ratio = ratio
         self.reduction = px.check_reduction(reduction)
@@ -167,7 +169,7 @@ class ErrorRelativeGlobalDimensionlessSynthesis(Metric):
         self.dtypes_seen = flags
 
     def compute(self) -> Tensor:
-        dtype = px.seen_dtype(self.dtypes_seen, integer_as=self.dtype) or self.dtype
+        dtype = px.result_dtype(self.dtypes_seen, self.dtype, self.dtype, self._initial_dtype)
         if self.reduction == "elementwise_mean":
             return (self.ergas_sum / self.num_images).to(dtype)
         if self.reduction == "sum":

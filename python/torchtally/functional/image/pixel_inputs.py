@@ -128,6 +128,17 @@ def seen_dtype(flags: Tensor, integer_as: torch.dtype) -> Optional[torch.dtype]:
     return result
 
 
+def result_dtype(
+    flags: Tensor, integer_as: torch.dtype, metric_dtype: torch.dtype, initial: torch.dtype
+) -> torch.dtype:
+    """A class's result dtype where torchmetrics' follows its inputs: the metric's dtype once
+    ``set_dtype`` changed it (torchmetrics then casts the kept inputs), else the inputs'
+    promoted dtype (the metric's dtype before any input)."""
+    if metric_dtype != initial:
+        return metric_dtype
+    return seen_dtype(flags, integer_as) or metric_dtype
+
+
 def check_flags(states: dict, name: str = "dtypes_seen") -> None:
     flags = states.get(name)
     if flags is not None and flags.numel() and not bool(((flags == 0) | (flags == 1)).all()):
