@@ -26,6 +26,12 @@ def _images(seed, n=2, c=3, size=16, dtype=torch.float32):
     return preds.to(dtype), target.to(dtype)
 
 
+def _blocky(img, block=4):
+    """Each block x block tile replaced by its mean: edges step more than insides (bef > 0)."""
+    tiles = torch.nn.functional.avg_pool2d(img.float(), block)
+    return tiles.repeat_interleave(block, -2).repeat_interleave(block, -1).to(img.dtype)
+
+
 OPTIONS = [
     dict(data_range=1.0),
     dict(data_range=(0.2, 0.9), base=2.0),
@@ -44,11 +50,13 @@ def test_functional_against_torchmetrics(dtype):
         got, want = peak_signal_noise_ratio(preds, target, **options), tm_psnr(preds, target, **options)
         assert got.dtype == want.dtype and got.shape == want.shape, (options, got, want)
         assert_same(got, want, what=str(options), **tol)
-    for block_size in (8, 3):
-        got = peak_signal_noise_ratio_with_blocked_effect(preds[:, :1], target[:, :1], 1.0, block_size)
-        want = tm_psnrb(preds[:, :1], target[:, :1], 1.0, block_size)
+    for block_size, p in ((8, preds), (3, preds), (4, _blocky(preds)), (8, _blocky(preds, 8))):
+        got = peak_signal_noise_ratio_with_blocked_effect(p[:, :1], target[:, :1], 1.0, block_size)
+        want = tm_psnrb(p[:, :1], target[:, :1], 1.0, block_size)
         assert got.dtype == want.dtype
         assert_same(got, want, **tol)
+    blocky = peak_signal_noise_ratio_with_blocked_effect(_blocky(preds)[:, :1], target[:, :1], 1.0, 4)
+    assert blocky < peak_signal_noise_ratio(_blocky(preds)[:, :1], target[:, :1], 1.0) - 0.01  # the factor counts
 
 
 def test_against_scikit_image_and_integer_inputs():
@@ -114,8 +122,9 @@ def test_bad_input_raises_with_the_state_unchanged():
             PeakSignalNoiseRatioWithBlockedEffect(1.0, block_size=0)
 
 
-def _batches(seed, count, c=3):
-    return [_images(seed + i, n=1 + i % 3, c=c) for i in range(count)]
+def _batches(seed, count, c=3, blocky=False):
+    batches = [_images(seed + i, n=1 + i % 3, c=c) for i in range(count)]
+    return [(_blocky(p) if blocky and i % 2 else p, t) for i, (p, t) in enumerate(batches)]
 
 
 def _range_of_targets(preds, target):
@@ -161,7 +170,7 @@ CASES = [
     MetricCase(
         "psnrb",
         functools.partial(PeakSignalNoiseRatioWithBlockedEffect, data_range=(0.0, 0.95), block_size=4),
-        batches=_batches(50, 6, c=1),
+        batches=_batches(50, 6, c=1, blocky=True),
         reference=_psnrb_per_batch,
         reference_on_batches=True,
         rtol=1e-5,
