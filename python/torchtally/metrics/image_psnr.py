@@ -1,0 +1,198 @@
+"""PeakSignalNoiseRatio and PeakSignalNoiseRatioWithBlockedEffect: state declarations; the math
+lives in torchtally.functional.image.psnr.
+
+States (all sum-reduced unless said otherwise), by option:
+
+* PSNR, ``dim=None``: ``sum_squared_error`` float64 and ``total`` int64 (16 bytes), so any
+  split of the data over ranks gives the result of one process; with ``data_range=None`` also
+  ``target_min`` / ``target_max`` float64, reduced by "min" / "max" (32 bytes in all);
+* PSNR with ``dim`` and reduction "elementwise_mean" or "sum": ``psnr_sum`` float64 (the
+  slices' PSNR in natural-log units) and ``num_slices`` int64, plus ``dtypes_seen`` int64 [5]
+  ("max"; the inputs' dtypes, which torchmetrics' result takes): 56 bytes;
+* PSNR with ``dim`` and reduction "none"/None: ``psnr_values``, a float64 "cat" state of one
+  value per slice (8 bytes per image with ``dim=(1, 2, 3)`` on [N, C, H, W]), plus
+  ``dtypes_seen``;
+* PSNR-B: ``sum_squared_error`` and ``bef`` float64, ``total`` int64 (24 bytes).
+"""
+
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from ..base.metric import Metric
+from ..base.state_dict import check_nonnegative
+from ..functional.image import pixel_inputs as px
+from ..functional.image import psnr as fn
+
+__all__ = ["PeakSignalNoiseRatio", "PeakSignalNoiseRatioWithBlockedEffect"]
+
+_F64 = torch.float64
+
+
+class PeakSignalNoiseRatio(Metric):
+    """Peak signal-to-noise ratio: ``10 / log10(base) * log10(data_range**2 / MSE)``.
+    ``update(preds, target)``: tensors of one shape (any dims; float, integer or bool).
+
+    ``data_range``: the width of the value range, or a tuple (min, max) to which both inputs
+    are clamped; None: max - min of every target seen (all ranks). ``dim``: the dims of each
+    PSNR (e.g. (1, 2, 3): one per image), whose values ``reduction`` ("elementwise_mean",
+    "sum", "none"/None) reduces; None: one PSNR over every value seen. Results: float32 (the
+    metric's dtype) with ``dim=None``; with ``dim``, the inputs' dtype, as torchmetrics.
+    State: see the module docstring (16 bytes in all by default).
+
+    Differences from torchmetrics:
+
+    * float64 accumulation, and per-slice PSNRs kept as float64 sums (torchmetrics: sums in
+      the inputs' dtype, which overflow in float16, and every slice's error kept with ``dim``);
+    * preds and target of different shapes raise ValueError (torchmetrics broadcasts them);
+    * ``data_range=None`` takes the range from the targets (torchmetrics 1.9: TypeError);
+      data_range <= 0, base <= 0 or 1, an unknown reduction and a dim out of range raise;
+    * no gradient (``is_differentiable`` is False).
+
+        >>> import torch
+        >>> from torchtally.image import PeakSignalNoiseRatio
+        >>> preds = torch.tensor([[0.0, 1.0], [2.0, 3.0]])
+        >>> target = torch.tensor([[3.0, 2.0], [1.0, 0.0]])
+        >>> PeakSignalNoiseRatio(data_range=3.0).update(preds, target).compute()
+        tensor(2.5527)
+        >>> m = PeakSignalNoiseRatio(data_range=(0.0, 2.0), reduction="none", dim=1)
+        >>> m.update(preds, target).compute()
+        tensor([2.0412, 2.0412])
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    if TYPE_CHECKING:  # declared states, read as attributes
+        sum_squared_error: Tensor
+        total: Tensor
+        target_min: Tensor
+        target_max: Tensor
+        psnr_sum: Tensor
+        num_slices: Tensor
+        psnr_values: Tensor
+        dtypes_seen: Tensor
+
+    def __init__(
+        self,
+        data_range: Union[float, Tuple[float, float], None],
+        base: float = 10.0,
+        reduction: Optional[str] = "elementwise_mean",
+        dim: Optional[Union[int, Tuple[int, ...]]] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._initial_dtype = self.dtype  # results follow the inputs until set_dtype
+        self._width, self._bounds, self.base, self.reduction, self.dim = fn.check_options(
+            data_range, base, reduction, dim
+        )
+        self.data_range = data_range
+        if self.dim is None:
+            self.add_state("sum_squared_error", torch.tensor(0.0, dtype=_F64), reduce="sum")
+            self.add_state("total", torch.tensor(0, dtype=torch.int64), reduce="sum")
+            if self._width is None:
+                self.add_state("target_min", torch.tensor(float("inf"), dtype=_F64), reduce="min")
+                self.add_state("target_max", torch.tensor(float("-inf"), dtype=_F64), reduce="max")
+            return
+        if self.reduction in ("elementwise_mean", "sum"):
+            self.add_state("psnr_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
+            self.add_state("num_slices", torch.tensor(0, dtype=torch.int64), reduce="sum")
+        else:
+            self.add_state("psnr_values", torch.empty(0, dtype=_F64), reduce="cat")
+        self.add_state("dtypes_seen", px.dtypes_seen_default(), reduce="max")
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        p, t = fn.pair64(preds, target, self._bounds)
+        if self.dim is None:
+            self.sum_squared_error = self.sum_squared_error + fn.squared_error_sum(p, t)
+            self.total = self.total + t.numel()
+            if self._width is None and t.numel():
+                self.target_min = torch.minimum(self.target_min, t.min())
+                self.target_max = torch.maximum(self.target_max, t.max())
+            return
+        assert self._width is not None
+        values = fn.slice_log_psnr(p, t, self.dim, self._width).reshape(-1)
+        flags = self.dtypes_seen.clone()
+        px.note_dtype(flags, preds, target)
+        if self.reduction in ("elementwise_mean", "sum"):
+            self.psnr_sum = self.psnr_sum + values.sum()
+            self.num_slices = self.num_slices + values.numel()
+        else:
+            self.append_state("psnr_values", values, copy=False)
+        self.dtypes_seen = flags
+
+    def compute(self) -> Tensor:
+        scale = fn.scale(self.base)
+        if self.dim is None:
+            width = self._width if self._width is not None else self.target_max - self.target_min
+            return (fn.log_psnr(self.sum_squared_error, self.total, width) * scale).to(self.dtype)
+        dtype = px.result_dtype(self.dtypes_seen, torch.float32, self.dtype, self._initial_dtype)
+        if self.reduction == "elementwise_mean":
+            value = self.psnr_sum / self.num_slices * scale
+        elif self.reduction == "sum":
+            value = self.psnr_sum * scale
+        else:
+            value = px.squeezed(self.psnr_values * scale)
+        return value.to(dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "sum_squared_error", "total", "num_slices")
+        px.check_flags(states)
+
+
+class PeakSignalNoiseRatioWithBlockedEffect(Metric):
+    """PSNR-B: PSNR of grayscale images [N, 1, H, W] with the blocking-effect factor of the
+    predictions (block edges every ``block_size`` pixels) added to the mean squared error.
+    ``update(preds, target)``; ``data_range``: the width of the value range, or a tuple
+    (min, max) to which both inputs are clamped. The factor is computed per update (per batch)
+    and summed, as torchmetrics does, so the result depends on how the images are batched, but
+    not on how the batches are spread over ranks. Result: float32 (the metric's dtype).
+
+    State: ``sum_squared_error`` and ``bef`` float64, ``total`` int64, sum-reduced (24 bytes).
+
+    Differences from torchmetrics: float64 accumulation; inputs of different shapes, images
+    under 2 x 2 pixels and a block_size that is not a positive int raise ValueError; unsigned
+    integer inputs give their true differences (torchmetrics subtracts them in uint8, which
+    wraps around); no gradient.
+
+        >>> import torch
+        >>> from torchtally.image import PeakSignalNoiseRatioWithBlockedEffect
+        >>> preds = torch.linspace(0, 1, 256).reshape(1, 1, 16, 16)
+        >>> metric = PeakSignalNoiseRatioWithBlockedEffect(data_range=1.0)
+        >>> metric.update(preds, preds.flip(-1)).compute()
+        tensor(28.8366)
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    if TYPE_CHECKING:  # declared states, read as attributes
+        sum_squared_error: Tensor
+        bef: Tensor
+        total: Tensor
+
+    def __init__(self, data_range: Union[float, Tuple[float, float]], block_size: int = 8, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._width, self._bounds = fn.check_data_range(data_range, allow_none=False)
+        self.data_range = data_range
+        self.block_size = fn.check_block_size(block_size)
+        self.add_state("sum_squared_error", torch.tensor(0.0, dtype=_F64), reduce="sum")
+        self.add_state("bef", torch.tensor(0.0, dtype=_F64), reduce="sum")
+        self.add_state("total", torch.tensor(0, dtype=torch.int64), reduce="sum")
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        sse, bef, count = fn.psnrb_batch(preds, target, self.block_size, self._bounds)
+        self.sum_squared_error = self.sum_squared_error + sse
+        self.bef = self.bef + bef
+        self.total = self.total + count
+
+    def compute(self) -> Tensor:
+        assert self._width is not None
+        return fn.psnrb_value(self.sum_squared_error, self.bef, self.total, self._width).to(self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "sum_squared_error", "bef", "total")
