@@ -1,8 +1,10 @@
 """The catalogue against torchmetrics 1.9's own exports (the README's claim): every metric class
 of torchmetrics.classification, .regression, .aggregation, .wrappers, .segmentation, .retrieval
-and .text under the same path in torchtally, and every function of
+and .text under the same path in torchtally (.image too: every class it exports with or without
+torchvision and torch-fidelity), and every function of
 torchmetrics.functional.classification, .regression, .retrieval and .text in torchtally.functional
-(and in torchtally.functional.<family>), of .segmentation in torchtally.functional.segmentation."""
+(and in torchtally.functional.<family>), of .segmentation in torchtally.functional.segmentation, of .image but ARNIQA in
+torchtally.functional.image."""
 
 import importlib
 
@@ -19,7 +21,18 @@ SIZES = {
     "segmentation": 4,
     "retrieval": 11,
     "text": 16,
+    "image": 17,  # without torchvision and torch-fidelity installed (as here); the rest below
 }
+# torchmetrics.image's classes exported only when torchvision or torch-fidelity is installed
+IMAGE_WITH_OPTIONAL_PACKAGES = (
+    "FrechetInceptionDistance",
+    "KernelInceptionDistance",
+    "InceptionScore",
+    "LearnedPerceptualImagePatchSimilarity",
+    "PerceptualPathLength",
+)
+# in torchmetrics.functional.image, not yet in torchtally (a pretrained network of its own)
+IMAGE_NOT_YET = {"arniqa"}
 
 
 @pytest.mark.parametrize("face", sorted(SIZES))
@@ -47,6 +60,20 @@ def test_every_torchmetrics_functional_form_of_the_family_is_here(family):
     theirs = importlib.import_module(f"torchmetrics.functional.{family}")
     missing = [n for n in theirs.__all__ if not hasattr(torchtally.functional, n)]
     assert not missing, f"torchtally.functional lacks {missing}"
+
+
+def test_the_image_classes_torchmetrics_exports_with_its_optional_packages_are_here():
+    import torchtally.image
+
+    assert not [n for n in IMAGE_WITH_OPTIONAL_PACKAGES if hasattr(torchmetrics.image, n)], "the list is stale"
+    assert all(n in torchtally.image.__all__ for n in IMAGE_WITH_OPTIONAL_PACKAGES)
+
+
+def test_every_torchmetrics_image_function_but_arniqa_is_here():
+    theirs = importlib.import_module("torchmetrics.functional.image")
+    ours = importlib.import_module("torchtally.functional.image")
+    assert sorted(set(theirs.__all__) - IMAGE_NOT_YET) == sorted(ours.__all__)
+    assert all(hasattr(torchtally.functional, n) for n in ours.__all__)
 
 
 @pytest.mark.parametrize("family", ["retrieval", "text"])

@@ -8,7 +8,17 @@ import inspect
 
 import pytest
 
-FACES = ("classification", "regression", "aggregation", "wrappers", "detection", "segmentation", "retrieval", "text")
+FACES = (
+    "classification",
+    "regression",
+    "aggregation",
+    "wrappers",
+    "detection",
+    "segmentation",
+    "retrieval",
+    "text",
+    "image",
+)
 
 
 def public_classes():
