@@ -83,9 +83,9 @@ static void load_row(double *row, const char *src, int64_t step, tt_dtype dtype,
                 dst[j] += wt * s[j];                                                               \
         }                                                                                          \
     }                                                                                              \
-    ATTR static void vertical##SUFFIX(double *restrict dst, const double *restrict ring,           \
-                                      const double *restrict w, int64_t k, int symmetric,          \
-                                      int64_t first, int64_t wo)                                   \
+    ATTR static void /* NOLINT(bugprone-macro-parentheses) */ vertical##SUFFIX(                    \
+        double *restrict dst, const double *restrict ring, const double *restrict w, int64_t k,    \
+        int symmetric, int64_t first, int64_t wo)                                                  \
     {                                                                                              \
         if (symmetric) {                                                                           \
             const int64_t m = k / 2;                                                               \
@@ -159,18 +159,26 @@ static tt_status check_all(const tt_view *out, const tt_view *x, const tt_view *
                            tt_error *err)
 {
     char got[96], want[96];
-    tt_status st;
-    if ((st = tt_check_scores(x, "x", 3, err)) || (st = tt_check_cpu(x, "x", err)))
+    tt_status st = tt_check_scores(x, "x", 3, err);
+    if (st == TT_OK)
+        st = tt_check_cpu(x, "x", err);
+    if (st != TT_OK)
         return st;
     if (y->dtype != x->dtype || y->ndim != 3 || y->shape[0] != x->shape[0] ||
         y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2])
         return tt_fail(err, TT_EVALUE, "y", "expected the dtype and shape of x (%s), got %s",
                        tt_describe(x, want, sizeof want), tt_describe(y, got, sizeof got));
-    if ((st = tt_check_cpu(y, "y", err)) || (st = check_window(wh, "wh", err)) ||
-        (st = check_window(ww, "ww", err)))
-        return st;
     const int64_t h = x->shape[1], w = x->shape[2];
-    if ((st = check_pad(pad_h, h, "pad_h", err)) || (st = check_pad(pad_w, w, "pad_w", err)))
+    st = tt_check_cpu(y, "y", err);
+    if (st == TT_OK)
+        st = check_window(wh, "wh", err);
+    if (st == TT_OK)
+        st = check_window(ww, "ww", err);
+    if (st == TT_OK)
+        st = check_pad(pad_h, h, "pad_h", err);
+    if (st == TT_OK)
+        st = check_pad(pad_w, w, "pad_w", err);
+    if (st != TT_OK)
         return st;
     const int64_t ho = h + 2 * pad_h - wh->shape[0] + 1, wo = w + 2 * pad_w - ww->shape[0] + 1;
     if (ho < 1 || wo < 1)
