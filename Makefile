@@ -58,13 +58,14 @@ $(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
 # The two-host tests (tests/distributed/multihost) need `ip` (iproute2) and root: as root with
 # apt-get, a missing iproute2 is installed; anywhere else those tests skip, saying why.
 # clang-tidy reads the build's generated kernel_source.h (hence `build`) and Python's headers as
-# system headers (their own findings are not ours).
+# system headers (their own findings are not ours); two files at a time. tests/metrics (independent
+# metric tests, most of the suite) runs on two pytest-xdist workers, the rest in one process.
 lint: build
 	$(PY) -m ruff check $(PY_SOURCES)
 	$(PY) -m ruff format --check $(PY_SOURCES)
 	$(PY) -m mypy
 	$(VENV)/bin/clang-format --style=file --dry-run -Werror $(C_FORMATTED)
-	$(VENV)/bin/clang-tidy --quiet $(C_ANALYSED) -- -std=c11 -Icsrc \
+	printf '%s\n' $(C_ANALYSED) | xargs -P 2 -I{} $(VENV)/bin/clang-tidy --quiet {} -- -std=c11 -Icsrc \
 		-isystem "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
 		$(addprefix -I,$(wildcard build/temp.*/generated))
 
@@ -82,7 +83,8 @@ test: build lint docs $(AV_STAMP)
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \
 	  echo "iproute2 (ip) could not be installed: the two-host tests will skip"
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 tests/metrics
+	$(PY) -m pytest -q tests --ignore=tests/metrics
 	$(AV_PY) -m pytest -q tests/with_avalanche tests/with_torchvision
 
 avalanche-venv: $(AV_STAMP)

@@ -61,6 +61,7 @@ FACES = {
     "detection": "Detection",
     "retrieval": "Retrieval",
     "text": "Text",
+    "image": "Image",
 }
 
 

@@ -135,7 +135,7 @@ class FrechetInceptionDistance(Metric):
 
 class MemorizationInformedFrechetInceptionDistance(Metric):
     """FID divided by a memorization penalty: the mean, over the real images, of the smallest
-    cosine distance (1 - |cos|) from its features to a generated image's, when that mean is
+    cosine distance (1 - ``abs(cos)``) from its features to a generated image's, when that mean is
     below ``cosine_distance_eps`` (else 1); 0 when the FID is at most 1e-8. ``update(imgs,
     real)`` and ``feature`` / ``normalize`` as FrechetInceptionDistance (int ``feature``: 64,
     192, 768, 2048, weights from the torch hub cache only).

@@ -139,7 +139,7 @@ class SpatialDistortionIndex(_PansharpeningMetric):
     """Spatial distortion index D_s: ``update(preds, target)`` with the fused image ``preds``
     [N, C, H, W] and ``target`` a dict of ``"ms"`` [N, C, h, w] (h, w dividing H, W), ``"pan"``
     [N, C, H, W] and optionally ``"pan_lr"`` [N, C, h, w] (else pan blurred by a window_size
-    window and resized to h x w). Per channel |UQI(ms, pan_lr) - UQI(preds, pan)|^q over all
+    window and resized to h x w). Per channel ``abs(UQI(ms, pan_lr) - UQI(preds, pan)) ** q`` over all
     images, reduced over channels ("none": per channel), to the power 1/q (q = ``norm_order``).
 
     Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).

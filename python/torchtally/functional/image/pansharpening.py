@@ -181,8 +181,8 @@ def spatial_distortion_index(
     """Spatial distortion index D_s of the fused image ``preds`` [N, C, H, W] given the low
     resolution multispectral ``ms`` [N, C, h, w] (h, w dividing H, W), the panchromatic ``pan``
     [N, C, H, W] and optionally its low resolution ``pan_lr`` [N, C, h, w] (else ``pan`` blurred
-    by a window_size window and resized to h x w): per channel |UQI(ms, pan_lr) - UQI(preds,
-    pan)|^q, reduced over channels ("elementwise_mean", "sum"; "none": per channel), to the power
+    by a window_size window and resized to h x w): per channel ``abs(UQI(ms, pan_lr) - UQI(preds,
+    pan)) ** q``, reduced over channels ("elementwise_mean", "sum"; "none": per channel), to the power
     1/q (q = ``norm_order``). In torch's default dtype.
 
     Differences from torchmetrics: UQI in float64; the resize needs no torchvision; no gradient.
