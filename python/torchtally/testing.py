@@ -1,4 +1,5 @@
-"""Helpers to check metrics across real processes: run_distributed and count_collectives.
+"""Helpers to check metrics across real processes: run_distributed, RankPool (the same on
+processes kept for many runs) and count_collectives.
 
 >>> from torchtally.testing import run_distributed
 >>> def check(rank, world_size, scale):          # must be importable (module level)
@@ -55,48 +56,128 @@ def run_distributed(
 
     Nothing hangs: after ``timeout`` seconds in all, the processes are killed; without
     ``return_exceptions`` a TimeoutError names the ranks that had not finished. Processes use
-    one intra-op thread each.
+    one intra-op thread each. Starting the processes costs seconds (each imports torch): for
+    many checks in a row, a ``RankPool`` keeps them.
     """
-    if not isinstance(world_size, int) or world_size < 1:
-        raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-    if not failure_grace >= 0:
+    if not failure_grace >= 0:  # before any process starts
         raise ValueError(f"failure_grace must be >= 0 seconds, got {failure_grace!r}")
-    ctx = multiprocessing.get_context("spawn")
-    port = _free_port()
-    deadline = time.monotonic() + timeout
-    grace = None if return_exceptions else failure_grace
-    procs, conns = [], []
-    try:
-        for rank in range(world_size):
-            receiver, sender = ctx.Pipe(duplex=False)
-            proc = ctx.Process(
-                target=_child,
-                args=(fn, rank, world_size, port, backend, timeout, args, kwargs, sender),
-                daemon=True,
-                name=f"torchtally-rank{rank}",
-            )
-            proc.start()
-            sender.close()
-            procs.append(proc)
-            conns.append(receiver)
-        outcomes = _collect(procs, conns, deadline, grace)
-    finally:
-        for proc in procs:
+    with RankPool(world_size, backend=backend, timeout=timeout) as pool:
+        return pool.run(
+            fn, *args, timeout=timeout, return_exceptions=return_exceptions, failure_grace=failure_grace, **kwargs
+        )
+
+
+class RankPool:
+    """``world_size`` processes joined in one ``backend`` process group, kept for many runs.
+
+    ``pool.run(fn, *args, **kwargs)`` runs ``fn(rank, world_size, *args, **kwargs)`` on every
+    rank and returns or raises exactly as ``run_distributed`` does, without starting new
+    processes: a test suite with many distributed checks pays the start (seconds per process)
+    once. ``timeout`` here is the process group's (gloo's) timeout; each run has its own.
+
+    A run that fails, times out or loses a rank closes the pool (its processes are killed: a
+    rank may be stuck in a collective its peer abandoned), and ``closed`` turns true; a run on a
+    closed pool raises RuntimeError. What a run leaves in a process (imported modules, globals,
+    torch settings other than the one intra-op thread, which every run gets) is seen by later
+    runs: checks that need fresh processes use ``run_distributed``.
+
+        >>> with RankPool(2) as pool:                      # doctest: +SKIP
+        ...     pool.run(check, 10), pool.run(check, 20)
+        ([0, 10], [0, 20])
+    """
+
+    def __init__(self, world_size: int, backend: str = "gloo", timeout: float = 300.0) -> None:
+        if not isinstance(world_size, int) or world_size < 1:
+            raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
+        self.world_size = world_size
+        ctx = multiprocessing.get_context("spawn")
+        port = _free_port()
+        self._procs: List[Any] = []
+        self._conns: List[Any] = []
+        try:
+            for rank in range(world_size):
+                here, there = ctx.Pipe(duplex=True)
+                proc = ctx.Process(
+                    target=_rank_loop,
+                    args=(rank, world_size, port, backend, timeout, there),
+                    daemon=True,
+                    name=f"torchtally-rank{rank}",
+                )
+                proc.start()
+                there.close()
+                self._procs.append(proc)
+                self._conns.append(here)
+        except BaseException:
+            self._kill()
+            raise
+
+    @property
+    def closed(self) -> bool:
+        return not self._procs
+
+    def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout: float = 120.0,
+        return_exceptions: bool = False,
+        failure_grace: float = 5.0,
+        **kwargs: Any,
+    ) -> List[Any]:
+        """``fn`` on every rank; results, errors and ``timeout`` as in ``run_distributed``."""
+        if not failure_grace >= 0:
+            raise ValueError(f"failure_grace must be >= 0 seconds, got {failure_grace!r}")
+        if self.closed:
+            raise RuntimeError("RankPool.run: the pool is closed (an earlier run failed, or close() was called)")
+        deadline = time.monotonic() + timeout
+        job = pickle.dumps((fn, args, kwargs))
+        try:
+            for conn in self._conns:
+                conn.send_bytes(job)
+            outcomes = _collect(self._procs, self._conns, deadline, None if return_exceptions else failure_grace)
+        except BaseException:
+            self._kill()
+            raise
+        world_size = self.world_size
+        if len(outcomes) < world_size or any(o[0] != "ok" for o in outcomes.values()):
+            self._kill()
+        if return_exceptions:
+            return [_outcome_value(rank, outcomes.get(rank), timeout) for rank in range(world_size)]
+        failed = sorted(r for r, o in outcomes.items() if o[0] != "ok")
+        unfinished = [r for r in range(world_size) if r not in outcomes]
+        if failed:
+            _raise_rank_error(failed, outcomes, unfinished)
+        if unfinished:
+            raise TimeoutError(f"run_distributed: rank(s) {unfinished} did not finish within {timeout:g}s")
+        return [outcomes[r][1] for r in range(world_size)]
+
+    def close(self) -> None:
+        """Stop the processes (each leaves the group once all have finished; killed after 10 s)."""
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                conn.send_bytes(_STOP)
+        for proc in self._procs:
+            proc.join(timeout=10)
+        self._kill()
+
+    def __enter__(self) -> "RankPool":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def _kill(self) -> None:
+        for proc in self._procs:
             if proc.is_alive():
                 proc.kill()
-        for proc in procs:
+        for proc in self._procs:
             proc.join(timeout=10)
-        for conn in conns:
+        for conn in self._conns:
             conn.close()
-    if return_exceptions:
-        return [_outcome_value(rank, outcomes.get(rank), timeout) for rank in range(world_size)]
-    failed = sorted(r for r, o in outcomes.items() if o[0] != "ok")
-    unfinished = [r for r in range(world_size) if r not in outcomes]
-    if failed:
-        _raise_rank_error(failed, outcomes, unfinished)
-    if unfinished:
-        raise TimeoutError(f"run_distributed: rank(s) {unfinished} did not finish within {timeout:g}s")
-    return [outcomes[r][1] for r in range(world_size)]
+        self._procs, self._conns = [], []
+
+
+_STOP = b"stop"
 
 
 class RankDied(RuntimeError):
@@ -191,8 +272,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _child(fn, rank, world_size, port, backend, timeout, args, kwargs, conn) -> None:
-    torch.set_num_threads(1)
+def _rank_loop(rank, world_size, port, backend, timeout, conn) -> None:
+    """A pool's process: join the group, then run each job that arrives until told to stop."""
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
@@ -201,6 +282,7 @@ def _child(fn, rank, world_size, port, backend, timeout, args, kwargs, conn) -> 
         LOCAL_RANK=str(rank),
         LOCAL_WORLD_SIZE=str(world_size),
     )
+    joined: Optional[tuple] = None
     try:
         torch.distributed.init_process_group(
             backend,
@@ -209,16 +291,33 @@ def _child(fn, rank, world_size, port, backend, timeout, args, kwargs, conn) -> 
             world_size=world_size,
             timeout=datetime.timedelta(seconds=timeout),
         )
-        outcome: tuple = ("ok", fn(rank, world_size, *args, **kwargs), "")
-    except BaseException as exc:  # report everything, including SystemExit/KeyboardInterrupt
-        outcome = ("err", exc, traceback.format_exc())
-    try:
-        data = pickle.dumps(outcome)
-    except Exception as exc:
-        data = pickle.dumps(("err", RuntimeError(f"result could not be pickled: {exc!r}; {outcome[1]!r}"), outcome[2]))
-    conn.send_bytes(data)
+    except BaseException as exc:
+        joined = ("err", exc, traceback.format_exc())  # every job gets this error
+    while True:
+        try:
+            job = conn.recv_bytes()
+        except (EOFError, OSError):
+            break
+        if job == _STOP:
+            break
+        torch.set_num_threads(1)
+        outcome = joined
+        if outcome is None:
+            try:
+                fn, args, kwargs = pickle.loads(job)
+                outcome = ("ok", fn(rank, world_size, *args, **kwargs), "")
+            except BaseException as exc:  # report everything, including SystemExit/KeyboardInterrupt
+                outcome = ("err", exc, traceback.format_exc())
+        try:
+            data = pickle.dumps(outcome)
+        except Exception as exc:
+            data = pickle.dumps(
+                ("err", RuntimeError(f"result could not be pickled: {exc!r}; {outcome[1]!r}"), outcome[2])
+            )
+        conn.send_bytes(data)
     conn.close()
-    _finish(world_size)
+    if joined is None:
+        _finish(world_size)
     # Skip interpreter teardown: a process group left with a timed-out collective can block it.
     os._exit(0)
 

@@ -1,4 +1,4 @@
-"""torchtally.testing.run_distributed: a rank's exception re-raised with its rank, no hang when
+"""torchtally.testing.run_distributed and RankPool: a rank's exception re-raised with its rank, no hang when
 a rank never finishes, and every rank's outcome reported (return_exceptions, failure_grace), so
 that an error a rank raises well after another rank failed is still seen. Results in rank order
 and count_collectives are checked inside tests/distributed/test_sync.py's runs."""
@@ -8,9 +8,11 @@ import signal
 import time
 
 import pytest
+import torch
+import torch.distributed
 
 from torchtally.errors import SyncError
-from torchtally.testing import RankDied, run_distributed
+from torchtally.testing import RankDied, RankPool, run_distributed
 
 pytestmark = pytest.mark.distributed
 
@@ -88,3 +90,33 @@ def test_return_exceptions_turns_a_rank_still_running_at_the_deadline_into_timeo
 def test_bad_failure_grace_is_refused():
     with pytest.raises(ValueError, match="failure_grace"):
         run_distributed(never_finishes, 2, failure_grace=-1)
+
+
+def pid_and_sum(rank, world_size, value):
+    total = torch.tensor([value + rank], dtype=torch.int64)
+    torch.distributed.all_reduce(total)
+    return os.getpid(), int(total)
+
+
+def fails_on_rank_1(rank, world_size):
+    if rank == 1:
+        raise KeyError("rank 1 on purpose")
+    return rank
+
+
+def test_rank_pool_keeps_its_processes_and_group_until_a_run_fails():
+    with RankPool(2) as pool:
+        first = pool.run(pid_and_sum, 10)
+        second = pool.run(pid_and_sum, 20)
+        assert [total for _, total in first] == [21, 21]
+        assert [total for _, total in second] == [41, 41]
+        assert [pid for pid, _ in first] == [pid for pid, _ in second]  # the same processes
+        assert first[0][0] != first[1][0]
+        with pytest.raises(KeyError, match="rank 1: KeyError"):
+            pool.run(fails_on_rank_1)
+        assert pool.closed  # a failed run may leave a rank inside a collective: killed
+        with pytest.raises(RuntimeError, match="the pool is closed"):
+            pool.run(pid_and_sum, 0)
+    for pid, _ in first:  # no process outlives the pool
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

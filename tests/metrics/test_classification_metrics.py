@@ -29,12 +29,13 @@ from support.metric_tester import (
     run_distributed_cases,
     states_of,
 )
+from support.rank_pools import run_on_ranks
 
 import torchtally
 import torchtally as M
 import torchtally.kernels as kernels
 from torchtally import MetricCollection, NotComputableError
-from torchtally.testing import count_collectives, run_distributed
+from torchtally.testing import count_collectives
 
 C, L, N = 4, 3, 97
 SIZES = [10, 23, 5, 31, 1, 27]  # uneven batches, N in total
@@ -358,7 +359,7 @@ def test_lifecycle(case):
 
 @pytest.mark.distributed
 def test_distributed_three_ranks():
-    run_distributed_cases(CASES)  # ONE spawned 3-rank gloo run for all the cases
+    run_distributed_cases(CASES)  # ONE 3-rank gloo run for all the cases
 
 
 def test_every_class_is_covered():
@@ -506,7 +507,7 @@ def _sync_count_worker(rank, world_size):
 
 @pytest.mark.distributed
 def test_shared_state_syncs_once():
-    per_rank = run_distributed(_sync_count_worker, 2)
+    per_rank = run_on_ranks(_sync_count_worker, 2)
     expected = feed(shared_multiclass_collection(), MULTICLASS_BATCHES).compute()
     for by_name, packed, results in per_rank:
         assert by_name == {"all_to_all_single": 1}, by_name  # the header (gloo all_to_all), carrying the packed states

@@ -393,7 +393,7 @@ def test_lifecycle(case):
 
 @pytest.mark.distributed
 def test_distributed_three_ranks():
-    run_distributed_cases(CASES)  # ONE spawned 3-rank gloo run for all the cases
+    run_distributed_cases(CASES)  # ONE 3-rank gloo run for all the cases
 
 
 # -- bad options and batches ------------------------------------------------------------------

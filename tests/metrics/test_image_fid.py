@@ -20,13 +20,13 @@ from support.metric_tester import (
     made_in_float64,
     run_distributed_cases,
 )
+from support.rank_pools import run_on_ranks
 from torch import nn
 from torchmetrics.image.fid import FrechetInceptionDistance as TMFID
 from torchmetrics.image.mifid import MemorizationInformedFrechetInceptionDistance as TMMiFID
 
 from torchtally.functional.image.generative_scores import frechet_distance, gaussian_from_sums
 from torchtally.image import FrechetInceptionDistance, MemorizationInformedFrechetInceptionDistance
-from torchtally.testing import run_distributed
 
 NET = Net()
 SIZE = (3, 32, 32)
@@ -176,7 +176,7 @@ def test_float64_sums_exact_where_float32_sums_drift():
     for x, real in LARGE:
         ours.update(x, real)
     assert_same(ours.compute(), reference, rtol=1e-9)
-    for total, result in run_distributed(fid_rank_worker, 2, LARGE):
+    for total, result in run_on_ranks(fid_rank_worker, 2, LARGE):
         assert total <= 2, total
         assert_same(result, reference, rtol=1e-9)
 

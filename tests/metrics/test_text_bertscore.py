@@ -12,12 +12,13 @@ import warnings
 import pytest
 import torch
 from support.metric_tester import assert_same
+from support.rank_pools import run_on_ranks
 from support.tiny_language_models import save_tiny_bert
 from torchmetrics.functional.text.bert import bert_score as tm_bert_score
 from torchmetrics.text import BERTScore as TMBERTScore
 
 from torchtally.functional.text import bert_score
-from torchtally.testing import count_collectives, run_distributed
+from torchtally.testing import count_collectives
 from torchtally.text import BERTScore
 
 # Token counts strictly increasing in both lists (see the module docstring).
@@ -166,7 +167,7 @@ def _rank_worker(rank, world_size, model_dir, bounds, options):
 def test_two_ranks_uneven_equal_one_process(model_dir):
     options = {"idf": True, "all_layers": True}  # idf over both ranks' references, every layer
     bounds = [(0, 1), (1, 5)]
-    per_rank = run_distributed(_rank_worker, 2, model_dir, bounds, options, timeout=240)
+    per_rank = run_on_ranks(_rank_worker, 2, model_dir, bounds, options, timeout=240)
     single = BERTScore(model_name_or_path=model_dir, **options)
     for i in range(5):
         single.update([PREDS[i]], [[TARGET[i], TARGET[0]] if i == 4 else TARGET[i]])

@@ -11,13 +11,14 @@ import warnings
 import pytest
 import torch
 from support.metric_tester import assert_same
+from support.rank_pools import run_on_ranks
 from support.tiny_language_models import save_tiny_bert
 from torchmetrics.functional.text.infolm import infolm as tm_infolm
 from torchmetrics.text import InfoLM as TMInfoLM
 
 from torchtally.functional.text import infolm
 from torchtally.functional.text.information_measures import information_measure
-from torchtally.testing import count_collectives, run_distributed
+from torchtally.testing import count_collectives
 from torchtally.text import InfoLM
 
 PREDS = ["hello", "master kenobi", "a dog is", "the cat sat on the mat"]
@@ -136,7 +137,7 @@ def _rank_worker(rank, world_size, model_dir, bounds, idf):
 
 @pytest.mark.distributed
 def test_two_ranks_uneven_equal_one_process(model_dir):
-    per_rank = run_distributed(_rank_worker, 2, model_dir, [(0, 3), (3, 4)], True, timeout=240)
+    per_rank = run_on_ranks(_rank_worker, 2, model_dir, [(0, 3), (3, 4)], True, timeout=240)
     expected = InfoLM(model_dir, idf=True, return_sentence_level_score=True, **COMMON).update(PREDS, TARGET).compute()
     for result, collectives in per_rank:
         _close(result, expected, "kl_divergence")

@@ -7,10 +7,11 @@ import functools
 import pytest
 import torch
 from support.metric_tester import MetricCase, assert_rejects, assert_same, check_metric
+from support.rank_pools import run_on_ranks
 from torchmetrics.functional.text import perplexity as tm_perplexity
 
 from torchtally.functional.text import perplexity
-from torchtally.testing import count_collectives, run_distributed
+from torchtally.testing import count_collectives
 from torchtally.text import Perplexity
 
 V = 37
@@ -126,6 +127,6 @@ def _rank_worker(rank, world_size, batches):
 def test_distributed_uneven_shards_in_at_most_two_collectives():
     batches = list(CASES[0].batches)
     expected = functools.reduce(lambda m, b: m.update(*b), batches, Perplexity(ignore_index=-100)).compute()
-    for total, result in run_distributed(_rank_worker, 3, batches):
+    for total, result in run_on_ranks(_rank_worker, 3, batches):
         assert total <= 2, total
         assert_same(result, expected, rtol=1e-12, atol=1e-12)

@@ -10,11 +10,12 @@ import pytest
 import torch
 from rouge_score import rouge_scorer
 from support.metric_tester import MetricCase, assert_rejects, assert_same, check_metric
+from support.rank_pools import run_on_ranks
 from torchmetrics.functional.text import rouge_score as tm_rouge_score
 
 import torchtally.functional.text.rouge_update as ru
 from torchtally.functional.text import rouge_score
-from torchtally.testing import count_collectives, run_distributed
+from torchtally.testing import count_collectives
 from torchtally.text import ROUGEScore
 
 KEYS = ("rouge1", "rouge2", "rougeL")
@@ -185,7 +186,7 @@ def _rank_worker(rank, world_size, cases):
 def test_distributed_uneven_shards_in_at_most_two_collectives():
     """One spawned 3-rank gloo run for every case: each rank's result == one process over all
     the data (and the reference), after at most 2 collectives (the header, one all_reduce)."""
-    per_rank = run_distributed(_rank_worker, 3, [(c.factory, list(c.batches)) for c in CASES])
+    per_rank = run_on_ranks(_rank_worker, 3, [(c.factory, list(c.batches)) for c in CASES])
     for i, case in enumerate(CASES):
         expected = case.reference(case.batches)
         for rank in per_rank:

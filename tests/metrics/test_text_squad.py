@@ -9,10 +9,11 @@ import warnings
 import pytest
 import torch
 from support.metric_tester import MetricCase, assert_rejects, assert_same, check_metric
+from support.rank_pools import run_on_ranks
 from torchmetrics.functional.text import squad as tm_squad
 
 from torchtally.functional.text import squad
-from torchtally.testing import count_collectives, run_distributed
+from torchtally.testing import count_collectives
 from torchtally.text import SQuAD
 
 WORDS = ["The", "a", "an", "cat", "Cat,", "sat", "on", "mat.", "1976", "dog's", "x"]
@@ -113,7 +114,7 @@ def _rank_worker(rank, world_size, batches):
 def test_distributed_uneven_shards_in_at_most_two_collectives():
     batches = list(CASES[0].batches)
     expected = functools.reduce(lambda m, b: m.update(*b), batches, SQuAD()).compute()
-    for total, result in run_distributed(_rank_worker, 3, batches):
+    for total, result in run_on_ranks(_rank_worker, 3, batches):
         assert total <= 2, total
         assert_same(result, expected, rtol=1e-12, atol=1e-12)
         assert_same(result, _reference(batches), rtol=1e-6, atol=1e-4)

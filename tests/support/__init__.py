@@ -1,5 +1,6 @@
 """What the tests share, and nothing that is itself collected except the shared tester's own
-test (test_metric_tester.py): the life-cycle and parity testers (metric_tester, parity_tester),
+test (test_metric_tester.py): the life-cycle and parity testers (metric_tester, parity_tester)
+and the rank pools they run on (rank_pools),
 the toy metrics, the catalogue of every public metric and functional form, the scikit-learn
 references of classification, hypothesis' batch strategies, the regression and aggregation case
 tables, the state comparison, the engine tests' metrics and checks, and the C core's input

@@ -21,7 +21,7 @@ Usage (in a test module under tests/; this module is importable as ``support.met
 
     @pytest.mark.distributed
     def test_distributed():
-        run_distributed_cases(CASES)          # ONE spawned 3-rank gloo run for all the cases
+        run_distributed_cases(CASES)          # ONE 3-rank gloo run for all the cases
 
 A ``MetricCase`` holds:
 
@@ -61,7 +61,8 @@ A ``MetricCase`` holds:
   7. reset, then compute warns (torchmetrics' rule) or, within raising_if_never_updated(), raises
      NotComputableError (ignite's); feeding everything again gives the result.
 
-``run_distributed_cases(cases, world_size=3)`` spawns ONE gloo process group and, for every
+``run_distributed_cases(cases, world_size=3)`` makes ONE run on a gloo process group (the
+3 ranks support.rank_pools keeps for the session) and, for every
 case and every shard layout, gives each rank a contiguous, uneven shard of the batches (global
 order = rank order; in one layout a rank gets none when ``allow_empty_rank``), updates with the
 first half of each shard, computes, updates with the rest, computes twice. It then asserts in
@@ -71,7 +72,7 @@ compute is identical, and that each rank's local state is exactly what that rank
 accumulated (sync never mutates local state); for a case with ``max_collectives``, that the final
 compute issued at least one and at most that many collectives. All cases are checked; one AssertionError lists
 every failing case, layout and rank. A rank that raises fails the run with that rank's traceback
-(torchtally.testing.run_distributed); ``timeout`` bounds the whole run. The spawned ranks start
+(torchtally.testing.RankPool's rule); ``timeout`` bounds the whole run. The ranks start
 with this process's sys.path, so modules under tests/ (this one included) import there too.
 
 ``assert_rejects(metric, args, exc_type, match)`` checks that ``metric.update(*args)`` raises
@@ -88,8 +89,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type
 import numpy as np
 import torch
 
+from support.rank_pools import run_on_ranks
 from torchtally import MetricCollection, NotComputableError
-from torchtally.testing import count_collectives, run_distributed
+from torchtally.testing import count_collectives
 
 Batch = Tuple[Any, ...]
 
@@ -412,7 +414,7 @@ def _rank_worker(rank: int, world_size: int, payload: List[Tuple[str, Any, List[
 
 
 def run_distributed_cases(cases: Sequence[MetricCase], world_size: int = 3, timeout: float = 300.0) -> None:
-    """The distributed check for all ``cases`` in ONE spawned gloo run (module docstring).
+    """The distributed check for all ``cases`` in ONE gloo run (module docstring).
 
     Every case is checked; one AssertionError then lists every case that failed.
     """
@@ -424,7 +426,7 @@ def run_distributed_cases(cases: Sequence[MetricCase], world_size: int = 3, time
             raise ValueError(f"case '{c.name}': allow_empty_rank=False needs at least {world_size} batches")
     layouts = {c.name: _layouts(c, world_size) for c in cases}
     payload = [(c.name, c.factory, list(c.batches), layouts[c.name]) for c in cases]
-    per_rank = run_distributed(_rank_worker, world_size, payload, timeout=timeout)
+    per_rank = run_on_ranks(_rank_worker, world_size, payload, timeout=timeout)
     by_case = {c.name: c for c in cases}
     failures = []
     for row_index, row in enumerate(per_rank[0]):

@@ -22,7 +22,7 @@ Usage (in a test module under tests/; importable as ``support.parity_tester``)::
 
     @pytest.mark.distributed
     def test_parity_distributed():
-        run_parity_distributed(CASES, world_size=2)   # ONE spawned gloo run for all cases
+        run_parity_distributed(CASES, world_size=2)   # ONE gloo run for all cases
 
 ``ours`` / ``theirs``: zero-argument factories (picklable for the distributed run: a class or a
 ``functools.partial`` of one). ``batches``: positional ``update`` arguments per batch.
@@ -47,7 +47,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
 
-from torchtally.testing import run_distributed
+from support.rank_pools import run_on_ranks
 
 Batch = Tuple[Any, ...]
 
@@ -188,7 +188,7 @@ def run_parity_distributed(cases: Sequence[ParityCase], world_size: int = 2, tim
     if len(set(names)) != len(names):
         raise ValueError(f"run_parity_distributed: case names must be unique, got {names}")
     payload = [(c.name, c.ours, list(c.batches), _empty_rank(c, world_size)) for c in cases]
-    per_rank = run_distributed(_parity_worker, world_size, payload, timeout=timeout)
+    per_rank = run_on_ranks(_parity_worker, world_size, payload, timeout=timeout)
     failures = []
     for i, case in enumerate(cases):
         try:
