@@ -1,6 +1,9 @@
 """update() inside torch.compile: the kernels as custom ops, one graph for every step, the same
 state as the eager run (CPU, inductor); what cannot be traced runs eagerly at a graph break."""
 
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch._dynamo.utils import counters
@@ -138,6 +141,34 @@ def test_an_update_that_reads_its_values_runs_eagerly_at_a_graph_break():
     full = torch.compile(lambda x: mean.update(x), backend=CountingBackend(), fullgraph=True)
     with pytest.raises(torch._dynamo.exc.Unsupported, match="traceable_update is False"):
         full(torch.ones(2))
+
+
+DYNAMO_AFTER_TORCHTALLY = """
+import sys
+import torch
+import torchtally
+assert "torch._dynamo" not in sys.modules, "import torchtally imported dynamo"
+mean = torchtally.MeanMetric()
+mean.update(torch.tensor([1.0]))  # an eager update before dynamo exists
+full = torch.compile(lambda x: mean.update(x), backend="eager", fullgraph=True)
+try:
+    full(torch.ones(2))
+except torch._dynamo.exc.Unsupported as exc:
+    assert "traceable_update is False" in str(exc), str(exc)[:300]
+else:
+    raise AssertionError("fullgraph traced an update that reads its values")
+torch._dynamo.reset()
+torch.compile(lambda x: mean.update(x), backend="eager")(torch.tensor([4.0]))
+assert mean.compute().item() == 2.5, mean.compute()
+print("ok")
+"""
+
+
+def test_the_graph_break_is_marked_when_dynamo_is_imported_after_torchtally():
+    """``import torchtally`` leaves dynamo unimported (seconds); the mark still reaches the
+    update once torch.compile imports it, in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", DYNAMO_AFTER_TORCHTALLY], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_every_kernel_is_a_custom_op_with_a_fake_implementation():

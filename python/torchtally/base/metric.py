@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Tuple, Uni
 import torch
 from torch import nn
 
-from ..kernels.ops import compiling, run_outside_the_graph
+from ..kernels.ops import OutsideTheGraph, compiling
 from ..sync import dist
 from .attachable import Attachable
 from .composition import Composition
@@ -495,7 +495,7 @@ def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
     def update(self: Metric, *args: Any, **kwargs: Any) -> Metric:
         if compiling():
             if not type(self).traceable_update:
-                return _update_eagerly_outside_the_graph(self, fn, args, kwargs)
+                return _UPDATE_EAGERLY.call(self, fn, args, kwargs)
             return self._update_traced(fn, args, kwargs)
         d = self.__dict__
         lock = d["_lock"]
@@ -517,15 +517,18 @@ def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
     return update
 
 
-@run_outside_the_graph(
-    "torchtally: this metric's update reads its input values in Python (traceable_update is False), so it "
-    "runs eagerly at a graph break; with fullgraph=True, update it outside the compiled function"
-)
 def _update_eagerly_outside_the_graph(metric: Metric, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Metric:
     """The update of a metric whose ``traceable_update`` is False, called inside ``torch.compile``:
     dynamo breaks the graph here and the update runs eagerly (``fullgraph=True`` refuses it,
     naming this function)."""
     return metric.update(*args, **kwargs)
+
+
+_UPDATE_EAGERLY = OutsideTheGraph(
+    _update_eagerly_outside_the_graph,
+    "torchtally: this metric's update reads its input values in Python (traceable_update is False), so it "
+    "runs eagerly at a graph break; with fullgraph=True, update it outside the compiled function",
+)
 
 
 def _wrap_compute(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,7 +13,9 @@ torchtally.kernels calls these ops only while dynamo traces (``torch.compiler.is
 eagerly, an operator's dispatch costs ~2 us, half a small update.
 """
 
-import functools
+import importlib.abc
+import importlib.util
+import sys
 from typing import Any, Callable, Optional
 
 import torch
@@ -32,14 +34,67 @@ compiling: Callable[[], bool] = torch.compiler.is_compiling if SUPPORTED else _n
 """Whether dynamo is tracing now (what every torchtally path that has a traced form asks)."""
 
 
-def run_outside_the_graph(reason: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``torch.compiler.disable`` with ``reason`` (shown when ``fullgraph=True`` refuses the call)
-    where this torch takes one."""
-    try:
-        torch.compiler.disable(_never, reason=reason)
-    except TypeError:  # an older torch: no reason
-        return torch.compiler.disable
-    return functools.partial(torch.compiler.disable, reason=reason)
+class OutsideTheGraph:
+    """``fn`` that dynamo does not trace: ``self.call`` is ``fn`` marked with
+    ``torch.compiler.disable`` and ``reason`` (shown when ``fullgraph=True`` refuses the call).
+
+    The mark imports dynamo, seconds of ``import torchtally`` (and of every process a job
+    starts) for a function only a traced step calls; so it is made when ``torch._dynamo``
+    finishes importing (at once if it already has), before any tracing can reach ``call``.
+    Callers read ``.call`` at each call, so they get the marked function once it exists.
+    """
+
+    def __init__(self, fn: Callable[..., Any], reason: str) -> None:
+        self.call = fn
+        self._reason = reason
+        _after_import("torch._dynamo", self._mark)
+
+    def _mark(self) -> None:
+        try:
+            self.call = torch.compiler.disable(self.call, reason=self._reason)
+        except TypeError:  # an older torch: no reason
+            self.call = torch.compiler.disable(self.call)
+
+
+def _after_import(name: str, callback: Callable[[], None]) -> None:
+    """``callback()`` once module ``name`` is imported: now, or when its import finishes."""
+    if name in sys.modules:
+        callback()
+        return
+    for finder in sys.meta_path:
+        if isinstance(finder, _AfterImport) and finder.name == name:
+            finder.callbacks.append(callback)
+            return
+    sys.meta_path.insert(0, _AfterImport(name, callback))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """A finder that finds nothing itself: for module ``name`` it takes the spec the other
+    finders give and runs ``callbacks`` after the module's code has run."""
+
+    def __init__(self, name: str, callback: Callable[[], None]) -> None:
+        self.name = name
+        self.callbacks = [callback]
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)  # once; and the lookup below must not find this finder again
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            for callback in self.callbacks:  # nothing to wait for: mark now (imports it)
+                callback()
+            return spec
+        run_module = spec.loader.exec_module
+        callbacks = self.callbacks
+
+        def run_module_then_callbacks(module: Any) -> None:
+            run_module(module)
+            for callback in callbacks:
+                callback()
+
+        spec.loader.exec_module = run_module_then_callbacks  # type: ignore[method-assign]
+        return spec
 
 
 # One fragment of the "torchtally" operator namespace: the kernels' ops here, and others (the
