@@ -34,7 +34,7 @@ AV_PY := $(AV_VENV)/bin/python
 AV_LOCK := tests/with_avalanche/requirements.lock
 AV_STAMP := $(AV_VENV)/.torchtally-deps
 
-.PHONY: venv build test lint format docs test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
+.PHONY: venv build test lint lint-python lint-c format docs test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
 
 PY_SOURCES := python tests benchmarks examples setup.py docs/conf.py
 C_FORMATTED = $(shell git ls-files 'csrc/*.c' 'csrc/*.h' 'csrc/*.cu' 'csrc/*.cuh' 'tests/*.c')
@@ -58,12 +58,15 @@ $(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
 # The two-host tests (tests/distributed/multihost) need `ip` (iproute2) and root: as root with
 # apt-get, a missing iproute2 is installed; anywhere else those tests skip, saying why.
 # clang-tidy reads the build's generated kernel_source.h (hence `build`) and Python's headers as
-# system headers (their own findings are not ours); two files at a time. tests/metrics (independent
-# metric tests, most of the suite) runs on two pytest-xdist workers, the rest in one process.
-lint: build
+# system headers (their own findings are not ours); two files at a time.
+lint: lint-python lint-c
+
+lint-python: $(STAMP)
 	$(PY) -m ruff check $(PY_SOURCES)
 	$(PY) -m ruff format --check $(PY_SOURCES)
 	$(PY) -m mypy
+
+lint-c: build
 	$(VENV)/bin/clang-format --style=file --dry-run -Werror $(C_FORMATTED)
 	printf '%s\n' $(C_ANALYSED) | xargs -P 2 -I{} $(VENV)/bin/clang-tidy --quiet {} -- -std=c11 -Icsrc \
 		-isystem "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
@@ -78,13 +81,20 @@ docs: build
 	$(PY) -m sphinx -q -W --keep-going -b html docs docs/_build/html
 	$(PY) -m sphinx -q -W --keep-going -b doctest docs docs/_build/doctest
 
-test: build lint docs $(AV_STAMP)
+# `make test` first makes the two environments, the build, the lint and the docs side by side
+# (make -j; their logs one after another), then the tests: tests/metrics (independent metric
+# tests, most of the suite) and the other single-process tests on two pytest-xdist workers;
+# tests/distributed in one process (its checks time ranks and syncs: no other test beside them);
+# then the Avalanche environment's tests.
+test:
+	$(MAKE) --no-print-directory -j 4 --output-sync=target lint docs avalanche-venv
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \
 	  echo "iproute2 (ip) could not be installed: the two-host tests will skip"
 	$(PY) -m pytest -q -n 2 tests/metrics
-	$(PY) -m pytest -q tests --ignore=tests/metrics
+	$(PY) -m pytest -q -n 2 tests --ignore=tests/metrics --ignore=tests/distributed
+	$(PY) -m pytest -q tests/distributed
 	$(AV_PY) -m pytest -q tests/with_avalanche tests/with_torchvision
 
 avalanche-venv: $(AV_STAMP)
