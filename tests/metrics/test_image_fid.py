@@ -176,9 +176,26 @@ def test_float64_sums_exact_where_float32_sums_drift():
     for x, real in LARGE:
         ours.update(x, real)
     assert_same(ours.compute(), reference, rtol=1e-9)
-    for total, result in run_on_ranks(fid_rank_worker, 2, LARGE):
-        assert total <= 2, total
+    for collectives, result in run_on_ranks(fid_rank_worker, 2, LARGE):
+        assert sum(collectives.values()) == 1, collectives  # D = 8: the data rides in the header
         assert_same(result, reference, rtol=1e-9)
+
+
+@pytest.mark.distributed
+def test_a_wide_state_syncs_in_one_all_reduce_after_the_header():
+    """At D = 48 the state (2 (D^2 + D + 1) float64) is too big for the header: one all_reduce
+    carries all of it, counts included."""
+    gen = torch.Generator().manual_seed(3)
+    batches = [
+        (torch.randn(n, 48, generator=gen, dtype=torch.float64), bool(i % 2)) for i, n in enumerate([60, 70, 50, 80])
+    ]
+    reference = _two_pass_reference(batches)
+    for world_size in (2, 3):
+        for collectives, result in run_on_ranks(fid_rank_worker, world_size, batches):
+            data = {name: n for name, n in collectives.items() if name in ("all_reduce", "reduce")}
+            assert data == {"all_reduce": 1}, collectives
+            assert sum(collectives.values()) <= 2, collectives  # and the header exchange
+            assert_same(result, reference, rtol=1e-9)
 
 
 def test_no_inception_without_torch_fidelity_or_weights(monkeypatch, tmp_path):

@@ -51,15 +51,16 @@ class SeededIS(InceptionScore):
 
 
 def fid_rank_worker(rank, world_size, batches):
-    """A float64 FID over ``batches[rank::world_size]`` of [N, 8] features: (collectives, result)."""
+    """A float64 FID over ``batches[rank::world_size]`` of [N, D] features: (collectives by
+    name, result)."""
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        m = FrechetInceptionDistance(feature=Identity(8))
+        m = FrechetInceptionDistance(feature=Identity(batches[0][0].shape[1]))
     finally:
         torch.set_default_dtype(previous)
     for x, real in batches[rank::world_size]:
         m.update(x, real)
     with count_collectives() as counter:
         result = m.compute()
-    return counter.total, result
+    return dict(counter.by_name), result

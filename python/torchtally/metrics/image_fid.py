@@ -3,9 +3,11 @@ features come from torchtally.functional.image.generative_features, the scores f
 torchtally.functional.image.generative_scores.
 
 FrechetInceptionDistance's state, per side (real, fake), all sum-reduced: the float64 feature
-sum [D], the float64 sum of the features' outer products [D, D] and an int64 image count, so
-its size does not grow with the data (2 * (8 D + 8 D^2 + 8) bytes; 64 MiB at D = 2048) and a
-sync over any number of ranks equals one process to float64 rounding.
+sum [D], the float64 sum of the features' outer products [D, D] and the image count, so its
+size does not grow with the data (2 * (8 D + 8 D^2 + 8) bytes; 64 MiB at D = 2048) and a sync
+over any number of ranks equals one process to float64 rounding. The count is a float64 too
+(torchmetrics: int64; exact up to 2^53 images), so the whole state is one float64 buffer and
+a sync is the header plus ONE all_reduce (an int64 count would be a second one).
 
 MemorizationInformedFrechetInceptionDistance needs every feature row (the memorization term
 compares each real row with every fake one): two ``cat`` states of float32 features, 4 D bytes
@@ -48,11 +50,11 @@ class FrechetInceptionDistance(Metric):
     torch hub cache; nothing downloads). ``normalize``: float images in [0, 1] are turned into
     uint8 for the built-in extractor (a given module gets the images as they are).
 
-    State: float64 sums and outer-product sums plus int64 counts (module docstring), so a sync
-    sends 2 (D^2 + D + 1) numbers whatever the data size.
+    State: float64 sums, outer-product sums and counts (module docstring), so a sync sends
+    2 (D^2 + D + 1) numbers in one all_reduce whatever the data size.
 
     Differences from torchmetrics: the result is in ``self.dtype`` (torchmetrics: the dtype of
-    the extractor's output); no weights are downloaded (a clear error says what to pass);
+    the extractor's output); ``*_features_num_samples`` is float64 (torchmetrics: int64); no weights are downloaded (a clear error says what to pass);
     features that are NaN or infinite, of the wrong width or not one row per image raise
     ValueError with the state unchanged; ``real`` must be a bool; the extractor runs without
     gradient.
@@ -102,7 +104,7 @@ class FrechetInceptionDistance(Metric):
         for side in ("real", "fake"):
             self.add_state(f"{side}_features_sum", torch.zeros(d, dtype=torch.float64), reduce="sum")
             self.add_state(f"{side}_features_cov_sum", torch.zeros(d, d, dtype=torch.float64), reduce="sum")
-            self.add_state(f"{side}_features_num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
+            self.add_state(f"{side}_features_num_samples", torch.tensor(0.0, dtype=torch.float64), reduce="sum")
 
     def update(self, imgs: Tensor, real: bool) -> None:
         side = "real" if check_real(real) else "fake"
