@@ -11,8 +11,7 @@ a sync is the header plus ONE all_reduce (an int64 count would be a second one).
 
 MemorizationInformedFrechetInceptionDistance needs every feature row (the memorization term
 compares each real row with every fake one): two ``cat`` states of float32 features, 4 D bytes
-per image (8 KiB at D = 2048), flat (the width is a max-reduced int64 state, so that an
-extractor's width need not be known before the first batch).
+per image (8 KiB at D = 2048; torchtally.metrics.image_feature_rows, shared with KID).
 
 ``reset_real_features=False`` keeps the real side's states across ``reset()`` (through
 ``states_kept_on_reset``). Results are in ``self.dtype`` (float32 unless ``set_dtype``).
@@ -31,10 +30,10 @@ from ..functional.image.generative_features import (
     check_real,
     count_features,
     extract_features,
-    feature_rows,
     resolve_extractor,
 )
 from ..functional.image.generative_scores import frechet_distance, gaussian_from_sums, memorization_distance
+from .image_feature_rows import RealFakeFeatureRows
 
 __all__ = ["FrechetInceptionDistance", "MemorizationInformedFrechetInceptionDistance"]
 
@@ -54,7 +53,8 @@ class FrechetInceptionDistance(Metric):
     2 (D^2 + D + 1) numbers in one all_reduce whatever the data size.
 
     Differences from torchmetrics: the result is in ``self.dtype`` (torchmetrics: the dtype of
-    the extractor's output); ``*_features_num_samples`` is float64 (torchmetrics: int64); no weights are downloaded (a clear error says what to pass);
+    the extractor's output); ``*_features_num_samples`` is float64 (torchmetrics: int64); no
+    weights are downloaded (a clear error says what to pass);
     features that are NaN or infinite, of the wrong width or not one row per image raise
     ValueError with the state unchanged; ``real`` must be a bool; the extractor runs without
     gradient.
@@ -135,7 +135,7 @@ class FrechetInceptionDistance(Metric):
         check_nonnegative(states, "real_features_num_samples", "fake_features_num_samples")
 
 
-class MemorizationInformedFrechetInceptionDistance(Metric):
+class MemorizationInformedFrechetInceptionDistance(RealFakeFeatureRows):
     """FID divided by a memorization penalty: the mean, over the real images, of the smallest
     cosine distance (1 - ``abs(cos)``) from its features to a generated image's, when that mean is
     below ``cosine_distance_eps`` (else 1); 0 when the FID is at most 1e-8. ``update(imgs,
@@ -161,16 +161,6 @@ class MemorizationInformedFrechetInceptionDistance(Metric):
         tensor(0.9642)
     """
 
-    is_differentiable = False
-    higher_is_better = False
-    full_state_update = False
-    traceable_update = False
-    plot_lower_bound = 0.0
-    if TYPE_CHECKING:  # declared states, read as attributes
-        real_features: Tensor
-        fake_features: Tensor
-        feature_width: Tensor
-
     def __init__(
         self,
         feature: Union[int, nn.Module] = 2048,
@@ -181,28 +171,16 @@ class MemorizationInformedFrechetInceptionDistance(Metric):
     ) -> None:
         super().__init__(**kwargs)
         self.inception, self.used_custom_model = resolve_extractor(type(self).__name__, feature, list(_FID_LAYERS))
-        self.reset_real_features = check_bool(reset_real_features, "reset_real_features")
-        self.normalize = check_bool(normalize, "normalize")
         if not (isinstance(cosine_distance_eps, float) and 0 < cosine_distance_eps <= 1):
             raise ValueError("Argument `cosine_distance_eps` expected to be a float greater than 0 and less than 1")
         self.cosine_distance_eps = cosine_distance_eps
-        self.add_state("real_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
-        self.add_state("fake_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
-        self.add_state("feature_width", torch.tensor(0, dtype=torch.int64), reduce="max")
-
-    def update(self, imgs: Tensor, real: bool) -> None:
-        side = "real" if check_real(real) else "fake"
-        width = int(self.feature_width) or None
-        features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
-        self.append_state(f"{side}_features", features.to(torch.float32).reshape(-1))
-        self.feature_width.fill_(features.shape[1])
+        self.declare_feature_rows(reset_real_features, normalize)
 
     def compute(self) -> Tensor:
-        width = int(self.feature_width)
-        if width < 1:
+        rows = self.rows()
+        if rows is None:
             raise NotComputableError("MemorizationInformedFrechetInceptionDistance: no images were seen")
-        real = feature_rows(self.real_features, width, "real_features")
-        fake = feature_rows(self.fake_features, width, "fake_features")
+        real, fake = rows
         if real.shape[0] < 2 or fake.shape[0] < 2:
             raise NotComputableError(
                 f"MiFID needs at least 2 real and 2 fake images, got {real.shape[0]} and {fake.shape[0]}"
@@ -212,6 +190,3 @@ class MemorizationInformedFrechetInceptionDistance(Metric):
             return torch.zeros((), dtype=self.dtype, device=fid.device)
         distance = memorization_distance(real, fake, self.cosine_distance_eps)
         return (fid / (distance + 1e-14)).to(self.dtype)
-
-    def states_kept_on_reset(self) -> Tuple[str, ...]:
-        return () if self.reset_real_features else ("real_features", "feature_width")

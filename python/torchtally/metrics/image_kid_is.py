@@ -3,10 +3,10 @@ torchtally.functional.image.generative_features, the scores from
 torchtally.functional.image.generative_scores.
 
 Both draw random subsets of every image at compute, so both keep every image's features: flat
-float32 ``cat`` states (KID: real and fake features, 4 D bytes per image, 8 KiB at D = 2048;
-IS: the logits, 4 C bytes per image, about 4 KiB for InceptionV3's 1008 classes) and a
-max-reduced int64 width, so that the extractor's width need not be known before the first
-batch. Scores are taken in float64 and returned in ``self.dtype``.
+float32 ``cat`` states (KID: real and fake features, 4 D bytes per image, 8 KiB at D = 2048,
+torchtally.metrics.image_feature_rows; IS: the logits, 4 C bytes per image, about 4 KiB for
+InceptionV3's 1008 classes) and a max-reduced int64 width, so that the extractor's width need
+not be known before the first batch. Scores are taken in float64 and returned in ``self.dtype``.
 
 The random draws are torchmetrics': ``torch.randperm`` on torch's default generator in the
 same order, so under the same ``torch.manual_seed`` (and the same feature order: ranks'
@@ -21,21 +21,16 @@ from torch import Tensor, nn
 
 from ..base.metric import Metric
 from ..errors import NotComputableError
-from ..functional.image.generative_features import (
-    check_bool,
-    check_real,
-    extract_features,
-    feature_rows,
-    resolve_extractor,
-)
+from ..functional.image.generative_features import check_bool, extract_features, feature_rows, resolve_extractor
 from ..functional.image.generative_scores import inception_splits, kid_subsets
+from .image_feature_rows import RealFakeFeatureRows
 
 __all__ = ["InceptionScore", "KernelInceptionDistance"]
 
 _LAYERS: List[Union[int, str]] = ["logits_unbiased", 64, 192, 768, 2048]
 
 
-class KernelInceptionDistance(Metric):
+class KernelInceptionDistance(RealFakeFeatureRows):
     """Kernel Inception Distance: the unbiased squared MMD, with the polynomial kernel
     ``(gamma <x, y> + coef) ** degree`` (gamma None: 1 / D), between the features of real and
     generated images, averaged over ``subsets`` random subsets of ``subset_size`` images of
@@ -63,16 +58,7 @@ class KernelInceptionDistance(Metric):
         (tensor(0.0488), tensor(0.0154))
     """
 
-    is_differentiable = False
-    higher_is_better = False
-    full_state_update = False
-    traceable_update = False
-    plot_lower_bound = 0.0
     plot_upper_bound = 1.0
-    if TYPE_CHECKING:  # declared states, read as attributes
-        real_features: Tensor
-        fake_features: Tensor
-        feature_width: Tensor
 
     def __init__(
         self,
@@ -96,30 +82,15 @@ class KernelInceptionDistance(Metric):
         if not (isinstance(coef, float) and coef > 0):
             raise ValueError("Argument `coef` expected to be float larger than 0")
         self.subsets, self.subset_size, self.degree, self.gamma, self.coef = subsets, subset_size, degree, gamma, coef
-        self.reset_real_features = check_bool(reset_real_features, "reset_real_features")
-        self.normalize = check_bool(normalize, "normalize")
-        self.add_state("real_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
-        self.add_state("fake_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
-        self.add_state("feature_width", torch.tensor(0, dtype=torch.int64), reduce="max")
-
-    def update(self, imgs: Tensor, real: bool) -> None:
-        side = "real" if check_real(real) else "fake"
-        width = int(self.feature_width) or None
-        features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
-        self.append_state(f"{side}_features", features.to(torch.float32).reshape(-1))
-        self.feature_width.fill_(features.shape[1])
+        self.declare_feature_rows(reset_real_features, normalize)
 
     def compute(self) -> Tuple[Tensor, Tensor]:
-        width = int(self.feature_width)
-        if width < 1:
+        rows = self.rows()
+        if rows is None:
             raise ValueError("Argument `subset_size` should be smaller than the number of samples: no images were seen")
-        real = feature_rows(self.real_features, width, "real_features")
-        fake = feature_rows(self.fake_features, width, "fake_features")
+        real, fake = rows
         scores = kid_subsets(real, fake, self.subsets, self.subset_size, self.degree, self.gamma, self.coef)
         return scores.mean().to(self.dtype), scores.std(unbiased=False).to(self.dtype)
-
-    def states_kept_on_reset(self) -> Tuple[str, ...]:
-        return () if self.reset_real_features else ("real_features", "feature_width")
 
 
 class InceptionScore(Metric):

@@ -1,0 +1,62 @@
+"""The state KernelInceptionDistance and MemorizationInformedFrechetInceptionDistance share:
+every image's feature row, real and fake apart, because their scores compare rows (random
+subsets for KID, every real row with every fake one for MiFID).
+
+Two flat float32 ``cat`` states (4 D bytes per image, 8 KiB at D = 2048) and a max-reduced int64
+width, so that the extractor's width need not be known before the first batch; synced in the
+plan's one padded all_gather. ``reset_real_features=False`` keeps the real rows (and the width)
+across ``reset()``.
+"""
+
+from typing import TYPE_CHECKING, Any, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from ..base.metric import Metric
+from ..functional.image.generative_features import check_bool, check_real, extract_features, feature_rows
+
+__all__ = ["RealFakeFeatureRows"]
+
+
+class RealFakeFeatureRows(Metric):
+    """``update(imgs, real)`` runs ``self.inception`` (set by the subclass, with
+    ``used_custom_model``) and appends the rows to the real or the fake side; ``rows()`` gives
+    them back as [N, D] float32 matrices. Subclasses call ``declare_feature_rows`` in
+    ``__init__`` and score the rows in ``compute``."""
+
+    is_differentiable = False
+    higher_is_better = False
+    full_state_update = False
+    traceable_update = False
+    plot_lower_bound = 0.0
+    if TYPE_CHECKING:  # declared states, read as attributes
+        real_features: Tensor
+        fake_features: Tensor
+        feature_width: Tensor
+
+    def declare_feature_rows(self, reset_real_features: Any, normalize: Any) -> None:
+        self.reset_real_features = check_bool(reset_real_features, "reset_real_features")
+        self.normalize = check_bool(normalize, "normalize")
+        self.add_state("real_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
+        self.add_state("fake_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
+        self.add_state("feature_width", torch.tensor(0, dtype=torch.int64), reduce="max")
+
+    def update(self, imgs: Tensor, real: bool) -> None:
+        side = "real" if check_real(real) else "fake"
+        width = int(self.feature_width) or None
+        features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
+        self.append_state(f"{side}_features", features.to(torch.float32).reshape(-1))
+        self.feature_width.fill_(features.shape[1])
+
+    def rows(self) -> Optional[Tuple[Tensor, Tensor]]:
+        """(real [N, D], fake [M, D]) rows, or None before any image was seen."""
+        width = int(self.feature_width)
+        if width < 1:
+            return None
+        return feature_rows(self.real_features, width, "real_features"), feature_rows(
+            self.fake_features, width, "fake_features"
+        )
+
+    def states_kept_on_reset(self) -> Tuple[str, ...]:
+        return () if self.reset_real_features else ("real_features", "feature_width")
