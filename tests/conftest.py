@@ -35,6 +35,17 @@ def _same_random_state_every_run():
     torch.manual_seed(0)
 
 
+@pytest.fixture
+def one_intra_op_thread():
+    """For tests on images of a few hundred pixels: intra-op threads only wait on each other
+    there (10x slower on a busy 2-core machine), so the test runs on one, as the ranks of the
+    distributed checks do. ``pytestmark = pytest.mark.usefixtures("one_intra_op_thread")``."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def lazy_device():
     """torch's lazy device: a second device that holds data, on CPU-only torch. Its backend can

@@ -18,6 +18,8 @@ from torchmetrics.functional.image.utils import _uniform_filter
 import torchtally.functional.image as ttf
 from torchtally.image import QualityWithNoReference, SpatialDistortionIndex, SpectralDistortionIndex
 
+pytestmark = pytest.mark.usefixtures("one_intra_op_thread")
+
 
 def _images(seed, n=2, c=3, dtype=torch.float32, with_lr=True):
     g = torch.Generator().manual_seed(seed)
@@ -34,16 +36,6 @@ def _tm_pan_lr(pan, ms, window_size):
     """The pan_lr torchmetrics makes without one (torchvision's resize = this interpolate)."""
     blurred = _uniform_filter(pan, window_size)
     return F.interpolate(blurred, size=ms.shape[-2:], mode="bilinear", align_corners=False, antialias=False)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Images of a few hundred pixels: intra-op threads only wait on each other (10x slower on a
-    busy 2-core machine), so each test runs on one, as the spawned ranks do."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _tol(dtype):

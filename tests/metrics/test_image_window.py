@@ -21,6 +21,8 @@ from torchtally.image import (
     UniversalImageQualityIndex,
 )
 
+pytestmark = pytest.mark.usefixtures("one_intra_op_thread")
+
 LAPLACIAN = torch.tensor([[-1, -1, -1], [-1, 8, -1], [-1, -1, -1]])
 
 
@@ -29,16 +31,6 @@ def _pair(seed, n=2, c=2, h=16, w=18, dtype=torch.float32):
     target = torch.rand(n, c, h, w, generator=g, dtype=torch.float64) + 0.5
     preds = target + 0.3 * torch.rand(n, c, h, w, generator=g, dtype=torch.float64)
     return preds.to(dtype), target.to(dtype)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Images of a few hundred pixels: intra-op threads only wait on each other (10x slower on a
-    busy 2-core machine), so each test runs on one, as the spawned ranks do."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _tol(dtype):
