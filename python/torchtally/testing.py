@@ -11,6 +11,7 @@ processes kept for many runs) and count_collectives.
 import contextlib
 import datetime
 import functools
+import importlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -18,7 +19,7 @@ import pickle
 import socket
 import time
 import traceback
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 import torch
 import torch.distributed
@@ -61,7 +62,10 @@ def run_distributed(
     """
     if not failure_grace >= 0:  # before any process starts
         raise ValueError(f"failure_grace must be >= 0 seconds, got {failure_grace!r}")
-    with RankPool(world_size, backend=backend, timeout=timeout) as pool:
+    # fn's module is imported before the group exists, as unpickling fn at spawn would.
+    module = getattr(fn, "__module__", None)
+    imports = () if module in (None, "__main__") else (module,)
+    with RankPool(world_size, backend=backend, timeout=timeout, imports=imports) as pool:
         return pool.run(
             fn, *args, timeout=timeout, return_exceptions=return_exceptions, failure_grace=failure_grace, **kwargs
         )
@@ -81,12 +85,18 @@ class RankPool:
     torch settings other than the one intra-op thread, which every run gets) is seen by later
     runs: checks that need fresh processes use ``run_distributed``.
 
+    ``imports`` names modules each process imports before it joins the group, for a library
+    that behaves differently when imported inside an initialised group (Avalanche refuses to
+    build its loggers on a non-main rank); ``run_distributed`` imports ``fn``'s module so.
+
         >>> with RankPool(2) as pool:                      # doctest: +SKIP
         ...     pool.run(check, 10), pool.run(check, 20)
         ([0, 10], [0, 20])
     """
 
-    def __init__(self, world_size: int, backend: str = "gloo", timeout: float = 300.0) -> None:
+    def __init__(
+        self, world_size: int, backend: str = "gloo", timeout: float = 300.0, imports: Sequence[str] = ()
+    ) -> None:
         if not isinstance(world_size, int) or world_size < 1:
             raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
         self.world_size = world_size
@@ -99,7 +109,7 @@ class RankPool:
                 here, there = ctx.Pipe(duplex=True)
                 proc = ctx.Process(
                     target=_rank_loop,
-                    args=(rank, world_size, port, backend, timeout, there),
+                    args=(rank, world_size, port, backend, timeout, tuple(imports), there),
                     daemon=True,
                     name=f"torchtally-rank{rank}",
                 )
@@ -272,8 +282,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _rank_loop(rank, world_size, port, backend, timeout, conn) -> None:
-    """A pool's process: join the group, then run each job that arrives until told to stop."""
+def _rank_loop(rank, world_size, port, backend, timeout, imports, conn) -> None:
+    """A pool's process: import ``imports``, join the group, then run each job that arrives
+    until told to stop."""
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
@@ -284,6 +295,8 @@ def _rank_loop(rank, world_size, port, backend, timeout, conn) -> None:
     )
     joined: Optional[tuple] = None
     try:
+        for module in imports:
+            importlib.import_module(module)
         torch.distributed.init_process_group(
             backend,
             init_method=f"tcp://127.0.0.1:{port}",

@@ -120,3 +120,15 @@ def test_rank_pool_keeps_its_processes_and_group_until_a_run_fails():
     for pid, _ in first:  # no process outlives the pool
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_the_function_module_and_named_imports_load_before_the_group_is_joined():
+    # Libraries such as Avalanche refuse, at import, to build loggers on a non-main rank of an
+    # initialised group: fn's module (run_distributed) or ``imports`` (RankPool) come first.
+    from tests.support.group_at_import import group_existed_at_import
+
+    assert run_distributed(group_existed_at_import, 2) == [False, False]
+    with RankPool(2, imports=["tests.support.group_at_import"]) as pool:
+        assert pool.run(group_existed_at_import) == [False, False]
+    with RankPool(2) as pool:  # imported by the job's unpickling, after the join
+        assert pool.run(group_existed_at_import) == [True, True]
