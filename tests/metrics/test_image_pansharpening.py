@@ -122,6 +122,26 @@ def test_bad_input_raises_with_the_state_unchanged():
             cls(**bad)
 
 
+def test_errors_carry_torchmetrics_words_after_the_argument_they_name():
+    # Code written against torchmetrics matches its messages (pytest.raises(match=...)).
+    preds, target = _images(4)
+    ms, pan = target["ms"], target["pan"]
+    cases = [
+        (ttf.spectral_distortion_index, (preds, ms.double()), "target: expected", "Expected `ms` and `fused` to have"),
+        (ttf.spectral_distortion_index, (preds, ms, 0), "Expected `p` to be", "Got p: 0."),
+        (ttf.spatial_distortion_index, (preds, ms[0], pan), "ms: expected", "Expected `ms` to have BxCxHxW shape"),
+        (ttf.spatial_distortion_index, (preds, ms, pan[..., :31]), "pan: expected", "`pan` to have the same width"),
+        (ttf.spatial_distortion_index, (preds, ms[..., :15, :], pan), "ms: expected", "height of `preds` to be mult"),
+        (ttf.quality_with_no_reference, (preds, ms, pan, None, -1), "Expected `alpha`", "Got alpha: -1."),
+        (ttf.universal_image_quality_index, (preds, pan, (11, 10)), "kernel_size: expected", "odd positive number"),
+        (ttf.universal_image_quality_index, (preds[0], pan[0]), "preds: expected", "`target` to have BxCxHxW"),
+    ]
+    for fn, args, ours, theirs in cases:
+        with pytest.raises((TypeError, ValueError)) as raised:
+            fn(*args)
+        assert ours in str(raised.value) and theirs in str(raised.value), (fn.__name__, str(raised.value))
+
+
 def _batches(dtype, with_lr, count=5):
     return [_images(20 + i, n=1 + i % 3, dtype=dtype, with_lr=with_lr) for i in range(count)]
 

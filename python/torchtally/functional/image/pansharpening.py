@@ -27,13 +27,13 @@ _KERNEL, _SIGMA = (11, 11), (1.5, 1.5)
 
 def check_positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+        raise ValueError(f"Expected `{name}` to be a positive integer. Got {name}: {value!r}.")
     return value
 
 
 def check_nonnegative_real(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ValueError(f"{name}: expected a non-negative real number, got {value!r}")
+        raise ValueError(f"Expected `{name}` to be a non-negative real number. Got {name}: {value!r}.")
     return value
 
 
@@ -55,13 +55,19 @@ def _pair_means(x: Tensor) -> Tensor:
 
 
 def check_spectral_pair(preds: object, target: object, name: str = "target") -> Tuple[Tensor, Tensor]:
-    p = check_image_batch("preds", preds)
-    t = check_image_batch(name, target)
+    """D_lambda's inputs; torchmetrics' words in brackets (it calls preds "fused" here)."""
+    shape_words = "Expected `preds` and `target` to have BxCxHxW shape"
+    p = check_image_batch("preds", preds, note=shape_words)
+    t = check_image_batch(name, target, note=shape_words)
     if p.dtype != t.dtype:
-        raise TypeError(f"{name}: expected the dtype of preds ({p.dtype}), got {t.dtype}")
+        raise TypeError(
+            f"{name}: expected the dtype of preds ({p.dtype}), got {t.dtype} "
+            "(Expected `ms` and `fused` to have the same data type)"
+        )
     if p.shape[:2] != t.shape[:2]:
         raise ValueError(
-            f"{name}: expected the batch and channel sizes of preds {list(p.shape[:2])}, got {list(t.shape)}"
+            f"{name}: expected the batch and channel sizes of preds {list(p.shape[:2])}, got {list(t.shape)} "
+            "(Expected `preds` and `target` to have same batch and channel sizes)"
         )
     return p, t
 
@@ -86,34 +92,50 @@ def spectral_from_sums(sums: Tensor, channels: int, images: Tensor, p: int, redu
 def check_spatial_inputs(
     preds: object, ms: object, pan: object, pan_lr: Optional[object], window_size: int
 ) -> Tuple[Tensor, Tensor, Tensor, Optional[Tensor]]:
-    """torchmetrics' checks of D_s's inputs, and window_size smaller than ms."""
+    """torchmetrics' checks of D_s's inputs, and window_size smaller than ms; torchmetrics'
+    words in brackets."""
     p = check_image_batch("preds", preds)
     named = [("ms", check_image_batch("ms", ms)), ("pan", check_image_batch("pan", pan))]
     if pan_lr is not None:
         named.append(("pan_lr", check_image_batch("pan_lr", pan_lr)))
     for name, x in named:
         if x.dtype != p.dtype:
-            raise TypeError(f"{name}: expected the dtype of preds ({p.dtype}), got {x.dtype}")
+            raise TypeError(
+                f"{name}: expected the dtype of preds ({p.dtype}), got {x.dtype} "
+                f"(Expected `preds` and `{name}` to have the same data type)"
+            )
         if x.shape[:2] != p.shape[:2]:
             raise ValueError(
-                f"{name}: expected the batch and channel sizes of preds {list(p.shape[:2])}, got {list(x.shape)}"
+                f"{name}: expected the batch and channel sizes of preds {list(p.shape[:2])}, got {list(x.shape)} "
+                f"(Expected `preds` and `{name}` to have the same batch and channel sizes)"
             )
     m, q = named[0][1], named[1][1]
-    if q.shape[-2:] != p.shape[-2:]:
-        raise ValueError(f"pan: expected the height and width of preds {list(p.shape[-2:])}, got {list(q.shape[-2:])}")
-    if p.shape[-2] % m.shape[-2] or p.shape[-1] % m.shape[-1]:
-        raise ValueError(
-            f"ms: expected a height and width dividing those of preds {list(p.shape[-2:])}, got {list(m.shape[-2:])}"
-        )
-    if pan_lr is not None and named[2][1].shape[-2:] != m.shape[-2:]:
-        raise ValueError(
-            f"pan_lr: expected the height and width of ms {list(m.shape[-2:])}, got {list(named[2][1].shape[-2:])}"
-        )
+    _same_size("pan", q, "preds", p, "Expected `preds` and `pan` to have the same")
+    for axis, side in ((-2, "height"), (-1, "width")):
+        if p.shape[axis] % m.shape[axis]:
+            raise ValueError(
+                f"ms: expected a height and width dividing those of preds {list(p.shape[-2:])}, "
+                f"got {list(m.shape[-2:])} (Expected {side} of `preds` to be multiple of {side} of `ms`)"
+            )
+    if pan_lr is not None:
+        _same_size("pan_lr", named[2][1], "ms", m, "Expected `ms` and `pan_lr` to have the same")
     if window_size >= m.shape[-2] or window_size >= m.shape[-1]:
         raise ValueError(
-            f"window_size: expected less than the height and width of ms {list(m.shape[-2:])}, got {window_size}"
+            f"window_size: expected less than the height and width of ms {list(m.shape[-2:])}, got {window_size} "
+            "(Expected `window_size` to be smaller than dimension of `ms`)"
         )
     return p, m, q, (named[2][1] if pan_lr is not None else None)
+
+
+def _same_size(name: str, x: Tensor, other_name: str, other: Tensor, words: str) -> None:
+    """ValueError unless x has other's height and width; ``words``: torchmetrics' words, less
+    the side ("height" or "width") it names."""
+    for axis, side in ((-2, "height"), (-1, "width")):
+        if x.shape[axis] != other.shape[axis]:
+            raise ValueError(
+                f"{name}: expected the height and width of {other_name} {list(other.shape[-2:])}, "
+                f"got {list(x.shape[-2:])} ({words} {side})"
+            )
 
 
 def degraded_pan(pan: Tensor, size: Tuple[int, int], window_size: int) -> Tensor:

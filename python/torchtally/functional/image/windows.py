@@ -29,24 +29,34 @@ __all__ = [
 _F64 = torch.float64
 
 
-def check_image_batch(name: str, x: object, dims: Tuple[int, ...] = (4,)) -> Tensor:
-    """``x`` is a floating-point tensor with one of ``dims`` dimensions."""
+def check_image_batch(name: str, x: object, dims: Tuple[int, ...] = (4,), note: Optional[str] = None) -> Tensor:
+    """``x`` is a floating-point tensor with one of ``dims`` dimensions. ``note``: torchmetrics'
+    words for a wrong shape, added in brackets (code matching its messages still matches)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a tensor, got {type(x).__name__}")
     if not x.is_floating_point():
         raise TypeError(f"{name}: expected a floating point tensor, got {x.dtype}")
     if x.dim() not in dims:
         want = " or ".join(("[N, C, H, W]" if d == 4 else "[N, H, W]") for d in dims)
-        raise ValueError(f"{name}: expected {want} images ({'/'.join(map(str, dims))} dims), got {list(x.shape)}")
+        if note is None and dims == (4,):
+            note = f"Expected `{name}` to have BxCxHxW shape"
+        words = f" ({note})" if note else ""
+        raise ValueError(
+            f"{name}: expected {want} images ({'/'.join(map(str, dims))} dims), got {list(x.shape)}{words}"
+        )
     return x
 
 
 def check_pair(preds: object, target: object, same_shape: bool = True) -> Tuple[Tensor, Tensor]:
     """preds and target: [N, C, H, W] float tensors of one dtype (and one shape)."""
-    p = check_image_batch("preds", preds)
-    t = check_image_batch("target", target)
+    shape_words = "Expected `preds` and `target` to have BxCxHxW shape"
+    p = check_image_batch("preds", preds, note=shape_words)
+    t = check_image_batch("target", target, note=shape_words)
     if p.dtype != t.dtype:
-        raise TypeError(f"target: expected the dtype of preds ({p.dtype}), got {t.dtype}")
+        raise TypeError(
+            f"target: expected the dtype of preds ({p.dtype}), got {t.dtype} "
+            "(Expected `preds` and `target` to have the same data type)"
+        )
     if same_shape and p.shape != t.shape:
         raise ValueError(f"target: expected the shape of preds {list(p.shape)}, got {list(t.shape)}")
     return p, t
@@ -54,20 +64,28 @@ def check_pair(preds: object, target: object, same_shape: bool = True) -> Tuple[
 
 def check_window_size(window_size: object, name: str = "window_size") -> int:
     if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {window_size!r}")
+        raise ValueError(f"Expected `{name}` to be a positive integer. Got {name}: {window_size!r}.")
     return window_size
 
 
 def check_kernel(kernel_size: object, sigma: object) -> Tuple[Tuple[int, int], Tuple[float, float]]:
     """UQI's Gaussian window: two odd positive sizes and two positive standard deviations."""
+    length_words = "(Expected `kernel_size` and `sigma` to have the length of two)"
     if not isinstance(kernel_size, Sequence) or len(kernel_size) != 2:
-        raise ValueError(f"kernel_size: expected a sequence of 2 odd positive integers, got {kernel_size!r}")
+        raise ValueError(
+            f"kernel_size: expected a sequence of 2 odd positive integers, got {kernel_size!r} {length_words}"
+        )
     if not isinstance(sigma, Sequence) or len(sigma) != 2:
-        raise ValueError(f"sigma: expected a sequence of 2 positive numbers, got {sigma!r}")
+        raise ValueError(f"sigma: expected a sequence of 2 positive numbers, got {sigma!r} {length_words}")
     if any(isinstance(k, bool) or not isinstance(k, int) or k <= 0 or k % 2 == 0 for k in kernel_size):
-        raise ValueError(f"kernel_size: expected odd positive integers, got {tuple(kernel_size)}")
+        raise ValueError(
+            f"kernel_size: expected odd positive integers, got {tuple(kernel_size)} "
+            "(Expected `kernel_size` to have odd positive number)"
+        )
     if any(isinstance(s, bool) or not isinstance(s, (int, float)) or not s > 0 for s in sigma):
-        raise ValueError(f"sigma: expected positive numbers, got {tuple(sigma)}")
+        raise ValueError(
+            f"sigma: expected positive numbers, got {tuple(sigma)} (Expected `sigma` to have positive number)"
+        )
     return (kernel_size[0], kernel_size[1]), (float(sigma[0]), float(sigma[1]))
 
 
