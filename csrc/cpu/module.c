@@ -29,6 +29,7 @@
 #include "kernels/ranking.h"
 #include "kernels/retrieval.h"
 #include "kernels/simd.h"
+#include "kernels/squared_error.h"
 #include "kernels/ssim_moments.h"
 #include "kernels/surface_distance.h"
 #include "kernels/ter.h"
@@ -205,6 +206,12 @@ static tt_status run_ssim_moments(const void *ctx, const tt_args *a, tt_error *e
                            a->ints[5], a->ints[6], err);
 }
 
+/* squared_error (PeakSignalNoiseRatio) has no CUDA build either. */
+static tt_status run_squared_error(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_squared_error(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
+}
+
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
  * on the CPU. */
 static tt_status run_ter_sentences(const void *ctx, const tt_args *a, tt_error *err)
@@ -292,6 +299,8 @@ static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error
     X(ssim_moments, "ssim_moments(out, x, y, wh, ww, pad_h, pad_w)", {"out", TT_ARG_OUT_TENSOR},   \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"wh", TT_ARG_TENSOR}, {"ww", TT_ARG_TENSOR},    \
       {"pad_h", TT_ARG_INT}, {"pad_w", TT_ARG_INT})                                                \
+    X(squared_error, "squared_error(out, x, y, bounds)", {"out", TT_ARG_OUT_TENSOR},               \
+      {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"bounds", TT_ARG_OPT_TENSOR})                   \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

@@ -15,6 +15,7 @@ from torchmetrics.functional.image import peak_signal_noise_ratio_with_blocked_e
 from torchmetrics.image import PeakSignalNoiseRatio as TMPeakSignalNoiseRatio
 from torchmetrics.image import PeakSignalNoiseRatioWithBlockedEffect as TMPeakSignalNoiseRatioWithBlockedEffect
 
+from torchtally import kernels
 from torchtally.functional.image import peak_signal_noise_ratio, peak_signal_noise_ratio_with_blocked_effect
 from torchtally.image import PeakSignalNoiseRatio, PeakSignalNoiseRatioWithBlockedEffect
 
@@ -74,6 +75,33 @@ def test_against_scikit_image_and_integer_inputs():
     # data_range=None: the targets' max - min
     width = float(target.max() - target.min())
     assert_same(peak_signal_noise_ratio(preds, target, None), tm_psnr(preds, target, width), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_the_squared_error_kernel_and_the_torch_route_agree_with_float64_psnr(dtype):
+    # torchmetrics clamps in the inputs' dtype: (0.2, 0.9) is not representable in float16,
+    # bfloat16 or float32, so a value clamped to 0.2 is that dtype's nearest value.
+    preds, target = _images(4, size=40, dtype=dtype)
+    for data_range in (1.0, (0.2, 0.9), None):
+        p, t = preds, target
+        if isinstance(data_range, tuple):
+            p, t = p.clamp(*data_range), t.clamp(*data_range)
+        p, t = p.double(), t.double()
+        width = t.max() - t.min() if data_range is None else torch.tensor(np.ptp(data_range) or data_range)
+        exact = 10 * torch.log10(width.double() ** 2 / (p - t).square().mean())
+        for backend in ("c", "reference") if kernels.has_c() else ("reference",):
+            previous = kernels.set_backend(backend)
+            try:
+                got = peak_signal_noise_ratio(preds, target, data_range)
+                metric = PeakSignalNoiseRatio(data_range).update(preds[:1], target[:1]).update(preds[:0], target[:0])
+                by_class = metric.update(preds[1:], target[1:]).compute()
+            finally:
+                kernels.set_backend(previous)
+            assert by_class.dtype == torch.float32  # the class state's dtype; the function's inputs'
+            for value in (got, by_class):
+                rtol = 1e-12 if value.dtype == torch.float64 else 2e-7  # one float32 ulp
+                assert_same(value, exact.to(value.dtype), rtol=rtol, what=f"{backend} {data_range}")
+    assert PeakSignalNoiseRatio(None).update(preds[:0], target[:0]).target_min == float("inf")
 
 
 def test_class_dtypes_and_warning():

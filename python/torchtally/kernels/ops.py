@@ -381,6 +381,13 @@ ssim_moments = define_op(
 )
 
 
+def _squared_error(out: Tensor, x: Tensor, y: Tensor, bounds: Optional[Tensor]) -> None:
+    _host_route(out).squared_error(out, x, y, bounds)
+
+
+squared_error = define_op("squared_error", "Tensor(a!) out, Tensor x, Tensor y, Tensor? bounds", _squared_error)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

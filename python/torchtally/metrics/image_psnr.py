@@ -104,14 +104,15 @@ class PeakSignalNoiseRatio(Metric):
         self.add_state("dtypes_seen", px.dtypes_seen_default(), reduce="max")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        p, t = fn.pair64(preds, target, self._bounds)
         if self.dim is None:
-            self.sum_squared_error = self.sum_squared_error + fn.squared_error_sum(p, t)
-            self.total = self.total + t.numel()
-            if self._width is None and t.numel():
-                self.target_min = torch.minimum(self.target_min, t.min())
-                self.target_max = torch.maximum(self.target_max, t.max())
+            sums, n = fn.squared_error_and_range(preds, target, self._bounds)
+            self.sum_squared_error = self.sum_squared_error + sums[0]
+            self.total = self.total + n
+            if self._width is None:  # an empty batch's range (+inf, -inf) changes nothing
+                self.target_min = torch.minimum(self.target_min, sums[1])
+                self.target_max = torch.maximum(self.target_max, sums[2])
             return
+        p, t = fn.pair64(preds, target, self._bounds)
         assert self._width is not None
         values = fn.slice_log_psnr(p, t, self.dim, self._width).reshape(-1)
         flags = self.dtypes_seen.clone()

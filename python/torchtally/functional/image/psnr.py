@@ -13,6 +13,7 @@ from typing import Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
+from ...kernels import image_squared_error
 from .pixel_inputs import (
     F64,
     check_positive,
@@ -98,6 +99,29 @@ def pair64(preds: object, target: object, bounds: Bounds) -> Tuple[Tensor, Tenso
     return p.to(F64), t.to(F64)
 
 
+_KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def squared_error_and_range(preds: object, target: object, bounds: Bounds) -> Tuple[Tensor, int]:
+    """Checked preds and target, clamped to ``bounds`` (as ``pair64`` does): float64 [3] (sum of
+    squared errors, min target, max target; +inf and -inf for no values) and the values' count.
+    Floating inputs of one dtype go through the squared-error kernel: one pass, no float64 copy."""
+    p, t = tensor_of("preds", preds), tensor_of("target", target)
+    same_shape(p, t)
+    out = torch.empty(3, dtype=F64, device=t.device)
+    if p.dtype == t.dtype and p.dtype in _KERNEL_DTYPES:
+        # torchmetrics clamps in the inputs' dtype: the bounds rounded to it clamp the same.
+        limits = None if bounds is None else torch.tensor(bounds, dtype=p.dtype, device=p.device).to(F64)
+        image_squared_error.squared_error(out, p.reshape(-1), t.reshape(-1), limits)
+        return out, t.numel()
+    p64, t64 = pair64(p, t, bounds)
+    empty = t64.numel() == 0
+    least = t64.new_tensor(float("inf")) if empty else t64.min()
+    most = t64.new_tensor(float("-inf")) if empty else t64.max()
+    out.copy_(torch.stack((squared_error_sum(p64, t64), least, most)))
+    return out, t.numel()
+
+
 def normalised_dims(dims: Tuple[int, ...], ndim: int) -> Tuple[int, ...]:
     out = []
     for d in dims:
@@ -170,13 +194,13 @@ def peak_signal_noise_ratio(
         tensor([2.5527, 2.5527])
     """
     width, bounds, base, reduction, dims = check_options(data_range, base, reduction, dim)
-    p, t = pair64(preds, target, bounds)
     if dims is None:
+        sums, n = squared_error_and_range(preds, target, bounds)
         if width is None:
-            width = t.max() - t.min() if t.numel() else torch.tensor(float("nan"), dtype=F64)
-        count = torch.tensor(t.numel(), device=t.device)
-        value = log_psnr(squared_error_sum(p, t), count, width) * scale(base)
+            width = sums[2] - sums[1] if n else torch.tensor(float("nan"), dtype=F64)
+        value = log_psnr(sums[0], torch.tensor(n, device=sums.device), width) * scale(base)
         return value.to(functional_dtype(preds, target, zero_dim=True))
+    p, t = pair64(preds, target, bounds)
     assert width is not None
     values = slice_log_psnr(p, t, dims, width) * scale(base)
     zero_dim = not dims or len(normalised_dims(dims, p.dim())) == p.dim()

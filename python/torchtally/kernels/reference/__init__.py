@@ -22,6 +22,7 @@ from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
 from .retrieval import retrieval_order, retrieval_scores
+from .squared_error import squared_error
 from .ssim_moments import ssim_moments
 from .surface_distance import surface_distance
 from .ter import ter_sentences
@@ -56,4 +57,5 @@ __all__ = [
     "retrieval_scores",
     "retrieval_order",
     "ssim_moments",
+    "squared_error",
 ]
