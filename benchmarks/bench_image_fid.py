@@ -6,8 +6,9 @@ shifted and scaled), fed through an identity extractor (``num_features`` = D) in
   update   every batch, once (both libraries: float64 sums and outer products, [D, D] matmuls);
   compute  ``compute()`` once (mean, covariance and the eigenvalues of a [D, D] product);
   state    the bytes the state tensors hold after the updates;
-  sync     at world size 2 (gloo), the collectives one ``compute()`` makes, each rank on its
-           share of the rows.
+  sync     at world sizes 2 and 4 (gloo), each rank on its share of the rows: the collectives
+           one ``sync()`` makes and its time (the slowest rank's), both libraries; torchtally's
+           value after the sync against one process.
 Both libraries' results are checked to agree (1e-5 relative) before anything is reported.
 Results go to the "Image: FID" section of benchmarks/RESULTS.md (not with ``--quick``).
 
@@ -20,19 +21,20 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 import torch
 from torch import nn
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from _common import machine_line, markdown_table, replace_section  # noqa: E402
+from _common import machine_line, markdown_table, replace_section, slowest_rank_median  # noqa: E402
 
 ROWS = 50_000
 DIM = 2048
 BATCH = 500
 SECTION = "Image: FID"
+WORLD_SIZES = (2, 4)
 
 
 class Identity(nn.Module):
@@ -77,18 +79,49 @@ def run(library: str, real: torch.Tensor, fake: torch.Tensor) -> Tuple[float, fl
     return update_s, time.perf_counter() - start, state_bytes(metric), value
 
 
-def sync_rank(rank: int, world_size: int, rows: int, dim: int) -> Dict[str, Any]:
-    from torchtally.image import FrechetInceptionDistance
+def sync_rank(rank: int, world_size: int, rows: int, dim: int, repeats: int) -> Dict[str, Any]:
+    """Each library's FID on this rank's share of the rows: the collectives one ``sync()`` makes
+    (by name), the seconds of ``repeats`` syncs (each undone by ``unsync()``), and, for
+    torchtally, the value ``compute()`` gives after its sync."""
     from torchtally.testing import count_collectives
 
     warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
     real, fake = features(rows, dim)
-    metric = FrechetInceptionDistance(feature=Identity(dim))
-    metric.update(real[rank::world_size], real=True)
-    metric.update(fake[rank::world_size], real=False)
-    with count_collectives() as counter:
-        value = float(metric.compute())
-    return {"collectives": counter.total, "value": value}
+    out: Dict[str, Any] = {}
+    for library in ("torchtally", "torchmetrics"):
+        module = "torchtally.image" if library == "torchtally" else "torchmetrics.image.fid"
+        metric = importlib.import_module(module).FrechetInceptionDistance(feature=Identity(dim))
+        metric.update(real[rank::world_size], real=True)
+        metric.update(fake[rank::world_size], real=False)
+        with count_collectives() as counter:
+            metric.sync()
+        metric.unsync()
+        times = []
+        for _ in range(repeats):
+            torch.distributed.barrier()
+            start = time.perf_counter()
+            metric.sync()
+            times.append(time.perf_counter() - start)
+            metric.unsync()
+        out[library] = {"by_name": dict(counter.by_name), "times": times}
+        if library == "torchtally":
+            out[library]["value"] = float(metric.compute())
+    return out
+
+
+def sync_rows(world_size: int, per_rank: List[Dict[str, Any]], one_process: float) -> List[Tuple[Any, ...]]:
+    rows = []
+    ours = slowest_rank_median([r["torchtally"]["times"] for r in per_rank])
+    for library in ("torchtally", "torchmetrics"):
+        seconds = slowest_rank_median([r[library]["times"] for r in per_rank])
+        calls = per_rank[0][library]["by_name"]
+        described = ", ".join(f"{n} x {name}" for name, n in sorted(calls.items()))
+        rows.append((world_size, library, described, f"{seconds * 1e3:,.1f}", f"{seconds / ours:.1f}x"))
+    spread = max(abs(r["torchtally"]["value"] - one_process) / abs(one_process) for r in per_rank)
+    rows[0] = rows[0] + (f"{spread:.1e}",)
+    rows[1] = rows[1] + ("",)
+    return rows
 
 
 def main() -> int:
@@ -115,15 +148,36 @@ def main() -> int:
             for lib, (u, c, b, v) in runs.items()
         ],
     )
-    per_rank = run_distributed(sync_rank, 2, rows, dim, timeout=600)
-    collectives = max(r["collectives"] for r in per_rank)
-    spread = max(abs(r["value"] - ours[3]) / abs(ours[3]) for r in per_rank)
+    sync_table_rows: List[Tuple[Any, ...]] = []
+    one_all_reduce = True
+    for world_size in WORLD_SIZES:
+        per_rank = run_distributed(sync_rank, world_size, rows, dim, 1 if args.quick else 5, timeout=900)
+        sync_table_rows += sync_rows(world_size, per_rank, ours[3])
+        calls = per_rank[0]["torchtally"]["by_name"]
+        # the header exchange (one small all_gather) plus the fixed state in one all_reduce
+        one_all_reduce &= calls.get("all_reduce", 0) == 1 and sum(calls.values()) <= 2
+    sync_table = markdown_table(
+        [
+            "world size",
+            "library",
+            "collectives per sync",
+            "sync ms (slowest rank)",
+            "vs torchtally",
+            "FID vs 1 process",
+        ],
+        sync_table_rows,
+    )
+    verdict = "held" if one_all_reduce else "missed"
     body = (
         f"Machine: {machine_line()}.\n\n"
         f"{rows:,} feature rows of D = {dim} (half real, half fake) through an identity extractor, batches of "
-        f"{BATCH}. Sync at world size 2 (gloo): {collectives} collective(s) per compute(); the ranks' value "
-        f"within {spread:.1e} relative of one process.\n\n"
+        f"{BATCH}; both libraries' FID checked to agree (1e-5 relative).\n\n"
         + table
+        + f"\n\nSync (gloo, one thread per rank, each rank holding 1/W of the rows; median of the slowest rank "
+        f"over {1 if args.quick else 5} syncs; FID vs 1 process: the largest relative difference of a rank's "
+        f"value from one process over all rows):\n\n"
+        + sync_table
+        + f"\n\nTarget: FID's sync in one all_reduce of its fixed state: **{verdict}**."
         + "\n\nGenerated by `benchmarks/bench_image_fid.py`."
     )
     print(body)
