@@ -134,7 +134,7 @@ class Entry:
     name: str
     make: Callable[..., Any]  # metrics: a factory of a fresh metric; functional forms: the function
     # binary | multiclass | multilabel | regression | nonnegative | rows | distributions | ensemble | aggregation
-    # | loss | groups | groups_no_target | segmentation | retrieval
+    # | loss | groups | groups_no_target | segmentation | retrieval | image
     family: str
     kwargs: Tuple[Tuple[str, Any], ...] = ()  # constructor / functional keyword arguments
     samplewise: bool = False  # multidim_average="samplewise": one more dim per sample
@@ -186,6 +186,9 @@ class Entry:
             args = tuple(torch.randint(0, 2, (n, NUM, 5, 5), generator=g) for _ in range(2))
         elif self.family == "panoptic":  # categories 0, 1 (things), 2 (stuff); instances 0-2
             args = tuple(torch.randint(0, 3, (n, 4, 4, 2), generator=g) for _ in range(2))
+        elif self.family == "image":  # [N, 3, 16, 16] images in [0, 1], the target a noisy copy
+            target = torch.rand(n, 3, 16, 16, generator=g)
+            args = ((target + 0.1 * torch.rand(n, 3, 16, 16, generator=g)).clamp(0, 1), target)
         elif self.family == "loss":
             args = (torch.rand(n, generator=g),)
         elif self.family == "retrieval":  # scores, binary relevances, query ids 0-2
@@ -296,6 +299,7 @@ def metric_entries() -> List[Entry]:
             "regression",
             (("normalization", "std"),),
         ),
+        *image_entries(),
         Entry(
             "NormalizedRootMeanSquaredError[range]",
             M.NormalizedRootMeanSquaredError,
@@ -304,6 +308,31 @@ def metric_entries() -> List[Entry]:
         ),
     ]
     return entries
+
+
+def image_entries() -> List[Entry]:
+    """The image metrics that compare two [N, C, H, W] batches pixel by pixel or by windows
+    (the generative and pansharpening ones take other inputs; their own tests cover them)."""
+    import torchtally.image as I
+
+    window = (("window_size", 5),)
+    return [
+        Entry("PeakSignalNoiseRatio", I.PeakSignalNoiseRatio, "image", (("data_range", 1.0),)),
+        Entry("PeakSignalNoiseRatio[None]", I.PeakSignalNoiseRatio, "image", (("data_range", None),)),
+        Entry("StructuralSimilarityIndexMeasure", I.StructuralSimilarityIndexMeasure, "image", (("kernel_size", 5),)),
+        Entry(
+            "StructuralSimilarityIndexMeasure[none]",
+            I.StructuralSimilarityIndexMeasure,
+            "image",
+            (("kernel_size", 5), ("reduction", "none")),
+        ),
+        Entry("UniversalImageQualityIndex", I.UniversalImageQualityIndex, "image", (("kernel_size", (5, 5)),)),
+        Entry("SpectralAngleMapper", I.SpectralAngleMapper, "image"),
+        Entry("ErrorRelativeGlobalDimensionlessSynthesis", I.ErrorRelativeGlobalDimensionlessSynthesis, "image"),
+        Entry("RelativeAverageSpectralError", I.RelativeAverageSpectralError, "image", window),
+        Entry("RootMeanSquaredErrorUsingSlidingWindow", I.RootMeanSquaredErrorUsingSlidingWindow, "image", window),
+        Entry("SpatialCorrelationCoefficient", I.SpatialCorrelationCoefficient, "image", window),
+    ]
 
 
 def functional_entries() -> List[Entry]:

@@ -39,6 +39,8 @@ class _SimilarityBase(Metric):
     higher_is_better = True
     is_differentiable = False
     full_state_update = False
+    # The update reads its scores in Python: a NaN score is explained (which input, why), not summed.
+    traceable_update = False
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
     if TYPE_CHECKING:  # declared states, read as attributes

@@ -23,6 +23,7 @@ F64 = torch.float64
 REDUCTIONS = ("elementwise_mean", "sum", "none", None)
 # The input kinds of ``dtypes_seen``; an integer input is kind 0.
 KINDS = (torch.int64, torch.float16, torch.bfloat16, torch.float32, torch.float64)
+FLOATS = KINDS[1:]  # the floating dtypes the image metrics take (float8 is refused)
 _INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
@@ -36,10 +37,12 @@ def tensor_of(name: str, value: object, *, integers: bool = True) -> Tensor:
     uint8/int8/int16/int32/int64 and bool); TypeError otherwise."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
-    allowed = value.dtype in KINDS[1:] or (integers and (value.dtype in _INTEGER or value.dtype == torch.bool))
+    allowed = value.dtype in FLOATS or (integers and (value.dtype in _INTEGER or value.dtype == torch.bool))
     if not allowed:
         kinds = "a real (floating point, integer or bool)" if integers else "a floating point"
         raise TypeError(f"{name}: expected {kinds} tensor, got {value.dtype}")
+    if value.is_meta:
+        raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor")
     return value
 
 

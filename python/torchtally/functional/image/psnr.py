@@ -16,6 +16,7 @@ from torch import Tensor
 from ...kernels import image_squared_error
 from .pixel_inputs import (
     F64,
+    FLOATS,
     check_positive,
     check_reduction,
     float_dtype,
@@ -99,9 +100,6 @@ def pair64(preds: object, target: object, bounds: Bounds) -> Tuple[Tensor, Tenso
     return p.to(F64), t.to(F64)
 
 
-_KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-
 def squared_error_and_range(preds: object, target: object, bounds: Bounds) -> Tuple[Tensor, int]:
     """Checked preds and target, clamped to ``bounds`` (as ``pair64`` does): float64 [3] (sum of
     squared errors, min target, max target; +inf and -inf for no values) and the values' count.
@@ -109,7 +107,7 @@ def squared_error_and_range(preds: object, target: object, bounds: Bounds) -> Tu
     p, t = tensor_of("preds", preds), tensor_of("target", target)
     same_shape(p, t)
     out = torch.empty(3, dtype=F64, device=t.device)
-    if p.dtype == t.dtype and p.dtype in _KERNEL_DTYPES:
+    if p.dtype == t.dtype and p.dtype in FLOATS:
         # torchmetrics clamps in the inputs' dtype: the bounds rounded to it clamp the same.
         limits = None if bounds is None else torch.tensor(bounds, dtype=p.dtype, device=p.device).to(F64)
         image_squared_error.squared_error(out, p.reshape(-1), t.reshape(-1), limits)

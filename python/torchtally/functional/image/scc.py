@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .pixel_inputs import tensor_of
 from .windows import box_mean, check_reduction, check_window_size, correlate, image_means
 
 __all__ = ["spatial_correlation_coefficient"]
@@ -35,12 +36,10 @@ def check_hp_filter(hp_filter: Optional[Tensor], name: str = "hp_filter") -> Ten
 
 
 def _checked_images(preds: object, target: object) -> Tuple[Tensor, Tensor]:
+    preds, target = tensor_of("preds", preds), tensor_of("target", target)
     for name, x in (("preds", preds), ("target", target)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{name}: expected a tensor, got {type(x).__name__}")
-        if x.dtype == torch.bool or x.is_complex():
+        if x.dtype == torch.bool:
             raise TypeError(f"{name}: expected a real tensor, got {x.dtype}")
-    assert isinstance(preds, Tensor) and isinstance(target, Tensor)
     if preds.shape != target.shape:
         raise ValueError(f"target: expected the shape of preds {list(preds.shape)}, got {list(target.shape)}")
     if preds.dim() not in (3, 4):

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ...kernels import image_ssim
+from .pixel_inputs import FLOATS
 
 DataRange = Optional[Union[float, Tuple[float, float]]]
 _REDUCTIONS = ("elementwise_mean", "sum", "none", None)
@@ -106,8 +107,12 @@ def check_images(preds: object, target: object) -> Tuple[Tensor, Tensor]:
     if not isinstance(preds, Tensor) or not isinstance(target, Tensor):
         raise TypeError(f"preds, target: expected tensors, got {type(preds).__name__} and {type(target).__name__}")
     for name, t in (("preds", preds), ("target", target)):
-        if not t.is_floating_point():
-            raise TypeError(f"{name}: expected a floating point tensor, got {t.dtype}")
+        if t.dtype not in FLOATS:
+            raise TypeError(
+                f"{name}: expected a floating point tensor (float16, bfloat16, float32 or float64), got {t.dtype}"
+            )
+        if t.is_meta:
+            raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor")
     if preds.dim() not in (4, 5):
         raise ValueError(
             f"preds: Expected `preds` and `target` to have BxCxHxW or BxCxDxHxW shape. Got preds: {list(preds.shape)}"

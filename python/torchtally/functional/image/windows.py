@@ -10,6 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .pixel_inputs import FLOATS
+
 __all__ = [
     "check_image_batch",
     "check_pair",
@@ -34,8 +36,12 @@ def check_image_batch(name: str, x: object, dims: Tuple[int, ...] = (4,), note: 
     words for a wrong shape, added in brackets (code matching its messages still matches)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name}: expected a floating point tensor, got {x.dtype}")
+    if x.dtype not in FLOATS:
+        raise TypeError(
+            f"{name}: expected a floating point tensor (float16, bfloat16, float32 or float64), got {x.dtype}"
+        )
+    if x.is_meta:
+        raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor")
     if x.dim() not in dims:
         want = " or ".join(("[N, C, H, W]" if d == 4 else "[N, H, W]") for d in dims)
         if note is None and dims == (4,):
