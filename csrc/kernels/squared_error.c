@@ -12,73 +12,44 @@
 #include "kernels/squared_error.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "kernels/simd.h"
 
 #define LANES 4
 
-/* dst[0..n) = the samples of src (byte step `step`) as double. */
-static void load_chunk(double *dst, const char *src, int64_t step, tt_dtype dtype, int64_t n)
+/* One sample: x and y clamped to [lo, hi], the range of y widened by y, (x - y)^2 returned. The
+ * comparisons are those x86's min/max instructions make, so the AVX2 loop below agrees. */
+static inline double clamped_square(double a, double b, double lo, double hi, double *least,
+                                    double *most)
 {
-    if (dtype == TT_F32 && step == (int64_t)sizeof(float)) {
-        const float *s = (const float *)src;
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = (double)s[i];
-    } else if (dtype == TT_F64 && step == (int64_t)sizeof(double)) {
-        memcpy(dst, src, (size_t)n * sizeof(double));
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = tt_load_score(src + i * step, dtype);
-    }
+    a = a < lo ? lo : (a > hi ? hi : a);
+    b = b < lo ? lo : (b > hi ? hi : b);
+    *least = b < *least ? b : *least;
+    *most = b > *most ? b : *most;
+    return (a - b) * (a - b);
 }
 
 /* The fused loop over one chunk, for double buffers and for float32 read in place: values
  * clamped to [lo, hi] (infinite bounds when none are given: the clamp is then the identity),
- * (x - y)^2 summed and the min and max of y kept, each in LANES lanes the compiler vectorises.
- * The clamp and the min/max are written as `a < b ? a : b`, which x86's min/max instructions
- * compute exactly (a NaN y is skipped by min/max here; the caller finds it through the sum). */
-#define FUSED(NAME, T, ATTR)                                                                       \
-    ATTR static double /* NOLINT(bugprone-macro-parentheses) */ NAME(                              \
-        const T *restrict x, const T *restrict y, int64_t n, double lo, double hi,                 \
-        double *restrict least, double *restrict most)                                             \
+ * (x - y)^2 summed and the min and max of y kept, in LANES lanes (lane l takes the samples
+ * i = l mod LANES; the last n % LANES samples go to lane 0). A NaN y is skipped by min/max here;
+ * the caller finds it through the sum. */
+#define FUSED(NAME, T)                                                                             \
+    static double NAME(const T *restrict x, const T *restrict y, int64_t n, double lo, double hi,  \
+                       double *restrict least, double *restrict most)                              \
     {                                                                                              \
-        double sum[LANES], mn[LANES], mx[LANES];                                                   \
-        for (int l = 0; l < LANES; l++) {                                                          \
-            sum[l] = 0.0;                                                                          \
-            mn[l] = least[l];                                                                      \
-            mx[l] = most[l];                                                                       \
-        }                                                                                          \
+        double sum[LANES] = {0.0, 0.0, 0.0, 0.0};                                                  \
         int64_t i = 0;                                                                             \
         for (; i + LANES <= n; i += LANES)                                                         \
-            for (int l = 0; l < LANES; l++) {                                                      \
-                double a = (double)x[i + l], b = (double)y[i + l];                                 \
-                a = a < lo ? lo : a;                                                               \
-                a = a > hi ? hi : a;                                                               \
-                b = b < lo ? lo : b;                                                               \
-                b = b > hi ? hi : b;                                                               \
-                const double d = a - b;                                                            \
-                sum[l] += d * d;                                                                   \
-                mn[l] = b < mn[l] ? b : mn[l];                                                     \
-                mx[l] = b > mx[l] ? b : mx[l];                                                     \
-            }                                                                                      \
-        for (; i < n; i++) {                                                                       \
-            double a = (double)x[i], b = (double)y[i];                                             \
-            a = a < lo ? lo : (a > hi ? hi : a);                                                   \
-            b = b < lo ? lo : (b > hi ? hi : b);                                                   \
-            sum[0] += (a - b) * (a - b);                                                           \
-            mn[0] = b < mn[0] ? b : mn[0];                                                         \
-            mx[0] = b > mx[0] ? b : mx[0];                                                         \
-        }                                                                                          \
-        for (int l = 0; l < LANES; l++) {                                                          \
-            least[l] = mn[l];                                                                      \
-            most[l] = mx[l];                                                                       \
-        }                                                                                          \
+            for (int l = 0; l < LANES; l++)                                                        \
+                sum[l] += clamped_square(x[i + l], y[i + l], lo, hi, least + l, most + l);         \
+        for (; i < n; i++)                                                                         \
+            sum[0] += clamped_square(x[i], y[i], lo, hi, least, most);                             \
         return (sum[0] + sum[1]) + (sum[2] + sum[3]);                                              \
     }
 
-FUSED(fused_f64_base, double, )
-FUSED(fused_f32_base, float, )
+FUSED(fused_f64_base, double)
+FUSED(fused_f32_base, float)
 
 #ifdef TT_HAVE_AVX2_TARGET
 #include <immintrin.h>
@@ -107,14 +78,8 @@ FUSED(fused_f32_base, float, )
         _mm256_storeu_pd(lane, sum);                                                               \
         _mm256_storeu_pd(least, mn);                                                               \
         _mm256_storeu_pd(most, mx);                                                                \
-        for (; i < n; i++) {                                                                       \
-            double a = (double)x[i], b = (double)y[i];                                             \
-            a = a < lo ? lo : (a > hi ? hi : a);                                                   \
-            b = b < lo ? lo : (b > hi ? hi : b);                                                   \
-            lane[0] += (a - b) * (a - b);                                                          \
-            least[0] = b < least[0] ? b : least[0];                                                \
-            most[0] = b > most[0] ? b : most[0];                                                   \
-        }                                                                                          \
+        for (; i < n; i++)                                                                         \
+            lane[0] += clamped_square(x[i], y[i], lo, hi, least, most);                            \
         return (lane[0] + lane[1]) + (lane[2] + lane[3]);                                          \
     }
 
@@ -207,8 +172,8 @@ tt_status tt_squared_error(const tt_view *out, const tt_view *x, const tt_view *
             total += fused_f32((const float *)x->data + start, (const float *)y->data + start, m,
                                lo, hi, least, most);
         } else {
-            load_chunk(xb, x->data + start * xs, xs, x->dtype, m);
-            load_chunk(yb, y->data + start * ys, ys, y->dtype, m);
+            (void)tt_load_scores(x, start, m, 0, xb); /* (NaN is found through the sum) */
+            (void)tt_load_scores(y, start, m, 0, yb);
             total += fused_f64(xb, yb, m, lo, hi, least, most);
         }
     }

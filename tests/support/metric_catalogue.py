@@ -299,7 +299,6 @@ def metric_entries() -> List[Entry]:
             "regression",
             (("normalization", "std"),),
         ),
-        *image_entries(),
         Entry(
             "NormalizedRootMeanSquaredError[range]",
             M.NormalizedRootMeanSquaredError,
@@ -307,7 +306,7 @@ def metric_entries() -> List[Entry]:
             (("normalization", "range"),),
         ),
     ]
-    return entries
+    return entries + image_entries()
 
 
 def image_entries() -> List[Entry]:
