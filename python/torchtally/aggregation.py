@@ -1,4 +1,404 @@
-"""torchmetrics.aggregation's place: ``from torchtally.aggregation import MeanMetric``."""
+"""Aggregation metrics: sums, means, extremes, concatenation, a running mean and sum, and a loss average.
 
-from .metrics.aggregation import *  # noqa: F401,F403
-from .metrics.aggregation import __all__  # noqa: F401
+torchmetrics' classes with its constructor signatures, accepted inputs and results. Values
+are Python numbers, real tensors of any shape (every element one value) or array-likes;
+``nan_strategy`` is "warn" (default), "ignore", "error", "disable" or a float, with
+torchmetrics' semantics (see torchtally.functional.aggregation). A rejected update leaves the
+state unchanged.
+
+Accumulators are float64 (sums, extremes, window slots) whatever the results' dtype, so long
+streams lose no digits; results are in ``self.dtype`` (torch's default dtype when the metric
+was made; ``set_dtype`` changes it), as torchmetrics'. Over no values: SumMetric gives 0,
+RunningSum 0, MeanMetric and RunningMean NaN, MinMetric +inf, MaxMetric -inf, CatMetric an empty tensor.
+
+Deliberate differences from torchmetrics:
+
+* a weight that is negative or infinite is a ValueError (the "mean" would not be a mean);
+* with ``nan_strategy="disable"`` MeanMetric keeps the weights (torchmetrics drops them);
+* with a float ``nan_strategy`` and a weight broadcast to the values (a number, or a smaller
+  tensor), only the NaN positions get weight 1 (torchmetrics writes the 1 into its broadcast
+  view of the weight, which sets every weight to 1);
+* CatMetric over no values returns an empty tensor (torchmetrics: an empty Python list);
+* RunningMean's and RunningSum's ``update_count`` count their updates (torchmetrics' Running wrapper reports 0);
+* AverageLoss (no torchmetrics twin, ignite's ``Loss``) raises NotComputableError over no
+  samples, as ignite's Loss does.
+"""
+
+import math
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from .base.metric import Metric
+from .base.state_dict import check_nonnegative
+from .errors import NotComputableError
+from .functional.aggregation import update as agg_update
+
+__all__ = ["AverageLoss", "CatMetric", "MaxMetric", "MeanMetric", "MinMetric", "RunningMean", "RunningSum", "SumMetric"]
+
+_F64 = torch.float64
+_INT64_MAX = 2**63 - 1
+# A batch size weighs its loss as a float64, which holds every integer up to 2**53 exactly.
+_MAX_BATCH_SIZE = 2**53
+
+
+def _as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
+    """A single-element result as a 0-d tensor (torchmetrics squeezes those), in ``dtype``."""
+    value = value.to(dtype)
+    return value.reshape(()) if value.numel() == 1 else value
+
+
+class _Aggregator(Metric):
+    is_differentiable = None  # torchmetrics' values
+    higher_is_better = None
+    full_state_update: Optional[bool] = False
+    traceable_update = False  # the NaN policy reads the values: eager inside torch.compile
+
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.nan_strategy = agg_update.check_nan_strategy(nan_strategy)
+
+    def _values(self, value: Any, weight: Any = None, name: str = "value") -> Tuple[Tensor, Optional[Tensor]]:
+        """Checked float64 values (and weights, broadcast to them), NaN policy applied."""
+        return agg_update.checked_values(self.nan_strategy, name, value, weight, self.device)
+
+
+class SumMetric(_Aggregator):
+    """Sum of all values seen (0 before any).
+
+    >>> import torch
+    >>> from torchtally.aggregation import SumMetric
+    >>> SumMetric().update(torch.tensor([1.0, 2.0])).update(3.0).compute()
+    tensor(6.)
+    """
+
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        self.add_state("value_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
+
+    def update(self, value: Any) -> None:
+        v, _ = self._values(value)
+        self.value_sum += v.sum()
+
+    def compute(self) -> Tensor:
+        return _as_result(self.value_sum, self.dtype)
+
+
+class MeanMetric(_Aggregator):
+    """Weighted mean sum(weight * value) / sum(weight); ``weight`` is None (1 per value), a
+    number, or a tensor broadcastable to the value's shape, finite and >= 0. NaN before any
+    value (0 / 0), as torchmetrics. Differences from torchmetrics: negative or infinite weights
+    raise ValueError; "disable" and a float ``nan_strategy`` treat weights as described in this
+    module's docstring.
+
+        >>> import torch
+        >>> from torchtally.aggregation import MeanMetric
+        >>> MeanMetric().update(torch.tensor([1.0, 3.0]), weight=torch.tensor([3.0, 1.0])).compute()
+        tensor(1.5000)
+    """
+
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        self.add_state("weighted_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
+        self.add_state("weight_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
+
+    def update(self, value: Any, weight: Any = None) -> None:
+        total, weight_sum = agg_update.weighted_totals(*self._values(value, weight))
+        self.weighted_sum += total
+        self.weight_sum += weight_sum
+
+    def compute(self) -> Tensor:
+        return _as_result(self.weighted_sum / self.weight_sum, self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "weight_sum")
+
+
+class _Extreme(_Aggregator):
+    if TYPE_CHECKING:  # a state declared with add_state (read and assigned as an attribute)
+        extreme: Tensor
+
+    full_state_update = True
+    _reduce = "min"
+
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        start = float("inf") if self._reduce == "min" else float("-inf")
+        self.add_state("extreme", torch.tensor(start, dtype=_F64), reduce=self._reduce)
+
+    def update(self, value: Any) -> None:
+        v, _ = self._values(value)
+        if v.numel():
+            # torch.minimum/maximum propagate NaN (nan_strategy="disable" keeps it).
+            if self._reduce == "min":
+                self.extreme = torch.minimum(self.extreme, v.amin())
+            else:
+                self.extreme = torch.maximum(self.extreme, v.amax())
+
+    def compute(self) -> Tensor:
+        return _as_result(self.extreme, self.dtype)
+
+
+class MinMetric(_Extreme):
+    """Smallest value seen (+inf before any, as torchmetrics).
+
+    >>> import torch
+    >>> from torchtally.aggregation import MinMetric
+    >>> MinMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
+    tensor(-1.)
+    """
+
+    _reduce = "min"
+
+
+class MaxMetric(_Extreme):
+    """Largest value seen (-inf before any, as torchmetrics).
+
+    >>> import torch
+    >>> from torchtally.aggregation import MaxMetric
+    >>> MaxMetric().update(torch.tensor([3.0, -1.0])).update(2.0).compute()
+    tensor(3.)
+    """
+
+    _reduce = "max"
+
+
+class CatMetric(_Aggregator):
+    """All values seen, concatenated along dim 0 in order (a 0-d value counts as [1]); across
+    ranks rank 0's values come first, then rank 1's, ... Values keep their shape after dim 0,
+    which must be the same for every value (a single value comes back 0-d, as torchmetrics).
+    Stored in the dtype of the results when the metric was made. Difference from torchmetrics:
+    over no values the result is an empty tensor (torchmetrics returns an empty list), and values
+    whose shapes after dim 0 differ raise ValueError at the update (torchmetrics at compute).
+
+        >>> import torch
+        >>> from torchtally.aggregation import CatMetric
+        >>> CatMetric().update(torch.tensor([1.0, 2.0])).update(3.0).compute()
+        tensor([1., 2., 3.])
+        >>> CatMetric().update(torch.tensor([[1.0, 2.0]])).update(torch.tensor([[3.0, 4.0]])).compute()
+        tensor([[1., 2.],
+                [3., 4.]])
+    """
+
+    if TYPE_CHECKING:  # a state declared with add_state (read and assigned as an attribute)
+        value_shape: Tensor
+
+    def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        self._stored_dtype = self.dtype
+        # Values are kept flat; "value_shape" holds (1, *shape after dim 0) once a value was
+        # seen ([] before), merged by checking that every rank saw the same shape.
+        self.add_state("values", torch.empty(0, dtype=self.dtype), reduce="cat")
+        self.add_state("value_shape", torch.empty(0, dtype=torch.int64), reduce="merge")
+        self._shape_seen: Tuple[Any, Tuple[int, ...]] = (None, ())
+
+    def update(self, value: Any) -> None:
+        v, _ = self._values(value)
+        if not v.numel():
+            return
+        row = (1,) + tuple(v.shape[1:])
+        shape_state = self.value_shape
+        new_shape = None
+        if not (self._shape_seen[0] is shape_state and self._shape_seen[1] == row):
+            stored = tuple(shape_state.tolist())  # read only when the state was replaced
+            if stored and stored != row:
+                raise ValueError(
+                    f"value: expected values of shape [N, {', '.join(map(str, stored[1:]))}] as before, "
+                    f"got {list(v.shape)}"
+                )
+            new_shape = row
+        self.append_state("values", v.reshape(-1).to(self._stored_dtype))
+        if new_shape is not None:
+            self.value_shape = torch.tensor(new_shape, dtype=torch.int64, device=shape_state.device)
+            self._shape_seen = (self.value_shape, new_shape)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        """ "value_shape" is [] (nothing seen) or [1, d1, ...], and "values" holds whole values."""
+        super().check_state_invariants(states)
+        shape, values = states["value_shape"].tolist(), states["values"]
+        if not shape:
+            if values.numel():
+                raise ValueError(f"'value_shape': expected [1, ...] for {values.numel()} stored value(s), got []")
+            return
+        if shape[0] != 1 or min(shape) < 0:
+            raise ValueError(f"'value_shape': expected [1, d1, ...] with every d >= 0, got {shape}")
+        per_value = math.prod(shape[1:])
+        if (values.numel() % per_value) if per_value else values.numel():
+            raise ValueError(
+                f"'values': expected a multiple of {per_value} elements (value_shape {shape}), got {values.numel()}"
+            )
+
+    def merge_state_values(self, name: str, values: list) -> Tensor:
+        shapes = {tuple(v.tolist()) for v in values if v.numel()}
+        if len(shapes) > 1:
+            raise ValueError(f"CatMetric: the values to merge have different shapes after dim 0: {sorted(shapes)}")
+        return values[0] if not shapes else next(v for v in values if v.numel()).clone()
+
+    def compute(self) -> Tensor:
+        shape = tuple(self.value_shape.tolist())[1:]
+        return _as_result(self.values.reshape((-1,) + shape), self.dtype)
+
+
+class _RunningWindow(_Aggregator):
+    """The window of the running aggregators: per summed quantity (``_slot_states``) ``window``
+    float64 slots, one per update, and the count of updates, which picks the slot the next
+    update overwrites. Every slot state is a "sum" reduce, so a sync is one all_reduce and
+    ``merge_state`` adds windows slot by slot (per rank: the union of every rank's last
+    ``window`` updates, as torchmetrics' Running wrapper sums each slot over ranks)."""
+
+    full_state_update = None  # forward updates the window, then computes the batch on its own
+    _slot_states: Tuple[str, ...] = ()
+
+    def __init__(self, window: int = 5, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+            raise ValueError(f"window: expected a positive int, got {window!r}")
+        self.window = window
+        for name in self._slot_states:
+            self.add_state(name, torch.zeros(window, dtype=_F64), reduce="sum")
+        # Which slot the next update overwrites; after a merge, the largest count continues.
+        self.add_state("num_updates", torch.tensor(0, dtype=torch.int64), reduce="max")
+
+    def _store(self, *totals: Union[Tensor, float]) -> None:
+        """Write one update's totals (one per slot state, checked already) into the next slot."""
+        slot = int(self.num_updates) % self.window
+        for name, total in zip(self._slot_states, totals):
+            getattr(self, name)[slot] = total
+        self.num_updates += 1
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "num_updates")
+
+
+class RunningMean(_RunningWindow):
+    """Mean of the values of the last ``window`` updates (weighted as MeanMetric); NaN before any.
+
+    Across ranks the window is per rank: the synced result is the weighted mean over the union
+    of every rank's last ``window`` updates (with one update per rank per step, as in DDP,
+    that is the last ``window`` steps), as torchmetrics' Running wrapper sums each window slot
+    over ranks. ``merge_state`` combines windows the same way. State: ``window`` slots of
+    (weighted sum, weight sum), a "sum" reduce, so a sync is one all_reduce. Differences from
+    torchmetrics: as MeanMetric's, and ``update_count`` counts the updates (torchmetrics: 0).
+
+        >>> import torch
+        >>> from torchtally.aggregation import RunningMean
+        >>> m = RunningMean(window=2)
+        >>> for v in (1.0, 2.0, 6.0):
+        ...     _ = m.update(v)
+        >>> m.compute()
+        tensor(4.)
+    """
+
+    _slot_states = ("window_sums", "window_weights")
+
+    def update(self, value: Any, weight: Any = None) -> None:
+        self._store(*agg_update.weighted_totals(*self._values(value, weight)))
+
+    def compute(self) -> Tensor:
+        return _as_result(self.window_sums.sum() / self.window_weights.sum(), self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "window_weights")
+
+
+class RunningSum(_RunningWindow):
+    """Sum of the values of the last ``window`` updates; 0 before any (as torchmetrics).
+
+    The window is per rank, as RunningMean's: the synced result sums the union of every rank's
+    last ``window`` updates (torchmetrics' Running wrapper sums each slot over ranks). State:
+    ``window`` float64 slots and an update count; a sync is one all_reduce. ``forward`` returns
+    the batch's own sum and moves the window, as torchmetrics'. Differences from torchmetrics:
+    float64 slots (the result is rounded once), and ``update_count`` counts the updates
+    (torchmetrics' wrapper reports 0).
+
+        >>> import torch
+        >>> from torchtally.aggregation import RunningSum
+        >>> m = RunningSum(window=2)
+        >>> for v in (1.0, torch.tensor([2.0, 3.0]), 6.0):
+        ...     _ = m.update(v)
+        >>> m.compute()
+        tensor(11.)
+    """
+
+    _slot_states = ("window_sums",)
+
+    def update(self, value: Any) -> None:
+        v, _ = self._values(value)
+        self._store(v.sum())
+
+    def compute(self) -> Tensor:
+        return _as_result(self.window_sums.sum(), self.dtype)
+
+
+class AverageLoss(_Aggregator):
+    """Loss averaged over samples: ``update(loss, batch_size)`` with the batch's mean loss (a
+    number or 0-d tensor) and its sample count, or ``update(losses)`` with per-sample losses
+    [B]. Result: sum(loss * batch_size) / sum(batch_size), so a short last batch weighs less.
+
+    torchtally's own (ignite's ``Loss`` without the loss function): no torchmetrics twin, so
+    ``nan_strategy`` defaults to "error" and, as ignite's Loss, compute over no samples raises
+    NotComputableError. The result is in ``self.dtype``.
+
+        >>> import torch
+        >>> from torchtally.aggregation import AverageLoss
+        >>> AverageLoss().update(torch.tensor(1.0), 30).update(4.0, 10).compute()
+        tensor(1.7500)
+    """
+
+    full_state_update = False
+
+    def __init__(self, *, nan_strategy: agg_update.NanStrategy = "error", **kwargs: Any) -> None:
+        super().__init__(nan_strategy, **kwargs)
+        self.add_state("loss_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
+        self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
+
+    def update(self, loss: Any, batch_size: Any = None) -> None:
+        values = agg_update.as_values("loss", loss, self.device)
+        if values.dim() > 1:
+            raise ValueError(
+                f"loss: expected a number, a 0-d tensor or per-sample losses [B], got shape {list(values.shape)}"
+            )
+        size = _batch_size(batch_size, values)
+        weight = None if values.dim() == 1 else torch.tensor(float(size), dtype=_F64, device=values.device)
+        v, w = agg_update.apply_nan_strategy(self.nan_strategy, "loss", values, weight)
+        # Both additions are made and checked before either state changes.
+        loss_sum = (v * w).sum() if w is not None else v.sum()
+        count = int(w.sum()) if w is not None else v.numel()
+        if count and int(self.num_samples) + count > _INT64_MAX:
+            raise ValueError(
+                f"batch_size: {count} more samples would overflow the int64 sample count "
+                f"({int(self.num_samples)} so far)"
+            )
+        self.loss_sum += loss_sum
+        self.num_samples += count
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "num_samples")
+
+    def compute(self) -> Tensor:
+        if int(self.num_samples) == 0:
+            raise NotComputableError("AverageLoss must have at least one sample before it can be computed")
+        return (self.loss_sum / self.num_samples).to(self.dtype)
+
+
+def _batch_size(batch_size: Any, values: Tensor) -> int:
+    if isinstance(batch_size, Tensor) and batch_size.dim() == 0 and not batch_size.is_floating_point():
+        batch_size = int(batch_size)
+    if values.dim() == 1:
+        if batch_size is not None and batch_size != values.numel():
+            raise ValueError(
+                f"batch_size: expected None or {values.numel()} (the number of per-sample losses), got {batch_size!r}"
+            )
+        return values.numel()
+    if batch_size is None:
+        raise ValueError("batch_size: required with a scalar loss (the number of samples it averages)")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 0:
+        raise ValueError(f"batch_size: expected an int >= 0, got {batch_size!r}")
+    if batch_size > _MAX_BATCH_SIZE:
+        raise ValueError(f"batch_size: expected at most 2**53 (a float64 weight holds it exactly), got {batch_size!r}")
+    return batch_size

@@ -13,8 +13,8 @@ import torchtally
 import torchtally.classification as ttc
 import torchtally.functional as ttf
 from torchtally.functional import curves as functional_curves
-from torchtally.metrics import curve_tasks as metric_tasks
-from torchtally.metrics import curves as metric_curves
+from torchtally.classification import auroc as metric_tasks
+from torchtally.classification import precision_recall_curve as metric_curves
 
 FAMILIES = ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve")
 CLASSES = [f"{task}{family}" for family in FAMILIES for task in ("Binary", "Multiclass", "Multilabel")]

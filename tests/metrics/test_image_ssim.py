@@ -17,7 +17,8 @@ from torchtally import kernels
 from torchtally.functional.image import multiscale_structural_similarity_index_measure as ms_ssim
 from torchtally.functional.image import structural_similarity_index_measure as ssim
 from torchtally.image import MultiScaleStructuralSimilarityIndexMeasure, StructuralSimilarityIndexMeasure
-from torchtally.kernels import image_ssim, reference
+from torchtally.kernels import reference
+from torchtally.kernels.image import ssim as image_ssim
 
 
 def _pair(seed, shape=(2, 3, 32, 32), dtype=torch.float32, noise=0.2):

@@ -25,7 +25,7 @@ import torchtally.functional as F
 import torchtally.retrieval as RT
 import torchtally.segmentation as S
 from torchtally import Metric
-from torchtally.metrics.bases import TaskWrapper
+from torchtally.classification.base import TaskWrapper
 
 NUM = 3  # num_classes / num_labels of every classification entry
 

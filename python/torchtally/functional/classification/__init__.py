@@ -28,15 +28,21 @@ validation is off), and multiclass functions need ``num_classes`` (torchmetrics 
 
 from .. import curves
 from ..curves import *  # noqa: F401,F403  (binary_auroc, ..., as torchmetrics.functional.classification)
-from . import calibration, fairness, forms, hinge, npv_forms, ranking, subset_accuracy, task_forms
-from .calibration import *  # noqa: F401,F403  (binary_calibration_error, ..., calibration_error)
-from .fairness import *  # noqa: F401,F403  (binary_fairness, binary_groups_stat_rates, demographic_parity, ...)
-from .forms import *  # noqa: F401,F403
+from . import hinge, ranking
+from . import calibration_error as calibration
+from . import group_fairness as fairness
+from . import stat_scores as forms
+from . import negative_predictive_value as npv_forms
+from . import exact_match as subset_accuracy
+from . import accuracy as task_forms
+from .calibration_error import *  # noqa: F401,F403  (binary_calibration_error, ..., calibration_error)
+from .group_fairness import *  # noqa: F401,F403  (binary_fairness, binary_groups_stat_rates, demographic_parity, ...)
+from .stat_scores import *  # noqa: F401,F403
 from .hinge import *  # noqa: F401,F403  (binary_hinge_loss, ..., hinge_loss)
-from .npv_forms import *  # noqa: F401,F403  (binary_negative_predictive_value, ..., negative_predictive_value)
+from .negative_predictive_value import *  # noqa: F401,F403  (binary_negative_predictive_value, ..., negative_predictive_value)
 from .ranking import *  # noqa: F401,F403  (multilabel_coverage_error, multilabel_ranking_*)
-from .subset_accuracy import *  # noqa: F401,F403  (multiclass_exact_match, multilabel_exact_match, exact_match)
-from .task_forms import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
+from .exact_match import *  # noqa: F401,F403  (multiclass_exact_match, multilabel_exact_match, exact_match)
+from .accuracy import *  # noqa: F401,F403  (accuracy, precision, ... with task=)
 
 __all__ = list(forms.__all__) + list(task_forms.__all__) + list(curves.__all__)
 __all__ += list(calibration.__all__) + list(hinge.__all__) + list(ranking.__all__)

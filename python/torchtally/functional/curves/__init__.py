@@ -4,9 +4,11 @@ Their readouts (EER, LogAUC, precision at fixed recall, ...): readouts.py, with 
 functions in readout_forms.py and readout_task_forms.py.
 """
 
-from . import forms, readout_forms, readout_task_forms
-from .forms import *  # noqa: F401,F403
-from .readout_forms import *  # noqa: F401,F403
-from .readout_task_forms import *  # noqa: F401,F403
+from ..classification import precision_recall_curve as forms
+from ..classification import eer as readout_forms
+from ..classification import logauc as readout_task_forms
+from ..classification.precision_recall_curve import *  # noqa: F401,F403
+from ..classification.eer import *  # noqa: F401,F403
+from ..classification.logauc import *  # noqa: F401,F403
 
 __all__ = list(forms.__all__) + list(readout_forms.__all__) + list(readout_task_forms.__all__)

@@ -2,14 +2,9 @@
 
 from typing import List
 
-from .box_overlap_forms import (
-    complete_intersection_over_union,
-    distance_intersection_over_union,
-    generalized_intersection_over_union,
-    intersection_over_union,
-)
+from .iou import complete_intersection_over_union, distance_intersection_over_union, generalized_intersection_over_union, intersection_over_union
 from .map import mean_average_precision
-from .panoptic_forms import modified_panoptic_quality, panoptic_quality
+from .panoptic_qualities import modified_panoptic_quality, panoptic_quality
 
 __all__: List[str] = [
     "mean_average_precision",

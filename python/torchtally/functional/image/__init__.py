@@ -9,12 +9,12 @@ from typing import List
 from .dists import deep_image_structure_and_texture_similarity
 from .gradients import image_gradients, total_variation
 from .lpips import learned_perceptual_image_patch_similarity
-from .pansharpening import quality_with_no_reference, spatial_distortion_index, spectral_distortion_index
-from .path_length import perceptual_path_length
+from .d_lambda import quality_with_no_reference, spatial_distortion_index, spectral_distortion_index
+from .perceptual_path_length import perceptual_path_length
 from .psnr import peak_signal_noise_ratio, peak_signal_noise_ratio_with_blocked_effect
 from .scc import spatial_correlation_coefficient
-from .sliding_window import relative_average_spectral_error, root_mean_squared_error_using_sliding_window
-from .spectral import error_relative_global_dimensionless_synthesis, spectral_angle_mapper
+from .rmse_sw import relative_average_spectral_error, root_mean_squared_error_using_sliding_window
+from .sam import error_relative_global_dimensionless_synthesis, spectral_angle_mapper
 from .ssim import multiscale_structural_similarity_index_measure, structural_similarity_index_measure
 from .uqi import universal_image_quality_index
 from .vif import visual_information_fidelity

@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
-from ...kernels import image_squared_error
+from ...kernels.image import squared_error as image_squared_error
 from .pixel_inputs import (
     F64,
     FLOATS,

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ...kernels import image_ssim
+from ...kernels.image import ssim as image_ssim
 from .pixel_inputs import FLOATS
 
 DataRange = Optional[Union[float, Tuple[float, float]]]

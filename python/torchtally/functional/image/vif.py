@@ -18,7 +18,7 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
-from ...kernels import image_ssim
+from ...kernels.image import ssim as image_ssim
 
 __all__ = ["visual_information_fidelity"]
 

@@ -4,9 +4,11 @@ in update.py, results from the states in compute.py, ranks.py (rank correlations
 (the CRPS).
 """
 
-from . import error_forms, forms, rank_forms
-from .error_forms import *  # noqa: F401,F403
-from .forms import *  # noqa: F401,F403
-from .rank_forms import *  # noqa: F401,F403
+from . import log_mse as error_forms
+from . import mse as forms
+from . import spearman as rank_forms
+from .log_mse import *  # noqa: F401,F403
+from .mse import *  # noqa: F401,F403
+from .spearman import *  # noqa: F401,F403
 
 __all__ = list(forms.__all__) + list(error_forms.__all__) + list(rank_forms.__all__)

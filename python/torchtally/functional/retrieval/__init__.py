@@ -7,8 +7,9 @@ documents' rows; compute.py the grouping by query, empty queries and aggregation
 
 from typing import List
 
-from . import curve_forms, forms
-from .curve_forms import *  # noqa: F401,F403
-from .forms import *  # noqa: F401,F403
+from . import auroc as curve_forms
+from . import average_precision as forms
+from .auroc import *  # noqa: F401,F403
+from .average_precision import *  # noqa: F401,F403
 
 __all__: List[str] = list(forms.__all__) + list(curve_forms.__all__)

@@ -8,8 +8,9 @@ hausdorff_distance.
 
 from typing import List
 
-from . import overlap, surface_distance
-from .overlap import *  # noqa: F401,F403  (mean_iou, dice_score, generalized_dice_score)
-from .surface_distance import *  # noqa: F401,F403  (hausdorff_distance)
+from . import mean_iou as overlap
+from . import hausdorff_distance as surface_distance
+from .mean_iou import *  # noqa: F401,F403  (mean_iou, dice_score, generalized_dice_score)
+from .hausdorff_distance import *  # noqa: F401,F403  (hausdorff_distance)
 
 __all__: List[str] = list(overlap.__all__) + list(surface_distance.__all__)

@@ -7,17 +7,18 @@ edit_compute.py).
 
 from typing import List
 
-from . import bert, bleu, chrf, edit_forms
+from . import bert, bleu, chrf
+from . import wer as edit_forms
 from . import infolm as infolm_forms  # the module, beside its function infolm
 from .bert import *  # noqa: F401,F403  (bert_score)
 from .bleu import *  # noqa: F401,F403  (bleu_score, sacre_bleu_score)
 from .chrf import *  # noqa: F401,F403  (chrf_score)
-from .edit_forms import *  # noqa: F401,F403
+from .wer import *  # noqa: F401,F403
 from .eed import extended_edit_distance
 from .infolm import *  # noqa: F401,F403  (infolm)
-from .perplexity_form import perplexity
-from .rouge_form import rouge_score
-from .squad_form import squad
+from .perplexity import perplexity
+from .rouge import rouge_score
+from .squad import squad
 from .ter import translation_edit_rate
 
 __all__: List[str] = [

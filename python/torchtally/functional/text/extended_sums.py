@@ -9,7 +9,7 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
-from ...kernels import text_ter
+from ...kernels.text import ter as text_ter
 from . import packing, reference_groups
 
 Costs = Tuple[float, float, float, float]  # alpha, rho, deletion, insertion

@@ -6,7 +6,7 @@ from typing import Dict, Hashable, List, Tuple
 import torch
 from torch import Tensor
 
-from ...kernels import text_ter
+from ...kernels.text import ter as text_ter
 from . import packing, reference_groups, tercom
 
 Options = Tuple[bool, bool, bool, bool]  # normalize, no_punctuation, lowercase, asian_support

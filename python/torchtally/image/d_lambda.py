@@ -1,0 +1,232 @@
+"""SpectralDistortionIndex (D_lambda), SpatialDistortionIndex (D_s) and QualityWithNoReference
+(QNR): pansharpening quality without a reference image. State declarations only; the math is
+in torchtally.functional.image.pansharpening (float64).
+
+torchmetrics keeps every image (preds, ms, pan, pan_lr) in lists and computes at the end; its
+values are functions of mean UQI values over all images, i.e. of per-image mean UQI values
+summed over images. This keeps exactly those sums:
+
+    D_lambda  pair_sums float64 [1 + 2 P] "merge": C, then per channel pair k < r (P of them)
+              the per-image mean UQI of target and of preds, summed over images
+    D_s       channel_sums float64 [1 + 2 C] "merge": C, then per channel the per-image mean UQI
+              of (ms, degraded pan) and of (preds, pan), summed over images
+    QNR       both (pair_sums of preds against ms)
+    all       images int64 [] "sum"
+
+A "merge" state is empty until the first batch sets C; ranks add their sums (one holding none
+is left out). Results are in ``self.dtype`` (float32 by default, as torchmetrics').
+
+Differences from torchmetrics, common to these classes:
+
+* UQI in float64 (torchmetrics: the inputs' dtype), sums in float64; O(C^2) numbers per metric
+  instead of every image;
+* batches may have different image sizes (torchmetrics' concatenation needs one size); a
+  batch's ``pan_lr`` serves that batch (torchmetrics concatenates the ``pan_lr`` of the batches
+  that had one and pairs them with all images);
+* bad input raises at ``update`` with the state unchanged (torchmetrics: a window_size too
+  large for ``ms`` raises only at ``compute``); the degraded pan needs no torchvision;
+* no warning about memory (nothing grows with the data); no gradient.
+"""
+
+from typing import TYPE_CHECKING, Any, Dict, List
+
+import torch
+from torch import Tensor
+
+from ..base.metric import Metric
+from ..base.state_dict import check_nonnegative
+from ..functional.image import d_lambda as ps
+from ..functional.image.shaped_sums import add_shaped, check_shaped, merge_shaped, split_shaped
+from ..functional.image.windows import check_reduction, check_window_size
+
+__all__ = ["SpectralDistortionIndex", "SpatialDistortionIndex", "QualityWithNoReference"]
+
+_F64 = torch.float64
+
+
+def _pairs(channels: int) -> int:
+    return channels * (channels - 1) // 2
+
+
+def _split_target(target: Any) -> tuple:
+    """(ms, pan, pan_lr or None) from torchmetrics' target dict."""
+    if not isinstance(target, dict):
+        raise TypeError(
+            f"target: expected a dict with keys 'ms', 'pan' and optionally 'pan_lr', got {type(target).__name__}"
+        )
+    for key in ("ms", "pan"):
+        if key not in target:
+            raise ValueError(f"target: expected the key '{key}', got keys {sorted(target)}")
+    return target["ms"], target["pan"], target.get("pan_lr")
+
+
+class _PansharpeningMetric(Metric):
+    is_differentiable = False
+    full_state_update = False
+    traceable_update = False  # the channel count of earlier batches is read back in Python
+    if TYPE_CHECKING:
+        images: Tensor
+        pair_sums: Tensor
+        channel_sums: Tensor
+
+    def _add_states(self, spectral: bool, spatial: bool) -> None:
+        if spectral:
+            self.add_state("pair_sums", torch.empty(0, dtype=_F64), reduce="merge")
+        if spatial:
+            self.add_state("channel_sums", torch.empty(0, dtype=_F64), reduce="merge")
+        self.add_state("images", torch.tensor(0, dtype=torch.int64), reduce="sum")
+
+    def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
+        return merge_shaped(values, 1, f"{type(self).__name__} ({name})")
+
+    def _nan(self) -> Tensor:
+        return torch.tensor(float("nan"), dtype=self.dtype, device=self.images.device)
+
+    def _d_lambda(self, p: int, reduction: str) -> Tensor:
+        (channels,), sums = split_shaped(self.pair_sums, 1)
+        return ps.spectral_from_sums(sums, channels, self.images, p, reduction)
+
+    def _d_s(self, norm_order: int, reduction: str) -> Tensor:
+        _, sums = split_shaped(self.channel_sums, 1)
+        return ps.spatial_from_sums(sums, self.images, norm_order, reduction)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "images")
+        if "pair_sums" in states:
+            check_shaped(states["pair_sums"], 1, lambda s: 2 * _pairs(s[0]), "pair_sums")
+        if "channel_sums" in states:
+            check_shaped(states["channel_sums"], 1, lambda s: 2 * s[0], "channel_sums")
+
+
+class SpectralDistortionIndex(_PansharpeningMetric):
+    """Spectral distortion index D_lambda of ``preds`` against ``target`` ([N, C, H, W] each, one
+    float dtype, the same N and C): the p-mean over channel pairs of the difference between the
+    pairs' mean UQI in target and in preds, over all images. A scalar for every ``reduction``
+    (as torchmetrics).
+
+    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
+
+        >>> import torch
+        >>> from torchtally.image import SpectralDistortionIndex
+        >>> x = torch.arange(2 * 3 * 16 * 16.0).reshape(2, 3, 16, 16)
+        >>> SpectralDistortionIndex().update((x * 0.37).sin(), (x * 0.41).cos()).compute()
+        tensor(0.5932)
+    """
+
+    higher_is_better = True
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    def __init__(self, p: int = 1, reduction: str = "elementwise_mean", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.p = ps.check_positive_int("p", p)
+        self.reduction = check_reduction(reduction, ps.REDUCTIONS)
+        self._add_states(spectral=True, spatial=False)
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        sums = ps.spectral_sums(preds, target)
+        self.pair_sums = add_shaped(self.pair_sums, (preds.shape[1],), sums, "preds: number of channels")
+        self.images = self.images + preds.shape[0]
+
+    def compute(self) -> Tensor:
+        if not self.pair_sums.numel():
+            return self._nan()
+        return self._d_lambda(self.p, self.reduction).to(self.dtype)
+
+
+class SpatialDistortionIndex(_PansharpeningMetric):
+    """Spatial distortion index D_s: ``update(preds, target)`` with the fused image ``preds``
+    [N, C, H, W] and ``target`` a dict of ``"ms"`` [N, C, h, w] (h, w dividing H, W), ``"pan"``
+    [N, C, H, W] and optionally ``"pan_lr"`` [N, C, h, w] (else pan blurred by a window_size
+    window and resized to h x w). Per channel ``abs(UQI(ms, pan_lr) - UQI(preds, pan)) ** q`` over all
+    images, reduced over channels ("none": per channel), to the power 1/q (q = ``norm_order``).
+
+    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
+
+        >>> import torch
+        >>> from torchtally.image import SpatialDistortionIndex
+        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
+        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
+        >>> target = {"ms": preds[..., ::2, ::2], "pan": pan, "pan_lr": pan[..., ::2, ::2]}
+        >>> SpatialDistortionIndex().update(preds, target).compute()
+        tensor(0.0380)
+    """
+
+    higher_is_better = True
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    def __init__(
+        self, norm_order: int = 1, window_size: int = 7, reduction: str = "elementwise_mean", **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.norm_order = ps.check_positive_int("norm_order", norm_order)
+        self.window_size = check_window_size(window_size)
+        self.reduction = check_reduction(reduction, ps.REDUCTIONS)
+        self._add_states(spectral=False, spatial=True)
+
+    def update(self, preds: Tensor, target: Dict[str, Tensor]) -> None:
+        ms, pan, pan_lr = _split_target(target)
+        sums = ps.spatial_sums(preds, ms, pan, pan_lr, self.window_size)
+        self.channel_sums = add_shaped(self.channel_sums, (preds.shape[1],), sums, "preds: number of channels")
+        self.images = self.images + preds.shape[0]
+
+    def compute(self) -> Tensor:
+        if not self.channel_sums.numel():
+            return self._nan()
+        return self._d_s(self.norm_order, self.reduction).to(self.dtype)
+
+
+class QualityWithNoReference(_PansharpeningMetric):
+    """Quality with No Reference: (1 - D_lambda)^alpha (1 - D_s)^beta, D_lambda between ``preds``
+    and ``target["ms"]`` with p = ``norm_order``, D_s as SpatialDistortionIndex (same inputs).
+
+    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
+
+        >>> import torch
+        >>> from torchtally.image import QualityWithNoReference
+        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
+        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
+        >>> target = {"ms": preds[..., ::2, ::2], "pan": pan, "pan_lr": pan[..., ::2, ::2]}
+        >>> QualityWithNoReference().update(preds, target).compute()
+        tensor(0.8914)
+    """
+
+    higher_is_better = True
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    def __init__(
+        self,
+        alpha: float = 1,
+        beta: float = 1,
+        norm_order: int = 1,
+        window_size: int = 7,
+        reduction: str = "elementwise_mean",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.alpha = ps.check_nonnegative_real("alpha", alpha)
+        self.beta = ps.check_nonnegative_real("beta", beta)
+        self.norm_order = ps.check_positive_int("norm_order", norm_order)
+        self.window_size = check_window_size(window_size)
+        self.reduction = check_reduction(reduction, ps.REDUCTIONS)
+        self._add_states(spectral=True, spatial=True)
+
+    def update(self, preds: Tensor, target: Dict[str, Tensor]) -> None:
+        ms, pan, pan_lr = _split_target(target)
+        spectral = ps.spectral_sums(preds, ms, "ms")
+        spatial = ps.spatial_sums(preds, ms, pan, pan_lr, self.window_size)
+        channels = (preds.shape[1],)
+        pair_sums = add_shaped(self.pair_sums, channels, spectral, "preds: number of channels")
+        self.channel_sums = add_shaped(self.channel_sums, channels, spatial, "preds: number of channels")
+        self.pair_sums = pair_sums
+        self.images = self.images + preds.shape[0]
+
+    def compute(self) -> Tensor:
+        if not self.pair_sums.numel():
+            return self._nan()
+        d_lambda = self._d_lambda(self.norm_order, self.reduction)
+        d_s = self._d_s(self.norm_order, self.reduction)
+        return ps.qnr_from_parts(d_lambda, d_s, self.alpha, self.beta).to(self.dtype)

@@ -1,9 +1,0 @@
-"""torchmetrics.regression's place: ``from torchtally.regression import R2Score``."""
-
-from .metrics import divergences, error_sums, rank_regression, regression
-from .metrics.divergences import *  # noqa: F401,F403  (KLDivergence, JensenShannonDivergence, CriticalSuccessIndex)
-from .metrics.error_sums import *  # noqa: F401,F403  (LogCoshError, MeanSquaredLogError, ...)
-from .metrics.rank_regression import *  # noqa: F401,F403  (SpearmanCorrCoef, KendallRankCorrCoef, CRPS)
-from .metrics.regression import *  # noqa: F401,F403
-
-__all__ = [name for module in (regression, error_sums, divergences, rank_regression) for name in module.__all__]

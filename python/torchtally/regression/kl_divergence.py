@@ -1,0 +1,162 @@
+"""KL and Jensen-Shannon divergences of row distributions, and the critical success index (a
+count of thresholded elements); the math lives in torchtally.functional.regression.batch_sums.
+
+torchmetrics' classes with its constructor signatures, accepted inputs, result dtypes and
+shapes. "mean" and "sum" reductions keep a float64 sum and an int64 row count; "none" keeps
+every row's divergence (a "cat" state of 8 bytes per row). The critical success index keeps
+four int64 counts, or with ``keep_sequence_dim`` three per index of that dimension (a "cat"
+state of 24 bytes per index).
+
+Deliberate differences from torchmetrics: float64 accumulation; NaN or inf inputs (also a
+-inf log-probability), negative probabilities and rows that sum to 0 raise ValueError with the
+state unchanged (torchmetrics returns NaN); results carry no gradient.
+"""
+
+from typing import Any, Dict, Optional
+
+import torch
+from torch import Tensor
+
+from ..base.metric import Metric
+from ..base.state_dict import check_nonnegative
+from ..functional.regression import batch_sums as sums
+from ..functional.regression import compute as reg_compute
+from ..functional.regression import update as reg_update
+from .log_mse import InputDtypeMixin
+
+__all__ = ["CriticalSuccessIndex", "JensenShannonDivergence", "KLDivergence"]
+
+_F64 = torch.float64
+
+
+class _RegressionMetric(Metric):
+    is_differentiable = False  # results carry no gradient (see Metric)
+    full_state_update = False
+    traceable_update = False  # the finiteness and domain checks read the values: eager inside torch.compile
+
+
+class _Divergence(InputDtypeMixin, _RegressionMetric):
+    """Per-row divergences of [N, d] p and q, reduced over rows; the result dtype follows the
+    inputs' float dtype as torchmetrics' (its "mean" / "sum" state is promoted by them, its
+    "none" rows are in their dtype)."""
+
+    higher_is_better = False
+    _rows = staticmethod(sums.kl_rows)
+
+    def __init__(self, log_prob: bool = False, reduction: Optional[str] = "mean", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.log_prob = sums.check_log_prob(log_prob)
+        self.reduction = sums.check_reduction(reduction)
+        if self.reduction in ("mean", "sum"):
+            self.add_state("measure_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
+            self.add_state("num_rows", torch.tensor(0, dtype=torch.int64), reduce="sum")
+        else:
+            self.add_state("measures", torch.empty(0, dtype=_F64), reduce="cat")
+        self._add_input_dtype()
+
+    def update(self, p: Tensor, q: Tensor) -> None:
+        x, y = sums.distributions(p, q, self.device)
+        rows = type(self)._rows(x, y, self.log_prob)
+        self._note_input_dtype(x, y)
+        if self.reduction in ("mean", "sum"):
+            self.measure_sum += rows.sum()
+            self.num_rows += rows.shape[0]
+        else:
+            self.append_state("measures", rows, copy=False)  # computed here: a fresh tensor
+
+    def compute(self) -> Tensor:
+        code = self._input_code()
+        if self.reduction in ("mean", "sum"):
+            total = self.measure_sum / self.num_rows if self.reduction == "mean" else self.measure_sum
+            return reg_compute.as_result(total, reg_update.promoted(self.dtype, code))
+        return self.measures.to(reg_update.CODE_DTYPES[code] if code else self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "num_rows")
+        self._check_input_dtype(states)
+
+
+class KLDivergence(_Divergence):
+    """KL(p || q) of each row of [N, d] distributions, reduced over rows by ``reduction``
+    ("mean", "sum", "none" or None: every row's value, in the order seen).
+
+    ``log_prob=False``: p and q hold probabilities (>= 0), each row scaled to sum 1; a zero in
+    q where p is positive gives inf. ``log_prob=True``: they hold log-probabilities (finite).
+
+    Differences from torchmetrics: float64; NaN/inf inputs (a -inf log-probability too),
+    negative probabilities and rows summing to 0 raise ValueError (torchmetrics: NaN); with
+    ``reduction="none"`` and no update, an empty tensor (torchmetrics: ValueError).
+
+        >>> import torch
+        >>> from torchtally.regression import KLDivergence
+        >>> KLDivergence().update(torch.tensor([[0.36, 0.48, 0.16]]), torch.tensor([[1 / 3, 1 / 3, 1 / 3]])).compute()
+        tensor(0.0853)
+    """
+
+
+class JensenShannonDivergence(_Divergence):
+    """Jensen-Shannon divergence (natural log, 0 to log 2) of each row of [N, d] distributions,
+    reduced over rows; ``log_prob`` and ``reduction`` as KLDivergence (and its differences
+    from torchmetrics).
+
+        >>> import torch
+        >>> from torchtally.regression import JensenShannonDivergence
+        >>> m = JensenShannonDivergence()
+        >>> m.update(torch.tensor([[0.36, 0.48, 0.16]]), torch.tensor([[1 / 3, 1 / 3, 1 / 3]])).compute()
+        tensor(0.0225)
+    """
+
+    _rows = staticmethod(sums.js_rows)
+
+
+class CriticalSuccessIndex(_RegressionMetric):
+    """hits / (hits + misses + false alarms) of the elements >= ``threshold`` in preds (forecast)
+    and target (observed); 0 when neither ever reaches it, as torchmetrics. float32 results, as
+    torchmetrics' (``set_dtype`` changes that).
+
+    ``keep_sequence_dim=k``: one value per index of dim k of every batch, in the order seen
+    (torchmetrics' list state; here a "cat" state of three int64 counts per index).
+
+    Differences from torchmetrics: NaN/inf inputs raise ValueError (a NaN is never >= the
+    threshold: torchmetrics counts it as below); with ``keep_sequence_dim`` and no update, an
+    empty tensor (torchmetrics: "No samples to concatenate").
+
+        >>> import torch
+        >>> from torchtally.regression import CriticalSuccessIndex
+        >>> preds, target = torch.tensor([[0.2, 0.7], [0.9, 0.3]]), torch.tensor([[0.4, 0.2], [0.8, 0.6]])
+        >>> CriticalSuccessIndex(0.5).update(preds, target).compute()
+        tensor(0.3333)
+        >>> CriticalSuccessIndex(0.5, keep_sequence_dim=0).update(preds, target).compute()
+        tensor([0.0000, 0.5000])
+    """
+
+    higher_is_better = True
+
+    def __init__(self, threshold: float, keep_sequence_dim: Optional[int] = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.threshold = sums.check_threshold(threshold)
+        self.keep_sequence_dim = sums.check_keep_sequence_dim(keep_sequence_dim)
+        self.set_dtype(torch.float32)  # torchmetrics' result is float32 whatever the default dtype
+        if self.keep_sequence_dim is None:  # (neither, misses, false alarms, hits)
+            self.add_state("counts", torch.zeros(4, dtype=torch.int64), reduce="sum")
+        else:  # (hits, misses, false alarms) per index
+            self.add_state("sequence_counts", torch.empty(0, 3, dtype=torch.int64), reduce="cat")
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        counts = sums.csi_counts(preds, target, self.threshold, self.keep_sequence_dim, self.device)
+        if self.keep_sequence_dim is None:
+            self.counts += counts
+        else:
+            self.append_state("sequence_counts", counts, copy=False)
+
+    def compute(self) -> Tensor:
+        if self.keep_sequence_dim is None:
+            c = self.counts
+            return reg_compute.as_result(sums.csi_from_counts(c[3], c[1], c[2]), self.dtype)
+        c = self.sequence_counts
+        return sums.csi_from_counts(c[:, 0], c[:, 1], c[:, 2]).to(self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        super().check_state_invariants(states)
+        check_nonnegative(states, "counts", "sequence_counts")

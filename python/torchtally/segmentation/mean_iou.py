@@ -1,0 +1,268 @@
+"""MeanIoU, DiceScore and GeneralizedDiceScore: overlap of segmentation masks, from per-sample,
+per-class counts (intersection, prediction pixels, target pixels) made by the confusion-matrix
+kernels (torchtally.functional.segmentation.counts).
+
+State (C' = classes kept: num_classes, less the background unless include_background):
+
+    MeanIoU               iou_sum float64 [C'], present int64 [C']: the per-sample IoU summed
+                          over the samples where the class is present (in preds or target), and
+                          their number; "sum". Without num_classes C comes from the first batch:
+                          "merge" states of that length (a rank without a batch holds none)
+    DiceScore  global     counts int64 [C', 3], "sum": exact, shared by DiceScores of one options
+                          set in a MetricCollection (``state_key``)
+               samplewise score_sum float64 [C'] ("none") or [1], scored int64 likewise, "sum":
+                          the per-sample score summed over the samples where it is defined
+    GeneralizedDiceScore  score_sum float64 [C'] (per_class) or [1], samples int64 [], "sum"
+
+torchmetrics averages MeanIoU and samplewise DiceScore per sample first; a sum of per-sample
+values and a count give that mean exactly with fixed-shape states (torchmetrics' DiceScore keeps
+3 rows of C values per sample in lists). Results are in ``self.dtype``.
+
+Differences from torchmetrics, common to these classes:
+
+* bad input raises ValueError/TypeError naming the argument, state unchanged: an index outside
+  [0, num_classes) or a float index map, a one-hot mask holding values other than 0/1 (torchmetrics
+  counts them as they are), NaN scores, a one-hot C other than num_classes (torchmetrics ignores
+  num_classes for integer one-hot input);
+* index maps of any integer dtype are accepted (torchmetrics: int64 only);
+* sums are float64 (torchmetrics: float32).
+"""
+
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+import torch
+from torch import Tensor
+
+from ..base.metric import Metric
+from ..base.state_dict import check_nonnegative
+from ..functional.segmentation import counts as seg_counts
+from ..functional.segmentation import mean_iou as overlap
+
+__all__ = ["MeanIoU", "DiceScore", "GeneralizedDiceScore"]
+
+_F64 = torch.float64
+
+
+class _OverlapMetric(Metric):
+    is_differentiable = False
+    traceable_update = False  # the checks read the masks' values (0/1, index range): eager in torch.compile
+    higher_is_better: Optional[bool] = True
+    full_state_update = False
+    plot_lower_bound: Optional[float] = 0.0
+    plot_upper_bound: Optional[float] = 1.0
+    fresh_compute_results = True  # compute makes its own tensors
+
+    num_classes: Optional[int]
+    include_background: bool
+    input_format: str
+
+    def _kept(self) -> int:
+        assert self.num_classes is not None
+        return self.num_classes - 1 if not self.include_background and self.num_classes > 1 else self.num_classes
+
+    def _counts(self, preds: Tensor, target: Tensor) -> Tensor:
+        counts = seg_counts.overlap_counts(preds, target, self.num_classes, self.input_format)
+        return seg_counts.drop_background(counts, self.include_background)
+
+    def _out(self, x: Tensor) -> Tensor:
+        return x.to(self.dtype)
+
+    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
+        """Counts and sums >= 0 (see Metric)."""
+        super().check_state_invariants(states)
+        check_nonnegative(states, *states)
+
+
+class MeanIoU(_OverlapMetric):
+    """Mean intersection over union of segmentation masks: per sample and class, ``|P and T| / |P or T|``
+    over the classes present in preds or target, averaged over samples (and classes unless
+    ``per_class``; a class never present is -1 with ``per_class``). Inputs per ``input_format``:
+    "one-hot" [N, C, ...] 0/1 masks or float scores (argmax), "index" [N, ...] class indices
+    (``num_classes`` required), "mixed" one of each.
+
+    Without ``num_classes`` (one-hot inputs), C is the first batch's, as torchmetrics takes it; a
+    later batch, or another rank, with another C raises ValueError.
+
+    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap).
+
+    >>> import torch
+    >>> from torchtally.segmentation import MeanIoU
+    >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
+    >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
+    >>> MeanIoU(num_classes=3, input_format="index").update(preds, target).compute()
+    tensor(0.3667)
+    >>> MeanIoU(num_classes=3, per_class=True, input_format="index").update(preds, target).compute()
+    tensor([0.5000, 0.6000, 0.0000])
+    """
+
+    plot_legend_name: Optional[str] = "Class"
+
+    if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
+        iou_sum: Tensor
+        present: Tensor
+
+    def __init__(
+        self,
+        num_classes: Optional[int] = None,
+        include_background: bool = True,
+        per_class: bool = False,
+        input_format: str = "one-hot",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.input_format = seg_counts.check_input_format(input_format)
+        self.num_classes = seg_counts.check_optional_num_classes(num_classes, self.input_format != "index")
+        self.include_background = seg_counts.check_bool("include_background", include_background)
+        self.per_class = seg_counts.check_bool("per_class", per_class)
+        # without num_classes: per-class sums as long as the first batch's C, merged by length
+        width, reduce = (self._kept(), "sum") if self.num_classes is not None else (0, "merge")
+        self.add_state("iou_sum", torch.zeros(width, dtype=_F64), reduce=reduce)
+        self.add_state("present", torch.zeros(width, dtype=torch.int64), reduce=reduce)
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        """preds, target: per ``input_format`` (see the class)."""
+        preds, target = overlap.mean_iou_reshaped(preds, target, self.input_format)
+        iou = overlap.iou_rows(self._counts(preds, target))
+        present = ~iou.isnan()
+        sums, hits = iou.nan_to_num(0.0).sum(0), present.sum(0)
+        if self.num_classes is None and self.iou_sum.numel() == 0:  # the first batch sets C
+            self.iou_sum, self.present = sums.to(_F64), hits
+            return
+        if sums.shape != self.iou_sum.shape:
+            raise ValueError(
+                f"preds: expected {self.iou_sum.numel()} classes (kept), as the batches before, got {sums.numel()}"
+            )
+        self.iou_sum += sums
+        self.present += hits
+
+    def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
+        """The per-class sums of ranks (or metrics) that learned C from their batches: summed,
+        those without a batch left out; a different C raises."""
+        held = [v for v in values if v.numel()]
+        if not held:
+            return values[0].clone()
+        if any(v.shape != held[0].shape for v in held):
+            raise ValueError(f"MeanIoU: the ranks saw different numbers of classes: {[v.numel() for v in held]}")
+        return torch.stack(held).sum(0)
+
+    def compute(self) -> Tensor:
+        if self.per_class:
+            return self._out((self.iou_sum / self.present).nan_to_num(-1.0))
+        return self._out(self.iou_sum.sum() / self.present.sum())
+
+
+class DiceScore(_OverlapMetric):
+    """Dice score ``2 |P and T| / (|P| + |T|)`` of segmentation masks, averaged over classes as
+    ``average`` says ("micro": pooled counts, "macro": mean of the defined class scores,
+    "weighted": by target pixels, "none"/None: per class), per sample and then over samples
+    (``aggregation_level="samplewise"``, samples whose score is undefined left out) or over all
+    pixels of all samples at once ("global"). Inputs as MeanIoU's.
+
+    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap); no
+    warning for ``average="micro"`` (torchmetrics warns of a default change that 1.9 made).
+
+    >>> import torch
+    >>> from torchtally.segmentation import DiceScore
+    >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
+    >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
+    >>> DiceScore(num_classes=3, input_format="index").update(preds, target).compute()
+    tensor(0.4722)
+    >>> DiceScore(num_classes=3, average="none", input_format="index").update(preds, target).compute()
+    tensor([0.6667, 0.7500, 0.0000])
+    """
+
+    plot_legend_name: Optional[str] = "Class"
+
+    def __init__(
+        self,
+        num_classes: int,
+        include_background: bool = True,
+        average: Optional[str] = "macro",
+        aggregation_level: Optional[str] = "samplewise",
+        input_format: str = "one-hot",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.num_classes = seg_counts.check_num_classes(num_classes)
+        self.include_background = seg_counts.check_bool("include_background", include_background)
+        self.average = average
+        self._average = overlap.check_average(average)
+        self.aggregation_level = overlap.check_aggregation_level(aggregation_level)
+        self.input_format = seg_counts.check_input_format(input_format)
+        self._global = self.aggregation_level == "global"
+        if self._global:
+            self.state_key = ("torchtally.segmentation_counts", self.num_classes, self.include_background, input_format)
+            self.add_state("counts", torch.zeros(self._kept(), 3, dtype=torch.int64), reduce="sum")
+        else:
+            width = self._kept() if self._average == "none" else 1
+            self.add_state("score_sum", torch.zeros(width, dtype=_F64), reduce="sum")
+            self.add_state("scored", torch.zeros(width, dtype=torch.int64), reduce="sum")
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        """preds, target: per ``input_format`` (see MeanIoU)."""
+        counts = self._counts(preds, target)
+        if self._global:
+            self.counts += counts.sum(0)
+            return
+        rows = overlap.dice_rows(counts, self._average)
+        if rows.dim() == 1:
+            rows = rows.unsqueeze(1)
+        self.score_sum += rows.nan_to_num(0.0).sum(0)
+        self.scored += (~rows.isnan()).sum(0)
+
+    def compute(self) -> Tensor:
+        if self._global:
+            return self._out(overlap.dice_rows(self.counts.unsqueeze(0), self._average)[0])
+        result = self.score_sum / self.scored
+        return self._out(result if self._average == "none" else result[0])
+
+
+class GeneralizedDiceScore(_OverlapMetric):
+    """Generalized Dice score per sample (classes weighted by 1 / target pixels squared
+    ("square"), 1 / target pixels ("simple") or 1 ("linear"); 0 where nothing is scored),
+    averaged over samples; per class with ``per_class``. Inputs as MeanIoU's. A class absent
+    from a sample's target takes a weight from the rest of its batch exactly as torchmetrics 1.9
+    does (see torchtally.functional.segmentation.overlap.gdice_parts), so results depend on how
+    samples are batched, as there.
+
+    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap).
+
+    >>> import torch
+    >>> from torchtally.segmentation import GeneralizedDiceScore
+    >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
+    >>> target = torch.tensor([[[0, 1, 1], [1, 1, 1]]])
+    >>> GeneralizedDiceScore(num_classes=2, input_format="index").update(preds, target).compute()
+    tensor(0.6905)
+    """
+
+    plot_legend_name: Optional[str] = "Class"
+
+    def __init__(
+        self,
+        num_classes: int,
+        include_background: bool = True,
+        per_class: bool = False,
+        weight_type: str = "square",
+        input_format: str = "one-hot",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.num_classes = seg_counts.check_num_classes(num_classes)
+        self.include_background = seg_counts.check_bool("include_background", include_background)
+        self.per_class = seg_counts.check_bool("per_class", per_class)
+        self.weight_type = overlap.check_weight_type(weight_type)
+        self.input_format = seg_counts.check_input_format(input_format)
+        width = self._kept() if self.per_class else 1
+        self.add_state("score_sum", torch.zeros(width, dtype=_F64), reduce="sum")
+        self.add_state("samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
+
+    def update(self, preds: Tensor, target: Tensor) -> None:
+        """preds, target: per ``input_format`` (see MeanIoU)."""
+        counts = self._counts(preds, target)
+        rows = overlap.gdice_rows(counts, self.weight_type, self.per_class)
+        self.score_sum += rows.sum(0)
+        self.samples += counts.shape[0]
+
+    def compute(self) -> Tensor:
+        result = self.score_sum / self.samples
+        return self._out(result if self.per_class else result[0])
