@@ -33,9 +33,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "torchtally"
 EXTENSIONS = {"_C", "_C_cuda", "_nccl"}
 MAX_LINES = 600
 MAX_TOP_LEVEL_MODULES = 8
-# The top-level modules named after torchmetrics' subpackages (the families still to come take
-# their torchmetrics names too: detection, retrieval, text, image, wrappers ...).
-FACES = {
+# The domain packages, torchmetrics' subpackages by name (torchtally/classification/accuracy.py
+# as torchmetrics/classification/accuracy.py); aggregation is a module, as torchmetrics' is.
+DOMAINS = {
     "classification",
     "regression",
     "aggregation",
@@ -53,6 +53,8 @@ FACES = {
     "video",
     "wrappers",
 }
+# Wrappers host other metrics; every other domain stands on base/functional/kernels alone.
+HOSTS = {"wrappers"}
 # Lowest first: a module may import from its own layer and the ones before it. A prefix names a
 # package (every module under it) or a single top-level module.
 LAYERS = [
@@ -61,8 +63,8 @@ LAYERS = [
     ("functional", ["torchtally.functional"]),
     ("sync", ["torchtally.sync", "torchtally._nccl"]),
     ("base", ["torchtally.base"]),
-    ("metrics", ["torchtally.metrics", "torchtally.decorators"]),
-    ("faces", [f"torchtally.{face}" for face in sorted(FACES)] + ["torchtally.nccl", "torchtally.cuda"]),
+    ("domains", [f"torchtally.{domain}" for domain in sorted(DOMAINS)] + ["torchtally.decorators"]),
+    ("faces", ["torchtally.nccl", "torchtally.cuda"]),
     ("adapters", ["torchtally.adapters"]),
     ("package", ["torchtally", "torchtally.testing"]),  # these two by exact name only
 ]
@@ -220,15 +222,57 @@ def test_the_core_never_imports_an_adapter():
     assert offenders == []
 
 
-def test_the_top_level_holds_the_faces_and_few_modules():
+def test_the_top_level_holds_the_domains_and_few_modules():
     top = sorted(n.split(".")[1] for n in MODULES if n.count(".") == 1 and MODULES[n][0].name != "__init__.py")
-    others = [n for n in top if n not in FACES]
+    others = [n for n in top if n not in DOMAINS]
     assert len(others) <= MAX_TOP_LEVEL_MODULES, others
-    assert {"classification", "regression", "aggregation"} <= set(top)
+    packages = {n.split(".")[1] for n in MODULES if n.count(".") == 1 and MODULES[n][0].name == "__init__.py"}
+    assert {"classification", "regression", "image", "text", "wrappers"} <= packages
+    assert "metrics" not in packages  # one tree: torchmetrics', no flat folder of every class
+    assert "aggregation" in top  # a module, as torchmetrics.aggregation is
+
+
+def test_a_domain_imports_no_other_domain_but_the_hosts():
+    def domain(module: str) -> str:
+        part = module.split(".")[1] if module.count(".") else ""
+        return part if part in DOMAINS else ""
+
+    offenders = [
+        f"{name} imports {dep}"
+        for name in MODULES
+        if domain(name) and domain(name) not in HOSTS
+        for dep in sorted(_dependencies(name))
+        if domain(dep) and domain(dep) != domain(name)
+    ]
+    assert offenders == []
+
+
+def test_no_module_in_a_domain_is_named_with_its_domain_as_a_prefix():
+    offenders = [
+        name
+        for name in MODULES
+        if name.count(".") >= 2
+        and name.split(".")[-2] in DOMAINS
+        and name.split(".")[-1].startswith(name.split(".")[-2].rstrip("s"))
+    ]
+    assert offenders == []
+
+
+# torchmetrics' own file names that have another's as a prefix: kept, as its paths are the API.
+TORCHMETRICS_NAMES = {
+    ("precision_recall", "precision_recall_curve"),
+    ("specificity", "specificity_sensitivity"),
+    ("precision", "precision_recall_curve"),
+}
 
 
 def _prefix_clashes(names: List[str]) -> List[Tuple[str, str]]:
-    return [(a, b) for a in names for b in names if a != b and a != "__init__" and b.startswith(a + "_")]
+    return [
+        (a, b)
+        for a in names
+        for b in names
+        if a != b and a != "__init__" and b.startswith(a + "_") and (a, b) not in TORCHMETRICS_NAMES
+    ]
 
 
 def test_no_module_is_named_with_another_modules_prefix():

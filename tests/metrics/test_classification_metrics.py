@@ -364,10 +364,8 @@ def test_distributed_three_ranks():
 
 def test_every_class_is_covered():
     covered = {c.name.split("-")[0] for c in CASES}
-    from torchtally.classification import confusion_matrix
-    from torchtally.classification import precision_recall
-    from torchtally.classification import stat_scores
     from torchtally.classification import accuracy as tasks
+    from torchtally.classification import confusion_matrix, precision_recall, stat_scores
 
     exported = {name for module in (stat_scores, precision_recall, confusion_matrix, tasks) for name in module.__all__}
     assert exported <= set(M.classification.__all__)

@@ -12,9 +12,9 @@ import torchmetrics.functional.classification as tmf
 import torchtally
 import torchtally.classification as ttc
 import torchtally.functional as ttf
-from torchtally.functional import curves as functional_curves
 from torchtally.classification import auroc as metric_tasks
 from torchtally.classification import precision_recall_curve as metric_curves
+from torchtally.functional import curves as functional_curves
 
 FAMILIES = ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve")
 CLASSES = [f"{task}{family}" for family in FAMILIES for task in ("Binary", "Multiclass", "Multilabel")]

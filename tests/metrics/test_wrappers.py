@@ -17,8 +17,8 @@ import torchtally.wrappers as W
 from torchtally import Metric, MetricCollection
 from torchtally.aggregation import MeanMetric, SumMetric
 from torchtally.classification import BinaryAccuracy, MulticlassAccuracy, MulticlassRecall
-from torchtally.wrappers.poisson import poisson_weights
 from torchtally.regression import MeanAbsoluteError, MeanSquaredError, R2Score
+from torchtally.wrappers.poisson import poisson_weights
 
 TM = torchmetrics
 TMC = torchmetrics.classification

@@ -5,44 +5,217 @@ does. Metrics of one task with the same state options share their state in a Met
 one kernel call per batch, one slot in the sync.
 """
 
-from types import ModuleType
-from typing import Tuple
-
-from .metrics import (
-    calibration,
-    confusion_matrix,
-    curve_operating_points,
-    curve_readout_tasks,
-    curve_readouts,
-    curve_tasks,
-    curves,
-    exact_match,
-    fairness,
-    hinge,
-    precision_recall,
-    ranking,
-    score_tasks,
-    stat_scores,
-    tasks,
+from .accuracy import Accuracy, BinaryAccuracy, MulticlassAccuracy, MultilabelAccuracy
+from .auroc import AUROC, BinaryAUROC, MulticlassAUROC, MultilabelAUROC
+from .average_precision import (
+    AveragePrecision,
+    BinaryAveragePrecision,
+    MulticlassAveragePrecision,
+    MultilabelAveragePrecision,
 )
-from .classification.calibration_error import *  # noqa: F401,F403  (BinaryCalibrationError, MulticlassCalibrationError)
-from .classification.confusion_matrix import *  # noqa: F401,F403  (ConfusionMatrix, JaccardIndex, MCC, CohenKappa)
-from .classification.precision_fixed_recall import *  # noqa: F401,F403  (BinaryPrecisionAtFixedRecall, ...)
-from .classification.logauc import *  # noqa: F401,F403  (EER(task=...), LogAUC(task=...), ...)
-from .classification.eer import *  # noqa: F401,F403  (BinaryEER, BinaryLogAUC, ...)
-from .classification.auroc import *  # noqa: F401,F403  (AUROC(task=...), AveragePrecision(task=...), ...)
-from .classification.precision_recall_curve import *  # noqa: F401,F403  (BinaryAUROC, ..., the curves and their readouts)
-from .classification.exact_match import *  # noqa: F401,F403  (MulticlassExactMatch, MultilabelExactMatch, ExactMatch)
-from .classification.group_fairness import *  # noqa: F401,F403  (BinaryFairness, BinaryGroupStatRates)
-from .classification.hinge import *  # noqa: F401,F403  (BinaryHingeLoss, MulticlassHingeLoss)
-from .classification.precision_recall import *  # noqa: F401,F403  (Precision, Recall, FBetaScore, F1Score, Dice)
-from .classification.ranking import *  # noqa: F401,F403  (MultilabelCoverageError, MultilabelRanking*)
-from .classification.calibration_error_task import *  # noqa: F401,F403  (HingeLoss(task=...), CalibrationError(task=...))
-from .classification.stat_scores import *  # noqa: F401,F403  (StatScores, Accuracy, HammingDistance, Specificity)
-from .classification.accuracy import *  # noqa: F401,F403  (Accuracy(task=...), Precision(task=...), ...)
+from .calibration_error import BinaryCalibrationError, CalibrationError, MulticlassCalibrationError
+from .cohen_kappa import BinaryCohenKappa, CohenKappa, MulticlassCohenKappa
+from .confusion_matrix import (
+    BinaryConfusionMatrix,
+    ConfusionMatrix,
+    MulticlassConfusionMatrix,
+    MultilabelConfusionMatrix,
+)
+from .dice import BinaryDice, MulticlassDice, MultilabelDice
+from .eer import EER, RANGE, BinaryEER, MulticlassEER, MultilabelEER, Readout
+from .exact_match import ExactMatch, MulticlassExactMatch, MultilabelExactMatch
+from .f_beta import (
+    BinaryF1Score,
+    BinaryFBetaScore,
+    F1Score,
+    FBetaScore,
+    MulticlassF1Score,
+    MulticlassFBetaScore,
+    MultilabelF1Score,
+    MultilabelFBetaScore,
+)
+from .group_fairness import BinaryFairness, BinaryGroupStatRates
+from .hamming import BinaryHammingDistance, HammingDistance, MulticlassHammingDistance, MultilabelHammingDistance
+from .hinge import BinaryHingeLoss, HingeLoss, MulticlassHingeLoss
+from .jaccard import BinaryJaccardIndex, JaccardIndex, MulticlassJaccardIndex, MultilabelJaccardIndex
+from .logauc import BinaryLogAUC, LogAUC, MulticlassLogAUC, MultilabelLogAUC
+from .matthews_corrcoef import (
+    BinaryMatthewsCorrCoef,
+    MatthewsCorrCoef,
+    MulticlassMatthewsCorrCoef,
+    MultilabelMatthewsCorrCoef,
+)
+from .negative_predictive_value import (
+    BinaryNegativePredictiveValue,
+    MulticlassNegativePredictiveValue,
+    MultilabelNegativePredictiveValue,
+    NegativePredictiveValue,
+)
+from .precision_fixed_recall import (
+    BinaryPrecisionAtFixedRecall,
+    MulticlassPrecisionAtFixedRecall,
+    MultilabelPrecisionAtFixedRecall,
+    PrecisionAtFixedRecall,
+)
+from .precision_recall import (
+    BinaryPrecision,
+    BinaryRecall,
+    MulticlassPrecision,
+    MulticlassRecall,
+    MultilabelPrecision,
+    MultilabelRecall,
+    Precision,
+    Recall,
+)
+from .precision_recall_curve import (
+    BinaryPrecisionRecallCurve,
+    MulticlassPrecisionRecallCurve,
+    MultilabelPrecisionRecallCurve,
+    PrecisionRecallCurve,
+)
+from .ranking import MultilabelCoverageError, MultilabelRankingAveragePrecision, MultilabelRankingLoss
+from .recall_fixed_precision import (
+    BinaryRecallAtFixedPrecision,
+    MulticlassRecallAtFixedPrecision,
+    MultilabelRecallAtFixedPrecision,
+    RecallAtFixedPrecision,
+)
+from .roc import ROC, BinaryROC, MulticlassROC, MultilabelROC
+from .sensitivity_specificity import (
+    BinarySensitivityAtSpecificity,
+    MulticlassSensitivityAtSpecificity,
+    MultilabelSensitivityAtSpecificity,
+    SensitivityAtSpecificity,
+)
+from .specificity import BinarySpecificity, MulticlassSpecificity, MultilabelSpecificity, Specificity
+from .specificity_sensitivity import (
+    BinarySpecificityAtSensitivity,
+    MulticlassSpecificityAtSensitivity,
+    MultilabelSpecificityAtSensitivity,
+    SpecificityAtSensitivity,
+)
+from .stat_scores import (
+    BinaryStatBase,
+    BinaryStatScores,
+    MulticlassStatBase,
+    MulticlassStatScores,
+    MultilabelStatBase,
+    MultilabelStatScores,
+    StatScores,
+)
 
-# the modules whose classes this face exports, in the order of its listing
-_MODULES: Tuple[ModuleType, ...] = (stat_scores, precision_recall, confusion_matrix, tasks, curves, curve_tasks)
-_MODULES += (curve_readouts, curve_operating_points, curve_readout_tasks)
-_MODULES += (hinge, calibration, ranking, score_tasks, exact_match, fairness)
-__all__ = [name for module in _MODULES for name in module.__all__]
+__all__ = [
+    "Accuracy",
+    "BinaryAccuracy",
+    "MulticlassAccuracy",
+    "MultilabelAccuracy",
+    "AUROC",
+    "BinaryAUROC",
+    "MulticlassAUROC",
+    "MultilabelAUROC",
+    "AveragePrecision",
+    "BinaryAveragePrecision",
+    "MulticlassAveragePrecision",
+    "MultilabelAveragePrecision",
+    "BinaryCalibrationError",
+    "MulticlassCalibrationError",
+    "CalibrationError",
+    "CohenKappa",
+    "BinaryCohenKappa",
+    "MulticlassCohenKappa",
+    "BinaryConfusionMatrix",
+    "MulticlassConfusionMatrix",
+    "MultilabelConfusionMatrix",
+    "ConfusionMatrix",
+    "BinaryDice",
+    "MulticlassDice",
+    "MultilabelDice",
+    "RANGE",
+    "Readout",
+    "BinaryEER",
+    "MulticlassEER",
+    "MultilabelEER",
+    "EER",
+    "MulticlassExactMatch",
+    "MultilabelExactMatch",
+    "ExactMatch",
+    "FBetaScore",
+    "F1Score",
+    "BinaryFBetaScore",
+    "MulticlassFBetaScore",
+    "MultilabelFBetaScore",
+    "BinaryF1Score",
+    "MulticlassF1Score",
+    "MultilabelF1Score",
+    "BinaryGroupStatRates",
+    "BinaryFairness",
+    "HammingDistance",
+    "BinaryHammingDistance",
+    "MulticlassHammingDistance",
+    "MultilabelHammingDistance",
+    "BinaryHingeLoss",
+    "MulticlassHingeLoss",
+    "HingeLoss",
+    "JaccardIndex",
+    "BinaryJaccardIndex",
+    "MulticlassJaccardIndex",
+    "MultilabelJaccardIndex",
+    "LogAUC",
+    "BinaryLogAUC",
+    "MulticlassLogAUC",
+    "MultilabelLogAUC",
+    "MatthewsCorrCoef",
+    "BinaryMatthewsCorrCoef",
+    "MulticlassMatthewsCorrCoef",
+    "MultilabelMatthewsCorrCoef",
+    "NegativePredictiveValue",
+    "BinaryNegativePredictiveValue",
+    "MulticlassNegativePredictiveValue",
+    "MultilabelNegativePredictiveValue",
+    "BinaryPrecisionAtFixedRecall",
+    "MulticlassPrecisionAtFixedRecall",
+    "MultilabelPrecisionAtFixedRecall",
+    "PrecisionAtFixedRecall",
+    "BinaryPrecision",
+    "BinaryRecall",
+    "MulticlassPrecision",
+    "MulticlassRecall",
+    "MultilabelPrecision",
+    "MultilabelRecall",
+    "Precision",
+    "Recall",
+    "BinaryPrecisionRecallCurve",
+    "MulticlassPrecisionRecallCurve",
+    "MultilabelPrecisionRecallCurve",
+    "PrecisionRecallCurve",
+    "MultilabelCoverageError",
+    "MultilabelRankingAveragePrecision",
+    "MultilabelRankingLoss",
+    "RecallAtFixedPrecision",
+    "BinaryRecallAtFixedPrecision",
+    "MulticlassRecallAtFixedPrecision",
+    "MultilabelRecallAtFixedPrecision",
+    "ROC",
+    "BinaryROC",
+    "MulticlassROC",
+    "MultilabelROC",
+    "SensitivityAtSpecificity",
+    "BinarySensitivityAtSpecificity",
+    "MulticlassSensitivityAtSpecificity",
+    "MultilabelSensitivityAtSpecificity",
+    "Specificity",
+    "BinarySpecificity",
+    "MulticlassSpecificity",
+    "MultilabelSpecificity",
+    "SpecificityAtSensitivity",
+    "BinarySpecificityAtSensitivity",
+    "MulticlassSpecificityAtSensitivity",
+    "MultilabelSpecificityAtSensitivity",
+    "BinaryStatBase",
+    "MulticlassStatBase",
+    "MultilabelStatBase",
+    "BinaryStatScores",
+    "MulticlassStatScores",
+    "MultilabelStatScores",
+    "StatScores",
+]

@@ -1,15 +1,18 @@
-"""torchmetrics' task wrappers of the curves and their readouts: ``AUROC(task="binary")`` makes
-(and returns) a ``BinaryAUROC``, ..., as torchmetrics' ``__new__`` does (the other task
-wrappers: tasks.py, where the rules are said).
-"""
+"""``AUROC``, ``BinaryAUROC``, ``MulticlassAUROC``, ``MultilabelAUROC``
+(torchmetrics.classification.auroc's names). BinaryAUROC, MulticlassAUROC or MultilabelAUROC, by
+``task``."""
 
 from typing import Any, Optional
 
-from ..functional.tasks import check_task, check_task_count
-from .base import TaskWrapper
-from .precision_recall_curve import BinaryAUROC, BinaryAveragePrecision, BinaryPrecisionRecallCurve, BinaryROC, MulticlassAUROC, MulticlassAveragePrecision, MulticlassPrecisionRecallCurve, MulticlassROC, MultilabelAUROC, MultilabelAveragePrecision, MultilabelPrecisionRecallCurve, MultilabelROC
+from torch import Tensor
 
-__all__ = ["AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve"]
+from ..functional.curves.compute import auroc_from
+from ..functional.curves.update import check_average, check_max_fpr
+from ..functional.tasks import check_task, check_task_count
+from .base import BinaryCurveState, MulticlassCurveState, MultilabelCurveState, TaskWrapper
+from .precision_recall_curve import AVERAGES, LABEL_AVERAGES
+
+__all__ = ["AUROC", "BinaryAUROC", "MulticlassAUROC", "MultilabelAUROC"]
 
 
 class AUROC(TaskWrapper):
@@ -43,83 +46,104 @@ class AUROC(TaskWrapper):
         return MultilabelAUROC(check_task_count("num_labels", num_labels), average, **kwargs)
 
 
-class AveragePrecision(TaskWrapper):
-    """BinaryAveragePrecision, MulticlassAveragePrecision or MultilabelAveragePrecision, by ``task``.
+class BinaryAUROC(BinaryCurveState):
+    """Area under the ROC curve; ``max_fpr`` gives the McClish-standardised partial AUC.
 
-    >>> from torchtally.classification import AveragePrecision
-    >>> type(AveragePrecision(task="binary", thresholds=10)).__name__
-    'BinaryAveragePrecision'
+    >>> import torch
+    >>> from torchtally.classification import BinaryAUROC
+    >>> m = BinaryAUROC()
+    >>> _ = m.update(torch.tensor([0.2, 0.7]), torch.tensor([0, 0]))
+    >>> m.update(torch.tensor([0.6, 0.9]), torch.tensor([1.0, 1.0])).compute()  # float 0/1 targets too
+    tensor(0.7500)
     """
 
-    def __new__(
-        cls,
-        task: str,
+    higher_is_better = True
+
+    def __init__(
+        self,
+        max_fpr: Optional[float] = None,
         thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        max_fpr = check_max_fpr(max_fpr)
+        super().__init__(thresholds, ignore_index, validate_args, **kwargs)
+        self.max_fpr = max_fpr
+
+    def compute(self) -> Tensor:
+        return auroc_from(self._curve, self._states(), None, self.max_fpr)
+
+
+class MulticlassAUROC(MulticlassCurveState):
+    """One-vs-rest AUROC per class, averaged: "macro" (default), "weighted" (by support), "none".
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassAUROC
+    >>> m = MulticlassAUROC(3, thresholds=100)
+    >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
+    >>> m.update(preds, torch.tensor([0, 2, 2, 1])).compute()
+    tensor(0.8889)
+    """
+
+    higher_is_better = True
+
+    def __init__(
+        self,
+        num_classes: int,
         average: Optional[str] = "macro",
+        thresholds: Any = None,
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryAveragePrecision(**kwargs)
-        if task == "multiclass":
-            return MulticlassAveragePrecision(check_task_count("num_classes", num_classes), average, **kwargs)
-        return MultilabelAveragePrecision(check_task_count("num_labels", num_labels), average, **kwargs)
+    ) -> None:
+        reduction = check_average(average, AVERAGES)
+        super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
+
+    def compute(self) -> Tensor:
+        return auroc_from(self._curve, self._states(), self._reduction)
 
 
-class ROC(TaskWrapper):
-    """BinaryROC, MulticlassROC or MultilabelROC, by ``task`` (torchmetrics' wrapper takes no ``average``).
+class MultilabelAUROC(MultilabelCurveState):
+    """AUROC per label, averaged: "micro" (labels pooled), "macro" (default), "weighted", "none".
 
-    >>> from torchtally.classification import ROC
-    >>> type(ROC(task="multilabel", num_labels=4)).__name__
-    'MultilabelROC'
+    >>> import torch
+    >>> from torchtally.classification import MultilabelAUROC
+    >>> m = MultilabelAUROC(2, average="none")
+    >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
+    >>> m.update(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])).compute()
+    tensor([1.0000, 0.7500])
     """
 
-    def __new__(
-        cls,
-        task: str,
+    higher_is_better = True
+
+    def __init__(
+        self,
+        num_labels: int,
+        average: Optional[str] = "macro",
         thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryROC(**kwargs)
-        if task == "multiclass":
-            return MulticlassROC(check_task_count("num_classes", num_classes), **kwargs)
-        return MultilabelROC(check_task_count("num_labels", num_labels), **kwargs)
+    ) -> None:
+        reduction = check_average(average, LABEL_AVERAGES)
+        super().__init__(num_labels, thresholds, ignore_index, validate_args, **kwargs)
+        self.average, self._reduction = average, reduction  # as given (torchmetrics), as computed
+
+    def compute(self) -> Tensor:
+        return auroc_from(self._curve, self._states(), self._reduction)
 
 
-class PrecisionRecallCurve(TaskWrapper):
-    """BinaryPrecisionRecallCurve, MulticlassPrecisionRecallCurve or MultilabelPrecisionRecallCurve, by ``task``.
+_AUROC_DIFFERENCE = """
+    Differences from torchmetrics: a {column} without positive or without negative samples has
+    AUROC NaN, with a warning, where torchmetrics returns 0, and "macro"/"weighted" skip it. An
+    AUROC of 0 is a real and alarming result (every negative ranked above every positive);
+    reporting it for "undefined" misleads, and averaging it in lowers the average silently.
+    scikit-learn also says NaN. Plus the differences every curve metric has
+    (torchtally.classification.precision_recall_curve).
+"""
 
-    >>> from torchtally.classification import PrecisionRecallCurve
-    >>> type(PrecisionRecallCurve(task="binary")).__name__
-    'BinaryPrecisionRecallCurve'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryPrecisionRecallCurve(**kwargs)
-        if task == "multiclass":
-            return MulticlassPrecisionRecallCurve(check_task_count("num_classes", num_classes), **kwargs)
-        return MultilabelPrecisionRecallCurve(check_task_count("num_labels", num_labels), **kwargs)
+BinaryAUROC.__doc__ = (BinaryAUROC.__doc__ or "") + _AUROC_DIFFERENCE.format(column="batch")  # None under -OO
+MulticlassAUROC.__doc__ = (MulticlassAUROC.__doc__ or "") + _AUROC_DIFFERENCE.format(column="class")  # None under -OO
+MultilabelAUROC.__doc__ = (MultilabelAUROC.__doc__ or "") + _AUROC_DIFFERENCE.format(column="label")  # None under -OO

@@ -37,6 +37,7 @@ from ..functional.classification import compute as clf_compute
 from ..functional.classification import finish as clf_finish
 from ..functional.classification import update as clf_update
 from ..functional.curves.update import CurveTask, check_num
+from ..functional.tasks import check_task, check_task_count
 
 _COUNT_STATE = {"multiclass": "confmat", "topk": "topk", "binary": "confmat", "multilabel": "confmat"}  # by layout
 
@@ -349,9 +350,47 @@ class MultilabelCurveState(CurveState):
         self.num_labels = num_labels
 
 
+# The tasks of hinge loss and calibration error (no multilabel form in torchmetrics).
+SCORE_TASKS = ("binary", "multiclass")
+
+
 class TaskWrapper(Metric):
+    """torchmetrics' task wrappers: ``Accuracy(task="multiclass", num_classes=5)`` makes (and
+    returns) a ``MulticlassAccuracy(5, ...)``, as torchmetrics' ``__new__`` does. Same names,
+    arguments, defaults (note ``average="micro"`` in the stat-score wrappers where the task
+    classes default to "macro") and errors as torchmetrics: an unknown task, or a missing
+    ``num_classes`` / ``num_labels`` / ``top_k`` for its task, is a ValueError. The wrapper
+    classes themselves are never instantiated; their ``update`` / ``compute`` raise, as
+    torchmetrics'."""
+
     def update(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__} has no update(): use the metric its task names")
 
     def compute(self) -> None:
         raise NotImplementedError(f"{type(self).__name__} has no compute(): use the metric its task names")
+
+
+def stat_family(
+    task: str,
+    binary: type,
+    multiclass: type,
+    multilabel: type,
+    threshold: float,
+    num_classes: Optional[int],
+    num_labels: Optional[int],
+    average: Optional[str],
+    top_k: Optional[int],
+    kwargs: dict,
+    lead: tuple = (),
+) -> Metric:
+    """The task's metric of a stat-score family (Accuracy, Precision, ..., StatScores); ``lead``:
+    arguments before the task's own (beta)."""
+    task = check_task(task)
+    if task == "binary":
+        return binary(*lead, threshold, **kwargs)
+    if task == "multiclass":
+        check_task_count("num_classes", num_classes, task)
+        check_task_count("top_k", top_k, task)
+        return multiclass(*lead, num_classes, top_k, average, **kwargs)
+    check_task_count("num_labels", num_labels, task)
+    return multilabel(*lead, num_labels, threshold, average, **kwargs)

@@ -17,8 +17,11 @@ from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.classification import calibration_error as cal_fn
 from ..functional.classification.update import check_count, check_ignore_index
+from ..functional.tasks import check_task, check_task_count
+from .base import SCORE_TASKS as TASKS
+from .base import TaskWrapper
 
-__all__ = ["BinaryCalibrationError", "MulticlassCalibrationError"]
+__all__ = ["BinaryCalibrationError", "MulticlassCalibrationError", "CalibrationError"]
 
 
 class _CalibrationBase(Metric):
@@ -116,3 +119,28 @@ class MulticlassCalibrationError(_CalibrationBase):
     def update(self, preds: Tensor, target: Tensor) -> None:
         conf, hits = cal_fn.multiclass_confidences(preds, target, self.num_classes, self.ignore_index, self.device)
         cal_fn.calibration_update(self.bin_counts, self.bin_sums, conf, hits)
+
+
+class CalibrationError(TaskWrapper):
+    """BinaryCalibrationError or MulticlassCalibrationError, by ``task``.
+
+    >>> from torchtally.classification import CalibrationError
+    >>> type(CalibrationError(task="binary", n_bins=10)).__name__
+    'BinaryCalibrationError'
+    """
+
+    def __new__(
+        cls,
+        task: str,
+        n_bins: int = 15,
+        norm: str = "l1",
+        num_classes: Optional[int] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
+        task = check_task(task, TASKS)
+        kwargs.update(n_bins=n_bins, norm=norm, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryCalibrationError(**kwargs)
+        return MulticlassCalibrationError(check_task_count("num_classes", num_classes, task), **kwargs)

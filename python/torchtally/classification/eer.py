@@ -25,18 +25,19 @@ every class here:
   thresholds returned are float32), sorted ``thresholds``, inputs always checked.
 """
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.curves.readouts import check_fpr_range, check_logauc_average, eer_from, logauc_from
+from ..functional.curves.readouts import eer_from
 from ..functional.curves.update import check_average
-from .base import BinaryCurveState, MulticlassCurveState, MultilabelCurveState
+from ..functional.tasks import check_task, check_task_count
+from .base import BinaryCurveState, MulticlassCurveState, MultilabelCurveState, TaskWrapper
 
-__all__ = [f"{task}{name}" for name in ("EER", "LogAUC") for task in ("Binary", "Multiclass", "Multilabel")]
+__all__ = ["RANGE", "Readout", "BinaryEER", "MulticlassEER", "MultilabelEER", "EER"]
 
 _EER_AVERAGES = (None, "micro", "macro")
-_RANGE = (0.001, 0.1)
+RANGE = (0.001, 0.1)
 
 
 class Readout:
@@ -113,113 +114,29 @@ class MultilabelEER(Readout, MultilabelCurveState):
         return eer_from(self._curve, self._states())
 
 
-class BinaryLogAUC(Readout, BinaryCurveState):
-    """Area under TPR over log10(FPR) within ``fpr_range``, divided by the range's log10 width.
+class EER(TaskWrapper):
+    """BinaryEER, MulticlassEER or MultilabelEER, by ``task`` (``average``: multiclass only).
 
-    >>> import torch
-    >>> from torchtally.classification import BinaryLogAUC
-    >>> m = BinaryLogAUC(fpr_range=(0.1, 1.0))
-    >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9, 0.3]), torch.tensor([0, 0, 1, 1, 0])).compute()
-    tensor(0.7386)
-
-    Differences from torchmetrics: a curve that stops short of an FPR of ``fpr_range`` on a
-    vertical stretch (no negative sample) gives NaN with a warning (torchmetrics: inf); tied FPRs
-    are read in the curve's order (torchmetrics: an unstable sort's order, so its value at a
-    vertical stretch is arbitrary); see torchtally.functional.curves.readouts. Plus those of every
-    readout (torchtally.metrics.curve_readouts).
+    >>> from torchtally.classification import EER
+    >>> type(EER(task="multiclass", num_classes=3)).__name__
+    'MulticlassEER'
     """
 
-    higher_is_better: Optional[bool] = True
-
-    def __init__(
-        self,
-        fpr_range: Tuple[float, float] = _RANGE,
+    def __new__(
+        cls,
+        task: str,
         thresholds: Any = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        checked = check_fpr_range(fpr_range)
-        super().__init__(thresholds, ignore_index, validate_args, **kwargs)
-        self.fpr_range = checked
-
-    def compute(self) -> Tensor:
-        return logauc_from(self._curve, self._states(), self.fpr_range)
-
-
-class MulticlassLogAUC(Readout, MulticlassCurveState):
-    """One-vs-rest LogAUC per class (``average`` None or "none"), or their mean ("macro"; classes
-    whose value is NaN left out, with a warning).
-
-    >>> import torch
-    >>> from torchtally.classification import MulticlassLogAUC
-    >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
-    >>> MulticlassLogAUC(3, fpr_range=(0.1, 1.0)).update(preds, torch.tensor([0, 2, 2, 1])).compute()
-    tensor([1.0000, 0.4771, 1.0000])
-
-    Differences from torchmetrics: ``average`` is checked at construction (torchmetrics: at
-    compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
-    of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
-    inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
-    (torchtally.metrics.curve_readouts).
-    """
-
-    higher_is_better: Optional[bool] = True
-    plot_legend_name: Optional[str] = "Class"
-
-    def __init__(
-        self,
-        num_classes: int,
-        fpr_range: Tuple[float, float] = _RANGE,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
         average: Optional[str] = None,
-        thresholds: Any = None,
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> None:
-        checked = check_fpr_range(fpr_range)
-        average = check_logauc_average(average)
-        super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
-        self.fpr_range, self.average = checked, average
-
-    def compute(self) -> Tensor:
-        return logauc_from(self._curve, self._states(), self.fpr_range, self.average)
-
-
-class MultilabelLogAUC(Readout, MultilabelCurveState):
-    """LogAUC per label (``average`` None or "none"), or their mean ("macro").
-
-    >>> import torch
-    >>> from torchtally.classification import MultilabelLogAUC
-    >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
-    >>> target = torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])
-    >>> MultilabelLogAUC(2, fpr_range=(0.1, 1.0)).update(preds, target).compute()
-    tensor([1.0000, 0.6505])
-
-    Differences from torchmetrics: ``average`` is checked at construction (torchmetrics: at
-    compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
-    of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
-    inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
-    (torchtally.metrics.curve_readouts).
-    """
-
-    higher_is_better: Optional[bool] = True
-    plot_legend_name: Optional[str] = "Label"
-
-    def __init__(
-        self,
-        num_labels: int,
-        fpr_range: Tuple[float, float] = _RANGE,
-        average: Optional[str] = None,
-        thresholds: Any = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        checked = check_fpr_range(fpr_range)
-        average = check_logauc_average(average)
-        super().__init__(num_labels, thresholds, ignore_index, validate_args, **kwargs)
-        self.fpr_range, self.average = checked, average
-
-    def compute(self) -> Tensor:
-        return logauc_from(self._curve, self._states(), self.fpr_range, self.average)
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
+        task = check_task(task)
+        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryEER(**kwargs)
+        if task == "multiclass":
+            return MulticlassEER(check_task_count("num_classes", num_classes), average=average, **kwargs)
+        return MultilabelEER(check_task_count("num_labels", num_labels), **kwargs)

@@ -9,7 +9,7 @@ Differences from torchmetrics: float64 sums; NaN scores, and targets outside {0,
 gradient.
 """
 
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, cast
 
 import torch
 from torch import Tensor
@@ -18,8 +18,11 @@ from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.classification import hinge as hinge_fn
 from ..functional.classification.update import check_count, check_ignore_index
+from ..functional.tasks import check_task, check_task_count
+from .base import SCORE_TASKS as TASKS
+from .base import TaskWrapper
 
-__all__ = ["BinaryHingeLoss", "MulticlassHingeLoss"]
+__all__ = ["BinaryHingeLoss", "MulticlassHingeLoss", "HingeLoss"]
 
 
 class _HingeBase(Metric):
@@ -109,3 +112,30 @@ class MulticlassHingeLoss(_HingeBase):
         )
         self.measures += total
         self.total += n
+
+
+class HingeLoss(TaskWrapper):
+    """BinaryHingeLoss or MulticlassHingeLoss, by ``task``.
+
+    >>> from torchtally.classification import HingeLoss
+    >>> type(HingeLoss(task="multiclass", num_classes=3)).__name__
+    'MulticlassHingeLoss'
+    """
+
+    def __new__(
+        cls,
+        task: str,
+        num_classes: Optional[int] = None,
+        squared: bool = False,
+        multiclass_mode: Optional[str] = "crammer-singer",
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
+        task = check_task(task, TASKS)
+        kwargs.update(squared=squared, ignore_index=ignore_index, validate_args=validate_args)
+        if task == "binary":
+            return BinaryHingeLoss(**kwargs)
+        return MulticlassHingeLoss(
+            check_task_count("num_classes", num_classes, task), multiclass_mode=cast(str, multiclass_mode), **kwargs
+        )

@@ -1,50 +1,17 @@
-"""torchmetrics' task wrappers of the curve readouts: ``EER(task="binary")`` makes (and returns)
-a ``BinaryEER``, ..., as torchmetrics' ``__new__`` does (the rules: tasks.py).
-"""
+"""``LogAUC``, ``BinaryLogAUC``, ``MulticlassLogAUC``, ``MultilabelLogAUC``
+(torchmetrics.classification.logauc's names). BinaryLogAUC, MulticlassLogAUC or
+MultilabelLogAUC, by ``task`` (an ``average`` goes through ``**kwargs``, as torchmetrics')."""
 
 from typing import Any, Optional, Tuple
 
+from torch import Tensor
+
+from ..functional.curves.readouts import check_fpr_range, check_logauc_average, logauc_from
 from ..functional.tasks import check_task, check_task_count
-from .base import TaskWrapper
-from .precision_fixed_recall import BinaryPrecisionAtFixedRecall, BinaryRecallAtFixedPrecision, BinarySensitivityAtSpecificity, BinarySpecificityAtSensitivity, MulticlassPrecisionAtFixedRecall, MulticlassRecallAtFixedPrecision, MulticlassSensitivityAtSpecificity, MulticlassSpecificityAtSensitivity, MultilabelPrecisionAtFixedRecall, MultilabelRecallAtFixedPrecision, MultilabelSensitivityAtSpecificity, MultilabelSpecificityAtSensitivity
-from .eer import BinaryEER, BinaryLogAUC, MulticlassEER, MulticlassLogAUC, MultilabelEER, MultilabelLogAUC
+from .base import BinaryCurveState, MulticlassCurveState, MultilabelCurveState, TaskWrapper
+from .eer import RANGE, Readout
 
-__all__ = [
-    "EER",
-    "LogAUC",
-    "PrecisionAtFixedRecall",
-    "RecallAtFixedPrecision",
-    "SensitivityAtSpecificity",
-    "SpecificityAtSensitivity",
-]
-
-
-class EER(TaskWrapper):
-    """BinaryEER, MulticlassEER or MultilabelEER, by ``task`` (``average``: multiclass only).
-
-    >>> from torchtally.classification import EER
-    >>> type(EER(task="multiclass", num_classes=3)).__name__
-    'MulticlassEER'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        average: Optional[str] = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        kwargs.update(thresholds=thresholds, ignore_index=ignore_index, validate_args=validate_args)
-        if task == "binary":
-            return BinaryEER(**kwargs)
-        if task == "multiclass":
-            return MulticlassEER(check_task_count("num_classes", num_classes), average=average, **kwargs)
-        return MultilabelEER(check_task_count("num_labels", num_labels), **kwargs)
+__all__ = ["LogAUC", "BinaryLogAUC", "MulticlassLogAUC", "MultilabelLogAUC"]
 
 
 class LogAUC(TaskWrapper):
@@ -78,131 +45,113 @@ class LogAUC(TaskWrapper):
         return MultilabelLogAUC(check_task_count("num_labels", num_labels), **kwargs)
 
 
-class PrecisionAtFixedRecall(TaskWrapper):
-    """BinaryPrecisionAtFixedRecall, MulticlassPrecisionAtFixedRecall or MultilabelPrecisionAtFixedRecall, by ``task``.
+class BinaryLogAUC(Readout, BinaryCurveState):
+    """Area under TPR over log10(FPR) within ``fpr_range``, divided by the range's log10 width.
 
-    >>> from torchtally.classification import PrecisionAtFixedRecall
-    >>> type(PrecisionAtFixedRecall(task="multilabel", min_recall=0.8, num_labels=4)).__name__
-    'MultilabelPrecisionAtFixedRecall'
+    >>> import torch
+    >>> from torchtally.classification import BinaryLogAUC
+    >>> m = BinaryLogAUC(fpr_range=(0.1, 1.0))
+    >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9, 0.3]), torch.tensor([0, 0, 1, 1, 0])).compute()
+    tensor(0.7386)
+
+    Differences from torchmetrics: a curve that stops short of an FPR of ``fpr_range`` on a
+    vertical stretch (no negative sample) gives NaN with a warning (torchmetrics: inf); tied FPRs
+    are read in the curve's order (torchmetrics: an unstable sort's order, so its value at a
+    vertical stretch is arbitrary); see torchtally.functional.curves.readouts. Plus those of every
+    readout (torchtally.metrics.curve_readouts).
     """
 
-    def __new__(
-        cls,
-        task: str,
-        min_recall: float,
+    higher_is_better: Optional[bool] = True
+
+    def __init__(
+        self,
+        fpr_range: Tuple[float, float] = RANGE,
         thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        checked = check_fpr_range(fpr_range)
+        super().__init__(thresholds, ignore_index, validate_args, **kwargs)
+        self.fpr_range = checked
+
+    def compute(self) -> Tensor:
+        return logauc_from(self._curve, self._states(), self.fpr_range)
+
+
+class MulticlassLogAUC(Readout, MulticlassCurveState):
+    """One-vs-rest LogAUC per class (``average`` None or "none"), or their mean ("macro"; classes
+    whose value is NaN left out, with a warning).
+
+    >>> import torch
+    >>> from torchtally.classification import MulticlassLogAUC
+    >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
+    >>> MulticlassLogAUC(3, fpr_range=(0.1, 1.0)).update(preds, torch.tensor([0, 2, 2, 1])).compute()
+    tensor([1.0000, 0.4771, 1.0000])
+
+    Differences from torchmetrics: ``average`` is checked at construction (torchmetrics: at
+    compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
+    of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
+    inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
+    (torchtally.metrics.curve_readouts).
+    """
+
+    higher_is_better: Optional[bool] = True
+    plot_legend_name: Optional[str] = "Class"
+
+    def __init__(
+        self,
+        num_classes: int,
+        fpr_range: Tuple[float, float] = RANGE,
+        average: Optional[str] = None,
+        thresholds: Any = None,
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        if task == "binary":
-            return BinaryPrecisionAtFixedRecall(min_recall, thresholds, ignore_index, validate_args, **kwargs)
-        if task == "multiclass":
-            count = check_task_count("num_classes", num_classes)
-            return MulticlassPrecisionAtFixedRecall(
-                count, min_recall, thresholds, ignore_index, validate_args, **kwargs
-            )
-        count = check_task_count("num_labels", num_labels)
-        return MultilabelPrecisionAtFixedRecall(count, min_recall, thresholds, ignore_index, validate_args, **kwargs)
+    ) -> None:
+        checked = check_fpr_range(fpr_range)
+        average = check_logauc_average(average)
+        super().__init__(num_classes, thresholds, ignore_index, validate_args, **kwargs)
+        self.fpr_range, self.average = checked, average
+
+    def compute(self) -> Tensor:
+        return logauc_from(self._curve, self._states(), self.fpr_range, self.average)
 
 
-class RecallAtFixedPrecision(TaskWrapper):
-    """BinaryRecallAtFixedPrecision, MulticlassRecallAtFixedPrecision or MultilabelRecallAtFixedPrecision, by ``task``.
+class MultilabelLogAUC(Readout, MultilabelCurveState):
+    """LogAUC per label (``average`` None or "none"), or their mean ("macro").
 
-    >>> from torchtally.classification import RecallAtFixedPrecision
-    >>> type(RecallAtFixedPrecision(task="binary", min_precision=0.8)).__name__
-    'BinaryRecallAtFixedPrecision'
+    >>> import torch
+    >>> from torchtally.classification import MultilabelLogAUC
+    >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
+    >>> target = torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])
+    >>> MultilabelLogAUC(2, fpr_range=(0.1, 1.0)).update(preds, target).compute()
+    tensor([1.0000, 0.6505])
+
+    Differences from torchmetrics: ``average`` is checked at construction (torchmetrics: at
+    compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
+    of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
+    inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
+    (torchtally.metrics.curve_readouts).
     """
 
-    def __new__(
-        cls,
-        task: str,
-        min_precision: float,
+    higher_is_better: Optional[bool] = True
+    plot_legend_name: Optional[str] = "Label"
+
+    def __init__(
+        self,
+        num_labels: int,
+        fpr_range: Tuple[float, float] = RANGE,
+        average: Optional[str] = None,
         thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
         ignore_index: Optional[int] = None,
         validate_args: bool = True,
         **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        if task == "binary":
-            return BinaryRecallAtFixedPrecision(min_precision, thresholds, ignore_index, validate_args, **kwargs)
-        if task == "multiclass":
-            count = check_task_count("num_classes", num_classes)
-            return MulticlassRecallAtFixedPrecision(
-                count, min_precision, thresholds, ignore_index, validate_args, **kwargs
-            )
-        count = check_task_count("num_labels", num_labels)
-        return MultilabelRecallAtFixedPrecision(count, min_precision, thresholds, ignore_index, validate_args, **kwargs)
+    ) -> None:
+        checked = check_fpr_range(fpr_range)
+        average = check_logauc_average(average)
+        super().__init__(num_labels, thresholds, ignore_index, validate_args, **kwargs)
+        self.fpr_range, self.average = checked, average
 
-
-class SensitivityAtSpecificity(TaskWrapper):
-    """BinarySensitivityAtSpecificity, MulticlassSensitivityAtSpecificity or
-    MultilabelSensitivityAtSpecificity, by ``task``.
-
-    >>> from torchtally.classification import SensitivityAtSpecificity
-    >>> type(SensitivityAtSpecificity(task="multiclass", min_specificity=0.8, num_classes=3)).__name__
-    'MulticlassSensitivityAtSpecificity'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        min_specificity: float,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        if task == "binary":
-            return BinarySensitivityAtSpecificity(min_specificity, thresholds, ignore_index, validate_args, **kwargs)
-        if task == "multiclass":
-            count = check_task_count("num_classes", num_classes)
-            return MulticlassSensitivityAtSpecificity(
-                count, min_specificity, thresholds, ignore_index, validate_args, **kwargs
-            )
-        count = check_task_count("num_labels", num_labels)
-        return MultilabelSensitivityAtSpecificity(
-            count, min_specificity, thresholds, ignore_index, validate_args, **kwargs
-        )
-
-
-class SpecificityAtSensitivity(TaskWrapper):
-    """BinarySpecificityAtSensitivity, MulticlassSpecificityAtSensitivity or
-    MultilabelSpecificityAtSensitivity, by ``task``.
-
-    >>> from torchtally.classification import SpecificityAtSensitivity
-    >>> type(SpecificityAtSensitivity(task="binary", min_sensitivity=0.8, thresholds=50)).__name__
-    'BinarySpecificityAtSensitivity'
-    """
-
-    def __new__(
-        cls,
-        task: str,
-        min_sensitivity: float,
-        thresholds: Any = None,
-        num_classes: Optional[int] = None,
-        num_labels: Optional[int] = None,
-        ignore_index: Optional[int] = None,
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
-        task = check_task(task)
-        if task == "binary":
-            return BinarySpecificityAtSensitivity(min_sensitivity, thresholds, ignore_index, validate_args, **kwargs)
-        if task == "multiclass":
-            count = check_task_count("num_classes", num_classes)
-            return MulticlassSpecificityAtSensitivity(
-                count, min_sensitivity, thresholds, ignore_index, validate_args, **kwargs
-            )
-        count = check_task_count("num_labels", num_labels)
-        return MultilabelSpecificityAtSensitivity(
-            count, min_sensitivity, thresholds, ignore_index, validate_args, **kwargs
-        )
+    def compute(self) -> Tensor:
+        return logauc_from(self._curve, self._states(), self.fpr_range, self.average)

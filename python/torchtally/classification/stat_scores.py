@@ -20,13 +20,23 @@ from torch import Tensor
 
 from ..functional.classification import compute as clf_compute
 from ..functional.classification import update as clf_update
-from ..functional.classification.finish import Request
-from .base import BinaryConfmatState, MulticlassConfmatState, MultilabelConfmatState, pop_zero_division
+from .base import (
+    BinaryConfmatState,
+    MulticlassConfmatState,
+    MultilabelConfmatState,
+    TaskWrapper,
+    pop_zero_division,
+    stat_family,
+)
 
 __all__ = [
-    f"{task}{name}"
-    for task in ("Binary", "Multiclass", "Multilabel")
-    for name in ("StatScores", "Accuracy", "HammingDistance", "Specificity", "NegativePredictiveValue")
+    "BinaryStatBase",
+    "MulticlassStatBase",
+    "MultilabelStatBase",
+    "BinaryStatScores",
+    "MulticlassStatScores",
+    "MultilabelStatScores",
+    "StatScores",
 ]
 
 
@@ -150,207 +160,39 @@ class MultilabelStatScores(MultilabelStatBase):
         return clf_compute.stat_scores(self._stats(), self.average)
 
 
-class BinaryAccuracy(BinaryStatBase):
-    """(tp + tn) / all. Float preds outside [0, 1] in a batch are logits (thresholded on the
-    logit). Bad labels raise even with validate_args=False (see the module docstring).
-
-        >>> import torch
-        >>> from torchtally.classification import BinaryAccuracy
-        >>> BinaryAccuracy().update(torch.tensor([2.0, -1.0, 0.5]), torch.tensor([1, 0, 0])).compute()
-        tensor(0.6667)
-    """
-
-    def finish_request(self) -> Request:
-        return Request("accuracy", "micro")
-
-
-class MulticlassAccuracy(MulticlassStatBase):
-    """Share of samples whose class is predicted ("micro"), or per-class recall averaged over
-    the classes present in target or preds ("macro"), weighted by support ("weighted") or not
-    reduced ("none"). ``top_k``: a sample counts as right when its class is among the k
-    highest scores (ties: the lower class index ranks first). num_classes is required; bad
-    labels raise even with validate_args=False (see the module docstring).
-
-        >>> import torch
-        >>> from torchtally.classification import MulticlassAccuracy
-        >>> preds = torch.tensor([[0.1, 0.6, 0.3], [0.5, 0.4, 0.1], [0.2, 0.3, 0.5], [0.3, 0.4, 0.3]])
-        >>> target = torch.tensor([1, 1, 2, 0])
-        >>> MulticlassAccuracy(3, average="micro").update(preds, target).compute()
-        tensor(0.5000)
-        >>> MulticlassAccuracy(3, average="micro", top_k=2).update(preds, target).compute()
-        tensor(1.)
-    """
-
-    def finish_request(self) -> Request:
-        return Request("accuracy", self.average, top_k=self.top_k)
-
-
-class MultilabelAccuracy(MultilabelStatBase):
-    """Share of correct elements, per label and averaged ("macro", "weighted"), pooled over
-    labels ("micro") or per label ("none"). Bad labels raise even with validate_args=False.
-
-        >>> import torch
-        >>> from torchtally.classification import MultilabelAccuracy
-        >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])  # probabilities (or logits)
-        >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
-        >>> MultilabelAccuracy(3, average=None).update(preds, target).compute()
-        tensor([1., 1., 0.])
-    """
-
-    def finish_request(self) -> Request:
-        return Request("accuracy", self.average)
-
-
-class BinaryHammingDistance(BinaryStatBase):
-    """Share of wrong predictions, (fp + fn) / all: 1 - BinaryAccuracy.
+class StatScores(TaskWrapper):
+    """The task's StatScores.
 
     >>> import torch
-    >>> from torchtally.classification import BinaryHammingDistance
-    >>> BinaryHammingDistance().update(torch.tensor([0.9, 0.2, 0.7]), torch.tensor([1, 0, 0])).compute()
-    tensor(0.3333)
-    """
-
-    higher_is_better = False
-
-    def finish_request(self) -> Request:
-        return Request("hamming_distance", "micro")
-
-
-class MulticlassHammingDistance(MulticlassStatBase):
-    """1 - accuracy per class, averaged as MulticlassAccuracy ("micro": the share of wrong samples).
-
-    >>> import torch
-    >>> from torchtally.classification import MulticlassHammingDistance
+    >>> from torchtally.classification import StatScores
     >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
-    >>> MulticlassHammingDistance(num_classes=3).update(preds, target).compute()
-    tensor(0.1667)
+    >>> StatScores(task="multiclass", num_classes=3).update(preds, target).compute()
+    tensor([3, 1, 7, 1, 4])
     """
 
-    higher_is_better = False
-
-    def finish_request(self) -> Request:
-        return Request("hamming_distance", self.average, top_k=self.top_k)
-
-
-class MultilabelHammingDistance(MultilabelStatBase):
-    """Share of wrong label decisions, per label and averaged as MultilabelAccuracy.
-
-    >>> import torch
-    >>> from torchtally.classification import MultilabelHammingDistance
-    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
-    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
-    >>> MultilabelHammingDistance(num_labels=3).update(preds, target).compute()
-    tensor(0.3333)
-    """
-
-    higher_is_better = False
-
-    def finish_request(self) -> Request:
-        return Request("hamming_distance", self.average)
-
-
-class BinarySpecificity(BinaryStatBase):
-    """tn / (tn + fp): the recall of the negative class. Bad labels raise even with
-    validate_args=False (see the module docstring).
-
-        >>> import torch
-        >>> from torchtally.classification import BinarySpecificity
-        >>> BinarySpecificity().update(torch.tensor([1, 1, 0, 0]), torch.tensor([1, 0, 0, 0])).compute()
-        tensor(0.6667)
-    """
-
-    higher_is_better = None
-
-    def finish_request(self) -> Request:
-        return Request("specificity", "micro")
-
-
-class MulticlassSpecificity(MulticlassStatBase):
-    """tn / (tn + fp) per class (one vs rest), averaged as MulticlassAccuracy. num_classes is
-    required; bad labels raise even with validate_args=False.
-
-    >>> import torch
-    >>> from torchtally.classification import MulticlassSpecificity
-    >>> preds, target = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
-    >>> MulticlassSpecificity(num_classes=3).update(preds, target).compute()
-    tensor(0.8889)
-    """
-
-    higher_is_better = None
-
-    def finish_request(self) -> Request:
-        return Request("specificity", self.average, top_k=self.top_k)
-
-
-class MultilabelSpecificity(MultilabelStatBase):
-    """tn / (tn + fp) per label, averaged over labels. Bad labels raise even with validate_args=False.
-
-    >>> import torch
-    >>> from torchtally.classification import MultilabelSpecificity
-    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
-    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
-    >>> MultilabelSpecificity(num_labels=3).update(preds, target).compute()
-    tensor(0.6667)
-    """
-
-    higher_is_better = None
-
-    def finish_request(self) -> Request:
-        return Request("specificity", self.average)
-
-
-class BinaryNegativePredictiveValue(BinaryStatBase):
-    """tn / (tn + fn): the precision of the negative class (``zero_division`` where nothing is
-    predicted negative). Shares the confusion matrix of the other stat-score metrics of the same
-    options in a MetricCollection. Bad labels raise even with validate_args=False.
-
-    Differences from torchmetrics: ``zero_division`` (through kwargs) is used, as by the
-    functional form; torchmetrics' classes take it and return 0 whatever it is.
-
-        >>> import torch
-        >>> from torchtally.classification import BinaryNegativePredictiveValue
-        >>> preds, target = torch.tensor([0.2, 0.7, 0.1, 0.4]), torch.tensor([0, 1, 1, 0])
-        >>> BinaryNegativePredictiveValue().update(preds, target).compute()
-        tensor(0.6667)
-    """
-
-    higher_is_better = None  # torchmetrics' attribute
-
-    def finish_request(self) -> Request:
-        return Request("negative_predictive_value", "micro", self.zero_division)
-
-
-class MulticlassNegativePredictiveValue(MulticlassStatBase):
-    """tn / (tn + fn) per class (one vs rest), averaged as MulticlassPrecision (``top_k`` > 1:
-    "macro" leaves out classes without support). num_classes is required; bad labels raise even
-    with validate_args=False. ``zero_division`` is used (torchmetrics' class ignores it).
-
-    >>> import torch
-    >>> from torchtally.classification import MulticlassNegativePredictiveValue
-    >>> preds, target = torch.tensor([2, 1, 0, 1]), torch.tensor([2, 1, 0, 0])
-    >>> MulticlassNegativePredictiveValue(num_classes=3, average=None).update(preds, target).compute()
-    tensor([0.6667, 1.0000, 1.0000])
-    """
-
-    higher_is_better = None  # torchmetrics' attribute
-
-    def finish_request(self) -> Request:
-        return Request("negative_predictive_value", self.average, self.zero_division, top_k=self.top_k)
-
-
-class MultilabelNegativePredictiveValue(MultilabelStatBase):
-    """tn / (tn + fn) per label, averaged over labels (all labels count in "macro"). Bad labels
-    raise even with validate_args=False. ``zero_division`` is used (torchmetrics' class ignores it).
-
-    >>> import torch
-    >>> from torchtally.classification import MultilabelNegativePredictiveValue
-    >>> preds = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.6, 0.4]])
-    >>> target = torch.tensor([[1, 0, 0], [0, 1, 1]])
-    >>> MultilabelNegativePredictiveValue(num_labels=3).update(preds, target).compute()
-    tensor(0.6667)
-    """
-
-    higher_is_better = None  # torchmetrics' attribute
-
-    def finish_request(self) -> Request:
-        return Request("negative_predictive_value", self.average, self.zero_division)
+    def __new__(
+        cls,
+        task: str,
+        threshold: float = 0.5,
+        num_classes: Optional[int] = None,
+        num_labels: Optional[int] = None,
+        average: Optional[str] = "micro",
+        multidim_average: Optional[str] = "global",
+        top_k: Optional[int] = 1,
+        ignore_index: Optional[int] = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> Any:  # the task's metric: not an instance of cls (torchmetrics' task wrappers)
+        kwargs.update(multidim_average=multidim_average, ignore_index=ignore_index, validate_args=validate_args)
+        return stat_family(
+            task,
+            BinaryStatScores,
+            MulticlassStatScores,
+            MultilabelStatScores,
+            threshold,
+            num_classes,
+            num_labels,
+            average,
+            top_k,
+            kwargs,
+        )

@@ -45,12 +45,7 @@ from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.detection import box_overlap_compute, box_overlap_update
 
-__all__ = [
-    "IntersectionOverUnion",
-    "GeneralizedIntersectionOverUnion",
-    "DistanceIntersectionOverUnion",
-    "CompleteIntersectionOverUnion",
-]
+__all__ = ["IntersectionOverUnion"]
 
 _F64 = torch.float64
 
@@ -139,58 +134,3 @@ class IntersectionOverUnion(Metric):
             )
         if rows.shape[0] and bool((rows[:, 1] < 0).any()):
             raise ValueError("'class_rows': a negative count")
-
-
-class GeneralizedIntersectionOverUnion(IntersectionOverUnion):
-    """Mean generalized IoU (IoU - (C - U) / C, C the area of the box enclosing both boxes, U
-    their union) of predicted and target boxes; options, inputs, state and the differences from
-    torchmetrics as IntersectionOverUnion (this module's docstring). Keys ``giou`` and
-    ``giou/cl_<label>``.
-
-        >>> import torch
-        >>> from torchtally.detection import GeneralizedIntersectionOverUnion
-        >>> preds = [{"boxes": torch.tensor([[0.0, 0.0, 10.0, 10.0], [10.0, 0.0, 20.0, 10.0]]),
-        ...           "labels": torch.tensor([1, 1])}]
-        >>> target = [{"boxes": torch.tensor([[0.0, 0.0, 10.0, 5.0]]), "labels": torch.tensor([1])}]
-        >>> GeneralizedIntersectionOverUnion().update(preds, target).compute()
-        {'giou': tensor(0.1250)}
-    """
-
-    higher_is_better: Optional[bool] = True
-    _iou_type = "giou"
-
-
-class DistanceIntersectionOverUnion(IntersectionOverUnion):
-    """Mean distance IoU (IoU - d^2 / (c^2 + 1e-7), d the distance of the centres, c the diagonal
-    of the box enclosing both) of predicted and target boxes; options, inputs, state and the
-    differences from torchmetrics as IntersectionOverUnion (this module's docstring). Keys
-    ``diou`` and ``diou/cl_<label>``.
-
-        >>> import torch
-        >>> from torchtally.detection import DistanceIntersectionOverUnion
-        >>> preds = [{"boxes": torch.tensor([[0.0, 0.0, 10.0, 10.0]]), "labels": torch.tensor([3])}]
-        >>> target = [{"boxes": torch.tensor([[0.0, 0.0, 10.0, 5.0]]), "labels": torch.tensor([3])}]
-        >>> DistanceIntersectionOverUnion().update(preds, target).compute()
-        {'diou': tensor(0.4688)}
-    """
-
-    higher_is_better: Optional[bool] = True
-    _iou_type = "diou"
-
-
-class CompleteIntersectionOverUnion(IntersectionOverUnion):
-    """Mean complete IoU (the distance IoU less alpha v, v = 4 / pi^2 (atan(w_p / h_p) -
-    atan(w_t / h_t))^2, alpha = v / (1 - IoU + v + 1e-7)) of predicted and target boxes; options,
-    inputs, state and the differences from torchmetrics as IntersectionOverUnion (this module's
-    docstring). Keys ``ciou`` and ``ciou/cl_<label>``.
-
-        >>> import torch
-        >>> from torchtally.detection import CompleteIntersectionOverUnion
-        >>> preds = [{"boxes": torch.tensor([[0.0, 0.0, 10.0, 10.0]]), "labels": torch.tensor([3])}]
-        >>> target = [{"boxes": torch.tensor([[0.0, 0.0, 10.0, 5.0]]), "labels": torch.tensor([3])}]
-        >>> CompleteIntersectionOverUnion().update(preds, target).compute()
-        {'ciou': tensor(0.4655)}
-    """
-
-    higher_is_better: Optional[bool] = True
-    _iou_type = "ciou"

@@ -37,9 +37,9 @@ from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.image import d_lambda as ps
 from ..functional.image.shaped_sums import add_shaped, check_shaped, merge_shaped, split_shaped
-from ..functional.image.windows import check_reduction, check_window_size
+from ..functional.image.windows import check_reduction
 
-__all__ = ["SpectralDistortionIndex", "SpatialDistortionIndex", "QualityWithNoReference"]
+__all__ = ["SpectralDistortionIndex"]
 
 _F64 = torch.float64
 
@@ -48,7 +48,7 @@ def _pairs(channels: int) -> int:
     return channels * (channels - 1) // 2
 
 
-def _split_target(target: Any) -> tuple:
+def split_target(target: Any) -> tuple:
     """(ms, pan, pan_lr or None) from torchmetrics' target dict."""
     if not isinstance(target, dict):
         raise TypeError(
@@ -60,7 +60,7 @@ def _split_target(target: Any) -> tuple:
     return target["ms"], target["pan"], target.get("pan_lr")
 
 
-class _PansharpeningMetric(Metric):
+class PansharpeningMetric(Metric):
     is_differentiable = False
     full_state_update = False
     traceable_update = False  # the channel count of earlier batches is read back in Python
@@ -99,7 +99,7 @@ class _PansharpeningMetric(Metric):
             check_shaped(states["channel_sums"], 1, lambda s: 2 * s[0], "channel_sums")
 
 
-class SpectralDistortionIndex(_PansharpeningMetric):
+class SpectralDistortionIndex(PansharpeningMetric):
     """Spectral distortion index D_lambda of ``preds`` against ``target`` ([N, C, H, W] each, one
     float dtype, the same N and C): the p-mean over channel pairs of the difference between the
     pairs' mean UQI in target and in preds, over all images. A scalar for every ``reduction``
@@ -133,100 +133,3 @@ class SpectralDistortionIndex(_PansharpeningMetric):
         if not self.pair_sums.numel():
             return self._nan()
         return self._d_lambda(self.p, self.reduction).to(self.dtype)
-
-
-class SpatialDistortionIndex(_PansharpeningMetric):
-    """Spatial distortion index D_s: ``update(preds, target)`` with the fused image ``preds``
-    [N, C, H, W] and ``target`` a dict of ``"ms"`` [N, C, h, w] (h, w dividing H, W), ``"pan"``
-    [N, C, H, W] and optionally ``"pan_lr"`` [N, C, h, w] (else pan blurred by a window_size
-    window and resized to h x w). Per channel ``abs(UQI(ms, pan_lr) - UQI(preds, pan)) ** q`` over all
-    images, reduced over channels ("none": per channel), to the power 1/q (q = ``norm_order``).
-
-    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
-
-        >>> import torch
-        >>> from torchtally.image import SpatialDistortionIndex
-        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
-        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
-        >>> target = {"ms": preds[..., ::2, ::2], "pan": pan, "pan_lr": pan[..., ::2, ::2]}
-        >>> SpatialDistortionIndex().update(preds, target).compute()
-        tensor(0.0380)
-    """
-
-    higher_is_better = True
-    plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
-
-    def __init__(
-        self, norm_order: int = 1, window_size: int = 7, reduction: str = "elementwise_mean", **kwargs: Any
-    ) -> None:
-        super().__init__(**kwargs)
-        self.norm_order = ps.check_positive_int("norm_order", norm_order)
-        self.window_size = check_window_size(window_size)
-        self.reduction = check_reduction(reduction, ps.REDUCTIONS)
-        self._add_states(spectral=False, spatial=True)
-
-    def update(self, preds: Tensor, target: Dict[str, Tensor]) -> None:
-        ms, pan, pan_lr = _split_target(target)
-        sums = ps.spatial_sums(preds, ms, pan, pan_lr, self.window_size)
-        self.channel_sums = add_shaped(self.channel_sums, (preds.shape[1],), sums, "preds: number of channels")
-        self.images = self.images + preds.shape[0]
-
-    def compute(self) -> Tensor:
-        if not self.channel_sums.numel():
-            return self._nan()
-        return self._d_s(self.norm_order, self.reduction).to(self.dtype)
-
-
-class QualityWithNoReference(_PansharpeningMetric):
-    """Quality with No Reference: (1 - D_lambda)^alpha (1 - D_s)^beta, D_lambda between ``preds``
-    and ``target["ms"]`` with p = ``norm_order``, D_s as SpatialDistortionIndex (same inputs).
-
-    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
-
-        >>> import torch
-        >>> from torchtally.image import QualityWithNoReference
-        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
-        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
-        >>> target = {"ms": preds[..., ::2, ::2], "pan": pan, "pan_lr": pan[..., ::2, ::2]}
-        >>> QualityWithNoReference().update(preds, target).compute()
-        tensor(0.8914)
-    """
-
-    higher_is_better = True
-    plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
-
-    def __init__(
-        self,
-        alpha: float = 1,
-        beta: float = 1,
-        norm_order: int = 1,
-        window_size: int = 7,
-        reduction: str = "elementwise_mean",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.alpha = ps.check_nonnegative_real("alpha", alpha)
-        self.beta = ps.check_nonnegative_real("beta", beta)
-        self.norm_order = ps.check_positive_int("norm_order", norm_order)
-        self.window_size = check_window_size(window_size)
-        self.reduction = check_reduction(reduction, ps.REDUCTIONS)
-        self._add_states(spectral=True, spatial=True)
-
-    def update(self, preds: Tensor, target: Dict[str, Tensor]) -> None:
-        ms, pan, pan_lr = _split_target(target)
-        spectral = ps.spectral_sums(preds, ms, "ms")
-        spatial = ps.spatial_sums(preds, ms, pan, pan_lr, self.window_size)
-        channels = (preds.shape[1],)
-        pair_sums = add_shaped(self.pair_sums, channels, spectral, "preds: number of channels")
-        self.channel_sums = add_shaped(self.channel_sums, channels, spatial, "preds: number of channels")
-        self.pair_sums = pair_sums
-        self.images = self.images + preds.shape[0]
-
-    def compute(self) -> Tensor:
-        if not self.pair_sums.numel():
-            return self._nan()
-        d_lambda = self._d_lambda(self.norm_order, self.reduction)
-        d_s = self._d_s(self.norm_order, self.reduction)
-        return ps.qnr_from_parts(d_lambda, d_s, self.alpha, self.beta).to(self.dtype)

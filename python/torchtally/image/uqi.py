@@ -34,37 +34,29 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 import torch
 from torch import Tensor
 
+from ..base.input_dtype import InputDtypeMixin
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.image import scc as scc_fn
-from ..functional.image import rmse_sw as sw_fn
 from ..functional.image import uqi as uqi_fn
-from ..functional.image.shaped_sums import add_shaped, check_shaped, merge_shaped, split_shaped
-from ..functional.image.windows import check_kernel, check_reduction, check_window_size
+from ..functional.image.windows import check_kernel, check_reduction
 from ..functional.regression import update as reg_update
-from ..regression.log_mse import InputDtypeMixin
 
-__all__ = [
-    "UniversalImageQualityIndex",
-    "RootMeanSquaredErrorUsingSlidingWindow",
-    "RelativeAverageSpectralError",
-    "SpatialCorrelationCoefficient",
-]
+__all__ = ["UniversalImageQualityIndex"]
 
-_F64 = torch.float64
+F64 = torch.float64
 
 
-def _scalar(dtype: torch.dtype) -> Tensor:
+def scalar(dtype: torch.dtype) -> Tensor:
     return torch.tensor(0, dtype=dtype)
 
 
-class _WindowMetric(Metric):
+class WindowMetric(Metric):
     is_differentiable = False
     full_state_update = False
     traceable_update = False  # shapes of earlier batches are read back in Python
 
 
-class UniversalImageQualityIndex(InputDtypeMixin, _WindowMetric):
+class UniversalImageQualityIndex(InputDtypeMixin, WindowMetric):
     """Universal Image Quality Index of ``preds`` against ``target`` ([N, C, H, W], one float
     dtype): the UQI map under a Gaussian window (``kernel_size``, ``sigma``) averaged over every
     value of every image ("elementwise_mean"), summed ("sum"), or the maps themselves
@@ -100,12 +92,12 @@ class UniversalImageQualityIndex(InputDtypeMixin, _WindowMetric):
         self._kernel, self._sigma = check_kernel(kernel_size, sigma)
         self.kernel_size, self.sigma, self.reduction = kernel_size, sigma, reduction
         if self._how == "none":
-            self.add_state("uqi_maps", torch.empty(0, dtype=_F64), reduce="cat")
+            self.add_state("uqi_maps", torch.empty(0, dtype=F64), reduce="cat")
             self.add_state("map_shape", torch.empty(0, dtype=torch.int64), reduce="merge")
             self._add_input_dtype()
         else:
-            self.add_state("uqi_sum", _scalar(_F64), reduce="sum")
-            self.add_state("uqi_count", _scalar(torch.int64), reduce="sum")
+            self.add_state("uqi_sum", scalar(F64), reduce="sum")
+            self.add_state("uqi_count", scalar(torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         maps = uqi_fn.uqi_batch_maps(preds, target, self._kernel, self._sigma)
@@ -161,7 +153,7 @@ class UniversalImageQualityIndex(InputDtypeMixin, _WindowMetric):
             )
 
 
-class _PerImageMean(_WindowMetric):
+class PerImageMean(WindowMetric):
     """A float64 sum of one score per image and the number of images; the result is their mean."""
 
     if TYPE_CHECKING:
@@ -169,8 +161,8 @@ class _PerImageMean(_WindowMetric):
 
     def _add_states(self, name: str) -> None:
         self._sum_name = name
-        self.add_state(name, _scalar(_F64), reduce="sum")
-        self.add_state("images", _scalar(torch.int64), reduce="sum")
+        self.add_state(name, scalar(F64), reduce="sum")
+        self.add_state("images", scalar(torch.int64), reduce="sum")
 
     def _add_scores(self, scores: Tensor) -> None:
         total = getattr(self, self._sum_name)
@@ -183,117 +175,3 @@ class _PerImageMean(_WindowMetric):
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
         check_nonnegative(states, "images")
-
-
-class RootMeanSquaredErrorUsingSlidingWindow(_PerImageMean):
-    """RMSE of ``preds`` against ``target`` ([N, C, H, W], one float dtype) over a sliding
-    window_size x window_size window: per image, the windowed RMSE map averaged inside a border
-    of round(window_size / 2) pixels; the result is the mean over images (NaN for
-    window_size 1, whose border leaves nothing, as torchmetrics).
-
-    Differences from torchmetrics: see the module (torchtally.metrics.image_window).
-
-        >>> import torch
-        >>> from torchtally.image import RootMeanSquaredErrorUsingSlidingWindow
-        >>> target = torch.linspace(0, 1, 2 * 16 * 16).reshape(2, 1, 16, 16)
-        >>> RootMeanSquaredErrorUsingSlidingWindow().update(target + 0.1, target).compute()
-        tensor(0.1000)
-    """
-
-    higher_is_better = False
-    plot_lower_bound = 0.0
-    if TYPE_CHECKING:
-        score_sum: Tensor
-
-    def __init__(self, window_size: int = 8, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.window_size = check_window_size(window_size)
-        self._add_states("score_sum")
-
-    def update(self, preds: Tensor, target: Tensor) -> None:
-        self._add_scores(sw_fn.rmse_sw_image_scores(preds, target, self.window_size))
-
-
-class RelativeAverageSpectralError(InputDtypeMixin, _WindowMetric):
-    """Relative Average Spectral Error of ``preds`` against ``target`` ([N, C, H, W], one float
-    dtype, one image size over all batches), from the windowed RMSE maps and windowed target
-    means averaged over all images (not a mean of per-image values). The result has the inputs'
-    dtype (as torchmetrics).
-
-    Differences from torchmetrics: see the module (torchtally.metrics.image_window); torchmetrics
-    keeps every image, this keeps 2 C H W float64 sums.
-
-        >>> import torch
-        >>> from torchtally.image import RelativeAverageSpectralError
-        >>> target = torch.linspace(1, 2, 2 * 16 * 16).reshape(2, 1, 16, 16)
-        >>> RelativeAverageSpectralError(window_size=4).update(target * 1.01, target).compute()
-        tensor(16.0047)
-    """
-
-    higher_is_better = False
-    if TYPE_CHECKING:
-        window_sums: Tensor
-        images: Tensor
-
-    def __init__(self, window_size: int = 8, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.window_size = check_window_size(window_size)
-        self.add_state("window_sums", torch.empty(0, dtype=_F64), reduce="merge")
-        self.add_state("images", _scalar(torch.int64), reduce="sum")
-        self._add_input_dtype()
-
-    def update(self, preds: Tensor, target: Tensor) -> None:
-        rmse_sum, target_sum = sw_fn.rase_sums(preds, target, self.window_size)
-        sums = torch.cat((rmse_sum.reshape(-1), target_sum.reshape(-1)))
-        self.window_sums = add_shaped(self.window_sums, rmse_sum.shape, sums, "target: image shape [C, H, W]")
-        self.images = self.images + preds.shape[0]
-        self._note_input_dtype(preds)
-
-    def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
-        return merge_shaped(values, 3, "RelativeAverageSpectralError")
-
-    def compute(self) -> Tensor:
-        dtype = reg_update.promoted(self.dtype, self._input_code())
-        if not self.window_sums.numel():
-            return torch.tensor(float("nan"), dtype=dtype, device=self.images.device)
-        shape, sums = split_shaped(self.window_sums, 3)
-        rmse_sum, target_sum = sums.reshape(2, *shape)
-        return sw_fn.rase_from_sums(rmse_sum, target_sum, self.images, self.window_size).to(dtype)
-
-    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
-        super().check_state_invariants(states)
-        check_nonnegative(states, "images")
-        self._check_input_dtype(states)
-        check_shaped(states["window_sums"], 3, lambda s: 2 * s[0] * s[1] * s[2], "window_sums")
-
-
-class SpatialCorrelationCoefficient(_PerImageMean):
-    """Spatial correlation coefficient of ``preds`` and ``target`` ([N, C, H, W] or [N, H, W]):
-    both pass ``high_pass_filter`` (default: the 3 x 3 Laplacian), then their local correlation
-    under a window_size x window_size uniform window is averaged per image; the result is the
-    mean over images.
-
-    Differences from torchmetrics: see the module (torchtally.metrics.image_window); a filter with
-    a side of 1 raises ValueError (torchmetrics mirrors the whole image into its border).
-
-        >>> import torch
-        >>> from torchtally.image import SpatialCorrelationCoefficient
-        >>> x = torch.arange(2 * 16 * 16.0).reshape(2, 1, 16, 16)
-        >>> SpatialCorrelationCoefficient().update((x * 0.37).sin(), (x * 0.41).cos()).compute()
-        tensor(0.1121)
-    """
-
-    higher_is_better = True
-    plot_lower_bound = -1.0
-    plot_upper_bound = 1.0
-    if TYPE_CHECKING:
-        scc_sum: Tensor
-
-    def __init__(self, high_pass_filter: Optional[Tensor] = None, window_size: int = 8, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.hp_filter = scc_fn.check_hp_filter(high_pass_filter, "high_pass_filter")
-        self.ws = check_window_size(window_size)
-        self._add_states("scc_sum")
-
-    def update(self, preds: Tensor, target: Tensor) -> None:
-        self._add_scores(scc_fn.scc_image_scores(preds, target, self.hp_filter, self.ws))

@@ -34,23 +34,22 @@ Deliberate differences from torchmetrics:
 * results carry no gradient (``is_differentiable`` is False).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict
 
 import torch
 from torch import Tensor
 
 from ..base.metric import Metric
-from ..base.state_dict import check_nonnegative
 from ..functional.regression import compute as reg_compute
-from ..functional.regression import ensemble, ranks
+from ..functional.regression import ranks
 from ..functional.regression import update as reg_update
 
-__all__ = ["ContinuousRankedProbabilityScore", "KendallRankCorrCoef", "SpearmanCorrCoef"]
+__all__ = ["SpearmanCorrCoef"]
 
-_F64 = torch.float64
+F64 = torch.float64
 
 
-class _RankPairs(Metric):
+class RankPairs(Metric):
     """The (preds, target) pairs of every sample: a cat state [N, 2, num_outputs] (see the module
     docstring for its dtype), shared by the rank correlations inside a MetricCollection."""
 
@@ -62,7 +61,7 @@ class _RankPairs(Metric):
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.num_outputs = reg_update.check_num_outputs(num_outputs)
-        self._pair_dtype = _F64 if self.dtype == _F64 else torch.float32
+        self._pair_dtype = F64 if self.dtype == F64 else torch.float32
         self.add_state("pairs", torch.empty(0, 2, self.num_outputs, dtype=self._pair_dtype), reduce="cat")
         self.state_key = ("regression_rank_pairs", self.num_outputs, str(self._pair_dtype))
 
@@ -83,7 +82,7 @@ class _RankPairs(Metric):
         return pairs
 
 
-class SpearmanCorrCoef(_RankPairs):
+class SpearmanCorrCoef(RankPairs):
     """Spearman's rank correlation per output ([N] or [N, D] with D = num_outputs): Pearson's
     correlation of the ranks, ties given their average rank (scipy.stats.spearmanr's value).
 
@@ -106,86 +105,3 @@ class SpearmanCorrCoef(_RankPairs):
 
     def compute(self) -> Tensor:
         return reg_compute.as_result(ranks.spearman(self._all_pairs()), self.dtype)
-
-
-class KendallRankCorrCoef(_RankPairs):
-    """Kendall's rank correlation tau per output ([N] or [N, D] with D = num_outputs).
-
-    ``variant``: "a" ((C - D) / (C + D) over concordant C and discordant D pairs, as
-    torchmetrics), "b" (default; ties in preds and target corrected, scipy.stats.kendalltau's)
-    or "c" (Stuart's, for tables). ``t_test=True`` also returns the p-value of the asymptotic
-    test of tau = 0 against ``alternative`` ("two-sided", "less" or "greater"): ``(tau, p)``.
-    Ties as scipy. State: every (preds, target) pair, as SpearmanCorrCoef (shared with it in a
-    MetricCollection). compute is O(N log N) per output (torchmetrics: every pair compared,
-    O(N^2)). Over no samples: a ValueError, as torchmetrics; an undefined tau (a constant
-    column) is NaN, with a warning. Differences from torchmetrics: in this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.regression import KendallRankCorrCoef
-        >>> preds, target = torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])
-        >>> KendallRankCorrCoef().update(preds, target).compute()
-        tensor(1.)
-        >>> m = KendallRankCorrCoef(t_test=True)
-        >>> m.update(torch.tensor([1.0, 2.0, 3.0, 4.0]), torch.tensor([1.0, 3.0, 2.0, 4.0])).compute()
-        (tensor(0.6667), tensor(0.1742))
-    """
-
-    higher_is_better = None
-    full_state_update = True
-
-    def __init__(
-        self,
-        variant: str = "b",
-        t_test: bool = False,
-        alternative: Optional[str] = "two-sided",
-        num_outputs: int = 1,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(num_outputs, **kwargs)
-        self.variant = ranks.check_variant(variant)
-        self.t_test = t_test
-        self.alternative = ranks.check_t_test(t_test, alternative)  # None without a test
-
-    def compute(self) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-        return ranks.kendall_result(self._all_pairs(), self.variant, self.alternative, self.dtype)
-
-
-class ContinuousRankedProbabilityScore(Metric):
-    """Mean continuous ranked probability score of ensemble forecasts: ``preds`` [N, M] (M >= 2
-    members per sample), ``target`` [N]. Per sample ``mean_i abs(x_i - y) - sum_ij abs(x_i - x_j)
-    / (2 M^2)``, from the sorted members (O(M log M), no M x M matrix).
-
-    State: a float64 sum of the scores and an int64 sample count ("sum" states, one all_reduce
-    to sync). NaN over no samples (0 / 0, as torchmetrics). Differences from torchmetrics:
-    float64 throughout (torchmetrics: the input's dtype); NaN/inf inputs raise ValueError.
-
-        >>> import torch
-        >>> from torchtally.regression import ContinuousRankedProbabilityScore
-        >>> m = ContinuousRankedProbabilityScore()
-        >>> m.update(torch.tensor([[0.0, 1.0, 2.0], [1.0, 1.0, 3.0]]), torch.tensor([1.0, 0.0])).compute()
-        tensor(0.7222)
-    """
-
-    is_differentiable = False
-    higher_is_better = False
-    full_state_update = False
-    if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
-        score_sum: Tensor
-        num_samples: Tensor
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.add_state("score_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
-        self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
-
-    def update(self, preds: Tensor, target: Tensor) -> None:
-        scores = ensemble.crps_per_sample(preds, target, self.device)
-        self.score_sum += scores.sum()
-        self.num_samples += scores.numel()
-
-    def compute(self) -> Tensor:
-        return reg_compute.mean_of(self.score_sum, self.num_samples, self.dtype)
-
-    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
-        super().check_state_invariants(states)
-        check_nonnegative(states, "num_samples")

@@ -1,12 +1,26 @@
 """torchmetrics.retrieval's place: ``from torchtally.retrieval import RetrievalMAP``."""
 
-from types import ModuleType
-from typing import Tuple
+from .auroc import RetrievalAUROC
+from .average_precision import RetrievalMAP
+from .fall_out import RetrievalFallOut
+from .hit_rate import RetrievalHitRate
+from .ndcg import RetrievalNormalizedDCG
+from .precision import RetrievalPrecision
+from .precision_recall_curve import RetrievalPrecisionRecallCurve, RetrievalRecallAtFixedPrecision
+from .r_precision import RetrievalRPrecision
+from .recall import RetrievalRecall
+from .reciprocal_rank import RetrievalMRR
 
-from .metrics import retrieval_curves, retrieval_queries
-from .retrieval.precision_recall_curve import *  # noqa: F401,F403  (RetrievalAUROC, RetrievalPrecisionRecallCurve, ...)
-from .retrieval.base import *  # noqa: F401,F403  (RetrievalMAP, RetrievalMRR, RetrievalNormalizedDCG, ...)
-
-_MODULES: Tuple[ModuleType, ...] = (retrieval_queries, retrieval_curves)
-
-__all__ = [name for module in _MODULES for name in module.__all__]
+__all__ = [
+    "RetrievalAUROC",
+    "RetrievalMAP",
+    "RetrievalFallOut",
+    "RetrievalHitRate",
+    "RetrievalNormalizedDCG",
+    "RetrievalPrecision",
+    "RetrievalPrecisionRecallCurve",
+    "RetrievalRecallAtFixedPrecision",
+    "RetrievalRPrecision",
+    "RetrievalRecall",
+    "RetrievalMRR",
+]

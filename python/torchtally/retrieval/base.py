@@ -53,16 +53,7 @@ from ..functional.retrieval import compute as ret_compute
 from ..functional.retrieval import update as ret_update
 from ..functional.retrieval.update import Aggregation
 
-__all__ = [
-    "RetrievalFallOut",
-    "RetrievalHitRate",
-    "RetrievalMAP",
-    "RetrievalMRR",
-    "RetrievalNormalizedDCG",
-    "RetrievalPrecision",
-    "RetrievalRPrecision",
-    "RetrievalRecall",
-]
+__all__: list = []
 
 
 class RetrievalMetric(Metric):
@@ -155,7 +146,7 @@ class RetrievalMetric(Metric):
             raise ValueError("'relevance': expected finite values >= 0")
 
 
-class _TopK(RetrievalMetric):
+class TopK(RetrievalMetric):
     """A retrieval metric with torchmetrics' ``top_k`` (None: every document of a query)."""
 
     def __init__(
@@ -168,162 +159,3 @@ class _TopK(RetrievalMetric):
     ) -> None:
         super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
         self.top_k = ret_update.check_top_k(top_k)
-
-
-class RetrievalMAP(_TopK):
-    """Mean average precision over queries: per query, the mean over its relevant documents in
-    the top ``top_k`` of the precision at each one's rank (a relevant document scored <= 0 is not
-    retrieved, as torchmetrics). State and differences from torchmetrics: this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalMAP
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalMAP().update(preds, target, indexes=indexes).compute()
-        tensor(0.7917)
-    """
-
-
-class RetrievalMRR(_TopK):
-    """Mean reciprocal rank: per query, 1 / the rank of its first relevant document in the top
-    ``top_k`` (0 without one). State and differences from torchmetrics: this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalMRR
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalMRR().update(preds, target, indexes=indexes).compute()
-        tensor(0.7500)
-    """
-
-    _metric = "mrr"
-
-
-class RetrievalNormalizedDCG(_TopK):
-    """Normalized discounted cumulative gain at ``top_k``: per query, DCG (gain = relevance,
-    discount 1 / log2(rank + 1); documents of equal score share their mean gain, as
-    torchmetrics and scikit-learn's ndcg_score) over the ideal DCG. ``target``: graded
-    relevance >= 0 (bool, integer or float). State: query int64, score float32, relevance
-    float32 (16 bytes per document); see this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalNormalizedDCG
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalNormalizedDCG().update(preds, target, indexes=indexes).compute()
-        tensor(0.8467)
-    """
-
-    _metric = "ndcg"
-    _graded = True
-
-
-class RetrievalPrecision(RetrievalMetric):
-    """Precision at ``top_k``: per query, the relevant documents among its top ``top_k`` over
-    ``top_k`` (over the query's length where ``top_k`` is None, or ``adaptive_k`` and
-    ``top_k`` exceeds it). State and differences from torchmetrics: this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalPrecision
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalPrecision(top_k=2).update(preds, target, indexes=indexes).compute()
-        tensor(0.5000)
-    """
-
-    _metric = "precision"
-
-    def __init__(
-        self,
-        empty_target_action: str = "neg",
-        ignore_index: Optional[int] = None,
-        top_k: Optional[int] = None,
-        adaptive_k: bool = False,
-        aggregation: Aggregation = "mean",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(empty_target_action, ignore_index, aggregation, **kwargs)
-        self.top_k = ret_update.check_top_k(top_k)
-        self.adaptive_k = ret_update.check_flag(adaptive_k, "adaptive_k")
-
-
-class RetrievalRecall(_TopK):
-    """Recall at ``top_k``: per query, the relevant documents among its top ``top_k`` over its
-    relevant documents. State and differences from torchmetrics: this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalRecall
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalRecall(top_k=2).update(preds, target, indexes=indexes).compute()
-        tensor(0.7500)
-    """
-
-    _metric = "recall"
-
-
-class RetrievalHitRate(_TopK):
-    """Hit rate at ``top_k``: per query, 1 if a relevant document is among its top ``top_k``.
-    State and differences from torchmetrics: this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalHitRate
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalHitRate(top_k=1).update(preds, target, indexes=indexes).compute()
-        tensor(0.5000)
-    """
-
-    _metric = "hit_rate"
-
-
-class RetrievalFallOut(_TopK):
-    """Fall-out at ``top_k``: per query, the non-relevant documents among its top ``top_k`` over
-    its non-relevant documents (lower is better). A query without a non-relevant document takes
-    ``empty_target_action`` (default "pos", as torchmetrics). State and differences from
-    torchmetrics: this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalFallOut
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalFallOut(top_k=2).update(preds, target, indexes=indexes).compute()
-        tensor(0.5000)
-    """
-
-    higher_is_better = False
-    _metric = "fall_out"
-    _missing = "negative"
-
-    def __init__(
-        self,
-        empty_target_action: str = "pos",
-        ignore_index: Optional[int] = None,
-        top_k: Optional[int] = None,
-        aggregation: Aggregation = "mean",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(empty_target_action, ignore_index, top_k, aggregation, **kwargs)
-
-
-class RetrievalRPrecision(RetrievalMetric):
-    """R-precision: per query with R relevant documents, the relevant ones among its top R over
-    R. State and differences from torchmetrics: this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.retrieval import RetrievalRPrecision
-        >>> indexes = torch.tensor([0, 0, 0, 1, 1, 1, 1])
-        >>> preds = torch.tensor([0.2, 0.3, 0.5, 0.1, 0.3, 0.5, 0.2])
-        >>> target = torch.tensor([False, False, True, False, True, False, True])
-        >>> RetrievalRPrecision().update(preds, target, indexes=indexes).compute()
-        tensor(0.7500)
-    """
-
-    _metric = "r_precision"

@@ -38,12 +38,12 @@ from ..base.state_dict import check_nonnegative
 from ..functional.segmentation import counts as seg_counts
 from ..functional.segmentation import mean_iou as overlap
 
-__all__ = ["MeanIoU", "DiceScore", "GeneralizedDiceScore"]
+__all__ = ["MeanIoU"]
 
-_F64 = torch.float64
+F64 = torch.float64
 
 
-class _OverlapMetric(Metric):
+class OverlapMetric(Metric):
     is_differentiable = False
     traceable_update = False  # the checks read the masks' values (0/1, index range): eager in torch.compile
     higher_is_better: Optional[bool] = True
@@ -73,7 +73,7 @@ class _OverlapMetric(Metric):
         check_nonnegative(states, *states)
 
 
-class MeanIoU(_OverlapMetric):
+class MeanIoU(OverlapMetric):
     """Mean intersection over union of segmentation masks: per sample and class, ``|P and T| / |P or T|``
     over the classes present in preds or target, averaged over samples (and classes unless
     ``per_class``; a class never present is -1 with ``per_class``). Inputs per ``input_format``:
@@ -116,7 +116,7 @@ class MeanIoU(_OverlapMetric):
         self.per_class = seg_counts.check_bool("per_class", per_class)
         # without num_classes: per-class sums as long as the first batch's C, merged by length
         width, reduce = (self._kept(), "sum") if self.num_classes is not None else (0, "merge")
-        self.add_state("iou_sum", torch.zeros(width, dtype=_F64), reduce=reduce)
+        self.add_state("iou_sum", torch.zeros(width, dtype=F64), reduce=reduce)
         self.add_state("present", torch.zeros(width, dtype=torch.int64), reduce=reduce)
 
     def update(self, preds: Tensor, target: Tensor) -> None:
@@ -126,7 +126,7 @@ class MeanIoU(_OverlapMetric):
         present = ~iou.isnan()
         sums, hits = iou.nan_to_num(0.0).sum(0), present.sum(0)
         if self.num_classes is None and self.iou_sum.numel() == 0:  # the first batch sets C
-            self.iou_sum, self.present = sums.to(_F64), hits
+            self.iou_sum, self.present = sums.to(F64), hits
             return
         if sums.shape != self.iou_sum.shape:
             raise ValueError(
@@ -149,120 +149,3 @@ class MeanIoU(_OverlapMetric):
         if self.per_class:
             return self._out((self.iou_sum / self.present).nan_to_num(-1.0))
         return self._out(self.iou_sum.sum() / self.present.sum())
-
-
-class DiceScore(_OverlapMetric):
-    """Dice score ``2 |P and T| / (|P| + |T|)`` of segmentation masks, averaged over classes as
-    ``average`` says ("micro": pooled counts, "macro": mean of the defined class scores,
-    "weighted": by target pixels, "none"/None: per class), per sample and then over samples
-    (``aggregation_level="samplewise"``, samples whose score is undefined left out) or over all
-    pixels of all samples at once ("global"). Inputs as MeanIoU's.
-
-    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap); no
-    warning for ``average="micro"`` (torchmetrics warns of a default change that 1.9 made).
-
-    >>> import torch
-    >>> from torchtally.segmentation import DiceScore
-    >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
-    >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
-    >>> DiceScore(num_classes=3, input_format="index").update(preds, target).compute()
-    tensor(0.4722)
-    >>> DiceScore(num_classes=3, average="none", input_format="index").update(preds, target).compute()
-    tensor([0.6667, 0.7500, 0.0000])
-    """
-
-    plot_legend_name: Optional[str] = "Class"
-
-    def __init__(
-        self,
-        num_classes: int,
-        include_background: bool = True,
-        average: Optional[str] = "macro",
-        aggregation_level: Optional[str] = "samplewise",
-        input_format: str = "one-hot",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.num_classes = seg_counts.check_num_classes(num_classes)
-        self.include_background = seg_counts.check_bool("include_background", include_background)
-        self.average = average
-        self._average = overlap.check_average(average)
-        self.aggregation_level = overlap.check_aggregation_level(aggregation_level)
-        self.input_format = seg_counts.check_input_format(input_format)
-        self._global = self.aggregation_level == "global"
-        if self._global:
-            self.state_key = ("torchtally.segmentation_counts", self.num_classes, self.include_background, input_format)
-            self.add_state("counts", torch.zeros(self._kept(), 3, dtype=torch.int64), reduce="sum")
-        else:
-            width = self._kept() if self._average == "none" else 1
-            self.add_state("score_sum", torch.zeros(width, dtype=_F64), reduce="sum")
-            self.add_state("scored", torch.zeros(width, dtype=torch.int64), reduce="sum")
-
-    def update(self, preds: Tensor, target: Tensor) -> None:
-        """preds, target: per ``input_format`` (see MeanIoU)."""
-        counts = self._counts(preds, target)
-        if self._global:
-            self.counts += counts.sum(0)
-            return
-        rows = overlap.dice_rows(counts, self._average)
-        if rows.dim() == 1:
-            rows = rows.unsqueeze(1)
-        self.score_sum += rows.nan_to_num(0.0).sum(0)
-        self.scored += (~rows.isnan()).sum(0)
-
-    def compute(self) -> Tensor:
-        if self._global:
-            return self._out(overlap.dice_rows(self.counts.unsqueeze(0), self._average)[0])
-        result = self.score_sum / self.scored
-        return self._out(result if self._average == "none" else result[0])
-
-
-class GeneralizedDiceScore(_OverlapMetric):
-    """Generalized Dice score per sample (classes weighted by 1 / target pixels squared
-    ("square"), 1 / target pixels ("simple") or 1 ("linear"); 0 where nothing is scored),
-    averaged over samples; per class with ``per_class``. Inputs as MeanIoU's. A class absent
-    from a sample's target takes a weight from the rest of its batch exactly as torchmetrics 1.9
-    does (see torchtally.functional.segmentation.overlap.gdice_parts), so results depend on how
-    samples are batched, as there.
-
-    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap).
-
-    >>> import torch
-    >>> from torchtally.segmentation import GeneralizedDiceScore
-    >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
-    >>> target = torch.tensor([[[0, 1, 1], [1, 1, 1]]])
-    >>> GeneralizedDiceScore(num_classes=2, input_format="index").update(preds, target).compute()
-    tensor(0.6905)
-    """
-
-    plot_legend_name: Optional[str] = "Class"
-
-    def __init__(
-        self,
-        num_classes: int,
-        include_background: bool = True,
-        per_class: bool = False,
-        weight_type: str = "square",
-        input_format: str = "one-hot",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.num_classes = seg_counts.check_num_classes(num_classes)
-        self.include_background = seg_counts.check_bool("include_background", include_background)
-        self.per_class = seg_counts.check_bool("per_class", per_class)
-        self.weight_type = overlap.check_weight_type(weight_type)
-        self.input_format = seg_counts.check_input_format(input_format)
-        width = self._kept() if self.per_class else 1
-        self.add_state("score_sum", torch.zeros(width, dtype=_F64), reduce="sum")
-        self.add_state("samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
-
-    def update(self, preds: Tensor, target: Tensor) -> None:
-        """preds, target: per ``input_format`` (see MeanIoU)."""
-        counts = self._counts(preds, target)
-        rows = overlap.gdice_rows(counts, self.weight_type, self.per_class)
-        self.score_sum += rows.sum(0)
-        self.samples += counts.shape[0]
-
-    def compute(self) -> Tensor:
-        result = self.score_sum / self.samples
-        return self._out(result if self.per_class else result[0])

@@ -1,18 +1,37 @@
 """torchmetrics.text's place: ``from torchtally.text import WordErrorRate``."""
 
-from types import ModuleType
-from typing import Tuple
+from .bert import BERTScore
+from .bleu import BLEUScore
+from .cer import CharErrorRate
+from .chrf import CHRFScore
+from .edit import EditDistance
+from .eed import ExtendedEditDistance
+from .infolm import InfoLM
+from .mer import MatchErrorRate
+from .perplexity import Perplexity
+from .rouge import ROUGEScore
+from .sacre_bleu import SacreBLEUScore
+from .squad import SQuAD
+from .ter import TranslationEditRate
+from .wer import WordErrorRate
+from .wil import WordInfoLost
+from .wip import WordInfoPreserved
 
-from .metrics import bertscore, infolm, ngram, perplexity, rouge, squad, text_edit, text_ter
-from .text.bert import *  # noqa: F401,F403  (BERTScore)
-from .text.infolm import *  # noqa: F401,F403  (InfoLM)
-from .text.bleu import *  # noqa: F401,F403  (BLEUScore, SacreBLEUScore, CHRFScore)
-from .text.perplexity import *  # noqa: F401,F403  (Perplexity)
-from .text.rouge import *  # noqa: F401,F403  (ROUGEScore)
-from .text.squad import *  # noqa: F401,F403  (SQuAD)
-from .text.wer import *  # noqa: F401,F403  (WER, CER, MER, WIL, WIP, EditDistance)
-from .text.ter import *  # noqa: F401,F403  (TranslationEditRate, ExtendedEditDistance)
-
-_MODULES: Tuple[ModuleType, ...] = (text_edit, ngram, text_ter, rouge, squad, perplexity, bertscore, infolm)
-
-__all__ = [name for module in _MODULES for name in module.__all__]
+__all__ = [
+    "BERTScore",
+    "BLEUScore",
+    "CharErrorRate",
+    "CHRFScore",
+    "EditDistance",
+    "ExtendedEditDistance",
+    "InfoLM",
+    "MatchErrorRate",
+    "Perplexity",
+    "ROUGEScore",
+    "SacreBLEUScore",
+    "SQuAD",
+    "TranslationEditRate",
+    "WordErrorRate",
+    "WordInfoLost",
+    "WordInfoPreserved",
+]

@@ -31,18 +31,16 @@ Deliberate differences from torchmetrics:
   says where to put it.
 """
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
 
-import torch
 from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.text import bleu as bleu_forms
-from ..functional.text import chrf as chrf_forms
-from ..functional.text import ngram_inputs, tokenizers
+from ..functional.text import ngram_inputs
 
-__all__ = ["BLEUScore", "CHRFScore", "SacreBLEUScore"]
+__all__ = ["BLEUScore"]
 
 
 class BLEUScore(Metric):
@@ -85,102 +83,6 @@ class BLEUScore(Metric):
 
     def compute(self) -> Tensor:
         return bleu_forms.bleu_value(self.stats, self.weights, self.smooth, self.dtype)
-
-    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
-        super().check_state_invariants(states)
-        check_nonnegative(states, "stats")
-
-
-class SacreBLEUScore(BLEUScore):
-    """BLEU as SacreBLEU computes it (torchmetrics' SacreBLEUScore): lines tokenised by
-    ``tokenize`` ('13a' (default), 'zh', 'intl', 'char', 'none', 'ja-mecab', 'ko-mecab',
-    'flores101', 'flores200'; those needing packages that are not installed raise
-    ModuleNotFoundError saying what to install), lowercased after tokenising when ``lowercase``.
-    References grouped per hypothesis, as torchmetrics.
-
-    State: as BLEUScore.
-
-        >>> from torchtally.text import SacreBLEUScore
-        >>> preds = ['the cat is on the mat']
-        >>> target = [['there is a cat on the mat', 'a cat is on the mat']]
-        >>> SacreBLEUScore().update(preds, target).compute()
-        tensor(0.7598)
-    """
-
-    def __init__(
-        self,
-        n_gram: int = 4,
-        smooth: bool = False,
-        tokenize: str = "13a",
-        lowercase: bool = False,
-        weights: Optional[Sequence[float]] = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(n_gram=n_gram, smooth=smooth, weights=weights, **kwargs)
-        self._tokenize = tokenizers.check_tokenize(tokenize)
-        self._lowercase = bool(lowercase)
-        self.tokenize, self.lowercase = tokenize, bool(lowercase)
-
-
-class CHRFScore(Metric):
-    """chrF (``n_word_order=0``) or chrF++ (default: character 6-grams, word 2-grams) of
-    hypotheses against their references, each hypothesis scored against its best reference
-    (torchmetrics' CHRFScore). ``beta`` weighs recall against precision; ``lowercase``;
-    ``whitespace`` keeps spaces among the characters. ``return_sentence_level_score`` also
-    returns each sentence's chrF.
-
-    State: int64 [C + W, 3] sums, and with sentence scores a float64 cat state (8 bytes per
-    sentence); see this module's docstring.
-
-        >>> from torchtally.text import CHRFScore
-        >>> preds = ['the cat is on the mat']
-        >>> target = [['there is a cat on the mat', 'a cat is on the mat']]
-        >>> CHRFScore().update(preds, target).compute()
-        tensor(0.8640)
-    """
-
-    is_differentiable = False
-    higher_is_better = True
-    full_state_update = False
-    traceable_update = False  # strings, read in Python
-    plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
-    if TYPE_CHECKING:
-        stats: Tensor
-        sentence_chrf_score: Tensor
-
-    def __init__(
-        self,
-        n_char_order: int = 6,
-        n_word_order: int = 2,
-        beta: float = 2.0,
-        lowercase: bool = False,
-        whitespace: bool = False,
-        return_sentence_level_score: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        chrf_forms.check_chrf_args(n_char_order, n_word_order, beta)
-        self.n_char_order, self.n_word_order, self.beta = n_char_order, n_word_order, float(beta)
-        self.lowercase, self.whitespace = bool(lowercase), bool(whitespace)
-        self.return_sentence_level_score = bool(return_sentence_level_score)
-        self.n_order = float(n_char_order + n_word_order)
-        self.add_state("stats", chrf_forms.chrf_stats(n_char_order, n_word_order), reduce="sum")
-        if self.return_sentence_level_score:
-            self.add_state("sentence_chrf_score", torch.zeros(0, dtype=torch.float64), reduce="cat")
-
-    def update(self, preds: Union[str, Sequence[str]], target: Sequence[Union[str, Sequence[str]]]) -> None:
-        sentence = chrf_forms.chrf_update(
-            self.stats, preds, target, self.n_char_order, self.beta, self.lowercase, self.whitespace
-        )
-        if self.return_sentence_level_score:
-            self.append_state("sentence_chrf_score", sentence.to(self.stats.device), copy=False)
-
-    def compute(self) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-        score = chrf_forms.chrf_value(self.stats, self.beta, self.dtype)
-        if self.return_sentence_level_score:
-            return score, self.sentence_chrf_score.to(self.dtype)
-        return score
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

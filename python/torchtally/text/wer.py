@@ -40,22 +40,22 @@ Deliberate differences from torchmetrics:
 * results carry no gradient (``is_differentiable`` is False).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 import torch
 from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.text import error_rates as edit_compute
 from ..functional.text import error_counts as edit_update
+from ..functional.text import error_rates as edit_compute
 
-__all__ = ["CharErrorRate", "EditDistance", "MatchErrorRate", "WordErrorRate", "WordInfoLost", "WordInfoPreserved"]
+__all__ = ["WordErrorRate"]
 
-_I64 = torch.int64
+I64 = torch.int64
 
 
-class _ErrorRate(Metric):
+class ErrorRate(Metric):
     """errors / total over sentence pairs; subclasses say the unit and the total."""
 
     is_differentiable = False
@@ -70,8 +70,8 @@ class _ErrorRate(Metric):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.add_state("errors", torch.tensor(0, dtype=_I64), reduce="sum")
-        self.add_state("total", torch.tensor(0, dtype=_I64), reduce="sum")
+        self.add_state("errors", torch.tensor(0, dtype=I64), reduce="sum")
+        self.add_state("total", torch.tensor(0, dtype=I64), reduce="sum")
 
     def update(self, preds: Any, target: Any) -> None:
         errors, target_total, _, longer_total = edit_update.error_sums(preds, target, self._unit)
@@ -86,7 +86,7 @@ class _ErrorRate(Metric):
         check_nonnegative(states, "errors", "total")
 
 
-class WordErrorRate(_ErrorRate):
+class WordErrorRate(ErrorRate):
     """Word error rate: the word edit distance of each (prediction, reference) pair, summed,
     over the references' words. State: int64 ``errors`` and ``total`` (see this module's
     docstring, with the differences from torchmetrics).
@@ -99,35 +99,7 @@ class WordErrorRate(_ErrorRate):
     """
 
 
-class CharErrorRate(_ErrorRate):
-    """Character error rate: the character edit distance of each pair, summed, over the
-    references' characters (spaces included). State: int64 ``errors`` and ``total``.
-
-        >>> from torchtally.text import CharErrorRate
-        >>> preds = ["this is the prediction", "there is an other sample"]
-        >>> target = ["this is the reference", "there is another one"]
-        >>> CharErrorRate().update(preds, target).compute()
-        tensor(0.3415)
-    """
-
-    _unit = "chars"
-
-
-class MatchErrorRate(_ErrorRate):
-    """Match error rate: the word edit distance of each pair, summed, over the sum of each
-    pair's longer side (torchmetrics' definition). State: int64 ``errors`` and ``total``.
-
-        >>> from torchtally.text import MatchErrorRate
-        >>> preds = ["this is the prediction", "there is an other sample"]
-        >>> target = ["this is the reference", "there is another one"]
-        >>> MatchErrorRate().update(preds, target).compute()
-        tensor(0.4444)
-    """
-
-    _longer = True
-
-
-class _WordInfo(Metric):
+class WordInfo(Metric):
     """H^2 / (reference words x predicted words), H = -errors (see the module docstring)."""
 
     is_differentiable = False
@@ -140,9 +112,9 @@ class _WordInfo(Metric):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.add_state("errors", torch.tensor(0, dtype=_I64), reduce="sum")
-        self.add_state("target_total", torch.tensor(0, dtype=_I64), reduce="sum")
-        self.add_state("preds_total", torch.tensor(0, dtype=_I64), reduce="sum")
+        self.add_state("errors", torch.tensor(0, dtype=I64), reduce="sum")
+        self.add_state("target_total", torch.tensor(0, dtype=I64), reduce="sum")
+        self.add_state("preds_total", torch.tensor(0, dtype=I64), reduce="sum")
 
     def update(self, preds: Any, target: Any) -> None:
         errors, target_total, preds_total, longer_total = edit_update.error_sums(preds, target, "words")
@@ -159,100 +131,3 @@ class _WordInfo(Metric):
         errors = states.get("errors")
         if errors is not None and bool((errors > 0).any()):
             raise ValueError(f"'errors': expected values <= 0 (distance - longer side), got {errors.max().item()}")
-
-
-class WordInfoLost(_WordInfo):
-    """Word information lost: 1 - H^2 / (reference words x predicted words), H the sum over
-    pairs of (the longer side's words - the edit distance), torchmetrics' definition. State:
-    int64 ``errors`` (-H), ``target_total``, ``preds_total``.
-
-        >>> from torchtally.text import WordInfoLost
-        >>> preds = ["this is the prediction", "there is an other sample"]
-        >>> target = ["this is the reference", "there is another one"]
-        >>> WordInfoLost().update(preds, target).compute()
-        tensor(0.6528)
-    """
-
-    higher_is_better = False
-
-    def compute(self) -> Tensor:
-        return edit_compute.word_info_lost(*self._sums(), self.dtype)
-
-
-class WordInfoPreserved(_WordInfo):
-    """Word information preserved: H^2 / (reference words x predicted words), H as in
-    WordInfoLost. State: int64 ``errors`` (-H), ``target_total``, ``preds_total``.
-
-        >>> from torchtally.text import WordInfoPreserved
-        >>> preds = ["this is the prediction", "there is an other sample"]
-        >>> target = ["this is the reference", "there is another one"]
-        >>> WordInfoPreserved().update(preds, target).compute()
-        tensor(0.3472)
-    """
-
-    higher_is_better = True
-
-    def compute(self) -> Tensor:
-        return edit_compute.word_info_preserved(*self._sums(), self.dtype)
-
-
-class EditDistance(Metric):
-    """Character-level Levenshtein distance of each (prediction, reference) pair: insertion and
-    deletion cost 1, a substitution ``substitution_cost`` (an int >= 0). ``reduction``: "mean"
-    (in ``self.dtype``), "sum" (int64), None or "none" (every pair's distance, int32 [N]).
-
-    State: int64 ``edit_scores`` and ``num_elements`` for "mean" / "sum"; for None / "none" a
-    "cat" state ``edit_scores_list``, int32, 4 bytes per sentence pair. Exact for every length
-    (torchmetrics' beam search can overestimate long pairs); see this module's docstring.
-
-        >>> from torchtally.text import EditDistance
-        >>> EditDistance().update(["rain"], ["shine"]).compute()
-        tensor(3.)
-        >>> EditDistance(substitution_cost=2).update(["rain"], ["shine"]).compute()
-        tensor(5.)
-        >>> EditDistance(reduction=None).update(["rain", "lnaguaeg"], ["shine", "language"]).compute()
-        tensor([3, 4], dtype=torch.int32)
-    """
-
-    is_differentiable = False
-    higher_is_better = False
-    full_state_update = False
-    traceable_update = False  # the sentences are read in Python
-    if TYPE_CHECKING:  # states declared with add_state (read and assigned as attributes)
-        edit_scores: Tensor
-        num_elements: Tensor
-        edit_scores_list: Tensor
-
-    def __init__(self, substitution_cost: int = 1, reduction: Optional[str] = "mean", **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.substitution_cost = edit_update.check_substitution_cost(substitution_cost)
-        self.reduction = edit_compute.check_reduction(reduction)
-        self._per_pair = reduction is None or reduction == "none"
-        if self._per_pair:
-            self.add_state("edit_scores_list", torch.empty(0, dtype=torch.int32), reduce="cat")
-        else:
-            self.add_state("edit_scores", torch.tensor(0, dtype=_I64), reduce="sum")
-            self.add_state("num_elements", torch.tensor(0, dtype=_I64), reduce="sum")
-
-    def update(self, preds: Any, target: Any) -> None:
-        distance = edit_update.char_distances(preds, target, self.substitution_cost)
-        if self._per_pair:
-            self.append_state("edit_scores_list", edit_update.as_int32(distance), copy=False)
-        else:
-            self.edit_scores += distance.sum()
-            self.num_elements += distance.numel()
-
-    def compute(self) -> Tensor:
-        if self._per_pair:
-            return edit_compute.edit_distance_result(self.edit_scores_list, self._num_pairs(), None, self.dtype)
-        return edit_compute.edit_distance_result(self.edit_scores, self.num_elements, self.reduction, self.dtype)
-
-    def _num_pairs(self) -> Tensor:
-        """The number of sentence pairs seen (int64)."""
-        if self._per_pair:
-            return torch.tensor(self.edit_scores_list.shape[0], dtype=_I64)
-        return self.num_elements
-
-    def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
-        super().check_state_invariants(states)
-        check_nonnegative(states, "edit_scores", "num_elements", "edit_scores_list")

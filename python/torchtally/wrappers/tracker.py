@@ -9,8 +9,8 @@ from torch.nn import ModuleList
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
 from ..base.plotting import plot_value
-from .classwise import ClasswiseWrapper
 from .abstract import warn_user
+from .classwise import ClasswiseWrapper
 
 Tracked = Union[Metric, MetricCollection]
 

@@ -2,8 +2,6 @@
 policy, shared with the metric classes, in update.py.
 """
 
-from . import forms
-from .forms import *  # noqa: F401,F403
-from .update import NaNValueError  # noqa: F401  (raised by every form here)
+from .forms import weighted_mean, weighted_sum
 
-__all__ = list(forms.__all__)
+__all__ = ["weighted_mean", "weighted_sum"]

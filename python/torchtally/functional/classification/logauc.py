@@ -8,48 +8,17 @@
 tensor(0.5000)
 """
 
-from typing import Optional, Tuple
+from typing import Optional
 
 import torch  # noqa: F401  (the examples use it)
 from torch import Tensor
 
+from ..curves.readouts import check_fpr_range, check_logauc_average, logauc_from
 from ..tasks import check_task, check_task_count
-from .eer import FprRange, Thresholds, binary_eer, binary_logauc, binary_precision_at_fixed_recall, binary_recall_at_fixed_precision, binary_sensitivity_at_specificity, binary_specificity_at_sensitivity, multiclass_eer, multiclass_logauc, multiclass_precision_at_fixed_recall, multiclass_recall_at_fixed_precision, multiclass_sensitivity_at_specificity, multiclass_specificity_at_sensitivity, multilabel_eer, multilabel_logauc, multilabel_precision_at_fixed_recall, multilabel_recall_at_fixed_precision, multilabel_sensitivity_at_specificity, multilabel_specificity_at_sensitivity
+from .eer import FprRange, Thresholds
+from .precision_recall_curve import batch_states, curve_task
 
-__all__ = [
-    "eer",
-    "logauc",
-    "precision_at_fixed_recall",
-    "recall_at_fixed_precision",
-    "sensitivity_at_specificity",
-    "specificity_at_sensitivity",
-]
-
-
-def eer(
-    preds: Tensor,
-    target: Tensor,
-    task: str,
-    thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
-    average: Optional[str] = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """binary_eer, multiclass_eer or multilabel_eer, by ``task`` (``average``: multiclass only).
-
-    >>> eer(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary", thresholds=5)
-    tensor(0.2500)
-    """
-    task = check_task(task)
-    if task == "binary":
-        return binary_eer(preds, target, thresholds, ignore_index)
-    if task == "multiclass":
-        return multiclass_eer(
-            preds, target, check_task_count("num_classes", num_classes), thresholds, average, ignore_index
-        )
-    return multilabel_eer(preds, target, check_task_count("num_labels", num_labels), thresholds, ignore_index)
+__all__ = ["logauc", "binary_logauc", "multiclass_logauc", "multilabel_logauc"]
 
 
 def logauc(
@@ -80,105 +49,63 @@ def logauc(
     return multilabel_logauc(preds, target, count, fpr_range, average, thresholds, ignore_index)
 
 
-def precision_at_fixed_recall(
+def binary_logauc(
     preds: Tensor,
     target: Tensor,
-    task: str,
-    min_recall: float,
+    fpr_range: FprRange = (0.001, 0.1),
     thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
-) -> Tuple[Tensor, Tensor]:
-    """``binary_``, ``multiclass_`` or ``multilabel_precision_at_fixed_recall``, by ``task``.
+) -> Tensor:
+    """Area under TPR over log10(FPR) within ``fpr_range``, over the range's log10 width.
 
-    >>> precision_at_fixed_recall(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), "binary", 0.5)
-    (tensor(1.), tensor(0.9000))
+    >>> binary_logauc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]))
+    tensor(0.5000)
     """
-    task = check_task(task)
-    if task == "binary":
-        return binary_precision_at_fixed_recall(preds, target, min_recall, thresholds, ignore_index)
-    if task == "multiclass":
-        count = check_task_count("num_classes", num_classes)
-        return multiclass_precision_at_fixed_recall(preds, target, count, min_recall, thresholds, ignore_index)
-    count = check_task_count("num_labels", num_labels)
-    return multilabel_precision_at_fixed_recall(preds, target, count, min_recall, thresholds, ignore_index)
+    fpr_range = check_fpr_range(fpr_range)
+    task = curve_task("binary", 1, thresholds, ignore_index)
+    return logauc_from(task, batch_states(task, preds, target), fpr_range)
 
 
-def recall_at_fixed_precision(
+def multiclass_logauc(
     preds: Tensor,
     target: Tensor,
-    task: str,
-    min_precision: float,
+    num_classes: int,
+    fpr_range: FprRange = (0.001, 0.1),
+    average: Optional[str] = "macro",
     thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
-) -> Tuple[Tensor, Tensor]:
-    """``binary_``, ``multiclass_`` or ``multilabel_recall_at_fixed_precision``, by ``task``.
+) -> Tensor:
+    """One-vs-rest LogAUC per class, averaged ("macro", NaN classes left out) or not ("none", None).
 
-    >>> recall_at_fixed_precision(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), "binary", 0.5)
-    (tensor(1.), tensor(0.6000))
+    >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
+    >>> multiclass_logauc(preds, torch.tensor([0, 2, 2, 1]), 3, average="none")
+    tensor([1., 0., 1.])
     """
-    task = check_task(task)
-    if task == "binary":
-        return binary_recall_at_fixed_precision(preds, target, min_precision, thresholds, ignore_index)
-    if task == "multiclass":
-        count = check_task_count("num_classes", num_classes)
-        return multiclass_recall_at_fixed_precision(preds, target, count, min_precision, thresholds, ignore_index)
-    count = check_task_count("num_labels", num_labels)
-    return multilabel_recall_at_fixed_precision(preds, target, count, min_precision, thresholds, ignore_index)
+    fpr_range = check_fpr_range(fpr_range)
+    average = check_logauc_average(average)
+    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
+    return logauc_from(task, batch_states(task, preds, target), fpr_range, average)
 
 
-def sensitivity_at_specificity(
+def multilabel_logauc(
     preds: Tensor,
     target: Tensor,
-    task: str,
-    min_specificity: float,
+    num_labels: int,
+    fpr_range: FprRange = (0.001, 0.1),
+    average: Optional[str] = "macro",
     thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
-) -> Tuple[Tensor, Tensor]:
-    """``binary_``, ``multiclass_`` or ``multilabel_sensitivity_at_specificity``, by ``task``.
+) -> Tensor:
+    """LogAUC per label, averaged ("macro") or not ("none", None).
 
-    >>> sensitivity_at_specificity(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), "binary", 0.5)
-    (tensor(1.), tensor(0.6000))
+    >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
+    >>> multilabel_logauc(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]]), 2, average=None)
+    tensor([1.0000, 0.5000])
     """
-    task = check_task(task)
-    if task == "binary":
-        return binary_sensitivity_at_specificity(preds, target, min_specificity, thresholds, ignore_index)
-    if task == "multiclass":
-        count = check_task_count("num_classes", num_classes)
-        return multiclass_sensitivity_at_specificity(preds, target, count, min_specificity, thresholds, ignore_index)
-    count = check_task_count("num_labels", num_labels)
-    return multilabel_sensitivity_at_specificity(preds, target, count, min_specificity, thresholds, ignore_index)
-
-
-def specificity_at_sensitivity(
-    preds: Tensor,
-    target: Tensor,
-    task: str,
-    min_sensitivity: float,
-    thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tuple[Tensor, Tensor]:
-    """``binary_``, ``multiclass_`` or ``multilabel_specificity_at_sensitivity``, by ``task``.
-
-    >>> specificity_at_sensitivity(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), "binary", 0.5)
-    (tensor(1.), tensor(0.9000))
-    """
-    task = check_task(task)
-    if task == "binary":
-        return binary_specificity_at_sensitivity(preds, target, min_sensitivity, thresholds, ignore_index)
-    if task == "multiclass":
-        count = check_task_count("num_classes", num_classes)
-        return multiclass_specificity_at_sensitivity(preds, target, count, min_sensitivity, thresholds, ignore_index)
-    count = check_task_count("num_labels", num_labels)
-    return multilabel_specificity_at_sensitivity(preds, target, count, min_sensitivity, thresholds, ignore_index)
+    fpr_range = check_fpr_range(fpr_range)
+    average = check_logauc_average(average)
+    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
+    return logauc_from(task, batch_states(task, preds, target), fpr_range, average)

@@ -40,34 +40,22 @@ import torch
 from torch import Tensor
 
 from ... import kernels
+from ..curves.compute import States, precision_recall_curve_from
+from ..curves.update import CurveTask, check_average, check_num
 from ..tasks import check_task, check_task_count
-from ..curves.compute import States, auroc_from, average_precision_from, precision_recall_curve_from, roc_from
-from ..curves.update import CurveTask, check_average, check_max_fpr, check_num
 
 __all__ = [
-    "binary_auroc",
-    "multiclass_auroc",
-    "multilabel_auroc",
-    "binary_average_precision",
-    "multiclass_average_precision",
-    "multilabel_average_precision",
-    "binary_roc",
-    "multiclass_roc",
-    "multilabel_roc",
     "binary_precision_recall_curve",
     "multiclass_precision_recall_curve",
     "multilabel_precision_recall_curve",
-    "auroc",
-    "average_precision",
-    "roc",
     "precision_recall_curve",
 ]
 
 Thresholds = Optional[Union[int, List[float], Tensor]]
 Curve = Union[Tuple[Tensor, Tensor, Tensor], Tuple[List[Tensor], List[Tensor], List[Tensor]]]
-_AVERAGES = ("macro", "weighted", "none", None)
-_LABEL_AVERAGES = ("micro",) + _AVERAGES
-_CURVE_AVERAGES = (None, "micro", "macro")
+AVERAGES = ("macro", "weighted", "none", None)
+LABEL_AVERAGES = ("micro",) + AVERAGES
+CURVE_AVERAGES = (None, "micro", "macro")
 
 
 def batch_states(task: CurveTask, preds: Tensor, target: Tensor) -> States:
@@ -89,180 +77,6 @@ def curve_task(kind: str, num: Any, thresholds: Thresholds, ignore_index: Option
         return CurveTask("binary", 1, thresholds, ignore_index)
     name, minimum = ("num_classes", 2) if kind == "multiclass" else ("num_labels", 1)
     return CurveTask(kind, check_num(name, num, minimum), thresholds, ignore_index)
-
-
-def binary_auroc(
-    preds: Tensor,
-    target: Tensor,
-    max_fpr: Optional[float] = None,
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """Area under the ROC curve of a binary task; ``max_fpr`` gives scikit-learn's standardised
-    partial AUC. preds [N, ...] probabilities or logits, target [N, ...] in {0, 1}.
-
-    >>> binary_auroc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), thresholds=5)
-    tensor(0.8750)
-    """
-    max_fpr = check_max_fpr(max_fpr)
-    task = CurveTask("binary", 1, thresholds, ignore_index)
-    return auroc_from(task, batch_states(task, preds, target), None, max_fpr)
-
-
-def multiclass_auroc(
-    preds: Tensor,
-    target: Tensor,
-    num_classes: int,
-    average: Optional[str] = "macro",
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """One-vs-rest AUROC per class, averaged ("macro", "weighted" by support) or not ("none").
-    preds [N, C, ...], target [N, ...] class ids.
-
-    >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
-    >>> multiclass_auroc(preds, torch.tensor([0, 2, 2, 1]), 3, average="none")
-    tensor([1.0000, 0.6667, 1.0000])
-    """
-    average = check_average(average, _AVERAGES)
-    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
-    return auroc_from(task, batch_states(task, preds, target), average)
-
-
-def multilabel_auroc(
-    preds: Tensor,
-    target: Tensor,
-    num_labels: int,
-    average: Optional[str] = "macro",
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """AUROC per label, averaged ("micro": all labels pooled, "macro", "weighted") or not ("none").
-    preds [N, L, ...], target [N, L, ...] in {0, 1}.
-
-    >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
-    >>> multilabel_auroc(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]]), 2, average="none")
-    tensor([1.0000, 0.7500])
-    """
-    average = check_average(average, _LABEL_AVERAGES)
-    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
-    return auroc_from(task, batch_states(task, preds, target), average)
-
-
-def binary_average_precision(
-    preds: Tensor,
-    target: Tensor,
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """Average precision (area under the step precision-recall curve) of a binary task.
-
-    >>> binary_average_precision(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]))
-    tensor(0.8333)
-    """
-    task = CurveTask("binary", 1, thresholds, ignore_index)
-    return average_precision_from(task, batch_states(task, preds, target), None)
-
-
-def multiclass_average_precision(
-    preds: Tensor,
-    target: Tensor,
-    num_classes: int,
-    average: Optional[str] = "macro",
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """One-vs-rest average precision per class, averaged ("macro", "weighted") or not ("none").
-
-    >>> preds = torch.tensor([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]])
-    >>> multiclass_average_precision(preds, torch.tensor([0, 2, 2, 1]), 3)
-    tensor(0.8333)
-    """
-    average = check_average(average, _AVERAGES)
-    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
-    return average_precision_from(task, batch_states(task, preds, target), average)
-
-
-def multilabel_average_precision(
-    preds: Tensor,
-    target: Tensor,
-    num_labels: int,
-    average: Optional[str] = "macro",
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """Average precision per label, averaged ("micro", "macro", "weighted") or not ("none").
-
-    >>> preds = torch.tensor([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.1, 0.6]])
-    >>> multilabel_average_precision(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]]), 2, average="micro")
-    tensor(0.9500)
-    """
-    average = check_average(average, _LABEL_AVERAGES)
-    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
-    return average_precision_from(task, batch_states(task, preds, target), average)
-
-
-def binary_roc(
-    preds: Tensor,
-    target: Tensor,
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tuple[Tensor, Tensor, Tensor]:
-    """(fpr, tpr, thresholds) with thresholds descending. Exact: one point per distinct score,
-    after the origin at threshold 1.0. Binned: one point per threshold.
-
-    >>> fpr, tpr, thr = binary_roc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]))
-    >>> fpr, tpr
-    (tensor([0.0000, 0.0000, 0.5000, 0.5000, 1.0000]), tensor([0.0000, 0.5000, 0.5000, 1.0000, 1.0000]))
-    """
-    task = CurveTask("binary", 1, thresholds, ignore_index)
-    return roc_from(task, batch_states(task, preds, target))  # type: ignore[return-value]  # binary: one column, tensors
-
-
-def multiclass_roc(
-    preds: Tensor,
-    target: Tensor,
-    num_classes: int,
-    thresholds: Thresholds = None,
-    average: Optional[str] = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Curve:
-    """One-vs-rest ROC per class: binned [C, T] tensors (thresholds [T]), exact lists of
-    tensors; average "micro" pools the classes, "macro" averages the curves (interpolated).
-
-    >>> fpr, tpr, thr = multiclass_roc(torch.eye(3), torch.tensor([0, 1, 2]), 3, thresholds=3)
-    >>> fpr.shape, thr
-    (torch.Size([3, 3]), tensor([1.0000, 0.5000, 0.0000]))
-    """
-    average = check_average(average, _CURVE_AVERAGES)
-    task = curve_task("multiclass", num_classes, thresholds, ignore_index)
-    return roc_from(task, batch_states(task, preds, target), average)
-
-
-def multilabel_roc(
-    preds: Tensor,
-    target: Tensor,
-    num_labels: int,
-    thresholds: Thresholds = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Curve:
-    """ROC per label: binned [L, T] tensors, exact lists of tensors.
-
-    >>> fpr, tpr, thr = multilabel_roc(torch.eye(2), torch.eye(2, dtype=torch.long), 2)
-    >>> tpr
-    [tensor([0., 1., 1.]), tensor([0., 1., 1.])]
-    """
-    task = curve_task("multilabel", num_labels, thresholds, ignore_index)
-    return roc_from(task, batch_states(task, preds, target))
 
 
 def binary_precision_recall_curve(
@@ -298,7 +112,7 @@ def multiclass_precision_recall_curve(
     >>> r[0]
     tensor([1., 1., 1., 0.])
     """
-    average = check_average(average, _CURVE_AVERAGES)
+    average = check_average(average, CURVE_AVERAGES)
     task = curve_task("multiclass", num_classes, thresholds, ignore_index)
     return precision_recall_curve_from(task, batch_states(task, preds, target), average)
 
@@ -322,90 +136,6 @@ def multilabel_precision_recall_curve(
 
 
 # -- task forms: one entry point per metric, the task named by a string ---------------------
-
-
-def auroc(
-    preds: Tensor,
-    target: Tensor,
-    task: str,
-    thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
-    average: Optional[str] = "macro",
-    max_fpr: Optional[float] = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """binary_auroc, multiclass_auroc or multilabel_auroc, by ``task``.
-
-    >>> auroc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
-    tensor(0.7500)
-    """
-    task = check_task(task)
-    if task == "binary":
-        return binary_auroc(preds, target, max_fpr, thresholds, ignore_index)
-    if task == "multiclass":
-        return multiclass_auroc(
-            preds, target, check_task_count("num_classes", num_classes), average, thresholds, ignore_index
-        )
-    return multilabel_auroc(
-        preds, target, check_task_count("num_labels", num_labels), average, thresholds, ignore_index
-    )
-
-
-def average_precision(
-    preds: Tensor,
-    target: Tensor,
-    task: str,
-    thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
-    average: Optional[str] = "macro",
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Tensor:
-    """``binary_``, ``multiclass_`` or ``multilabel_average_precision``, by ``task``.
-
-    >>> average_precision(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
-    tensor(0.8333)
-    """
-    task = check_task(task)
-    if task == "binary":
-        return binary_average_precision(preds, target, thresholds, ignore_index)
-    if task == "multiclass":
-        return multiclass_average_precision(
-            preds, target, check_task_count("num_classes", num_classes), average, thresholds, ignore_index
-        )
-    return multilabel_average_precision(
-        preds, target, check_task_count("num_labels", num_labels), average, thresholds, ignore_index
-    )
-
-
-def roc(
-    preds: Tensor,
-    target: Tensor,
-    task: str,
-    thresholds: Thresholds = None,
-    num_classes: Optional[int] = None,
-    num_labels: Optional[int] = None,
-    average: Optional[str] = None,
-    ignore_index: Optional[int] = None,
-    validate_args: bool = True,
-) -> Curve:
-    """binary_roc, multiclass_roc or multilabel_roc, by ``task`` (``average``: multiclass only).
-
-    >>> fpr, tpr, thr = roc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary", thresholds=3)
-    >>> tpr
-    tensor([0., 1., 1.])
-    """
-    task = check_task(task)
-    if task == "binary":
-        return binary_roc(preds, target, thresholds, ignore_index)
-    if task == "multiclass":
-        return multiclass_roc(
-            preds, target, check_task_count("num_classes", num_classes), thresholds, average, ignore_index
-        )
-    return multilabel_roc(preds, target, check_task_count("num_labels", num_labels), thresholds, ignore_index)
 
 
 def precision_recall_curve(

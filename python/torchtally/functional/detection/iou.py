@@ -27,15 +27,10 @@ from torch import Tensor
 from ... import kernels
 from .box_overlap_update import KINDS, box_dtype, box_tensor, check_number, check_threshold, value_dtype
 
-__all__ = [
-    "intersection_over_union",
-    "generalized_intersection_over_union",
-    "distance_intersection_over_union",
-    "complete_intersection_over_union",
-]
+__all__ = ["intersection_over_union"]
 
 
-def _overlap(
+def overlap(
     kind: str, preds: Tensor, target: Tensor, iou_threshold: Optional[float], replacement_val: float, aggregate: bool
 ) -> Tensor:
     preds, target = box_tensor("preds", preds), box_tensor("target", target)
@@ -83,70 +78,4 @@ def intersection_over_union(
         tensor([[0.5000, 0.2500],
                 [0.0000, 0.2500]])
     """
-    return _overlap("iou", preds, target, iou_threshold, replacement_val, aggregate)
-
-
-def generalized_intersection_over_union(
-    preds: Tensor,
-    target: Tensor,
-    iou_threshold: Optional[float] = None,
-    replacement_val: float = 0,
-    aggregate: bool = True,
-) -> Tensor:
-    """Generalized IoU, IoU - (C - U) / C with C the area of the smallest box enclosing both and
-    U their union, of boxes ``preds`` [N, 4] and ``target`` [M, 4] (x1, y1, x2, y2): the [N, M]
-    matrix (``aggregate=False``) or the mean over the pairs (i, i). See this module's docstring.
-
-        >>> import torch
-        >>> from torchtally.functional.detection import generalized_intersection_over_union
-        >>> preds = torch.tensor([[0.0, 0.0, 10.0, 10.0], [20.0, 0.0, 30.0, 10.0]])
-        >>> target = torch.tensor([[0.0, 0.0, 10.0, 5.0], [0.0, 0.0, 10.0, 10.0]])
-        >>> generalized_intersection_over_union(preds, target, aggregate=False)
-        tensor([[ 0.5000,  1.0000],
-                [-0.5000, -0.3333]])
-    """
-    return _overlap("giou", preds, target, iou_threshold, replacement_val, aggregate)
-
-
-def distance_intersection_over_union(
-    preds: Tensor,
-    target: Tensor,
-    iou_threshold: Optional[float] = None,
-    replacement_val: float = 0,
-    aggregate: bool = True,
-) -> Tensor:
-    """Distance IoU, IoU - d^2 / (c^2 + 1e-7) with d the distance of the boxes' centres and c the
-    diagonal of the box enclosing both, of boxes ``preds`` [N, 4] and ``target`` [M, 4]: the
-    [N, M] matrix (``aggregate=False``) or the mean over the pairs (i, i). See this module's
-    docstring.
-
-        >>> import torch
-        >>> from torchtally.functional.detection import distance_intersection_over_union
-        >>> preds = torch.tensor([[0.0, 0.0, 10.0, 10.0], [20.0, 0.0, 30.0, 10.0]])
-        >>> target = torch.tensor([[0.0, 0.0, 10.0, 5.0], [0.0, 0.0, 10.0, 10.0]])
-        >>> distance_intersection_over_union(preds, target)
-        tensor(0.0344)
-    """
-    return _overlap("diou", preds, target, iou_threshold, replacement_val, aggregate)
-
-
-def complete_intersection_over_union(
-    preds: Tensor,
-    target: Tensor,
-    iou_threshold: Optional[float] = None,
-    replacement_val: float = 0,
-    aggregate: bool = True,
-) -> Tensor:
-    """Complete IoU, the distance IoU less alpha v, v = 4 / pi^2 (atan(w_p / h_p) - atan(w_t /
-    h_t))^2 and alpha = v / (1 - IoU + v + 1e-7), of boxes ``preds`` [N, 4] and ``target``
-    [M, 4]: the [N, M] matrix (``aggregate=False``) or the mean over the pairs (i, i). See this
-    module's docstring.
-
-        >>> import torch
-        >>> from torchtally.functional.detection import complete_intersection_over_union
-        >>> preds = torch.tensor([[0.0, 0.0, 10.0, 10.0], [20.0, 0.0, 30.0, 10.0]])
-        >>> target = torch.tensor([[0.0, 0.0, 10.0, 5.0], [0.0, 0.0, 10.0, 10.0]])
-        >>> complete_intersection_over_union(preds, target, iou_threshold=0.0, replacement_val=-1.0)
-        tensor(-0.2672)
-    """
-    return _overlap("ciou", preds, target, iou_threshold, replacement_val, aggregate)
+    return overlap("iou", preds, target, iou_threshold, replacement_val, aggregate)

@@ -17,9 +17,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .windows import check_image_batch, check_reduction, check_window_size, uniform_filter, uqi_maps
+from .windows import check_image_batch, check_reduction, uniform_filter, uqi_maps
 
-__all__ = ["spectral_distortion_index", "spatial_distortion_index", "quality_with_no_reference"]
+__all__ = ["spectral_distortion_index"]
 
 REDUCTIONS = ("elementwise_mean", "sum", "none")
 _KERNEL, _SIGMA = (11, 11), (1.5, 1.5)
@@ -189,72 +189,3 @@ def spectral_distortion_index(preds: Tensor, target: Tensor, p: int = 1, reducti
     sums = spectral_sums(preds, target)
     images = torch.tensor(float(preds.shape[0]), dtype=torch.float64)
     return spectral_from_sums(sums, preds.shape[1], images, p, how).to(torch.get_default_dtype())
-
-
-def spatial_distortion_index(
-    preds: Tensor,
-    ms: Tensor,
-    pan: Tensor,
-    pan_lr: Optional[Tensor] = None,
-    norm_order: int = 1,
-    window_size: int = 7,
-    reduction: str = "elementwise_mean",
-) -> Tensor:
-    """Spatial distortion index D_s of the fused image ``preds`` [N, C, H, W] given the low
-    resolution multispectral ``ms`` [N, C, h, w] (h, w dividing H, W), the panchromatic ``pan``
-    [N, C, H, W] and optionally its low resolution ``pan_lr`` [N, C, h, w] (else ``pan`` blurred
-    by a window_size window and resized to h x w): per channel ``abs(UQI(ms, pan_lr) - UQI(preds,
-    pan)) ** q``, reduced over channels ("elementwise_mean", "sum"; "none": per channel), to the power
-    1/q (q = ``norm_order``). In torch's default dtype.
-
-    Differences from torchmetrics: UQI in float64; the resize needs no torchvision; no gradient.
-
-        >>> import torch
-        >>> from torchtally.functional.image import spatial_distortion_index
-        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
-        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
-        >>> spatial_distortion_index(preds, preds[..., ::2, ::2], pan, pan_lr=pan[..., ::2, ::2])
-        tensor(0.0380)
-    """
-    norm_order = check_positive_int("norm_order", norm_order)
-    window_size = check_window_size(window_size)
-    how = check_reduction(reduction, REDUCTIONS)
-    sums = spatial_sums(preds, ms, pan, pan_lr, window_size)
-    images = torch.tensor(float(preds.shape[0]), dtype=torch.float64)
-    return spatial_from_sums(sums, images, norm_order, how).to(torch.get_default_dtype())
-
-
-def quality_with_no_reference(
-    preds: Tensor,
-    ms: Tensor,
-    pan: Tensor,
-    pan_lr: Optional[Tensor] = None,
-    alpha: float = 1,
-    beta: float = 1,
-    norm_order: int = 1,
-    window_size: int = 7,
-    reduction: str = "elementwise_mean",
-) -> Tensor:
-    """Quality with No Reference: (1 - D_lambda(preds, ms))^alpha (1 - D_s)^beta, D_lambda with
-    p = ``norm_order`` and D_s as ``spatial_distortion_index``. In torch's default dtype.
-
-    Differences from torchmetrics: UQI in float64; the resize needs no torchvision; no gradient.
-
-        >>> import torch
-        >>> from torchtally.functional.image import quality_with_no_reference
-        >>> x = torch.arange(2 * 3 * 32 * 32.0).reshape(2, 3, 32, 32)
-        >>> preds, pan = (x * 0.37).sin(), (x * 0.41).cos()
-        >>> quality_with_no_reference(preds, preds[..., ::2, ::2], pan, pan_lr=pan[..., ::2, ::2])
-        tensor(0.8914)
-    """
-    alpha = check_nonnegative_real("alpha", alpha)
-    beta = check_nonnegative_real("beta", beta)
-    norm_order = check_positive_int("norm_order", norm_order)
-    window_size = check_window_size(window_size)
-    how = check_reduction(reduction, REDUCTIONS)
-    spectral = spectral_sums(preds, ms, "ms")
-    spatial = spatial_sums(preds, ms, pan, pan_lr, window_size)
-    images = torch.tensor(float(preds.shape[0]), dtype=torch.float64)
-    d_lambda = spectral_from_sums(spectral, preds.shape[1], images, norm_order, how)
-    d_s = spatial_from_sums(spatial, images, norm_order, how)
-    return qnr_from_parts(d_lambda, d_s, alpha, beta).to(torch.get_default_dtype())

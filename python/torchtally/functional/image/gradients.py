@@ -10,9 +10,9 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from .pixel_inputs import F64, check_reduction, four_dims, reduce_scores, tensor_of
+from .pixel_inputs import F64, four_dims, reduce_scores, tensor_of
 
-__all__ = ["image_gradients", "total_variation"]
+__all__ = ["image_gradients"]
 
 TV_REDUCTIONS = ("sum", "mean", "none", None)
 _UNSIGNED = (torch.uint8, torch.bool)
@@ -77,30 +77,3 @@ def tv_result(scores: Tensor, count: int, reduction: Optional[str], dtype: torch
     if reduction == "mean":
         return (scores.sum() / count).to(dtype)
     return reduce_scores(scores, "sum" if reduction == "sum" else None).to(dtype)
-
-
-def total_variation(img: Tensor, reduction: Optional[str] = "sum") -> Tensor:
-    """Total variation of images ``img`` [N, C, H, W]: per image, the sum of the absolute
-    differences of vertically and horizontally neighbouring pixels; ``reduction`` "sum"
-    (default), "mean" (over the images) or "none"/None (one per image). The result has
-    ``img``'s dtype (integer images: int64, and the default float dtype for "mean").
-
-    Differences from torchmetrics: integer images summed exactly in int64 and floating ones
-    in float64 (torchmetrics: in the image's dtype, which loses precision in float16); uint8
-    and bool images raise TypeError (torchmetrics: uint8 differences wrap around).
-
-        >>> import torch
-        >>> from torchtally.functional.image import total_variation
-        >>> img = torch.arange(8.0).reshape(2, 1, 2, 2)
-        >>> total_variation(img)
-        tensor(12.)
-        >>> total_variation(img, reduction="none")
-        tensor([6., 6.])
-    """
-    reduction = check_reduction(reduction, TV_REDUCTIONS)
-    scores, integer = tv_scores(img)
-    if not integer:
-        dtype = img.dtype
-    else:
-        dtype = torch.get_default_dtype() if reduction == "mean" else torch.int64
-    return tv_result(scores, img.shape[0], reduction, dtype)

@@ -26,7 +26,7 @@ from .pixel_inputs import (
     tensor_of,
 )
 
-__all__ = ["peak_signal_noise_ratio", "peak_signal_noise_ratio_with_blocked_effect"]
+__all__ = ["peak_signal_noise_ratio"]
 
 Bounds = Optional[Tuple[float, float]]
 DataRange = Union[float, Tuple[float, float], None]
@@ -251,29 +251,3 @@ def psnrb_batch(preds: object, target: object, block_size: int, bounds: Bounds) 
 def psnrb_value(sse: Tensor, bef: Tensor, count: Tensor, width: float) -> Tensor:
     """10 log10(width^2 / (sse / count + bef)), float64."""
     return 10.0 * torch.log10(width**2 / (sse / count + bef))
-
-
-def peak_signal_noise_ratio_with_blocked_effect(
-    preds: Tensor, target: Tensor, data_range: Union[float, Tuple[float, float]], block_size: int = 8
-) -> Tensor:
-    """PSNR-B of grayscale images [N, 1, H, W]: PSNR with the blocking-effect factor of
-    ``preds`` (block edges every ``block_size`` pixels) added to the mean squared error.
-    ``data_range``: the width of the value range, or a tuple (min, max) to which both inputs
-    are clamped.
-
-    Differences from torchmetrics: float64 throughout; inputs of different shapes, images
-    under 2 x 2 pixels (torchmetrics: a division by zero) and a block_size that is not a
-    positive int raise ValueError.
-
-        >>> import torch
-        >>> from torchtally.functional.image import peak_signal_noise_ratio_with_blocked_effect
-        >>> preds = torch.linspace(0, 1, 256).reshape(1, 1, 16, 16)
-        >>> target = preds.flip(-1)
-        >>> peak_signal_noise_ratio_with_blocked_effect(preds, target, data_range=1.0)
-        tensor(28.8366)
-    """
-    width, bounds = check_data_range(data_range, allow_none=False)
-    assert width is not None
-    sse, bef, count = psnrb_batch(preds, target, check_block_size(block_size), bounds)
-    value = psnrb_value(sse, bef, torch.tensor(count, device=sse.device), width)
-    return value.to(functional_dtype(preds, target, zero_dim=True))

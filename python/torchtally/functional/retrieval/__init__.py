@@ -5,11 +5,26 @@ scorers as the classes in torchtally.retrieval. forms.py and curve_forms.py hold
 documents' rows; compute.py the grouping by query, empty queries and aggregation; curves.py the curve metrics.
 """
 
-from typing import List
+from .auroc import retrieval_auroc
+from .average_precision import retrieval_average_precision
+from .fall_out import retrieval_fall_out
+from .hit_rate import retrieval_hit_rate
+from .ndcg import retrieval_normalized_dcg
+from .precision import retrieval_precision
+from .precision_recall_curve import retrieval_precision_recall_curve
+from .r_precision import retrieval_r_precision
+from .recall import retrieval_recall
+from .reciprocal_rank import retrieval_reciprocal_rank
 
-from . import auroc as curve_forms
-from . import average_precision as forms
-from .auroc import *  # noqa: F401,F403
-from .average_precision import *  # noqa: F401,F403
-
-__all__: List[str] = list(forms.__all__) + list(curve_forms.__all__)
+__all__ = [
+    "retrieval_auroc",
+    "retrieval_average_precision",
+    "retrieval_fall_out",
+    "retrieval_hit_rate",
+    "retrieval_normalized_dcg",
+    "retrieval_precision",
+    "retrieval_precision_recall_curve",
+    "retrieval_r_precision",
+    "retrieval_recall",
+    "retrieval_reciprocal_rank",
+]

@@ -6,11 +6,9 @@ One batch in, the metric per sample out, computed from the same per-sample, per-
 hausdorff_distance.
 """
 
-from typing import List
+from .dice import dice_score
+from .generalized_dice import generalized_dice_score
+from .hausdorff_distance import hausdorff_distance
+from .mean_iou import mean_iou
 
-from . import mean_iou as overlap
-from . import hausdorff_distance as surface_distance
-from .mean_iou import *  # noqa: F401,F403  (mean_iou, dice_score, generalized_dice_score)
-from .hausdorff_distance import *  # noqa: F401,F403  (hausdorff_distance)
-
-__all__: List[str] = list(overlap.__all__) + list(surface_distance.__all__)
+__all__ = ["dice_score", "generalized_dice_score", "hausdorff_distance", "mean_iou"]

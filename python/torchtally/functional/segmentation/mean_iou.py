@@ -15,16 +15,9 @@ from typing import Any, Optional, Tuple
 import torch
 from torch import Tensor
 
-from .counts import (
-    check_bool,
-    check_input_format,
-    check_num_classes,
-    check_optional_num_classes,
-    drop_background,
-    overlap_counts,
-)
+from .counts import check_bool, check_input_format, check_optional_num_classes, drop_background, overlap_counts
 
-__all__ = ["mean_iou", "dice_score", "generalized_dice_score"]
+__all__ = ["mean_iou"]
 
 AVERAGES = ("micro", "macro", "weighted", "none")
 AGGREGATION_LEVELS = ("samplewise", "global")
@@ -130,7 +123,7 @@ def gdice_rows(counts: Tensor, weight_type: str, per_class: bool) -> Tensor:
     return _ratio(num, den, 0.0)
 
 
-def _out(x: Tensor) -> Tensor:
+def out_of(x: Tensor) -> Tensor:
     return x.to(torch.get_default_dtype())
 
 
@@ -163,67 +156,5 @@ def mean_iou(
     counts = drop_background(overlap_counts(preds, target, num_classes, input_format), include_background)
     iou = iou_rows(counts)
     if per_class:
-        return _out(iou.nan_to_num(-1.0))
-    return _out(iou.nansum(-1) / (~iou.isnan()).sum(-1))
-
-
-def dice_score(
-    preds: Tensor,
-    target: Tensor,
-    num_classes: int,
-    include_background: bool = True,
-    average: Optional[str] = "macro",
-    input_format: str = "one-hot",
-    aggregation_level: Optional[str] = "samplewise",
-) -> Tensor:
-    """Dice score ``2 |P and T| / (|P| + |T|)`` per sample ([N], [N, C] with ``average="none"``), or
-    over the whole batch with ``aggregation_level="global"`` ([1], [1, C]). NaN where there is
-    nothing to score (no pixel of the class in preds or target).
-
-    >>> import torch
-    >>> from torchtally.functional.segmentation import dice_score
-    >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
-    >>> target = torch.tensor([[[0, 1, 1], [1, 1, 2]]])
-    >>> dice_score(preds, target, num_classes=3, average="none", input_format="index")
-    tensor([[0.6667, 0.7500, 0.0000]])
-    >>> dice_score(preds, target, num_classes=3, average="micro", input_format="index")
-    tensor([0.6667])
-    """
-    check_num_classes(num_classes)
-    check_bool("include_background", include_background)
-    average = check_average(average)
-    input_format = check_input_format(input_format)
-    level = check_aggregation_level(aggregation_level)
-    counts = drop_background(overlap_counts(preds, target, num_classes, input_format), include_background)
-    if level == "global":
-        counts = counts.sum(dim=0, keepdim=True)
-    return _out(dice_rows(counts, average))
-
-
-def generalized_dice_score(
-    preds: Tensor,
-    target: Tensor,
-    num_classes: int,
-    include_background: bool = True,
-    per_class: bool = False,
-    weight_type: str = "square",
-    input_format: str = "one-hot",
-) -> Tensor:
-    """Generalized Dice score per sample ([N], or [N, C] with ``per_class``): classes weighted by
-    1 / (target pixels)^2 ("square"), 1 / target pixels ("simple") or 1 ("linear"); 0 where
-    nothing is scored.
-
-    >>> import torch
-    >>> from torchtally.functional.segmentation import generalized_dice_score
-    >>> preds = torch.tensor([[[0, 0, 1], [1, 1, 1]]])
-    >>> target = torch.tensor([[[0, 1, 1], [1, 1, 1]]])
-    >>> generalized_dice_score(preds, target, num_classes=2, input_format="index")
-    tensor([0.6905])
-    """
-    check_num_classes(num_classes)
-    check_bool("include_background", include_background)
-    check_bool("per_class", per_class)
-    weight_type = check_weight_type(weight_type)
-    input_format = check_input_format(input_format)
-    counts = drop_background(overlap_counts(preds, target, num_classes, input_format), include_background)
-    return _out(gdice_rows(counts, weight_type, per_class))
+        return out_of(iou.nan_to_num(-1.0))
+    return out_of(iou.nansum(-1) / (~iou.isnan()).sum(-1))

@@ -5,31 +5,38 @@ torchtally.text. Edit-distance metrics: edit_forms.py (per-batch work in edit_up
 edit_compute.py).
 """
 
-from typing import List
-
-from . import bert, bleu, chrf
-from . import wer as edit_forms
-from . import infolm as infolm_forms  # the module, beside its function infolm
-from .bert import *  # noqa: F401,F403  (bert_score)
-from .bleu import *  # noqa: F401,F403  (bleu_score, sacre_bleu_score)
-from .chrf import *  # noqa: F401,F403  (chrf_score)
-from .wer import *  # noqa: F401,F403
+from .bert import bert_score
+from .bleu import bleu_score
+from .cer import char_error_rate
+from .chrf import chrf_score
+from .edit import edit_distance
 from .eed import extended_edit_distance
-from .infolm import *  # noqa: F401,F403  (infolm)
+from .infolm import infolm
+from .mer import match_error_rate
 from .perplexity import perplexity
 from .rouge import rouge_score
+from .sacre_bleu import sacre_bleu_score
 from .squad import squad
 from .ter import translation_edit_rate
+from .wer import word_error_rate
+from .wil import word_information_lost
+from .wip import word_information_preserved
 
-__all__: List[str] = [
-    *edit_forms.__all__,
-    *bleu.__all__,
-    *chrf.__all__,
+__all__ = [
+    "bert_score",
+    "bleu_score",
+    "char_error_rate",
+    "chrf_score",
+    "edit_distance",
     "extended_edit_distance",
-    "translation_edit_rate",
+    "infolm",
+    "match_error_rate",
     "perplexity",
     "rouge_score",
+    "sacre_bleu_score",
     "squad",
-    *bert.__all__,
-    *infolm_forms.__all__,
+    "translation_edit_rate",
+    "word_error_rate",
+    "word_information_lost",
+    "word_information_preserved",
 ]

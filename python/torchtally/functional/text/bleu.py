@@ -9,7 +9,7 @@ from torch import Tensor
 from ...kernels import ngram as ngram_kernels
 from . import ngram_inputs, tokenizers
 
-__all__ = ["bleu_score", "sacre_bleu_score"]
+__all__ = ["bleu_score"]
 
 
 def bleu_stats(n_gram: int) -> Tensor:
@@ -75,33 +75,4 @@ def bleu_score(
     w = ngram_inputs.check_n_gram(n_gram, weights)
     stats = bleu_stats(n_gram)
     bleu_update(stats, preds, target)
-    return bleu_value(stats, w, smooth, torch.get_default_dtype())
-
-
-def sacre_bleu_score(
-    preds: Sequence[str],
-    target: Sequence[Sequence[str]],
-    n_gram: int = 4,
-    smooth: bool = False,
-    tokenize: str = "13a",
-    lowercase: bool = False,
-    weights: Optional[Sequence[float]] = None,
-) -> Tensor:
-    """BLEU as SacreBLEU computes it: lines tokenised by ``tokenize`` ('13a' (default), 'zh',
-    'intl', 'char', 'none', 'ja-mecab', 'ko-mecab', 'flores101', 'flores200'; the last four need
-    their packages: a ModuleNotFoundError says which), lowercased after tokenising when
-    ``lowercase``; as torchmetrics' sacre_bleu_score (references grouped per hypothesis).
-
-    Example::
-
-        >>> from torchtally.functional.text import sacre_bleu_score
-        >>> preds = ['the cat is on the mat']
-        >>> target = [['there is a cat on the mat', 'a cat is on the mat']]
-        >>> sacre_bleu_score(preds, target)
-        tensor(0.7598)
-    """
-    w = ngram_inputs.check_n_gram(n_gram, weights)
-    tokenizers.check_tokenize(tokenize)
-    stats = bleu_stats(n_gram)
-    bleu_update(stats, preds, target, tokenize, lowercase)
     return bleu_value(stats, w, smooth, torch.get_default_dtype())
