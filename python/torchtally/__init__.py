@@ -9,15 +9,19 @@ X`` becomes ``from torchtally import X``; the engine entry points and torchtally
 beside them.
 """
 
+# ruff: noqa: F405  (the star imports below give the names __all__ lists)
 __version__ = "0.1.0"
 
 from . import functional
 from .adapters.hook import MetricHook
 from .adapters.sampler import UnpaddedDistributedSampler
-from .aggregation import CatMetric, MaxMetric, MeanMetric, MinMetric, RunningMean, RunningSum, SumMetric
+
+# every classification, regression and aggregation class, as earlier versions exported them
+from .aggregation import *  # noqa: F401,F403,E402
 from .base.collection import MetricCollection
 from .base.composition import CompositionalMetric
 from .base.metric import Metric
+from .classification import *  # noqa: F401,F403,E402
 from .classification import (
     AUROC,
     ROC,
@@ -61,6 +65,7 @@ from .image import (
     UniversalImageQualityIndex,
 )
 from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
+from .regression import *  # noqa: F401,F403,E402
 from .regression import (
     ConcordanceCorrCoef,
     CosineSimilarity,

@@ -35,7 +35,17 @@ from .base.state_dict import check_nonnegative
 from .errors import NotComputableError
 from .functional.aggregation import update as agg_update
 
-__all__ = ["AverageLoss", "CatMetric", "MaxMetric", "MeanMetric", "MinMetric", "RunningMean", "RunningSum", "SumMetric"]
+__all__ = [
+    "AverageLoss",
+    "BaseAggregator",
+    "CatMetric",
+    "MaxMetric",
+    "MeanMetric",
+    "MinMetric",
+    "RunningMean",
+    "RunningSum",
+    "SumMetric",
+]
 
 _F64 = torch.float64
 _INT64_MAX = 2**63 - 1
@@ -49,14 +59,69 @@ def _as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
     return value.reshape(()) if value.numel() == 1 else value
 
 
-class _Aggregator(Metric):
+class BaseAggregator(Metric):
+    """torchmetrics' base for a user's own aggregator: one state ``state_name`` with default
+    ``default_value``, combined across ranks by ``fn`` ("sum", "max", "min" or "cat"; a list
+    default is a list state), and ``_cast_and_nan_check_input`` for ``update`` to call. A subclass
+    writes ``update``; ``compute`` returns the state. torchtally's own aggregators (SumMetric,
+    MeanMetric, ...) are instances of it too. Differences from torchmetrics: ``fn`` is one of
+    those reductions by name (a callable, which no packed collective can run, raises
+    ValueError), and the checked values are float64 (torchmetrics: the metric's dtype).
+
+        >>> import torch
+        >>> from torchtally.aggregation import BaseAggregator
+        >>> class AbsSum(BaseAggregator):
+        ...     def __init__(self, **kwargs):
+        ...         super().__init__("sum", torch.tensor(0.0), nan_strategy="ignore", **kwargs)
+        ...     def update(self, value):
+        ...         values, _ = self._cast_and_nan_check_input(value)
+        ...         self.value += values.abs().sum()
+        >>> metric = AbsSum()
+        >>> metric.update(torch.tensor([1.0, -2.0, float("nan")]))
+        >>> metric.compute()
+        tensor(3.)
+    """
+
+    is_differentiable = None
+    higher_is_better = None
+    full_state_update: Optional[bool] = False
+
+    def __init__(
+        self,
+        fn: str,
+        default_value: Any,
+        nan_strategy: agg_update.NanStrategy = "error",
+        state_name: str = "value",
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(fn, str) or fn not in ("sum", "max", "min", "cat"):
+            raise ValueError(f"fn: expected one of 'sum', 'max', 'min', 'cat', got {fn!r}")
+        super().__init__(**kwargs)
+        self.nan_strategy = agg_update.check_nan_strategy(nan_strategy)
+        self.state_name = state_name
+        self.add_state(state_name, default=default_value, dist_reduce_fx=fn)
+
+    def _cast_and_nan_check_input(self, x: Any, weight: Any = None) -> Tuple[Tensor, Tensor]:
+        """``x`` and ``weight`` (ones where None) as float64 tensors of ``x``'s shape, with the
+        NaN strategy applied (as torchmetrics' method of this name)."""
+        values, weights = agg_update.checked_values(self.nan_strategy, "value", x, weight, self.device)
+        return values, torch.ones_like(values) if weights is None else weights
+
+    def update(self, value: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.update: a BaseAggregator subclass writes its own update")
+
+    def compute(self) -> Any:
+        return getattr(self, self.state_name)
+
+
+class _Aggregator(BaseAggregator):
     is_differentiable = None  # torchmetrics' values
     higher_is_better = None
     full_state_update: Optional[bool] = False
     traceable_update = False  # the NaN policy reads the values: eager inside torch.compile
 
     def __init__(self, nan_strategy: agg_update.NanStrategy = "warn", **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        Metric.__init__(self, **kwargs)  # not BaseAggregator's: each subclass declares its own states
         self.nan_strategy = agg_update.check_nan_strategy(nan_strategy)
 
     def _values(self, value: Any, weight: Any = None, name: str = "value") -> Tuple[Tensor, Optional[Tensor]]:

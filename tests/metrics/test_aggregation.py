@@ -12,6 +12,7 @@ import pytest
 import torch
 import torchmetrics.aggregation
 from support.aggregation_cases import CASES, F64, VALUES, WEIGHTS
+from support.doctests import package_doctests
 from support.metric_tester import assert_rejects, check_metric
 
 from torchtally import NotComputableError
@@ -330,11 +331,6 @@ def test_bad_options(factory, match):
 
 
 def test_doctests():
-    import doctest
-
-    import torchtally.functional.aggregation.forms
-    import torchtally.metrics.aggregation
-
-    for module in (torchtally.metrics.aggregation, torchtally.functional.aggregation.forms):
-        failed, attempted = doctest.testmod(module)
-        assert attempted > 0 and failed == 0
+    for package in ("torchtally.aggregation", "torchtally.functional.aggregation"):
+        failed, attempted = package_doctests(package)
+        assert attempted > 0 and failed == 0, package

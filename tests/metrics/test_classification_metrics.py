@@ -829,11 +829,11 @@ def test_reference_backend_gives_the_same_state():
 # -- docstring examples -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["stat_scores", "precision_recall", "confusion_matrix", "tasks"])
+@pytest.mark.parametrize("module", ["stat_scores", "precision_recall", "f_beta", "confusion_matrix", "accuracy"])
 def test_docstring_examples(module):
     import importlib
 
-    mod = importlib.import_module(f"torchtally.metrics.{module}")
+    mod = importlib.import_module(f"torchtally.classification.{module}")
     failed, attempted = doctest.testmod(mod)
     assert attempted > 0 and failed == 0
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 import torchmetrics.functional.classification as tmf
 from sklearn import metrics as skm
+from support.doctests import package_doctests
 from support.metric_tester import assert_rejects, states_of
 
 import torchtally.functional as F
@@ -447,13 +448,7 @@ def test_different_thresholds_or_ignore_index_do_not_share():
     assert coll._owners == ["a", "b", "c", "d"]  # "e": the same bin edges as "a"
 
 
-def test_docstring_examples():
-    import doctest
-
-    import torchtally.functional.curves.forms as functional
-    import torchtally.functional.curves.update as inputs
-    import torchtally.metrics.curves as classes
-
-    for module in (functional, classes, inputs):
-        failed, attempted = doctest.testmod(module)
-        assert attempted > 0 and failed == 0, f"{module.__name__}: {failed} of {attempted} examples failed"
+@pytest.mark.parametrize("package", ["torchtally.classification", "torchtally.functional.classification"])
+def test_docstring_examples(package):
+    failed, attempted = package_doctests(package)
+    assert attempted > 0 and failed == 0, f"{package}: {failed} of {attempted} examples failed"

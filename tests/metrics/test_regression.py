@@ -13,6 +13,7 @@ import scipy.stats
 import sklearn.metrics as skm
 import torch
 import torchmetrics
+from support.doctests import package_doctests
 from support.metric_tester import assert_rejects, check_metric
 from support.regression_cases import (
     BIG,
@@ -472,11 +473,7 @@ def test_bad_options(factory, match):
 
 
 def test_doctests():
-    import doctest
-
-    import torchtally.functional.regression.forms
-    import torchtally.metrics.regression
-
-    for module in (torchtally.metrics.regression, torchtally.functional.regression.forms):
-        failed, attempted = doctest.testmod(module)
-        assert attempted > 0 and failed == 0
+    # every module of the regression packages (each class's and form's example)
+    for package in ("torchtally.regression", "torchtally.functional.regression"):
+        failed, attempted = package_doctests(package)
+        assert attempted > 0 and failed == 0, package

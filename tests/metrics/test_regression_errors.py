@@ -4,7 +4,6 @@ scikit-learn / scipy / numpy, in one process and on 3 gloo ranks; values, dtypes
 against torchmetrics (classes and functional forms); exactness where torchmetrics loses
 digits; bad input and bad options (clear errors, state unchanged); the doc examples."""
 
-import doctest
 import functools
 import warnings
 
@@ -16,6 +15,7 @@ import sklearn.metrics as skm
 import torch
 import torchmetrics
 import torchmetrics.functional.regression as tmf
+from support.doctests import package_doctests
 from support.metric_tester import MetricCase, assert_rejects, check_metric, run_distributed_cases
 from support.regression_cases import BIG, BIG3, F64, FLAT, ONE, ONE_F32, POSITIVE, THREE, np64, sk, split
 
@@ -451,18 +451,10 @@ def test_bad_options(factory, exc, match):
         factory()
 
 
-def test_doc_examples():
-    import torchtally.functional.regression.error_forms
-    import torchtally.metrics.divergences
-    import torchtally.metrics.error_sums
-
-    for module in (
-        torchtally.metrics.error_sums,
-        torchtally.metrics.divergences,
-        torchtally.functional.regression.error_forms,
-    ):
-        failed, attempted = doctest.testmod(module)
-        assert attempted > 10 and failed == 0, module.__name__
+@pytest.mark.parametrize("package", ["torchtally.regression", "torchtally.functional.regression"])
+def test_doc_examples(package):
+    failed, attempted = package_doctests(package)
+    assert attempted > 10 and failed == 0, package
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from support.metric_tester import MetricCase, assert_rejects, assert_same, check
 from support.rank_pools import run_on_ranks
 from torchmetrics.functional.text import rouge_score as tm_rouge_score
 
-import torchtally.functional.text.rouge_update as ru
+import torchtally.functional.text.summary_overlap as ru
 from torchtally.functional.text import rouge_score
 from torchtally.testing import count_collectives
 from torchtally.text import ROUGEScore

@@ -256,6 +256,8 @@ def metric_entries() -> List[Entry]:
         cls = getattr(face, name)
         if not (inspect.isclass(cls) and issubclass(cls, Metric)) or issubclass(cls, TaskWrapper):
             continue
+        if name == "BaseAggregator":  # a base for the user's own aggregators: no update of its own
+            continue
         family = "retrieval" if name in RT.__all__ else _family(name)
         assert family is not None, f"metric_catalogue: no family for {name}: add it to _NAMED_FAMILIES"
         kwargs = _kwargs_for(cls.__init__, name)

@@ -15,7 +15,14 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.classification import calibration_error as cal_fn
+from ..functional.classification.calibration_error import (
+    binary_confidences,
+    calibration_from_bins,
+    calibration_update,
+    check_n_bins,
+    check_norm,
+    multiclass_confidences,
+)
 from ..functional.classification.update import check_count, check_ignore_index
 from ..functional.tasks import check_task, check_task_count
 from .base import SCORE_TASKS as TASKS
@@ -34,8 +41,8 @@ class _CalibrationBase(Metric):
         bin_sums: Tensor
 
     def _declare(self, n_bins: object, norm: object, ignore_index: object, validate_args: bool) -> None:
-        self.n_bins = cal_fn.check_n_bins(n_bins)
-        self.norm = cal_fn.check_norm(norm)
+        self.n_bins = check_n_bins(n_bins)
+        self.norm = check_norm(norm)
         self.ignore_index = check_ignore_index(ignore_index)
         self.validate_args = validate_args
         b = self.n_bins + 1
@@ -43,7 +50,7 @@ class _CalibrationBase(Metric):
         self.add_state("bin_sums", torch.zeros(b, 2, dtype=torch.float64), reduce="sum")
 
     def compute(self) -> Tensor:
-        return cal_fn.calibration_from_bins(self.bin_counts, self.bin_sums, self.norm).to(self.dtype)
+        return calibration_from_bins(self.bin_counts, self.bin_sums, self.norm).to(self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
@@ -83,8 +90,8 @@ class BinaryCalibrationError(_CalibrationBase):
         self._declare(n_bins, norm, ignore_index, validate_args)
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        conf, hits = cal_fn.binary_confidences(preds, target, self.ignore_index, self.device)
-        cal_fn.calibration_update(self.bin_counts, self.bin_sums, conf, hits)
+        conf, hits = binary_confidences(preds, target, self.ignore_index, self.device)
+        calibration_update(self.bin_counts, self.bin_sums, conf, hits)
 
 
 class MulticlassCalibrationError(_CalibrationBase):
@@ -117,8 +124,8 @@ class MulticlassCalibrationError(_CalibrationBase):
         self._declare(n_bins, norm, ignore_index, validate_args)
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        conf, hits = cal_fn.multiclass_confidences(preds, target, self.num_classes, self.ignore_index, self.device)
-        cal_fn.calibration_update(self.bin_counts, self.bin_sums, conf, hits)
+        conf, hits = multiclass_confidences(preds, target, self.num_classes, self.ignore_index, self.device)
+        calibration_update(self.bin_counts, self.bin_sums, conf, hits)
 
 
 class CalibrationError(TaskWrapper):

@@ -24,8 +24,8 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.classification import exact_match as em
 from ..functional.classification import update as clf_update
+from ..functional.classification.exact_match import match_ratio, multiclass_match_counts, multilabel_match_counts
 from ..functional.tasks import check_task, check_task_count
 from .base import TaskWrapper
 
@@ -55,7 +55,7 @@ class _ExactMatchState(Metric):
             self.counts += counts
 
     def compute(self) -> Tensor:
-        return em.match_ratio(self.sample_counts if self._samplewise else self.counts)
+        return match_ratio(self.sample_counts if self._samplewise else self.counts)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         """Counts >= 0 and no more matches than samples (see Metric)."""
@@ -101,7 +101,7 @@ class MulticlassExactMatch(_ExactMatchState):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: labels [N, ...] or scores [N, C, ...]; target: labels [N, ...]."""
-        self._add(em.multiclass_match_counts(preds, target, self.num_classes, self.ignore_index, self._samplewise))
+        self._add(multiclass_match_counts(preds, target, self.num_classes, self.ignore_index, self._samplewise))
 
 
 class MultilabelExactMatch(_ExactMatchState):
@@ -138,7 +138,7 @@ class MultilabelExactMatch(_ExactMatchState):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds: probabilities, logits or 0/1 labels [N, L, ...]; target: 0/1 labels of that shape."""
-        counts = em.multilabel_match_counts(
+        counts = multilabel_match_counts(
             preds, target, self.num_labels, self.threshold, self.ignore_index, self._samplewise
         )
         self._add(counts)

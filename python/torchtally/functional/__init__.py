@@ -11,7 +11,6 @@ reference).
 
 from .aggregation import *  # noqa: F401,F403
 from .classification import *  # noqa: F401,F403
-from .curves import *  # noqa: F401,F403
 from .detection import *  # noqa: F401,F403
 from .image import *  # noqa: F401,F403
 from .regression import *  # noqa: F401,F403

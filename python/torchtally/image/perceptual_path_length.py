@@ -6,8 +6,14 @@ from typing import Any, Optional, Tuple, Union
 from torch import Tensor, nn
 
 from ..base.metric import Metric
-from ..functional.image import perceptual_path_length as ppl_fn
 from ..functional.image.perceptual_nets import WeightsLike
+from ..functional.image.perceptual_path_length import (
+    check_generator,
+    check_ppl_options,
+    discard_and_summarise,
+    path_distances,
+    similarity_network,
+)
 from .lpip import NetRef
 
 __all__ = ["PerceptualPathLength"]
@@ -88,7 +94,7 @@ class PerceptualPathLength(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        ppl_fn.check_ppl_options(
+        check_ppl_options(
             num_samples, conditional, batch_size, interpolation_method, epsilon, resize, lower_discard, upper_discard
         )
         self.num_samples = num_samples
@@ -99,7 +105,7 @@ class PerceptualPathLength(Metric):
         self.resize = resize
         self.lower_discard = lower_discard
         self.upper_discard = upper_discard
-        self._net_ref = NetRef(ppl_fn.similarity_network(sim_net, resize, net, weights, type(self).__name__))
+        self._net_ref = NetRef(similarity_network(sim_net, resize, net, weights, type(self).__name__))
         self._generator_ref = NetRef(None)
 
     @property
@@ -113,13 +119,13 @@ class PerceptualPathLength(Metric):
         return self._generator_ref.net
 
     def update(self, generator: Any) -> None:
-        ppl_fn.check_generator(generator, self.conditional)
+        check_generator(generator, self.conditional)
         self._generator_ref.net = generator
 
     def compute(self) -> Tuple[Tensor, Tensor, Tensor]:
         if self.generator is None:
             raise ValueError("PerceptualPathLength: no generator; call update(generator) first")
-        distances, _ = ppl_fn.path_distances(
+        distances, _ = path_distances(
             self.generator,
             self.net,
             self.num_samples,
@@ -129,4 +135,4 @@ class PerceptualPathLength(Metric):
             self.epsilon,
             self.device,
         )
-        return ppl_fn.discard_and_summarise(distances, self.lower_discard, self.upper_discard, self.dtype)
+        return discard_and_summarise(distances, self.lower_discard, self.upper_discard, self.dtype)

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 
 from ..functional.segmentation import counts as seg_counts
-from ..functional.segmentation import mean_iou as overlap
+from ..functional.segmentation.mean_iou import check_aggregation_level, check_average, dice_rows
 from .mean_iou import F64, OverlapMetric
 
 __all__ = ["DiceScore"]
@@ -48,8 +48,8 @@ class DiceScore(OverlapMetric):
         self.num_classes = seg_counts.check_num_classes(num_classes)
         self.include_background = seg_counts.check_bool("include_background", include_background)
         self.average = average
-        self._average = overlap.check_average(average)
-        self.aggregation_level = overlap.check_aggregation_level(aggregation_level)
+        self._average = check_average(average)
+        self.aggregation_level = check_aggregation_level(aggregation_level)
         self.input_format = seg_counts.check_input_format(input_format)
         self._global = self.aggregation_level == "global"
         if self._global:
@@ -66,7 +66,7 @@ class DiceScore(OverlapMetric):
         if self._global:
             self.counts += counts.sum(0)
             return
-        rows = overlap.dice_rows(counts, self._average)
+        rows = dice_rows(counts, self._average)
         if rows.dim() == 1:
             rows = rows.unsqueeze(1)
         self.score_sum += rows.nan_to_num(0.0).sum(0)
@@ -74,6 +74,6 @@ class DiceScore(OverlapMetric):
 
     def compute(self) -> Tensor:
         if self._global:
-            return self._out(overlap.dice_rows(self.counts.unsqueeze(0), self._average)[0])
+            return self._out(dice_rows(self.counts.unsqueeze(0), self._average)[0])
         result = self.score_sum / self.scored
         return self._out(result if self._average == "none" else result[0])

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from ..functional.segmentation import counts as seg_counts
-from ..functional.segmentation import mean_iou as overlap
+from ..functional.segmentation.mean_iou import check_weight_type, gdice_rows
 from .mean_iou import F64, OverlapMetric
 
 __all__ = ["GeneralizedDiceScore"]
@@ -47,7 +47,7 @@ class GeneralizedDiceScore(OverlapMetric):
         self.num_classes = seg_counts.check_num_classes(num_classes)
         self.include_background = seg_counts.check_bool("include_background", include_background)
         self.per_class = seg_counts.check_bool("per_class", per_class)
-        self.weight_type = overlap.check_weight_type(weight_type)
+        self.weight_type = check_weight_type(weight_type)
         self.input_format = seg_counts.check_input_format(input_format)
         width = self._kept() if self.per_class else 1
         self.add_state("score_sum", torch.zeros(width, dtype=F64), reduce="sum")
@@ -56,7 +56,7 @@ class GeneralizedDiceScore(OverlapMetric):
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: per ``input_format`` (see MeanIoU)."""
         counts = self._counts(preds, target)
-        rows = overlap.gdice_rows(counts, self.weight_type, self.per_class)
+        rows = gdice_rows(counts, self.weight_type, self.per_class)
         self.score_sum += rows.sum(0)
         self.samples += counts.shape[0]
 

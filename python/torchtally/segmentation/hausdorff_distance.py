@@ -26,7 +26,7 @@ from torch import Tensor
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.segmentation import counts as seg_counts
-from ..functional.segmentation import hausdorff_distance as sd
+from ..functional.segmentation.hausdorff_distance import check_distance_metric, check_spacing, distances
 
 __all__ = ["HausdorffDistance"]
 
@@ -67,9 +67,9 @@ class HausdorffDistance(Metric):
         super().__init__(**kwargs)
         self.num_classes = seg_counts.check_num_classes(num_classes)
         self.include_background = seg_counts.check_bool("include_background", include_background)
-        self.distance_metric = sd.check_distance_metric(distance_metric)
+        self.distance_metric = check_distance_metric(distance_metric)
         self.spacing = spacing
-        self._steps = sd.check_spacing(spacing)
+        self._steps = check_spacing(spacing)
         self.directed = seg_counts.check_bool("directed", directed)
         self.input_format = seg_counts.check_input_format(input_format)
         self.add_state("distance_sum", torch.tensor(0.0, dtype=torch.float64), reduce="sum")
@@ -77,7 +77,7 @@ class HausdorffDistance(Metric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: per ``input_format`` (see MeanIoU), 2-D images."""
-        d = sd.distances(
+        d = distances(
             preds,
             target,
             self.num_classes,

@@ -36,7 +36,7 @@ from torch import Tensor
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.segmentation import counts as seg_counts
-from ..functional.segmentation import mean_iou as overlap
+from ..functional.segmentation.mean_iou import iou_rows, mean_iou_reshaped
 
 __all__ = ["MeanIoU"]
 
@@ -121,8 +121,8 @@ class MeanIoU(OverlapMetric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: per ``input_format`` (see the class)."""
-        preds, target = overlap.mean_iou_reshaped(preds, target, self.input_format)
-        iou = overlap.iou_rows(self._counts(preds, target))
+        preds, target = mean_iou_reshaped(preds, target, self.input_format)
+        iou = iou_rows(self._counts(preds, target))
         present = ~iou.isnan()
         sums, hits = iou.nan_to_num(0.0).sum(0), present.sum(0)
         if self.num_classes is None and self.iou_sum.numel() == 0:  # the first batch sets C

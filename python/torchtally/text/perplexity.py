@@ -23,7 +23,7 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.text import perplexity as ppl_fn
+from ..functional.text.perplexity import check_ignore_index, perplexity_result, perplexity_update
 
 __all__ = ["Perplexity"]
 
@@ -52,15 +52,15 @@ class Perplexity(Metric):
 
     def __init__(self, ignore_index: Optional[int] = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.ignore_index = ppl_fn.check_ignore_index(ignore_index)
+        self.ignore_index = check_ignore_index(ignore_index)
         self.add_state("total_log_probs", torch.tensor(0.0, dtype=torch.float64), reduce="sum")
         self.add_state("count", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        ppl_fn.perplexity_update(self.total_log_probs, self.count, preds, target, self.ignore_index)
+        perplexity_update(self.total_log_probs, self.count, preds, target, self.ignore_index)
 
     def compute(self) -> Tensor:
-        return ppl_fn.perplexity_result(self.total_log_probs, self.count, self.dtype)
+        return perplexity_result(self.total_log_probs, self.count, self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

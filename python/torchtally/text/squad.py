@@ -16,7 +16,7 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.text import squad as squad_fn
+from ..functional.text.squad import check_squad_inputs, squad_batch_sums, squad_result
 
 __all__ = ["SQuAD"]
 
@@ -56,14 +56,14 @@ class SQuAD(Metric):
     def update(
         self, preds: Union[Dict[str, str], List[Dict[str, str]]], target: Union[Dict[str, Any], List[Dict[str, Any]]]
     ) -> None:
-        by_id, questions = squad_fn.check_squad_inputs(preds, target)
-        f1, em, n = squad_fn.squad_batch_sums(by_id, questions)
+        by_id, questions = check_squad_inputs(preds, target)
+        f1, em, n = squad_batch_sums(by_id, questions)
         self.f1_score += f1
         self.exact_match += em
         self.total += n
 
     def compute(self) -> Dict[str, Tensor]:
-        return squad_fn.squad_result(self.f1_score, self.exact_match, self.total, self.dtype)
+        return squad_result(self.f1_score, self.exact_match, self.total, self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

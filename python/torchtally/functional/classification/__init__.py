@@ -115,18 +115,7 @@ from .specificity_sensitivity import (
     multilabel_specificity_at_sensitivity,
     specificity_at_sensitivity,
 )
-from .stat_scores import (
-    binary_batch_stats,
-    binary_confmat_of,
-    binary_stat_scores,
-    multiclass_batch_stats,
-    multiclass_confmat_of,
-    multiclass_stat_scores,
-    multilabel_batch_stats,
-    multilabel_confmat_of,
-    multilabel_stat_scores,
-    stat_scores,
-)
+from .stat_scores import binary_stat_scores, multiclass_stat_scores, multilabel_stat_scores, stat_scores
 
 __all__ = [
     "accuracy",
@@ -237,12 +226,6 @@ __all__ = [
     "multiclass_specificity_at_sensitivity",
     "multilabel_specificity_at_sensitivity",
     "specificity_at_sensitivity",
-    "binary_confmat_of",
-    "multiclass_confmat_of",
-    "multilabel_confmat_of",
-    "binary_batch_stats",
-    "multiclass_batch_stats",
-    "multilabel_batch_stats",
     "binary_stat_scores",
     "multiclass_stat_scores",
     "multilabel_stat_scores",

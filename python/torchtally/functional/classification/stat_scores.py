@@ -8,22 +8,7 @@ from torch import Tensor
 from . import compute, update
 from .task_dispatch import stat_family
 
-_NAMES = (
-    "accuracy precision recall f1_score fbeta_score specificity stat_scores hamming_distance confusion_matrix "
-    "jaccard_index dice matthews_corrcoef cohen_kappa"
-).split()
-__all__ = [
-    "binary_confmat_of",
-    "multiclass_confmat_of",
-    "multilabel_confmat_of",
-    "binary_batch_stats",
-    "multiclass_batch_stats",
-    "multilabel_batch_stats",
-    "binary_stat_scores",
-    "multiclass_stat_scores",
-    "multilabel_stat_scores",
-    "stat_scores",
-]
+__all__ = ["binary_stat_scores", "multiclass_stat_scores", "multilabel_stat_scores", "stat_scores"]
 
 
 # -- the count states of one batch ---------------------------------------------------------------
