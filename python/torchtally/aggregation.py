@@ -77,7 +77,7 @@ class BaseAggregator(Metric):
         ...         values, _ = self._cast_and_nan_check_input(value)
         ...         self.value += values.abs().sum()
         >>> metric = AbsSum()
-        >>> metric.update(torch.tensor([1.0, -2.0, float("nan")]))
+        >>> _ = metric.update(torch.tensor([1.0, -2.0, float("nan")]))
         >>> metric.compute()
         tensor(3.)
     """

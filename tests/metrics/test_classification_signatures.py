@@ -103,10 +103,6 @@ def test_every_name_is_exported_where_torchmetrics_has_it():
         assert name in ttc.__all__ and getattr(torchtally, name) is getattr(ttc, name)
     for name in TASK_FUNCTIONS + FUNCTIONS:
         assert name in ttf.__all__ and getattr(torchtally.functional, name) is getattr(ttf, name)
-    import torchtally.functional.curves as curves
-
-    for name in curves.__all__:  # torchmetrics.functional.classification also holds the curves
-        assert name in ttf.__all__ and getattr(ttf, name) is getattr(curves, name)
 
 
 # -- the task wrappers -------------------------------------------------------------------------

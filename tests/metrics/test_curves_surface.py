@@ -12,9 +12,6 @@ import torchmetrics.functional.classification as tmf
 import torchtally
 import torchtally.classification as ttc
 import torchtally.functional as ttf
-from torchtally.classification import auroc as metric_tasks
-from torchtally.classification import precision_recall_curve as metric_curves
-from torchtally.functional import curves as functional_curves
 
 FAMILIES = ("AUROC", "AveragePrecision", "ROC", "PrecisionRecallCurve")
 CLASSES = [f"{task}{family}" for family in FAMILIES for task in ("Binary", "Multiclass", "Multilabel")]
@@ -63,15 +60,12 @@ def test_class_attributes_match_torchmetrics(name):
 
 
 def test_names_are_exported_where_torchmetrics_has_them():
-    for name in CLASSES:
-        assert name in metric_curves.__all__
-        assert getattr(ttc, name) is getattr(torchtally, name) is getattr(metric_curves, name)
-    for name in WRAPPERS:  # the curves' task wrappers live in metrics/curve_tasks.py
-        assert name in metric_tasks.__all__ and name in ttc.__all__
-        assert getattr(ttc, name) is getattr(torchtally, name) is getattr(metric_tasks, name)
+    # (each at torchmetrics' file too: tests/test_torchmetrics_tree.py)
+    for name in CLASSES + WRAPPERS:
+        assert name in ttc.__all__
+        assert getattr(ttc, name) is getattr(torchtally, name)
     for name in FUNCTIONS:
-        assert name in functional_curves.__all__
-        assert getattr(ttf, name) is getattr(functional_curves, name)
+        assert name in ttf.__all__
         assert hasattr(tmf, name)  # the names are torchmetrics' own
 
 

@@ -22,7 +22,7 @@ from .confusion_matrix import (
     MultilabelConfusionMatrix,
 )
 from .dice import BinaryDice, MulticlassDice, MultilabelDice
-from .eer import EER, RANGE, BinaryEER, MulticlassEER, MultilabelEER, Readout
+from .eer import EER, BinaryEER, MulticlassEER, MultilabelEER
 from .exact_match import ExactMatch, MulticlassExactMatch, MultilabelExactMatch
 from .f_beta import (
     BinaryF1Score,
@@ -94,15 +94,7 @@ from .specificity_sensitivity import (
     MultilabelSpecificityAtSensitivity,
     SpecificityAtSensitivity,
 )
-from .stat_scores import (
-    BinaryStatBase,
-    BinaryStatScores,
-    MulticlassStatBase,
-    MulticlassStatScores,
-    MultilabelStatBase,
-    MultilabelStatScores,
-    StatScores,
-)
+from .stat_scores import BinaryStatScores, MulticlassStatScores, MultilabelStatScores, StatScores
 
 __all__ = [
     "Accuracy",
@@ -130,8 +122,6 @@ __all__ = [
     "BinaryDice",
     "MulticlassDice",
     "MultilabelDice",
-    "RANGE",
-    "Readout",
     "BinaryEER",
     "MulticlassEER",
     "MultilabelEER",
@@ -211,9 +201,6 @@ __all__ = [
     "BinarySpecificityAtSensitivity",
     "MulticlassSpecificityAtSensitivity",
     "MultilabelSpecificityAtSensitivity",
-    "BinaryStatBase",
-    "MulticlassStatBase",
-    "MultilabelStatBase",
     "BinaryStatScores",
     "MulticlassStatScores",
     "MultilabelStatScores",

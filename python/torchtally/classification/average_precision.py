@@ -52,7 +52,7 @@ class BinaryAveragePrecision(BinaryCurveState):
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         tensor(0.8333)
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (torchtally.classification.precision_recall_curve).
     """
 
     higher_is_better = True
@@ -75,7 +75,7 @@ class MulticlassAveragePrecision(MulticlassCurveState):
     with a warning, and averages count it, as in torchmetrics' binned mode, its binary and
     multilabel forms and scikit-learn; torchmetrics' exact multiclass mode alone gives NaN and
     skips the class, so its macro value would change with ``thresholds``. Plus the differences
-    every curve metric has (torchtally.metrics.curves).
+    every curve metric has (torchtally.classification.precision_recall_curve).
     """
 
     higher_is_better = True
@@ -107,7 +107,7 @@ class MultilabelAveragePrecision(MultilabelCurveState):
         >>> m.update(preds, torch.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])).compute()
         tensor(0.9500)
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (torchtally.classification.precision_recall_curve).
     """
 
     higher_is_better = True

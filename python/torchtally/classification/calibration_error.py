@@ -1,5 +1,5 @@
 """Calibration error metrics: state declarations; the math lives in
-torchtally.functional.classification.calibration.
+torchtally.functional.classification.calibration_error.
 
 State: per bin (n_bins + 1 of them, torchmetrics' bins), ``bin_counts`` int64 [B] and
 ``bin_sums`` float64 [B, 2] (confidence sum, accuracy sum); both sum-reduced, so a sync is one

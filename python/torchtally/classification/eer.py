@@ -1,9 +1,9 @@
 """Readouts of the curves: EER, LogAUC, PrecisionAtFixedRecall, RecallAtFixedPrecision,
 SensitivityAtSpecificity and SpecificityAtSensitivity, binary, multiclass and multilabel (their
-task wrappers: metrics/curve_readout_tasks.py).
+task wrappers: each in its metric's file, EER's here).
 
 Each class holds exactly the state of the curve metrics with the same task and options
-(metrics/curves.py: the O(T) histogram for ``thresholds`` an int, list or tensor, 5 bytes per
+(classification/base.py: the O(T) histogram for ``thresholds`` an int, list or tensor, 5 bytes per
 sample and column for ``thresholds=None``) and declares the same ``state_key``, so inside a
 MetricCollection a BinaryEER, a BinaryAUROC and a BinaryROC of the same options update and
 sync ONE state. compute() reads the value off the ROC or precision-recall curve that state
@@ -21,8 +21,9 @@ every class here:
   check when ``validate_args`` is False, BinaryLogAUC's default);
 * the curve's warnings (a column without positive or negative samples, where the value is a
   convention) come prefixed with the readout's name;
-* those of the curve metrics (torchtally.metrics.curves): float32 scores in exact mode (so the
-  thresholds returned are float32), sorted ``thresholds``, inputs always checked.
+* those of the curve metrics (torchtally.classification.precision_recall_curve): float32 scores
+  in exact mode (so the thresholds returned are float32), sorted ``thresholds``, inputs always
+  checked.
 """
 
 from typing import Any, Optional
@@ -34,7 +35,7 @@ from ..functional.curves.update import check_average
 from ..functional.tasks import check_task, check_task_count
 from .base import BinaryCurveState, MulticlassCurveState, MultilabelCurveState, TaskWrapper
 
-__all__ = ["RANGE", "Readout", "BinaryEER", "MulticlassEER", "MultilabelEER", "EER"]
+__all__ = ["BinaryEER", "MulticlassEER", "MultilabelEER", "EER"]
 
 _EER_AVERAGES = (None, "micro", "macro")
 RANGE = (0.001, 0.1)
@@ -57,7 +58,7 @@ class BinaryEER(Readout, BinaryCurveState):
     >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
     tensor(0.2500)
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (this module's docstring).
     """
 
     def compute(self) -> Tensor:
@@ -73,7 +74,7 @@ class MulticlassEER(Readout, MulticlassCurveState):
     >>> MulticlassEER(3).update(preds, torch.tensor([0, 2, 2, 1])).compute()
     tensor([0.0000, 0.1667, 0.0000])
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (this module's docstring).
     """
 
     plot_legend_name: Optional[str] = "Class"
@@ -105,7 +106,7 @@ class MultilabelEER(Readout, MultilabelCurveState):
     >>> MultilabelEER(2).update(preds, target).compute()
     tensor([0.0000, 0.5000])
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (this module's docstring).
     """
 
     plot_legend_name: Optional[str] = "Label"

@@ -1,6 +1,6 @@
 """MulticlassExactMatch, MultilabelExactMatch and their task wrapper ExactMatch(task=...).
 
-State (functional/classification/subset_accuracy.py says what a sample is for each task):
+State (functional/classification/exact_match.py says what a sample is for each task):
 
     global       counts int64 [2] = (matched samples, samples), "sum"
     samplewise   sample_counts int64 [N, 2] = (matched, positions) per sample, "cat": 16 bytes per sample

@@ -5,7 +5,7 @@ State: ``group_stats`` int64 [num_groups, 4] = (tp, fp, tn, fn) per group, "sum"
 per group, whatever the number of samples). ``update(preds, target, groups)``: preds and target
 [N, ...] as the binary stat-score metrics read them, groups [N] integer ids in [0, num_groups).
 Metrics with the same num_groups, threshold and ignore_index (and that read the targets) share
-the state in a MetricCollection. Results and their keys: functional/classification/fairness.py.
+the state in a MetricCollection. Results and their keys: functional/classification/group_fairness.py.
 
 Differences from torchmetrics:
 

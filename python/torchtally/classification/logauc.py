@@ -58,7 +58,7 @@ class BinaryLogAUC(Readout, BinaryCurveState):
     vertical stretch (no negative sample) gives NaN with a warning (torchmetrics: inf); tied FPRs
     are read in the curve's order (torchmetrics: an unstable sort's order, so its value at a
     vertical stretch is arbitrary); see torchtally.functional.curves.readouts. Plus those of every
-    readout (torchtally.metrics.curve_readouts).
+    readout (torchtally.classification.eer).
     """
 
     higher_is_better: Optional[bool] = True
@@ -93,7 +93,7 @@ class MulticlassLogAUC(Readout, MulticlassCurveState):
     compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
     of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
     inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
-    (torchtally.metrics.curve_readouts).
+    (torchtally.classification.eer).
     """
 
     higher_is_better: Optional[bool] = True
@@ -132,7 +132,7 @@ class MultilabelLogAUC(Readout, MultilabelCurveState):
     compute) and kept as ``self.average`` (torchmetrics: ``average2``); a curve that stops short
     of an FPR of ``fpr_range`` (no negative sample) gives NaN, left out of "macro" (torchmetrics:
     inf); tied FPRs read in the curve's order (as BinaryLogAUC). Plus those of every readout
-    (torchtally.metrics.curve_readouts).
+    (torchtally.classification.eer).
     """
 
     higher_is_better: Optional[bool] = True

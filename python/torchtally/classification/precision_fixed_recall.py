@@ -1,8 +1,8 @@
 """The curves' operating points: PrecisionAtFixedRecall, RecallAtFixedPrecision,
 SensitivityAtSpecificity and SpecificityAtSensitivity, binary, multiclass and multilabel; each
 returns (value, threshold). They hold and share the curve metrics' state, as every readout
-(metrics/curve_readouts.py, which says how and lists the differences from torchmetrics they
-all have); their task wrappers are in metrics/curve_readout_tasks.py.
+(classification/eer.py, which says how and lists the differences from torchmetrics they
+all have); each task wrapper is in its metric's file.
 """
 
 from typing import Any, Optional, Tuple
@@ -33,7 +33,7 @@ class BinaryPrecisionAtFixedRecall(Readout, BinaryCurveState):
     >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
     (tensor(1.), tensor(0.9000))
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (torchtally.classification.eer).
     """
 
     def __init__(
@@ -62,7 +62,7 @@ class MulticlassPrecisionAtFixedRecall(Readout, MulticlassCurveState):
     >>> MulticlassPrecisionAtFixedRecall(3, min_recall=0.5).update(preds, torch.tensor([0, 2, 2, 1])).compute()
     (tensor([1.0000, 0.5000, 1.0000]), tensor([0.7000, 0.4000, 0.3000]))
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (torchtally.classification.eer).
     """
 
     plot_legend_name: Optional[str] = "Class"
@@ -95,7 +95,7 @@ class MultilabelPrecisionAtFixedRecall(Readout, MultilabelCurveState):
     >>> MultilabelPrecisionAtFixedRecall(2, min_recall=0.5).update(preds, target).compute()
     (tensor([1., 1.]), tensor([0.7000, 0.8000]))
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (torchtally.classification.eer).
     """
 
     plot_legend_name: Optional[str] = "Label"

@@ -1,6 +1,6 @@
 """Precision, Recall, FBetaScore, F1Score and Dice: binary, multiclass, multilabel.
 
-All read the task's confusion matrix (see metrics/bases.py). ``zero_division`` (0 or 1)
+All read the task's confusion matrix (see classification/base.py). ``zero_division`` (0 or 1)
 is the value of a ratio whose denominator is 0, as torchmetrics' option of that name
 (Precision and Recall take it through ``**kwargs``, as torchmetrics does). Deliberate
 differences from torchmetrics: those of stat_scores.py (bad labels raise even with

@@ -1,5 +1,5 @@
 """AUROC, AveragePrecision, ROC and PrecisionRecallCurve: binary, multiclass, multilabel (their
-task wrappers, ``AUROC(task="binary")`` returning a BinaryAUROC, ...: metrics/curve_tasks.py).
+task wrappers, ``AUROC(task="binary")`` returning a BinaryAUROC, ...: each in its metric's file).
 
 Names, arguments (in torchmetrics' order) and class attributes as torchmetrics'.
 ``thresholds=None``: exact mode (scores as float32 and labels as uint8, 5 bytes per sample and
@@ -64,7 +64,7 @@ class BinaryPrecisionRecallCurve(BinaryCurveState):
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         (tensor([0.5000, 0.6667,    nan, 1.0000]), tensor([1., 1., 0., 0.]), tensor([0.0000, 0.5000, 1.0000]))
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (this module's docstring).
     """
 
     _plot_curve_axes = _PR_AXES
@@ -84,7 +84,7 @@ class MulticlassPrecisionRecallCurve(MulticlassCurveState):
         >>> precision.shape
         torch.Size([3, 4])
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (this module's docstring).
     torchmetrics' exact mode sets the recall of every class to 1 when all targets are class 0;
     here only a class without positives has undefined (NaN) recall.
     """
@@ -118,7 +118,7 @@ class MultilabelPrecisionRecallCurve(MultilabelCurveState):
         >>> recall
         [tensor([1., 1., 0.]), tensor([1., 1., 0.])]
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (this module's docstring).
     """
 
     _plot_curve_axes = _PR_AXES

@@ -64,7 +64,7 @@ class BinaryRecallAtFixedPrecision(Readout, BinaryCurveState):
 
     Differences from torchmetrics: a batch without positive samples gives (0, NaN) also for
     ``min_precision=0`` (torchmetrics raises IndexError there in binned mode). Plus those of every
-    readout (torchtally.metrics.curve_readouts).
+    readout (torchtally.classification.eer).
     """
 
     def __init__(
@@ -95,7 +95,7 @@ class MulticlassRecallAtFixedPrecision(Readout, MulticlassCurveState):
 
     Differences from torchmetrics: a class without positive samples gives (0, NaN) also for
     ``min_precision=0`` (torchmetrics raises IndexError there in binned mode). Plus those of every
-    readout (torchtally.metrics.curve_readouts).
+    readout (torchtally.classification.eer).
     """
 
     plot_legend_name: Optional[str] = "Class"
@@ -130,7 +130,7 @@ class MultilabelRecallAtFixedPrecision(Readout, MultilabelCurveState):
 
     Differences from torchmetrics: a label without positive samples gives (0, NaN) also for
     ``min_precision=0`` (torchmetrics raises IndexError there in binned mode). Plus those of every
-    readout (torchtally.metrics.curve_readouts).
+    readout (torchtally.classification.eer).
     """
 
     plot_legend_name: Optional[str] = "Label"

@@ -49,7 +49,7 @@ class BinaryROC(BinaryCurveState):
         >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
         (tensor([0.0000, 0.5000, 1.0000]), tensor([0., 1., 1.]), tensor([1.0000, 0.5000, 0.0000]))
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (torchtally.classification.precision_recall_curve).
     """
 
     _plot_curve_axes = ROC_AXES
@@ -68,7 +68,7 @@ class MulticlassROC(MulticlassCurveState):
         >>> m.update(torch.eye(3), torch.tensor([0, 1, 2])).compute()
         (tensor([0., 0., 1.]), tensor([1., 1., 1.]), tensor([1.0000, 0.5000, 0.0000]))
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (torchtally.classification.precision_recall_curve).
     """
 
     _plot_curve_axes = ROC_AXES
@@ -99,7 +99,7 @@ class MultilabelROC(MultilabelCurveState):
         >>> fpr
         [tensor([0., 0., 1.]), tensor([0., 0., 1.])]
 
-    Differences from torchmetrics: those every curve metric has (torchtally.metrics.curves).
+    Differences from torchmetrics: those every curve metric has (torchtally.classification.precision_recall_curve).
     """
 
     _plot_curve_axes = ROC_AXES

@@ -64,7 +64,7 @@ class BinarySpecificityAtSensitivity(Readout, BinaryCurveState):
     >>> m.update(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1])).compute()
     (tensor(1.), tensor(0.9000))
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (torchtally.classification.eer).
     """
 
     def __init__(
@@ -93,7 +93,7 @@ class MulticlassSpecificityAtSensitivity(Readout, MulticlassCurveState):
     >>> MulticlassSpecificityAtSensitivity(3, min_sensitivity=0.5).update(preds, torch.tensor([0, 2, 2, 1])).compute()
     (tensor([1.0000, 0.6667, 1.0000]), tensor([0.7000, 0.4000, 0.6000]))
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (torchtally.classification.eer).
     """
 
     plot_legend_name: Optional[str] = "Class"
@@ -126,7 +126,7 @@ class MultilabelSpecificityAtSensitivity(Readout, MultilabelCurveState):
     >>> MultilabelSpecificityAtSensitivity(2, min_sensitivity=0.5).update(preds, target).compute()
     (tensor([1., 1.]), tensor([0.9000, 0.8000]))
 
-    Differences from torchmetrics: those of every readout (torchtally.metrics.curve_readouts).
+    Differences from torchmetrics: those of every readout (torchtally.classification.eer).
     """
 
     plot_legend_name: Optional[str] = "Label"

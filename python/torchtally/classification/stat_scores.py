@@ -29,15 +29,7 @@ from .base import (
     stat_family,
 )
 
-__all__ = [
-    "BinaryStatBase",
-    "MulticlassStatBase",
-    "MultilabelStatBase",
-    "BinaryStatScores",
-    "MulticlassStatScores",
-    "MultilabelStatScores",
-    "StatScores",
-]
+__all__ = ["BinaryStatScores", "MulticlassStatScores", "MultilabelStatScores", "StatScores"]
 
 
 class BinaryStatBase(BinaryConfmatState):

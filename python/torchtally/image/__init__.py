@@ -4,7 +4,6 @@ from .d_lambda import SpectralDistortionIndex
 from .d_s import SpatialDistortionIndex
 from .dists import DeepImageStructureAndTextureSimilarity
 from .ergas import ErrorRelativeGlobalDimensionlessSynthesis
-from .feature_rows import RealFakeFeatureRows
 from .fid import FrechetInceptionDistance
 from .inception import InceptionScore
 from .kid import KernelInceptionDistance
@@ -28,7 +27,6 @@ __all__ = [
     "SpatialDistortionIndex",
     "DeepImageStructureAndTextureSimilarity",
     "ErrorRelativeGlobalDimensionlessSynthesis",
-    "RealFakeFeatureRows",
     "FrechetInceptionDistance",
     "InceptionScore",
     "KernelInceptionDistance",
