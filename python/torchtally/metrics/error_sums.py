@@ -21,7 +21,7 @@ Deliberate differences from torchmetrics, common to these classes:
 * results carry no gradient (``is_differentiable`` is False).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -60,11 +60,11 @@ class InputDtypeMixin:
         def add_state(
             self,
             name: str,
-            default: Tensor,
-            reduce: Optional[str] = None,
+            default: Union[Tensor, List[Any]],
+            reduce: Any = None,
             persistent: bool = False,
             *,
-            dist_reduce_fx: Optional[str] = None,
+            dist_reduce_fx: Any = None,
         ) -> None: ...
 
     def _add_input_dtype(self) -> None:
