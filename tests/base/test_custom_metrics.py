@@ -247,7 +247,7 @@ def test_list_state_declarations_as_torchmetrics():
 def test_a_list_state_costs_one_merge_slot_in_the_plan():
     metric = list_metric("torchtally")
     (spec,) = metric.state_specs()
-    assert spec.reduce == "merge" and spec.dtype == torch.int64 and "[list, cat]" in spec.label
+    assert spec.reduce == "merge" and spec.dtype == torch.int64 and spec.shape == () and "[list, cat]" in spec.label
     values, error = metric.sync_values()
     assert error is None and values[0].dtype == torch.int64 and values[0].dim() == 1
 

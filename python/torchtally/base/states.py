@@ -465,7 +465,7 @@ class States:
             label = f"{label_prefix}{type(self).__name__}.{name}"
             if reduce == LIST:  # one blob of int64 words per rank (base/lists.py)
                 label += f"[list, {lists.describe_reduction(self._list_reduce[name])}]"
-                reduce = "merge"
+                reduce, shape = "merge", ()
             specs.append(StateSpec(label, reduce, default.dtype, shape, unit))
         return specs
 
