@@ -291,6 +291,13 @@ def test_cat_rows_of_other_dtypes_on_two_ranks_raise_naming_both():
         a.merge_synced_values("values", blobs)
 
 
+def test_wrappers_refuse_a_list_state_with_a_clear_error():
+    from torchtally.wrappers import BootStrapper
+
+    with pytest.raises(TypeError, match="do not host list states"):
+        BootStrapper(examples("torchtally")["MySpearmanCorrCoef"]())
+
+
 # -- squeezing, as torchmetrics' compute ---------------------------------------------------
 
 

@@ -171,6 +171,13 @@ def reductions_worker(rank: int, world_size: int) -> Dict[str, Any]:
             for item in ragged_items(rank) if reduce is None else [torch.full((2,), float(rank))] * 2:
                 metric.update(item)
             out[library, getattr(reduce, "__name__", None)] = metric.compute()
+        manual = cls("cat")  # torchmetrics' manual sync: the synced tensor until unsync()
+        for p, _ in shards()[rank]:
+            manual.update(p)
+        manual.sync()
+        out[library, "synced"] = manual.values
+        manual.unsync()
+        out[library, "unsynced"] = manual.values
     uneven = TallyCollect(None)  # rank r holds r items: torchmetrics cannot gather this
     for k in range(rank):
         uneven.update(torch.tensor([rank, k]))
@@ -189,6 +196,9 @@ def test_list_reductions_equal_torchmetrics_synced_on_the_same_ranks():
                     assert a.dtype == b.dtype and torch.equal(a, b)
             else:
                 assert torch.equal(ours, theirs)
+        assert torch.equal(out["torchtally", "synced"], out["torchmetrics", "synced"])
+        assert type(out["torchtally", "unsynced"]) is list
+        assert [t.shape for t in out["torchtally", "unsynced"]] == [t.shape for t in out["torchmetrics", "unsynced"]]
         expected = [torch.tensor([r, k]) for k in range(WORLD) for r in range(WORLD) if k < r]  # round by round
         assert [t.tolist() for t in out["uneven"]] == [t.tolist() for t in expected]
 

@@ -12,6 +12,8 @@ State kinds, by ``reduce`` (how ranks, ``forward`` and ``merge_state`` combine t
   "merge"                          a tensor combined by the metric's own
                                    ``merge_state_values(name, values)``, e.g. Chan's formula for
                                    moments. Its dim 0 may vary; the rest of its shape is fixed.
+  "list" (``add_state(default=[])``)  torchmetrics' list state: a Python list that update appends
+                                   to, synced as torchmetrics syncs it (base/lists.py).
 
 The torchmetrics behaviours (``forward``, the base keyword arguments, ``state_dict`` with
 ``persistent``, ``set_dtype``, arithmetic composition) follow torchmetrics; the differences
