@@ -55,16 +55,20 @@ DOMAINS = {
 }
 # Wrappers host other metrics; every other domain stands on base/functional/kernels alone.
 HOSTS = {"wrappers"}
+# Thin modules under torchmetrics' module names for the base classes (torchmetrics.metric,
+# torchmetrics.collections): each only re-exports a class of the base layer.
+RE_EXPORTS = {"metric", "collections"}
 # Lowest first: a module may import from its own layer and the ones before it. A prefix names a
 # package (every module under it) or a single top-level module.
 LAYERS = [
     ("errors", ["torchtally.errors"]),
+    ("utilities", ["torchtally.utilities"]),  # torchmetrics.utilities' helpers: torch only, below everything else
     ("kernels", ["torchtally.kernels", "torchtally._C", "torchtally._C_cuda"]),
     ("functional", ["torchtally.functional"]),
     ("sync", ["torchtally.sync", "torchtally._nccl"]),
     ("base", ["torchtally.base"]),
     ("domains", [f"torchtally.{domain}" for domain in sorted(DOMAINS)] + ["torchtally.decorators"]),
-    ("faces", ["torchtally.nccl", "torchtally.cuda"]),
+    ("faces", [f"torchtally.{name}" for name in sorted(RE_EXPORTS)] + ["torchtally.nccl", "torchtally.cuda"]),
     ("adapters", ["torchtally.adapters"]),
     ("package", ["torchtally", "torchtally.testing"]),  # these two by exact name only
 ]
@@ -188,6 +192,26 @@ def test_the_checker_sees_the_package():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _layer("torchtally.sync.plan") < _layer("torchtally.base.options") < _layer("torchtally.adapters.hook")
     assert _layer("torchtally.nccl") > _layer("torchtally.sync.nccl") and _layer("torchtally") == len(LAYERS) - 1
+    assert _layer("torchtally.utilities.data") < _layer("torchtally.kernels") < _layer("torchtally.base.lists")
+    assert _layer("torchtally.base.metric") < _layer("torchtally.metric") == _layer("torchtally.collections")
+
+
+def test_the_re_export_faces_define_nothing():
+    """torchtally.metric and torchtally.collections import one class each and define nothing."""
+    for face in sorted(RE_EXPORTS):
+        tree = ast.parse(MODULES[f"torchtally.{face}"][0].read_text())
+        kinds = {type(node).__name__ for node in tree.body}
+        assert kinds <= {"Expr", "ImportFrom", "Assign"}, (face, kinds)
+        assert _dependencies(f"torchtally.{face}") <= {"torchtally.base.metric", "torchtally.base.collection"}
+
+
+def test_utilities_import_nothing_of_torchtally():
+    offenders = [
+        (name, sorted(d for d in _dependencies(name) if not d.startswith("torchtally.utilities")))
+        for name in MODULES
+        if name.startswith("torchtally.utilities")
+    ]
+    assert [o for o in offenders if o[1]] == []
 
 
 def test_a_module_outside_every_layer_is_refused():
@@ -224,7 +248,7 @@ def test_the_core_never_imports_an_adapter():
 
 def test_the_top_level_holds_the_domains_and_few_modules():
     top = sorted(n.split(".")[1] for n in MODULES if n.count(".") == 1 and MODULES[n][0].name != "__init__.py")
-    others = [n for n in top if n not in DOMAINS]
+    others = [n for n in top if n not in DOMAINS | RE_EXPORTS]
     assert len(others) <= MAX_TOP_LEVEL_MODULES, others
     packages = {n.split(".")[1] for n in MODULES if n.count(".") == 1 and MODULES[n][0].name == "__init__.py"}
     assert {"classification", "regression", "image", "text", "wrappers"} <= packages
@@ -263,6 +287,7 @@ TORCHMETRICS_NAMES = {
     ("precision_recall", "precision_recall_curve"),
     ("specificity", "specificity_sensitivity"),
     ("precision", "precision_recall_curve"),
+    ("helper", "helper_embedding_metric"),
 }
 
 

@@ -9,7 +9,7 @@
  * blocking = 0, NCCL >= 2.14; has_nonblocking_init() says whether the library can) returns at
  * once; its setup, and the enqueue of its collectives, may still be in progress (result 7,
  * ncclInProgress, which is not an error): the caller polls comm_async_error, with a deadline of
- * its own, until it is no longer 7 (python/torchtally/nccl.py: wait_until_ready).
+ * its own, until it is no longer 7 (python/torchtally/sync/nccl.py: wait_until_ready).
  *
  * Errors: OSError when the library cannot be loaded or lacks a symbol (the message names the
  * path and the symbol), RuntimeError before a library is loaded, NcclError (a RuntimeError)

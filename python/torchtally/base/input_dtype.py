@@ -1,7 +1,7 @@
 """InputDtypeMixin: the widest float dtype of a metric's inputs, as a state, for results whose
 dtype follows the inputs' (regression's NRMSE and divergences, image's UQI and RASE)."""
 
-from typing import TYPE_CHECKING, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Union
 
 import torch
 from torch import Tensor
@@ -25,11 +25,11 @@ class InputDtypeMixin:
         def add_state(
             self,
             name: str,
-            default: Tensor,
-            reduce: Optional[str] = None,
+            default: Union[Tensor, List[Any]],
+            reduce: Any = None,
             persistent: bool = False,
             *,
-            dist_reduce_fx: Optional[str] = None,
+            dist_reduce_fx: Any = None,
         ) -> None: ...
 
     def _add_input_dtype(self) -> None:

@@ -12,6 +12,8 @@ State kinds, by ``reduce`` (how ranks, ``forward`` and ``merge_state`` combine t
   "merge"                          a tensor combined by the metric's own
                                    ``merge_state_values(name, values)``, e.g. Chan's formula for
                                    moments. Its dim 0 may vary; the rest of its shape is fixed.
+  "list" (``add_state(default=[])``)  torchmetrics' list state: a Python list that update appends
+                                   to, synced as torchmetrics syncs it (base/lists.py).
 
 The torchmetrics behaviours (``forward``, the base keyword arguments, ``state_dict`` with
 ``persistent``, ``set_dtype``, arithmetic composition) follow torchmetrics; the differences
@@ -32,26 +34,29 @@ Where each part of Metric lives (in torchtally/base/; each mixin is named after 
                   the caller
   composition.py  Composition: arithmetic on metrics
   attachable.py   Attachable: ignite's attach / detach / is_attached
-  plotting.py     plot()'s drawing
+  plotting.py     Plotting: plot() and torchmetrics' _plot(), and their drawing
+  lists.py        list states (torchmetrics' ``default=[]``): packed, synced and combined
 """
 
 import copy
 import functools
 import inspect
-from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple, Union
 
 import torch
 from torch import nn
 
 from ..kernels.ops import OutsideTheGraph, compiling
 from ..sync import dist
+from ..utilities.data import squeeze_if_scalar
 from .attachable import Attachable
 from .composition import Composition
 from .guard import Guard, caller_copy, locked, locked_sharing, new_lock
 from .interop import declare_metric_class, register_with_torchmetrics
+from .lists import moved
 from .options import Options, TorchmetricsOptions, checked_recipient_rank
 from .placement import Placement, canonical_device, first_tensor
-from .plotting import plot_value
+from .plotting import Plotting
 from .state_dict import StateDict
 from .states import States
 from .synced import SUBCLASS_COMPUTE, SyncedMetric
@@ -59,7 +64,7 @@ from .synced import SUBCLASS_COMPUTE, SyncedMetric
 _WRAPPED = "_torchtally_wrapped"
 
 
-class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Placement, StateDict, nn.Module):
+class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Placement, StateDict, Plotting, nn.Module):
     """Base class of torchtally metrics: a ``torch.nn.Module`` with torchmetrics' interface.
 
     Subclasses declare state with ``add_state`` and write plain ``update`` / ``compute``
@@ -188,6 +193,11 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     # a copy stands alone (a copied collection links its own), and counts its batches in its own buffers
     _reset_on_copy = {"_state_group": None, "_batch_buffers": None}
     option_names: Optional[Tuple[str, ...]] = None  # None: every public attribute holding a plain value
+    # Whether a result's one-element tensors come back 0-dim, as torchmetrics' compute makes them
+    # (``squeeze_if_scalar``; also forward's batch value). None: for a compute written outside
+    # torchtally (a user's subclass, as torchmetrics does to every metric); torchtally's own
+    # metrics already give torchmetrics' shapes. False: never.
+    squeeze_results: Optional[bool] = None
     # Whether dynamo can trace ``update`` into a graph (torch.compile): False where the update
     # branches on the data in Python (a NaN policy, a probabilities-or-logits decision); such an
     # update inside a compiled function runs eagerly, at a graph break.
@@ -211,6 +221,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d = self.__dict__
         d["_specs"] = {}  # name -> (reduce, default tensor), in declaration order
         d["_cat_chunks"] = {}  # cat state name -> list of row blocks (read back concatenated)
+        d["_list_reduce"] = {}  # list state name -> its dist_reduce_fx (base/lists.py)
         d["_persistent"] = {}  # name -> whether state_dict() includes it
         d["_spec_version"] = 0
         d["_plan"] = None
@@ -244,6 +255,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         for attr, wrap in (("update", _wrap_update), ("compute", _wrap_compute)):
             fn = cls.__dict__.get(attr)
             if fn is not None and callable(fn) and not getattr(fn, _WRAPPED, False):
+                if attr == "compute" and cls.squeeze_results is not False and not _own_class(cls):
+                    fn = _squeezing(fn)
                 setattr(cls, attr, wrap(fn))
         update = cls.__dict__.get("update")
         if update is not None:
@@ -323,6 +336,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         for name, parts in self._cat_chunks.items():
             if any(p.device != cpu for p in parts):
                 self._cat_chunks[name] = [p.to(cpu) for p in parts]
+        for name in self._list_reduce:  # list states too, as torchmetrics' compute_on_cpu does
+            self.__dict__[name] = moved(self.__dict__[name], cpu)
 
     @locked
     def compute_local(self) -> Any:
@@ -440,10 +455,15 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         seen their data too: another metric of the same states, a dict ``{state: tensor}``
         (torchmetrics' forms) or a list of metrics (torcheval's). The others are unchanged.
         Metrics must have the same options (``described_options``; ValueError naming each one
-        that differs); a dict carries none, so it is not checked."""
+        that differs); a dict carries none, so it is not checked. A list state's incoming items
+        come before this metric's own, as in torchmetrics."""
+
+        def ordered(name: str, incoming: List[Any]) -> List[Any]:  # torchmetrics: a list's incoming items first
+            return incoming + [getattr(self, name)] if name in self._list_reduce else [getattr(self, name)] + incoming
+
         if isinstance(incoming_state, dict):
             checked = self.check_state_dict(incoming_state, strict=True, where="merge_state")
-            merged = {n: self.combine_states(n, [getattr(self, n), checked[n]]) for n in self._specs}
+            merged = {n: self.combine_states(n, ordered(n, [checked[n]])) for n in self._specs}
             incoming_updated = True
         else:
             others = [incoming_state] if isinstance(incoming_state, Metric) else list(incoming_state)
@@ -456,7 +476,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
                     )
                 self.check_options_of(other, "merge_state")
             merged = {
-                n: self.combine_states(n, [getattr(self, n)] + [getattr(o, n).to(self.device) for o in others])
+                n: self.combine_states(n, ordered(n, [moved(getattr(o, n), self.device) for o in others]))
                 for n in self._specs
             }
             incoming_updated = any(o._updated for o in others)
@@ -464,20 +484,6 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         self.__dict__["_updated"] = self._updated or incoming_updated
         self.__dict__["_cache"] = None
         return self
-
-    def plot(self, val: Any = None, ax: Any = None) -> Tuple[Any, Any]:
-        """Draw ``val`` (default: ``compute()``; a list of results draws them over steps) with
-        matplotlib on ``ax`` (a new figure when None); returns (figure, axes). See
-        torchtally.base.plotting for what each kind of result looks like."""
-        return plot_value(
-            self.compute() if val is None else val,
-            ax,
-            type(self).__name__,
-            self.higher_is_better,
-            self.plot_lower_bound,
-            self.plot_upper_bound,
-            self._plot_curve_axes,
-        )
 
     def clone(self) -> "Metric":
         """A deep copy (states, cached result, options); the process group is shared, not copied."""
@@ -556,6 +562,20 @@ def _wrap_compute(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     setattr(compute, _WRAPPED, True)
     setattr(compute, SUBCLASS_COMPUTE, (compute, fn))
+    return compute
+
+
+def _own_class(cls: type) -> bool:
+    return cls.__module__ == "torchtally" or cls.__module__.startswith("torchtally.")
+
+
+def _squeezing(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A subclass's compute whose result has its one-element tensors squeezed (squeeze_results)."""
+
+    @functools.wraps(fn)
+    def compute(self: Metric) -> Any:
+        return squeeze_if_scalar(fn(self))
+
     return compute
 
 

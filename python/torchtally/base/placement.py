@@ -13,6 +13,7 @@ import torch
 
 from .. import kernels
 from .interop import register_with_torchmetrics
+from .lists import LIST, moved
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -147,6 +148,8 @@ class Placement:
         for name, (reduce, _) in self._specs.items():
             if reduce == "cat":
                 self._cat_chunks[name] = [c.to(device) for c in self._cat_chunks[name]]
+            elif reduce == LIST:
+                d[name] = moved(d[name], device)
             else:
                 d[name] = d[name].to(device)
 
@@ -217,7 +220,7 @@ class Placement:
             return
         kernels.raise_rejected_cuda_updates(self._tensor_states())
         kernels.raise_rejected_cuda_updates(
-            [held.values[n] for n, (reduce, _) in self._specs.items() if reduce != "cat"]
+            [held.values[n] for n, (reduce, _) in self._specs.items() if reduce not in ("cat", LIST)]
         )
 
     def forget_rejected_cuda_updates(self) -> None:

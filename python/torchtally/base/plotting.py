@@ -13,7 +13,7 @@ What is drawn follows the shape of the value:
 matplotlib is imported only here, only when a plot is asked for.
 """
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 import torch
 
@@ -120,3 +120,40 @@ def _curve(
     ax.set_ylabel(y_label)
     ax.set_title(name)
     return fig, ax
+
+
+class Plotting:
+    """Mixin of Metric: ``plot()``, and torchmetrics' ``_plot()`` for a subclass's own ``plot``."""
+
+    if TYPE_CHECKING:  # Metric's class attributes and compute (base/metric.py)
+        higher_is_better: Optional[bool]
+        plot_lower_bound: Optional[float]
+        plot_upper_bound: Optional[float]
+        plot_legend_name: Optional[str]
+        _plot_curve_axes: Optional[Tuple[int, int, str, str]]
+
+        def compute(self) -> Any: ...
+
+    def plot(self, val: Any = None, ax: Any = None) -> Tuple[Any, Any]:
+        """Draw ``val`` (default: ``compute()``; a list of results draws them over steps) with
+        matplotlib on ``ax`` (a new figure when None); returns (figure, axes). See
+        torchtally.base.plotting for what each kind of result looks like."""
+        return plot_value(
+            self.compute() if val is None else val,
+            ax,
+            type(self).__name__,
+            self.higher_is_better,
+            self.plot_lower_bound,
+            self.plot_upper_bound,
+            self._plot_curve_axes,
+        )
+
+    def _plot(self, val: Any = None, ax: Any = None) -> Tuple[Any, Any]:
+        """torchmetrics' drawing helper for a subclass's ``plot`` (its docs' example is
+        ``def plot(self, val=None, ax=None): return self._plot(val, ax)``): ``plot()``'s drawing,
+        with ``plot_legend_name`` naming the entries of a 1-D result."""
+        val = self.compute() if val is None else val
+        legend = self.plot_legend_name
+        if legend is not None and isinstance(val, torch.Tensor) and val.dim() == 1 and val.numel() > 1:
+            val = {f"{legend} {i}": v for i, v in enumerate(val)}
+        return Plotting.plot(self, val, ax)  # the drawing itself: a subclass's plot calls this one

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from ..sync.fingerprint import OptionTexts, raise_if_different
+from .lists import LIST, copied
 
 OPTIONS_KEY = "torchtally_options"  # the entry of a module's state_dict metadata holding its options
 
@@ -61,7 +62,10 @@ class StateDict:
             for name, keep in self._persistent.items():
                 if keep:
                     value = getattr(self, name)
-                    destination[prefix + name] = value if keep_vars else value.detach().clone()
+                    if self._specs[name][0] == LIST:  # a new list of cloned items, as torchmetrics saves
+                        destination[prefix + name] = copied(value, keep_vars)
+                    else:
+                        destination[prefix + name] = value if keep_vars else value.detach().clone()
             local_metadata = getattr(destination, "_metadata", {}).get(prefix[:-1])
             if local_metadata is not None:  # nn.Module.state_dict made it for this module
                 local_metadata[OPTIONS_KEY] = dict(self.described_options)
@@ -145,7 +149,7 @@ class StateDict:
 
     def check_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool, where: str = "load_state_dict"
-    ) -> Dict[str, torch.Tensor]:
+    ) -> Dict[str, Any]:
         """The entries of ``state_dict`` that are states of this metric, checked and copied onto
         its device as new C-contiguous tensors (never the caller's, whatever their strides); with
         ``strict``, every state must be there and nothing else.
@@ -159,11 +163,16 @@ class StateDict:
             unexpected = [k for k in state_dict if k not in self._specs]
             if missing or unexpected:
                 raise KeyError(f"{type(self).__name__}.{where}: missing states {missing}, unexpected keys {unexpected}")
-        checked = {}
+        checked: Dict[str, Any] = {}
         for name, (reduce, default) in self._specs.items():
             if name not in state_dict:
                 continue
             value = state_dict[name]
+            if reduce == LIST:
+                if not isinstance(value, (list, tuple)) or not all(isinstance(t, torch.Tensor) for t in value):
+                    raise TypeError(f"{where}('{name}'): expected a list of tensors (a list state)")
+                checked[name] = [t.detach().to(self.device, copy=True) for t in value]
+                continue
             if reduce in ("cat", "merge"):
                 value = self._check_rows(name, value, where)
             else:
@@ -187,7 +196,7 @@ class StateDict:
                 raise ValueError(f"{type(self).__name__}.{where}: {exc}") from None
         return checked
 
-    def check_state_invariants(self, states: Dict[str, torch.Tensor]) -> None:
+    def check_state_invariants(self, states: Dict[str, Any]) -> None:
         """Raise ValueError, naming the state, when ``states`` (every state by name: as a load
         would leave them, or the incoming states of ``merge_state({...})``) break a rule this
         metric's updates keep and dtype and shape checks cannot see: e.g. the curve metrics'

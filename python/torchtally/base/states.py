@@ -8,17 +8,21 @@ A mixin of Metric. Where the state lives (in ``__dict__``, read and written raw)
   ``<name>``         a fixed or merge state's tensor (assigned straight into ``__dict__``: the
                      fast path of every update);
   ``_cat_chunks``    cat state name -> list of row blocks, concatenated when read;
+  ``<name>``         a list state's Python list (torchmetrics' ``default=[]``: base/lists.py),
+                     its reduce LIST in ``_specs``, its ``dist_reduce_fx`` in ``_list_reduce``;
   ``_updated``       holds data (an update, a load or a merge since the last reset);
   ``_update_count``, ``_cache`` (``(result,)`` once computed, until the next update).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 from torch import nn
 
 from ..sync.plan import StateSpec, check_declarable
+from . import lists
 from .interop import missing_attribute_error
+from .lists import LIST
 
 # Class attributes torchmetrics forbids changing on an instance.
 _CONSTANTS = frozenset(
@@ -75,6 +79,7 @@ class States:
     if TYPE_CHECKING:  # Metric's, set in its __init__ (base/metric.py) and by its other mixins
         _specs: Dict[str, Tuple[str, torch.Tensor]]
         _cat_chunks: Dict[str, List[torch.Tensor]]
+        _list_reduce: Dict[str, lists.Reduction]
         _persistent: Dict[str, bool]
         device: torch.device
 
@@ -84,21 +89,25 @@ class States:
     def add_state(
         self,
         name: str,
-        default: torch.Tensor,
-        reduce: Optional[str] = None,
+        default: Union[torch.Tensor, List[Any]],
+        reduce: Any = None,
         persistent: bool = False,
         *,
-        dist_reduce_fx: Optional[str] = None,
+        dist_reduce_fx: Any = None,
     ) -> None:
         """Declare a state. ``default`` fixes its dtype and shape (for cat/merge: the shape of a
         row, i.e. the dims after 0) and is what ``reset`` restores. A cat default must have 0
         rows. ``reduce`` (torchmetrics' name: ``dist_reduce_fx``) is one of sum (the default),
-        max, min, prod, cat, merge. ``persistent``: whether ``state_dict()`` includes it."""
+        max, min, prod, cat, merge (torchtally.utilities' dim_zero_sum/max/min/cat name the same).
+        ``persistent``: whether ``state_dict()`` includes it.
+
+        ``default=[]`` declares a list state, as in torchmetrics: a Python list that ``update``
+        appends tensors to; ``dist_reduce_fx`` "cat", None (the default for a list), "sum",
+        "mean", "max", "min" or a function says what a sync gives ``compute`` (base/lists.py)."""
         if "_specs" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() before add_state")
         if reduce is not None and dist_reduce_fx is not None and reduce != dist_reduce_fx:
             raise ValueError(f"add_state('{name}'): give reduce or dist_reduce_fx, not both")
-        reduce = reduce or dist_reduce_fx or "sum"
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"add_state: name must be a Python identifier, got {name!r}")
         if name in self._specs:
@@ -106,10 +115,13 @@ class States:
         if hasattr(type(self), name) or name in self.__dict__:
             raise ValueError(f"add_state: name '{name}' clashes with an attribute of {type(self).__name__}")
         if isinstance(default, list):
-            raise TypeError(
-                f"add_state('{name}'): list states are not supported; declare a 'cat' state with a tensor "
-                "default of 0 rows (e.g. torch.empty(0) or torch.empty(0, C)) and add rows with append_state"
-            )
+            if default:
+                raise ValueError("state variable must be a tensor or any empty list (where you can append tensors)")
+            self._list_reduce[name] = lists.list_reduction(name, dist_reduce_fx if reduce is None else reduce)
+            self._declared(name, LIST, torch.empty(0, dtype=torch.int64, device=self.device), persistent)
+            self.__dict__[name] = []
+            return
+        reduce = lists.tensor_reduction(reduce or dist_reduce_fx or "sum")
         if not isinstance(default, torch.Tensor):
             raise TypeError(f"add_state('{name}'): default must be a torch.Tensor, got {type(default).__name__}")
         check_declarable(name, default.dtype, reduce)
@@ -121,12 +133,15 @@ class States:
                 f"got shape {tuple(default.shape)}"
             )
         default = default.detach().to(self.device).clone()
-        self._specs[name] = (reduce, default)
-        self._persistent[name] = bool(persistent)
+        self._declared(name, reduce, default, persistent)
         if reduce == "cat":
             self._cat_chunks[name] = []
         else:
             self.__dict__[name] = default.clone()
+
+    def _declared(self, name: str, reduce: str, default: torch.Tensor, persistent: bool) -> None:
+        self._specs[name] = (reduce, default)
+        self._persistent[name] = bool(persistent)
         self.__dict__["_spec_version"] += 1
         self.__dict__["_plan"] = None
 
@@ -259,7 +274,7 @@ class States:
 
     def _tensor_states(self) -> List[torch.Tensor]:
         """The states kept as one tensor (not the "cat" chunk lists): what the kernels update."""
-        return [self.__dict__[n] for n, (reduce, _) in self._specs.items() if reduce != "cat"]
+        return [self.__dict__[n] for n, (reduce, _) in self._specs.items() if reduce not in ("cat", LIST)]
 
     def _set_states(self, states: Dict[str, torch.Tensor]) -> None:
         for name, value in states.items():
@@ -301,8 +316,10 @@ class States:
             "merge_state_values(name, values)"
         )
 
-    def combine_states(self, name: str, values: List[torch.Tensor]) -> torch.Tensor:
+    def combine_states(self, name: str, values: List[Any]) -> Any:
         reduce = self._specs[name][0]
+        if reduce == LIST:  # as torchmetrics' forward and merge_state: the lists joined
+            return [t for v in values for t in (v if isinstance(v, (list, tuple)) else [v])]
         return self.merge_state_values(name, values) if reduce == "merge" else combine(reduce, values)
 
     def states_kept_on_reset(self) -> Tuple[str, ...]:
@@ -321,7 +338,7 @@ class States:
             if reduce == "cat":
                 self._cat_chunks[name] = []
             else:
-                self.__dict__[name] = default.clone()
+                self.__dict__[name] = [] if reduce == LIST else default.clone()
 
     # -- the interface MetricCollection, the sync and the engines use ----------------------
 
@@ -364,7 +381,7 @@ class States:
             if reduce == "cat":
                 values[name], chunks[name] = list(chunks[name]), []
             else:
-                values[name], d[name] = d[name], default.clone()
+                values[name], d[name] = d[name], [] if reduce == LIST else default.clone()
         held = HeldStates(values, d["_updated"], d["_update_count"], d["_cache"])
         d["_updated"] = False
         return held
@@ -380,13 +397,16 @@ class States:
 
     def checkpoint_states(self) -> Checkpoint:
         """What ``rollback_states`` needs to undo the next updates in place: a clone of each
-        fixed and merge state, the length of each cat state's block list (so an update must add
-        cat rows with ``append_state`` or assign the state, not rewrite the list of blocks)."""
+        fixed and merge state, the length of each cat state's block list and list state (so an
+        update must add cat rows with ``append_state`` or assign the state, and append to a list
+        state or assign it, not rewrite what the list held)."""
         saved: Checkpoint = {}
         chunks = self._cat_chunks
-        for name in self._specs:
+        for name, (reduce, _) in self._specs.items():
             if name in chunks:
                 saved[name] = (chunks[name], len(chunks[name]))
+            elif reduce == LIST:
+                saved[name] = (self.__dict__[name], len(self.__dict__[name]))
             else:
                 value = self.__dict__[name]
                 saved[name] = (value, value.clone())
@@ -399,6 +419,9 @@ class States:
             if name in self._cat_chunks:
                 del held[before:]
                 self._cat_chunks[name] = held
+            elif isinstance(held, list):  # a list state
+                del held[before:]
+                self.__dict__[name] = held
             else:
                 held.copy_(before)
                 self.__dict__[name] = held
@@ -440,8 +463,41 @@ class States:
         for name, (reduce, default) in self._specs.items():
             shape = tuple(default.shape[1:]) if reduce in ("cat", "merge") else tuple(default.shape)
             label = f"{label_prefix}{type(self).__name__}.{name}"
+            if reduce == LIST:  # one blob of int64 words per rank (base/lists.py)
+                label += f"[list, {lists.describe_reduction(self._list_reduce[name])}]"
+                reduce, shape = "merge", ()
             specs.append(StateSpec(label, reduce, default.dtype, shape, unit))
         return specs
+
+    def sync_values(self) -> Tuple[List[Any], Optional[Exception]]:
+        """The values the sync plan (``state_specs``) carries, in its order: each state's value, a
+        list state packed into its blob; and the error packing a list state raised, if any (that
+        state then sends no items; the sync announces the error to every rank)."""
+        values: List[Any] = []
+        error = None
+        for name, (reduce, _) in self._specs.items():
+            if reduce != LIST:
+                values.append(getattr(self, name))
+                continue
+            try:
+                values.append(lists.pack(name, self.__dict__[name], self._list_reduce[name], self.device))
+            except (TypeError, ValueError) as exc:
+                error = error or exc
+                values.append(lists.pack(name, [], None, self.device))
+        return values, error
+
+    def merge_synced_values(self, name: str, values: List[torch.Tensor]) -> Any:
+        """The synced value of "merge" or list state ``name`` from every rank's (rank order)."""
+        if self._specs[name][0] != LIST:
+            return self.merge_state_values(name, values)
+        items = [lists.unpack(blob) for blob in values]
+        return lists.reduce_gathered(name, self._list_reduce[name], items, self.dtype, self.device)
+
+    def gathered_state(self, name: str, gather: Callable[..., Any], group: Any) -> Any:
+        """State ``name`` synced by a user's ``dist_sync_fn`` ``gather`` (torchmetrics' way)."""
+        if self._specs[name][0] == LIST:
+            return lists.gathered_with(gather, name, self.__dict__[name], self._list_reduce[name], group, self.dtype)
+        return self.combine_states(name, list(gather(getattr(self, name), group=group)))
 
     def combined_with(self, held: HeldStates) -> Dict[str, Any]:
         """The states ``held`` (accumulated earlier) combined with the ones this metric holds now
@@ -513,4 +569,4 @@ class States:
 
     def fixed_state_bytes(self) -> int:
         """Bytes of the fixed-shape states (what a checkpoint clones)."""
-        return sum(d.numel() * d.element_size() for reduce, d in self._specs.values() if reduce != "cat")
+        return sum(d.numel() * d.element_size() for reduce, d in self._specs.values() if reduce not in ("cat", LIST))

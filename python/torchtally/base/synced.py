@@ -52,7 +52,8 @@ if TYPE_CHECKING:
         def value_request(self) -> Optional[Tuple[Callable[..., Any], Any]]: ...
         def keep_result(self, result: Any) -> None: ...
         def state_values(self) -> List[torch.Tensor]: ...
-        def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor: ...
+        def sync_values(self) -> Tuple[List[Any], Optional[Exception]]: ...
+        def merge_synced_values(self, name: str, values: List[torch.Tensor]) -> Any: ...
         def state_specs(self, label_prefix: str = "", unit: int = 0) -> List[StateSpec]: ...
 
 
@@ -92,7 +93,7 @@ class Synced:
         updated: List[bool],
         merge: Callable[[int, List[torch.Tensor]], torch.Tensor],
         dirty: bool,
-        rejected: Optional[ValueError],
+        rejected: Optional[Exception],
         group: Optional[Any] = None,
     ) -> Any:
         """One packed sync of ``values`` (the plan's states, in plan order): the synced values,
@@ -160,9 +161,9 @@ class SyncedMetric(Synced):
         @property
         def described_options(self) -> OptionTexts: ...
         def compute(self) -> Any: ...
-        def combine_states(self, name: str, values: List[torch.Tensor]) -> torch.Tensor: ...
-        def merge_state_values(self, name: str, values: List[torch.Tensor]) -> torch.Tensor: ...
-        def state_values(self) -> List[torch.Tensor]: ...
+        def sync_values(self) -> Tuple[List[Any], Optional[Exception]]: ...
+        def merge_synced_values(self, name: str, values: List[torch.Tensor]) -> Any: ...
+        def gathered_state(self, name: str, gather: Callable[..., Any], group: Any) -> Any: ...
         def state_specs(self, label_prefix: str = "", unit: int = 0) -> List[StateSpec]: ...
         def _set_states(self, states: Dict[str, torch.Tensor]) -> None: ...
         def hold_states(self) -> HeldStates: ...
@@ -221,7 +222,7 @@ class SyncedMetric(Synced):
     def _compute_synced(
         self,
         cache: Optional[Tuple[Any]],
-        rejected: Optional[ValueError] = None,
+        rejected: Optional[Exception] = None,
         compute: Optional[Callable[[Any], Any]] = None,
     ) -> Any:
         synced = self._synced_states(dirty=cache is None, rejected=rejected)
@@ -234,7 +235,7 @@ class SyncedMetric(Synced):
     def _synced_states(
         self,
         dirty: bool = True,
-        rejected: Optional[ValueError] = None,
+        rejected: Optional[Exception] = None,
         gather_fn: Optional[Callable[..., Any]] = None,
         group: Optional[Any] = None,
     ) -> Any:
@@ -246,14 +247,15 @@ class SyncedMetric(Synced):
             if rejected is not None:
                 raise rejected
             group = self.process_group if group is None else group
-            return {n: self.combine_states(n, list(gather_fn(getattr(self, n), group=group))) for n in names}
+            return {n: self.gathered_state(n, gather_fn, group) for n in names}
+        values, packing_error = self.sync_values()  # a list state this rank cannot send: announced
         synced = self._sync(
             self._sync_plan(),
-            self.state_values(),
+            values,
             [self._updated],
-            lambda i, values: self.merge_state_values(names[i], values),
+            lambda i, values: self.merge_synced_values(names[i], values),
             dirty,
-            rejected,
+            rejected or packing_error,
             group,
         )
         if synced is UNCHANGED or synced is None:
@@ -380,16 +382,14 @@ class SyncedCollection(Synced):
         """{key: compute_local()}: every metric on this rank's state only."""
         return self._renamed({name: metric.compute_local() for name, metric in self._metrics.items()})
 
-    def _compute_synced(self, dirty: bool, rejected: Optional[ValueError] = None) -> Dict[str, Any]:
+    def _compute_synced(self, dirty: bool, rejected: Optional[Exception] = None) -> Dict[str, Any]:
         plan, owners, _, unit_of, spans = self._sync_parts()
-        synced = self._sync(
-            plan,
-            [v for m in owners for v in m.state_values()],
-            [m.has_data for m in owners],
-            self._merge_synced,
-            dirty,
-            rejected,
-        )
+        values: List[Any] = []
+        for m in owners:
+            mine, packing_error = m.sync_values()  # a list state this rank cannot send: announced
+            values += mine
+            rejected = rejected or packing_error
+        synced = self._sync(plan, values, [m.has_data for m in owners], self._merge_synced, dirty, rejected)
         if synced is UNCHANGED:  # nobody has new data: every rank keeps its cached results
             # (not dirty: every metric has one)
             return {name: m.cached_result[0] for name, m in self._metrics.items()}  # type: ignore[index]
@@ -427,7 +427,7 @@ class SyncedCollection(Synced):
         """The sync's merge for plan state i (a "merge" state of one owner)."""
         _, owners, slots, _, _ = self._sync_parts()
         u, state = slots[i]
-        return owners[u].merge_state_values(state, values)
+        return owners[u].merge_synced_values(state, values)
 
     def _sync_plan(self) -> SyncPlan:
         return self._sync_parts()[0]

@@ -1,6 +1,6 @@
 """SpectralDistortionIndex (D_lambda), SpatialDistortionIndex (D_s) and QualityWithNoReference
 (QNR): pansharpening quality without a reference image. State declarations only; the math is
-in torchtally.functional.image.pansharpening (float64).
+in torchtally.functional.image (d_lambda.py, d_s.py, qnr.py; float64).
 
 torchmetrics keeps every image (preds, ms, pan, pan_lr) in lists and computes at the end; its
 values are functions of mean UQI values over all images, i.e. of per-image mean UQI values
@@ -105,7 +105,7 @@ class SpectralDistortionIndex(PansharpeningMetric):
     pairs' mean UQI in target and in preds, over all images. A scalar for every ``reduction``
     (as torchmetrics).
 
-    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
+    Differences from torchmetrics: see the module docstring.
 
         >>> import torch
         >>> from torchtally.image import SpectralDistortionIndex

@@ -19,7 +19,7 @@ class SpatialDistortionIndex(PansharpeningMetric):
     window and resized to h x w). Per channel ``abs(UQI(ms, pan_lr) - UQI(preds, pan)) ** q`` over all
     images, reduced over channels ("none": per channel), to the power 1/q (q = ``norm_order``).
 
-    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
+    Differences from torchmetrics: see torchtally.image.d_lambda.
 
         >>> import torch
         >>> from torchtally.image import SpatialDistortionIndex

@@ -11,7 +11,7 @@ a sync is the header plus ONE all_reduce (an int64 count would be a second one).
 
 MemorizationInformedFrechetInceptionDistance needs every feature row (the memorization term
 compares each real row with every fake one): two ``cat`` states of float32 features, 4 D bytes
-per image (8 KiB at D = 2048; torchtally.metrics.image_feature_rows, shared with KID).
+per image (8 KiB at D = 2048; torchtally.image.feature_rows, shared with KID).
 
 ``reset_real_features=False`` keeps the real side's states across ``reset()`` (through
 ``states_kept_on_reset``). Results are in ``self.dtype`` (float32 unless ``set_dtype``).

@@ -4,7 +4,7 @@ torchtally.functional.image.generative_scores.
 
 Both draw random subsets of every image at compute, so both keep every image's features: flat
 float32 ``cat`` states (KID: real and fake features, 4 D bytes per image, 8 KiB at D = 2048,
-torchtally.metrics.image_feature_rows; IS: the logits, 4 C bytes per image, about 4 KiB for
+torchtally.image.feature_rows; IS: the logits, 4 C bytes per image, about 4 KiB for
 InceptionV3's 1008 classes) and a max-reduced int64 width, so that the extractor's width need
 not be known before the first batch. Scores are taken in float64 and returned in ``self.dtype``.
 

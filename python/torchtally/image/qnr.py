@@ -16,7 +16,7 @@ class QualityWithNoReference(PansharpeningMetric):
     """Quality with No Reference: (1 - D_lambda)^alpha (1 - D_s)^beta, D_lambda between ``preds``
     and ``target["ms"]`` with p = ``norm_order``, D_s as SpatialDistortionIndex (same inputs).
 
-    Differences from torchmetrics: see the module (torchtally.metrics.image_pansharpening).
+    Differences from torchmetrics: see torchtally.image.d_lambda.
 
         >>> import torch
         >>> from torchtally.image import QualityWithNoReference

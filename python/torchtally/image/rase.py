@@ -25,7 +25,7 @@ class RelativeAverageSpectralError(InputDtypeMixin, WindowMetric):
     means averaged over all images (not a mean of per-image values). The result has the inputs'
     dtype (as torchmetrics).
 
-    Differences from torchmetrics: see the module (torchtally.metrics.image_window); torchmetrics
+    Differences from torchmetrics: see torchtally.image.uqi; torchmetrics
     keeps every image, this keeps 2 C H W float64 sums.
 
         >>> import torch

@@ -19,7 +19,7 @@ class RootMeanSquaredErrorUsingSlidingWindow(PerImageMean):
     of round(window_size / 2) pixels; the result is the mean over images (NaN for
     window_size 1, whose border leaves nothing, as torchmetrics).
 
-    Differences from torchmetrics: see the module (torchtally.metrics.image_window).
+    Differences from torchmetrics: see torchtally.image.uqi.
 
         >>> import torch
         >>> from torchtally.image import RootMeanSquaredErrorUsingSlidingWindow

@@ -1,5 +1,5 @@
 """SpectralAngleMapper and ErrorRelativeGlobalDimensionlessSynthesis: state declarations; the
-math lives in torchtally.functional.image.spectral.
+math lives in torchtally.functional.image (sam.py, ergas.py).
 
 States, by reduction:
 

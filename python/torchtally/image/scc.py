@@ -18,7 +18,7 @@ class SpatialCorrelationCoefficient(PerImageMean):
     under a window_size x window_size uniform window is averaged per image; the result is the
     mean over images.
 
-    Differences from torchmetrics: see the module (torchtally.metrics.image_window); a filter with
+    Differences from torchmetrics: see torchtally.image.uqi; a filter with
     a side of 1 raises ValueError (torchmetrics mirrors the whole image into its border).
 
         >>> import torch

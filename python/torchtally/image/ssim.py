@@ -1,6 +1,6 @@
 """SSIM and multi-scale SSIM: state declarations; the math lives in
 torchtally.functional.image.structural (the windowed moments: the kernel route
-torchtally.kernels.image_ssim, csrc/kernels/ssim_moments.c).
+torchtally.kernels.image.ssim, csrc/kernels/ssim_moments.c).
 
 State, per update's images scored at update (float64):
 

@@ -62,7 +62,7 @@ class UniversalImageQualityIndex(InputDtypeMixin, WindowMetric):
     value of every image ("elementwise_mean"), summed ("sum"), or the maps themselves
     [N, C, H', W'] ("none"/None, in the inputs' dtype).
 
-    Differences from torchmetrics: see the module (torchtally.metrics.image_window).
+    Differences from torchmetrics: see the module docstring.
 
         >>> import torch
         >>> from torchtally.image import UniversalImageQualityIndex

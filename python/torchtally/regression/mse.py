@@ -27,7 +27,7 @@ Deliberate differences from torchmetrics:
 * results carry no gradient (``is_differentiable`` is False).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import torch
 from torch import Tensor
@@ -110,11 +110,11 @@ class InputFormMixin:
         def add_state(
             self,
             name: str,
-            default: Tensor,
-            reduce: Optional[str] = None,
+            default: Union[Tensor, List[Any]],
+            reduce: Any = None,
             persistent: bool = False,
             *,
-            dist_reduce_fx: Optional[str] = None,
+            dist_reduce_fx: Any = None,
         ) -> None: ...
 
     def _add_input_form(self) -> None:

@@ -6,7 +6,7 @@ ordered by the C kernel).
 torchmetrics' classes with its constructor signatures, inputs (``update(preds, target,
 indexes)``) and values. State: every document, as the other retrieval metrics (query int64,
 score float32, relevance bool: 13 bytes per document, "cat" states synced in the one padded
-all_gather, shared with them inside a MetricCollection); see torchtally.metrics.retrieval_queries for
+all_gather, shared with them inside a MetricCollection); see torchtally.retrieval.base for
 the tie order (documents of equal score ranked least relevant first, so any split across ranks
 and batches gives what one process gives) and the deliberate differences from torchmetrics (NaN scores refused, any
 integer ``indexes``, an empty batch adds nothing, float64 arithmetic). ``queries_complete`` is

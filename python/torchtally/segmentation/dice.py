@@ -20,7 +20,7 @@ class DiceScore(OverlapMetric):
     (``aggregation_level="samplewise"``, samples whose score is undefined left out) or over all
     pixels of all samples at once ("global"). Inputs as MeanIoU's.
 
-    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap); no
+    Differences from torchmetrics: see torchtally.segmentation.mean_iou; no
     warning for ``average="micro"`` (torchmetrics warns of a default change that 1.9 made).
 
     >>> import torch

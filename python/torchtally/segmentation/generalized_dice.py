@@ -19,10 +19,10 @@ class GeneralizedDiceScore(OverlapMetric):
     ("square"), 1 / target pixels ("simple") or 1 ("linear"); 0 where nothing is scored),
     averaged over samples; per class with ``per_class``. Inputs as MeanIoU's. A class absent
     from a sample's target takes a weight from the rest of its batch exactly as torchmetrics 1.9
-    does (see torchtally.functional.segmentation.overlap.gdice_parts), so results depend on how
+    does (see torchtally.functional.segmentation.mean_iou.gdice_parts), so results depend on how
     samples are batched, as there.
 
-    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap).
+    Differences from torchmetrics: see torchtally.segmentation.mean_iou.
 
     >>> import torch
     >>> from torchtally.segmentation import GeneralizedDiceScore

@@ -1,5 +1,5 @@
 """HausdorffDistance: the Hausdorff distance between the edges of predicted and target masks,
-one per image and class at update (torchtally.functional.segmentation.surface_distance), reduced
+one per image and class at update (torchtally.functional.segmentation.hausdorff_distance), reduced
 by a sum.
 
 State: distance_sum float64 [], pairs int64 [] (the (sample, class) pairs summed), "sum".

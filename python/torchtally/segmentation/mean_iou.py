@@ -83,7 +83,7 @@ class MeanIoU(OverlapMetric):
     Without ``num_classes`` (one-hot inputs), C is the first batch's, as torchmetrics takes it; a
     later batch, or another rank, with another C raises ValueError.
 
-    Differences from torchmetrics: see the module (torchtally.metrics.segmentation_overlap).
+    Differences from torchmetrics: see the module docstring.
 
     >>> import torch
     >>> from torchtally.segmentation import MeanIoU

@@ -1,4 +1,4 @@
-"""ROUGEScore: state declarations; the math lives in torchtally.functional.text.rouge_update.
+"""ROUGEScore: state declarations; the math lives in torchtally.functional.text.summary_overlap.
 
 State: ``rouge_sums`` float64 [K, 3], per key in ``rouge_keys`` the sums over predictions of
 (fmeasure, precision, recall), and ``num_samples`` int64; both sum-reduced (24 K + 8 bytes in

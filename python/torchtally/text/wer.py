@@ -1,6 +1,6 @@
 """Text metrics from edit distances: WordErrorRate, CharErrorRate, MatchErrorRate,
 WordInfoLost, WordInfoPreserved and EditDistance. State declarations; the work lives in
-torchtally.functional.text (edit_update.py: tokens and one C call per batch; edit_compute.py).
+torchtally.functional.text (error_counts.py: tokens and one C call per batch; error_rates.py).
 
 torchmetrics' classes with its constructor signatures, accepted inputs (a str or a list of str
 for ``preds`` and ``target``), values and result dtypes (rates in ``self.dtype``, torch's

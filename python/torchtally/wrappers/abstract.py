@@ -85,6 +85,12 @@ class Engine:
             owners = [by_key[k] for k in owner_keys]
         self.owners = owners
         self.refs: List[StateRef] = [(o, name) for o, m in enumerate(owners) for name in m.state_names]
+        lists = [f"{type(owners[o]).__name__}.{n}" for o, n in self.refs if owners[o].state_reduce(n) == "list"]
+        if lists:  # a wrapper declares copies of the wrapped states, and a list state has no tensor default
+            raise TypeError(
+                f"torchtally's wrappers do not host list states (add_state(default=[])) yet: {lists}; declare a "
+                "'cat' state (append_state) in the wrapped metric instead"
+            )
 
     def declarations(self) -> List[Tuple[StateRef, torch.Tensor, str]]:
         return [

@@ -17,7 +17,7 @@ class ClasswiseWrapper(WrapperMetric):
         labels: one name per class (a list of str), or None for 0, 1, ...
         prefix / postfix: put before / after each label.
 
-    The wrapped metric's state is this metric's (torchtally.metrics.wrappers.hosting): it syncs in
+    The wrapped metric's state is this metric's (torchtally.wrappers.abstract): it syncs in
     the same packed sync as the rest of a collection, and two ClasswiseWrappers around metrics that
     share a state (accuracy and recall of one task) share it in a MetricCollection too. Attributes
     of the wrapped metric (``num_classes``, ...) read through the wrapper.

@@ -31,7 +31,7 @@ class MultioutputWrapper(WrapperMetric):
         remove_nans: per output, drop the rows (dim 0) where any argument holds a NaN.
         squeeze_outputs: squeeze ``output_dim`` after selecting an output.
 
-    Every copy's state is this metric's (torchtally.metrics.wrappers.hosting), so the copies sync
+    Every copy's state is this metric's (torchtally.wrappers.abstract), so the copies sync
     in one packed sync with everything else; a batch one copy refuses leaves every copy unchanged.
 
     Example:

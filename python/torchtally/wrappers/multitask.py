@@ -27,7 +27,7 @@ class MultitaskWrapper(WrapperMetric):
         task_metrics: ``{task name: Metric or MetricCollection}`` (TypeError otherwise).
         prefix / postfix: put before / after each task name in the results (not in the input keys).
 
-    Every task's state is this metric's (torchtally.metrics.wrappers.hosting): all tasks sync in
+    Every task's state is this metric's (torchtally.wrappers.abstract): all tasks sync in
     one packed sync, and a batch one task refuses leaves every task unchanged.
 
     Example:

@@ -12,7 +12,7 @@ class MetricInputTransformer(WrapperMetric):
     metric (or MetricCollection) with ``transform_pred(preds)`` and ``transform_target(target)``
     (identities here; subclasses override them). ``compute`` is the wrapped one's.
 
-    The wrapped metric's state is this metric's (torchtally.metrics.wrappers.hosting): it syncs in
+    The wrapped metric's state is this metric's (torchtally.wrappers.abstract): it syncs in
     one packed sync with everything else.
 
     Example:

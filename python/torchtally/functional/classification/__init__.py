@@ -5,10 +5,10 @@ defaults). Each function accumulates the batch into a fresh count state with the
 and checks as the metric classes (torchtally.classification) and computes the same
 result from it. Inputs (labels, probabilities or logits, float 0/1 targets, extra dims,
 ``multidim_average``, ``top_k``) and averaging follow torchmetrics; see
-`update` and `compute` for the exact rules. The per-task functions are in `forms`, the task
-forms (``accuracy(preds, target, task=...)``, ...) in `task_forms`; the curve functions
-(``binary_auroc``, ...) are re-exported from `torchtally.functional.curves`, as torchmetrics'
-module holds them too.
+`update` and `compute` for the exact rules. Each metric's per-task functions and its task
+form (``accuracy(preds, target, task=...)``, ...) are in the module of torchmetrics' name
+(`accuracy`, `f_beta`, `auroc`, ...; dispatch helpers in `task_dispatch`); the curve functions
+(``binary_auroc``, ...) build on `torchtally.functional.curves`.
 
 Deliberate differences from torchmetrics: bad input raises even with ``validate_args=False``
 (ValueError naming the argument for an out-of-range or non-0/1 label, a float target holding

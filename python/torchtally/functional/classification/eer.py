@@ -4,8 +4,8 @@ multilabel, with torchmetrics 1.9's names, arguments and defaults: one batch in,
 its ROC or precision-recall curve out (the rules: torchtally.functional.curves.readouts).
 
 ``thresholds=None`` reads the exact curve (every distinct score a threshold), an int, list or
-tensor the binned one (as the other curve forms, torchtally.functional.curves.forms). The task
-forms (``eer(..., task=...)``, ...) are in readout_task_forms.py.
+tensor the binned one (as the other curve forms, torchtally.functional.classification.roc, ...).
+Each readout's task form (``eer(..., task=...)``, ...) is in its file (eer.py, logauc.py, ...).
 
 Differences from torchmetrics: ``min_recall``, ``min_precision``, ``min_specificity``,
 ``min_sensitivity`` and ``fpr_range`` are always checked (a number outside [0, 1] raises

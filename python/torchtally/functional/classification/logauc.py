@@ -1,10 +1,10 @@
-"""Task forms of the curve readouts: ``eer(preds, target, task=...)``, ``logauc``,
-``precision_at_fixed_recall``, ``recall_at_fixed_precision``, ``sensitivity_at_specificity``,
-``specificity_at_sensitivity``; each calls the task's form (readout_forms.py), with torchmetrics
-1.9's arguments in its order.
+"""``logauc``, ``binary_logauc``, ``multiclass_logauc``, ``multilabel_logauc``
+(torchmetrics.functional.classification.logauc's names). The task form ``logauc(preds, target,
+task=...)`` calls the task's form, with torchmetrics 1.9's arguments in its order; the rules of
+every readout: eer.py.
 
 >>> import torch
->>> eer(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
+>>> logauc(torch.tensor([0.2, 0.7, 0.6, 0.9]), torch.tensor([0, 0, 1, 1]), task="binary")
 tensor(0.5000)
 """
 

@@ -1,6 +1,6 @@
 """Mean average precision (COCO): the options, one batch's rows and the result from the rows.
 
-The class (metrics/mean_ap.py) keeps the rows as "cat" states; ``mean_average_precision`` runs
+The class (detection/mean_ap.py) keeps the rows as "cat" states; ``mean_average_precision`` runs
 the same two steps on one call's lists.
 """
 

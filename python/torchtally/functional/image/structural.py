@@ -1,6 +1,6 @@
 """SSIM's per-image work, shared by the functional forms and the classes: argument checks, the
 window (Gaussian or uniform, separable), the five windowed moments in float64 (2-D planes through
-the kernel route torchtally.kernels.image_ssim, 3-D volumes by separable float64 convolutions),
+the kernel route torchtally.kernels.image.ssim, 3-D volumes by separable float64 convolutions),
 and each image's SSIM and contrast-sensitivity means.
 
 Geometry (torchmetrics 1.9's): each spatial dimension is reflect-padded by (window - 1) // 2,

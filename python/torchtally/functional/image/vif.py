@@ -3,7 +3,7 @@ visual_information_fidelity): per channel, over 4 scales with Gaussian windows o
 (sigma = size / 5, no padding; each scale's image the previous one filtered by that scale's
 window and taken at every second row and column), the information preds keeps over the
 information target carries; averaged over the channels. The windowed moments come from the SSIM
-moments kernel (torchtally.kernels.image_ssim), in float64.
+moments kernel (torchtally.kernels.image.ssim), in float64.
 
 Differences from torchmetrics: float64 moments (torchmetrics: the input's dtype, in which the
 variance thresholds at 1e-10 are decided on rounded values); integer inputs raise TypeError;

@@ -1,5 +1,5 @@
-"""Regression: the public functions in forms.py, error_forms.py (per-batch sums of the latter in
-batch_sums.py) and rank_forms.py (the ones that rank or sort); states and their per-batch update
+"""Regression: the public functions, one module per metric (mse.py, log_mse.py, spearman.py, ...;
+per-batch sums of the error metrics in batch_sums.py); states and their per-batch update
 in update.py, results from the states in compute.py, ranks.py (rank correlations) and ensemble.py
 (the CRPS).
 """

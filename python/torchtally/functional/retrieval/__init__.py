@@ -1,8 +1,9 @@
 """Retrieval: the public functions (torchmetrics.functional.retrieval's names and signatures).
 
 Each takes one query's scores and relevances and returns its value, computed by the same per-query
-scorers as the classes in torchtally.retrieval. forms.py and curve_forms.py hold them; update.py the checks and the
-documents' rows; compute.py the grouping by query, empty queries and aggregation; curves.py the curve metrics.
+scorers as the classes in torchtally.retrieval; one module per metric (average_precision.py, ...,
+auroc.py, precision_recall_curve.py). update.py holds the checks and the documents' rows; compute.py
+the grouping by query, empty queries and aggregation; curves.py the curve metrics.
 """
 
 from .auroc import retrieval_auroc

@@ -1,6 +1,6 @@
 """Retrieval: the public per-query curve functions (torchmetrics.functional.retrieval's
 retrieval_auroc and retrieval_precision_recall_curve), computed by the classes' code
-(curves.py). Inputs are checked as forms.py checks them."""
+(curves.py). Inputs are checked as average_precision.py checks them."""
 
 from typing import Optional, Tuple
 

@@ -1,9 +1,8 @@
 """Segmentation: the public functions (torchmetrics.functional.segmentation's names and signatures).
 
 One batch in, the metric per sample out, computed from the same per-sample, per-class counts
-(and the same checks) as the classes in torchtally.segmentation: `counts` reads the inputs,
-`overlap` holds mean_iou, dice_score and generalized_dice_score, `surface_distance` holds
-hausdorff_distance.
+(and the same checks) as the classes in torchtally.segmentation: `counts` reads the inputs;
+each function has its module (`mean_iou`, `dice`, `generalized_dice`, `hausdorff_distance`).
 """
 
 from .dice import dice_score

@@ -1,8 +1,8 @@
 """Text: the public functions (torchmetrics.functional.text's names and signatures).
 
 One batch of sentences in, the metric out, computed from the same sums as the classes in
-torchtally.text. Edit-distance metrics: edit_forms.py (per-batch work in edit_update.py, results in
-edit_compute.py).
+torchtally.text. Edit-distance metrics: wer.py, cer.py, mer.py, wil.py, wip.py, edit.py (per-batch work
+in error_counts.py, results in error_rates.py).
 """
 
 from .bert import bert_score

@@ -1,6 +1,6 @@
 """The edit-distance metrics' per-batch work: sentences checked, split into tokens (words:
 ``str.split()``; characters: the string's characters, Unicode code points), tokens numbered, and
-every pair's edit distance from one kernel call (torchtally.kernels.text_edit.levenshtein).
+every pair's edit distance from one kernel call (torchtally.kernels.text.edit.levenshtein).
 
 Words are numbered with one dict per batch (equal words, equal ids); characters are their code
 points, read in one go from the batch's UTF-32 encoding. The pairs go to the C core as one flat
