@@ -82,18 +82,22 @@ docs: build
 	$(PY) -m sphinx -q -W --keep-going -b doctest docs docs/_build/doctest
 
 # `make test` first makes the two environments, the build, the lint and the docs side by side
-# (make -j; their logs one after another), then the tests: tests/metrics (independent metric
+# (make -j; their logs one after another), then the tests: the domain tests (tests/<domain>/, independent metric
 # tests, most of the suite) and the other single-process tests on two pytest-xdist workers;
 # tests/distributed in one process (its checks time ranks and syncs: no other test beside them);
 # then the Avalanche environment's tests.
+# the metric tests, one folder per domain package (tests/<domain>/test_<file>.py), and the
+# catalogue-wide sweeps
+DOMAIN_TESTS := $(addprefix tests/,aggregation catalogue classification detection image regression retrieval segmentation text wrappers)
+
 test:
 	$(MAKE) --no-print-directory -j 4 --output-sync=target lint docs avalanche-venv
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \
 	  echo "iproute2 (ip) could not be installed: the two-host tests will skip"
-	$(PY) -m pytest -q -n 2 tests/metrics
-	$(PY) -m pytest -q -n 2 tests --ignore=tests/metrics --ignore=tests/distributed
+	$(PY) -m pytest -q -n 2 $(DOMAIN_TESTS)
+	$(PY) -m pytest -q -n 2 tests $(addprefix --ignore=,$(DOMAIN_TESTS)) --ignore=tests/distributed
 	$(PY) -m pytest -q tests/distributed
 	$(AV_PY) -m pytest -q tests/with_avalanche tests/with_torchvision
 

@@ -1,6 +1,6 @@
 """Every regression and aggregation case of the shared tester (support/regression_cases.py and
-support/aggregation_cases.py, run in one process by tests/metrics/test_regression.py and
-tests/metrics/test_aggregation.py) across 3 gloo ranks with uneven shards (one layout with an
+support/aggregation_cases.py, run in one process by tests/regression/test_mse.py and
+tests/aggregation/test_aggregation.py) across 3 gloo ranks with uneven shards (one layout with an
 empty middle rank), in ONE spawned run."""
 
 import pytest

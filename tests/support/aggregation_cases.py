@@ -1,7 +1,7 @@
 """The aggregation cases of the shared tester: every configuration of the aggregation metrics
 (sum, mean, min, max, cat, running mean and sum, average loss) with its batches (uneven, one empty, mixed
 ranks, NaN, ints, Python numbers) and its numpy reference, and the makers and references they
-are built from. tests/metrics/test_aggregation.py runs each through ``check_metric`` in one
+are built from. tests/aggregation/test_aggregation.py runs each through ``check_metric`` in one
 process; tests/distributed/test_regression_aggregation.py runs them all on 3 gloo ranks. The
 factories are pickled to those ranks by module name (``support.metric_tester.made_in_float64``)."""
 

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for tests/metrics/test_fuzz.py: one batch of a metric family, valid or with one fault.
+"""Hypothesis strategies for tests/catalogue/test_fuzz.py: one batch of a metric family, valid or with one fault.
 
 A batch is drawn as a recipe (sizes, dtypes, a seed for its values, a memory layout, a fault)
 and built with torch, so examples stay cheap and every one is reproducible. ``Batch.args`` are

@@ -1,6 +1,6 @@
 """Every public metric class and functional form of torchtally, each with a maker of valid
-batches: the sweeps over the whole API (tests/metrics/test_atomic_updates.py and
-tests/metrics/test_fuzz.py) iterate these.
+batches: the sweeps over the whole API (tests/catalogue/test_atomic_updates.py and
+tests/catalogue/test_fuzz.py) iterate these.
 
 An ``Entry`` names the callable (a metric factory or a functional form), its family (which
 fixes the shapes of its inputs) and its update arguments in order. ``entry.batch(n, ...)``

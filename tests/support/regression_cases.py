@@ -1,6 +1,6 @@
 """The regression cases of the shared tester: every configuration of the regression metrics with
 its data (uneven batches, one empty) and its scikit-learn / scipy / numpy reference, and the
-makers and references they are built from. tests/metrics/test_regression.py runs each through
+makers and references they are built from. tests/regression/test_mse.py runs each through
 ``check_metric`` in one process; tests/distributed/test_regression_aggregation.py runs them all
 on 3 gloo ranks. The factories are pickled to those ranks by module name
 (``support.metric_tester.made_in_float64``)."""

@@ -1,6 +1,6 @@
 """A metric's states compared before and after something that must not change them: a refused
-update, load or merge, or a reused input buffer (tests/metrics/test_atomic_updates.py,
-tests/metrics/test_fuzz.py, tests/base/test_state_dict.py). The states are the copies
+update, load or merge, or a reused input buffer (tests/catalogue/test_atomic_updates.py,
+tests/catalogue/test_fuzz.py, tests/base/test_state_dict.py). The states are the copies
 ``support.metric_tester.states_of`` takes."""
 
 import torch

@@ -1,4 +1,4 @@
-"""Sentences of the text edit-metric tests (tests/metrics/test_text_ter.py) in a module light
+"""Sentences of the text edit-metric tests (tests/text/test_ter.py) in a module light
 enough for spawned ranks to import."""
 
 import random

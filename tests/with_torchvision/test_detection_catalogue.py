@@ -1,7 +1,7 @@
 """torchtally.detection against torchmetrics 1.9's own exports, where torchvision makes all of them
 importable: every class of torchmetrics.detection and every function of
 torchmetrics.functional.detection is here under the same name (the main environment sees only
-the panoptic ones: tests/metrics/test_catalogue_coverage.py)."""
+the panoptic ones: tests/catalogue/test_catalogue_coverage.py)."""
 
 import torchmetrics.detection
 import torchmetrics.functional.detection
