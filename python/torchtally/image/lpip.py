@@ -1,6 +1,6 @@
 """Perceptual image metrics from a deep network: LPIPS, DISTS and the perceptual path length.
 State declarations; the math lives in torchtally.functional.image (lpips, dists,
-path_length, perceptual_nets). No C kernel: the network dominates the cost.
+perceptual_path_length, perceptual_nets). No C kernel: the network dominates the cost.
 
 The networks are the user's: torchtally never downloads weights and needs no torchvision. A
 network is held outside the metric's module tree (it is not metric state: no ``state_dict``

@@ -18,6 +18,7 @@ scores in exact mode, sorted thresholds) hold here too.
 >>> target = torch.tensor([0, 0, 1, 1])
 >>> binary_eer(preds, target)
 tensor(0.5000)
+>>> from torchtally.functional.classification import binary_recall_at_fixed_precision
 >>> binary_recall_at_fixed_precision(preds, target, min_precision=0.6)
 (tensor(1.), tensor(0.3500))
 """
