@@ -86,8 +86,8 @@ def missing_attribute_error(obj: Any, name: str, error: AttributeError) -> Attri
     if name not in TORCHMETRICS_INTERNALS:
         return error
     return AttributeError(
-        f"'{type(obj).__name__}' object has no attribute '{name}': a torchmetrics container or wrapper "
-        "(its MetricCollection, ClasswiseWrapper, Running, arithmetic with a torchmetrics metric ...) reads "
-        "torchmetrics' private attributes, which torchtally's metrics do not have; put torchtally metrics in "
-        "torchtally.MetricCollection (and torchtally's own wrappers or arithmetic) instead"
+        f"'{type(obj).__name__}' object has no attribute '{name}', one of torchmetrics' private attributes, "
+        "which torchtally's metrics do not have. Code that reads it is torchmetrics' own (its MetricCollection, "
+        "ClasswiseWrapper, Running, arithmetic with a torchmetrics metric ...) or written against its internals: "
+        "put torchtally metrics in torchtally.MetricCollection and torchtally's wrappers instead"
     )

@@ -30,6 +30,7 @@ import torch
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
 from ..base.states import HeldStates
+from ..base.update_kwargs import update_keywords
 from ..errors import stacklevel_outside_torchtally
 
 Wrapped = Union[Metric, MetricCollection]
@@ -203,6 +204,20 @@ class WrapperMetric(Metric):
         for tag, (engine, _) in self.__dict__.get("_slots", {}).items():
             own.update({f"{tag}.{name}": text for name, text in engine.options().items()})
         return own
+
+    def accepted_update_kwargs(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+        """Of a collection's keyword arguments: those the wrapper's ``update`` names, and, where it
+        passes its other keywords on (``**kwargs``), those its wrapped metrics take; so a wrapper
+        in a MetricCollection is given what its wrapped metric understands, as torchmetrics
+        filters them."""
+        keywords = update_keywords(type(self)._unwrapped_update)
+        if not keywords.takes_any:
+            return super().accepted_update_kwargs(kwargs)
+        passed: Dict[str, Any] = {}
+        for engine in self._engines():
+            target = engine.target
+            passed.update(target.accepted_update_kwargs(kwargs) if isinstance(target, Metric) else kwargs)
+        return {k: v for k, v in kwargs.items() if k in keywords.names or k in passed}
 
     def _engines(self) -> List[Engine]:
         return list({id(engine): engine for engine, _ in self.__dict__.get("_slots", {}).values()}.values())
