@@ -7,7 +7,7 @@ from torch import Tensor
 
 from ..tasks import check_task, check_task_count
 from . import compute, update
-from .stat_scores import binary_confmat_of, multiclass_confmat_of
+from .stat_scores import checked_binary_confmat, checked_multiclass_confmat
 
 __all__ = ["cohen_kappa", "binary_cohen_kappa", "multiclass_cohen_kappa"]
 
@@ -38,7 +38,7 @@ def binary_cohen_kappa(
     validate_args: bool = True,
 ) -> Tensor:
     weights = update.check_kappa_weights(weights)
-    return compute.cohen_kappa(binary_confmat_of(preds, target, threshold, ignore_index), weights)
+    return compute.cohen_kappa(checked_binary_confmat(preds, target, threshold, ignore_index), weights)
 
 
 def multiclass_cohen_kappa(
@@ -50,4 +50,4 @@ def multiclass_cohen_kappa(
     validate_args: bool = True,
 ) -> Tensor:
     weights = update.check_kappa_weights(weights)
-    return compute.cohen_kappa(multiclass_confmat_of(preds, target, num_classes, ignore_index), weights)
+    return compute.cohen_kappa(checked_multiclass_confmat(preds, target, num_classes, ignore_index), weights)

@@ -8,7 +8,7 @@ from torch import Tensor
 
 from ..tasks import check_task, check_task_count
 from . import compute, update
-from .stat_scores import binary_confmat_of, multiclass_confmat_of, multilabel_confmat_of
+from .stat_scores import checked_binary_confmat, checked_multiclass_confmat, checked_multilabel_confmat
 
 __all__ = ["confusion_matrix", "binary_confusion_matrix", "multiclass_confusion_matrix", "multilabel_confusion_matrix"]
 
@@ -44,7 +44,7 @@ def binary_confusion_matrix(
 ) -> Tensor:
     """[2, 2], row = target, column = prediction; int64, or float32 when normalised."""
     normalize = update.check_normalize(normalize)
-    return compute.confusion_matrix(binary_confmat_of(preds, target, threshold, ignore_index), normalize)
+    return compute.confusion_matrix(checked_binary_confmat(preds, target, threshold, ignore_index), normalize)
 
 
 def multiclass_confusion_matrix(
@@ -57,7 +57,7 @@ def multiclass_confusion_matrix(
 ) -> Tensor:
     """[C, C], row = target, column = prediction; int64, or float32 when normalised."""
     normalize = update.check_normalize(normalize)
-    return compute.confusion_matrix(multiclass_confmat_of(preds, target, num_classes, ignore_index), normalize)
+    return compute.confusion_matrix(checked_multiclass_confmat(preds, target, num_classes, ignore_index), normalize)
 
 
 def multilabel_confusion_matrix(
@@ -72,5 +72,5 @@ def multilabel_confusion_matrix(
     """[L, 2, 2]: per label, row = target, column = prediction; int64, or float32 when normalised."""
     normalize = update.check_normalize(normalize)
     return compute.confusion_matrix(
-        multilabel_confmat_of(preds, target, num_labels, threshold, ignore_index), normalize
+        checked_multilabel_confmat(preds, target, num_labels, threshold, ignore_index), normalize
     )

@@ -8,7 +8,7 @@ from torch import Tensor
 
 from ..tasks import check_task, check_task_count
 from . import compute, update
-from .stat_scores import binary_confmat_of, multiclass_confmat_of, multilabel_confmat_of
+from .stat_scores import checked_binary_confmat, checked_multiclass_confmat, checked_multilabel_confmat
 
 __all__ = ["jaccard_index", "binary_jaccard_index", "multiclass_jaccard_index", "multilabel_jaccard_index"]
 
@@ -47,7 +47,7 @@ def binary_jaccard_index(
 ) -> Tensor:
     zero_division = update.check_zero_division(zero_division)
     return compute.jaccard_index(
-        binary_confmat_of(preds, target, threshold, ignore_index), "binary", "micro", zero_division=zero_division
+        checked_binary_confmat(preds, target, threshold, ignore_index), "binary", "micro", zero_division=zero_division
     )
 
 
@@ -61,7 +61,7 @@ def multiclass_jaccard_index(
     zero_division: float = 0.0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    confmat = multiclass_confmat_of(preds, target, num_classes, ignore_index)
+    confmat = checked_multiclass_confmat(preds, target, num_classes, ignore_index)
     return compute.jaccard_index(confmat, "multiclass", average, ignore_index, zero_division)
 
 
@@ -76,5 +76,5 @@ def multilabel_jaccard_index(
     zero_division: float = 0.0,
 ) -> Tensor:
     average, zero_division = update.check_average(average), update.check_zero_division(zero_division)
-    confmat = multilabel_confmat_of(preds, target, num_labels, threshold, ignore_index)
+    confmat = checked_multilabel_confmat(preds, target, num_labels, threshold, ignore_index)
     return compute.jaccard_index(confmat, "multilabel", average, zero_division=zero_division)

@@ -8,7 +8,7 @@ from torch import Tensor
 
 from ..tasks import check_task, check_task_count
 from . import compute
-from .stat_scores import binary_confmat_of, multiclass_confmat_of, multilabel_confmat_of
+from .stat_scores import checked_binary_confmat, checked_multiclass_confmat, checked_multilabel_confmat
 
 __all__ = [
     "matthews_corrcoef",
@@ -45,13 +45,13 @@ def binary_matthews_corrcoef(
     ignore_index: Optional[int] = None,
     validate_args: bool = True,
 ) -> Tensor:
-    return compute.matthews_corrcoef(binary_confmat_of(preds, target, threshold, ignore_index))
+    return compute.matthews_corrcoef(checked_binary_confmat(preds, target, threshold, ignore_index))
 
 
 def multiclass_matthews_corrcoef(
     preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int] = None, validate_args: bool = True
 ) -> Tensor:
-    return compute.matthews_corrcoef(multiclass_confmat_of(preds, target, num_classes, ignore_index))
+    return compute.matthews_corrcoef(checked_multiclass_confmat(preds, target, num_classes, ignore_index))
 
 
 def multilabel_matthews_corrcoef(
@@ -63,4 +63,4 @@ def multilabel_matthews_corrcoef(
     validate_args: bool = True,
 ) -> Tensor:
     """Matthews' correlation of all labels' elements pooled (as torchmetrics)."""
-    return compute.matthews_corrcoef(multilabel_confmat_of(preds, target, num_labels, threshold, ignore_index))
+    return compute.matthews_corrcoef(checked_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))

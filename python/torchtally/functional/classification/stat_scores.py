@@ -14,17 +14,18 @@ __all__ = ["binary_stat_scores", "multiclass_stat_scores", "multilabel_stat_scor
 # -- the count states of one batch ---------------------------------------------------------------
 
 
-def binary_confmat_of(preds: Tensor, target: Tensor, threshold: float, ignore_index: Optional[int]) -> Tensor:
+# One batch's confusion matrix with the options checked: what the jaccard, MCC and kappa forms start from.
+def checked_binary_confmat(preds: Tensor, target: Tensor, threshold: float, ignore_index: Optional[int]) -> Tensor:
     threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
     return update.binary_confmat(preds, target, threshold, ignore_index)
 
 
-def multiclass_confmat_of(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int]) -> Tensor:
+def checked_multiclass_confmat(preds: Tensor, target: Tensor, num_classes: int, ignore_index: Optional[int]) -> Tensor:
     num_classes = update.check_num_classes(num_classes)
     return update.multiclass_confmat(preds, target, num_classes, update.check_ignore_index(ignore_index))
 
 
-def multilabel_confmat_of(
+def checked_multilabel_confmat(
     preds: Tensor, target: Tensor, num_labels: int, threshold: float, ignore_index: Optional[int]
 ) -> Tensor:
     num_labels = update.check_count("num_labels", num_labels)
@@ -39,7 +40,7 @@ def binary_batch_stats(
     if update.check_multidim_average(multidim_average) == "samplewise":
         threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
         return compute.binary_stats(update.binary_sample_confmats(preds, target, threshold, ignore_index))
-    return compute.binary_stats(binary_confmat_of(preds, target, threshold, ignore_index))
+    return compute.binary_stats(checked_binary_confmat(preds, target, threshold, ignore_index))
 
 
 def multiclass_batch_stats(
@@ -64,7 +65,7 @@ def multilabel_batch_stats(
         threshold, ignore_index = update.check_threshold(threshold), update.check_ignore_index(ignore_index)
         rows = update.multilabel_sample_confmats(preds, target, num_labels, threshold, ignore_index)
         return compute.multilabel_stats(rows)
-    return compute.multilabel_stats(multilabel_confmat_of(preds, target, num_labels, threshold, ignore_index))
+    return compute.multilabel_stats(checked_multilabel_confmat(preds, target, num_labels, threshold, ignore_index))
 
 
 # -- accuracy ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 
 from . import ranks, update
-from .spearman import pairs_of
+from .spearman import checked_pairs
 
 __all__ = ["kendall_rank_corrcoef"]
 
@@ -26,7 +26,7 @@ def kendall_rank_corrcoef(
     """
     variant = ranks.check_variant(variant)
     test = ranks.check_t_test(t_test, alternative)
-    pairs, _ = pairs_of(preds, target)
+    pairs, _ = checked_pairs(preds, target)
     ranks.require_samples(pairs, "kendall_rank_corrcoef")
     default = torch.get_default_dtype()
     # torchmetrics' tau-c follows the inputs' float dtype (float16 inputs: float16); the others,

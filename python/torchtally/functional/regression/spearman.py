@@ -28,7 +28,7 @@ __all__ = ["spearman_corrcoef"]
 _F64 = torch.float64
 
 
-def pairs_of(preds: Tensor, target: Tensor) -> Tuple[Tensor, int]:
+def checked_pairs(preds: Tensor, target: Tensor) -> Tuple[Tensor, int]:
     """Checked [N] or [N, D] inputs as float64 pairs [N, 2, D] (exact for every dtype read)."""
     d = preds.shape[1] if isinstance(preds, Tensor) and preds.dim() == 2 else 1
     pairs, _ = ranks.pair_rows(preds, target, d, _F64)
@@ -46,6 +46,6 @@ def spearman_corrcoef(preds: Tensor, target: Tensor) -> Tensor:
     >>> spearman_corrcoef(preds, torch.tensor([[1.0, 1.0], [3.0, 2.0], [2.0, 3.0]]))
     tensor([ 0.5000, -1.0000])
     """
-    pairs, dims = pairs_of(preds, target)
+    pairs, dims = checked_pairs(preds, target)
     rho = ranks.spearman(pairs).to(torch.get_default_dtype())
     return rho.reshape(()) if dims == 1 else rho

@@ -7,7 +7,7 @@ from typing import Optional
 from torch import Tensor
 
 from .counts import check_bool, check_input_format, check_num_classes, drop_background, overlap_counts
-from .mean_iou import check_aggregation_level, check_average, dice_rows, out_of
+from .mean_iou import check_aggregation_level, check_average, dice_rows, in_default_dtype
 
 __all__ = ["dice_score"]
 
@@ -42,4 +42,4 @@ def dice_score(
     counts = drop_background(overlap_counts(preds, target, num_classes, input_format), include_background)
     if level == "global":
         counts = counts.sum(dim=0, keepdim=True)
-    return out_of(dice_rows(counts, average))
+    return in_default_dtype(dice_rows(counts, average))

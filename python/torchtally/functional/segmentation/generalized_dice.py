@@ -4,7 +4,7 @@ Generalized Dice score per sample ([N], or [N, C] with ``per_class``)."""
 from torch import Tensor
 
 from .counts import check_bool, check_input_format, check_num_classes, drop_background, overlap_counts
-from .mean_iou import check_weight_type, gdice_rows, out_of
+from .mean_iou import check_weight_type, gdice_rows, in_default_dtype
 
 __all__ = ["generalized_dice_score"]
 
@@ -35,4 +35,4 @@ def generalized_dice_score(
     weight_type = check_weight_type(weight_type)
     input_format = check_input_format(input_format)
     counts = drop_background(overlap_counts(preds, target, num_classes, input_format), include_background)
-    return out_of(gdice_rows(counts, weight_type, per_class))
+    return in_default_dtype(gdice_rows(counts, weight_type, per_class))

@@ -123,7 +123,8 @@ def gdice_rows(counts: Tensor, weight_type: str, per_class: bool) -> Tensor:
     return _ratio(num, den, 0.0)
 
 
-def out_of(x: Tensor) -> Tensor:
+def in_default_dtype(x: Tensor) -> Tensor:
+    """A result in torch's default float dtype (as torchmetrics returns these scores)."""
     return x.to(torch.get_default_dtype())
 
 
@@ -156,5 +157,5 @@ def mean_iou(
     counts = drop_background(overlap_counts(preds, target, num_classes, input_format), include_background)
     iou = iou_rows(counts)
     if per_class:
-        return out_of(iou.nan_to_num(-1.0))
-    return out_of(iou.nansum(-1) / (~iou.isnan()).sum(-1))
+        return in_default_dtype(iou.nan_to_num(-1.0))
+    return in_default_dtype(iou.nansum(-1) / (~iou.isnan()).sum(-1))
