@@ -25,8 +25,9 @@ class FleissKappa(Metric):
     ``cat`` state that holds one [C] block per rank and is folded at each update), the number
     of samples and the sum of their squared counts (int64), and the bounds of R and C (int64
     [4], max-reduced, so that ranks that saw different R or C raise instead of mixing). About
-    8 C + 48 bytes whatever the number of samples; a sync is one all_reduce of the fixed states
-    and one gather of C int64 per rank.
+    8 C + 48 bytes whatever the number of samples; a sync is 4 collectives (the header, an
+    all_reduce of the sums, one of the bounds, a gather of C int64 per rank), each packed with a
+    collection's other states of its kind.
 
     Differences from torchmetrics: exact (int64 counts, float64 statistic; torchmetrics adds
     1e-5 to the denominator); samples or batches rated by different numbers of raters raise
