@@ -65,6 +65,7 @@ from .image import (
     UniversalImageQualityIndex,
 )
 from .kernels import cuda_checks, set_cuda_checks  # when a batch rejected on the GPU raises
+from .nominal import CramersV, FleissKappa, PearsonsContingencyCoefficient, TheilsU, TschuprowsT
 from .regression import *  # noqa: F401,F403,E402
 from .regression import (
     ConcordanceCorrCoef,
@@ -141,6 +142,7 @@ __all__ = [
     "ConcordanceCorrCoef",
     "ConfusionMatrix",
     "CosineSimilarity",
+    "CramersV",
     "CriticalSuccessIndex",
     "ErrorRelativeGlobalDimensionlessSynthesis",
     "ExactMatch",
@@ -148,6 +150,7 @@ __all__ = [
     "ExtendedEditDistance",
     "F1Score",
     "FBetaScore",
+    "FleissKappa",
     "HammingDistance",
     "HingeLoss",
     "JaccardIndex",
@@ -180,6 +183,7 @@ __all__ = [
     "PanopticQuality",
     "PeakSignalNoiseRatio",
     "PearsonCorrCoef",
+    "PearsonsContingencyCoefficient",
     "Perplexity",
     "Precision",
     "PrecisionAtFixedRecall",
@@ -216,8 +220,10 @@ __all__ = [
     "SumMetric",
     "SymmetricMeanAbsolutePercentageError",
     "SyncError",
+    "TheilsU",
     "TotalVariation",
     "TranslationEditRate",
+    "TschuprowsT",
     "TweedieDevianceScore",
     "UniversalImageQualityIndex",
     "UnpaddedDistributedSampler",

@@ -13,6 +13,7 @@ from typing import Dict, List, Set
 # torchmetrics' subpackages torchtally covers (its functional/<family> too, where one exists).
 FAMILIES = ("classification", "regression", "aggregation", "detection", "segmentation", "retrieval")
 FAMILIES += ("text", "image", "wrappers")
+FAMILIES += ("nominal",)
 
 
 def _import(name: str) -> ModuleType:
