@@ -57,7 +57,9 @@ class EmbeddingMetric(Metric):
         """D of several ranks or metrics: the one those holding data agree on (ValueError if not)."""
         held = {int(v[0]) for v in values if v.numel()}
         if len(held) > 1:
-            raise ValueError(f"{type(self).__name__}: batches or ranks with different numbers of features {sorted(held)}")
+            raise ValueError(
+                f"{type(self).__name__}: batches or ranks with different numbers of features {sorted(held)}"
+            )
         return next((v.clone() for v in values if v.numel()), values[0].clone())
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
@@ -72,7 +74,7 @@ class EmbeddingMetric(Metric):
 
     def _samples(self) -> Tuple[Tensor, Tensor]:
         d = int(self.features[0]) if self.features.numel() else 0
-        return self.data.reshape(-1, d), self.labels
+        return self.data.reshape(self.labels.numel(), d), self.labels
 
     def _result(self, value: float) -> Tensor:
         return torch.tensor(value, dtype=torch.float64).to(device=self.labels.device, dtype=self.dtype)

@@ -49,7 +49,9 @@ def expected_mutual_info(a: Tensor, b: Tensor) -> float:
         if total == 0:
             continue
         cols = torch.repeat_interleave(columns, lengths)
-        offsets = torch.arange(total, device=b.device) - torch.repeat_interleave(torch.cumsum(lengths, 0) - lengths, lengths)
+        offsets = torch.arange(total, device=b.device) - torch.repeat_interleave(
+            torch.cumsum(lengths, 0) - lengths, lengths
+        )
         for lo in range(0, total, _CHUNK):
             j = cols[lo : lo + _CHUNK]
             nij = (start[j] + offsets[lo : lo + _CHUNK]).to(F64)

@@ -22,7 +22,7 @@ def linear_sum_assignment() -> Any:
     """scipy's solver, or RuntimeError naming what to install (scipy is not a dependency of
     torchtally's core; torchmetrics needs torch_linear_assignment here)."""
     try:
-        from scipy.optimize import linear_sum_assignment as solve
+        from scipy.optimize import linear_sum_assignment as solve  # type: ignore[import-untyped]
     except ImportError as error:  # pragma: no cover - scipy comes with the test extras
         raise RuntimeError("ClusterAccuracy needs scipy (pip install scipy) for the assignment") from error
     return solve

@@ -212,6 +212,8 @@ def centroids(x: Tensor, labels: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     """(cluster index per sample, cluster sizes, centroids [K, D]) of checked float64 data."""
     _, inverse = torch.unique(labels, return_inverse=True)
     k = int(inverse.max()) + 1 if inverse.numel() else 0
-    sizes = torch.zeros(k, dtype=F64, device=x.device).index_add_(0, inverse, torch.ones_like(x[:, 0]))
+    sizes = torch.zeros(k, dtype=F64, device=x.device).index_add_(
+        0, inverse, torch.ones(x.shape[0], dtype=F64, device=x.device)
+    )
     sums = torch.zeros(k, x.shape[1], dtype=F64, device=x.device).index_add_(0, inverse, x)
     return inverse, sizes, sums / sizes.unsqueeze(1)
