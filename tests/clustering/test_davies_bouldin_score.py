@@ -98,8 +98,14 @@ def test_edges():
 
 
 def test_state_bytes_and_sharing():
-    m = DaviesBouldinScore().update(*_data(100, 6, 3, 1))
-    assert m.data.dtype == torch.float64 and m.data.numel() == 600 and m.labels.numel() == 100
+    x, lab = _data(100, 6, 3, 1)
+    m = DaviesBouldinScore().update(x, lab)  # float32 embeddings stay float32: 4 D + 8 bytes per sample
+    assert m.data.dtype == torch.float32 and m.data.numel() == 600 and m.labels.numel() == 100
+    m.update(x[:10].double() + 1e-12, lab[:10])  # float64 ones are kept as float64, exactly
+    assert m.data64.dtype == torch.float64 and m.data64.numel() == 60 and m.labels64.numel() == 10
+    both = (torch.cat((x.double(), x[:10].double() + 1e-12)), torch.cat((lab, lab[:10])))
+    assert float(m.compute()) == pytest.approx(_db(*both), rel=1e-6)
+    assert float(DunnIndex().update(x.half(), lab).compute()) == pytest.approx(numpy_dunn(x.half().double(), lab))
     coll = MetricCollection({"db": DaviesBouldinScore(), "dunn": DunnIndex()})
     for x, lab in BATCHES:
         coll.update(x, lab)

@@ -3,11 +3,16 @@ distances to the final centroids): DaviesBouldinScore and DunnIndex.
 
 State (shared by the two in one MetricCollection, ``state_key``):
 
-    data      float64, "cat": the embeddings, flattened (N D values), exact for every float input
+    data      float32, "cat": the float32, float16 and bfloat16 embeddings, flattened (N D values)
     labels    int64 [N], "cat": their cluster labels
+    data64    float64, "cat": the float64 embeddings, flattened
+    labels64  int64, "cat": their cluster labels
     features  int64 [0 or 1], "merge": D, once a batch has set it (ranks must agree)
 
-8 (D + 1) bytes per sample (torchmetrics: 4 D + 8 in float32, or 8 D + 8 for float64 input).
+Each embedding is kept exactly, in the narrowest of the two dtypes that holds it: 4 D + 8 bytes
+per sample for float32 (and narrower) input, 8 D + 8 for float64 (torchmetrics: the same for
+float32 and float64; 2 D + 8 for half precision). Both scores ignore the order of the samples,
+so the two groups are joined at compute, in float64.
 Sync: the rows travel in the collection's padded all_gathers of float64 and int64 cat states.
 """
 
@@ -36,12 +41,16 @@ class EmbeddingMetric(Metric):
     if TYPE_CHECKING:
         data: Tensor
         labels: Tensor
+        data64: Tensor
+        labels64: Tensor
         features: Tensor
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.add_state("data", torch.zeros(0, dtype=torch.float64), reduce="cat")
+        self.add_state("data", torch.zeros(0, dtype=torch.float32), reduce="cat")
         self.add_state("labels", torch.zeros(0, dtype=torch.int64), reduce="cat")
+        self.add_state("data64", torch.zeros(0, dtype=torch.float64), reduce="cat")
+        self.add_state("labels64", torch.zeros(0, dtype=torch.int64), reduce="cat")
         self.add_state("features", torch.zeros(0, dtype=torch.int64), reduce="merge")
 
     def update(self, data: Tensor, labels: Tensor) -> None:
@@ -50,8 +59,9 @@ class EmbeddingMetric(Metric):
         x, lab = check_intrinsic(data, labels, features)
         if features < 0:
             self.features = torch.tensor([x.shape[1]], dtype=torch.int64, device=self.features.device)
-        self.append_state("data", x.reshape(-1))
-        self.append_state("labels", lab)
+        wide = data.dtype == torch.float64  # checked: a floating dtype; the rest fit float32 exactly
+        self.append_state("data64" if wide else "data", x.reshape(-1) if wide else x.reshape(-1).to(torch.float32))
+        self.append_state("labels64" if wide else "labels", lab)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """D of several ranks or metrics: the one those holding data agree on (ValueError if not)."""
@@ -65,16 +75,20 @@ class EmbeddingMetric(Metric):
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         """D >= 0 and D values per label (see Metric)."""
         super().check_state_invariants(states)
-        f, data, labels = states["features"], states["data"], states["labels"]
+        f = states["features"]
         d = int(f[0]) if f.numel() else 0
-        if f.numel() > 1 or d < 0 or data.numel() != d * labels.numel():
-            raise ValueError(
-                f"'data': expected features ({f.tolist()}) times labels ({labels.numel()}) values, got {data.numel()}"
-            )
+        for data, labels in (("data", "labels"), ("data64", "labels64")):
+            got, count = states[data].numel(), states[labels].numel()
+            if f.numel() > 1 or d < 0 or got != d * count:
+                raise ValueError(
+                    f"'{data}': expected features ({f.tolist()}) times {labels} ({count}) values, got {got}"
+                )
 
     def _samples(self) -> Tuple[Tensor, Tensor]:
         d = int(self.features[0]) if self.features.numel() else 0
-        return self.data.reshape(self.labels.numel(), d), self.labels
+        narrow = self.data.to(torch.float64).reshape(self.labels.numel(), d)
+        x = torch.cat((narrow, self.data64.reshape(self.labels64.numel(), d)))
+        return x, torch.cat((self.labels, self.labels64))
 
     def _result(self, value: float) -> Tensor:
         return torch.tensor(value, dtype=torch.float64).to(device=self.labels.device, dtype=self.dtype)
@@ -86,7 +100,8 @@ class DaviesBouldinScore(EmbeddingMetric):
     scikit-learn's davies_bouldin_score (lower is better). compute raises ValueError unless
     1 < clusters < samples.
 
-    State: every embedding in float64 and its label, 8 (D + 1) bytes per sample; sync: the
+    State: every embedding (exact: float32 for float32 and narrower input, 4 D + 8 bytes per sample;
+    float64 input 8 D + 8) and its label; sync: the
     collection's padded all_gathers of cat states (torchtally.clustering.davies_bouldin_score).
 
     Differences from torchmetrics: distances in float64 (torchmetrics: the input's dtype); bad

@@ -17,7 +17,8 @@ class DunnIndex(EmbeddingMetric):
     distance of a point to its own centroid). compute raises ValueError with fewer than 2
     clusters.
 
-    State: every embedding in float64 and its label, 8 (D + 1) bytes per sample, shared with
+    State: every embedding and its label, 4 D + 8 bytes per sample (float32 input; 8 D + 8 for
+    float64), shared with
     DaviesBouldinScore in a MetricCollection; sync: the collection's padded all_gathers of cat
     states (torchtally.clustering.davies_bouldin_score).
 
