@@ -63,6 +63,7 @@ FACES = {
     "text": "Text",
     "image": "Image",
     "nominal": "Nominal",
+    "clustering": "Clustering",
 }
 
 

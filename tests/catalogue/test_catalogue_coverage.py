@@ -1,6 +1,6 @@
 """The catalogue against torchmetrics 1.9's own exports (the README's claim): every metric class
 of torchmetrics.classification, .regression, .aggregation, .wrappers, .segmentation, .retrieval
-and .text under the same path in torchtally (.image too: every class it exports with or without
+and .text (and .clustering) under the same path in torchtally (.image too: every class it exports with or without
 torchvision and torch-fidelity), and every function of
 torchmetrics.functional.classification, .regression, .retrieval and .text in torchtally.functional
 (and in torchtally.functional.<family>), of .segmentation in torchtally.functional.segmentation, of .image but ARNIQA in
@@ -21,6 +21,7 @@ SIZES = {
     "segmentation": 4,
     "retrieval": 11,
     "text": 16,
+    "clustering": 13,
     "image": 17,  # without torchvision and torch-fidelity installed (as here); the rest below
 }
 # torchmetrics.image's classes exported only when torchvision or torch-fidelity is installed
@@ -76,7 +77,7 @@ def test_every_torchmetrics_image_function_but_arniqa_is_here():
     assert all(hasattr(torchtally.functional, n) for n in ours.__all__)
 
 
-@pytest.mark.parametrize("family", ["retrieval", "text"])
+@pytest.mark.parametrize("family", ["retrieval", "text", "clustering"])
 def test_the_family_package_exports_torchmetrics_functions_and_no_more(family):
     theirs = importlib.import_module(f"torchmetrics.functional.{family}")
     ours = importlib.import_module(f"torchtally.functional.{family}")

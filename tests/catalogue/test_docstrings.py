@@ -19,6 +19,7 @@ FACES = (
     "text",
     "image",
     "nominal",
+    "clustering",
 )
 
 

@@ -12,8 +12,7 @@ from typing import Dict, List, Set
 
 # torchmetrics' subpackages torchtally covers (its functional/<family> too, where one exists).
 FAMILIES = ("classification", "regression", "aggregation", "detection", "segmentation", "retrieval")
-FAMILIES += ("text", "image", "wrappers")
-FAMILIES += ("nominal",)
+FAMILIES += ("text", "image", "wrappers", "nominal", "clustering")
 
 
 def _import(name: str) -> ModuleType:

@@ -1,0 +1,44 @@
+"""``dunn_index`` (torchmetrics.functional.clustering.dunn_index's names): the smallest distance
+between two centroids over the largest distance of a point to its own centroid, in the p-norm
+(torchmetrics' centroid form of Dunn's index)."""
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .utils import F64, centroids, check_intrinsic
+
+__all__ = ["dunn_index", "dunn_from_data", "check_p"]
+
+
+def check_p(p: Any) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not (p > 0 or math.isinf(p)):
+        raise ValueError(f"p: expected a positive number (or inf) for the p-norm, got {p!r}")
+    return float(p)
+
+
+def dunn_from_data(x: Tensor, labels: Tensor, p: float) -> float:
+    """Dunn index of checked float64 data and int64 labels; ValueError with fewer than 2 clusters."""
+    inverse, sizes, means = centroids(x, labels)
+    if sizes.numel() < 2:
+        raise ValueError(f"labels: the Dunn index needs at least 2 clusters, got {sizes.numel()}")
+    i, j = torch.triu_indices(sizes.numel(), sizes.numel(), offset=1, device=x.device)
+    between = torch.linalg.vector_norm(means[i] - means[j], ord=p, dim=1).min()
+    within = torch.linalg.vector_norm(x - means[inverse], ord=p, dim=1).max()
+    return float(between / within)
+
+
+def dunn_index(data: Tensor, labels: Tensor, p: float = 2) -> Tensor:
+    """Dunn index of embeddings ``data`` [N, D] clustered by ``labels`` [N]; result in data's dtype,
+    as torchmetrics'.
+
+    >>> import torch
+    >>> data = torch.tensor([[0.0, 0.0], [0.5, 0.0], [1.0, 0.0], [0.5, 1.0]])
+    >>> dunn_index(data, torch.tensor([0, 0, 0, 1]))
+    tensor(2.)
+    """
+    p = check_p(p)
+    x, lab = check_intrinsic(data, labels)
+    return torch.tensor(dunn_from_data(x, lab, p), dtype=F64).to(device=x.device, dtype=data.dtype)

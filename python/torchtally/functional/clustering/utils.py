@@ -1,0 +1,219 @@
+"""The clustering family's shared state and arithmetic (torchmetrics.functional.clustering.utils'
+place).
+
+Label metrics (mutual information and its normalised and adjusted forms, Rand, adjusted Rand,
+Fowlkes-Mallows, homogeneity, completeness, V-measure) all read one sparse contingency table:
+``[K, 3]`` int64 rows ``(pred label, target label, count)``, one per distinct pair seen, sorted
+by (pred, target), counts >= 1. Labels are arbitrary integers (no number of classes), so the
+table grows with the number of distinct pairs, never with the number of samples; tables of
+several batches or ranks merge by adding the counts of equal keys (``merge_contingency``).
+
+Every check runs before any state is touched and raises naming the argument: TypeError for a
+wrong type or dtype, ValueError for a wrong shape.
+"""
+
+import math
+from typing import Sequence, Tuple
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "AVERAGE_METHODS",
+    "check_average_method",
+    "check_cluster_labels",
+    "contingency_rows",
+    "merge_contingency",
+    "marginals",
+    "entropy_of_counts",
+    "generalized_mean",
+    "pair_confusion",
+    "result",
+]
+
+F64 = torch.float64
+I64 = torch.int64
+AVERAGE_METHODS = ("min", "geometric", "arithmetic", "max")
+EMPTY_TABLE_SHAPE = (0, 3)
+
+
+def check_average_method(average_method: str) -> str:
+    if average_method not in AVERAGE_METHODS:
+        raise ValueError(f"average_method: expected one of {AVERAGE_METHODS}, got {average_method!r}")
+    return average_method
+
+
+def check_labels(name: str, x: object) -> Tensor:
+    """A 1-D tensor of integer (or bool) labels, as int64 (uint64 wraps: still one label per value)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.is_floating_point() or x.is_complex():
+        raise TypeError(f"{name}: expected integer cluster labels, got dtype {x.dtype}")
+    if x.dim() != 1:
+        raise ValueError(f"{name}: expected a 1-D tensor of labels, got shape {tuple(x.shape)}")
+    return x.to(I64)
+
+
+def check_cluster_labels(preds: object, target: object) -> Tuple[Tensor, Tensor]:
+    """preds and target as int64 1-D tensors of equal length, on one device."""
+    p = check_labels("preds", preds)
+    t = check_labels("target", target)
+    if p.shape != t.shape:
+        raise ValueError(f"preds and target: expected the same shape, got {tuple(p.shape)} and {tuple(t.shape)}")
+    if p.device != t.device:
+        raise ValueError(f"target: expected a tensor on {p.device}, where preds is, got one on {t.device}")
+    return p, t
+
+
+def _grouped(pred: Tensor, target: Tensor, counts: Tensor) -> Tensor:
+    """Rows (pred, target, summed count) per distinct key, sorted by (pred, target)."""
+    if pred.numel() == 0:
+        return torch.zeros(EMPTY_TABLE_SHAPE, dtype=I64, device=pred.device)
+    up, ip = torch.unique(pred, return_inverse=True)
+    ut, it = torch.unique(target, return_inverse=True)
+    # (pred index, target index) as one int64 key: at most distinct preds x distinct targets < N^2
+    key = ip * ut.numel() + it
+    uk, inverse = torch.unique(key, return_inverse=True)
+    summed = torch.zeros(uk.numel(), dtype=I64, device=pred.device).index_add_(0, inverse, counts)
+    return torch.stack((up[uk // ut.numel()], ut[uk % ut.numel()], summed), dim=1)
+
+
+def contingency_rows(preds: Tensor, target: Tensor) -> Tensor:
+    """The sparse contingency table of one batch of checked labels: [K, 3] int64."""
+    return _grouped(preds, target, torch.ones_like(preds))
+
+
+def merge_contingency(tables: Sequence[Tensor]) -> Tensor:
+    """Tables of several batches or ranks as one: counts of equal (pred, target) keys added."""
+    held = [t for t in tables if t.numel()]
+    if not held:
+        return tables[0].clone()
+    rows = torch.cat(held) if len(held) > 1 else held[0]
+    return _grouped(rows[:, 0], rows[:, 1], rows[:, 2])
+
+
+def check_table(name: str, table: Tensor) -> None:
+    """A loaded or merged-in table: counts >= 1, keys distinct and sorted (as updates leave it)."""
+    if table.numel() == 0:
+        return
+    if bool((table[:, 2] < 1).any()):
+        raise ValueError(f"'{name}': expected counts >= 1, got {table[:, 2].min().item()}")
+    p, t = table[:, 0], table[:, 1]
+    ordered = (p[1:] > p[:-1]) | ((p[1:] == p[:-1]) & (t[1:] > t[:-1]))
+    if not bool(ordered.all()):
+        raise ValueError(f"'{name}': expected distinct (pred, target) keys sorted by pred, then target")
+
+
+def marginals(table: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(pred index per row, target index per row, pred cluster sizes, target cluster sizes)."""
+    _, ip = torch.unique(table[:, 0], return_inverse=True)
+    _, it = torch.unique(table[:, 1], return_inverse=True)
+    c = table[:, 2]
+    a = torch.zeros(int(ip.max()) + 1 if c.numel() else 0, dtype=I64, device=c.device).index_add_(0, ip, c)
+    b = torch.zeros(int(it.max()) + 1 if c.numel() else 0, dtype=I64, device=c.device).index_add_(0, it, c)
+    return ip, it, a, b
+
+
+def entropy_of_counts(sizes: Tensor) -> float:
+    """Entropy (natural log) of a labelling with these cluster sizes; 1.0 for no samples, as
+    scikit-learn's."""
+    if sizes.numel() == 0:
+        return 1.0
+    p = sizes.to(F64)
+    n = p.sum()
+    return float(-((p / n) * (p.log() - n.log())).sum())
+
+
+def generalized_mean(u: float, v: float, method: str) -> float:
+    if method == "min":
+        return min(u, v)
+    if method == "geometric":
+        return math.sqrt(u * v)
+    if method == "arithmetic":
+        return (u + v) / 2.0
+    return max(u, v)
+
+
+def mutual_info_from_table(table: Tensor) -> float:
+    """Mutual information (natural log) of a contingency table, scikit-learn's: 0 for a single
+    cluster on either side, terms below float64's eps dropped, the sum clipped at 0."""
+    ip, it, a, b = marginals(table)
+    if a.numel() <= 1 or b.numel() <= 1:
+        return 0.0
+    c = table[:, 2].to(F64)
+    n = c.sum()
+    share = c / n
+    log_outer = -(a[ip].to(F64).log() + b[it].to(F64).log()) + 2.0 * n.log()
+    terms = share * (c.log() - n.log()) + share * log_outer
+    terms = torch.where(terms.abs() < torch.finfo(F64).eps, torch.zeros_like(terms), terms)
+    return max(float(terms.sum()), 0.0)
+
+
+def pair_confusion(table: Tensor) -> Tuple[int, int, int, int]:
+    """(tn, fp, fn, tp): ordered pairs of samples by whether target and preds put them together,
+    scikit-learn's pair_confusion_matrix, as Python ints. The sums are int64 (exact below about
+    3e9 samples); every product of them is a Python int, exact at any size."""
+    _, _, a, b = marginals(table)
+    c = table[:, 2]
+    n = int(c.sum())
+    sum_squares = int((c * c).sum())
+    pred_squares = int((a * a).sum())
+    target_squares = int((b * b).sum())
+    tp = sum_squares - n
+    fp = pred_squares - sum_squares  # together in preds only (scikit-learn's C[0, 1])
+    fn = target_squares - sum_squares  # together in target only
+    tn = n * n - fp - fn - sum_squares
+    return tn, fp, fn, tp
+
+
+def result(value: float, device: torch.device, dtype: torch.dtype) -> Tensor:
+    return torch.tensor(value, dtype=F64).to(device=device, dtype=dtype)
+
+
+def default_dtype() -> torch.dtype:
+    return torch.get_default_dtype()
+
+
+# -- intrinsic metrics: embeddings and their cluster labels --------------------------------------
+
+
+def check_intrinsic(data: object, labels: object, features: int = -1) -> Tuple[Tensor, Tensor]:
+    """data [N, D] floating and finite (``features``: the D it must have, -1 any), labels [N]
+    integer, on one device: as float64 and int64."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"data: expected a torch.Tensor, got {type(data).__name__}")
+    if not data.is_floating_point():
+        raise TypeError(f"data: expected a floating-point tensor, got dtype {data.dtype}")
+    if data.dim() != 2:
+        raise ValueError(f"data: expected a 2-D tensor [N, D], got shape {tuple(data.shape)}")
+    if features >= 0 and data.shape[1] != features:
+        raise ValueError(f"data: expected {features} features per sample, as the batches before, got {data.shape[1]}")
+    lab = check_labels("labels", labels)
+    if lab.shape[0] != data.shape[0]:
+        raise ValueError(f"labels: expected {data.shape[0]} labels, one per row of data, got {lab.shape[0]}")
+    if lab.device != data.device:
+        raise ValueError(f"labels: expected a tensor on {data.device}, where data is, got one on {lab.device}")
+    x = data.detach().to(F64)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("data: expected finite values, got NaN or inf")
+    return x, lab
+
+
+def check_cluster_count(clusters: int, samples: int) -> None:
+    """scikit-learn's rule for the intrinsic scores: more than one cluster, fewer than samples."""
+    if not 1 < clusters < samples:
+        raise ValueError(
+            "Number of detected clusters must be greater than one and less than the number of samples; "
+            f"got {clusters} clusters and {samples} samples"
+        )
+
+
+def centroids(x: Tensor, labels: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """(cluster index per sample, cluster sizes, centroids [K, D]) of checked float64 data."""
+    _, inverse = torch.unique(labels, return_inverse=True)
+    k = int(inverse.max()) + 1 if inverse.numel() else 0
+    sizes = torch.zeros(k, dtype=F64, device=x.device).index_add_(
+        0, inverse, torch.ones(x.shape[0], dtype=F64, device=x.device)
+    )
+    sums = torch.zeros(k, x.shape[1], dtype=F64, device=x.device).index_add_(0, inverse, x)
+    return inverse, sizes, sums / sizes.unsqueeze(1)
