@@ -62,6 +62,8 @@ FACES = {
     "retrieval": "Retrieval",
     "text": "Text",
     "image": "Image",
+    "shape": "Shape",
+    "multimodal": "Multimodal",
 }
 
 
