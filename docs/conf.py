@@ -64,6 +64,8 @@ FACES = {
     "image": "Image",
     "nominal": "Nominal",
     "clustering": "Clustering",
+    "shape": "Shape",
+    "multimodal": "Multimodal",
 }
 
 

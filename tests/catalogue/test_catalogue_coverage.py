@@ -23,6 +23,8 @@ SIZES = {
     "text": 16,
     "clustering": 13,
     "image": 17,  # without torchvision and torch-fidelity installed (as here); the rest below
+    "shape": 1,
+    "multimodal": 3,  # with transformers installed (CLIPScore, CLIPImageQualityAssessment)
 }
 # torchmetrics.image's classes exported only when torchvision or torch-fidelity is installed
 IMAGE_WITH_OPTIONAL_PACKAGES = (

@@ -20,6 +20,8 @@ FACES = (
     "image",
     "nominal",
     "clustering",
+    "shape",
+    "multimodal",
 )
 
 
