@@ -18,6 +18,13 @@ from .adapters.sampler import UnpaddedDistributedSampler
 
 # every classification, regression and aggregation class, as earlier versions exported them
 from .aggregation import *  # noqa: F401,F403,E402
+from .audio import (
+    PermutationInvariantTraining,
+    ScaleInvariantSignalDistortionRatio,
+    ScaleInvariantSignalNoiseRatio,
+    SignalDistortionRatio,
+    SignalNoiseRatio,
+)
 from .base.collection import MetricCollection
 from .base.composition import CompositionalMetric
 from .base.metric import Metric
@@ -180,6 +187,7 @@ __all__ = [
     "PanopticQuality",
     "PeakSignalNoiseRatio",
     "PearsonCorrCoef",
+    "PermutationInvariantTraining",
     "Perplexity",
     "Precision",
     "PrecisionAtFixedRecall",
@@ -205,7 +213,11 @@ __all__ = [
     "RunningSum",
     "SQuAD",
     "SacreBLEUScore",
+    "ScaleInvariantSignalDistortionRatio",
+    "ScaleInvariantSignalNoiseRatio",
     "SensitivityAtSpecificity",
+    "SignalDistortionRatio",
+    "SignalNoiseRatio",
     "SpearmanCorrCoef",
     "Specificity",
     "SpecificityAtSensitivity",
