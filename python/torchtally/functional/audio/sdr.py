@@ -54,6 +54,8 @@ def sdr_values(
     """SDR per utterance ([..., time] -> [...]), float64 (see the module docstring)."""
     if preds.shape[-1] == 0:
         raise ValueError("preds: expected signals of at least one sample along the time axis, got 0")
+    if preds.numel() == 0:  # no utterance (FFT libraries refuse an empty batch)
+        return preds.new_zeros(preds.shape[:-1], dtype=F64)
     p, t = preds.to(F64), target.to(F64)
     if zero_mean:
         p, t = centered(p), centered(t)
