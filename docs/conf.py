@@ -62,6 +62,7 @@ FACES = {
     "retrieval": "Retrieval",
     "text": "Text",
     "image": "Image",
+    "audio": "Audio",
 }
 
 

@@ -18,6 +18,7 @@ FACES = (
     "retrieval",
     "text",
     "image",
+    "audio",
 )
 
 

@@ -22,6 +22,7 @@ import itertools
 import warnings
 from typing import Any, Callable, Tuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -90,11 +91,10 @@ def assignment(matrix: Tensor, eval_func: str) -> Tuple[Tensor, Tensor]:
             )
         else:
             scores = matrix.detach().cpu().double().numpy()
-            cols = [linear_sum_assignment(m, maximize=eval_func == "max")[1] for m in scores]
-            perm = torch.as_tensor(
-                (torch.tensor(cols, dtype=torch.int64) if cols else torch.empty(0, spk, dtype=torch.int64)),
-                device=matrix.device,
-            )
+            cols = np.zeros((batch, spk), dtype=np.int64)
+            for b, m in enumerate(scores):
+                cols[b] = linear_sum_assignment(m, maximize=eval_func == "max")[1]
+            perm = torch.from_numpy(cols).to(matrix.device)
             return matrix.gather(2, perm.unsqueeze(-1)).mean(dim=(-2, -1)), perm
     perms = all_permutations(spk, matrix.device)  # [P, spk]
     matched = matrix.gather(2, perms.T.unsqueeze(0).expand(batch, spk, perms.shape[0]))  # [batch, spk, P]
