@@ -66,6 +66,7 @@ FACES = {
     "clustering": "Clustering",
     "shape": "Shape",
     "multimodal": "Multimodal",
+    "audio": "Audio",
 }
 
 

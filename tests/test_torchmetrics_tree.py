@@ -17,12 +17,6 @@ pytest.importorskip("torchmetrics")
 
 # What torchtally does not have yet, each with the reason; nothing else may be missing.
 MISSING_FAMILIES = {
-    # audio: the family still to come (their top-level names)
-    "torchmetrics.PermutationInvariantTraining",
-    "torchmetrics.ScaleInvariantSignalDistortionRatio",
-    "torchmetrics.ScaleInvariantSignalNoiseRatio",
-    "torchmetrics.SignalDistortionRatio",
-    "torchmetrics.SignalNoiseRatio",
     # image's ARNIQA comes with those families (it needs the user's weights)
     "torchmetrics.image.arniqa",
     "torchmetrics.functional.image.arniqa",

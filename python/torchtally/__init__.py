@@ -18,6 +18,13 @@ from .adapters.sampler import UnpaddedDistributedSampler
 
 # every classification, regression and aggregation class, as earlier versions exported them
 from .aggregation import *  # noqa: F401,F403,E402
+from .audio import (
+    PermutationInvariantTraining,
+    ScaleInvariantSignalDistortionRatio,
+    ScaleInvariantSignalNoiseRatio,
+    SignalDistortionRatio,
+    SignalNoiseRatio,
+)
 from .base.collection import MetricCollection
 from .base.composition import CompositionalMetric
 from .base.metric import Metric
@@ -184,6 +191,7 @@ __all__ = [
     "PeakSignalNoiseRatio",
     "PearsonCorrCoef",
     "PearsonsContingencyCoefficient",
+    "PermutationInvariantTraining",
     "Perplexity",
     "Precision",
     "PrecisionAtFixedRecall",
@@ -209,7 +217,11 @@ __all__ = [
     "RunningSum",
     "SQuAD",
     "SacreBLEUScore",
+    "ScaleInvariantSignalDistortionRatio",
+    "ScaleInvariantSignalNoiseRatio",
     "SensitivityAtSpecificity",
+    "SignalDistortionRatio",
+    "SignalNoiseRatio",
     "SpearmanCorrCoef",
     "Specificity",
     "SpecificityAtSensitivity",

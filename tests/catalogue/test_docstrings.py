@@ -22,6 +22,7 @@ FACES = (
     "clustering",
     "shape",
     "multimodal",
+    "audio",
 )
 
 

@@ -2,6 +2,7 @@
 
 ``torchtally.functional.classification`` (counts, curves and ranking),
 ``torchtally.functional.regression``, ``torchtally.functional.aggregation``,
+``torchtally.functional.audio`` (the signal metrics),
 ``torchtally.functional.detection``, ``torchtally.functional.segmentation``,
 ``torchtally.functional.retrieval``, ``torchtally.functional.text``,
 ``torchtally.functional.image``, ``torchtally.functional.nominal``, ``torchtally.functional.shape`` and
@@ -11,6 +12,7 @@ reference).
 """
 
 from .aggregation import *  # noqa: F401,F403
+from .audio import *  # noqa: F401,F403
 from .classification import *  # noqa: F401,F403
 from .detection import *  # noqa: F401,F403
 from .image import *  # noqa: F401,F403

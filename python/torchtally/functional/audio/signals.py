@@ -1,0 +1,110 @@
+"""Input checks and the float64 formulas shared by the audio signal metrics (SNR, SI-SDR,
+SA-SDR and their kin): per utterance, a ratio of two energies in decibels.
+
+Every formula here takes float64 tensors and returns float64 values, one per utterance (the
+last axis is time); the functional forms cast the values to torchmetrics' result dtype, the
+classes sum them in float64. ``eps`` is the machine epsilon of the caller's input dtype, added
+to numerator and denominator as torchmetrics adds it (so a silent target against a silent
+prediction is 0 dB, not NaN).
+"""
+
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+F64 = torch.float64
+
+
+def checked_tensor(name: str, value: object, shape_words: str, min_dims: int = 1) -> Tensor:
+    """``value``: a real floating point tensor with at least ``min_dims`` dimensions."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor of shape {shape_words}, got {type(value).__name__}")
+    if not value.is_floating_point():
+        raise TypeError(f"{name}: expected a floating point tensor of shape {shape_words}, got dtype {value.dtype}")
+    if value.dim() < min_dims:
+        raise ValueError(
+            f"{name}: expected a tensor of shape {shape_words} (at least {min_dims} dimension(s)), "
+            f"got shape {list(value.shape)}"
+        )
+    return value
+
+
+def checked_pair(
+    preds: object, target: object, shape_words: str = "(..., time)", min_dims: int = 1
+) -> Tuple[Tensor, Tensor]:
+    """preds and target: real float tensors of one shape on one device."""
+    p = checked_tensor("preds", preds, shape_words, min_dims)
+    t = checked_tensor("target", target, shape_words, min_dims)
+    if p.shape != t.shape:
+        raise ValueError(f"target: expected the shape of preds {list(p.shape)}, got {list(t.shape)}")
+    if p.device != t.device:
+        raise ValueError(f"target: expected a tensor on {p.device}, where preds is, got one on {t.device}")
+    return p, t
+
+
+def result_dtype(preds: Tensor, target: Tensor) -> torch.dtype:
+    """torchmetrics' result dtype: its arithmetic in the inputs' promoted dtype."""
+    return torch.promote_types(preds.dtype, target.dtype)
+
+
+def eps_of(preds: Tensor) -> float:
+    """torchmetrics' epsilon: the machine epsilon of preds' dtype."""
+    return float(torch.finfo(preds.dtype).eps)
+
+
+def centered(x: Tensor) -> Tensor:
+    return x - x.mean(dim=-1, keepdim=True)
+
+
+def decibels(numerator: Tensor, denominator: Tensor, eps: float) -> Tensor:
+    return 10.0 * torch.log10((numerator + eps) / (denominator + eps))
+
+
+def snr_values(preds: Tensor, target: Tensor, eps: float, zero_mean: bool) -> Tensor:
+    """10 log10(|target|^2 / |target - preds|^2) per utterance, float64."""
+    p, t = preds.to(F64), target.to(F64)
+    if zero_mean:
+        p, t = centered(p), centered(t)
+    return decibels(t.square().sum(-1), (t - p).square().sum(-1), eps)
+
+
+def si_sdr_values(preds: Tensor, target: Tensor, eps: float, zero_mean: bool) -> Tensor:
+    """Scale-invariant SDR per utterance, float64: the target scaled by the least-squares gain
+    alpha = <preds, target> / |target|^2 (each with eps), against the residual."""
+    p, t = preds.to(F64), target.to(F64)
+    if zero_mean:
+        p, t = centered(p), centered(t)
+    alpha = ((p * t).sum(-1, keepdim=True) + eps) / (t.square().sum(-1, keepdim=True) + eps)
+    scaled = alpha * t
+    return decibels(scaled.square().sum(-1), (scaled - p).square().sum(-1), eps)
+
+
+def sa_sdr_values(preds: Tensor, target: Tensor, eps: float, scale_invariant: bool, zero_mean: bool) -> Tensor:
+    """Source-aggregated SDR per mixture ([..., spk, time] -> [...]), float64: the energies of
+    every speaker added before the ratio; one gain for all speakers when scale-invariant."""
+    p, t = preds.to(F64), target.to(F64)
+    if zero_mean:
+        p, t = centered(p), centered(t)
+    if scale_invariant:
+        alpha = ((p * t).sum((-2, -1), keepdim=True) + eps) / (t.square().sum((-2, -1), keepdim=True) + eps)
+        t = alpha * t
+    return decibels(t.square().sum((-2, -1)), (t - p).square().sum((-2, -1)), eps)
+
+
+def complex_as_real(name: str, value: object) -> object:
+    """A complex tensor [..., F, T] as its real view [..., F, T, 2]; anything else unchanged."""
+    if isinstance(value, Tensor) and value.is_complex():
+        return torch.view_as_real(value)
+    return value
+
+
+def spectrogram_pair(preds: object, target: object) -> Tuple[Tensor, Tensor]:
+    """C-SI-SNR's inputs: real [..., F, T, 2] (or complex [..., F, T]) of one shape, returned as
+    real tensors [..., F * T * 2] (the spectrogram flattened into one signal)."""
+    words = "(..., frequency, time, 2) (or complex (..., frequency, time))"
+    p, t = checked_pair(complex_as_real("preds", preds), complex_as_real("target", target), words, 3)
+    for name, x in (("preds", p), ("target", t)):
+        if x.shape[-1] != 2:
+            raise ValueError(f"{name}: expected a tensor of shape {words}, got shape {list(x.shape)}")
+    return p.reshape(*p.shape[:-3], -1), t.reshape(*t.shape[:-3], -1)
