@@ -62,6 +62,8 @@ FACES = {
     "retrieval": "Retrieval",
     "text": "Text",
     "image": "Image",
+    "audio": "Audio",
+    "video": "Video",
 }
 
 

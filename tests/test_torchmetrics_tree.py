@@ -28,9 +28,6 @@ MISSING_FAMILIES = {
     "torchmetrics.PearsonsContingencyCoefficient",
     "torchmetrics.TheilsU",
     "torchmetrics.TschuprowsT",
-    # image's ARNIQA comes with those families (it needs the user's weights)
-    "torchmetrics.image.arniqa",
-    "torchmetrics.functional.image.arniqa",
 }
 # The base-class helpers torchmetrics documents for writing a metric.
 HELPERS = {

@@ -18,6 +18,8 @@ FACES = (
     "retrieval",
     "text",
     "image",
+    "audio",
+    "video",
 )
 
 
