@@ -34,7 +34,7 @@ class ARNIQA(Metric):
     state (``is_differentiable`` is False).
 
         >>> import torch
-        >>> from torchtally.image import ARNIQA
+        >>> from torchtally.image.arniqa import ARNIQA
         >>> _ = torch.manual_seed(0)
         >>> encoder = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())
         >>> regressor = torch.nn.Linear(16, 1)
