@@ -8,7 +8,7 @@ ranks, and equals one process to float64 rounding.
 """
 
 import warnings
-from typing import Any, Dict, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 import numpy as np
 import torch
@@ -37,6 +37,9 @@ class UtteranceMean(Metric):
     higher_is_better = True
     full_state_update = False
     traceable_update = False
+    if TYPE_CHECKING:  # declared states, read as attributes
+        total: Tensor
+        failed: Tensor
 
     def __init__(self, sum_name: str, shape: Tuple[int, ...], **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -51,7 +51,9 @@ def _load(model: Any, path_default: str, what: str, num_threads: Optional[int]) 
         if num_threads is not None:
             opts.inter_op_num_threads = num_threads
             opts.intra_op_num_threads = num_threads
-        return ort.InferenceSession(os.path.expanduser(str(model)), providers=["CPUExecutionProvider"], sess_options=opts)
+        return ort.InferenceSession(
+            os.path.expanduser(str(model)), providers=["CPUExecutionProvider"], sess_options=opts
+        )
     if not callable(model) and not hasattr(model, "run"):
         raise TypeError(f"{what}: expected a path, an onnxruntime session or a callable, got {type(model).__name__}")
     return model

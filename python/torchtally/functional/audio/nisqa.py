@@ -22,7 +22,7 @@ from .package_scores import check_positive_int, require, waveform_rows
 
 __all__ = ["non_intrusive_speech_quality_assessment", "nisqa_scores", "check_nisqa_model"]
 
-_ARGS = ("ms_n_fft", "ms_hop_length", "ms_win_length", "ms_n_mels", "ms_fmax")
+_ARGS: Tuple[str, ...] = ("ms_n_fft", "ms_hop_length", "ms_win_length", "ms_n_mels", "ms_fmax")
 _ARGS += ("ms_seg_length", "ms_seg_hop_length", "ms_max_segments")
 
 

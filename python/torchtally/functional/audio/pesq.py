@@ -39,12 +39,7 @@ def pesq_scores(preds: Tensor, target: Tensor, fs: int, mode: str) -> np.ndarray
 
 
 def perceptual_evaluation_speech_quality(
-    preds: Tensor,
-    target: Tensor,
-    fs: int,
-    mode: str,
-    keep_same_device: bool = False,
-    n_processes: int = 1,
+    preds: Tensor, target: Tensor, fs: int, mode: str, keep_same_device: bool = False, n_processes: int = 1
 ) -> Tensor:
     """PESQ of degraded speech ``preds`` against clean ``target`` (same shape ``(..., time)``),
     computed by the `pesq` package (``pip install pesq``); ``fs`` 8000 or 16000 Hz, ``mode``

@@ -8,7 +8,7 @@ per-frame columns: ``vmaf``, ``integer_motion2``, ... and ``Frame``) or a callab
 (``features=True``); ``ref`` and ``dist`` are a video's luma frames [F, 1, H, W] in 0..255.
 Without one, vmaf-torch's ``VMAF()`` (its model ships in the package; nothing downloads)."""
 
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -16,7 +16,7 @@ from torch import Tensor
 
 __all__ = ["video_multi_method_assessment_fusion", "calculate_luma", "vmaf_frames", "resolve_vmaf_model"]
 
-FEATURES = ("vmaf", "integer_motion2", "integer_motion", "integer_adm2")
+FEATURES: Tuple[str, ...] = ("vmaf", "integer_motion2", "integer_motion", "integer_adm2")
 FEATURES += tuple(f"integer_adm_scale{i}" for i in range(4)) + tuple(f"integer_vif_scale{i}" for i in range(4))
 
 
@@ -32,7 +32,7 @@ def resolve_vmaf_model(model: Any) -> Any:
             raise TypeError(f"model: expected a VMAF model or a callable, got {type(model).__name__}")
         return model
     try:
-        from vmaf_torch import VMAF
+        from vmaf_torch import VMAF  # type: ignore[import-not-found]
     except ImportError as err:
         raise ModuleNotFoundError(
             "VMAF needs a model: install vmaf-torch (`pip install vmaf-torch`, whose VMAF() is used) or pass "
@@ -51,7 +51,9 @@ def _check_videos(preds: Any, target: Any) -> None:
         if v.dim() != 5 or v.shape[1] != 3:
             raise ValueError(f"{name}: expected RGB video of shape [B, 3, F, H, W], got {tuple(v.shape)}")
     if preds.shape != target.shape:
-        raise ValueError(f"preds and target: expected the same shape, got {tuple(preds.shape)} and {tuple(target.shape)}")
+        raise ValueError(
+            f"preds and target: expected the same shape, got {tuple(preds.shape)} and {tuple(target.shape)}"
+        )
 
 
 def _column(values: Any) -> Tensor:
@@ -80,7 +82,9 @@ def vmaf_frames(preds: Tensor, target: Tensor, features: bool, model: Any) -> Li
                     raise ValueError(f"model: its table lacks the columns {missing}")
                 rows = torch.stack([_column(table[c]) for c in FEATURES], dim=1)
             else:
-                scores = model.compute_vmaf_score(ref, dist) if hasattr(model, "compute_vmaf_score") else model(ref, dist)
+                scores = (
+                    model.compute_vmaf_score(ref, dist) if hasattr(model, "compute_vmaf_score") else model(ref, dist)
+                )
                 rows = _column(scores).reshape(-1, 1)
             if rows.shape[0] != ref.shape[0]:
                 raise ValueError(f"model: expected one score per frame ({ref.shape[0]}), got {rows.shape[0]}")
