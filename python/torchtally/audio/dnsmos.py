@@ -1,7 +1,7 @@
 """DeepNoiseSuppressionMeanOpinionScore: the mean DNSMOS (P.808 MOS, SIG, BAK, OVRL) of the
 utterances seen, from the user's models (torchtally.functional.audio.dnsmos). State:
 torchtally.audio.utterance_mean (``sum_dnsmos`` float64 [4], ``total`` and ``failed`` int64:
-48 bytes; a sync is the header and two all_reduces)."""
+48 bytes; a sync is one header exchange that carries them)."""
 
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -22,7 +22,7 @@ class DeepNoiseSuppressionMeanOpinionScore(UtteranceMean):
     when ``personalized``), onnxruntime sessions, or callables / ``nn.Module`` with the same
     input and output; without them the files at torchmetrics' cache are used if present, else a
     ValueError says what to pass. Needs `librosa` (features). State: float64 ``sum_dnsmos``
-    [4], int64 ``total`` and ``failed`` (48 bytes; a sync is the header and two all_reduces).
+    [4], int64 ``total`` and ``failed`` (48 bytes; a sync is one header exchange that carries them).
 
     Differences from torchmetrics: the models are the user's (torchmetrics downloads them);
     ``device`` and ``cache_sessions`` are accepted and a path is loaded once, on the CPU.

@@ -1,7 +1,7 @@
 """NonIntrusiveSpeechQualityAssessment: the mean NISQA scores of the utterances seen, from the
 user's network (torchtally.functional.audio.nisqa). State: torchtally.audio.utterance_mean
-(``sum_nisqa`` float64 [5], ``total`` and ``failed`` int64: 56 bytes; a sync is the header and
-two all_reduces)."""
+(``sum_nisqa`` float64 [5], ``total`` and ``failed`` int64: 56 bytes; a sync is one header exchange
+that carries them)."""
 
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
@@ -27,8 +27,8 @@ class NonIntrusiveSpeechQualityAssessment(UtteranceMean):
     NISQA network as an ``nn.Module`` called as ``model(segments, n_wins)`` returning [B, 5];
     ``args``: its settings (the ``args`` dict of NISQA's ``nisqa.tar``); nothing downloads and
     a ValueError says what to pass when they are missing. Needs `librosa`. State: float64
-    ``sum_nisqa`` [5], int64 ``total`` and ``failed`` (56 bytes; a sync is the header and two
-    all_reduces).
+    ``sum_nisqa`` [5], int64 ``total`` and ``failed`` (56 bytes; a sync is one header exchange
+    that carries them).
 
     Differences from torchmetrics: the network and its settings are the user's (torchmetrics
     downloads NISQA's weights into its own copy of the network); the sum is float64.

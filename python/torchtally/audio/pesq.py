@@ -1,7 +1,7 @@
 """PerceptualEvaluationSpeechQuality: the mean PESQ of the utterances seen (the `pesq`
 package scores each one; torchtally.functional.audio.pesq). State: torchtally.audio.
-utterance_mean (``sum_pesq`` float64, ``total`` and ``failed`` int64: 24 bytes; a sync is the
-header and two all_reduces)."""
+utterance_mean (``sum_pesq`` float64, ``total`` and ``failed`` int64: 24 bytes; a sync is one header
+exchange that carries them)."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ class PerceptualEvaluationSpeechQuality(UtteranceMean):
     against clean ``target``, both ``(..., time)``: ``update(preds, target)``; ``fs`` 8000 or
     16000 Hz, ``mode`` 'wb' or 'nb'. Needs the `pesq` package (``pip install pesq``;
     ModuleNotFoundError naming it otherwise). State: float64 ``sum_pesq``, int64 ``total`` and
-    ``failed`` (24 bytes; a sync is the header and two all_reduces, whatever the data).
+    ``failed`` (24 bytes; a sync is one header exchange that carries them, whatever the data).
 
     Differences from torchmetrics: an utterance the package cannot score (no speech found, too
     short) does not abort the batch: it is counted in ``failed``, left out of the mean, and

@@ -1,7 +1,7 @@
 """ShortTimeObjectiveIntelligibility: the mean STOI of the utterances seen (the `pystoi`
 package scores each one; torchtally.functional.audio.stoi). State: torchtally.audio.
-utterance_mean (``sum_stoi`` float64, ``total`` and ``failed`` int64: 24 bytes; a sync is the
-header and two all_reduces)."""
+utterance_mean (``sum_stoi`` float64, ``total`` and ``failed`` int64: 24 bytes; a sync is one header
+exchange that carries them)."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +18,8 @@ class ShortTimeObjectiveIntelligibility(UtteranceMean):
     """Mean STOI (``extended``: ESTOI) of ``preds`` against clean ``target``, both
     ``(..., time)`` at ``fs`` Hz: ``update(preds, target)``. Needs the `pystoi` package
     (``pip install pystoi``; ModuleNotFoundError naming it otherwise). State: float64
-    ``sum_stoi``, int64 ``total`` and ``failed`` (24 bytes; a sync is the header and two
-    all_reduces, whatever the data).
+    ``sum_stoi``, int64 ``total`` and ``failed`` (24 bytes; a sync is one header exchange that
+    carries them, whatever the data).
 
     Differences from torchmetrics: an utterance pystoi cannot score (shorter than its frame)
     does not abort the batch: it is counted in ``failed``, left out of the mean, and

@@ -1,10 +1,10 @@
-"""The state that PESQ, STOI, SRMR, DNSMOS and NISQA share: the mean of per-utterance scores.
+"""The state that PESQ, STOI, DNSMOS and NISQA share: the mean of per-utterance scores.
 
-State, all sum-reduced: ``<sum_name>`` float64 [k] (k = 1 as a 0-d tensor for PESQ, STOI and
-SRMR; 4 for DNSMOS; 5 for NISQA), ``total`` int64 (utterances scored) and ``failed`` int64
+State, all sum-reduced: ``<sum_name>`` float64 [k] (k = 1 as a 0-d tensor for PESQ and STOI;
+4 for DNSMOS; 5 for NISQA), ``total`` int64 (utterances scored) and ``failed`` int64
 (utterances the package or model could not score), 8 k + 16 bytes whatever the data. A sync is
-the header plus one all_reduce per dtype (float64 sums, int64 counts): two, for any number of
-ranks, and equals one process to float64 rounding.
+one header exchange that carries these few numbers (torchtally.sync.plan's small plan), for
+any number of ranks, and equals one process to float64 rounding.
 """
 
 import warnings

@@ -2,7 +2,7 @@
 (torchtally.functional.image.arniqa).
 
 State: reduction "mean"/"sum": ``sum_scores`` float64 and ``num_scores`` int64, sum-reduced
-(16 bytes; a sync is the header and two all_reduces, one per dtype); "none": ``scores``, a
+(16 bytes; a sync is one header exchange that carries them, one per dtype); "none": ``scores``, a
 float64 "cat" state of one value per image (8 bytes per image; one padded all_gather)."""
 
 from typing import TYPE_CHECKING, Any, Dict, Optional
@@ -25,7 +25,7 @@ class ARNIQA(Metric):
     ``regressor`` maps the two L2-normalised feature vectors of an image and its half-size
     copy, [N, 2 D], to [N, 1] (torchtally.functional.image.arniqa says how to build ARNIQA's
     from its released weights; a ValueError says what to pass when they are missing). State:
-    float64 ``sum_scores`` and int64 ``num_scores`` (16 bytes; the header and two all_reduces),
+    float64 ``sum_scores`` and int64 ``num_scores`` (16 bytes; one header exchange that carries them),
     or for "none" a float64 cat state of 8 bytes per image (one padded all_gather).
 
     Differences from torchmetrics: the network is the user's (torchmetrics downloads resnet50
