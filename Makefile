@@ -88,8 +88,8 @@ docs: build
 # then the Avalanche environment's tests.
 # the metric tests, one folder per domain package (tests/<domain>/test_<file>.py), and the
 # catalogue-wide sweeps
-DOMAIN_TESTS := $(addprefix tests/,aggregation catalogue classification clustering detection image multimodal nominal \
-	regression retrieval segmentation shape text wrappers)
+DOMAIN_TESTS := $(addprefix tests/,aggregation audio catalogue classification clustering detection image multimodal nominal \
+	regression retrieval segmentation shape text video wrappers)
 
 test:
 	$(MAKE) --no-print-directory -j 4 --output-sync=target lint docs avalanche-venv

@@ -67,6 +67,7 @@ FACES = {
     "shape": "Shape",
     "multimodal": "Multimodal",
     "audio": "Audio",
+    "video": "Video",
 }
 
 

@@ -35,7 +35,6 @@ IMAGE_WITH_OPTIONAL_PACKAGES = (
     "PerceptualPathLength",
 )
 # in torchmetrics.functional.image, not yet in torchtally (a pretrained network of its own)
-IMAGE_NOT_YET = {"arniqa"}
 
 
 @pytest.mark.parametrize("face", sorted(SIZES))
@@ -72,10 +71,10 @@ def test_the_image_classes_torchmetrics_exports_with_its_optional_packages_are_h
     assert all(n in torchtally.image.__all__ for n in IMAGE_WITH_OPTIONAL_PACKAGES)
 
 
-def test_every_torchmetrics_image_function_but_arniqa_is_here():
+def test_every_torchmetrics_image_function_is_here():
     theirs = importlib.import_module("torchmetrics.functional.image")
     ours = importlib.import_module("torchtally.functional.image")
-    assert sorted(set(theirs.__all__) - IMAGE_NOT_YET) == sorted(ours.__all__)
+    assert sorted(theirs.__all__) == sorted(ours.__all__)
     assert all(hasattr(torchtally.functional, n) for n in ours.__all__)
 
 

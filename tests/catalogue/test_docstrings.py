@@ -23,6 +23,7 @@ FACES = (
     "shape",
     "multimodal",
     "audio",
+    "video",
 )
 
 

@@ -12,7 +12,7 @@ from typing import Dict, List, Set
 
 # torchmetrics' subpackages torchtally covers (its functional/<family> too, where one exists).
 FAMILIES = ("classification", "regression", "aggregation", "detection", "segmentation", "retrieval")
-FAMILIES += ("text", "image", "wrappers", "nominal", "clustering", "shape", "multimodal")
+FAMILIES += ("text", "image", "wrappers", "nominal", "clustering", "shape", "multimodal", "audio", "video")
 
 
 def _import(name: str) -> ModuleType:

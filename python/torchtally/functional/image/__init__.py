@@ -4,6 +4,7 @@ One batch of images in, the metric out, computed from the same sums as the class
 torchtally.image.
 """
 
+from .arniqa import arniqa
 from .d_lambda import spectral_distortion_index
 from .d_s import spatial_distortion_index
 from .dists import deep_image_structure_and_texture_similarity
@@ -24,6 +25,7 @@ from .uqi import universal_image_quality_index
 from .vif import visual_information_fidelity
 
 __all__ = [
+    "arniqa",
     "spectral_distortion_index",
     "spatial_distortion_index",
     "deep_image_structure_and_texture_similarity",
