@@ -1,6 +1,6 @@
 """Exceptions raised by torchtally's metric layer.
 
-Both derive from RuntimeError so code written against ignite or torchmetrics that catches
+Each derives from RuntimeError so code written against ignite or torchmetrics that catches
 RuntimeError keeps working.
 """
 
@@ -12,6 +12,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 class NotComputableError(RuntimeError):
     """compute() was called on a metric that no rank has updated since its last reset."""
+
+
+class ShapeError(ValueError, RuntimeError):
+    """An input of the wrong shape (preds and target that differ, ...): a ValueError
+    (torchtally's rule for bad input) and a RuntimeError (what torchmetrics raises there)."""
 
 
 class SyncError(RuntimeError):

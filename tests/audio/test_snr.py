@@ -198,3 +198,11 @@ def test_bad_input_raises_with_the_state_unchanged():
 @pytest.mark.distributed
 def test_distributed_uneven_shards_equal_one_process():
     run_distributed_cases(CASES)
+
+
+def test_a_shape_mismatch_is_also_torchmetrics_runtimeerror():
+    from torchtally.functional.audio import signal_noise_ratio
+
+    for catch in (ValueError, RuntimeError):
+        with pytest.raises(catch, match="target: expected the shape of preds"):
+            signal_noise_ratio(torch.randn(100), torch.randn(50))

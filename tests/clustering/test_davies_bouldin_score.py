@@ -93,8 +93,20 @@ def test_edges():
         davies_bouldin_score(torch.randn(4, 2), torch.zeros(4, dtype=torch.long))
     with pytest.raises(ValueError, match="at least 2 clusters"):
         DunnIndex().update(torch.randn(4, 2), torch.zeros(4, dtype=torch.long)).compute()
-    with pytest.raises(ValueError, match="p: expected a positive"):
-        DunnIndex(p=0)
+    for bad in (-1, float("nan"), True, "2"):
+        with pytest.raises(ValueError, match="p: expected a non-negative"):
+            DunnIndex(p=bad)
+
+
+def test_dunn_with_p_zero_counts_the_coordinates_that_differ():
+    """p = 0 (numpy's and torchmetrics' ord=0): both distances count differing coordinates."""
+    x = torch.tensor([[0.0, 0.0], [0.0, 1.0], [3.0, 3.0], [3.0, 4.0]])
+    labels = torch.tensor([0, 0, 1, 1])
+    expected = numpy_dunn(x, labels, 0)
+    assert float(dunn_index(x, labels, p=0)) == pytest.approx(expected)
+    assert float(DunnIndex(p=0).update(x, labels).compute()) == pytest.approx(expected)
+    tm = pytest.importorskip("torchmetrics.functional.clustering")
+    assert float(dunn_index(x, labels, p=0)) == pytest.approx(float(tm.dunn_index(x, labels, p=0)))
 
 
 def test_state_bytes_and_sharing():

@@ -253,3 +253,11 @@ def test_a_bad_table_does_not_load():
         with pytest.raises(ValueError, match="contingency"):
             m.load_state_dict({"contingency": bad}, strict=False)
     assert m.contingency.numel() == 0
+
+
+def test_float_labels_raise_an_error_that_is_also_torchmetrics_valueerror():
+    from torchtally.functional.clustering import rand_score
+
+    for catch in (TypeError, ValueError):
+        with pytest.raises(catch, match=r"preds: expected integer.*\(Expected real, discrete values"):
+            rand_score(torch.tensor([0.0, 1.0]), torch.tensor([0, 1]))

@@ -147,3 +147,13 @@ def test_lifecycle(case):
 @pytest.mark.distributed
 def test_distributed_uneven_shards_equal_one_process():
     run_distributed_cases(CASES)
+
+
+def test_shape_errors_read_as_torchmetrics_ones():
+    from torchtally.functional.shape import procrustes_disparity
+
+    for catch in (ValueError, RuntimeError):  # different shapes: torchmetrics raises RuntimeError
+        with pytest.raises(catch, match="same shape"):
+            procrustes_disparity(torch.randn(2, 5, 3), torch.randn(2, 4, 3))
+    with pytest.raises(ValueError, match="Expected both datasets to be 3D tensors of shape"):
+        procrustes_disparity(torch.randn(5, 3), torch.randn(5, 3))

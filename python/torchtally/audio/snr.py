@@ -8,7 +8,8 @@ when the metric was made), as torchmetrics' float states give them.
 
 Differences from torchmetrics: float64 values and sums (torchmetrics: the inputs' dtype, summed
 into a float32 state); bad inputs raise TypeError / ValueError naming the argument with the
-state unchanged (torchmetrics: RuntimeError for mismatched shapes); results carry no gradient
+state unchanged (mismatched shapes: torchtally.errors.ShapeError, also the RuntimeError
+torchmetrics raises); results carry no gradient
 (``is_differentiable`` is False; the functional forms do carry one).
 """
 

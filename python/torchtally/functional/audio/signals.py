@@ -13,6 +13,8 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from ...errors import ShapeError
+
 F64 = torch.float64
 
 
@@ -37,7 +39,7 @@ def checked_pair(
     p = checked_tensor("preds", preds, shape_words, min_dims)
     t = checked_tensor("target", target, shape_words, min_dims)
     if p.shape != t.shape:
-        raise ValueError(f"target: expected the shape of preds {list(p.shape)}, got {list(t.shape)}")
+        raise ShapeError(f"target: expected the shape of preds {list(p.shape)}, got {list(t.shape)}")
     if p.device != t.device:
         raise ValueError(f"target: expected a tensor on {p.device}, where preds is, got one on {t.device}")
     return p, t

@@ -14,8 +14,10 @@ __all__ = ["dunn_index", "dunn_from_data", "check_p"]
 
 
 def check_p(p: Any) -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not (p > 0 or math.isinf(p)):
-        raise ValueError(f"p: expected a positive number (or inf) for the p-norm, got {p!r}")
+    """The vector norm's order: p >= 0 or inf (p = 0 counts the coordinates that differ, as
+    numpy's and torch's ``ord=0``)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not (p >= 0 or math.isinf(p)) or math.isnan(p):
+        raise ValueError(f"p: expected a non-negative number (or inf) for the p-norm, got {p!r}")
     return float(p)
 
 

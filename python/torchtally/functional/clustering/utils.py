@@ -37,6 +37,11 @@ AVERAGE_METHODS = ("min", "geometric", "arithmetic", "max")
 EMPTY_TABLE_SHAPE = (0, 3)
 
 
+class LabelDtypeError(TypeError, ValueError):
+    """Floating-point or complex cluster labels: a TypeError (torchtally's rule for a wrong dtype)
+    and a ValueError (what torchmetrics raises there), with torchmetrics' words in brackets."""
+
+
 def check_average_method(average_method: str) -> str:
     if average_method not in AVERAGE_METHODS:
         raise ValueError(f"average_method: expected one of {AVERAGE_METHODS}, got {average_method!r}")
@@ -48,7 +53,10 @@ def check_labels(name: str, x: object) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if x.is_floating_point() or x.is_complex():
-        raise TypeError(f"{name}: expected integer cluster labels, got dtype {x.dtype}")
+        raise LabelDtypeError(
+            f"{name}: expected integer cluster labels, got dtype {x.dtype} "
+            f"(Expected real, discrete values for x but received {x.dtype})"
+        )
     if x.dim() != 1:
         raise ValueError(f"{name}: expected a 1-D tensor of labels, got shape {tuple(x.shape)}")
     return x.to(I64)

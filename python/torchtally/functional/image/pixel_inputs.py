@@ -15,6 +15,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
+from ...errors import ShapeError
 from ...kernels.reference.checks import describe
 
 __all__: Sequence[str] = ()
@@ -27,9 +28,8 @@ FLOATS = KINDS[1:]  # the floating dtypes the image metrics take (float8 is refu
 _INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
-class ImageShapeError(ValueError, RuntimeError):
-    """An input of the wrong shape: a ValueError (torchtally's rule for bad input) and a
-    RuntimeError (what torchmetrics raises for some of these)."""
+# an input of the wrong shape (a ValueError and torchmetrics' RuntimeError)
+ImageShapeError = ShapeError
 
 
 def tensor_of(name: str, value: object, *, integers: bool = True) -> Tensor:

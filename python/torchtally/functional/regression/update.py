@@ -47,6 +47,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
+from ...errors import ShapeError
 from ...kernels.ops import compiling, define_op
 from ...kernels.reference.checks import describe
 
@@ -58,9 +59,8 @@ _INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 _REAL = frozenset((torch.float16, torch.bfloat16, torch.float32, torch.float64) + _INTEGER)
 
 
-class InputShapeError(ValueError, RuntimeError):
-    """preds and target of different shapes: a ValueError (torchtally's rule for bad input)
-    and a RuntimeError (what torchmetrics raises there)."""
+# preds and target of different shapes (a ValueError and torchmetrics' RuntimeError)
+InputShapeError = ShapeError
 
 
 # -- options -------------------------------------------------------------------------------------

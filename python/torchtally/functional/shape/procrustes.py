@@ -12,6 +12,8 @@ from typing import Tuple, Union
 import torch
 from torch import Tensor
 
+from ...errors import ShapeError
+
 __all__ = ["procrustes_disparity", "checked_clouds", "aligned"]
 
 _F64 = torch.float64
@@ -27,14 +29,15 @@ def checked_clouds(point_cloud1: Tensor, point_cloud2: Tensor) -> Tuple[Tensor, 
         if not value.dtype.is_floating_point:
             raise TypeError(f"Expected `{name}` to be a floating point tensor, got {value.dtype}")
     if point_cloud1.shape != point_cloud2.shape:
-        raise ValueError(
+        raise ShapeError(
             "Expected `point_cloud1` and `point_cloud2` to have the same shape, got "
             f"{tuple(point_cloud1.shape)} and {tuple(point_cloud2.shape)}"
         )
     if point_cloud1.dim() != 3:
         raise ValueError(
             "Expected `point_cloud1` and `point_cloud2` to be 3D tensors of shape (N, M, D) (batch, points, "
-            f"dimensions), got {point_cloud1.dim()} dimensions"
+            f"dimensions), got {point_cloud1.dim()} dimensions (Expected both datasets to be 3D tensors of shape "
+            "(N, M, D))"
         )
     if point_cloud1.device != point_cloud2.device:
         raise ValueError(
