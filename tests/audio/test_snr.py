@@ -206,3 +206,20 @@ def test_a_shape_mismatch_is_also_torchmetrics_runtimeerror():
     for catch in (ValueError, RuntimeError):
         with pytest.raises(catch, match="target: expected the shape of preds"):
             signal_noise_ratio(torch.randn(100), torch.randn(50))
+
+
+def test_shape_errors_carry_torchmetrics_words():
+    """Code matching torchmetrics' messages (and catching its RuntimeError) still matches."""
+    import torchtally.audio as A
+
+    cases = [
+        (A.SignalNoiseRatio(), (100,), (50,), "Predictions and targets are expected to have the same shape"),
+        (A.SourceAggregatedSignalDistortionRatio(), (100,), (50,), "expected to have the same shape"),
+        (A.ComplexScaleInvariantSignalNoiseRatio(), (100,), (50,), r"expected to have the shape \(\.\.\., frequency"),
+        (A.PermutationInvariantTraining(ttf.signal_noise_ratio), (3, 3, 10), (3, 2, 10), "at the batch and speaker"),
+    ]
+    for metric, p, t, words in cases:
+        with pytest.raises(RuntimeError, match=words):
+            metric(torch.randn(*p), torch.randn(*t))
+    with pytest.raises(ValueError, match=r"Inputs must be of shape \[batch, spk"):
+        A.PermutationInvariantTraining(ttf.signal_noise_ratio)(torch.randn(3), torch.randn(3))

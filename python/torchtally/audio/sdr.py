@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from torch import Tensor
 
-from ..functional.audio.sdr import check_flag, check_sdr_options, sdr_values
+from ..functional.audio.sdr import check_flag, check_sdr_options, checked_sources, sdr_values
 from ..functional.audio.signals import checked_pair, eps_of, sa_sdr_values, si_sdr_values
 from .utterance_mean import UtteranceMean
 
@@ -123,5 +123,5 @@ class SourceAggregatedSignalDistortionRatio(UtteranceMean):
         self._add_states("msum", "mnum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        p, t = checked_pair(preds, target, "(..., spk, time)", 2)
+        p, t = checked_sources(preds, target)
         self._add_values(sa_sdr_values(p, t, eps_of(p), self.scale_invariant, self.zero_mean))

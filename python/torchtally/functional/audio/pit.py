@@ -26,6 +26,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ...errors import ShapeError
+
 __all__ = ["permutation_invariant_training", "pit_permutate"]
 
 MODES = ("speaker-wise", "permutation-wise")
@@ -52,12 +54,16 @@ def check_speaker_batch(preds: object, target: object) -> Tuple[Tensor, Tensor]:
         if not isinstance(x, Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor of shape (batch, spk, ...), got {type(x).__name__}")
         if x.dim() < 2:
-            raise ValueError(f"{name}: expected a tensor of shape (batch, spk, ...), got shape {list(x.shape)}")
+            raise ValueError(
+                f"{name}: expected a tensor of shape (batch, spk, ...), got shape {list(x.shape)} "
+                "(Inputs must be of shape [batch, spk, ...])"
+            )
     assert isinstance(preds, Tensor) and isinstance(target, Tensor)
     if preds.shape[:2] != target.shape[:2]:
-        raise ValueError(
+        raise ShapeError(
             f"target: expected the batch and speaker sizes of preds {list(preds.shape[:2])}, "
-            f"got {list(target.shape[:2])}"
+            f"got {list(target.shape[:2])} (Predictions and targets are expected to have the same shape at the "
+            "batch and speaker dimensions)"
         )
     return preds, target
 

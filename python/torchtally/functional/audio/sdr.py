@@ -17,7 +17,7 @@ RuntimeError); signals with no samples raise ValueError for SDR (torchmetrics: a
 """
 
 import math
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -116,6 +116,12 @@ def scale_invariant_signal_distortion_ratio(preds: Tensor, target: Tensor, zero_
     return si_sdr_values(p, t, eps_of(p), bool(zero_mean)).to(result_dtype(p, t))
 
 
+def checked_sources(preds: object, target: object) -> Tuple[Tensor, Tensor]:
+    """SA-SDR's inputs: [..., spk, time] of one shape (the shapes compared first, as torchmetrics)."""
+    says = "The preds and target should have the shape (..., spk, time)"
+    return checked_pair(preds, target, "(..., spk, time)", 2, says, same_shape_first=True)
+
+
 def source_aggregated_signal_distortion_ratio(
     preds: Tensor, target: Tensor, scale_invariant: bool = True, zero_mean: bool = False
 ) -> Tensor:
@@ -129,6 +135,6 @@ def source_aggregated_signal_distortion_ratio(
         >>> source_aggregated_signal_distortion_ratio(target + 0.3, target)
         tensor(22.2228)
     """
-    p, t = checked_pair(preds, target, "(..., spk, time)", 2)
+    p, t = checked_sources(preds, target)
     values = sa_sdr_values(p, t, eps_of(p), bool(scale_invariant), bool(zero_mean))
     return values.to(result_dtype(p, t))

@@ -18,28 +18,48 @@ from ...errors import ShapeError
 F64 = torch.float64
 
 
-def checked_tensor(name: str, value: object, shape_words: str, min_dims: int = 1) -> Tensor:
-    """``value``: a real floating point tensor with at least ``min_dims`` dimensions."""
+def checked_tensor(
+    name: str, value: object, shape_words: str, min_dims: int = 1, torchmetrics_says: str = ""
+) -> Tensor:
+    """``value``: a real floating point tensor with at least ``min_dims`` dimensions (too few: a
+    ShapeError, with ``torchmetrics_says``, its message there, in brackets)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor of shape {shape_words}, got {type(value).__name__}")
     if not value.is_floating_point():
         raise TypeError(f"{name}: expected a floating point tensor of shape {shape_words}, got dtype {value.dtype}")
     if value.dim() < min_dims:
-        raise ValueError(
+        raise ShapeError(
             f"{name}: expected a tensor of shape {shape_words} (at least {min_dims} dimension(s)), "
-            f"got shape {list(value.shape)}"
+            f"got shape {list(value.shape)}" + (f" ({torchmetrics_says})" if torchmetrics_says else "")
         )
     return value
 
 
-def checked_pair(
-    preds: object, target: object, shape_words: str = "(..., time)", min_dims: int = 1
-) -> Tuple[Tensor, Tensor]:
-    """preds and target: real float tensors of one shape on one device."""
-    p = checked_tensor("preds", preds, shape_words, min_dims)
-    t = checked_tensor("target", target, shape_words, min_dims)
+def check_same_shape(p: Tensor, t: Tensor) -> None:
     if p.shape != t.shape:
-        raise ShapeError(f"target: expected the shape of preds {list(p.shape)}, got {list(t.shape)}")
+        raise ShapeError(
+            f"target: expected the shape of preds {list(p.shape)}, got {list(t.shape)} "
+            "(Predictions and targets are expected to have the same shape)"
+        )
+
+
+def checked_pair(
+    preds: object,
+    target: object,
+    shape_words: str = "(..., time)",
+    min_dims: int = 1,
+    torchmetrics_says: str = "",
+    same_shape_first: bool = False,
+) -> Tuple[Tensor, Tensor]:
+    """preds and target: real float tensors of one shape on one device (errors carry
+    torchmetrics' words in brackets, so code matching its messages still matches).
+    ``same_shape_first``: compare the shapes before counting dimensions, as torchmetrics does
+    for that metric (it names the first failed check)."""
+    if same_shape_first and isinstance(preds, Tensor) and isinstance(target, Tensor):
+        check_same_shape(preds, target)
+    p = checked_tensor("preds", preds, shape_words, min_dims, torchmetrics_says)
+    t = checked_tensor("target", target, shape_words, min_dims, torchmetrics_says)
+    check_same_shape(p, t)
     if p.device != t.device:
         raise ValueError(f"target: expected a tensor on {p.device}, where preds is, got one on {t.device}")
     return p, t
@@ -105,8 +125,9 @@ def spectrogram_pair(preds: object, target: object) -> Tuple[Tensor, Tensor]:
     """C-SI-SNR's inputs: real [..., F, T, 2] (or complex [..., F, T]) of one shape, returned as
     real tensors [..., F * T * 2] (the spectrogram flattened into one signal)."""
     words = "(..., frequency, time, 2) (or complex (..., frequency, time))"
-    p, t = checked_pair(complex_as_real("preds", preds), complex_as_real("target", target), words, 3)
+    says = "Predictions and targets are expected to have the shape (..., frequency, time, 2)"
+    p, t = checked_pair(complex_as_real("preds", preds), complex_as_real("target", target), words, 3, says)
     for name, x in (("preds", p), ("target", t)):
         if x.shape[-1] != 2:
-            raise ValueError(f"{name}: expected a tensor of shape {words}, got shape {list(x.shape)}")
+            raise ShapeError(f"{name}: expected a tensor of shape {words}, got shape {list(x.shape)} ({says})")
     return p.reshape(*p.shape[:-3], -1), t.reshape(*t.shape[:-3], -1)

@@ -31,7 +31,8 @@ def checked_clouds(point_cloud1: Tensor, point_cloud2: Tensor) -> Tuple[Tensor, 
     if point_cloud1.shape != point_cloud2.shape:
         raise ShapeError(
             "Expected `point_cloud1` and `point_cloud2` to have the same shape, got "
-            f"{tuple(point_cloud1.shape)} and {tuple(point_cloud2.shape)}"
+            f"{tuple(point_cloud1.shape)} and {tuple(point_cloud2.shape)} (Predictions and targets are expected to "
+            "have the same shape)"
         )
     if point_cloud1.dim() != 3:
         raise ValueError(
