@@ -16,7 +16,7 @@ def tschuprows_t(
     nan_strategy: str = "replace",
     nan_replace_value: float = 0.0,
 ) -> Tensor:
-    """Tschuprow's T, sqrt(phi^2 / min(r - 1, c - 1)) with phi^2 = chi^2 / n, of the contingency
+    """Tschuprow's T, sqrt(phi^2 / sqrt((r - 1)(c - 1))) with phi^2 = chi^2 / n, of the contingency
     table of preds and target ([N] categories or [N, C] scores); with ``bias_correction``,
     Bergsma's correction (and Yates' on a 2 x 2 table). Symmetric, in [0, 1].
 
