@@ -2,7 +2,9 @@
 
 Two gloo ranks build the same metrics with one option different on rank 1 (bin edges of the
 same count, threshold, ignore_index, top_k, average, a collection's sharing metric, a user
-metric's own option, a decorated class's option). Every rank must raise SyncError naming the
+metric's own option, a decorated class's option), or one structural difference: the class a
+wrapper wraps (accuracy against precision: the same states and options), a MultitaskWrapper's
+task names, a collection's prefix. Every rank must raise SyncError naming the
 metric, the option and both values, before any data collective; afterwards the process group
 still syncs metrics that agree, exactly. One spawned run does every case.
 """
@@ -13,8 +15,15 @@ import pytest
 import torch
 
 from torchtally import Metric, MetricCollection, SyncError, all_reduced_synchronized
-from torchtally.classification import BinaryAccuracy, BinaryAUROC, MulticlassAccuracy, MulticlassF1Score
+from torchtally.classification import (
+    BinaryAccuracy,
+    BinaryAUROC,
+    MulticlassAccuracy,
+    MulticlassF1Score,
+    MulticlassPrecision,
+)
 from torchtally.testing import count_collectives, run_distributed
+from torchtally.wrappers import BootStrapper, ClasswiseWrapper, MinMaxMetric, MultitaskWrapper, Running
 
 pytestmark = pytest.mark.distributed
 
@@ -74,6 +83,33 @@ CASES: Dict[str, Any] = {
     "user": (lambda v: Scaled(scale=v), 1.0, 2.0, lambda rank: (torch.arange(4.0) + rank,)),
     "decorated": (lambda v: DecoratedAccuracy(threshold=v), 0.5, 0.25, _binary),
 }
+# wrapper name -> the wrapper around a given multiclass metric
+WRAPPERS: Dict[str, Callable[[Any], Any]] = {
+    "MinMaxMetric": MinMaxMetric,
+    "BootStrapper": lambda m: BootStrapper(m, num_bootstraps=3),
+    "Running": lambda m: Running(m, window=3),
+    "ClasswiseWrapper": ClasswiseWrapper,
+}
+for _name, _wrap in WRAPPERS.items():
+    CASES[f"wrapped {_name}"] = (
+        lambda v, wrap=_wrap: wrap(
+            MulticlassAccuracy(4, average=None) if v == "accuracy" else MulticlassPrecision(4, average=None)
+        ),
+        "accuracy",
+        "precision",
+        _multiclass,
+    )
+
+
+def _tasks(rank: int):
+    """A MultitaskWrapper's batch: the rank's multiclass batch under each of its task names."""
+    preds, target = _multiclass(rank)
+    tasks = ["a", "b"] if rank == 0 else ["a", "c"]
+    return dict.fromkeys(tasks, preds), dict.fromkeys(tasks, target)
+
+
+CASES["tasks"] = (lambda v: MultitaskWrapper({t: MulticlassAccuracy(4) for t in v}), ["a", "b"], ["a", "c"], _tasks)
+CASES["prefix"] = (lambda v: MetricCollection([MulticlassAccuracy(4)], prefix=v), "train_", "val_", _multiclass)
 
 
 def _outcome(rank: int, make: Callable[[Any], Any], a: Any, b: Any, batch: Callable[[int], tuple]) -> Dict[str, Any]:
@@ -126,6 +162,9 @@ def test_bin_edges_of_the_same_count_raise_on_every_rank_naming_both(runs):
         ("collection", "metric 'f1' (MulticlassF1Score) option 'average': rank 0 has 'macro', rank 1 has 'weighted'"),
         ("user", "Scaled option 'scale': rank 0 has 1.0, rank 1 has 2.0"),
         ("decorated", "DecoratedAccuracy option 'threshold': rank 0 has 0.5, rank 1 has 0.25"),
+        *[(f"wrapped {name}", f"{name} option ") for name in WRAPPERS],
+        ("tasks", "MultitaskWrapper option 'tasks': rank 0 has ['a', 'b'], rank 1 has ['a', 'c']"),
+        ("prefix", "MetricCollection option 'prefix': rank 0 has 'train_', rank 1 has 'val_'"),
     ],
 )
 def test_any_differing_option_raises_on_every_rank_before_any_data(runs, name, label):
@@ -133,6 +172,8 @@ def test_any_differing_option_raises_on_every_rank_before_any_data(runs, name, l
         seen = out[name]
         assert seen["error"] is not None, f"{name}: rank {rank} synced silently"
         assert label in seen["error"], seen["error"]
+        if name.startswith("wrapped"):  # the wrapped classes, both named
+            assert "MulticlassAccuracy" in seen["error"] and "MulticlassPrecision" in seen["error"], seen["error"]
         data = {k for k in seen["collectives"] if k in ("all_reduce", "reduce", "gather")}
         assert not data, f"{name}: data moved before the error: {seen['collectives']}"
 

@@ -334,6 +334,8 @@ class SyncedCollection(Synced):
         _plan: Optional[SyncPlan]
         _plan_key: Optional[Tuple[Any, ...]]
         _plan_parts: Optional["PlanParts"]
+        prefix: Optional[str]
+        postfix: Optional[str]
 
         @property
         def _metrics(self) -> Mapping[str, SyncedMember]: ...
@@ -435,11 +437,13 @@ class SyncedCollection(Synced):
     def _sync_parts(self) -> PlanParts:
         """The plan parts (see PlanParts) of the owners' states; built again only when the
         metrics or their declarations change, not at every sync."""
-        key = tuple((id(m), m.declaration_version) for m in self._metrics.values())  # options count too
+        # options count too; the collection's own affixes name its results (keys differing by rank)
+        affixes = {"prefix": repr(self.prefix), "postfix": repr(self.postfix)}
+        key = (tuple(affixes.values()),) + tuple((id(m), m.declaration_version) for m in self._metrics.values())
         if self._plan_parts is None or self._plan_key != key:
             owners = [self._metrics[n] for n in self._owners]
             specs = [s for u, m in enumerate(owners) for s in m.state_specs(f"{self._owners[u]}=", unit=u)]
-            options = [
+            options = [("MetricCollection", affixes)] + [
                 (f"metric '{name}' ({type(m).__name__})", m.described_options) for name, m in self._metrics.items()
             ]
             self._plan = SyncPlan(specs, n_units=len(owners), options=options)  # shared by a clone

@@ -24,7 +24,8 @@ class ErrorRelativeGlobalDimensionlessSynthesis(Metric):
 
     Differences from torchmetrics: one float64 score per image computed at update (torchmetrics
     keeps both images until compute, and warns about it); float64 arithmetic; integer inputs
-    raise TypeError; ratio <= 0 and an unknown reduction raise ValueError; no gradient.
+    raise TypeError; NaN or infinite values, ratio <= 0 and an unknown reduction raise
+    ValueError; no gradient.
 
         >>> import torch
         >>> from torchtally.image import ErrorRelativeGlobalDimensionlessSynthesis
@@ -37,6 +38,7 @@ class ErrorRelativeGlobalDimensionlessSynthesis(Metric):
     is_differentiable = False
     higher_is_better = False
     full_state_update = False
+    traceable_update = False  # the pixels are checked for NaN and infinity in Python
     plot_lower_bound = 0.0
     if TYPE_CHECKING:  # declared states, read as attributes
         ergas_sum: Tensor

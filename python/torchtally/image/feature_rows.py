@@ -2,10 +2,11 @@
 every image's feature row, real and fake apart, because their scores compare rows (random
 subsets for KID, every real row with every fake one for MiFID).
 
-Two flat float32 ``cat`` states (4 D bytes per image, 8 KiB at D = 2048) and a max-reduced int64
-width, so that the extractor's width need not be known before the first batch; synced in the
-plan's one padded all_gather. ``reset_real_features=False`` keeps the real rows (and the width)
-across ``reset()``.
+Two flat float32 ``cat`` states (4 D bytes per image, 8 KiB at D = 2048) and the int64 width,
+max- and min-reduced, so that the extractor's width need not be known before the first batch and
+ranks (or merged metrics) whose extractors differ in width raise SyncError instead of re-cutting
+each other's rows; synced in the plan's one padded all_gather. ``reset_real_features=False``
+keeps the real rows (and the widths) across ``reset()``.
 """
 
 from typing import TYPE_CHECKING, Any, Optional, Tuple
@@ -14,7 +15,14 @@ import torch
 from torch import Tensor
 
 from ..base.metric import Metric
-from ..functional.image.generative_features import check_bool, check_real, extract_features, feature_rows
+from ..functional.image.generative_features import (
+    NO_WIDTH,
+    agreed_width,
+    check_bool,
+    check_real,
+    extract_features,
+    feature_rows,
+)
 
 __all__ = ["RealFakeFeatureRows"]
 
@@ -34,6 +42,7 @@ class RealFakeFeatureRows(Metric):
         real_features: Tensor
         fake_features: Tensor
         feature_width: Tensor
+        feature_width_min: Tensor
 
     def declare_feature_rows(self, reset_real_features: Any, normalize: Any) -> None:
         self.reset_real_features = check_bool(reset_real_features, "reset_real_features")
@@ -41,6 +50,7 @@ class RealFakeFeatureRows(Metric):
         self.add_state("real_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
         self.add_state("fake_features", torch.zeros(0, dtype=torch.float32), reduce="cat")
         self.add_state("feature_width", torch.tensor(0, dtype=torch.int64), reduce="max")
+        self.add_state("feature_width_min", torch.tensor(NO_WIDTH, dtype=torch.int64), reduce="min")
 
     def update(self, imgs: Tensor, real: bool) -> None:
         side = "real" if check_real(real) else "fake"
@@ -48,10 +58,11 @@ class RealFakeFeatureRows(Metric):
         features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
         self.append_state(f"{side}_features", features.to(torch.float32).reshape(-1))
         self.feature_width.fill_(features.shape[1])
+        self.feature_width_min.fill_(features.shape[1])
 
     def rows(self) -> Optional[Tuple[Tensor, Tensor]]:
         """(real [N, D], fake [M, D]) rows, or None before any image was seen."""
-        width = int(self.feature_width)
+        width = agreed_width(self.feature_width, self.feature_width_min, type(self).__name__)
         if width < 1:
             return None
         return feature_rows(self.real_features, width, "real_features"), feature_rows(
@@ -59,4 +70,4 @@ class RealFakeFeatureRows(Metric):
         )
 
     def states_kept_on_reset(self) -> Tuple[str, ...]:
-        return () if self.reset_real_features else ("real_features", "feature_width")
+        return () if self.reset_real_features else ("real_features", "feature_width", "feature_width_min")

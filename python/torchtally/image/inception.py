@@ -7,7 +7,14 @@ from torch import Tensor, nn
 
 from ..base.metric import Metric
 from ..errors import NotComputableError
-from ..functional.image.generative_features import check_bool, extract_features, feature_rows, resolve_extractor
+from ..functional.image.generative_features import (
+    NO_WIDTH,
+    agreed_width,
+    check_bool,
+    extract_features,
+    feature_rows,
+    resolve_extractor,
+)
 from ..functional.image.generative_scores import inception_splits
 from .kid import LAYERS
 
@@ -49,6 +56,7 @@ class InceptionScore(Metric):
     if TYPE_CHECKING:  # declared states, read as attributes
         features: Tensor
         feature_width: Tensor
+        feature_width_min: Tensor
 
     def __init__(
         self,
@@ -65,15 +73,18 @@ class InceptionScore(Metric):
         self.splits = splits
         self.add_state("features", torch.zeros(0, dtype=torch.float32), reduce="cat")
         self.add_state("feature_width", torch.tensor(0, dtype=torch.int64), reduce="max")
+        # min-reduced too: ranks whose extractors differ in width raise (generative_features.agreed_width)
+        self.add_state("feature_width_min", torch.tensor(NO_WIDTH, dtype=torch.int64), reduce="min")
 
     def update(self, imgs: Tensor) -> None:
         width = int(self.feature_width) or None
         logits = extract_features(self.inception, imgs, self.normalize, width, what="logits")
         self.append_state("features", logits.to(torch.float32).reshape(-1))
         self.feature_width.fill_(logits.shape[1])
+        self.feature_width_min.fill_(logits.shape[1])
 
     def compute(self) -> Tuple[Tensor, Tensor]:
-        width = int(self.feature_width)
+        width = agreed_width(self.feature_width, self.feature_width_min, type(self).__name__)
         if width < 1:
             raise NotComputableError("InceptionScore: no images were seen; update with at least one batch")
         scores = inception_splits(feature_rows(self.features, width, "features"), self.splits)

@@ -5,8 +5,9 @@ torchtally.functional.image.generative_scores.
 Both draw random subsets of every image at compute, so both keep every image's features: flat
 float32 ``cat`` states (KID: real and fake features, 4 D bytes per image, 8 KiB at D = 2048,
 torchtally.image.feature_rows; IS: the logits, 4 C bytes per image, about 4 KiB for
-InceptionV3's 1008 classes) and a max-reduced int64 width, so that the extractor's width need
-not be known before the first batch. Scores are taken in float64 and returned in ``self.dtype``.
+InceptionV3's 1008 classes) and the int64 width, max- and min-reduced, so that the extractor's
+width need not be known before the first batch and extractors of different widths on different
+ranks raise SyncError. Scores are taken in float64 and returned in ``self.dtype``.
 
 The random draws are torchmetrics': ``torch.randperm`` on torch's default generator in the
 same order, so under the same ``torch.manual_seed`` (and the same feature order: ranks'

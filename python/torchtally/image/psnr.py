@@ -48,6 +48,7 @@ class PeakSignalNoiseRatio(Metric):
     * preds and target of different shapes raise ValueError (torchmetrics broadcasts them);
     * ``data_range=None`` takes the range from the targets (torchmetrics 1.9: TypeError);
       data_range <= 0, base <= 0 or 1, an unknown reduction and a dim out of range raise;
+    * NaN or infinite pixels raise ValueError, state unchanged (torchmetrics: NaN for good);
     * no gradient (``is_differentiable`` is False).
 
         >>> import torch
@@ -64,6 +65,7 @@ class PeakSignalNoiseRatio(Metric):
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
+    traceable_update = False  # the pixels are checked for NaN and infinity in Python
     plot_lower_bound = 0.0
     if TYPE_CHECKING:  # declared states, read as attributes
         sum_squared_error: Tensor

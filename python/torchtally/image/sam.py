@@ -40,8 +40,9 @@ class SpectralAngleMapper(Metric):
 
     Differences from torchmetrics: float64 arithmetic; angles kept instead of both images for
     "none" (and no warning about memory); images of another size than the earlier ones raise
-    ValueError at the update for "none" (torchmetrics: an error at compute); integer inputs
-    raise TypeError; no gradient.
+    ValueError at the update for "none" (torchmetrics: an error at compute); NaN or infinite
+    values raise ValueError (torchmetrics: NaN for good); integer inputs raise TypeError; no
+    gradient.
 
         >>> import torch
         >>> from torchtally.image import SpectralAngleMapper

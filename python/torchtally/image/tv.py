@@ -31,7 +31,9 @@ class TotalVariation(Metric):
 
     Differences from torchmetrics: integer images summed exactly in int64, floating ones in
     float64 (torchmetrics: in the images' dtype); uint8 and bool images raise TypeError
-    (torchmetrics: uint8 differences wrap around modulo 256); no gradient.
+    (torchmetrics: uint8 differences wrap around modulo 256); NaN or infinite pixels, and
+    integer images whose total variation could pass int64 (torchmetrics wraps), raise
+    ValueError; no gradient.
 
         >>> import torch
         >>> from torchtally.image import TotalVariation
@@ -45,6 +47,7 @@ class TotalVariation(Metric):
     is_differentiable = False
     higher_is_better = False
     full_state_update = False
+    traceable_update = False  # the pixels are checked for NaN and infinity in Python
     plot_lower_bound = 0.0
     if TYPE_CHECKING:  # declared states, read as attributes
         score: Tensor

@@ -24,7 +24,8 @@ Differences from torchmetrics, common to these classes:
 * RASE and UQI with reduction "none" keep per-pixel sums or maps, not the input images;
 * UQI's mean divides by the number of map values (torchmetrics' class divides by
   N C (H - k0 + 1) (W - k1 + 1), which differs from the map's size for a non-square kernel);
-* images too small for the window raise ValueError naming the argument, with the state unchanged;
+* images too small for the window, and UQI's NaN or infinite pixels, raise ValueError naming the
+  argument, with the state unchanged;
   later batches of another image shape raise ValueError where a per-pixel state holds a shape;
 * no gradient (``is_differentiable`` is False).
 """

@@ -151,13 +151,19 @@ class Engine:
         return self.owners[ref[0]].combine_states(ref[1], values)
 
     def options(self) -> Dict[str, str]:
+        """The wrapped metrics' options and classes: two slots whose wrapped classes differ
+        (accuracy on one rank, precision on another) may declare identical states and options."""
         if isinstance(self.target, Metric):
-            return dict(self.target.described_options)
-        return {
-            f"{key}.{name}": text
-            for key, m in self.target.items(keep_base=True)
-            for name, text in m.described_options.items()
-        }
+            return {"class": _class_text(self.target), **self.target.described_options}
+        options: Dict[str, str] = {}
+        for key, m in self.target.items(keep_base=True):
+            options[f"{key}.class"] = _class_text(m)
+            options.update({f"{key}.{name}": text for name, text in m.described_options.items()})
+        return options
+
+
+def _class_text(metric: Metric) -> str:
+    return f"{type(metric).__module__}.{type(metric).__qualname__}"
 
 
 class WrapperMetric(Metric):

@@ -187,7 +187,9 @@ class BootStrapper(WrapperMetric):
 
         self.atomically(steps)
         if start is not None and sample_index is None:
-            self.next_position = torch.full_like(self.next_position, start + n)
+            # an increment, not start + n: inside forward the batch's update starts from a reset
+            # state (0) that forward then adds to the accumulated one
+            self.next_position = self.next_position + n
 
     def _weights(self, n: int, sample_index: Optional[Tensor], start: int) -> Tensor:
         if sample_index is None:

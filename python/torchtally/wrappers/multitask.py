@@ -61,6 +61,17 @@ class MultitaskWrapper(WrapperMetric):
         for i, metric in enumerate(task_metrics.values()):
             self.add_slot(f"t{i}", metric)
 
+    @property
+    def described_options(self) -> Dict[str, str]:
+        """The wrapped metrics' options, the task names and the affixes: ranks whose tasks differ
+        (``b`` on one, ``c`` on another) must not merge them."""
+        return {
+            **super().described_options,
+            "tasks": repr(self._tasks),
+            "prefix": repr(self._prefix),
+            "postfix": repr(self._postfix),
+        }
+
     def _name(self, task: str) -> str:
         return f"{self._prefix}{task}{self._postfix}"
 

@@ -22,8 +22,8 @@ def error_relative_global_dimensionless_synthesis(
     result has the inputs' dtype.
 
     Differences from torchmetrics: float64 arithmetic; integer inputs raise TypeError
-    (torchmetrics: a RuntimeError from the mean); ratio <= 0 and an unknown reduction raise
-    ValueError at once.
+    (torchmetrics: a RuntimeError from the mean); NaN or infinite values, ratio <= 0 and an
+    unknown reduction raise ValueError at once.
 
         >>> import torch
         >>> from torchtally.functional.image import error_relative_global_dimensionless_synthesis

@@ -13,9 +13,23 @@ from typing import Any, List, Optional, Tuple, Union
 import torch
 from torch import Tensor, nn
 
+from ...errors import SyncError
 from .inception_net import inception_extractor
 
-__all__ = ["check_bool", "check_real", "count_features", "extract_features", "feature_rows", "resolve_extractor"]
+__all__ = [
+    "NO_WIDTH",
+    "agreed_width",
+    "check_bool",
+    "check_real",
+    "count_features",
+    "extract_features",
+    "feature_rows",
+    "resolve_extractor",
+]
+
+# The min-reduced width of a metric that has seen no image: larger than any width, so that a
+# sync's min is the narrowest width of the ranks that saw images.
+NO_WIDTH = torch.iinfo(torch.int64).max
 
 
 def check_bool(value: Any, name: str) -> bool:
@@ -100,6 +114,19 @@ def extract_features(
     if out.numel() and not bool(torch.isfinite(out).all()):
         raise ValueError(f"{what}: expected finite values, the extractor returned NaN or infinity")
     return out.detach()
+
+
+def agreed_width(widest: Tensor, narrowest: Tensor, metric: str) -> int:
+    """The feature width of a metric's rows after a sync or a merge: the max- and min-reduced
+    widths (0 and NO_WIDTH where no image was seen) must agree; SyncError otherwise, since rows
+    of different widths cut at either one are garbage. 0 when no image was seen anywhere."""
+    high, low = int(widest), int(narrowest)
+    if high and low != high:
+        raise SyncError(
+            f"{metric}: the feature rows have different widths ({low} and {high} features): the ranks' (or the "
+            "merged metrics') feature extractors differ; give every rank the same `feature`"
+        )
+    return high
 
 
 def feature_rows(flat: Tensor, width: int, name: str) -> Tensor:

@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from .pixel_inputs import F64, four_dims, reduce_scores, tensor_of
+from .pixel_inputs import F64, four_dims, reduce_scores, refuse_non_finite, tensor_of
 
 __all__ = ["image_gradients"]
 
@@ -67,10 +67,31 @@ def tv_scores(img: object) -> Tuple[Tensor, bool]:
     images are summed in int64 (exact), floating ones in float64."""
     img = _signed_image("img", img, "Expected input `img` to be an 4D tensor")
     integer = not img.is_floating_point()
+    if integer:
+        _check_int64_room(img)
     x = img.to(torch.int64 if integer else F64)
     down = (x[..., 1:, :] - x[..., :-1, :]).abs().sum(dim=(1, 2, 3))
     across = (x[..., :, 1:] - x[..., :, :-1]).abs().sum(dim=(1, 2, 3))
-    return (down + across).to(F64), integer
+    scores = (down + across).to(F64)
+    if not integer:
+        refuse_non_finite(scores, img=img)
+    return scores, integer
+
+
+def _check_int64_room(img: Tensor) -> None:
+    """ValueError unless every image's total variation of integer ``img`` fits int64: each of
+    its neighbour differences is at most max - min, so their sum is at most that times their
+    count (int64 differences past 2^63 would wrap silently)."""
+    if img.numel() == 0:
+        return
+    _, c, h, w = img.shape
+    terms = c * ((h - 1) * w + h * (w - 1))
+    spread = int(img.max()) - int(img.min())  # Python ints: exact
+    if spread * terms >= 2**63:
+        raise ValueError(
+            f"img: integer values from {int(img.min())} to {int(img.max())} could give a total variation past "
+            "int64's range (it would wrap); convert the images to float64"
+        )
 
 
 def tv_result(scores: Tensor, count: int, reduction: Optional[str], dtype: torch.dtype) -> Tensor:

@@ -46,6 +46,18 @@ def tensor_of(name: str, value: object, *, integers: bool = True) -> Tensor:
     return value
 
 
+def refuse_non_finite(result: Tensor, **inputs: Tensor) -> None:
+    """ValueError naming the first of ``inputs`` that holds NaN or infinity, looked for only when
+    ``result`` (computed from them, NaN or infinity propagating) is not finite: the inputs are
+    scanned again only then. A non-finite result from finite inputs (a perfect prediction's
+    infinite PSNR, a zero mean in ERGAS) is the metric's own value and passes."""
+    if bool(torch.isfinite(result).all()):
+        return
+    for name, value in inputs.items():
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise ValueError(f"{name}: expected finite values, got NaN or infinity")
+
+
 def same_shape(preds: Tensor, target: Tensor) -> None:
     if target.device != preds.device:
         raise ValueError(f"target: expected a tensor on {preds.device} (the device of preds), got {target.device}")

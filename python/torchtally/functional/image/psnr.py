@@ -22,6 +22,7 @@ from .pixel_inputs import (
     float_dtype,
     four_dims,
     reduce_scores,
+    refuse_non_finite,
     same_shape,
     tensor_of,
 )
@@ -111,12 +112,16 @@ def squared_error_and_range(preds: object, target: object, bounds: Bounds) -> Tu
         # torchmetrics clamps in the inputs' dtype: the bounds rounded to it clamp the same.
         limits = None if bounds is None else torch.tensor(bounds, dtype=p.dtype, device=p.device).to(F64)
         image_squared_error.squared_error(out, p.reshape(-1), t.reshape(-1), limits)
+        if t.numel():
+            refuse_non_finite(out, preds=p, target=t)
         return out, t.numel()
     p64, t64 = pair64(p, t, bounds)
     empty = t64.numel() == 0
     least = t64.new_tensor(float("inf")) if empty else t64.min()
     most = t64.new_tensor(float("-inf")) if empty else t64.max()
     out.copy_(torch.stack((squared_error_sum(p64, t64), least, most)))
+    if not empty:
+        refuse_non_finite(out, preds=p64, target=t64)
     return out, t.numel()
 
 
@@ -137,6 +142,7 @@ def slice_log_psnr(p: Tensor, t: Tensor, dims: Tuple[int, ...], width: float) ->
     dims = normalised_dims(dims, p.dim())
     sse = (p - t).square().sum(dim=dims) if dims else (p - t).square().sum()
     count = math.prod(p.shape[d] for d in dims) if dims else p.numel()
+    refuse_non_finite(sse, preds=p, target=t)
     return 2.0 * math.log(width) - torch.log(sse / count)
 
 
@@ -180,7 +186,8 @@ def peak_signal_noise_ratio(
     Differences from torchmetrics: float64 throughout (torchmetrics sums the squared errors in
     the inputs' dtype, which overflows in float16); inputs of different shapes raise ValueError
     (torchmetrics broadcasts them and divides by the target's size); data_range=None accepted
-    (torchmetrics 1.9 raises TypeError); bad data_range, base and dim raise at once.
+    (torchmetrics 1.9 raises TypeError); bad data_range, base and dim, and NaN or infinite
+    pixels, raise at once.
 
         >>> import torch
         >>> from torchtally.functional.image import peak_signal_noise_ratio

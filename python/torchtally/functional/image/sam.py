@@ -18,6 +18,7 @@ from .pixel_inputs import (
     check_reduction,
     four_dims,
     reduce_scores,
+    refuse_non_finite,
     same_dtype,
     same_shape,
     tensor_of,
@@ -49,7 +50,9 @@ def sam_angles(preds: object, target: object) -> Tensor:
     v = t.to(F64) / torch.linalg.vector_norm(t.to(F64), dim=1, keepdim=True)
     # the angle between unit vectors u and v, accurate near 0 and pi (where acos of the
     # cosine is not): 2 atan2(|u - v|, |u + v|)
-    return 2.0 * torch.atan2(torch.linalg.vector_norm(u - v, dim=1), torch.linalg.vector_norm(u + v, dim=1))
+    angles = 2.0 * torch.atan2(torch.linalg.vector_norm(u - v, dim=1), torch.linalg.vector_norm(u + v, dim=1))
+    refuse_non_finite(angles, preds=p, target=t)
+    return angles
 
 
 def spectral_angle_mapper(preds: Tensor, target: Tensor, reduction: Optional[str] = "elementwise_mean") -> Tensor:
@@ -61,7 +64,8 @@ def spectral_angle_mapper(preds: Tensor, target: Tensor, reduction: Optional[str
     Differences from torchmetrics: float64 arithmetic and an angle formula accurate near 0
     (torchmetrics: the arccosine of a cosine rounded in the inputs' dtype, which gives up to
     5e-4 rad instead of 0 for equal float32 spectra); integer inputs raise TypeError
-    (torchmetrics: a RuntimeError from the norm); an unknown reduction raises at once.
+    (torchmetrics: a RuntimeError from the norm); NaN or infinite values and an unknown
+    reduction raise ValueError at once.
 
         >>> import torch
         >>> from torchtally.functional.image import spectral_angle_mapper
@@ -84,4 +88,6 @@ def ergas_scores(preds: object, target: object, ratio: float) -> Tensor:
     p, t = p.to(F64).reshape(n, c, h * w), t.to(F64).reshape(n, c, h * w)
     rmse = ((p - t).square().sum(dim=2) / (h * w)).sqrt()
     relative = (rmse / t.mean(dim=2)).square()
-    return 100.0 / ratio * (relative.sum(dim=1) / c).sqrt()
+    scores = 100.0 / ratio * (relative.sum(dim=1) / c).sqrt()
+    refuse_non_finite(scores, preds=p, target=t)
+    return scores

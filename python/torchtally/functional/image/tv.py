@@ -20,7 +20,8 @@ def total_variation(img: Tensor, reduction: Optional[str] = "sum") -> Tensor:
 
     Differences from torchmetrics: integer images summed exactly in int64 and floating ones
     in float64 (torchmetrics: in the image's dtype, which loses precision in float16); uint8
-    and bool images raise TypeError (torchmetrics: uint8 differences wrap around).
+    and bool images raise TypeError (torchmetrics: uint8 differences wrap around); NaN or
+    infinite pixels and integer images whose total could pass int64 raise ValueError.
 
         >>> import torch
         >>> from torchtally.functional.image import total_variation

@@ -8,6 +8,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
+from .pixel_inputs import refuse_non_finite
 from .windows import check_kernel, check_pair, check_reduction, uqi_maps
 
 __all__ = ["universal_image_quality_index"]
@@ -19,7 +20,9 @@ def uqi_batch_maps(preds: Tensor, target: Tensor, kernel_size: Tuple[int, int], 
     """Checks preds and target ([N, C, H, W], one float dtype and shape) and returns their UQI
     maps, float64 [N, C, H', W']."""
     preds, target = check_pair(preds, target)
-    return uqi_maps(preds, target, kernel_size, sigma, torch.finfo(preds.dtype).eps)
+    maps = uqi_maps(preds, target, kernel_size, sigma, torch.finfo(preds.dtype).eps)
+    refuse_non_finite(maps, preds=preds, target=target)
+    return maps
 
 
 def universal_image_quality_index(
@@ -35,7 +38,7 @@ def universal_image_quality_index(
 
     Differences from torchmetrics: the map is computed in float64 (torchmetrics: in the inputs'
     dtype), with the inputs' machine epsilon as torchmetrics; images too small for the window
-    raise ValueError naming preds; no gradient.
+    raise ValueError naming preds, NaN or infinite pixels naming their argument; no gradient.
 
         >>> import torch
         >>> from torchtally.functional.image import universal_image_quality_index
