@@ -104,9 +104,10 @@ class Engine:
     ) -> Tuple[Any, Dict[StateRef, Any]]:
         """``call(target)`` with ``values`` as the target's states (cat states as lists of blocks);
         returns its result and the states it left. The target gets its own states back."""
-        for m in self.members:
-            if m.device != device:
-                m.place_states(device, states=True)
+        self.refuse_direct_updates()
+        moved = [(m, m.placement()) for m in self.members if m.device != device]
+        for m, _ in moved:
+            m.place_states(device, states=True)
         saved = [m.hold_states() for m in self.members]
         self._put(values)
         try:
@@ -114,12 +115,26 @@ class Engine:
             held = [m.hold_states() for m in self.members]
         except BaseException:
             self._restore(saved)
+            for m, placement in moved:  # back where they were, as a refused first batch leaves a metric
+                m.restore_placement(placement)
             raise
         # the updates that ran count on the wrapped metrics, as if their own states had been updated
         # (``update_count`` read on them); the wrapper resets the counts with its states
         self._restore([s._replace(update_count=s.update_count + h.update_count) for s, h in zip(saved, held)])
         first = {o: self.owner_of.index(o) for o in range(len(self.owners))}
         return result, {(o, name): held[first[o]].values[name] for o, name in self.refs}
+
+    def refuse_direct_updates(self) -> None:
+        """The wrapped metrics' own states stay empty (the wrapper holds theirs and restores
+        them after every call): one that holds data was updated directly (``wrapper.metrics[0]
+        .update(...)``), or was wrapped after updates; those would silently not count."""
+        for m in self.members:
+            if m.hold_states().updated:
+                raise RuntimeError(
+                    f"a wrapped {type(m).__name__} holds updates of its own (it was updated directly, or before it "
+                    "was wrapped): the wrapper keeps its wrapped metrics' states itself, so those would not count. "
+                    "Update the wrapper instead, and reset() the wrapped metric"
+                )
 
     def _put(self, values: Dict[StateRef, Any]) -> None:
         held = [
@@ -188,6 +203,10 @@ class WrapperMetric(Metric):
         """Declare ``wrapped``'s states on this metric as slot ``tag`` (``engine``: run them through
         an existing Engine, for several slots of one wrapped metric)."""
         engine = engine or Engine(wrapped)
+        if any(m.dist_sync_on_step for m in engine.members):
+            # forward returns the wrapped metric's batch value, which that metric syncs (torchmetrics'
+            # wrappers call its forward)
+            self.dist_sync_on_step = True
         names: Dict[StateRef, str] = {}
         for ref, default, reduce in engine.declarations():
             name = f"{tag}_{ref[0]}_{ref[1]}"
@@ -252,6 +271,17 @@ class WrapperMetric(Metric):
         self.set_wrapped_counts(before, added=1)
         return value
 
+    def hold_flags(self) -> Tuple[bool, int, Any]:
+        """As Metric's, with the wrapped metrics' update counts: a collection whose later member
+        refuses a batch puts them back too (``restore_flags``)."""
+        updated, count, cache = super().hold_flags()
+        return updated, count, (cache, self.wrapped_counts())
+
+    def restore_flags(self, flags: Tuple[bool, int, Any]) -> None:
+        updated, count, (cache, counts) = flags
+        super().restore_flags((updated, count, cache))
+        self.set_wrapped_counts(counts)
+
     def reset(self) -> "WrapperMetric":
         """As Metric's; the wrapped metrics' ``update_count`` s go back to 0 too."""
         super().reset()
@@ -308,7 +338,10 @@ class WrapperMetric(Metric):
         return {ref: engine.combine(ref, [states[self._slots[t][1][ref]] for t in tags]) for ref in first}
 
     def atomically(self, steps: Callable[[], None]) -> None:
-        """Run ``steps`` (updates of several slots); if one raises, every slot is put back."""
+        """Run ``steps`` (updates of several slots); if one raises, every slot is put back.
+        Every wrapped metric is checked first, also those whose slot this batch skips."""
+        for engine in self._engines():
+            engine.refuse_direct_updates()
         saved, counts = self.checkpoint_states(), self.wrapped_counts()
         try:
             steps()
