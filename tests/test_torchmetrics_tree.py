@@ -16,11 +16,7 @@ from support.torchmetrics_tree import tree
 pytest.importorskip("torchmetrics")
 
 # What torchtally does not have yet, each with the reason; nothing else may be missing.
-MISSING_FAMILIES = {
-    # audio's SRMR: torchmetrics computes it with torchaudio, which has no build for this torch
-    "torchmetrics.audio.srmr",
-    "torchmetrics.functional.audio.srmr",
-}
+MISSING_FAMILIES: set = set()
 # The base-class helpers torchmetrics documents for writing a metric.
 HELPERS = {
     "torchmetrics.metric": {"Metric"},

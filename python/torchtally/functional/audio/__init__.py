@@ -1,6 +1,6 @@
 """torchmetrics.functional.audio's place: ``from torchtally.functional.audio import
 scale_invariant_signal_distortion_ratio`` (the signal forms, and the package- and model-based
-ones)."""
+ones, SRMR among them)."""
 
 from .dnsmos import deep_noise_suppression_mean_opinion_score
 from .nisqa import non_intrusive_speech_quality_assessment
@@ -12,6 +12,7 @@ from .sdr import (
     source_aggregated_signal_distortion_ratio,
 )
 from .snr import complex_scale_invariant_signal_noise_ratio, scale_invariant_signal_noise_ratio, signal_noise_ratio
+from .srmr import speech_reverberation_modulation_energy_ratio
 from .stoi import short_time_objective_intelligibility
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "signal_distortion_ratio",
     "signal_noise_ratio",
     "source_aggregated_signal_distortion_ratio",
+    "speech_reverberation_modulation_energy_ratio",
 ]
