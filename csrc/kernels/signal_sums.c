@@ -19,6 +19,7 @@
  */
 #include "kernels/signal_sums.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "kernels/simd.h"
@@ -256,7 +257,7 @@ static void run_pass(const pass *loop, const tt_view *p, const tt_view *t, const
 }
 
 static tt_status check_all(const tt_view *out, const tt_view *preds, const tt_view *target,
-                           int64_t group, tt_error *err)
+                           int64_t group, double eps, tt_error *err)
 {
     char got[96], want[96];
     tt_status st = tt_check_scores(preds, "preds", 2, err);
@@ -278,13 +279,15 @@ static tt_status check_all(const tt_view *out, const tt_view *preds, const tt_vi
         return tt_fail(err, TT_EVALUE, "group",
                        "expected a positive divisor of the %lld rows of preds, got %lld",
                        (long long)preds->shape[0], (long long)group);
+    if (!(eps >= 0.0 && eps < INFINITY))
+        return tt_fail(err, TT_EVALUE, "eps", "expected a finite number >= 0, got %g", eps);
     return TT_OK;
 }
 
 tt_status tt_signal_sums(const tt_view *out, const tt_view *preds, const tt_view *target,
-                         int zero_mean, int64_t group, tt_error *err)
+                         int zero_mean, int64_t group, double eps, tt_error *err)
 {
-    tt_status st = check_all(out, preds, target, group, err);
+    tt_status st = check_all(out, preds, target, group, eps, err);
     if (st != TT_OK)
         return st;
     const passes *loops = &base_passes;
@@ -325,7 +328,7 @@ tt_status tt_signal_sums(const tt_view *out, const tt_view *preds, const tt_view
         }
         if (!means)
             continue;
-        const double gain = group_tt > 0.0 ? group_tp / group_tt : 0.0;
+        const double gain = group_tt + eps > 0.0 ? (group_tp + eps) / (group_tt + eps) : 0.0;
         for (int64_t r = first; r < first + group; r++) {
             const tt_view p = row_of(preds, r), t = row_of(target, r);
             const double shift[3] = {means[2 * (r - first)], means[2 * (r - first) + 1], gain};

@@ -13,12 +13,13 @@
  * [R, 4], C-contiguous. Per row r, with p', t' the row widened to double (and, when zero_mean,
  * less its own mean):
  *   out[r, 0] = sum t'^2, out[r, 1] = sum t' p', out[r, 2] = sum (p' - t')^2;
- *   out[r, 3] (when out has 4 columns) = sum (g t' - p')^2, the residual of the least-squares
- *   fit of p' by a multiple of t', where g = (sum of column 1) / (sum of column 0) over the
- *   `group` consecutive rows that row r belongs to (g = 0 unless that sum of column 0 is > 0).
- * group >= 1 must divide R (else a ValueError naming `group`). NaN and inf propagate as in the
+ *   out[r, 3] (when out has 4 columns) = sum (g t' - p')^2, the residual of the scaled target,
+ *   where g = (sum of column 1 + eps) / (sum of column 0 + eps) over the `group` consecutive
+ *   rows that row r belongs to (the least-squares gain for eps = 0; g = 0 where the denominator
+ *   is 0). group >= 1 must divide R (else a ValueError naming `group`); eps finite and >= 0
+ *   (else a ValueError naming `eps`). NaN and inf propagate as in the
  * sums; T = 0 gives zeros. */
 tt_status tt_signal_sums(const tt_view *out, const tt_view *preds, const tt_view *target,
-                         int zero_mean, int64_t group, tt_error *err);
+                         int zero_mean, int64_t group, double eps, tt_error *err);
 
 #endif /* TT_SIGNAL_SUMS_H */

@@ -2,8 +2,8 @@
 SA-SDR and their kin): per utterance, a ratio of two energies in decibels.
 
 Every one of them is a formula of a few float64 sums per utterance (the last axis is time):
-|t|^2, <t, p>, |p - t|^2 and, for the scale-invariant ones, the residual of the least-squares
-projection of p onto t, each of the signals less their means where asked. ``signal_energies``
+|t|^2, <t, p>, |p - t|^2 and, for the scale-invariant ones, the residual |alpha t - p|^2 of the
+scaled target, each of the signals less their means where asked. ``signal_energies``
 gets them in one call to the signal_sums kernel (C on CPU: up to three passes over the samples,
 no float64 copy of them; the torch reference elsewhere and wherever a gradient is wanted), and
 the formulas run on those [B]-sized sums. Every residual is summed directly, never from the
@@ -15,7 +15,7 @@ as torchmetrics adds it (so a silent target against a silent prediction is 0 dB,
 """
 
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -88,19 +88,23 @@ def centered(x: Tensor) -> Tensor:
     return x - x.mean(dim=-1, keepdim=True)
 
 
-def signal_energies(preds: Tensor, target: Tensor, zero_mean: bool, group: int = 1, residual: bool = False) -> Tensor:
-    """float64 [..., 3] (or [..., 4] with ``residual``) per utterance of ``preds``, ``target``
-    ([..., time]): (|t|^2, <t, p>, |p - t|^2[, the projection residual |g t - p|^2]), the
-    signals less their means when ``zero_mean``, g the least-squares gain of each ``group`` of
-    consecutive utterances (the signal_sums kernel's columns, csrc/API_AUDIO.md). The C kernel
-    on CPU; the torch reference's differentiable form when a gradient is wanted."""
+def signal_energies(
+    preds: Tensor, target: Tensor, zero_mean: bool, group: int = 1, eps: Optional[float] = None
+) -> Tensor:
+    """float64 [..., 3] (or [..., 4] given ``eps``) per utterance of ``preds``, ``target``
+    ([..., time]): (|t|^2, <t, p>, |p - t|^2[, |alpha t - p|^2]), the signals less their means
+    when ``zero_mean``, alpha = (<t, p> + eps) / (|t|^2 + eps) over each ``group`` of consecutive
+    utterances (the signal_sums kernel's columns, csrc/API_AUDIO.md). The C kernel on CPU; the
+    torch reference's differentiable form when a gradient is wanted."""
     lead, samples = preds.shape[:-1], preds.shape[-1]
     p, t = preds.reshape(math.prod(lead), samples), target.reshape(math.prod(lead), samples)
+    residual = eps is not None
+    gain_eps = 0.0 if eps is None else eps
     if torch.is_grad_enabled() and (p.requires_grad or t.requires_grad):
-        sums = signal_sums_of(p, t, zero_mean, group, residual)
+        sums = signal_sums_of(p, t, zero_mean, group, gain_eps, residual)
     else:
         sums = torch.empty(p.shape[0], 4 if residual else 3, dtype=F64, device=p.device)
-        signal_sums(sums, p, t, zero_mean, group)
+        signal_sums(sums, p, t, zero_mean, group, gain_eps)
     return sums.reshape(*lead, sums.shape[-1])
 
 
@@ -114,15 +118,11 @@ def snr_of(energies: Tensor, eps: float) -> Tensor:
 
 
 def si_sdr_of(energies: Tensor, eps: float) -> Tensor:
-    """SI-SDR from signal_energies' four columns: the target scaled by alpha = (<p, t> + eps) /
-    (|t|^2 + eps) against the residual |alpha t - p|^2. That residual is the least-squares one
-    (alpha's eps-free gain g = <p, t> / |t|^2, summed directly by the kernel) plus
-    (alpha - g)^2 |t|^2 = eps^2 (|t|^2 - <p, t>)^2 / (|t|^2 (|t|^2 + eps)^2): no cancellation."""
-    tt, tp, residual = energies[..., 0], energies[..., 1], energies[..., 3]
-    alpha = (tp + eps) / (tt + eps)
-    silent = tt > 0
-    offset = (eps * (tt - tp)).square() / (torch.where(silent, tt, 1.0) * (tt + eps).square())
-    return decibels(alpha.square() * tt, residual + torch.where(silent, offset, 0.0), eps)
+    """SI-SDR from signal_energies' four columns (made with this ``eps``): the target scaled by
+    alpha = (<p, t> + eps) / (|t|^2 + eps) against the residual |alpha t - p|^2."""
+    tt = energies[..., 0]
+    alpha = (energies[..., 1] + eps) / (tt + eps)
+    return decibels(alpha.square() * tt, energies[..., 3], eps)
 
 
 def snr_values(preds: Tensor, target: Tensor, eps: float, zero_mean: bool) -> Tensor:
@@ -133,13 +133,14 @@ def snr_values(preds: Tensor, target: Tensor, eps: float, zero_mean: bool) -> Te
 def si_sdr_values(preds: Tensor, target: Tensor, eps: float, zero_mean: bool) -> Tensor:
     """Scale-invariant SDR per utterance, float64: the target scaled by the least-squares gain
     alpha = <preds, target> / |target|^2 (each with eps), against the residual."""
-    return si_sdr_of(signal_energies(preds, target, zero_mean, residual=True), eps)
+    return si_sdr_of(signal_energies(preds, target, zero_mean, eps=eps), eps)
 
 
 def sa_sdr_values(preds: Tensor, target: Tensor, eps: float, scale_invariant: bool, zero_mean: bool) -> Tensor:
     """Source-aggregated SDR per mixture ([..., spk, time] -> [...]), float64: the energies of
     every speaker added before the ratio; one gain for all speakers when scale-invariant."""
-    energies = signal_energies(preds, target, zero_mean, max(1, preds.shape[-2]), scale_invariant).sum(-2)
+    energies = signal_energies(preds, target, zero_mean, max(1, preds.shape[-2]), eps if scale_invariant else None)
+    energies = energies.sum(-2)
     return si_sdr_of(energies, eps) if scale_invariant else snr_of(energies, eps)
 
 

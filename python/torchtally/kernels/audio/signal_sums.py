@@ -8,9 +8,9 @@ from torch import Tensor
 from .. import detached, host_module, ops
 
 
-def signal_sums(out: Tensor, preds: Tensor, target: Tensor, zero_mean: bool, group: int) -> None:
+def signal_sums(out: Tensor, preds: Tensor, target: Tensor, zero_mean: bool, group: int, eps: float) -> None:
     """out float64 [R, 3] (or [R, 4], with the projection residual) = per row (sum t'^2,
-    sum t' p', sum (p' - t')^2[, sum (g t' - p')^2]) (see the contract)."""
+    sum t' p', sum (p' - t')^2[, sum (g t' - p')^2], g the group's gain with eps) (see the contract)."""
     if ops.compiling():
-        return ops.signal_sums(out, detached(preds), detached(target), zero_mean, group)
-    host_module(out).signal_sums(out, detached(preds), detached(target), zero_mean, group)
+        return ops.signal_sums(out, detached(preds), detached(target), zero_mean, group, eps)
+    host_module(out).signal_sums(out, detached(preds), detached(target), zero_mean, group, eps)
