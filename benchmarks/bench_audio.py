@@ -82,6 +82,7 @@ def state_bytes(metric: Any) -> int:
 
 
 def run(library: str, cls: str, options: Dict[str, Any], data: List[Tuple[torch.Tensor, torch.Tensor]]) -> Tuple:
+    make(library, cls, options).update(*data[0])  # warm-up: first-call costs (lazy imports, caches) not timed
     metric = make(library, cls, options)
     start = time.perf_counter()
     for preds, target in data:
