@@ -28,6 +28,7 @@
 #include "kernels/perplexity.h"
 #include "kernels/ranking.h"
 #include "kernels/retrieval.h"
+#include "kernels/signal_sums.h"
 #include "kernels/simd.h"
 #include "kernels/squared_error.h"
 #include "kernels/ssim_moments.h"
@@ -212,6 +213,13 @@ static tt_status run_squared_error(const void *ctx, const tt_args *a, tt_error *
     return tt_squared_error(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
 }
 
+/* signal_sums (the audio signal metrics) has no CUDA build either. */
+static tt_status run_signal_sums(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_signal_sums(a->tensor[0], a->tensor[1], a->tensor[2], (int)a->ints[3], a->ints[4],
+                          a->floats[5], err);
+}
+
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
  * on the CPU. */
 static tt_status run_ter_sentences(const void *ctx, const tt_args *a, tt_error *err)
@@ -301,6 +309,9 @@ static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error
       {"pad_h", TT_ARG_INT}, {"pad_w", TT_ARG_INT})                                                \
     X(squared_error, "squared_error(out, x, y, bounds)", {"out", TT_ARG_OUT_TENSOR},               \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"bounds", TT_ARG_OPT_TENSOR})                   \
+    X(signal_sums, "signal_sums(out, preds, target, zero_mean, group, eps)",                       \
+      {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
+      {"zero_mean", TT_ARG_BOOL}, {"group", TT_ARG_INT}, {"eps", TT_ARG_FLOAT})                    \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

@@ -388,6 +388,15 @@ def _squared_error(out: Tensor, x: Tensor, y: Tensor, bounds: Optional[Tensor]) 
 squared_error = define_op("squared_error", "Tensor(a!) out, Tensor x, Tensor y, Tensor? bounds", _squared_error)
 
 
+def _signal_sums(out: Tensor, preds: Tensor, target: Tensor, zero_mean: bool, group: int, eps: float) -> None:
+    _host_route(out).signal_sums(out, preds, target, zero_mean, group, eps)
+
+
+signal_sums = define_op(
+    "signal_sums", "Tensor(a!) out, Tensor preds, Tensor target, bool zero_mean, int group, float eps", _signal_sums
+)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

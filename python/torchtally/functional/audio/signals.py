@@ -1,19 +1,28 @@
 """Input checks and the float64 formulas shared by the audio signal metrics (SNR, SI-SDR,
 SA-SDR and their kin): per utterance, a ratio of two energies in decibels.
 
-Every formula here takes float64 tensors and returns float64 values, one per utterance (the
-last axis is time); the functional forms cast the values to torchmetrics' result dtype, the
-classes sum them in float64. ``eps`` is the machine epsilon of the caller's input dtype, added
-to numerator and denominator as torchmetrics adds it (so a silent target against a silent
-prediction is 0 dB, not NaN).
+Every one of them is a formula of a few float64 sums per utterance (the last axis is time):
+|t|^2, <t, p>, |p - t|^2 and, for the scale-invariant ones, the residual |alpha t - p|^2 of the
+scaled target, each of the signals less their means where asked. ``signal_energies``
+gets them in one call to the signal_sums kernel (C on CPU: up to three passes over the samples,
+no float64 copy of them; the torch reference elsewhere and wherever a gradient is wanted), and
+the formulas run on those [B]-sized sums. Every residual is summed directly, never from the
+dot products, so a prediction close to its target, or signals with a large offset, lose no
+digits (the dot-product identities would). Values are float64, one per utterance; the
+functional forms cast them to torchmetrics' result dtype, the classes sum them in float64.
+``eps`` is the machine epsilon of the caller's input dtype, added to numerator and denominator
+as torchmetrics adds it (so a silent target against a silent prediction is 0 dB, not NaN).
 """
 
-from typing import Tuple
+import math
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from ...errors import ShapeError
+from ...kernels.audio.signal_sums import signal_sums
+from ...kernels.reference.signal_sums import signal_sums_of
 
 F64 = torch.float64
 
@@ -79,39 +88,60 @@ def centered(x: Tensor) -> Tensor:
     return x - x.mean(dim=-1, keepdim=True)
 
 
+def signal_energies(
+    preds: Tensor, target: Tensor, zero_mean: bool, group: int = 1, eps: Optional[float] = None
+) -> Tensor:
+    """float64 [..., 3] (or [..., 4] given ``eps``) per utterance of ``preds``, ``target``
+    ([..., time]): (|t|^2, <t, p>, |p - t|^2[, |alpha t - p|^2]), the signals less their means
+    when ``zero_mean``, alpha = (<t, p> + eps) / (|t|^2 + eps) over each ``group`` of consecutive
+    utterances (the signal_sums kernel's columns, csrc/API_AUDIO.md). The C kernel on CPU; the
+    torch reference's differentiable form when a gradient is wanted."""
+    lead, samples = preds.shape[:-1], preds.shape[-1]
+    p, t = preds.reshape(math.prod(lead), samples), target.reshape(math.prod(lead), samples)
+    residual = eps is not None
+    gain_eps = 0.0 if eps is None else eps
+    if torch.is_grad_enabled() and (p.requires_grad or t.requires_grad):
+        sums = signal_sums_of(p, t, zero_mean, group, gain_eps, residual)
+    else:
+        sums = torch.empty(p.shape[0], 4 if residual else 3, dtype=F64, device=p.device)
+        signal_sums(sums, p, t, zero_mean, group, gain_eps)
+    return sums.reshape(*lead, sums.shape[-1])
+
+
 def decibels(numerator: Tensor, denominator: Tensor, eps: float) -> Tensor:
     return 10.0 * torch.log10((numerator + eps) / (denominator + eps))
 
 
+def snr_of(energies: Tensor, eps: float) -> Tensor:
+    """10 log10(|t|^2 / |t - p|^2) from signal_energies' columns."""
+    return decibels(energies[..., 0], energies[..., 2], eps)
+
+
+def si_sdr_of(energies: Tensor, eps: float) -> Tensor:
+    """SI-SDR from signal_energies' four columns (made with this ``eps``): the target scaled by
+    alpha = (<p, t> + eps) / (|t|^2 + eps) against the residual |alpha t - p|^2."""
+    tt = energies[..., 0]
+    alpha = (energies[..., 1] + eps) / (tt + eps)
+    return decibels(alpha.square() * tt, energies[..., 3], eps)
+
+
 def snr_values(preds: Tensor, target: Tensor, eps: float, zero_mean: bool) -> Tensor:
     """10 log10(|target|^2 / |target - preds|^2) per utterance, float64."""
-    p, t = preds.to(F64), target.to(F64)
-    if zero_mean:
-        p, t = centered(p), centered(t)
-    return decibels(t.square().sum(-1), (t - p).square().sum(-1), eps)
+    return snr_of(signal_energies(preds, target, zero_mean), eps)
 
 
 def si_sdr_values(preds: Tensor, target: Tensor, eps: float, zero_mean: bool) -> Tensor:
     """Scale-invariant SDR per utterance, float64: the target scaled by the least-squares gain
     alpha = <preds, target> / |target|^2 (each with eps), against the residual."""
-    p, t = preds.to(F64), target.to(F64)
-    if zero_mean:
-        p, t = centered(p), centered(t)
-    alpha = ((p * t).sum(-1, keepdim=True) + eps) / (t.square().sum(-1, keepdim=True) + eps)
-    scaled = alpha * t
-    return decibels(scaled.square().sum(-1), (scaled - p).square().sum(-1), eps)
+    return si_sdr_of(signal_energies(preds, target, zero_mean, eps=eps), eps)
 
 
 def sa_sdr_values(preds: Tensor, target: Tensor, eps: float, scale_invariant: bool, zero_mean: bool) -> Tensor:
     """Source-aggregated SDR per mixture ([..., spk, time] -> [...]), float64: the energies of
     every speaker added before the ratio; one gain for all speakers when scale-invariant."""
-    p, t = preds.to(F64), target.to(F64)
-    if zero_mean:
-        p, t = centered(p), centered(t)
-    if scale_invariant:
-        alpha = ((p * t).sum((-2, -1), keepdim=True) + eps) / (t.square().sum((-2, -1), keepdim=True) + eps)
-        t = alpha * t
-    return decibels(t.square().sum((-2, -1)), (t - p).square().sum((-2, -1)), eps)
+    energies = signal_energies(preds, target, zero_mean, max(1, preds.shape[-2]), eps if scale_invariant else None)
+    energies = energies.sum(-2)
+    return si_sdr_of(energies, eps) if scale_invariant else snr_of(energies, eps)
 
 
 def complex_as_real(name: str, value: object) -> object:

@@ -22,6 +22,7 @@ from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
 from .retrieval import retrieval_order, retrieval_scores
+from .signal_sums import signal_sums
 from .squared_error import squared_error
 from .ssim_moments import ssim_moments
 from .surface_distance import surface_distance
@@ -58,4 +59,5 @@ __all__ = [
     "retrieval_order",
     "ssim_moments",
     "squared_error",
+    "signal_sums",
 ]
