@@ -1,6 +1,7 @@
 """A lost rank is always named, and where it was lost, without the store:
 
-* rank 0, which hosts the TCPStore, dies before its first sync: the survivors name it;
+* rank 0, which hosts the TCPStore, dies before its first sync: the survivors name it, also
+  where no rank shares its node (the store's refused port says its process is gone);
 * rank 0 fails with the others and exits at once (taking the store with it) before a slower
   survivor's sync has failed: that survivor still names the rank that stayed away, not rank 0;
 * after a completed header, one rank stops (SIGSTOP) inside its data all_reduce and another
@@ -64,6 +65,32 @@ def test_store_host_dying_before_the_first_sync_is_named():
         assert "rank(s) [0] did not reach this sync" in out["error"]
         assert out["stage"] == "header"
         assert out["seconds"] < TIMEOUT_S + 10
+
+
+def store_host_dies_on_another_node(rank, world_size):
+    """As if each rank ran on a node of its own (no shared node registry): rank 0, which hosts
+    the store, exits before its first sync; rank 2 stays away in other code. Rank 1 can read no
+    address from the dead store, but the store's refused port names rank 0."""
+    os.environ.update(LOCAL_RANK="0", LOCAL_WORLD_SIZE="1")
+    dist.barrier()
+    coll = _metrics()
+    coll.update(torch.tensor([float(rank)]))
+    if rank == 0:
+        os._exit(3)
+    if rank == 2:
+        time.sleep(2 * TIMEOUT_S + 6)  # away until rank 1 has given up
+        return "stayed away"
+    return _failed_compute(coll)
+
+
+def test_store_host_dying_on_another_node_is_named():
+    died, out, away = run_distributed(store_host_dies_on_another_node, 3, timeout=120, return_exceptions=True)
+    assert isinstance(died, RankDied) and died.exitcode == 3
+    assert away == "stayed away"
+    assert out["missing"] == [0], out
+    assert out["lost_at"][0].startswith("did not reach this sync (its process is gone: it hosted the store"), out
+    assert "rank(s) [2] could not be asked" in out["error"], out  # alive, but nothing knows its address
+    assert out["seconds"] < TIMEOUT_S + 10
 
 
 def early_leaver_and_late_survivor(rank, world_size, report_path):

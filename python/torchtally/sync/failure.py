@@ -59,7 +59,7 @@ def how_lost(answer: rollcall.Answer, sync_id: int, my_stage: str) -> Optional[s
     if answer.kind == "never":
         return "did not reach this sync (it never started one: no address registered on its node or in the store)"
     why = (
-        _GONE
+        (f"its process is gone: {answer.detail}" if answer.detail == rollcall.STORE_HOST_GONE else _GONE)
         if answer.kind == "gone"
         else f"{_NO_ANSWER} ({answer.detail})"
         if answer.detail != "no answer"

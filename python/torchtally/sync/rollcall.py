@@ -240,14 +240,47 @@ def roll_call(
             out[r] = Answer("present", sync_id, heard[r], FAILED)
         elif r not in _book:
             never = r in node_ranks() or (store_read and r not in _book)
-            out[r] = (
-                Answer("never", detail="no address registered")
-                if never
-                else Answer("unknown", detail="no address known")
-            )
+            if never:
+                out[r] = Answer("never", detail="no address registered")
+            elif not store_read and r == _store_host_rank() and _refused(_store_address(), grace_s):
+                out[r] = Answer("gone", detail=STORE_HOST_GONE)
+            else:
+                out[r] = Answer("unknown", detail="no address known")
         else:
             out[r] = _classify(answers.get(r), r, sync_id)
     return out
+
+
+STORE_HOST_GONE = "it hosted the store, whose port now refuses connections"
+
+
+def _store_host_rank() -> Optional[int]:
+    """The global rank whose process hosts the default store: rank 0 under env:// (MASTER_ADDR,
+    MASTER_PORT), unless torchrun's agent hosts it (then no rank's death closes it)."""
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true" or _store_address() is None:
+        return None
+    return 0
+
+
+def _store_address() -> Optional[Tuple[str, int]]:
+    try:
+        return os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    except (KeyError, ValueError):
+        return None
+
+
+def _refused(address: Optional[Tuple[str, int]], wait_s: float) -> bool:
+    """Whether a TCP connection to ``address`` is refused (its host is up, nothing listens: the
+    process that listened is gone), as opposed to accepted or unanswered."""
+    if address is None:
+        return False
+    try:
+        with socket.create_connection(address, timeout=wait_s):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
 
 
 def _behind(answer: Optional[Tuple[str, Any]], sync_id: int) -> bool:
