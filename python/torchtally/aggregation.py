@@ -13,6 +13,8 @@ RunningSum 0, MeanMetric and RunningMean NaN, MinMetric +inf, MaxMetric -inf, Ca
 
 Deliberate differences from torchmetrics:
 
+* a finite total that does not fit the results' dtype (1e300 in float32) raises ValueError at
+  compute, saying to call ``set_dtype(torch.float64)`` (torchmetrics returns inf);
 * a weight that is negative or infinite is a ValueError (the "mean" would not be a mean);
 * with ``nan_strategy="disable"`` MeanMetric keeps the weights (torchmetrics drops them);
 * with a float ``nan_strategy`` and a weight broadcast to the values (a number, or a smaller
@@ -53,10 +55,19 @@ _INT64_MAX = 2**63 - 1
 _MAX_BATCH_SIZE = 2**53
 
 
-def _as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
-    """A single-element result as a 0-d tensor (torchmetrics squeezes those), in ``dtype``."""
-    value = value.to(dtype)
-    return value.reshape(()) if value.numel() == 1 else value
+def _as_result(value: Tensor, metric: Metric) -> Tensor:
+    """A single-element result as a 0-d tensor (torchmetrics squeezes those), in the metric's
+    dtype; ValueError where a finite float64 value would become infinite in it (1e300 in
+    float32): a silent inf is never a result."""
+    out = value.to(metric.dtype)
+    if not bool(torch.isfinite(out).all()):
+        lost = torch.isfinite(value) & ~torch.isfinite(out)
+        if bool(lost.any()):
+            raise ValueError(
+                f"{type(metric).__name__}: the result {float(value[lost].reshape(-1)[0]):g} does not fit "
+                f"{metric.dtype}, the metric's dtype; call set_dtype(torch.float64) before compute()"
+            )
+    return out.reshape(()) if out.numel() == 1 else out
 
 
 class BaseAggregator(Metric):
@@ -147,7 +158,7 @@ class SumMetric(_Aggregator):
         self.value_sum += v.sum()
 
     def compute(self) -> Tensor:
-        return _as_result(self.value_sum, self.dtype)
+        return _as_result(self.value_sum, self)
 
 
 class MeanMetric(_Aggregator):
@@ -174,7 +185,7 @@ class MeanMetric(_Aggregator):
         self.weight_sum += weight_sum
 
     def compute(self) -> Tensor:
-        return _as_result(self.weighted_sum / self.weight_sum, self.dtype)
+        return _as_result(self.weighted_sum / self.weight_sum, self)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
@@ -203,7 +214,7 @@ class _Extreme(_Aggregator):
                 self.extreme = torch.maximum(self.extreme, v.amax())
 
     def compute(self) -> Tensor:
-        return _as_result(self.extreme, self.dtype)
+        return _as_result(self.extreme, self)
 
 
 class MinMetric(_Extreme):
@@ -235,8 +246,9 @@ class CatMetric(_Aggregator):
     ranks rank 0's values come first, then rank 1's, ... Values keep their shape after dim 0,
     which must be the same for every value (a single value comes back 0-d, as torchmetrics).
     Stored in the dtype of the results when the metric was made. Difference from torchmetrics:
-    over no values the result is an empty tensor (torchmetrics returns an empty list), and values
-    whose shapes after dim 0 differ raise ValueError at the update (torchmetrics at compute).
+    over no values the result is an empty tensor (torchmetrics returns an empty list), values
+    whose shapes after dim 0 differ raise ValueError at the update (torchmetrics at compute), and
+    so does a finite value too large for the storage dtype (torchmetrics stores it as inf).
 
         >>> import torch
         >>> from torchtally.aggregation import CatMetric
@@ -274,7 +286,10 @@ class CatMetric(_Aggregator):
                     f"got {list(v.shape)}"
                 )
             new_shape = row
-        self.append_state("values", v.reshape(-1).to(self._stored_dtype))
+        stored = v.reshape(-1).to(self._stored_dtype)
+        if not bool(torch.isfinite(stored).all()):
+            _check_storable(v, stored)
+        self.append_state("values", stored)
         if new_shape is not None:
             self.value_shape = torch.tensor(new_shape, dtype=torch.int64, device=shape_state.device)
             self._shape_seen = (self.value_shape, new_shape)
@@ -303,7 +318,18 @@ class CatMetric(_Aggregator):
 
     def compute(self) -> Tensor:
         shape = tuple(self.value_shape.tolist())[1:]
-        return _as_result(self.values.reshape((-1,) + shape), self.dtype)
+        return _as_result(self.values.reshape((-1,) + shape), self)
+
+
+def _check_storable(values: Tensor, stored: Tensor) -> None:
+    """ValueError where a finite value became infinite in CatMetric's storage dtype."""
+    lost = torch.isfinite(values.reshape(-1)) & ~torch.isfinite(stored)
+    if bool(lost.any()):
+        flat = int(lost.nonzero()[0, 0])
+        raise ValueError(
+            f"value: the value {float(values.reshape(-1)[flat]):g} at flat index {flat} does not fit the "
+            f"{stored.dtype} the values are stored in; make the metric while torch's default dtype is float64"
+        )
 
 
 class _RunningWindow(_Aggregator):
@@ -363,7 +389,7 @@ class RunningMean(_RunningWindow):
         self._store(*agg_update.weighted_totals(*self._values(value, weight)))
 
     def compute(self) -> Tensor:
-        return _as_result(self.window_sums.sum() / self.window_weights.sum(), self.dtype)
+        return _as_result(self.window_sums.sum() / self.window_weights.sum(), self)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
@@ -396,7 +422,7 @@ class RunningSum(_RunningWindow):
         self._store(v.sum())
 
     def compute(self) -> Tensor:
-        return _as_result(self.window_sums.sum(), self.dtype)
+        return _as_result(self.window_sums.sum(), self)
 
 
 class AverageLoss(_Aggregator):
