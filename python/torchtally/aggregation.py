@@ -286,10 +286,10 @@ class CatMetric(_Aggregator):
                     f"got {list(v.shape)}"
                 )
             new_shape = row
-        stored = v.reshape(-1).to(self._stored_dtype)
-        if not bool(torch.isfinite(stored).all()):
-            _check_storable(v, stored)
-        self.append_state("values", stored)
+        flat = v.reshape(-1).to(self._stored_dtype)
+        if not bool(torch.isfinite(flat).all()):
+            _check_storable(v, flat)
+        self.append_state("values", flat)
         if new_shape is not None:
             self.value_shape = torch.tensor(new_shape, dtype=torch.int64, device=shape_state.device)
             self._shape_seen = (self.value_shape, new_shape)
