@@ -12,7 +12,9 @@
 #   3. benchmarks the classification collection's update at batch 1e6 x 1000 against torchmetrics
 #      and the torch reference, with the achieved bandwidth next to the copy and read bandwidth
 #      measured in the same run, and the host synchronisations per update of every kernel family
-#      (benchmarks/gpu_check_bench.py).
+#      (benchmarks/gpu_check_bench.py),
+#   4. counts the host synchronisations of one update of every class of the catalogue on the GPU
+#      (benchmarks/gpu_catalogue_syncs.py): which updates still wait for the host.
 # Everything goes to benchmarks/_out/gpu_check.md (and the full log to gpu_check.log); with
 # --write-results that report also replaces the "GPU" section of benchmarks/RESULTS.md.
 #
@@ -134,6 +136,14 @@ else
     { echo; echo "### Benchmark"; echo; echo "**failed or timed out** (see $LOG):"; echo '```'; tail -15 "$LOG"; echo '```'; } >> "$REPORT"
 fi
 
+# -- 4. which classes of the catalogue still synchronise per update -------------------------------
+say "== host synchronisations per update, every class of the catalogue"
+if timeout 150 "$PY" benchmarks/gpu_catalogue_syncs.py --out "$OUTDIR/gpu_syncs.md" >> "$LOG" 2>&1; then
+    { echo; echo "### Host synchronisations per update, every class of the catalogue"; echo; cat "$OUTDIR/gpu_syncs.md"; } >> "$REPORT"
+else
+    { echo; echo "### Host synchronisations per class"; echo; echo "**failed or timed out** (see $LOG)"; } >> "$REPORT"
+fi
+
 ELAPSED=$(( $(date +%s) - START ))
 printf '\nWhole check: %s s.\n' "$ELAPSED" >> "$REPORT"
 say "== done in ${ELAPSED}s: $REPORT"
@@ -152,5 +162,6 @@ fi
 if [ -n "$RETURN_DIR" ] && [ -d "$RETURN_DIR" ]; then
     cp "$REPORT" "$LOG" "$OUTDIR/gpu_tests.txt" benchmarks/RESULTS.md "$RETURN_DIR"/ 2>/dev/null
     [ -f "$OUTDIR/gpu_bench.md" ] && cp "$OUTDIR/gpu_bench.md" "$RETURN_DIR"/
+    [ -f "$OUTDIR/gpu_syncs.md" ] && cp "$OUTDIR/gpu_syncs.md" "$RETURN_DIR"/
 fi
 [ $TEST_RC -eq 0 ]
