@@ -126,8 +126,9 @@ class Engine:
 
     def refuse_direct_updates(self) -> None:
         """The wrapped metrics' own states stay empty (the wrapper holds theirs and restores
-        them after every call): one that holds data was updated directly (``wrapper.metrics[0]
-        .update(...)``), or was wrapped after updates; those would silently not count."""
+        them after every call): one that holds data was updated directly
+        (``bootstrapper.metrics[0].update(...)``), or was wrapped after updates; those would
+        silently not count, so RuntimeError."""
         for m in self.members:
             if m.hold_states().updated:
                 raise RuntimeError(
