@@ -14,9 +14,11 @@
 #include "kernels/binned_finish.h"
 #include "kernels/box_overlap.h"
 #include "kernels/calibration.h"
+#include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
 #include "kernels/confmat.h"
+#include "kernels/contingency.h"
 #include "kernels/eed.h"
 #include "kernels/finish.h"
 #include "kernels/levenshtein.h"
@@ -212,6 +214,19 @@ static tt_status run_squared_error(const void *ctx, const tt_args *a, tt_error *
     return tt_squared_error(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
 }
 
+/* contingency_rows and cluster_moments (the clustering metrics) have no CUDA build either. */
+static tt_status run_contingency_rows(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_contingency_rows(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                               err);
+}
+
+static tt_status run_cluster_moments(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_cluster_moments(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                              err);
+}
+
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
  * on the CPU. */
 static tt_status run_ter_sentences(const void *ctx, const tt_args *a, tt_error *err)
@@ -301,6 +316,12 @@ static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error
       {"pad_h", TT_ARG_INT}, {"pad_w", TT_ARG_INT})                                                \
     X(squared_error, "squared_error(out, x, y, bounds)", {"out", TT_ARG_OUT_TENSOR},               \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"bounds", TT_ARG_OPT_TENSOR})                   \
+    X(contingency_rows, "contingency_rows(out, size, table, preds, target)",                       \
+      {"out", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"table", TT_ARG_OPT_TENSOR},       \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(cluster_moments, "cluster_moments(out, size, block, data, labels)",                          \
+      {"out", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"block", TT_ARG_TENSOR},           \
+      {"data", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR})                                          \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

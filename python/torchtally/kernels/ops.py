@@ -388,6 +388,24 @@ def _squared_error(out: Tensor, x: Tensor, y: Tensor, bounds: Optional[Tensor]) 
 squared_error = define_op("squared_error", "Tensor(a!) out, Tensor x, Tensor y, Tensor? bounds", _squared_error)
 
 
+def _contingency_rows(out: Tensor, size: Tensor, table: Optional[Tensor], preds: Tensor, target: Tensor) -> None:
+    _host_route(out).contingency_rows(out, size, table, preds, target)
+
+
+contingency_rows = define_op(
+    "contingency_rows", "Tensor(a!) out, Tensor(b!) size, Tensor? table, Tensor preds, Tensor target", _contingency_rows
+)
+
+
+def _cluster_moments(out: Tensor, size: Tensor, block: Tensor, data: Tensor, labels: Tensor) -> None:
+    _host_route(out).cluster_moments(out, size, block, data, labels)
+
+
+cluster_moments = define_op(
+    "cluster_moments", "Tensor(a!) out, Tensor(b!) size, Tensor block, Tensor data, Tensor labels", _cluster_moments
+)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

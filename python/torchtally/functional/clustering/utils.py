@@ -18,11 +18,16 @@ from typing import Sequence, Tuple
 import torch
 from torch import Tensor
 
+from ...kernels.clustering import folded_contingency
+
 __all__ = [
     "AVERAGE_METHODS",
     "check_average_method",
     "check_cluster_labels",
+    "check_intrinsic",
+    "check_intrinsic_shapes",
     "contingency_rows",
+    "fold_contingency",
     "merge_contingency",
     "marginals",
     "entropy_of_counts",
@@ -73,22 +78,14 @@ def check_cluster_labels(preds: object, target: object) -> Tuple[Tensor, Tensor]
     return p, t
 
 
-def _grouped(pred: Tensor, target: Tensor, counts: Tensor) -> Tensor:
-    """Rows (pred, target, summed count) per distinct key, sorted by (pred, target)."""
-    if pred.numel() == 0:
-        return torch.zeros(EMPTY_TABLE_SHAPE, dtype=I64, device=pred.device)
-    up, ip = torch.unique(pred, return_inverse=True)
-    ut, it = torch.unique(target, return_inverse=True)
-    # (pred index, target index) as one int64 key: at most distinct preds x distinct targets < N^2
-    key = ip * ut.numel() + it
-    uk, inverse = torch.unique(key, return_inverse=True)
-    summed = torch.zeros(uk.numel(), dtype=I64, device=pred.device).index_add_(0, inverse, counts)
-    return torch.stack((up[uk // ut.numel()], ut[uk % ut.numel()], summed), dim=1)
-
-
 def contingency_rows(preds: Tensor, target: Tensor) -> Tensor:
     """The sparse contingency table of one batch of checked labels: [K, 3] int64."""
-    return _grouped(preds, target, torch.ones_like(preds))
+    return folded_contingency(None, preds, target)
+
+
+def fold_contingency(table: Tensor, preds: Tensor, target: Tensor) -> Tensor:
+    """``table`` with one batch of checked labels counted in (one kernel call)."""
+    return folded_contingency(table, preds, target)
 
 
 def merge_contingency(tables: Sequence[Tensor]) -> Tensor:
@@ -96,8 +93,10 @@ def merge_contingency(tables: Sequence[Tensor]) -> Tensor:
     held = [t for t in tables if t.numel()]
     if not held:
         return tables[0].clone()
-    rows = torch.cat(held) if len(held) > 1 else held[0]
-    return _grouped(rows[:, 0], rows[:, 1], rows[:, 2])
+    if len(held) == 1:
+        return held[0].clone()
+    empty = held[0].new_zeros(0)
+    return folded_contingency(torch.cat(held), empty, empty)
 
 
 def check_table(name: str, table: Tensor) -> None:
@@ -188,6 +187,17 @@ def default_dtype() -> torch.dtype:
 def check_intrinsic(data: object, labels: object, features: int = -1) -> Tuple[Tensor, Tensor]:
     """data [N, D] floating and finite (``features``: the D it must have, -1 any), labels [N]
     integer, on one device: as float64 and int64."""
+    x, lab = check_intrinsic_shapes(data, labels, features)
+    x = x.to(F64)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("data: expected finite values, got NaN or inf")
+    return x, lab
+
+
+def check_intrinsic_shapes(data: object, labels: object, features: int = -1) -> Tuple[Tensor, Tensor]:
+    """check_intrinsic's checks of types, shapes and devices, without the float64 copy and the
+    finiteness check (which the cluster_moments kernel makes as it reads): data detached as it
+    came, labels as int64."""
     if not isinstance(data, Tensor):
         raise TypeError(f"data: expected a torch.Tensor, got {type(data).__name__}")
     if not data.is_floating_point():
@@ -201,10 +211,7 @@ def check_intrinsic(data: object, labels: object, features: int = -1) -> Tuple[T
         raise ValueError(f"labels: expected {data.shape[0]} labels, one per row of data, got {lab.shape[0]}")
     if lab.device != data.device:
         raise ValueError(f"labels: expected a tensor on {data.device}, where data is, got one on {lab.device}")
-    x = data.detach().to(F64)
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError("data: expected finite values, got NaN or inf")
-    return x, lab
+    return data.detach(), lab
 
 
 def check_cluster_count(clusters: int, samples: int) -> None:
