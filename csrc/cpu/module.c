@@ -214,7 +214,8 @@ static tt_status run_squared_error(const void *ctx, const tt_args *a, tt_error *
     return tt_squared_error(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
 }
 
-/* contingency_rows and cluster_moments (the clustering metrics) have no CUDA build either. */
+/* contingency_rows, cluster_moments and cluster_distances (the clustering metrics) have no CUDA
+ * build either. */
 static tt_status run_contingency_rows(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_contingency_rows(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
@@ -225,6 +226,12 @@ static tt_status run_cluster_moments(const void *ctx, const tt_args *a, tt_error
 {
     return tt_cluster_moments(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
                               err);
+}
+
+static tt_status run_cluster_distances(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_cluster_distances(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                                a->tensor[4], a->floats[5], err);
 }
 
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
@@ -322,6 +329,9 @@ static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error
     X(cluster_moments, "cluster_moments(out, size, block, data, labels)",                          \
       {"out", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"block", TT_ARG_TENSOR},           \
       {"data", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR})                                          \
+    X(cluster_distances, "cluster_distances(out, data, labels, keys, centroids, p)",               \
+      {"out", TT_ARG_OUT_TENSOR}, {"data", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},              \
+      {"keys", TT_ARG_TENSOR}, {"centroids", TT_ARG_TENSOR}, {"p", TT_ARG_FLOAT})                  \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

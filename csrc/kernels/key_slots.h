@@ -14,6 +14,7 @@
 #ifndef TT_KEY_SLOTS_H
 #define TT_KEY_SLOTS_H
 
+#include <assert.h>
 #include <stdint.h>
 
 #include "core/view.h"
@@ -51,6 +52,7 @@ static inline int64_t tt_key_slot(tt_key_slots *m, int64_t a, int64_t b)
     if (m->dense) {
         const int64_t s = (int64_t)(((uint64_t)a - (uint64_t)m->amin) * m->width +
                                     ((uint64_t)b - (uint64_t)m->bmin));
+        assert(s >= 0 && s < m->slots); /* the key lies in the ranges given to init */
         m->used[s] = 1;
         return s;
     }

@@ -252,3 +252,86 @@ def test_moments_bad_input_raises_naming_the_argument_with_out_untouched(impl, c
         impl.cluster_moments(*args)
     assert str(info.value).startswith(f"{name}:"), str(info.value)
     assert same_bits(args[0], before[0]) and same_bits(args[1], before[1])
+
+
+# -- cluster_distances -------------------------------------------------------------------------
+
+
+def expected_distances(data, labels, keys, centroids, p):
+    index = torch.searchsorted(keys, labels.long())
+    dist = torch.linalg.vector_norm(data.double() - centroids[index], ord=p, dim=1)
+    sums = torch.zeros(keys.numel(), dtype=F64).index_add_(0, index, dist)
+    most = torch.zeros(keys.numel(), dtype=F64).scatter_reduce_(0, index, dist, "amax")
+    return torch.stack((sums, most), 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(0, 2500),
+    d=st.integers(1, 9),
+    k=st.integers(1, 12),
+    p=st.sampled_from([2.0, 1.0, 0.0, 3.0, 0.5, float("inf")]),
+    offset=st.sampled_from([0, -7, 2**50]),
+    seed=st.integers(0, 2**16),
+)
+def test_distances_c_equals_the_reference_and_vector_norm(n, d, k, p, offset, seed):
+    g = torch.Generator().manual_seed(seed)
+    keys = torch.sort(torch.randperm(50, generator=g)[:k]).values + offset
+    labels = keys[torch.randint(0, k, (n,), generator=g)]
+    data = torch.randn(n, d, generator=g)
+    data[::7, 0] = 0.0  # some coordinates equal to the centroid's (p = 0 counts them out)
+    centroids = torch.randn(k, d, generator=g, dtype=F64)
+    centroids[0, 0] = 0.0
+    want = expected_distances(data, labels, keys, centroids, p)
+    for name in ("c", "reference"):
+        out = torch.zeros(k, 2, dtype=F64)
+        kernels(name).cluster_distances(out, data, labels, keys, centroids, p)
+        torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_distances_every_dtype_strided_and_accumulated(impl, dtype):
+    g = torch.Generator().manual_seed(6)
+    data = torch.randn(3000, 6, generator=g).to(dtype)[::2, ::2]
+    labels = torch.randint(0, 4, (3000,), generator=g)[::2].to(torch.int32)
+    keys = torch.arange(4)
+    centroids = torch.randn(4, 6, generator=g, dtype=F64)[:, 1::2]
+    out = torch.zeros(4, 2, dtype=F64)
+    impl.cluster_distances(out, data, labels, keys, centroids, 2.0)
+    impl.cluster_distances(out, data[:10], labels[:10], keys, centroids, 2.0)  # sums add, maxima stay
+    want = expected_distances(data, labels, keys, centroids, 2.0)
+    want[:, 0] += expected_distances(data[:10], labels[:10], keys, centroids, 2.0)[:, 0]
+    torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)
+    empty = torch.zeros(4, 2, dtype=F64)
+    impl.cluster_distances(empty, data[:0], labels[:0], keys, centroids, 2.0)
+    assert not empty.any()
+
+
+DISTANCES_BAD = [
+    (lambda a: a.__setitem__(0, torch.zeros(2, 2)), TypeError, "out"),
+    (lambda a: a.__setitem__(0, torch.zeros(3, 2, dtype=F64)), ValueError, "out"),
+    (lambda a: a.__setitem__(1, a[1].long()), TypeError, "data"),
+    (lambda a: a[1].__setitem__((1, 1), float("nan")), ValueError, "data"),
+    (lambda a: a[1].__setitem__((3, 0), float("-inf")), ValueError, "data"),
+    (lambda a: a.__setitem__(2, a[2].float()), TypeError, "labels"),
+    (lambda a: a.__setitem__(2, torch.tensor([0, 5, 5, 0])), ValueError, "labels"),  # 0 is no key
+    (lambda a: a.__setitem__(2, a[2][:-1]), ValueError, "labels"),
+    (lambda a: a.__setitem__(3, torch.tensor([7, 5])), ValueError, "keys"),
+    (lambda a: a.__setitem__(3, torch.tensor([5, 7], dtype=torch.int32)), TypeError, "keys"),
+    (lambda a: a.__setitem__(4, a[4].float()), TypeError, "centroids"),
+    (lambda a: a.__setitem__(4, a[4][:, :1]), ValueError, "centroids"),
+    (lambda a: a.__setitem__(5, -1.0), ValueError, "p"),
+    (lambda a: a.__setitem__(5, float("nan")), ValueError, "p"),
+]
+
+
+@pytest.mark.parametrize("change,error,name", DISTANCES_BAD)
+def test_distances_bad_input_raises_naming_the_argument_with_out_untouched(impl, change, error, name):
+    args = [torch.full((2, 2), 9.0, dtype=F64), torch.randn(4, 2), torch.tensor([5, 7, 7, 5]), torch.tensor([5, 7])]
+    args += [torch.randn(2, 2, dtype=F64), 2.0]
+    change(args)
+    before = args[0].clone()
+    with pytest.raises(error) as info:
+        impl.cluster_distances(*args)
+    assert str(info.value).startswith(f"{name}:"), str(info.value)
+    assert same_bits(args[0], before)

@@ -1,10 +1,13 @@
 """Route of the clustering kernels (csrc/API_CLUSTERING.md): ``contingency_rows`` (the label
-metrics' sparse contingency table) and ``cluster_moments`` (CalinskiHarabaszScore's per-cluster
-moments). The C core for CPU tensors, the torch reference (kernels/reference/clustering.py)
-elsewhere; a custom op inside torch.compile.
+metrics' sparse contingency table), ``cluster_moments`` (per-cluster count, mean and M2:
+CalinskiHarabaszScore's state, the centroids of DaviesBouldinScore and DunnIndex) and
+``cluster_distances`` (the distances of samples to their centroids, those two scores' spreads).
+The C core for CPU tensors, the torch reference (kernels/reference/clustering.py) elsewhere; a
+custom op inside torch.compile.
 
-Both write a data-dependent number of rows: the caller gives ``out`` room for the most there can
-be and reads how many were written from ``size``; ``folded_*`` do that and return the rows.
+The first two write a data-dependent number of rows: the caller gives ``out`` room for the most
+there can be and reads how many were written from ``size``; ``folded_*`` do that and return the
+rows.
 """
 
 from typing import Optional
@@ -30,6 +33,14 @@ def cluster_moments(out: Tensor, size: Tensor, block: Tensor, data: Tensor, labe
     if ops.compiling():
         return ops.cluster_moments(out, size, block, data, labels)
     host_module(out).cluster_moments(out, size, block, detached(data), labels)
+
+
+def cluster_distances(out: Tensor, data: Tensor, labels: Tensor, keys: Tensor, centroids: Tensor, p: float) -> None:
+    """out[:, 0] += per cluster the sum, out[:, 1] = max with the max of the p-norm distances of
+    its samples to its centroid (keys: the sorted cluster labels, centroids [K, D] float64)."""
+    if ops.compiling():
+        return ops.cluster_distances(out, data, labels, keys, centroids, p)
+    host_module(out).cluster_distances(out, detached(data), labels, keys, centroids, p)
 
 
 def _trimmed(out: Tensor, used: int) -> Tensor:

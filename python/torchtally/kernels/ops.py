@@ -406,6 +406,17 @@ cluster_moments = define_op(
 )
 
 
+def _cluster_distances(out: Tensor, data: Tensor, labels: Tensor, keys: Tensor, centroids: Tensor, p: float) -> None:
+    _host_route(out).cluster_distances(out, data, labels, keys, centroids, p)
+
+
+cluster_distances = define_op(
+    "cluster_distances",
+    "Tensor(a!) out, Tensor data, Tensor labels, Tensor keys, Tensor centroids, float p",
+    _cluster_distances,
+)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

@@ -9,7 +9,7 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 from .binned import binned_update
 from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
-from .clustering import cluster_moments, contingency_rows
+from .clustering import cluster_distances, cluster_moments, contingency_rows
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
@@ -61,4 +61,5 @@ __all__ = [
     "squared_error",
     "contingency_rows",
     "cluster_moments",
+    "cluster_distances",
 ]

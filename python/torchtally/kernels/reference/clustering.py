@@ -142,3 +142,47 @@ def cluster_moments(out, size, block, data, labels, /) -> None:
     result = torch.cat((torch.tensor([float(d)], dtype=F64, device=x.device), torch.cat((head, centre), 1).reshape(-1)))
     out[: result.numel()] = result
     size.fill_(result.numel())
+
+
+def cluster_distances(out, data, labels, keys, centroids, p, /) -> None:
+    """out[:, 0] += per cluster the sum, out[:, 1] = max(out[:, 1], the max) of the p-norm
+    distances of its samples to its centroid."""
+    chk.no_meta(("data", data), ("labels", labels), ("keys", keys), ("centroids", centroids))
+    out = chk.tensor("out", out)
+    data = chk.scores("data", data, out, "a floating tensor [N, D]", lambda s: len(s) == 2)
+    labels = chk.labels("labels", labels, out, "an integer or bool tensor of labels [N]", lambda s: len(s) == 1)
+    if labels.shape[0] != data.shape[0]:
+        raise ValueError(f"labels: expected {data.shape[0]} labels, one per row of data, got {labels.shape[0]}")
+    keys = chk.tensor("keys", keys)
+    if keys.dtype != I64 or keys.dim() != 1:
+        chk.fail("keys", keys, "int64 cluster labels [K]", keys.dtype == I64)
+    chk.same_device("keys", keys, out)
+    k, d = keys.shape[0], data.shape[1]
+    centroids = chk.tensor("centroids", centroids)
+    if centroids.dtype != F64 or centroids.shape != (k, d):
+        chk.fail("centroids", centroids, f"float64 [{k}, {d}] (keys x features of data)", centroids.dtype == F64)
+    chk.same_device("centroids", centroids, out)
+    p = chk.float_value("p", p)
+    if not p >= 0:
+        raise ValueError(f"p: expected p >= 0 or inf, got {p:g}")
+    expected = f"float64 [{k}, 2]"
+    out = chk.output("out", out, F64, expected, (2,))
+    if out.shape != (k, 2):
+        raise ValueError(f"out: expected {expected}, got {chk.describe(out)}")
+    if k > 1 and bool((keys[1:] <= keys[:-1]).any()):
+        at = int(torch.nonzero(keys[1:] <= keys[:-1])[0]) + 1
+        raise ValueError(f"keys: expected strictly increasing labels, got {int(keys[at])} after {int(keys[at - 1])}")
+    lab = labels.to(I64)
+    index = torch.searchsorted(keys, lab).clamp(max=max(k - 1, 0))
+    missing = (index >= k) | (keys[index] != lab) if k else torch.ones_like(lab, dtype=torch.bool)
+    if bool(missing.any()):
+        at = int(torch.nonzero(missing)[0])
+        raise ValueError(f"labels: label {int(lab[at])} (sample {at}) is not among keys")
+    x = data.to(F64)
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("data: expected finite values, got NaN or inf")
+    dist = torch.linalg.vector_norm(x - centroids[index], ord=p, dim=1)
+    sums = torch.zeros(k, dtype=F64, device=out.device).index_add_(0, index, dist)
+    most = torch.zeros(k, dtype=F64, device=out.device).scatter_reduce_(0, index, dist, "amax")
+    out[:, 0] += sums
+    out[:, 1] = torch.maximum(out[:, 1], most)
