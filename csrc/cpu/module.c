@@ -29,6 +29,7 @@
 #include "kernels/lcs.h"
 #include "kernels/perplexity.h"
 #include "kernels/ranking.h"
+#include "kernels/rating_sums.h"
 #include "kernels/retrieval.h"
 #include "kernels/simd.h"
 #include "kernels/squared_error.h"
@@ -234,6 +235,12 @@ static tt_status run_cluster_distances(const void *ctx, const tt_args *a, tt_err
                                 a->tensor[4], a->floats[5], err);
 }
 
+/* rating_sums (FleissKappa) has no CUDA build either. */
+static tt_status run_rating_sums(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_rating_sums(a->tensor[0], a->tensor[1], err);
+}
+
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
  * on the CPU. */
 static tt_status run_ter_sentences(const void *ctx, const tt_args *a, tt_error *err)
@@ -332,6 +339,8 @@ static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error
     X(cluster_distances, "cluster_distances(out, data, labels, keys, centroids, p)",               \
       {"out", TT_ARG_OUT_TENSOR}, {"data", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},              \
       {"keys", TT_ARG_TENSOR}, {"centroids", TT_ARG_TENSOR}, {"p", TT_ARG_FLOAT})                  \
+    X(rating_sums, "rating_sums(out, ratings)", {"out", TT_ARG_OUT_TENSOR},                        \
+      {"ratings", TT_ARG_TENSOR})                                                                  \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

@@ -417,6 +417,13 @@ cluster_distances = define_op(
 )
 
 
+def _rating_sums(out: Tensor, ratings: Tensor) -> None:
+    _host_route(out).rating_sums(out, ratings)
+
+
+rating_sums = define_op("rating_sums", "Tensor(a!) out, Tensor ratings", _rating_sums)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

@@ -22,6 +22,7 @@ from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
+from .rating_sums import rating_sums
 from .retrieval import retrieval_order, retrieval_scores
 from .squared_error import squared_error
 from .ssim_moments import ssim_moments
@@ -62,4 +63,5 @@ __all__ = [
     "contingency_rows",
     "cluster_moments",
     "cluster_distances",
+    "rating_sums",
 ]
