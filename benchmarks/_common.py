@@ -9,7 +9,7 @@ import re
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
 
@@ -112,3 +112,27 @@ def ring_note(worlds: Sequence[int]) -> str:
 
 def fmt_us(seconds: float) -> str:
     return f"{seconds * 1e6:,.1f}"
+
+
+def epoch_note(epoch_ratios: Dict[str, float]) -> str:
+    """The sentence a section ends with: which metrics' epoch (update + compute) torchmetrics
+    ran faster than torchtally in this run (ratios torchmetrics / torchtally below 1), or that
+    none did. Written from the figures of the run itself, so it cannot go stale."""
+    slower = {name: r for name, r in epoch_ratios.items() if r < 1.0}
+    if not slower:
+        return "Update + compute over the epoch: torchtally at least as fast as torchmetrics for every metric here."
+    listed = ", ".join(f"{name} ({r:.2f}x)" for name, r in slower.items())
+    return (
+        "Update + compute over the epoch, where torchmetrics was faster in this run (torchmetrics / torchtally "
+        f"below 1: the target of at least 1.0x is missed): {listed}."
+    )
+
+
+def median_epoch(
+    run_once: Callable[[], Tuple[float, float, Any, Any]], repeats: int = 3
+) -> Tuple[float, float, Any, Any]:
+    """(update s, compute s, state bytes, value) of an epoch, the two times each the median of
+    ``repeats`` runs (a fresh metric each): one run on a shared machine is at the mercy of one
+    interruption (a 2x swing was seen on a 2 ms compute). The last run's bytes and value."""
+    runs = [run_once() for _ in range(repeats)]
+    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[-1][2], runs[-1][3])

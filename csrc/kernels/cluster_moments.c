@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/key_slots.h"
 
@@ -112,18 +113,22 @@ static int64_t chunk_rows(int64_t d)
 
 /* Rows start..start+m of data widened to double into x[m * d] (row-major); 0 when a value is not
  * finite. Row-major contiguous float32 (the usual embeddings) is one flat loop the compiler
- * vectorises; the check is a comparison per value and-ed into a flag, no chain of float adds. */
+ * vectorises; elsewhere the check is a comparison per value and-ed into a flag. */
 static int load_rows(const tt_view *data, int64_t start, int64_t m, int64_t d, double *x)
 {
     const int64_t row = tt_step(data, 0), col = tt_step(data, 1);
     int finite = 1;
     if (data->dtype == TT_F32 && col == (int64_t)sizeof(float) && (row == d * col || m == 1)) {
         const float *src = (const float *)(data->data + start * row);
+        uint32_t bad = 0; /* values whose exponent bits are all ones: inf and NaN (an integer test,
+                             which vectorises where a float comparison with NaN does not) */
         for (int64_t i = 0; i < m * d; i++) {
+            uint32_t bits = 0;
+            memcpy(&bits, src + i, sizeof bits);
+            bad += (bits & 0x7f800000U) == 0x7f800000U;
             x[i] = src[i];
-            finite &= x[i] - x[i] == 0.0; /* false for inf and NaN */
         }
-        return finite;
+        return bad == 0;
     }
     for (int64_t i = 0; i < m; i++) {
         const char *p = data->data + (start + i) * row;
