@@ -302,7 +302,7 @@ tt_status tt_cluster_moments(const tt_view *out, const tt_view *size, const tt_v
         s.batch_mean = s.mean + cells * width;
     }
     s.slot_of = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
-    s.x = malloc((size_t)chunk_rows(d) * width * sizeof(double));
+    s.x = calloc((size_t)chunk_rows(d) * width, sizeof(double));
     int64_t *block_slot = malloc((size_t)(k > 0 ? k : 1) * sizeof *block_slot);
     int64_t *order = malloc((size_t)keys * sizeof *order);
     if (!s.arena || !s.slot_of || !s.x || !block_slot || !order) {
@@ -447,7 +447,7 @@ tt_status tt_cluster_distances(const tt_view *out, const tt_view *data, const tt
     const size_t clusters = (size_t)(k > 0 ? k : 1), width = (size_t)(d > 0 ? d : 1);
     int64_t *key = malloc(clusters * sizeof *key);
     double *total = calloc(2 * clusters, sizeof *total);
-    double *x = malloc(((size_t)chunk_rows(d) + 1) * width * sizeof *x);
+    double *x = calloc(((size_t)chunk_rows(d) + 1) * width, sizeof *x); /* zeroed for the analyser */
     double *diff = x ? x + (size_t)chunk_rows(d) * width : NULL;
     double *centre_of = malloc(clusters * width * sizeof *centre_of);
     if (key == NULL || total == NULL || x == NULL || centre_of == NULL) {
