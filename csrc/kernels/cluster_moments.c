@@ -447,7 +447,8 @@ tt_status tt_cluster_distances(const tt_view *out, const tt_view *data, const tt
     const size_t clusters = (size_t)(k > 0 ? k : 1), width = (size_t)(d > 0 ? d : 1);
     int64_t *key = malloc(clusters * sizeof *key);
     double *total = calloc(2 * clusters, sizeof *total);
-    double *x = calloc(((size_t)chunk_rows(d) + 1) * width, sizeof *x); /* zeroed for the analyser */
+    double *x =
+        calloc(((size_t)chunk_rows(d) + 1) * width, sizeof *x); /* zeroed for the analyser */
     double *diff = x ? x + (size_t)chunk_rows(d) * width : NULL;
     double *centre_of = malloc(clusters * width * sizeof *centre_of);
     if (key == NULL || total == NULL || x == NULL || centre_of == NULL) {
