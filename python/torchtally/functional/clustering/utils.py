@@ -202,7 +202,7 @@ def all_finite(x: Tensor) -> bool:
     if x.numel() == 0:
         return True
     low, high = torch.aminmax(x)
-    return bool(torch.isfinite(low) & torch.isfinite(high))
+    return math.isfinite(low.item()) and math.isfinite(high.item())  # Python floats: no more tensor ops
 
 
 def check_intrinsic_shapes(data: object, labels: object, features: int = -1) -> Tuple[Tensor, Tensor]:

@@ -9,6 +9,7 @@ singular values alone (no rotation, no aligned cloud), fewer passes over the clo
 torchmetrics' float32 alignment.
 """
 
+import math
 from typing import Tuple, Union
 
 import torch
@@ -61,7 +62,7 @@ def _all_finite(x: Tensor) -> bool:
     if x.numel() == 0:
         return True
     low, high = torch.aminmax(x)
-    return bool(torch.isfinite(low) & torch.isfinite(high))
+    return math.isfinite(low.item()) and math.isfinite(high.item())  # Python floats: no more tensor ops
 
 
 def centred_clouds(point_cloud1: Tensor, point_cloud2: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
