@@ -2,9 +2,9 @@
  * cluster_moments.h: per-cluster statistics of embeddings: (count, mean, M2) moments, a batch
  * folded into the rows held so far with the weighted-mean merge (CalinskiHarabaszScore's state,
  * and the centroids of DaviesBouldinScore and DunnIndex), and the distances of samples to their
- * centroids (those two scores' spreads). Contract in
- * csrc/API_CLUSTERING.md ("cluster_moments", "cluster_distances"); kernels/reference/clustering.py is the oracle.
- * out and size are untouched on failure.
+ * centroids (those two scores' spreads). Contract in csrc/API_CLUSTERING.md ("cluster_moments",
+ * "cluster_distances"); kernels/reference/clustering.py is the oracle. The outputs are untouched
+ * on failure.
  */
 #ifndef TT_CLUSTER_MOMENTS_H
 #define TT_CLUSTER_MOMENTS_H
