@@ -128,11 +128,19 @@ def epoch_note(epoch_ratios: Dict[str, float]) -> str:
     )
 
 
-def median_epoch(
-    run_once: Callable[[], Tuple[float, float, Any, Any]], repeats: int = 3
-) -> Tuple[float, float, Any, Any]:
-    """(update s, compute s, state bytes, value) of an epoch, the two times each the median of
-    ``repeats`` runs (a fresh metric each): one run on a shared machine is at the mercy of one
-    interruption (a 2x swing was seen on a 2 ms compute). The last run's bytes and value."""
-    runs = [run_once() for _ in range(repeats)]
-    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[-1][2], runs[-1][3])
+def median_epochs(
+    runs_once: Dict[str, Callable[[], Tuple[float, float, Any, Any]]], repeats: int = 5
+) -> Dict[str, Tuple[float, float, Any, Any]]:
+    """Per library, (update s, compute s, state bytes, value) of an epoch: the libraries' runs
+    interleaved (a, b, a, b, ...; a fresh metric each), each time the median of ``repeats``. On a
+    shared machine the load drifts over seconds: back-to-back blocks of one library, then the
+    other, were seen to swing a ratio from 0.7x to 2x; interleaving puts both under the same
+    load. The last run's bytes and value."""
+    results: Dict[str, List[Tuple[float, float, Any, Any]]] = {name: [] for name in runs_once}
+    for _ in range(repeats):
+        for name, run_once in runs_once.items():
+            results[name].append(run_once())
+    return {
+        name: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs), rs[-1][2], rs[-1][3])
+        for name, rs in results.items()
+    }

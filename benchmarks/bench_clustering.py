@@ -7,7 +7,7 @@ thread, on the same batches:
              expected mutual information is a Python loop over every cluster pair and overlap);
   embeddings data [N, 16] float32 with 8 cluster labels, N = 20,000 in batches of 2,000.
 
-Per metric (each time the median of three epochs, a fresh metric each): the time of every
+Per metric (each time the median of five epochs, the libraries' interleaved, a fresh metric each): the time of every
 update, of compute, the state bytes held after the updates (torchtally: the sparse contingency
 table, per-cluster moments or the embeddings; torchmetrics: its lists of inputs), each as a
 ratio to torchtally's; and the collectives of one
@@ -22,6 +22,7 @@ RESULTS.md left alone).
 """
 
 import argparse
+import functools
 import importlib
 import sys
 import time
@@ -32,9 +33,10 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import epoch_note, machine_line, markdown_table, median_epoch, replace_section  # noqa: E402
+from _common import epoch_note, machine_line, markdown_table, median_epochs, replace_section  # noqa: E402
 
 SECTION = "Clustering"
+LIBRARIES = ("torchtally", "torchmetrics")
 LABELS = ["MutualInfoScore", "NormalizedMutualInfoScore", "RandScore", "AdjustedRandScore", "FowlkesMallowsIndex"]
 LABELS += ["HomogeneityScore", "CompletenessScore", "VMeasureScore"]
 EMBEDDINGS = ["CalinskiHarabaszScore", "DaviesBouldinScore", "DunnIndex"]
@@ -72,11 +74,6 @@ def run_once(library: str, name: str, batches: List[Tuple[torch.Tensor, ...]]) -
     start = time.perf_counter()
     value = float(metric.compute())
     return update_s, time.perf_counter() - start, state_bytes(metric), value
-
-
-def run(library: str, name: str, batches: List[Tuple[torch.Tensor, ...]]) -> Tuple[float, float, int, float]:
-    """run_once's epoch, its times the median of three runs."""
-    return median_epoch(lambda: run_once(library, name, batches))
 
 
 def split(data: Tuple[torch.Tensor, ...], size: int) -> List[Tuple[torch.Tensor, ...]]:
@@ -122,8 +119,8 @@ def main() -> int:
     cases += [(name, embedding_batches) for name in EMBEDDINGS]
     rows, epoch = [], {}
     for name, batches in cases:
-        ours = run("torchtally", name, batches)
-        theirs = run("torchmetrics", name, batches)
+        runs = median_epochs({lib: functools.partial(run_once, lib, name, batches) for lib in LIBRARIES})
+        ours, theirs = runs["torchtally"], runs["torchmetrics"]
         print(name, ours, theirs, flush=True)
         if abs(ours[3] - theirs[3]) > 1e-4 * max(1.0, abs(theirs[3])):
             print(f"bench_clustering: {name} differs: {ours[3]} vs {theirs[3]}", file=sys.stderr)

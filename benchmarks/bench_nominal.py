@@ -14,11 +14,12 @@ its denominator) before anything is timed. Results go to the "Nominal" section o
 benchmarks/RESULTS.md.
 
 Run: `.venv/bin/python benchmarks/bench_nominal.py [--quick]`.
-Every time is the median of three epochs (a fresh metric each); the section ends with the metrics
-whose epoch (update + compute) torchmetrics ran faster, if any.
+Every time is the median of five epochs, the libraries' interleaved (a fresh metric each); the
+section ends with the metrics whose epoch (update + compute) torchmetrics ran faster, if any.
 """
 
 import argparse
+import functools
 import importlib
 import sys
 import time
@@ -30,7 +31,7 @@ import torch
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from _common import epoch_note, machine_line, markdown_table, median_epoch, replace_section  # noqa: E402
+from _common import epoch_note, machine_line, markdown_table, median_epochs, replace_section  # noqa: E402
 
 N = 1_000_000
 BATCH = 10_000
@@ -78,11 +79,6 @@ def run_once(library: str, name: str, batches: List[Tuple[torch.Tensor, ...]]) -
     return update_s, time.perf_counter() - start, state_bytes(metric), value
 
 
-def run(library: str, name: str, batches: List[Tuple[torch.Tensor, ...]]) -> Tuple[float, float, int, float]:
-    """run_once's epoch, its times the median of three runs."""
-    return median_epoch(lambda: run_once(library, name, batches))
-
-
 def sync_rank(rank: int, world_size: int, n: int) -> Dict[str, int]:
     from torchtally import MetricCollection
     from torchtally.testing import count_collectives
@@ -124,7 +120,9 @@ def main() -> int:
     rows, ratios, epoch = [], {}, {}
     for name in (*TABLE_METRICS, "FleissKappa"):
         data = rated if name == "FleissKappa" else pairs
-        runs = {lib: run(lib, name, data) for lib in ("torchtally", "torchmetrics")}
+        runs = median_epochs(
+            {lib: functools.partial(run_once, lib, name, data) for lib in ("torchtally", "torchmetrics")}
+        )
         ours, theirs = runs["torchtally"], runs["torchmetrics"]
         print(name, runs, flush=True)
         if abs(ours[3] - theirs[3]) > (2e-5 if name == "FleissKappa" else 1e-5):

@@ -17,11 +17,12 @@ Both libraries' results are checked to agree (1e-4 relative) before the table is
 Results go to the "Shape and multimodal" section of benchmarks/RESULTS.md.
 
 Run: `make bench` or `.venv/bin/python benchmarks/bench_shape_multimodal.py [--quick]`.
-Every time is the median of three epochs (a fresh metric each); the section ends with the metrics
-whose epoch (update + compute) torchmetrics ran faster, if any.
+Every time is the median of five epochs, the libraries' interleaved (a fresh metric each); the
+section ends with the metrics whose epoch (update + compute) torchmetrics ran faster, if any.
 """
 
 import argparse
+import functools
 import importlib
 import sys
 import tempfile
@@ -35,7 +36,7 @@ import torch
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))  # support.tiny_clip: the tests' tiny local CLIP
-from _common import epoch_note, machine_line, markdown_table, median_epoch, replace_section  # noqa: E402
+from _common import epoch_note, machine_line, markdown_table, median_epochs, replace_section  # noqa: E402
 
 SECTION = "Shape and multimodal"
 MOUTH = list(range(3000, 3254))
@@ -111,11 +112,6 @@ def run_once(make: Callable[[], Any], batches: List[Tuple]) -> Tuple[float, floa
     return update_s, time.perf_counter() - start, state_bytes(metric), value
 
 
-def run(make: Callable[[], Any], batches: List[Tuple]) -> Tuple[float, float, int, torch.Tensor]:
-    """run_once's epoch, its times the median of three runs."""
-    return median_epoch(lambda: run_once(make, batches))
-
-
 def sync_rank(rank: int, world_size: int, model_dir: str, n: int) -> Dict[str, int]:
     from torchtally.testing import count_collectives
 
@@ -146,7 +142,12 @@ def main() -> int:
     rows, ratios, epoch = [], {}, {}
     for name, (make, data) in makers(model_dir).items():
         batches = data(n if not name.startswith("CLIP") else min(n, 20))
-        runs = {lib: run(lambda lib=lib: make(lib), batches) for lib in ("torchtally", "torchmetrics")}
+        runs = median_epochs(
+            {
+                lib: functools.partial(run_once, functools.partial(make, lib), batches)
+                for lib in ("torchtally", "torchmetrics")
+            }
+        )
         ours, theirs = runs["torchtally"], runs["torchmetrics"]
         if not torch.allclose(ours[3], theirs[3], rtol=1e-4, atol=1e-5):
             print(f"bench_shape_multimodal: {name} differs: {ours[3]} vs {theirs[3]}", file=sys.stderr)
