@@ -67,23 +67,24 @@ def _all_finite(x: Tensor) -> bool:
 
 def centred_clouds(point_cloud1: Tensor, point_cloud2: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     """checked_clouds' checks and centred float64 clouds a, b, with the product of their
-    Frobenius norms [N] (each > 0: an item whose points are all equal raises)."""
+    Frobenius norms [N] (each > 0: an item whose points are all equal raises). Both clouds go
+    through one [2, N, M, D] float64 buffer: every step is one op for the two, not two."""
     _check_inputs(point_cloud1, point_cloud2)
-    out, norms = [], []
-    for name, value in (("point_cloud1", point_cloud1), ("point_cloud2", point_cloud2)):
-        if not _all_finite(value.detach()):  # in the input's dtype: a float32 pass, not a float64 one
-            raise ValueError(f"`{name}` holds NaN or infinite values")
-        x = value.detach().to(_F64)
-        x = x - x.mean(dim=1, keepdim=True)
-        norm = torch.linalg.vector_norm(x, dim=(1, 2))
-        if x.shape[0] and (x.shape[1] * x.shape[2] == 0 or bool((norm == 0).any())):
-            raise ValueError(
-                f"`{name}`: every item needs more than one distinct point (an item with one point, or with all "
-                "its points equal, has no shape to align)"
-            )
-        out.append(x)
-        norms.append(norm)
-    return out[0], out[1], norms[0] * norms[1]
+    both = torch.empty((2, *point_cloud1.shape), dtype=_F64, device=point_cloud1.device)
+    both[0].copy_(point_cloud1.detach())
+    both[1].copy_(point_cloud2.detach())
+    if not _all_finite(both):  # widening to float64 keeps inf and NaN
+        bad = "point_cloud1" if not _all_finite(both[0]) else "point_cloud2"
+        raise ValueError(f"`{bad}` holds NaN or infinite values")
+    both -= both.mean(dim=2, keepdim=True)
+    norms = torch.linalg.vector_norm(both, dim=(2, 3))
+    if both.shape[1] and (both.shape[2] * both.shape[3] == 0 or bool((norms == 0).any())):
+        bad = "point_cloud1" if both.shape[2] * both.shape[3] == 0 or bool((norms[0] == 0).any()) else "point_cloud2"
+        raise ValueError(
+            f"`{bad}`: every item needs more than one distinct point (an item with one point, or with all "
+            "its points equal, has no shape to align)"
+        )
+    return both[0], both[1], norms[0] * norms[1]
 
 
 def disparities(a: Tensor, b: Tensor, norms: Tensor) -> Tensor:
