@@ -6,7 +6,11 @@ Fowlkes-Mallows, homogeneity, completeness, V-measure) all read one sparse conti
 ``[K, 3]`` int64 rows ``(pred label, target label, count)``, one per distinct pair seen, sorted
 by (pred, target), counts >= 1. Labels are arbitrary integers (no number of classes), so the
 table grows with the number of distinct pairs, never with the number of samples; tables of
-several batches or ranks merge by adding the counts of equal keys (``merge_contingency``).
+several batches or ranks merge by adding the counts of equal keys (``merge_contingency``). Both
+the count of a batch folded into the table and the merge are one call of the contingency_rows
+kernel (csrc/API_CLUSTERING.md: dense or hashed by the labels' range, rows sorted), and the
+intrinsic metrics' centroids and distances are the cluster_moments and cluster_distances
+kernels (``cluster_statistics``).
 
 Every check runs before any state is touched and raises naming the argument: TypeError for a
 wrong type or dtype, ValueError for a wrong shape.
