@@ -9,7 +9,7 @@ import re
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
 
@@ -112,3 +112,35 @@ def ring_note(worlds: Sequence[int]) -> str:
 
 def fmt_us(seconds: float) -> str:
     return f"{seconds * 1e6:,.1f}"
+
+
+def epoch_note(epoch_ratios: Dict[str, float]) -> str:
+    """The sentence a section ends with: which metrics' epoch (update + compute) torchmetrics
+    ran faster than torchtally in this run (ratios torchmetrics / torchtally below 1), or that
+    none did. Written from the figures of the run itself, so it cannot go stale."""
+    slower = {name: r for name, r in epoch_ratios.items() if r < 1.0}
+    if not slower:
+        return "Update + compute over the epoch: torchtally at least as fast as torchmetrics for every metric here."
+    listed = ", ".join(f"{name} ({r:.2f}x)" for name, r in slower.items())
+    return (
+        "Update + compute over the epoch, where torchmetrics was faster in this run (torchmetrics / torchtally "
+        f"below 1: the target of at least 1.0x is missed): {listed}."
+    )
+
+
+def median_epochs(
+    runs_once: Dict[str, Callable[[], Tuple[float, float, Any, Any]]], repeats: int = 5
+) -> Dict[str, Tuple[float, float, Any, Any]]:
+    """Per library, (update s, compute s, state bytes, value) of an epoch: the libraries' runs
+    interleaved (a, b, a, b, ...; a fresh metric each), each time the median of ``repeats``. On a
+    shared machine the load drifts over seconds: back-to-back blocks of one library, then the
+    other, were seen to swing a ratio from 0.7x to 2x; interleaving puts both under the same
+    load. The last run's bytes and value."""
+    results: Dict[str, List[Tuple[float, float, Any, Any]]] = {name: [] for name in runs_once}
+    for _ in range(repeats):
+        for name, run_once in runs_once.items():
+            results[name].append(run_once())
+    return {
+        name: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs), rs[-1][2], rs[-1][3])
+        for name, rs in results.items()
+    }

@@ -14,9 +14,11 @@
 #include "kernels/binned_finish.h"
 #include "kernels/box_overlap.h"
 #include "kernels/calibration.h"
+#include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
 #include "kernels/confmat.h"
+#include "kernels/contingency.h"
 #include "kernels/eed.h"
 #include "kernels/finish.h"
 #include "kernels/levenshtein.h"
@@ -27,6 +29,7 @@
 #include "kernels/lcs.h"
 #include "kernels/perplexity.h"
 #include "kernels/ranking.h"
+#include "kernels/rating_sums.h"
 #include "kernels/retrieval.h"
 #include "kernels/signal_sums.h"
 #include "kernels/simd.h"
@@ -220,6 +223,32 @@ static tt_status run_signal_sums(const void *ctx, const tt_args *a, tt_error *er
                           a->floats[5], err);
 }
 
+/* contingency_rows, cluster_moments and cluster_distances (the clustering metrics) have no CUDA
+ * build either. */
+static tt_status run_contingency_rows(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_contingency_rows(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                               err);
+}
+
+static tt_status run_cluster_moments(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_cluster_moments(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                              err);
+}
+
+static tt_status run_cluster_distances(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_cluster_distances(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                                a->tensor[4], a->floats[5], err);
+}
+
+/* rating_sums (FleissKappa) has no CUDA build either. */
+static tt_status run_rating_sums(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_rating_sums(a->tensor[0], a->tensor[1], err);
+}
+
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids
  * on the CPU. */
 static tt_status run_ter_sentences(const void *ctx, const tt_args *a, tt_error *err)
@@ -312,6 +341,17 @@ static tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error
     X(signal_sums, "signal_sums(out, preds, target, zero_mean, group, eps)",                       \
       {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
       {"zero_mean", TT_ARG_BOOL}, {"group", TT_ARG_INT}, {"eps", TT_ARG_FLOAT})                    \
+    X(contingency_rows, "contingency_rows(out, size, table, preds, target)",                       \
+      {"out", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"table", TT_ARG_OPT_TENSOR},       \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(cluster_moments, "cluster_moments(out, size, block, data, labels)",                          \
+      {"out", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"block", TT_ARG_TENSOR},           \
+      {"data", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR})                                          \
+    X(cluster_distances, "cluster_distances(out, data, labels, keys, centroids, p)",               \
+      {"out", TT_ARG_OUT_TENSOR}, {"data", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},              \
+      {"keys", TT_ARG_TENSOR}, {"centroids", TT_ARG_TENSOR}, {"p", TT_ARG_FLOAT})                  \
+    X(rating_sums, "rating_sums(out, ratings)", {"out", TT_ARG_OUT_TENSOR},                        \
+      {"ratings", TT_ARG_TENSOR})                                                                  \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

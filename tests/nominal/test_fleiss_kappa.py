@@ -102,3 +102,23 @@ def test_ranks_with_different_raters_raise_at_compute():
         a.merge_state(b)
     with pytest.raises(ValueError, match="different numbers of raters"):
         a.compute()
+
+
+def test_forward_keeps_the_state_at_c_values_and_the_epoch_value():
+    data = [ratings(seed, 40, 4, 6) for seed in range(7)]
+    metric, reference = FleissKappa(), FleissKappa()
+    for batch in data:
+        step = metric(batch)  # forward: the batch's value, the batch folded into the epoch's state
+        assert metric.category_totals.shape == (4,)  # a "cat" state grew by C per forward
+        torch.testing.assert_close(step, FleissKappa().update(batch).compute())
+        reference.update(batch)
+    assert torch.equal(metric.category_totals, reference.category_totals)
+    assert torch.equal(metric.compute(), reference.compute())
+
+
+def test_merge_of_metrics_with_different_categories_raises():
+    a, b = FleissKappa(), FleissKappa()
+    a.update(torch.tensor([[2, 1], [3, 0]]))
+    b.update(torch.tensor([[2, 1, 0], [3, 0, 0]]))
+    with pytest.raises(ValueError, match="categories"):
+        a.merge_state(b)

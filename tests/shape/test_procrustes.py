@@ -157,3 +157,17 @@ def test_shape_errors_read_as_torchmetrics_ones():
             procrustes_disparity(torch.randn(2, 5, 3), torch.randn(2, 4, 3))
     with pytest.raises(ValueError, match="Expected both datasets to be 3D tensors of shape"):
         procrustes_disparity(torch.randn(5, 3), torch.randn(5, 3))
+
+
+@pytest.mark.parametrize("noise", [0.0, 1e-9, 1e-4, 1.0, 100.0])
+def test_the_class_singular_value_form_equals_scipy_from_perfect_to_poor_fits(noise):
+    # the class sums 1 - s^2 (s the sum of singular values) instead of forming the aligned cloud:
+    # equal to scipy to float64's absolute resolution whatever the fit
+    g = torch.Generator().manual_seed(11)
+    a = torch.randn(6, 30, 3, generator=g, dtype=torch.float64)
+    q, _ = torch.linalg.qr(torch.randn(6, 3, 3, generator=g, dtype=torch.float64))
+    b = 0.7 * a @ q - 2.0 + noise * torch.randn(6, 30, 3, generator=g, dtype=torch.float64)
+    metric = ProcrustesDisparity(reduction="sum")
+    metric.update(a, b)
+    want = float(_scipy(a, b).sum())
+    assert abs(float(metric.disparity) - want) <= 1e-13 + 1e-12 * want  # the float64 state

@@ -11,10 +11,10 @@ from ..functional.clustering.calinski_harabasz_score import (
     block_features,
     ch_from_block,
     check_block,
+    fold_moments,
     merge_blocks,
-    moments_block,
 )
-from ..functional.clustering.utils import check_intrinsic
+from ..functional.clustering.utils import check_intrinsic_shapes
 
 __all__ = ["CalinskiHarabaszScore"]
 
@@ -58,8 +58,8 @@ class CalinskiHarabaszScore(Metric):
 
     def update(self, data: Tensor, labels: Tensor) -> None:
         """data: [N, D] floating embeddings; labels: [N] integer cluster labels."""
-        x, lab = check_intrinsic(data, labels, block_features(self.moments))
-        self.moments = merge_blocks([self.moments, moments_block(x, lab)])
+        x, lab = check_intrinsic_shapes(data, labels, block_features(self.moments))
+        self.moments = fold_moments(self.moments, x, lab)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """Per-cluster moments of several ranks or metrics, merged by label (Chan)."""

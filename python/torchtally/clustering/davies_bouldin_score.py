@@ -11,8 +11,10 @@ State (shared by the two in one MetricCollection, ``state_key``):
 
 Each embedding is kept exactly, in the narrowest of the two dtypes that holds it: 4 D + 8 bytes
 per sample for float32 (and narrower) input, 8 D + 8 for float64 (torchmetrics: the same for
-float32 and float64; 2 D + 8 for half precision). Both scores ignore the order of the samples,
-so the two groups are joined at compute, in float64.
+float32 and float64; 2 D + 8 for half precision). Both scores ignore the order of the samples:
+compute reads the two groups in place, in two C passes (csrc/API_CLUSTERING.md): the
+per-cluster centroids (``cluster_moments``), then every sample's distance to its centroid
+(``cluster_distances``), all in float64 arithmetic, with no float64 copy of the embeddings.
 Sync: the rows travel in the collection's padded all_gathers of float64 and int64 cat states.
 """
 
@@ -22,8 +24,8 @@ import torch
 from torch import Tensor
 
 from ..base.metric import Metric
-from ..functional.clustering.davies_bouldin_score import db_from_data
-from ..functional.clustering.utils import check_intrinsic
+from ..functional.clustering.davies_bouldin_score import db_from_parts
+from ..functional.clustering.utils import all_finite, check_intrinsic_shapes
 
 __all__ = ["DaviesBouldinScore", "EmbeddingMetric"]
 
@@ -56,7 +58,9 @@ class EmbeddingMetric(Metric):
     def update(self, data: Tensor, labels: Tensor) -> None:
         """data: [N, D] floating embeddings; labels: [N] integer cluster labels."""
         features = int(self.features[0]) if self.features.numel() else -1
-        x, lab = check_intrinsic(data, labels, features)
+        x, lab = check_intrinsic_shapes(data, labels, features)
+        if not all_finite(x):  # in the input's dtype: no float64 copy
+            raise ValueError("data: expected finite values, got NaN or inf")
         if features < 0:
             self.features = torch.tensor([x.shape[1]], dtype=torch.int64, device=self.features.device)
         wide = data.dtype == torch.float64  # checked: a floating dtype; the rest fit float32 exactly
@@ -84,11 +88,13 @@ class EmbeddingMetric(Metric):
                     f"'{data}': expected features ({f.tolist()}) times {labels} ({count}) values, got {got}"
                 )
 
-    def _samples(self) -> Tuple[Tensor, Tensor]:
+    def _parts(self) -> List[Tuple[Tensor, Tensor]]:
+        """(data [N, D], labels [N]) of each group, data in its stored dtype (no float64 copy)."""
         d = int(self.features[0]) if self.features.numel() else 0
-        narrow = self.data.to(torch.float64).reshape(self.labels.numel(), d)
-        x = torch.cat((narrow, self.data64.reshape(self.labels64.numel(), d)))
-        return x, torch.cat((self.labels, self.labels64))
+        return [
+            (self.data.reshape(self.labels.numel(), d), self.labels),
+            (self.data64.reshape(self.labels64.numel(), d), self.labels64),
+        ]
 
     def _result(self, value: float) -> Tensor:
         return torch.tensor(value, dtype=torch.float64).to(device=self.labels.device, dtype=self.dtype)
@@ -121,5 +127,4 @@ class DaviesBouldinScore(EmbeddingMetric):
     plot_lower_bound: Optional[float] = 0.0
 
     def compute(self) -> Tensor:
-        x, labels = self._samples()
-        return self._result(db_from_data(x, labels))
+        return self._result(db_from_parts(self._parts()))

@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from torch import Tensor
 
-from ..functional.clustering.dunn_index import check_p, dunn_from_data
+from ..functional.clustering.dunn_index import check_p, dunn_from_parts
 from .davies_bouldin_score import EmbeddingMetric
 
 __all__ = ["DunnIndex"]
@@ -40,5 +40,4 @@ class DunnIndex(EmbeddingMetric):
         self.p = check_p(p)
 
     def compute(self) -> Tensor:
-        x, labels = self._samples()
-        return self._result(dunn_from_data(x, labels, self.p))
+        return self._result(dunn_from_parts(self._parts(), self.p))

@@ -35,7 +35,7 @@ from ..base.metric import Metric
 from ..functional.clustering.utils import (
     check_cluster_labels,
     check_table,
-    contingency_rows,
+    fold_contingency,
     merge_contingency,
     mutual_info_from_table,
 )
@@ -63,7 +63,7 @@ class ContingencyMetric(Metric):
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: [N] integer cluster labels (any values)."""
         p, t = check_cluster_labels(preds, target)
-        self.contingency = merge_contingency([self.contingency, contingency_rows(p, t)])
+        self.contingency = fold_contingency(self.contingency, p, t)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """Tables of several ranks or metrics: counts of equal (pred, target) keys added."""

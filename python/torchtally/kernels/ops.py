@@ -397,6 +397,42 @@ signal_sums = define_op(
 )
 
 
+def _contingency_rows(out: Tensor, size: Tensor, table: Optional[Tensor], preds: Tensor, target: Tensor) -> None:
+    _host_route(out).contingency_rows(out, size, table, preds, target)
+
+
+contingency_rows = define_op(
+    "contingency_rows", "Tensor(a!) out, Tensor(b!) size, Tensor? table, Tensor preds, Tensor target", _contingency_rows
+)
+
+
+def _cluster_moments(out: Tensor, size: Tensor, block: Tensor, data: Tensor, labels: Tensor) -> None:
+    _host_route(out).cluster_moments(out, size, block, data, labels)
+
+
+cluster_moments = define_op(
+    "cluster_moments", "Tensor(a!) out, Tensor(b!) size, Tensor block, Tensor data, Tensor labels", _cluster_moments
+)
+
+
+def _cluster_distances(out: Tensor, data: Tensor, labels: Tensor, keys: Tensor, centroids: Tensor, p: float) -> None:
+    _host_route(out).cluster_distances(out, data, labels, keys, centroids, p)
+
+
+cluster_distances = define_op(
+    "cluster_distances",
+    "Tensor(a!) out, Tensor data, Tensor labels, Tensor keys, Tensor centroids, float p",
+    _cluster_distances,
+)
+
+
+def _rating_sums(out: Tensor, ratings: Tensor) -> None:
+    _host_route(out).rating_sums(out, ratings)
+
+
+rating_sums = define_op("rating_sums", "Tensor(a!) out, Tensor ratings", _rating_sums)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

@@ -1,6 +1,6 @@
 """``FleissKappa`` (torchmetrics.nominal.fleiss_kappa's name)."""
 
-from typing import TYPE_CHECKING, Any, Dict
+from typing import TYPE_CHECKING, Any, Dict, List
 
 import torch
 from torch import Tensor
@@ -22,12 +22,14 @@ class FleissKappa(Metric):
     raters R >= 2, and every batch the same C and R.
 
     State (the statistic's sums, no per-sample data): the ratings per category (int64 [C], a
-    ``cat`` state that holds one [C] block per rank and is folded at each update), the number
-    of samples and the sum of their squared counts (int64), and the bounds of R and C (int64
-    [4], max-reduced, so that ranks that saw different R or C raise instead of mixing). About
-    8 C + 48 bytes whatever the number of samples; a sync is 4 collectives (the header, an
-    all_reduce of the sums, one of the bounds, a gather of C int64 per rank), each packed with a
-    collection's other states of its kind.
+    ``merge`` state: the ranks' vectors are added, and so are forward's batch and the
+    accumulated ones, so it stays [C]), the number of samples and the sum of their squared
+    counts (int64), and the bounds of R and C (int64 [4], max-reduced, so that ranks that saw
+    different R or C raise instead of mixing). 8 C + 48 bytes whatever the number of samples or
+    of forward calls; a sync is 4 collectives (the header, an all_reduce of the sums, one of the
+    bounds, a gather of C int64 per rank), each packed with a collection's other states of its
+    kind. An update is one pass over the batch in C (the rating_sums kernel: column sums, sum of
+    squares and every sample's number of raters at once).
 
     Differences from torchmetrics: exact (int64 counts, float64 statistic; torchmetrics adds
     1e-5 to the denominator); samples or batches rated by different numbers of raters raise
@@ -57,32 +59,47 @@ class FleissKappa(Metric):
     def __init__(self, mode: str = "counts", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.mode = check_mode(mode)
-        self.add_state("category_totals", torch.zeros(0, dtype=torch.int64), reduce="cat")
+        # [C] once a batch has set C (empty before): "merge" adds the ranks' (and forward's batch)
+        # vectors, so the state stays C int64 (a "cat" state grew by C per forward until the
+        # next update folded it)
+        self.add_state("category_totals", torch.zeros(0, dtype=torch.int64), reduce="merge")
         self.add_state("sums", torch.zeros(2, dtype=torch.int64), reduce="sum")  # samples, sum of squared counts
         # max R, -min R, max C, -min C
         self.add_state("bounds", torch.full((4,), _NONE, dtype=torch.int64), reduce="max")
 
     def update(self, ratings: Tensor) -> None:
         counts = rating_counts(ratings, self.mode)
-        totals, sum_squares, samples, raters = batch_statistics(counts)
+        totals, sum_squares, samples, raters = batch_statistics(counts)  # one pass (C kernel)
         if samples == 0:
             return
         categories = counts.shape[1]
-        held = self.sums[0] > 0
-        if bool(held):
-            max_r, _, max_c, _ = (int(v) for v in self.bounds)
+        if self.category_totals.numel():  # held: R and C are those of the batches before
+            max_r, _, max_c, _ = self.bounds.tolist()
             if (raters, categories) != (max_r, max_c):
                 raise ValueError(
                     f"ratings: expected {max_c} categories and {max_r} raters per sample (as the batches "
                     f"before), got {categories} and {raters}"
                 )
-            folded = self.category_totals.reshape(-1, categories).sum(0)
-            totals = folded + totals.to(folded.device)
-        self.category_totals = totals.to(self.sums.device)
+            self.category_totals = self.category_totals + totals.to(self.category_totals.device)
+        else:
+            self.category_totals = totals.to(self.sums.device)
+            self.bounds = torch.maximum(
+                self.bounds, torch.tensor([raters, -raters, categories, -categories], device=self.bounds.device)
+            )
         self.sums = self.sums + torch.tensor([samples, sum_squares], dtype=torch.int64, device=self.sums.device)
-        self.bounds = torch.maximum(
-            self.bounds, torch.tensor([raters, -raters, categories, -categories], device=self.bounds.device)
-        )
+
+    def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
+        """category_totals of several ranks or metrics (or forward's batch): added; those
+        without samples (empty) left out. Different C raise, as compute would."""
+        held = [v for v in values if v.numel()]
+        if not held:
+            return values[0].clone()
+        if len({v.numel() for v in held}) > 1:
+            raise ValueError(
+                "ratings: the ranks (or merged metrics) saw different numbers of categories "
+                f"({sorted({v.numel() for v in held})}); Fleiss' kappa needs one"
+            )
+        return torch.stack(held).sum(0) if len(held) > 1 else held[0].clone()
 
     def compute(self) -> Tensor:
         samples, sum_squares = (int(v) for v in self.sums)
@@ -94,8 +111,7 @@ class FleissKappa(Metric):
                 f"ratings: the ranks (or merged metrics) saw different numbers of raters ({-neg_min_r} to {max_r}) "
                 f"or categories ({-neg_min_c} to {max_c}); Fleiss' kappa needs one of each"
             )
-        totals = self.category_totals.reshape(-1, max_c).sum(0)
-        return kappa_of(totals, sum_squares, samples, max_r).to(self.dtype)
+        return kappa_of(self.category_totals, sum_squares, samples, max_r).to(self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Any]) -> None:
         super().check_state_invariants(states)

@@ -13,7 +13,7 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.shape.procrustes import aligned, checked_clouds
+from ..functional.shape.procrustes import centred_clouds, disparities
 
 __all__ = ["ProcrustesDisparity"]
 
@@ -60,8 +60,8 @@ class ProcrustesDisparity(Metric):
         self.add_state("total", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, point_cloud1: Tensor, point_cloud2: Tensor) -> None:
-        a, b = checked_clouds(point_cloud1, point_cloud2)
-        disparity, _, _ = aligned(a, b)
+        a, b, norms = centred_clouds(point_cloud1, point_cloud2)
+        disparity = disparities(a, b, norms)
         self.disparity = self.disparity + disparity.sum().to(self.disparity.device)
         self.total = self.total + disparity.numel()
 

@@ -14,19 +14,19 @@ from typing import Sequence, Tuple
 import torch
 from torch import Tensor
 
-from .utils import F64, I64, centroids, check_cluster_count, check_intrinsic, default_dtype
+from ...kernels.clustering import folded_moments
+from .utils import F64, I64, check_cluster_count, check_intrinsic, default_dtype
 
-__all__ = ["calinski_harabasz_score", "moments_block", "merge_blocks", "ch_from_block", "block_features"]
+__all__ = [
+    "calinski_harabasz_score",
+    "moments_block",
+    "fold_moments",
+    "merge_blocks",
+    "ch_from_block",
+    "block_features",
+]
 
 _LOW = 1 << 32
-
-
-def _block(labels: Tensor, counts: Tensor, m2: Tensor, means: Tensor) -> Tensor:
-    hi = torch.div(labels, _LOW, rounding_mode="floor")
-    lo = labels - hi * _LOW
-    rows = torch.cat((torch.stack((hi.to(F64), lo.to(F64), counts, m2), dim=1), means), dim=1)
-    head = torch.tensor([float(means.shape[1])], dtype=F64, device=means.device)
-    return torch.cat((head, rows.reshape(-1)))
 
 
 def _unpack(block: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -42,12 +42,16 @@ def block_features(block: Tensor) -> int:
 
 
 def moments_block(x: Tensor, labels: Tensor) -> Tensor:
-    """The block of one batch of checked data (float64 [N, D]) and labels (int64 [N])."""
-    if x.shape[0] == 0:
-        return torch.zeros(0, dtype=F64, device=x.device)
-    inverse, sizes, means = centroids(x, labels)
-    m2 = torch.zeros_like(sizes).index_add_(0, inverse, (x - means[inverse]).pow(2).sum(1))
-    return _block(torch.unique(labels), sizes, m2, means)
+    """The block of one batch of checked data ([N, D] floating) and labels (integer [N])."""
+    return fold_moments(torch.zeros(0, dtype=F64, device=x.device), x, labels)
+
+
+def fold_moments(block: Tensor, data: Tensor, labels: Tensor) -> Tensor:
+    """``block`` with one batch merged in (one kernel call, which also refuses NaN or inf in
+    ``data`` and a D other than the block's, naming ``data``)."""
+    if data.shape[0] == 0 and block.numel() == 0:
+        return block.clone()
+    return folded_moments(block, data, labels, block_features(block))
 
 
 def merge_blocks(blocks: Sequence[Tensor]) -> Tensor:
@@ -61,18 +65,9 @@ def merge_blocks(blocks: Sequence[Tensor]) -> Tensor:
         raise ValueError(f"CalinskiHarabaszScore: batches or ranks with different numbers of features {sorted(dims)}")
     if len(held) == 1:
         return held[0].clone()
-    parts = [_unpack(b) for b in held]
-    labels = torch.cat([p[0] for p in parts])
-    counts = torch.cat([p[1] for p in parts])
-    m2 = torch.cat([p[2] for p in parts])
-    means = torch.cat([p[3] for p in parts])
-    keys, inverse = torch.unique(labels, return_inverse=True)
-    n = torch.zeros(keys.numel(), dtype=F64, device=means.device).index_add_(0, inverse, counts)
-    mean = torch.zeros(keys.numel(), means.shape[1], dtype=F64, device=means.device)
-    mean = mean.index_add_(0, inverse, means * counts.unsqueeze(1)) / n.unsqueeze(1)
-    spread = counts * (means - mean[inverse]).pow(2).sum(1)
-    total_m2 = torch.zeros_like(n).index_add_(0, inverse, m2 + spread)
-    return _block(keys, n, total_m2, mean)
+    d = dims.pop()
+    rows = torch.cat([held[0]] + [b[1:] for b in held[1:]])
+    return folded_moments(rows, rows.new_zeros(0, d), rows.new_zeros(0, dtype=I64), d)
 
 
 def check_block(name: str, block: Tensor) -> None:

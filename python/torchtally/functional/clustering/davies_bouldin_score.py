@@ -2,21 +2,27 @@
 mean over clusters of the largest ratio (spread_i + spread_j) / distance of centroids i, j, a
 cluster's spread being the mean distance of its points to its centroid."""
 
+from typing import Sequence, Tuple
+
 import torch
 from torch import Tensor
 
-from .utils import F64, centroids, check_cluster_count, check_intrinsic, default_dtype
+from .utils import F64, check_cluster_count, check_intrinsic, cluster_statistics, default_dtype
 
-__all__ = ["davies_bouldin_score", "db_from_data"]
+__all__ = ["davies_bouldin_score", "db_from_data", "db_from_parts"]
 
 
 def db_from_data(x: Tensor, labels: Tensor) -> float:
-    """scikit-learn's davies_bouldin_score of checked float64 data and int64 labels (0 when every
-    spread or every centroid distance is about 0, numpy's allclose)."""
-    inverse, sizes, means = centroids(x, labels)
-    check_cluster_count(sizes.numel(), x.shape[0])
-    distance = (x - means[inverse]).pow(2).sum(1).sqrt()
-    spread = torch.zeros_like(sizes).index_add_(0, inverse, distance) / sizes
+    """scikit-learn's davies_bouldin_score of checked data and int64 labels."""
+    return db_from_parts([(x, labels)])
+
+
+def db_from_parts(parts: Sequence[Tuple[Tensor, Tensor]]) -> float:
+    """scikit-learn's davies_bouldin_score of the samples of every checked (data, labels) part (0
+    when every spread or every centroid distance is about 0, numpy's allclose)."""
+    sizes, means, distance_sums, _ = cluster_statistics(parts, 2.0)
+    check_cluster_count(sizes.numel(), int(sizes.sum()))
+    spread = distance_sums / sizes
     between = torch.cdist(means, means)
     zero_spread = torch.allclose(spread, torch.zeros_like(spread))
     if zero_spread or torch.allclose(between, torch.zeros_like(between)):

@@ -3,14 +3,14 @@ between two centroids over the largest distance of a point to its own centroid, 
 (torchmetrics' centroid form of Dunn's index)."""
 
 import math
-from typing import Any
+from typing import Any, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
-from .utils import F64, centroids, check_intrinsic
+from .utils import F64, check_intrinsic, cluster_statistics
 
-__all__ = ["dunn_index", "dunn_from_data", "check_p"]
+__all__ = ["dunn_index", "dunn_from_data", "dunn_from_parts", "check_p"]
 
 
 def check_p(p: Any) -> float:
@@ -22,14 +22,19 @@ def check_p(p: Any) -> float:
 
 
 def dunn_from_data(x: Tensor, labels: Tensor, p: float) -> float:
-    """Dunn index of checked float64 data and int64 labels; ValueError with fewer than 2 clusters."""
-    inverse, sizes, means = centroids(x, labels)
+    """Dunn index of checked data and int64 labels; ValueError with fewer than 2 clusters."""
+    return dunn_from_parts([(x, labels)], p)
+
+
+def dunn_from_parts(parts: Sequence[Tuple[Tensor, Tensor]], p: float) -> float:
+    """Dunn index of the samples of every checked (data, labels) part; ValueError with fewer than
+    2 clusters."""
+    sizes, means, _, largest = cluster_statistics(parts, p)
     if sizes.numel() < 2:
         raise ValueError(f"labels: the Dunn index needs at least 2 clusters, got {sizes.numel()}")
-    i, j = torch.triu_indices(sizes.numel(), sizes.numel(), offset=1, device=x.device)
+    i, j = torch.triu_indices(sizes.numel(), sizes.numel(), offset=1, device=means.device)
     between = torch.linalg.vector_norm(means[i] - means[j], ord=p, dim=1).min()
-    within = torch.linalg.vector_norm(x - means[inverse], ord=p, dim=1).max()
-    return float(between / within)
+    return float(between / largest.max())
 
 
 def dunn_index(data: Tensor, labels: Tensor, p: float = 2) -> Tensor:

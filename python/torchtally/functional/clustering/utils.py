@@ -6,7 +6,11 @@ Fowlkes-Mallows, homogeneity, completeness, V-measure) all read one sparse conti
 ``[K, 3]`` int64 rows ``(pred label, target label, count)``, one per distinct pair seen, sorted
 by (pred, target), counts >= 1. Labels are arbitrary integers (no number of classes), so the
 table grows with the number of distinct pairs, never with the number of samples; tables of
-several batches or ranks merge by adding the counts of equal keys (``merge_contingency``).
+several batches or ranks merge by adding the counts of equal keys (``merge_contingency``). Both
+the count of a batch folded into the table and the merge are one call of the contingency_rows
+kernel (csrc/API_CLUSTERING.md: dense or hashed by the labels' range, rows sorted), and the
+intrinsic metrics' centroids and distances are the cluster_moments and cluster_distances
+kernels (``cluster_statistics``).
 
 Every check runs before any state is touched and raises naming the argument: TypeError for a
 wrong type or dtype, ValueError for a wrong shape.
@@ -18,11 +22,18 @@ from typing import Sequence, Tuple
 import torch
 from torch import Tensor
 
+from ...kernels.clustering import cluster_distances, folded_contingency, folded_moments
+
 __all__ = [
     "AVERAGE_METHODS",
     "check_average_method",
     "check_cluster_labels",
+    "check_intrinsic",
+    "check_intrinsic_shapes",
+    "all_finite",
+    "cluster_statistics",
     "contingency_rows",
+    "fold_contingency",
     "merge_contingency",
     "marginals",
     "entropy_of_counts",
@@ -73,22 +84,14 @@ def check_cluster_labels(preds: object, target: object) -> Tuple[Tensor, Tensor]
     return p, t
 
 
-def _grouped(pred: Tensor, target: Tensor, counts: Tensor) -> Tensor:
-    """Rows (pred, target, summed count) per distinct key, sorted by (pred, target)."""
-    if pred.numel() == 0:
-        return torch.zeros(EMPTY_TABLE_SHAPE, dtype=I64, device=pred.device)
-    up, ip = torch.unique(pred, return_inverse=True)
-    ut, it = torch.unique(target, return_inverse=True)
-    # (pred index, target index) as one int64 key: at most distinct preds x distinct targets < N^2
-    key = ip * ut.numel() + it
-    uk, inverse = torch.unique(key, return_inverse=True)
-    summed = torch.zeros(uk.numel(), dtype=I64, device=pred.device).index_add_(0, inverse, counts)
-    return torch.stack((up[uk // ut.numel()], ut[uk % ut.numel()], summed), dim=1)
-
-
 def contingency_rows(preds: Tensor, target: Tensor) -> Tensor:
     """The sparse contingency table of one batch of checked labels: [K, 3] int64."""
-    return _grouped(preds, target, torch.ones_like(preds))
+    return folded_contingency(None, preds, target)
+
+
+def fold_contingency(table: Tensor, preds: Tensor, target: Tensor) -> Tensor:
+    """``table`` with one batch of checked labels counted in (one kernel call)."""
+    return folded_contingency(table, preds, target)
 
 
 def merge_contingency(tables: Sequence[Tensor]) -> Tensor:
@@ -96,8 +99,10 @@ def merge_contingency(tables: Sequence[Tensor]) -> Tensor:
     held = [t for t in tables if t.numel()]
     if not held:
         return tables[0].clone()
-    rows = torch.cat(held) if len(held) > 1 else held[0]
-    return _grouped(rows[:, 0], rows[:, 1], rows[:, 2])
+    if len(held) == 1:
+        return held[0].clone()
+    empty = held[0].new_zeros(0)
+    return folded_contingency(torch.cat(held), empty, empty)
 
 
 def check_table(name: str, table: Tensor) -> None:
@@ -188,6 +193,26 @@ def default_dtype() -> torch.dtype:
 def check_intrinsic(data: object, labels: object, features: int = -1) -> Tuple[Tensor, Tensor]:
     """data [N, D] floating and finite (``features``: the D it must have, -1 any), labels [N]
     integer, on one device: as float64 and int64."""
+    x, lab = check_intrinsic_shapes(data, labels, features)
+    if not all_finite(x):
+        raise ValueError("data: expected finite values, got NaN or inf")
+    return x.to(F64), lab
+
+
+def all_finite(x: Tensor) -> bool:
+    """Whether every value of a floating tensor is finite: its min and max in one pass (both NaN
+    where a NaN is), some 30 times cheaper than ``torch.isfinite(x).all()`` on the CPU, which
+    writes a bool per value first."""
+    if x.numel() == 0:
+        return True
+    low, high = torch.aminmax(x)
+    return math.isfinite(low.item()) and math.isfinite(high.item())  # Python floats: no more tensor ops
+
+
+def check_intrinsic_shapes(data: object, labels: object, features: int = -1) -> Tuple[Tensor, Tensor]:
+    """check_intrinsic's checks of types, shapes and devices, without the float64 copy and the
+    finiteness check (which the cluster_moments kernel makes as it reads): data detached as it
+    came, labels as int64."""
     if not isinstance(data, Tensor):
         raise TypeError(f"data: expected a torch.Tensor, got {type(data).__name__}")
     if not data.is_floating_point():
@@ -201,10 +226,7 @@ def check_intrinsic(data: object, labels: object, features: int = -1) -> Tuple[T
         raise ValueError(f"labels: expected {data.shape[0]} labels, one per row of data, got {lab.shape[0]}")
     if lab.device != data.device:
         raise ValueError(f"labels: expected a tensor on {data.device}, where data is, got one on {lab.device}")
-    x = data.detach().to(F64)
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError("data: expected finite values, got NaN or inf")
-    return x, lab
+    return data.detach(), lab
 
 
 def check_cluster_count(clusters: int, samples: int) -> None:
@@ -216,12 +238,24 @@ def check_cluster_count(clusters: int, samples: int) -> None:
         )
 
 
-def centroids(x: Tensor, labels: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-    """(cluster index per sample, cluster sizes, centroids [K, D]) of checked float64 data."""
-    _, inverse = torch.unique(labels, return_inverse=True)
-    k = int(inverse.max()) + 1 if inverse.numel() else 0
-    sizes = torch.zeros(k, dtype=F64, device=x.device).index_add_(
-        0, inverse, torch.ones(x.shape[0], dtype=F64, device=x.device)
-    )
-    sums = torch.zeros(k, x.shape[1], dtype=F64, device=x.device).index_add_(0, inverse, x)
-    return inverse, sizes, sums / sizes.unsqueeze(1)
+def cluster_statistics(parts: Sequence[Tuple[Tensor, Tensor]], p: float) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(sizes [K], centroids [K, D], distance sums [K], largest distances [K]), float64, per
+    cluster label in sorted order, of the samples of every checked (data [N, D], labels [N]) part:
+    the centroids in one pass over the samples (cluster_moments), then the p-norm distances of the
+    samples to them in a second (cluster_distances); data is read in its own dtype, never copied."""
+    device = parts[0][0].device
+    block = torch.zeros(0, dtype=F64, device=device)
+    for data, labels in parts:
+        if data.shape[0]:
+            block = folded_moments(block, data, labels, int(block[0]) if block.numel() else -1)
+    if block.numel() == 0:
+        empty = torch.zeros(0, dtype=F64, device=device)
+        return empty, empty.reshape(0, parts[0][0].shape[1]), empty, empty
+    rows = block[1:].reshape(-1, 4 + int(block[0]))
+    keys = rows[:, 0].to(I64) * (1 << 32) + rows[:, 1].to(I64)
+    sizes, means = rows[:, 2], rows[:, 4:]
+    out = torch.zeros(keys.numel(), 2, dtype=F64, device=device)
+    for data, labels in parts:
+        if data.shape[0]:
+            cluster_distances(out, data, labels, keys, means, p)
+    return sizes, means, out[:, 0], out[:, 1]

@@ -17,11 +17,13 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from ...kernels.nominal import rating_sums
 from ...utilities.prints import rank_zero_warn
 
 __all__ = ["fleiss_kappa"]
 
 MODES = ("counts", "probs")
+KERNEL_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def check_mode(mode: object) -> str:
@@ -31,8 +33,8 @@ def check_mode(mode: object) -> str:
 
 
 def rating_counts(ratings: object, mode: str) -> Tensor:
-    """ratings -> int64 [N, C] counts: ``counts`` mode takes them as they are ([N, C] integer
-    counts >= 0), ``probs`` mode counts each rater's argmax over the categories of
+    """ratings -> integer [N, C] counts: ``counts`` mode takes them as they are ([N, C] integer
+    counts; batch_statistics checks them >= 0), ``probs`` mode counts each rater's argmax over the categories of
     [N, C, R] float scores. Every sample must have the same number of ratings."""
     if not isinstance(ratings, Tensor):
         raise TypeError(f"ratings: expected a torch.Tensor, got {type(ratings).__name__}")
@@ -57,28 +59,29 @@ def rating_counts(ratings: object, mode: str) -> Tensor:
             "ratings: with mode='counts', expected integer counts [n_samples, n_categories], "
             f"got {str(ratings.dtype).replace('torch.', '')} {shape}"
         )
-    counts = ratings.to(torch.int64)
-    if counts.numel() and bool((counts < 0).any()):
-        at = (counts < 0).nonzero()[0].tolist()
-        raise ValueError(f"ratings: expected counts >= 0, got {counts[at[0], at[1]].item()} at {at}")
-    return counts
+    # the kernel reads these dtypes in place (and checks counts >= 0); the rest become int64
+    return ratings if ratings.dtype in KERNEL_DTYPES else ratings.to(torch.int64)
 
 
 def batch_statistics(counts: Tensor) -> Tuple[Tensor, int, int, int]:
-    """int64 [N, C] counts -> (ratings per category [C], sum of squared counts, N, R); R is -1
-    for no sample. ValueError where samples have different numbers of ratings."""
-    n = counts.shape[0]
+    """integer [N, C] counts -> (ratings per category, int64 [C], sum of squared counts, N, R),
+    in one pass (the rating_sums kernel); R is -1 for no sample. ValueError for a negative count
+    or samples with different numbers of ratings."""
+    n, c = counts.shape
+    out = torch.empty(c + 3, dtype=torch.int64, device=counts.device)
+    rating_sums(out, counts)
     if n == 0:
-        return counts.sum(0), 0, 0, -1
-    per_sample = counts.sum(1)
-    raters = int(per_sample[0])
-    if bool((per_sample != raters).any()):
+        return out[:c], 0, 0, -1
+    sum_squares, least, most = out[c:].tolist()
+    if least != most:
+        per_sample = counts.to(torch.int64).sum(1)
+        raters = int(per_sample[0])
         at = int((per_sample != raters).nonzero()[0, 0])
         raise ValueError(
             "ratings: every sample must have the same number of ratings (Fleiss' kappa), "
             f"got {raters} for sample 0 and {int(per_sample[at])} for sample {at}"
         )
-    return counts.sum(0), int((counts * counts).sum()), n, raters
+    return out[:c], sum_squares, n, least
 
 
 def kappa_of(totals: Tensor, sum_squares: float, samples: int, raters: int) -> Tensor:

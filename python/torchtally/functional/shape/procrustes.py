@@ -3,10 +3,13 @@ two batches of point clouds after the best similarity transform (translation, sc
 rotation/reflection) of the second onto the first, as ``scipy.spatial.procrustes`` per item.
 
 The alignment runs in float64 (centre, scale to unit Frobenius norm, one batched SVD), so the
-per-item disparities the class sums are exact to float64 rounding. No C kernel: a batched SVD
-of [N, D, D] matrices is torch's.
+per-item disparities are exact to float64 rounding. No C kernel: a batched SVD of [N, D, D]
+matrices is torch's. The class needs only the disparities: ``disparities`` takes them from the
+singular values alone (no rotation, no aligned cloud), fewer passes over the clouds than
+torchmetrics' float32 alignment.
 """
 
+import math
 from typing import Tuple, Union
 
 import torch
@@ -14,15 +17,21 @@ from torch import Tensor
 
 from ...errors import ShapeError
 
-__all__ = ["procrustes_disparity", "checked_clouds", "aligned"]
+__all__ = ["procrustes_disparity", "checked_clouds", "centred_clouds", "aligned", "disparities"]
 
 _F64 = torch.float64
 
 
 def checked_clouds(point_cloud1: Tensor, point_cloud2: Tensor) -> Tuple[Tensor, Tensor]:
-    """Both clouds as float64 [N, M, D], or TypeError/ValueError naming the argument: the same
-    shape, three dims, floating, finite, and no item whose points are all the same (scipy: "Input
-    matrices must contain >1 unique points"; torchmetrics gives NaN)."""
+    """Both clouds as float64 [N, M, D], centred, or TypeError/ValueError naming the argument: the
+    same shape, three dims, floating, finite, and no item whose points are all the same (scipy:
+    "Input matrices must contain >1 unique points"; torchmetrics gives NaN)."""
+    a, b, _ = centred_clouds(point_cloud1, point_cloud2)
+    return a, b
+
+
+def _check_inputs(point_cloud1: Tensor, point_cloud2: Tensor) -> None:
+    """Types, shapes and devices (checked_clouds' first checks)."""
     for name, value in (("point_cloud1", point_cloud1), ("point_cloud2", point_cloud2)):
         if not isinstance(value, Tensor):
             raise TypeError(f"Expected `{name}` to be a torch.Tensor, got {type(value).__name__}")
@@ -45,19 +54,48 @@ def checked_clouds(point_cloud1: Tensor, point_cloud2: Tensor) -> Tuple[Tensor, 
             f"Expected `point_cloud2` on the device of `point_cloud1` ({point_cloud1.device}), "
             f"got {point_cloud2.device}"
         )
-    out = []
-    for name, value in (("point_cloud1", point_cloud1), ("point_cloud2", point_cloud2)):
-        x = value.detach().to(_F64)
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError(f"`{name}` holds NaN or infinite values")
-        x = x - x.mean(dim=1, keepdim=True)
-        if x.shape[0] and (x.shape[1] * x.shape[2] == 0 or bool((x.abs().amax(dim=(1, 2)) == 0).any())):
-            raise ValueError(
-                f"`{name}`: every item needs more than one distinct point (an item with one point, or with all "
-                "its points equal, has no shape to align)"
-            )
-        out.append(x)
-    return out[0], out[1]
+
+
+def _all_finite(x: Tensor) -> bool:
+    # min and max in one pass (NaN where a NaN is): on the CPU some 30 times cheaper than
+    # torch.isfinite(x).all(), which writes a bool per value first
+    if x.numel() == 0:
+        return True
+    low, high = torch.aminmax(x)
+    return math.isfinite(low.item()) and math.isfinite(high.item())  # Python floats: no more tensor ops
+
+
+def centred_clouds(point_cloud1: Tensor, point_cloud2: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """checked_clouds' checks and centred float64 clouds a, b, with the product of their
+    Frobenius norms [N] (each > 0: an item whose points are all equal raises). Both clouds go
+    through one [2, N, M, D] float64 buffer: every step is one op for the two, not two."""
+    _check_inputs(point_cloud1, point_cloud2)
+    both = torch.empty((2, *point_cloud1.shape), dtype=_F64, device=point_cloud1.device)
+    both[0].copy_(point_cloud1.detach())
+    both[1].copy_(point_cloud2.detach())
+    if not _all_finite(both):  # widening to float64 keeps inf and NaN
+        bad = "point_cloud1" if not _all_finite(both[0]) else "point_cloud2"
+        raise ValueError(f"`{bad}` holds NaN or infinite values")
+    both -= both.mean(dim=2, keepdim=True)
+    norms = torch.linalg.vector_norm(both, dim=(2, 3))
+    if both.shape[1] and (both.shape[2] * both.shape[3] == 0 or bool((norms == 0).any())):
+        bad = "point_cloud1" if both.shape[2] * both.shape[3] == 0 or bool((norms[0] == 0).any()) else "point_cloud2"
+        raise ValueError(
+            f"`{bad}`: every item needs more than one distinct point (an item with one point, or with all "
+            "its points equal, has no shape to align)"
+        )
+    return both[0], both[1], norms[0] * norms[1]
+
+
+def disparities(a: Tensor, b: Tensor, norms: Tensor) -> Tensor:
+    """The disparity [N] of centred float64 clouds (``centred_clouds``) without forming the
+    aligned cloud: with both clouds at unit norm and the optimal rotation, ||a - s b R^T||^2 =
+    1 - 2 s^2 + s^2 = 1 - s^2, s the sum of the singular values of the normalised cross-covariance
+    a^T b / (|a| |b|). Its absolute error is about float64's eps (1e-16, where the full form's is
+    relative), far below any float32 input's resolution; clipped at 0."""
+    cross = torch.bmm(a.transpose(1, 2), b) / norms[:, None, None]
+    s = torch.linalg.svdvals(cross).sum(1)
+    return (1.0 - s * s).clamp_min(0.0)
 
 
 def aligned(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor, Tensor]:

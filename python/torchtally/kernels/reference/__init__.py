@@ -9,6 +9,7 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 from .binned import binned_update
 from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
+from .clustering import cluster_distances, cluster_moments, contingency_rows
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
@@ -21,6 +22,7 @@ from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
+from .rating_sums import rating_sums
 from .retrieval import retrieval_order, retrieval_scores
 from .signal_sums import signal_sums
 from .squared_error import squared_error
@@ -60,4 +62,8 @@ __all__ = [
     "ssim_moments",
     "squared_error",
     "signal_sums",
+    "contingency_rows",
+    "cluster_moments",
+    "cluster_distances",
+    "rating_sums",
 ]
