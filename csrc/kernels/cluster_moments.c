@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/embedding_rows.h"
 #include "kernels/key_slots.h"
 
 #define HALF 4294967296.0 /* 2^32 */
@@ -105,63 +106,14 @@ static tt_status block_row(const tt_view *block, int64_t d, int64_t r, int64_t *
     return TT_OK;
 }
 
-/* Rows of data per chunk: at most TT_CHUNK (the label chunk) and about 32 KB of doubles. */
-static int64_t chunk_rows(int64_t d)
-{
-    return d >= 4096 ? 1 : (4096 / (d > 0 ? d : 1) < TT_CHUNK ? 4096 / (d > 0 ? d : 1) : TT_CHUNK);
-}
-
-/* Rows start..start+m of data widened to double into x[m * d] (row-major); 0 when a value is not
- * finite. Row-major contiguous float32 (the usual embeddings) is one flat loop the compiler
- * vectorises; elsewhere the check is a comparison per value and-ed into a flag. */
-static int load_rows(const tt_view *data, int64_t start, int64_t m, int64_t d, double *x)
-{
-    const int64_t row = tt_step(data, 0), col = tt_step(data, 1);
-    int finite = 1;
-    if (data->dtype == TT_F32 && col == (int64_t)sizeof(float) && (row == d * col || m == 1)) {
-        const float *src = (const float *)(data->data + start * row);
-        uint32_t bad = 0; /* values whose exponent bits are all ones: inf and NaN (an integer test,
-                             which vectorises where a float comparison with NaN does not) */
-        for (int64_t i = 0; i < m * d; i++) {
-            uint32_t bits = 0;
-            memcpy(&bits, src + i, sizeof bits);
-            bad += (bits & 0x7f800000U) == 0x7f800000U;
-            x[i] = src[i];
-        }
-        return bad == 0;
-    }
-    for (int64_t i = 0; i < m; i++) {
-        const char *p = data->data + (start + i) * row;
-        for (int64_t j = 0; j < d; j++) {
-            x[i * d + j] = tt_load_score(p + j * col, data->dtype);
-            finite &= x[i * d + j] - x[i * d + j] == 0.0;
-        }
-    }
-    return finite;
-}
-
-/* sum over j of (x[j] - c[j])^2 in four lanes (lane l takes j = l mod 4): four independent chains
- * of adds instead of one, about four times faster for the D of embeddings. */
-static double squared_distance(const double *x, const double *c, int64_t d)
-{
-    double lane[4] = {0.0, 0.0, 0.0, 0.0};
-    int64_t j = 0;
-    for (; j + 4 <= d; j += 4)
-        for (int l = 0; l < 4; l++)
-            lane[l] += (x[j + l] - c[j + l]) * (x[j + l] - c[j + l]);
-    for (; j < d; j++)
-        lane[0] += (x[j] - c[j]) * (x[j] - c[j]);
-    return (lane[0] + lane[1]) + (lane[2] + lane[3]);
-}
-
 typedef struct {
     int64_t d;
     double *arena;         /* the per-slot arrays below, one allocation */
     double *n, *m2, *mean; /* per slot: total count, M2, and first sum n_i mean_i, then mean */
     double *batch_n, *batch_mean, *batch_m2;
     int64_t *slot_of; /* per sample */
-    double *x;        /* a chunk of samples widened, [chunk_rows(D), D] (the batch is read twice,
-                         not copied) */
+    double *x;        /* a chunk of samples widened, [chunk rows, D] (the batch is read twice, not
+                         copied) */
 } sums;
 
 /* The batch's clusters: counts and means, then M2 about those means (a second read of the
@@ -169,11 +121,11 @@ typedef struct {
 static tt_status batch_moments(sums *s, tt_key_slots *slots, const tt_view *data,
                                const tt_view *labels, tt_error *err)
 {
-    const int64_t n = data->shape[0], d = s->d, rows = chunk_rows(d);
+    const int64_t n = data->shape[0], d = s->d, rows = tt_embedding_chunk_rows(d);
     int64_t lab[TT_CHUNK];
     for (int64_t start = 0; start < n; start += rows) {
         const int64_t m = n - start < rows ? n - start : rows;
-        if (!load_rows(data, start, m, d, s->x))
+        if (!tt_load_embedding_rows(data, start, m, d, s->x))
             return tt_fail(err, TT_EVALUE, "data", "expected finite values, got NaN or inf");
         tt_load_labels(labels, start, m, 0, lab);
         for (int64_t i = 0; i < m; i++) {
@@ -192,10 +144,11 @@ static tt_status batch_moments(sums *s, tt_key_slots *slots, const tt_view *data
                 s->batch_mean[slot * d + j] /= s->batch_n[slot];
     for (int64_t start = 0; start < n; start += rows) {
         const int64_t m = n - start < rows ? n - start : rows;
-        (void)load_rows(data, start, m, d, s->x); /* finite: checked by the first pass */
+        (void)tt_load_embedding_rows(data, start, m, d,
+                                     s->x); /* finite: checked by the first pass */
         for (int64_t i = 0; i < m; i++) {
             const int64_t slot = s->slot_of[start + i];
-            s->batch_m2[slot] += squared_distance(s->x + i * d, s->batch_mean + slot * d, d);
+            s->batch_m2[slot] += tt_squared_distance(s->x + i * d, s->batch_mean + slot * d, d);
         }
     }
     return TT_OK;
@@ -302,7 +255,7 @@ tt_status tt_cluster_moments(const tt_view *out, const tt_view *size, const tt_v
         s.batch_mean = s.mean + cells * width;
     }
     s.slot_of = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
-    s.x = calloc((size_t)chunk_rows(d) * width, sizeof(double));
+    s.x = calloc((size_t)tt_embedding_chunk_rows(d) * width, sizeof(double));
     int64_t *block_slot = malloc((size_t)(k > 0 ? k : 1) * sizeof *block_slot);
     int64_t *order = malloc((size_t)keys * sizeof *order);
     if (!s.arena || !s.slot_of || !s.x || !block_slot || !order) {
@@ -343,162 +296,5 @@ done:
     free(order);
     free(block_label);
     tt_key_slots_free(&slots);
-    return st;
-}
-
-/* ---- distances to the centroids (DaviesBouldinScore, DunnIndex) ---------------------------- */
-
-/* The p-norm of v[0..d), as torch.linalg.vector_norm computes it: 2, 1, inf and 0 (the number of
- * non-zero values) by their own formulas, any other p as (sum |v|^p)^(1/p). */
-static double p_norm(const double *v, int64_t d, double p)
-{
-    double acc = 0.0;
-    if (p == 2.0) {
-        for (int64_t j = 0; j < d; j++)
-            acc += v[j] * v[j];
-        return sqrt(acc);
-    }
-    for (int64_t j = 0; j < d; j++) {
-        const double a = fabs(v[j]);
-        if (p == 1.0)
-            acc += a;
-        else if (isinf(p))
-            acc = a > acc ? a : acc;
-        else if (p == 0.0)
-            acc += a != 0.0;
-        else
-            acc += pow(a, p);
-    }
-    return (p == 1.0 || p == 0.0 || isinf(p)) ? acc : pow(acc, 1.0 / p);
-}
-
-/* The index of `label` in the sorted keys[0..k), or -1. Branch-free halving (a conditional move
- * per step): cluster labels arrive in random order, where a branching search mispredicts. */
-static int64_t find_key(const int64_t *keys, int64_t k, int64_t label)
-{
-    if (k <= 0)
-        return -1;
-    const int64_t *base = keys;
-    for (int64_t n = k; n > 1; n -= n / 2)
-        base = base[n / 2] <= label ? base + n / 2 : base;
-    return *base == label ? base - keys : -1;
-}
-
-static tt_status check_distances(const tt_view *out, const tt_view *data, const tt_view *labels,
-                                 const tt_view *keys, const tt_view *centroids, double p,
-                                 tt_error *err)
-{
-    char got[96];
-    tt_status st = tt_check_scores(data, "data", 2, err);
-    if (st == TT_OK)
-        st = tt_check_labels(labels, "labels", 1, err);
-    if (st == TT_OK && labels->shape[0] != data->shape[0])
-        st =
-            tt_fail(err, TT_EVALUE, "labels", "expected %lld labels, one per row of data, got %lld",
-                    (long long)data->shape[0], (long long)labels->shape[0]);
-    if (st == TT_OK && (keys->dtype != TT_I64 || keys->ndim != 1))
-        st = tt_fail(err, keys->dtype != TT_I64 ? TT_ETYPE : TT_EVALUE, "keys",
-                     "expected int64 cluster labels [K], got %s",
-                     tt_describe(keys, got, sizeof got));
-    if (st == TT_OK)
-        st = tt_check_cpu(keys, "keys", err);
-    if (st != TT_OK)
-        return st;
-    const int64_t k = keys->shape[0], d = data->shape[1];
-    if (centroids->dtype != TT_F64 || centroids->ndim != 2 || centroids->shape[0] != k ||
-        centroids->shape[1] != d)
-        return tt_fail(err, centroids->dtype != TT_F64 ? TT_ETYPE : TT_EVALUE, "centroids",
-                       "expected float64 [%lld, %lld] (keys x features of data), got %s",
-                       (long long)k, (long long)d, tt_describe(centroids, got, sizeof got));
-    st = tt_check_cpu(centroids, "centroids", err);
-    if (st != TT_OK)
-        return st;
-    if (!(p >= 0.0))
-        return tt_fail(err, TT_EVALUE, "p", "expected p >= 0 or inf, got %g", p);
-    const int64_t shape[2] = {k, 2};
-    return tt_check_out(out, "out", TT_F64, 2, shape, err);
-}
-
-/* The keys as int64, checked strictly increasing. */
-static tt_status load_keys(const tt_view *keys, int64_t *dst, tt_error *err)
-{
-    const int64_t k = keys->shape[0], step = tt_step(keys, 0);
-    for (int64_t i = 0; i < k; i++) {
-        dst[i] = *(const int64_t *)(keys->data + i * step);
-        if (i > 0 && dst[i] <= dst[i - 1])
-            return tt_fail(err, TT_EVALUE, "keys",
-                           "expected strictly increasing labels, got %lld "
-                           "after %lld",
-                           (long long)dst[i], (long long)dst[i - 1]);
-    }
-    return TT_OK;
-}
-
-tt_status tt_cluster_distances(const tt_view *out, const tt_view *data, const tt_view *labels,
-                               const tt_view *keys, const tt_view *centroids, double p,
-                               tt_error *err)
-{
-    tt_status st = check_distances(out, data, labels, keys, centroids, p, err);
-    if (st != TT_OK)
-        return st;
-    const int64_t n = data->shape[0], d = data->shape[1], k = keys->shape[0];
-    assert(n >= 0 && d >= 0 && k >= 0); /* shapes */
-    const int64_t c_row = tt_step(centroids, 0), c_col = tt_step(centroids, 1);
-    const size_t clusters = (size_t)(k > 0 ? k : 1), width = (size_t)(d > 0 ? d : 1);
-    int64_t *key = malloc(clusters * sizeof *key);
-    double *total = calloc(2 * clusters, sizeof *total);
-    double *x =
-        calloc(((size_t)chunk_rows(d) + 1) * width, sizeof *x); /* zeroed for the analyser */
-    double *diff = x ? x + (size_t)chunk_rows(d) * width : NULL;
-    double *centre_of = malloc(clusters * width * sizeof *centre_of);
-    if (key == NULL || total == NULL || x == NULL || centre_of == NULL) {
-        st = tt_fail(err, TT_ENOMEM, "out", "out of memory for %lld clusters", (long long)k);
-        goto done;
-    }
-    st = load_keys(keys, key, err);
-    for (int64_t c = 0; c < k; c++) /* contiguous centroids */
-        for (int64_t j = 0; j < d; j++)
-            centre_of[c * d + j] = tt_f64_at(centroids->data + c * c_row + j * c_col);
-    int64_t lab[TT_CHUNK];
-    const int64_t rows = chunk_rows(d);
-    for (int64_t start = 0; start < n && st == TT_OK; start += rows) {
-        const int64_t m = n - start < rows ? n - start : rows;
-        tt_load_labels(labels, start, m, 0, lab);
-        if (!load_rows(data, start, m, d, x)) {
-            st = tt_fail(err, TT_EVALUE, "data", "expected finite values, got NaN or inf");
-            break;
-        }
-        for (int64_t i = 0; i < m; i++) {
-            const int64_t c = find_key(key, k, lab[i]);
-            if (c < 0) {
-                st = tt_fail(err, TT_EVALUE, "labels", "label %lld (sample %lld) is not among keys",
-                             (long long)lab[i], (long long)(start + i));
-                break;
-            }
-            const double *centre = centre_of + c * d, *sample = x + i * d;
-            double dist = 0.0;
-            if (p == 2.0) {
-                dist = sqrt(squared_distance(sample, centre, d));
-            } else {
-                for (int64_t j = 0; j < d; j++)
-                    diff[j] = sample[j] - centre[j];
-                dist = p_norm(diff, d, p);
-            }
-            total[2 * c] += dist;
-            total[2 * c + 1] = dist > total[2 * c + 1] ? dist : total[2 * c + 1];
-        }
-    }
-    if (st == TT_OK) {
-        double *dst = (double *)out->data;
-        for (int64_t c = 0; c < k; c++) {
-            dst[2 * c] += total[2 * c];
-            dst[2 * c + 1] = total[2 * c + 1] > dst[2 * c + 1] ? total[2 * c + 1] : dst[2 * c + 1];
-        }
-    }
-done:
-    free(key);
-    free(total);
-    free(x);
-    free(centre_of);
     return st;
 }
