@@ -70,7 +70,7 @@ def test_bad_input_raises_with_the_state_unchanged():
     assert_rejects(m, (logits, bad), ValueError, "target: token id -1")
     nan = logits.clone()
     nan[2, 3, 5] = float("nan")
-    assert_rejects(m, (nan, target), ValueError, "logits: expected no NaN")
+    assert_rejects(m, (nan, target), ValueError, "preds: expected no NaN")
     with pytest.raises(TypeError, match="ignore_index"):
         Perplexity(ignore_index=1.5)
 
