@@ -39,7 +39,7 @@ def _sentence_list(name: str, value: Any) -> List[str]:
         return list(value)
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise ValueError(f"{name}: expected a list of str, got {type(item).__name__} at index {i}")
+            raise ValueError(f"{name}[{i}]: expected a str, got {type(item).__name__}")
     return list(value)
 
 
@@ -48,7 +48,10 @@ def check_sentences(preds: Any, target: Any) -> Tuple[List[str], List[str]]:
     type, ValueError for a non-str item or for lists of different lengths."""
     hyps, refs = _sentence_list("preds", preds), _sentence_list("target", target)
     if len(hyps) != len(refs):
-        raise ValueError(f"preds, target: expected as many predictions as references, got {len(hyps)} and {len(refs)}")
+        raise ValueError(
+            f"preds and target: expected as many predictions as references, got {len(hyps)} in preds and "
+            f"{len(refs)} in target"
+        )
     return hyps, refs
 
 
