@@ -38,8 +38,9 @@ class FeatureShare(MetricCollection):
     KernelInceptionDistance, MemorizationInformedFrechetInceptionDistance and InceptionScore
     name theirs ``"inception"`` (torchmetrics' name), so
     ``FeatureShare([FrechetInceptionDistance(feature=net), KernelInceptionDistance(feature=net)])``
-    runs ``net`` once per batch (the cache holds the batch tensor: ``normalize=True`` converts the
-    images per metric, so each converted copy runs the network again, as in torchmetrics).
+    runs ``net`` once per batch (the cache is keyed by the batch tensor: with the built-in
+    extractor and ``normalize=True`` each metric converts the images itself, and each converted
+    copy runs the network, as in torchmetrics).
 
     Args:
         metrics: a metric, a list of metrics or a dict of them (as MetricCollection).
