@@ -12,6 +12,7 @@ from sacrebleu.metrics import TER
 from support.metric_tester import MetricCase, assert_rejects, check_metric, run_distributed_cases
 from support.text_ter_cases import BATCHES, corpus
 
+from torchtally.errors import InputTypeError
 from torchtally.functional.text import extended_edit_distance, translation_edit_rate
 from torchtally.text import ExtendedEditDistance, TranslationEditRate
 
@@ -132,7 +133,8 @@ def test_bad_input_raises_naming_the_argument_and_leaves_the_state(make):
         ((["a", "b"], [["a"], "b"]), TypeError, r"^target\[1\]: "),
         (([1], [["a"]]), TypeError, r"^preds\[0\]: "),
         ((["a"], "a"), TypeError, "^target: "),
-        ((["a"], [[None]]), TypeError, r"^target\[0\]\[0\]: expected a reference string, got NoneType"),
+        ((["a"], [[None]]), InputTypeError, r"^target\[0\]\[0\]: expected a reference string, got NoneType"),
+        ((["a", None], [["a"], ["b"]]), ValueError, r"^preds\[1\]: "),  # torchmetrics' EED: ValueError
     ):
         assert_rejects(metric, args, exc, match)
 
