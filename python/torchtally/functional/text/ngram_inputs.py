@@ -66,9 +66,10 @@ def _check_sizes(hyps: List[str], refs: List[List[str]], torchmetrics_says: str)
             f"preds and target: expected one list of references in target per hypothesis in preds, got "
             f"{len(hyps)} hypotheses in preds and {len(refs)} reference lists in target ({torchmetrics_says})"
         )
-    for i, r in enumerate(refs):
-        if not r:
-            raise ValueError(f"target[{i}]: expected at least one reference for hypothesis {i} of preds, got none")
+    if all(refs):  # the common case, at C speed
+        return
+    i = next(i for i, r in enumerate(refs) if not r)
+    raise ValueError(f"target[{i}]: expected at least one reference for hypothesis {i} of preds, got none")
 
 
 def check_n_gram(n_gram: Any, weights: Optional[Sequence[float]]) -> List[float]:
