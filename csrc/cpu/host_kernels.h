@@ -63,8 +63,8 @@
     X(lcs, "lcs(out, a, a_offsets, b, b_offsets)", {"out", TT_ARG_OUT_TENSOR},                     \
       {"a", TT_ARG_TENSOR}, {"a_offsets", TT_ARG_TENSOR}, {"b", TT_ARG_TENSOR},                    \
       {"b_offsets", TT_ARG_TENSOR})                                                                \
-    X(perplexity_update, "perplexity_update(total, count, logits, target, ignore_index)",          \
-      {"total", TT_ARG_OUT_TENSOR}, {"count", TT_ARG_OUT_TENSOR}, {"logits", TT_ARG_TENSOR},       \
+    X(perplexity_update, "perplexity_update(total, count, preds, target, ignore_index)",           \
+      {"total", TT_ARG_OUT_TENSOR}, {"count", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR},        \
       {"target", TT_ARG_TENSOR}, {"ignore_index", TT_ARG_OPT_INT})                                 \
     X(ssim_moments, "ssim_moments(out, x, y, wh, ww, pad_h, pad_w)", {"out", TT_ARG_OUT_TENSOR},   \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"wh", TT_ARG_TENSOR}, {"ww", TT_ARG_TENSOR},    \

@@ -136,7 +136,7 @@ CONTIGUOUS_F32(row_bf16_avx2, uint16_t, BF16_AS_FLOAT, row_bf16,
 
 typedef int (*row_fn)(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad);
 
-tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const tt_view *logits,
+tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const tt_view *preds,
                                const tt_view *target, const int64_t *ignore_index, tt_error *err)
 {
     char got[96];
@@ -144,26 +144,26 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
     if (st == TT_OK)
         st = tt_check_out(count, "count", TT_I64, 0, NULL, err);
     if (st == TT_OK)
-        st = tt_check_scores(logits, "logits", 3, err);
+        st = tt_check_scores(preds, "preds", 3, err);
     if (st != TT_OK)
         return st;
     if (target->dtype != TT_I64)
         return tt_fail(err, TT_ETYPE, "target", "expected int64 token ids [N, T], got %s",
                        tt_describe(target, got, sizeof got));
-    if (target->ndim != 2 || target->shape[0] != logits->shape[0] ||
-        target->shape[1] != logits->shape[1])
+    if (target->ndim != 2 || target->shape[0] != preds->shape[0] ||
+        target->shape[1] != preds->shape[1])
         return tt_fail(err, TT_EVALUE, "target",
-                       "expected the shape [%lld, %lld] of logits' first two dimensions, got %s",
-                       (long long)logits->shape[0], (long long)logits->shape[1],
+                       "expected the shape [%lld, %lld] of preds' first two dimensions, got %s",
+                       (long long)preds->shape[0], (long long)preds->shape[1],
                        tt_describe(target, got, sizeof got));
     st = tt_check_cpu(target, "target", err);
     if (st != TT_OK)
         return st;
-    const int64_t n = logits->shape[0], t = logits->shape[1], v = logits->shape[2];
+    const int64_t n = preds->shape[0], t = preds->shape[1], v = preds->shape[2];
     if (v == 0 && n * t > 0)
-        return tt_fail(err, TT_EVALUE, "logits", "expected a vocabulary of at least 1, got %s",
-                       tt_describe(logits, got, sizeof got));
-    const int contiguous = logits->stride[2] == 1;
+        return tt_fail(err, TT_EVALUE, "preds", "expected a vocabulary of at least 1, got %s",
+                       tt_describe(preds, got, sizeof got));
+    const int contiguous = preds->stride[2] == 1;
 #ifdef TT_HAVE_AVX2_TARGET
     const int avx2 = tt_simd_level() >= TT_SIMD_AVX2;
     row_fn f32_contiguous = avx2 ? row_f32_avx2 : row_f32_contiguous;
@@ -172,11 +172,11 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
     row_fn f32_contiguous = row_f32_contiguous;
     row_fn bf16_contiguous = row_bf16_contiguous;
 #endif
-    row_fn row = logits->dtype == TT_F32   ? (contiguous ? f32_contiguous : row_f32)
-                 : logits->dtype == TT_F64 ? row_f64
-                 : logits->dtype == TT_F16 ? row_f16
-                                           : (contiguous ? bf16_contiguous : row_bf16);
-    const int64_t s0 = tt_step(logits, 0), s1 = tt_step(logits, 1), s2 = tt_step(logits, 2);
+    row_fn row = preds->dtype == TT_F32   ? (contiguous ? f32_contiguous : row_f32)
+                 : preds->dtype == TT_F64 ? row_f64
+                 : preds->dtype == TT_F16 ? row_f16
+                                          : (contiguous ? bf16_contiguous : row_bf16);
+    const int64_t s0 = tt_step(preds, 0), s1 = tt_step(preds, 1), s2 = tt_step(preds, 2);
     const int64_t *y = (const int64_t *)target->data;
     const int64_t y0 = target->stride[0], y1 = target->stride[1];
     double nll = 0.0;
@@ -190,20 +190,20 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
                 return tt_fail(err, TT_EVALUE, "target",
                                "token id %lld at [%lld, %lld] is out of range [0, %lld)",
                                (long long)label, (long long)i, (long long)j, (long long)v);
-            const char *p = logits->data + i * s0 + j * s1;
+            const char *p = preds->data + i * s0 + j * s1;
             double lse = 0.0;
             int64_t bad = 0;
             if (row(p, s2, v, &lse, &bad)) {
                 if (bad < 0)
-                    return tt_fail(err, TT_EVALUE, "logits",
+                    return tt_fail(err, TT_EVALUE, "preds",
                                    "row [%lld, %lld] is -inf everywhere (no probability to share)",
                                    (long long)i, (long long)j);
-                return tt_fail(err, TT_EVALUE, "logits",
+                return tt_fail(err, TT_EVALUE, "preds",
                                "expected no NaN or +inf, got %g at [%lld, %lld, %lld]",
-                               tt_load_score(p + bad * s2, logits->dtype), (long long)i,
+                               tt_load_score(p + bad * s2, preds->dtype), (long long)i,
                                (long long)j, (long long)bad);
             }
-            nll += lse - tt_load_score(p + label * s2, logits->dtype);
+            nll += lse - tt_load_score(p + label * s2, preds->dtype);
             counted++;
         }
     }

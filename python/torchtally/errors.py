@@ -1,7 +1,7 @@
 """Exceptions raised by torchtally's metric layer.
 
-Each derives from RuntimeError so code written against ignite or torchmetrics that catches
-RuntimeError keeps working.
+Each derives from the exception ignite or torchmetrics raises in its place (RuntimeError, or
+ValueError for InputTypeError), so code written against them that catches that keeps working.
 """
 
 import os
@@ -17,6 +17,12 @@ class NotComputableError(RuntimeError):
 class ShapeError(ValueError, RuntimeError):
     """An input of the wrong shape (preds and target that differ, ...): a ValueError
     (torchtally's rule for bad input) and a RuntimeError (what torchmetrics raises there)."""
+
+
+class InputTypeError(TypeError, ValueError):
+    """An input of the wrong type where torchmetrics raises ValueError for it (a list where the
+    IoU family expects a tensor of boxes, ...): a TypeError (torchtally's rule for a wrong type)
+    and a ValueError, so code that catches torchmetrics' exception keeps working."""
 
 
 class SyncError(RuntimeError):

@@ -57,9 +57,9 @@ def test_minus_inf_logits_are_probability_zero(impl):
 @pytest.mark.parametrize(
     "spoil, exc, name",
     [
-        (lambda x, y: x[0, 1].__setitem__(2, float("nan")), ValueError, "logits"),
-        (lambda x, y: x[1, 0].__setitem__(0, float("inf")), ValueError, "logits"),
-        (lambda x, y: x[1, 2].fill_(float("-inf")), ValueError, "logits"),
+        (lambda x, y: x[0, 1].__setitem__(2, float("nan")), ValueError, "preds"),
+        (lambda x, y: x[1, 0].__setitem__(0, float("inf")), ValueError, "preds"),
+        (lambda x, y: x[1, 2].fill_(float("-inf")), ValueError, "preds"),
         (lambda x, y: y[0].__setitem__(3, 5), ValueError, "target"),
         (lambda x, y: y[1].__setitem__(0, -1), ValueError, "target"),
     ],
@@ -89,8 +89,8 @@ def test_bad_calls_raise_naming_the_argument(impl):
     calls = [
         ((torch.zeros(()), torch.zeros((), dtype=torch.int64), x, y), TypeError, "total"),
         ((torch.zeros((), dtype=_F64), torch.zeros(()), x, y), TypeError, "count"),
-        ((*_states(), x.long(), y), TypeError, "logits"),
-        ((*_states(), x[0], y), ValueError, "logits"),
+        ((*_states(), x.long(), y), TypeError, "preds"),
+        ((*_states(), x[0], y), ValueError, "preds"),
         ((*_states(), x, y.int()), TypeError, "target"),
         ((*_states(), x, y[:, :2]), ValueError, "target"),
     ]

@@ -18,6 +18,7 @@ from torchtally.detection import (
     GeneralizedIntersectionOverUnion,
     IntersectionOverUnion,
 )
+from torchtally.errors import InputTypeError
 
 CLASSES = (
     IntersectionOverUnion,
@@ -199,6 +200,56 @@ def test_bad_options_and_functional_inputs():
         F.distance_intersection_over_union(box, box.bool())
     with pytest.raises(TypeError, match="replacement_val"):
         F.intersection_over_union(box, box, 0.5, None)
+
+
+NOT_TENSORS = [
+    ("preds", "boxes", [[0.0, 0, 1, 1]]),
+    ("target", "boxes", None),
+    ("preds", "labels", [0]),
+    ("target", "labels", None),
+]
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        IntersectionOverUnion,
+        GeneralizedIntersectionOverUnion,
+        DistanceIntersectionOverUnion,
+        CompleteIntersectionOverUnion,
+    ],
+)
+@pytest.mark.parametrize("side,key,value", NOT_TENSORS)
+def test_boxes_or_labels_that_are_not_tensors_raise_both_type_and_value_error(cls, side, key, value):
+    """torchmetrics raises ValueError there ("Expected all boxes in `preds` to be of type Tensor"):
+    code catching ValueError, or TypeError (torchtally's rule for a wrong type), catches it."""
+    good = [_image([[0, 0, 1, 1]], [0])]
+    bad = [{**good[0], key: value}]
+    args = (bad, good) if side == "preds" else (good, bad)
+    m = cls()
+    m.update(*random_batches(9, n_batches=1)[0])
+    for exc in (InputTypeError, TypeError, ValueError):
+        assert_rejects(
+            m, args, exc, rf"^{side}\[0\]\['{key}'\]: .* \(Expected all {key} in `{side}` to be of type Tensor\)$"
+        )
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        "intersection_over_union",
+        "generalized_intersection_over_union",
+        "distance_intersection_over_union",
+        "complete_intersection_over_union",
+    ],
+)
+def test_functional_boxes_that_are_not_tensors_raise_both_type_and_value_error(fn):
+    box = torch.tensor([[0.0, 0, 1, 1]])
+    for args, name in (((box.tolist(), box), "preds"), ((box, None), "target")):
+        for exc in (TypeError, ValueError):
+            with pytest.raises(exc, match=f"^{name}: expected a tensor of boxes"):
+                getattr(F, fn)(*args)
+    assert issubclass(InputTypeError, TypeError) and issubclass(InputTypeError, ValueError)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int32])

@@ -187,6 +187,24 @@ def test_mean_iou_without_num_classes_refuses_another_c():
         metric.merge_state_values("iou_sum", [torch.zeros(4, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)])
 
 
+def test_mean_iou_forward_with_another_c_names_preds_not_ranks():
+    """One process, forward: the refusal is update's (preds, the two class counts), state unchanged;
+    in a collection too."""
+    from torchtally import MetricCollection
+
+    preds, target = ONEHOT[0]
+    for owner in (TS.MeanIoU(), MetricCollection({"iou": TS.MeanIoU()})):
+        metric = owner if isinstance(owner, TS.MeanIoU) else owner["iou"]
+        owner(preds, target)
+        before = metric.iou_sum.clone(), metric.present.clone()
+        with pytest.raises(ValueError, match=r"^preds: expected 4 classes \(kept\), as the batches before, got 3$"):
+            owner(preds[:, :3], target[:, :3])
+        assert torch.equal(metric.iou_sum, before[0]) and torch.equal(metric.present, before[1])
+    other = TS.MeanIoU().update(preds[:, :3], target[:, :3])
+    with pytest.raises(ValueError, match="one per rank, or per metric given to merge_state"):
+        TS.MeanIoU().update(preds, target).merge_state(other)
+
+
 def test_per_sample_states_are_fixed_shape():
     """MeanIoU and samplewise DiceScore hold sums and counts, not a row per sample."""
     metric = TS.DiceScore(C, average="none")

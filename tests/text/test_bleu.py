@@ -12,6 +12,7 @@ import sacrebleu
 import torch
 import torchmetrics.functional.text as tmf
 from support.metric_tester import MetricCase, assert_rejects, check_metric, feed, run_distributed_cases
+from torchmetrics.text import BLEUScore as TMBLEU
 from torchmetrics.text import CHRFScore as TMChrF
 
 from torchtally.functional.text import bleu_score, chrf_score, sacre_bleu_score
@@ -146,14 +147,29 @@ def test_unicode_and_surrogates():
 def test_bad_input_leaves_the_state_unchanged():
     m = BLEUScore()
     m.update(["a b c"], [["a b c"]])
-    assert_rejects(m, (["a", "b"], [["a"]]), ValueError, "Corpus has different size")
+    sizes = (
+        r"preds and target: .* got 2 hypotheses in preds and 1 reference lists in target \(Corpus has different size"
+    )
+    assert_rejects(m, (["a", "b"], [["a"]]), ValueError, sizes)
     assert_rejects(m, (["a", 3], [["a"], ["b"]]), TypeError, "preds")
     assert_rejects(m, (["a"], [["a", None]]), TypeError, r"target\[0\]")
-    assert_rejects(m, (["a", "b"], [["a"], []]), ValueError, "hypothesis 1 has no reference")
+    assert_rejects(m, (["a", "b"], [["a"], []]), ValueError, r"target\[1\]: expected at least one reference")
     c = CHRFScore(return_sentence_level_score=True)
     c.update(["a b c"], [["a b c"]])
-    assert_rejects(c, (["a", "b"], [["a"]]), ValueError, "Corpus has different size")
+    assert_rejects(c, (["a", "b"], [["a"]]), ValueError, sizes)
     assert_rejects(c, ([b"a"], [["a"]]), TypeError, "preds")
+    # a hypothesis without a reference: torchmetrics scores it 0, torchtally refuses it as BLEU does
+    assert_rejects(c, (["a b c", "d e"], [["a b c"], []]), ValueError, r"target\[1\]: expected at least one reference")
+    with pytest.raises(ValueError, match=r"target\[1\]"):
+        chrf_score(["a b c", "d e"], [["a b c"], []])
+
+
+def test_bleu_class_reads_a_flat_reference_list_as_one_reference_per_sentence():
+    """The documented difference: torchmetrics' BLEUScore iterates each string's characters (0.0)."""
+    preds, flat = ["the cat is on the mat", "a dog ran"], ["the cat is on the mat", "a dog ran"]
+    assert float(BLEUScore(n_gram=2).update(preds, flat).compute()) == 1.0
+    assert float(bleu_score(preds, flat, n_gram=2)) == 1.0
+    assert float(TMBLEU(n_gram=2)(preds, flat)) == 0.0  # the behaviour the README's table records
 
 
 def test_bad_arguments():

@@ -63,6 +63,8 @@ def test_bad_input_raises_with_the_state_unchanged():
     assert_rejects(m, (logits[:, :3], target), ValueError, "target")
     assert_rejects(m, (logits.long(), target), TypeError, "preds")
     assert_rejects(m, (logits, target.int()), TypeError, "target")
+    assert_rejects(m, (None, target), TypeError, "^preds: expected a tensor, got NoneType")
+    assert_rejects(m, (logits, target.tolist()), TypeError, "^target: expected a tensor, got list")
     bad = target.clone()
     bad[0, 0] = V
     assert_rejects(m, (logits, bad), ValueError, "target: token id 37")
@@ -70,7 +72,7 @@ def test_bad_input_raises_with_the_state_unchanged():
     assert_rejects(m, (logits, bad), ValueError, "target: token id -1")
     nan = logits.clone()
     nan[2, 3, 5] = float("nan")
-    assert_rejects(m, (nan, target), ValueError, "logits: expected no NaN")
+    assert_rejects(m, (nan, target), ValueError, "preds: expected no NaN")
     with pytest.raises(TypeError, match="ignore_index"):
         Perplexity(ignore_index=1.5)
 

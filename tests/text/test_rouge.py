@@ -123,10 +123,14 @@ def test_lsum_without_punkt_raises_and_never_downloads(monkeypatch):
 def test_bad_input_raises_with_the_state_unchanged():
     m = ROUGEScore(rouge_keys=KEYS)
     m.update(["a b"], [["a"]])
-    assert_rejects(m, (["a", "b"], [["a"]]), ValueError, "target: expected 2 entries")
-    assert_rejects(m, (["a"], [[]]), ValueError, "no reference")
-    assert_rejects(m, ([1], [["a"]]), TypeError, "preds")
-    assert_rejects(m, (["a"], [[2]]), TypeError, "target")
+    assert_rejects(
+        m, (["a", "b"], [["a"]]), ValueError, "preds and target: .* got 2 predictions in preds and 1 entries"
+    )
+    assert_rejects(m, (["a"], [[]]), ValueError, r"target\[0\]: expected at least one reference")
+    assert_rejects(m, ([1], [["a"]]), TypeError, r"preds\[0\]: expected a string, got int")
+    assert_rejects(m, (["a", None], [["a"], ["b"]]), TypeError, r"preds\[1\]: expected a string, got NoneType")
+    assert_rejects(m, (["a"], [[2]]), TypeError, r"target\[0\]\[0\]: expected a reference string, got int")
+    assert_rejects(m, (["a", "b"], ["a", None]), TypeError, r"target\[1\]: expected a reference string .* got NoneType")
     with pytest.raises(ValueError, match="rouge_keys"):
         ROUGEScore(rouge_keys=("rouge10",))
     with pytest.raises(ValueError, match="accumulate"):

@@ -62,9 +62,44 @@ def test_bad_input_raises_with_the_state_unchanged():
     assert_rejects(m, ({"prediction_text": "a", "id": "1"}, {"answers": {"text": ["a"]}}), KeyError, "answers")
     assert_rejects(m, ({"prediction_text": "a", "id": "1"}, {"answers": {"start": [1]}, "id": "1"}), KeyError, "text")
     assert_rejects(
-        m, ({"prediction_text": "a", "id": "1"}, {"answers": {"text": []}, "id": "1"}), ValueError, "no answer"
+        m,
+        ({"prediction_text": "a", "id": "1"}, {"answers": {"text": []}, "id": "1"}),
+        ValueError,
+        "expected at least one answer",
     )
     assert_rejects(m, ({"prediction_text": 3, "id": "1"}, good_t), TypeError, "prediction_text")
+
+
+def test_none_and_missing_fields_are_named():
+    """Each message names the argument, the item and the key, never "'NoneType' object is not
+    iterable"; a missing key keeps torchmetrics' KeyError wording in parentheses."""
+    m = SQuAD()
+    m.update({"prediction_text": "a", "id": "1"}, {"answers": {"text": ["a"]}, "id": "1"})
+    pred, good_t = {"prediction_text": "a", "id": "1"}, {"answers": {"text": ["a"]}, "id": "1"}
+    for args, exc, match in (
+        ((pred, {"answers": {"text": None}, "id": "1"}), TypeError, r"^target\[0\]\['answers'\]\['text'\]: .*NoneType"),
+        ((pred, {"answers": None, "id": "1"}), TypeError, r"^target\[0\]\['answers'\]: expected a dict .*NoneType"),
+        (
+            (pred, {"answers": {"text": ["a", None]}, "id": "1"}),
+            TypeError,
+            r"^target\[0\]\['answers'\]\['text'\]\[1\]: ",
+        ),
+        (({"prediction_text": None, "id": "1"}, good_t), TypeError, r"^preds\[0\]\['prediction_text'\]: .*NoneType"),
+        ((None, good_t), TypeError, "^preds: expected a dict or a list of dicts, got NoneType"),
+        ((pred, None), TypeError, "^target: expected a dict or a list of dicts, got NoneType"),
+        (([pred, None], good_t), TypeError, r"^preds\[1\]: expected a dict, got NoneType"),
+        (
+            ({"id": "1"}, good_t),
+            KeyError,
+            r"preds\[0\]: .*'prediction_text' is missing .*Expected keys in a single prediction",
+        ),
+        (
+            (pred, [good_t, {"answers": {"text": ["a"]}}]),
+            KeyError,
+            r"target\[1\]: .*'id' is missing .*Expected keys in a single target",
+        ),
+    ):
+        assert_rejects(m, args, exc, match)
 
 
 def test_no_update_gives_nan():

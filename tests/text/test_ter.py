@@ -12,6 +12,7 @@ from sacrebleu.metrics import TER
 from support.metric_tester import MetricCase, assert_rejects, check_metric, run_distributed_cases
 from support.text_ter_cases import BATCHES, corpus
 
+from torchtally.errors import InputTypeError
 from torchtally.functional.text import extended_edit_distance, translation_edit_rate
 from torchtally.text import ExtendedEditDistance, TranslationEditRate
 
@@ -124,13 +125,16 @@ def test_bad_input_raises_naming_the_argument_and_leaves_the_state(make):
     metric = make(return_sentence_level_score=True)
     metric.update(["a b"], [["a"]])
     for args, exc, match in (
-        ((["a", "b"], [["a"]]), ValueError, "^target: "),
+        ((["a", "b"], [["a"]]), ValueError, r"^preds and target: .* got 2 sentences in preds and 1 entries in target "),
+        ((["a", "b"], ["a", None]), TypeError, r"^target\[1\]: expected a reference string"),
+        ((["a", None], [["a"], ["b"]]), TypeError, r"^preds\[1\]: expected a string, got NoneType"),
         ((["a"], [[]]), ValueError, r"^target\[0\]: "),
         ((["a"], []), ValueError, r"^target\[0\]: "),
         ((["a", "b"], [["a"], "b"]), TypeError, r"^target\[1\]: "),
-        (([1], [["a"]]), TypeError, "^preds: "),
+        (([1], [["a"]]), TypeError, r"^preds\[0\]: "),
         ((["a"], "a"), TypeError, "^target: "),
-        ((["a"], [[None]]), TypeError, r"^target\[0\]: "),
+        ((["a"], [[None]]), InputTypeError, r"^target\[0\]\[0\]: expected a reference string, got NoneType"),
+        ((["a", None], [["a"], ["b"]]), ValueError, r"^preds\[1\]: "),  # torchmetrics' EED: ValueError
     ):
         assert_rejects(metric, args, exc, match)
 

@@ -18,6 +18,7 @@ from support.metric_tester import MetricCase, assert_same, check_metric, run_dis
 import torchtally.functional.text as F
 import torchtally.kernels as kernels
 import torchtally.text as T
+from torchtally.errors import InputTypeError
 
 TOL = dict(rtol=1e-6, atol=1e-7)  # torchmetrics divides in float32, torchtally in float64
 WORDS = ["a", "b", "the", "é", "日本", "Straße", "🙂", "ab", "x\u0301"]
@@ -211,9 +212,9 @@ def test_result_dtype_follows_the_default_dtype():
 
 
 BAD = [
-    (["a"], ["a", "b"], ValueError, "preds, target"),
-    (["a", 1], ["a", "b"], ValueError, "preds"),
-    (["a"], [None], ValueError, "target"),
+    (["a"], ["a", "b"], ValueError, "preds and target"),
+    (["a", 1], ["a", "b"], InputTypeError, r"preds\[1\]"),
+    (["a"], [None], InputTypeError, r"target\[0\]"),
     (3, "a", TypeError, "preds"),
     ("a", {"a": 1}, TypeError, "target"),
 ]
@@ -232,6 +233,17 @@ def test_bad_input_raises_and_leaves_the_state(cls, bad):
     assert all(torch.equal(before[k], after[k]) for k in before)
 
 
+def test_non_string_items_are_both_type_and_value_errors_with_torchmetrics_words():
+    """torchmetrics raises ValueError there: code catching it keeps working."""
+    for exc in (TypeError, ValueError):
+        with pytest.raises(
+            exc, match=r"^preds\[1\]: expected a str, got int \(Expected all values in argument `preds`"
+        ):
+            T.EditDistance().update(["a", 1], ["a", "b"])
+    with pytest.raises(ValueError, match=r"\(Expected argument `preds` and `target` to have same length\)$"):
+        T.EditDistance().update(["a"], ["a", "b"])
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="substitution_cost"):
         T.EditDistance(substitution_cost=-1)
@@ -241,7 +253,7 @@ def test_bad_arguments():
         T.EditDistance(reduction="max")
     with pytest.raises(ValueError, match="reduction"):
         F.edit_distance("a", "b", reduction="avg")
-    with pytest.raises(ValueError, match="preds, target"):
+    with pytest.raises(ValueError, match="preds and target: .* got 1 in preds and 0 in target"):
         F.word_error_rate(["a"], [])
 
 

@@ -29,6 +29,8 @@ Differences from torchmetrics, on purpose:
   key or lists of different lengths raise, naming the argument, with the state unchanged; a
   counted pair whose value is undefined (0 / 0: two boxes of zero area; for CIoU a box of zero
   width and height) raises ValueError (torchmetrics' mean turns NaN into 0 for the whole result);
+  boxes or labels that are not tensors raise ``torchtally.errors.InputTypeError``, a TypeError
+  that is also the ValueError torchmetrics raises (its words kept in parentheses);
 * ``class_metrics=True`` with an image that has predictions and no targets works (its zeros
   count in the overall mean only, and its labels are classes); torchmetrics raises IndexError;
 * results are in ``self.dtype`` (torch's default dtype when the metric was made; torchmetrics:

@@ -34,6 +34,7 @@ class RealFakeFeatureRows(Metric):
     ``__init__`` and score the rows in ``compute``."""
 
     is_differentiable = False
+    feature_network: str = "inception"  # the attribute holding the extractor (FeatureShare shares it)
     higher_is_better = False
     full_state_update = False
     traceable_update = False

@@ -70,6 +70,7 @@ class FrechetInceptionDistance(Metric):
     """
 
     is_differentiable = False
+    feature_network: str = "inception"  # the attribute holding the extractor (FeatureShare shares it)
     higher_is_better = False
     full_state_update = False
     traceable_update = False

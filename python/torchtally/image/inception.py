@@ -49,6 +49,7 @@ class InceptionScore(Metric):
     """
 
     is_differentiable = False
+    feature_network: str = "inception"  # the attribute holding the extractor (FeatureShare shares it)
     higher_is_better = True
     full_state_update = False
     traceable_update = False

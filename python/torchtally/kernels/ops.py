@@ -359,15 +359,15 @@ def _lcs(out: Tensor, a: Tensor, a_offsets: Tensor, b: Tensor, b_offsets: Tensor
 
 
 def _perplexity_update(
-    total: Tensor, count: Tensor, logits: Tensor, target: Tensor, ignore_index: Optional[int]
+    total: Tensor, count: Tensor, preds: Tensor, target: Tensor, ignore_index: Optional[int]
 ) -> None:
-    _host_route(total).perplexity_update(total, count, logits, target, ignore_index)
+    _host_route(total).perplexity_update(total, count, preds, target, ignore_index)
 
 
 lcs = define_op("lcs", "Tensor(a!) out, Tensor a, Tensor a_offsets, Tensor b, Tensor b_offsets", _lcs)
 perplexity_update = define_op(
     "perplexity_update",
-    "Tensor(a!) total, Tensor(b!) count, Tensor logits, Tensor target, int? ignore_index",
+    "Tensor(a!) total, Tensor(b!) count, Tensor preds, Tensor target, int? ignore_index",
     _perplexity_update,
 )
 

@@ -35,6 +35,7 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
+from ..base.states import HeldStates
 from ..functional.segmentation import counts as seg_counts
 from ..functional.segmentation.mean_iou import iou_rows, mean_iou_reshaped
 
@@ -135,6 +136,15 @@ class MeanIoU(OverlapMetric):
         self.iou_sum += sums
         self.present += hits
 
+    def combined_with(self, held: HeldStates) -> Dict[str, Any]:
+        """forward's batch (the states now) added to the batches before (``held``): a batch with
+        another C is refused naming preds, as update refuses it (merge_state_values' message
+        would speak of ranks and metrics)."""
+        before, now = held.values["iou_sum"].numel(), self.iou_sum.numel()
+        if self.num_classes is None and before and now and before != now:
+            raise ValueError(f"preds: expected {before} classes (kept), as the batches before, got {now}")
+        return super().combined_with(held)
+
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """The per-class sums of ranks (or metrics) that learned C from their batches: summed,
         those without a batch left out; a different C raises."""
@@ -142,7 +152,11 @@ class MeanIoU(OverlapMetric):
         if not held:
             return values[0].clone()
         if any(v.shape != held[0].shape for v in held):
-            raise ValueError(f"MeanIoU: the ranks saw different numbers of classes: {[v.numel() for v in held]}")
+            raise ValueError(
+                f"MeanIoU: the per-class sums to merge (one per rank, or per metric given to merge_state) have "
+                f"different numbers of classes: {[v.numel() for v in held]}; without num_classes every batch must "
+                f"bring the first batch's number of classes"
+            )
         return torch.stack(held).sum(0)
 
     def compute(self) -> Tensor:

@@ -21,7 +21,12 @@ Deliberate differences from torchmetrics:
   is an empty sequence"), preds and target of different lengths always a ValueError (chrF's
   check in torchmetrics is skipped when a reference list is empty), ``n_gram`` < 1 a ValueError;
 * the classes read a string hypothesis and a string reference as the functions do (one
-  sentence, one reference); torchmetrics' BLEU classes would iterate their characters;
+  sentence, one reference); torchmetrics' BLEU classes would iterate their characters. So
+  ``BLEUScore()(preds, ["ref 1", "ref 2"])``, a flat list of reference strings, is one
+  reference per sentence (as bleu_score reads it); torchmetrics' BLEUScore takes each string's
+  characters as that sentence's references and returns 0.0;
+* a chrF hypothesis without a reference (an empty list in ``target``) is a ValueError naming
+  ``target[i]``, as for BLEU (torchmetrics scores it 0 and averages it in);
 * CHRFScore with ``return_sentence_level_score`` returns (score, sentence scores) also before
   any sentence (an empty tensor; torchmetrics fails to concatenate an empty list, and its
   chrf_score then returns the score alone);
@@ -49,6 +54,11 @@ class BLEUScore(Metric):
     the counts of orders 2 and up; ``weights``: per order (uniform by default).
 
     State: int64 [n_gram + 1, 2] sums (see this module's docstring; one all_reduce to sync).
+
+    Differs from torchmetrics: a flat list of reference strings, ``target=["ref 1", "ref 2"]``,
+    is one reference per sentence, as bleu_score reads it (torchmetrics' BLEUScore iterates each
+    string's characters as references and returns 0.0); a hypothesis without a reference raises
+    ValueError naming ``target[i]`` (torchmetrics: "min() arg is an empty sequence").
 
         >>> from torchtally.text import BLEUScore
         >>> preds = ['the cat is on the mat']

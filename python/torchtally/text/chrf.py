@@ -22,6 +22,10 @@ class CHRFScore(Metric):
     State: int64 [C + W, 3] sums, and with sentence scores a float64 cat state (8 bytes per
     sentence); see this module's docstring.
 
+    Differs from torchmetrics: a hypothesis without a reference (``target[i] == []``) raises
+    ValueError naming ``target[i]``, the state unchanged, as BLEU, TER and EED do (torchmetrics
+    scores it 0 and averages it in).
+
         >>> from torchtally.text import CHRFScore
         >>> preds = ['the cat is on the mat']
         >>> target = [['there is a cat on the mat', 'a cat is on the mat']]

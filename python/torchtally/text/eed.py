@@ -23,6 +23,10 @@ class ExtendedEditDistance(Metric):
     State: a float64 sum and an int64 count (16 bytes), plus 8 bytes per sentence with sentence
     scores. 0 over no sentences (as torchmetrics).
 
+    Differs from torchmetrics: a hypothesis without a reference (``target[i] == []``) raises
+    ValueError naming ``target[i]``, the state unchanged (torchmetrics scores it 0 alone, and
+    returns inf when the batch holds other sentences).
+
         >>> from torchtally.text import ExtendedEditDistance
         >>> preds = ["this is the prediction", "here is an other sample"]
         >>> target = ["this is the reference", "here is another one"]

@@ -25,9 +25,12 @@ Deliberate differences from torchmetrics:
   counts on some sentences (about 2 in 100 random short ones), and it counts 0 edits for an
   empty hypothesis (here: one deletion per reference word, as sacrebleu);
 * sums in float64 (torchmetrics: float32 tensors);
-* a sentence without references, a str where a list of references is expected, or a non-str
-  sentence is a ValueError / TypeError naming the argument, raised before any state changes
-  (torchmetrics returns NaN, or reads a string's characters as references); an EED score of
+* a sentence without references (an empty list in ``target``) is a ValueError naming
+  ``target[i]``, raised before any state changes: torchmetrics' TER counts it as 0 edits over 0
+  words (a batch of only such sentences scores 0), its EED scores a lone one 0 and gives inf
+  when the batch holds other sentences; a str where a list of references is expected, or a
+  non-str sentence, is a TypeError naming the argument (torchmetrics reads a string's
+  characters as references); an EED score of
   0 / 0 (empty Japanese reference and hypothesis with ``rho`` 0) is 0 (torchmetrics: an
   error); EED's costs must be finite (torchmetrics accepts inf);
 * ``translation_edit_rate(..., return_sentence_level_score=True)`` returns a pair also for no
@@ -61,6 +64,9 @@ class TranslationEditRate(Metric):
 
     State: two float64 sums (16 bytes), plus 8 bytes per sentence with sentence scores. 0 over
     no sentences (as torchmetrics).
+
+    Differs from torchmetrics: a hypothesis without a reference (``target[i] == []``) raises
+    ValueError naming ``target[i]``, the state unchanged (torchmetrics counts it as 0 edits).
 
         >>> from torchtally.text import TranslationEditRate
         >>> preds = ['the cat is on the mat']

@@ -84,7 +84,9 @@ class BootStrapper(WrapperMetric):
     Differences from torchmetrics: the Poisson weights come from the hash above, not from torch's
     random generator (deterministic for a ``seed``; the same on every rank split when
     ``sample_index`` is given); ``forward`` keeps the accumulated state (torchmetrics' forward
-    leaves only the last batch in the copies); ``num_bootstraps`` must be a positive int.
+    leaves only the last batch in the copies); ``num_bootstraps`` must be a positive int; a batch
+    the wrapped metric would refuse is refused whole, also for a bad row that no copy resamples
+    (torchmetrics checks only the resampled rows).
 
     Example:
 
@@ -147,8 +149,8 @@ class BootStrapper(WrapperMetric):
         self.raw = raw
         self.sampling_strategy = sampling_strategy
         self.seed = seed
-        for b, metric in enumerate(copies):
-            self.add_slot(f"b{b}", metric)
+        engines = [self.add_slot(f"b{b}", metric) for b, metric in enumerate(copies)]
+        self._checker = engines[0]  # runs the wrapped metric's checks on rows no copy is given
         # this rank's running sample count, the positions without sample_index; "sum": after a
         # merge the count goes on past both shards' positions
         self.add_state("next_position", torch.tensor(0, dtype=torch.int64), reduce="sum")
@@ -177,6 +179,8 @@ class BootStrapper(WrapperMetric):
             rows = torch.arange(n)
             picks = [rows.repeat_interleave(w) for w in weights]
 
+        self._check_rows_left_out(args, kwargs, picks, n)
+
         def steps() -> None:
             for b, pick in enumerate(picks):
                 if pick.numel() == 0:
@@ -190,6 +194,36 @@ class BootStrapper(WrapperMetric):
             # an increment, not start + n: inside forward the batch's update starts from a reset
             # state (0) that forward then adds to the accumulated one
             self.next_position = self.next_position + n
+
+    def _check_rows_left_out(self, args: Tuple[Any, ...], kwargs: Dict[str, Any], picks: List[Tensor], n: int) -> None:
+        """The wrapped metric's own checks on the rows of the batch that no copy is given (weight 0
+        in every copy), before any copy is updated: an update of those rows on fresh states, its
+        result dropped. With the copies' updates every row then passes the checks the wrapped
+        metric makes, so a NaN row is refused even where the resampling drops it everywhere, and
+        the state is left unchanged. Rows, not the whole batch: a row is left out of every copy
+        with probability about e^-num_bootstraps, so most batches cost nothing more, where a
+        throwaway update of the whole batch would add one update to the num_bootstraps."""
+        if n == 0:
+            return
+        given = torch.bincount(torch.cat(picks), minlength=n) if picks else torch.zeros(n, dtype=torch.int64)
+        left_out = (given == 0).nonzero().squeeze(1)
+        if left_out.numel() == 0:
+            return
+        index = left_out.to(tensors_in((args, kwargs))[0].device)
+        rows = map_tensors((args, kwargs), functools.partial(_rows, index=index))
+        counts = self._checker.counts()
+
+        def check(batch: Tuple[Tuple[Any, ...], Dict[str, Any]]) -> None:
+            self._checker.run(self.slot_values("b0", fresh=True), self.device, updating(*batch[0], **batch[1]))
+
+        try:
+            try:
+                check(rows)
+            except (TypeError, ValueError):
+                check((args, kwargs))  # refused: the whole batch's error says where in the batch
+                raise
+        finally:
+            self._checker.set_counts(counts)  # a check, not an update of copy 0
 
     def _weights(self, n: int, sample_index: Optional[Tensor], start: int) -> Tensor:
         if sample_index is None:

@@ -34,7 +34,13 @@ class FeatureShare(MetricCollection):
     names the attribute holding its network in a ``feature_network`` attribute (a str); the first
     metric's network, wrapped in a NetworkCache, replaces every metric's, so it is held once and
     runs once per batch. A metric whose network differs from the first one's (by its printout)
-    gets a warning. The network is yours: nothing is downloaded.
+    gets a warning. The network is yours: nothing is downloaded. FrechetInceptionDistance,
+    KernelInceptionDistance, MemorizationInformedFrechetInceptionDistance and InceptionScore
+    name theirs ``"inception"`` (torchmetrics' name), so
+    ``FeatureShare([FrechetInceptionDistance(feature=net), KernelInceptionDistance(feature=net)])``
+    runs ``net`` once per batch (the cache is keyed by the batch tensor: with the built-in
+    extractor and ``normalize=True`` each metric converts the images itself, and each converted
+    copy runs the network, as in torchmetrics).
 
     Args:
         metrics: a metric, a list of metrics or a dict of them (as MetricCollection).

@@ -106,6 +106,10 @@ class BinaryTargetTransformer(MetricInputTransformer):
         wrapped_metric: a Metric or a MetricCollection.
         threshold: an int or a float (TypeError otherwise).
 
+    Differs from torchmetrics: a NaN target raises ValueError naming target (torchmetrics makes
+    it a 0 label), a target that is not a tensor TypeError (torchmetrics: AttributeError); the
+    wrapped metric's state is unchanged.
+
     Example:
 
         >>> import torch
@@ -124,5 +128,12 @@ class BinaryTargetTransformer(MetricInputTransformer):
         self.threshold = threshold
 
     def transform_target(self, target: torch.Tensor) -> torch.Tensor:
-        """``target > threshold``, in the target's dtype."""
+        """``target > threshold``, in the target's dtype. A target that is not a tensor is a
+        TypeError and a NaN a ValueError, both naming target, raised before the wrapped metric
+        sees the batch (``NaN > threshold`` is False: a NaN would silently become a 0 label)."""
+        if not isinstance(target, torch.Tensor):
+            raise TypeError(f"target: expected a tensor, got {type(target).__name__}")
+        if target.is_floating_point() and bool(torch.isnan(target).any()):
+            where = [int(i) for i in torch.isnan(target).nonzero()[0]]
+            raise ValueError(f"target: expected no NaN (it cannot be binarised), got NaN at {where}")
         return target.gt(self.threshold).to(target.dtype)

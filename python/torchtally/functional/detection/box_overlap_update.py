@@ -20,10 +20,12 @@ So the state is sums: a float64 sum and an int64 count of the counted values, an
 (24 bytes a row, rows of the same label summed at compute).
 
 Every check runs before any state is touched and names the argument: TypeError for a wrong type
-or dtype, ValueError for a wrong shape, a missing key, a length that differs or a bad value
-(NaN or inf, a box with x2 < x1 or y2 < y1 once in (x1, y1, x2, y2)). Where torchmetrics checks
-the same thing (preds / target not a list, lengths, keys, box shapes) the error is its type and
-starts with its words, so code that catches torchmetrics' errors keeps working.
+or dtype (boxes or labels that are not tensors: torchtally.errors.InputTypeError, also a
+ValueError, as torchmetrics raises there), ValueError for a wrong shape, a missing key, a length
+that differs or a bad value (NaN or inf, a box with x2 < x1 or y2 < y1 once in (x1, y1, x2,
+y2)). Where torchmetrics checks the same thing (preds / target not a list, lengths, keys, box
+shapes) the error is its type and starts with its words, so code that catches torchmetrics'
+errors keeps working.
 """
 
 import dataclasses
@@ -34,6 +36,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
+from ...errors import InputTypeError
 from ...kernels.reference.checks import describe
 from .boxes import BOX_FORMATS, to_xyxy
 
@@ -70,10 +73,13 @@ def check_flag(name: str, value: object) -> bool:
     return value
 
 
-def box_tensor(name: str, boxes: object) -> Tensor:
-    """A tensor of boxes [N, 4] (a 1-D empty tensor is read as [0, 4]) of a real dtype."""
+def box_tensor(name: str, boxes: object, torchmetrics_says: str = "") -> Tensor:
+    """A tensor of boxes [N, 4] (a 1-D empty tensor is read as [0, 4]) of a real dtype. Not a
+    tensor: InputTypeError, both a TypeError and torchmetrics' ValueError (its words, when given,
+    in parentheses)."""
     if not isinstance(boxes, Tensor):
-        raise TypeError(f"{name}: expected a tensor of boxes [N, 4], got {type(boxes).__name__}")
+        says = f" ({torchmetrics_says})" if torchmetrics_says else ""
+        raise InputTypeError(f"{name}: expected a tensor of boxes [N, 4], got {type(boxes).__name__}{says}")
     if boxes.dtype not in _FLOATS + _INTEGERS:
         raise TypeError(f"{name}: expected a floating or integer tensor of boxes [N, 4], got {describe(boxes)}")
     if boxes.is_meta:
@@ -133,10 +139,13 @@ def _read_side(name: str, items: Sequence[Any]) -> _Images:
         for key in ("boxes", "labels"):
             if key not in item:
                 raise ValueError(f"Expected all dicts in `{name}` to contain the `{key}` key ({where} lacks it)")
-        boxes = box_tensor(f"{where}['boxes']", item["boxes"])
+        boxes = box_tensor(f"{where}['boxes']", item["boxes"], f"Expected all boxes in `{name}` to be of type Tensor")
         labels = item["labels"]
-        if not isinstance(labels, Tensor):
-            raise TypeError(f"{where}['labels']: expected an integer tensor [N], got {type(labels).__name__}")
+        if not isinstance(labels, Tensor):  # torchmetrics: ValueError
+            raise InputTypeError(
+                f"{where}['labels']: expected an integer tensor [N], got {type(labels).__name__} "
+                f"(Expected all labels in `{name}` to be of type Tensor)"
+            )
         if labels.dtype not in _INTEGERS and labels.numel() > 0:  # torch.tensor([]) is float32: no label in it
             raise TypeError(f"{where}['labels']: expected an integer tensor [N], got {describe(labels)}")
         if labels.dim() == 0 or labels.dim() > 1 or labels.shape[0] != boxes.shape[0]:

@@ -70,7 +70,8 @@ def chrf_score(
 ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     """chrF (``n_word_order=0``) or chrF++ (default: character 6-grams and word 2-grams) of
     hypotheses against their references, the best reference per hypothesis; as torchmetrics'
-    chrf_score. ``return_sentence_level_score`` also returns each hypothesis' chrF.
+    chrf_score. ``return_sentence_level_score`` also returns each hypothesis' chrF. A hypothesis
+    without a reference raises ValueError naming ``target[i]`` (torchmetrics scores it 0).
 
     Example::
 

@@ -14,6 +14,7 @@ from typing import Any, List, NamedTuple, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
+from ...errors import InputTypeError
 from ...kernels.text import edit as text_edit
 
 Sentences = Union[str, Sequence[str]]
@@ -39,16 +40,23 @@ def _sentence_list(name: str, value: Any) -> List[str]:
         return list(value)
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise ValueError(f"{name}: expected a list of str, got {type(item).__name__} at index {i}")
+            raise InputTypeError(  # a TypeError, and torchmetrics' ValueError
+                f"{name}[{i}]: expected a str, got {type(item).__name__} "
+                f"(Expected all values in argument `{name}` to be string type)"
+            )
     return list(value)
 
 
 def check_sentences(preds: Any, target: Any) -> Tuple[List[str], List[str]]:
     """``preds`` and ``target`` as lists of str (a str is one sentence): TypeError for another
-    type, ValueError for a non-str item or for lists of different lengths."""
+    type, InputTypeError (a TypeError and torchmetrics' ValueError) for a non-str item, ValueError
+    for lists of different lengths; torchmetrics' words in parentheses."""
     hyps, refs = _sentence_list("preds", preds), _sentence_list("target", target)
     if len(hyps) != len(refs):
-        raise ValueError(f"preds, target: expected as many predictions as references, got {len(hyps)} and {len(refs)}")
+        raise ValueError(
+            f"preds and target: expected as many predictions as references, got {len(hyps)} in preds and "
+            f"{len(refs)} in target (Expected argument `preds` and `target` to have same length)"
+        )
     return hyps, refs
 
 

@@ -37,18 +37,14 @@ def bleu_corpus(preds: Any, target: Any) -> Tuple[List[str], List[List[str]]]:
     if isinstance(target, str) or not isinstance(target, Sequence):
         raise TypeError(f"target: expected a sequence of references per hypothesis, got {type(target).__name__}")
     refs = [_references(t, i) for i, t in enumerate(target)]
-    if len(hyps) != len(refs):
-        raise ValueError(f"Corpus has different size {len(hyps)} != {len(refs)}")
-    for i, r in enumerate(refs):
-        if not r:
-            raise ValueError(f"target: hypothesis {i} has no reference (BLEU needs one at least)")
+    _check_sizes(hyps, refs, f"Corpus has different size {len(hyps)} != {len(refs)}")
     return hyps, refs
 
 
 def chrf_corpus(preds: Any, target: Any) -> Tuple[List[str], List[List[str]]]:
     """(hypotheses, references per hypothesis) as torchmetrics' chrf_score reads them: a string
     `preds` is one hypothesis; a `target` of strings is the references of a single hypothesis, or
-    one reference per hypothesis. A hypothesis without references scores 0."""
+    one reference per hypothesis. Each hypothesis needs one (torchmetrics scores it 0)."""
     hyps = [preds] if isinstance(preds, str) else _strings("preds", preds)
     if isinstance(target, str) or not isinstance(target, Sequence):
         raise TypeError(f"target: expected a sequence of references per hypothesis, got {type(target).__name__}")
@@ -58,9 +54,22 @@ def chrf_corpus(preds: Any, target: Any) -> Tuple[List[str], List[List[str]]]:
         refs = [list(target)] if len(hyps) == 1 else [[t] for t in target]
     else:
         refs = [_references(t, i) for i, t in enumerate(target)]
-    if len(hyps) != len(refs):
-        raise ValueError(f"Corpus has different size {len(refs)} != {len(hyps)}")
+    _check_sizes(hyps, refs, f"Corpus has different size {len(refs)} != {len(hyps)}")
     return hyps, refs
+
+
+def _check_sizes(hyps: List[str], refs: List[List[str]], torchmetrics_says: str) -> None:
+    """One reference list per hypothesis, none empty. `torchmetrics_says`: torchmetrics' message
+    for a count mismatch, kept in parentheses for code that matches on it."""
+    if len(hyps) != len(refs):
+        raise ValueError(
+            f"preds and target: expected one list of references in target per hypothesis in preds, got "
+            f"{len(hyps)} hypotheses in preds and {len(refs)} reference lists in target ({torchmetrics_says})"
+        )
+    if all(refs):  # the common case, at C speed
+        return
+    i = next(i for i, r in enumerate(refs) if not r)
+    raise ValueError(f"target[{i}]: expected at least one reference for hypothesis {i} of preds, got none")
 
 
 def check_n_gram(n_gram: Any, weights: Optional[Sequence[float]]) -> List[float]:

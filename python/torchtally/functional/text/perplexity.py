@@ -21,8 +21,9 @@ def check_ignore_index(ignore_index: Optional[int]) -> Optional[int]:
 
 def check_perplexity_inputs(preds: Tensor, target: Tensor) -> None:
     """torchmetrics' checks: preds [N, T, V] floating, target [N, T] int64."""
-    if not isinstance(preds, Tensor) or not isinstance(target, Tensor):
-        raise TypeError(f"preds, target: expected tensors, got {type(preds).__name__} and {type(target).__name__}")
+    for name, value in (("preds", preds), ("target", target)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}: expected a tensor, got {type(value).__name__}")
     if preds.dim() != 3:
         raise ValueError(f"preds: expected 3 dimensions [batch_size, seq_len, vocab_size], got {preds.dim()}")
     if target.dim() != 2:

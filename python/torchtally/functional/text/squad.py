@@ -42,33 +42,79 @@ def _f1(prediction: str, answer: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def _records(name: str, value: Any) -> List[Any]:
+    """A dict or a list (tuple) of dicts, as a list."""
+    if isinstance(value, dict):
+        return [value]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name}: expected a dict or a list of dicts, got {type(value).__name__}")
+    for i, v in enumerate(value):
+        if not isinstance(v, dict):
+            raise TypeError(f"{name}[{i}]: expected a dict, got {type(v).__name__}")
+    return list(value)
+
+
+def _missing(name: str, record: Dict[Any, Any], keys: Tuple[str, ...], torchmetrics_says: str) -> None:
+    """A KeyError (torchmetrics' type) naming the first absent key, the keys that arrived and, in
+    parentheses, torchmetrics' message for code that matches on it."""
+    for key in keys:
+        if key not in record:
+            raise KeyError(
+                f"{name}: expected the keys {', '.join(map(repr, keys))}, the key {key!r} is missing "
+                f"(got the keys {list(record)}; {torchmetrics_says})"
+            )
+
+
 def check_squad_inputs(preds: Any, target: Any) -> Tuple[Dict[Any, str], List[Tuple[Any, List[str]]]]:
     """torchmetrics' input forms (a dict or a list of dicts; KeyError for a missing key):
     preds {"prediction_text": str, "id": ...}, target {"answers": {"text": [str, ...]}, "id": ...}.
-    Returns the predictions by id and each question's (id, answers)."""
-    preds = [preds] if isinstance(preds, dict) else preds
-    target = [target] if isinstance(target, dict) else target
-    for p in preds:
-        if not isinstance(p, dict) or "prediction_text" not in p or "id" not in p:
-            raise KeyError(
-                "preds: expected keys in a single prediction are 'prediction_text' (the answer string) and 'id'"
-            )
+    Returns the predictions by id and each question's (id, answers). Every error names the
+    argument, the item and the key."""
+    pred_records = _records("preds", preds)
+    target_records = _records("target", target)
+    for i, p in enumerate(pred_records):
+        _missing(
+            f"preds[{i}]",
+            p,
+            ("prediction_text", "id"),
+            "Expected keys in a single prediction are 'prediction_text' and 'id'.",
+        )
         if not isinstance(p["prediction_text"], str):
-            raise TypeError(f"preds: 'prediction_text' must be a string, got {type(p['prediction_text']).__name__}")
+            raise TypeError(
+                f"preds[{i}]['prediction_text']: expected a string, got {type(p['prediction_text']).__name__}"
+            )
     questions = []
-    for t in target:
-        if not isinstance(t, dict) or "answers" not in t or "id" not in t:
-            raise KeyError(f"target: expected keys in a single target are 'answers' and 'id'. SQuAD format: {_FORMAT}")
+    for i, t in enumerate(target_records):
+        _missing(
+            f"target[{i}]",
+            t,
+            ("answers", "id"),
+            f"Expected keys in a single target are 'answers' and 'id'. SQuAD format: {_FORMAT}",
+        )
         answers = t["answers"]
-        if not isinstance(answers, dict) or "text" not in answers:
-            raise KeyError(f"target: expected the key 'text' in 'answers'. SQuAD format: {_FORMAT}")
+        if not isinstance(answers, dict):
+            raise TypeError(
+                f"target[{i}]['answers']: expected a dict with the key 'text', got {type(answers).__name__}. "
+                f"SQuAD format: {_FORMAT}"
+            )
+        _missing(
+            f"target[{i}]['answers']",
+            answers,
+            ("text",),
+            f"Expected keys in a 'answers' are 'text'. SQuAD format: {_FORMAT}",
+        )
         texts = answers["text"]
-        if isinstance(texts, str) or not all(isinstance(x, str) for x in texts):
-            raise TypeError(f"target: 'answers' 'text' must be a list of strings, got {texts!r}")
+        if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
+            raise TypeError(f"target[{i}]['answers']['text']: expected a list of strings, got {type(texts).__name__}")
+        for j, x in enumerate(texts):
+            if not isinstance(x, str):
+                raise TypeError(f"target[{i}]['answers']['text'][{j}]: expected a string, got {type(x).__name__}")
         if len(texts) == 0:
-            raise ValueError(f"target: question {t['id']!r} has no answer text (expected at least one)")
+            raise ValueError(
+                f"target[{i}]['answers']['text']: expected at least one answer for question {t['id']!r}, got none"
+            )
         questions.append((t["id"], list(texts)))
-    return {p["id"]: p["prediction_text"] for p in preds}, questions
+    return {p["id"]: p["prediction_text"] for p in pred_records}, questions
 
 
 def squad_batch_sums(preds: Dict[Any, str], questions: Sequence[Tuple[Any, List[str]]]) -> Tuple[float, float, int]:

@@ -91,21 +91,37 @@ def as_pairs(preds: Any, target: Any) -> Tuple[List[str], List[List[str]]]:
         preds = [preds]
     if isinstance(target, str):
         target = [[target]]
-    if not isinstance(preds, (list, tuple)) or not all(isinstance(p, str) for p in preds):
+    if not isinstance(preds, (list, tuple)):
         raise TypeError(f"preds: expected a string or a sequence of strings, got {type(preds).__name__}")
+    for i, p in enumerate(preds):
+        if not isinstance(p, str):
+            raise TypeError(f"preds[{i}]: expected a string, got {type(p).__name__}")
     if not isinstance(target, (list, tuple)):
         raise TypeError(
             f"target: expected a string or a sequence of (sequences of) strings, got {type(target).__name__}"
         )
+    if target and isinstance(target[0], str):  # a flat list of references with a non-string among them
+        j = next(j for j, t in enumerate(target) if not isinstance(t, str))
+        raise TypeError(
+            f"target[{j}]: expected a reference string (as target[0] is one), got {type(target[j]).__name__}"
+        )
     refs: List[List[str]] = []
     for i, t in enumerate(target):
-        if isinstance(t, str) or not isinstance(t, (list, tuple)) or not all(isinstance(x, str) for x in t):
-            raise TypeError(f"target: expected a sequence of strings for prediction {i}, got {type(t).__name__}")
+        if isinstance(t, str) or not isinstance(t, (list, tuple)):
+            raise TypeError(
+                f"target[{i}]: expected the references of prediction {i}, a sequence of strings, got {type(t).__name__}"
+            )
+        for k, x in enumerate(t):
+            if not isinstance(x, str):
+                raise TypeError(f"target[{i}][{k}]: expected a reference string, got {type(x).__name__}")
         if not t:
-            raise ValueError(f"target: prediction {i} has no reference (expected at least one)")
+            raise ValueError(f"target[{i}]: expected at least one reference for prediction {i}, got none")
         refs.append(list(t))
     if len(refs) != len(preds):
-        raise ValueError(f"target: expected {len(preds)} entries (one per prediction), got {len(refs)}")
+        raise ValueError(
+            f"preds and target: expected one entry of references in target per prediction in preds, got "
+            f"{len(preds)} predictions in preds and {len(refs)} entries in target"
+        )
     return list(preds), refs
 
 

@@ -15,27 +15,27 @@ from . import checks as chk
 _CHUNK_ELEMENTS = 1 << 24
 
 
-def perplexity_update(total, count, logits, target, ignore_index: Optional[int] = None, /) -> None:
+def perplexity_update(total, count, preds, target, ignore_index: Optional[int] = None, /) -> None:
     """total += the targets' negative log-likelihood, count += the tokens counted."""
-    chk.no_meta(("logits", logits), ("target", target))
+    chk.no_meta(("preds", preds), ("target", target))
     total = chk.output("total", total, torch.float64, "float64 []", (0,))
     count = chk.output("count", count, torch.int64, "int64 []", (0,))
-    logits = chk.scores("logits", logits, total, "a floating tensor [N, T, V]", lambda s: len(s) == 3)
+    preds = chk.scores("preds", preds, total, "a floating tensor [N, T, V]", lambda s: len(s) == 3)
     target = chk.tensor("target", target)
     if target.dtype != torch.int64:
         chk.fail("target", target, "int64 token ids [N, T]", False)
-    n, t, v = logits.shape
+    n, t, v = preds.shape
     if tuple(target.shape) != (n, t):
         raise ValueError(
-            f"target: expected the shape [{n}, {t}] of logits' first two dimensions, got {chk.describe(target)}"
+            f"target: expected the shape [{n}, {t}] of preds' first two dimensions, got {chk.describe(target)}"
         )
     chk.same_device("target", target, total)
     ignore = chk.index_value("ignore_index", ignore_index)
     y = target.reshape(-1)
     keep = torch.ones_like(y, dtype=torch.bool) if ignore is None else y != ignore
     if v == 0 and y.numel():
-        raise ValueError(f"logits: expected a vocabulary of at least 1, got {chk.describe(logits)}")
-    rows = logits.reshape(-1, v)
+        raise ValueError(f"preds: expected a vocabulary of at least 1, got {chk.describe(preds)}")
+    rows = preds.reshape(-1, v)
     index = keep.nonzero().squeeze(1)
     y = y[index]
     bad = ((y < 0) | (y >= v)).nonzero()
@@ -46,9 +46,9 @@ def perplexity_update(total, count, logits, target, ignore_index: Optional[int] 
     for lo in range(0, index.numel(), per_chunk):
         chunk = rows[index[lo : lo + per_chunk]].double()
         if bool((torch.isnan(chunk) | (chunk == float("inf"))).any()):
-            raise ValueError("logits: expected no NaN or +inf")
+            raise ValueError("preds: expected no NaN or +inf")
         if bool((chunk == float("-inf")).all(dim=1).any()):
-            raise ValueError("logits: a row is -inf everywhere (no probability to share)")
+            raise ValueError("preds: a row is -inf everywhere (no probability to share)")
         target_logit = chunk.gather(1, y[lo : lo + per_chunk, None]).squeeze(1)
         parts.append((torch.logsumexp(chunk, dim=1) - target_logit).sum())
     total += torch.stack(parts).sum() if parts else 0.0

@@ -10,9 +10,9 @@ from .. import detached, host_module, ops
 
 
 def perplexity_update(
-    total: Tensor, count: Tensor, logits: Tensor, target: Tensor, ignore_index: Optional[int] = None
+    total: Tensor, count: Tensor, preds: Tensor, target: Tensor, ignore_index: Optional[int] = None
 ) -> None:
-    """total float64 [] += the targets' negative log-likelihood under softmax(logits); count int64 [] += tokens."""
+    """total float64 [] += the targets' negative log-likelihood under softmax(preds); count int64 [] += tokens."""
     if ops.compiling():
-        return ops.perplexity_update(total, count, detached(logits), target, ignore_index)
-    host_module(total).perplexity_update(total, count, detached(logits), target, ignore_index)
+        return ops.perplexity_update(total, count, detached(preds), target, ignore_index)
+    host_module(total).perplexity_update(total, count, detached(preds), target, ignore_index)
