@@ -91,7 +91,7 @@ enum { TT_EMU_SHFL_DOWN, TT_EMU_SHFL_XOR, TT_EMU_ANY };
 typedef struct {
     ucontext_t context;
     dim3 index;
-    unsigned linear;
+    unsigned linear, ready_slot;
     int state;
     unsigned long long value, result; /* what it brings to a collective, what it takes away */
     int kind, offset;
@@ -105,8 +105,11 @@ typedef struct {
     size_t stacks_bytes;
     ucontext_t scheduler;
     unsigned long long rng;
+    unsigned *ready, ready_count; /* the runnable threads, in no order */
+    unsigned live;                /* threads that have not exited */
     unsigned at_barrier;
     int barrier_or;
+    unsigned char warp_arrived[TT_EMU_MAX_THREADS / 32], warp_exited[TT_EMU_MAX_THREADS / 32];
     unsigned char *shared, *shared_map; /* the dynamic shared memory, before a guard page */
     size_t shared_bytes, shared_map_bytes;
     void (*body)(const void *);
@@ -143,6 +146,22 @@ static void tt_emu_fail(const char *what)
 /* Back to the scheduler; returns when this thread is picked again. */
 static void tt_emu_yield(void) { swapcontext(&tt_emu_self->context, &tt_emu.scheduler); }
 
+/* Into and out of the runnable set, in O(1). */
+static void tt_emu_make_ready(tt_emu_thread *t)
+{
+    t->state = TT_EMU_READY;
+    t->ready_slot = tt_emu.ready_count;
+    tt_emu.ready[tt_emu.ready_count++] = t->linear;
+}
+
+static void tt_emu_make_waiting(tt_emu_thread *t, int state)
+{
+    const unsigned last = tt_emu.ready[--tt_emu.ready_count];
+    tt_emu.ready[t->ready_slot] = last;
+    tt_emu.thread[last].ready_slot = t->ready_slot;
+    t->state = state;
+}
+
 /* A point where another thread may run first: before an atomic or a fence. */
 static void tt_emu_maybe_yield(void)
 {
@@ -154,21 +173,13 @@ static void *tt_emu_dynamic_shared(void) { return tt_emu.shared; }
 
 /* ---- barriers and warp collectives ---------------------------------------------------------- */
 
-static unsigned tt_emu_live(void)
-{
-    unsigned n = 0;
-    for (unsigned i = 0; i < tt_emu.threads; i++)
-        n += tt_emu.thread[i].state != TT_EMU_DONE;
-    return n;
-}
-
 static void tt_emu_release_barrier_if_complete(void)
 {
-    if (tt_emu.at_barrier == 0 || tt_emu.at_barrier != tt_emu_live())
+    if (tt_emu.at_barrier == 0 || tt_emu.at_barrier != tt_emu.live)
         return;
     for (unsigned i = 0; i < tt_emu.threads; i++)
         if (tt_emu.thread[i].state == TT_EMU_AT_BARRIER) {
-            tt_emu.thread[i].state = TT_EMU_READY;
+            tt_emu_make_ready(&tt_emu.thread[i]);
             tt_emu.thread[i].result = (unsigned long long)tt_emu.barrier_or;
         }
     tt_emu.at_barrier = 0;
@@ -177,7 +188,7 @@ static void tt_emu_release_barrier_if_complete(void)
 
 static int tt_emu_syncthreads_with(int predicate)
 {
-    tt_emu_self->state = TT_EMU_AT_BARRIER;
+    tt_emu_make_waiting(tt_emu_self, TT_EMU_AT_BARRIER);
     tt_emu.at_barrier++;
     tt_emu.barrier_or |= predicate != 0;
     tt_emu_release_barrier_if_complete();
@@ -209,18 +220,15 @@ static unsigned long long tt_emu_warp_collective(unsigned mask, int kind, int of
         tt_emu_fail("a warp collective whose mask is not a full warp of existing lanes");
         tt_emu_yield();
     }
-    tt_emu_self->state = TT_EMU_AT_WARP;
+    tt_emu_make_waiting(tt_emu_self, TT_EMU_AT_WARP);
     tt_emu_self->kind = kind;
     tt_emu_self->offset = offset;
     tt_emu_self->value = value;
     tt_emu_thread *lanes = tt_emu.thread + first;
-    unsigned arrived = 0;
-    for (unsigned l = 0; l < 32; l++) {
-        if (lanes[l].state == TT_EMU_DONE)
-            tt_emu_fail("a warp collective with a lane that has exited");
-        arrived += lanes[l].state == TT_EMU_AT_WARP;
-    }
-    if (arrived == 32) { /* the last lane in: every lane's result, then all run on */
+    if (tt_emu.warp_exited[first / 32])
+        tt_emu_fail("a warp collective with a lane that has exited");
+    if (++tt_emu.warp_arrived[first / 32] == 32) { /* the last lane in: every lane's result */
+        tt_emu.warp_arrived[first / 32] = 0;
         unsigned long long any = 0;
         for (unsigned l = 0; l < 32; l++) {
             if (lanes[l].kind != kind || lanes[l].offset != offset)
@@ -233,7 +241,7 @@ static unsigned long long tt_emu_warp_collective(unsigned mask, int kind, int of
             lanes[l].result = kind == TT_EMU_ANY ? any
                               : src < 32         ? lanes[src].value
                                                  : lanes[l].value;
-            lanes[l].state = TT_EMU_READY;
+            tt_emu_make_ready(&lanes[l]);
         }
     }
     tt_emu_yield();
@@ -308,11 +316,12 @@ static inline T atomicMin(T *p, T v)
 static void tt_emu_thread_main(void)
 {
     tt_emu.body(tt_emu.args);
-    tt_emu_self->state = TT_EMU_DONE;
-    const unsigned first = tt_emu_warp_first();
-    for (unsigned l = first; l < first + tt_emu_warp_count(); l++)
-        if (tt_emu.thread[l].state == TT_EMU_AT_WARP)
-            tt_emu_fail("a lane exited while its warp waits at a collective");
+    tt_emu_make_waiting(tt_emu_self, TT_EMU_DONE);
+    tt_emu.live--;
+    const unsigned warp = tt_emu_self->linear / 32;
+    tt_emu.warp_exited[warp]++;
+    if (tt_emu.warp_arrived[warp] != 0)
+        tt_emu_fail("a lane exited while its warp waits at a collective");
     tt_emu_release_barrier_if_complete();
     setcontext(&tt_emu.scheduler);
 }
@@ -322,7 +331,8 @@ static int tt_emu_prepare(unsigned threads, size_t shared)
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (tt_emu.thread == NULL) {
         tt_emu.thread = (tt_emu_thread *)calloc(TT_EMU_MAX_THREADS, sizeof(tt_emu_thread));
-        if (tt_emu.thread == NULL)
+        tt_emu.ready = (unsigned *)calloc(TT_EMU_MAX_THREADS, sizeof(unsigned));
+        if (tt_emu.thread == NULL || tt_emu.ready == NULL)
             return -1;
     }
     const size_t stacks = (size_t)threads * TT_EMU_STACK;
@@ -358,6 +368,10 @@ static int tt_emu_run_block(void)
 {
     const unsigned n = tt_emu.threads;
     memset(tt_emu.shared, 0xA5, tt_emu.shared_bytes); /* device shared memory starts undefined */
+    tt_emu.ready_count = 0;
+    tt_emu.live = n;
+    memset(tt_emu.warp_arrived, 0, sizeof tt_emu.warp_arrived);
+    memset(tt_emu.warp_exited, 0, sizeof tt_emu.warp_exited);
     for (unsigned i = 0; i < n; i++) {
         tt_emu_thread *t = &tt_emu.thread[i];
         memset(t, 0, sizeof *t);
@@ -365,7 +379,7 @@ static int tt_emu_run_block(void)
         t->index.x = i % tt_emu.block.x;
         t->index.y = i / tt_emu.block.x % tt_emu.block.y;
         t->index.z = i / (tt_emu.block.x * tt_emu.block.y);
-        t->state = TT_EMU_READY;
+        tt_emu_make_ready(t);
         getcontext(&t->context);
         t->context.uc_stack.ss_sp = tt_emu.stacks + (size_t)i * TT_EMU_STACK;
         t->context.uc_stack.ss_size = TT_EMU_STACK;
@@ -374,19 +388,8 @@ static int tt_emu_run_block(void)
     }
     tt_emu.at_barrier = 0;
     tt_emu.barrier_or = 0;
-    unsigned *ready = (unsigned *)malloc(n * sizeof(unsigned));
-    if (ready == NULL)
-        return -1;
-    while (!tt_emu.failed) {
-        unsigned count = 0, done = 0;
-        for (unsigned i = 0; i < n; i++) {
-            if (tt_emu.thread[i].state == TT_EMU_READY)
-                ready[count++] = i;
-            done += tt_emu.thread[i].state == TT_EMU_DONE;
-        }
-        if (done == n)
-            break;
-        if (count == 0) {
+    while (!tt_emu.failed && tt_emu.live > 0) {
+        if (tt_emu.ready_count == 0) {
             tt_emu_self = &tt_emu.thread[0];
             for (unsigned i = 0; i < n; i++)
                 if (tt_emu.thread[i].state != TT_EMU_DONE)
@@ -395,10 +398,9 @@ static int tt_emu_run_block(void)
                         "complete");
             break;
         }
-        tt_emu_self = &tt_emu.thread[ready[tt_emu_random() % count]];
+        tt_emu_self = &tt_emu.thread[tt_emu.ready[tt_emu_random() % tt_emu.ready_count]];
         swapcontext(&tt_emu.scheduler, &tt_emu_self->context);
     }
-    free(ready);
     return tt_emu.failed ? -1 : 0;
 }
 
