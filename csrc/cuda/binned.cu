@@ -41,7 +41,7 @@ __device__ __forceinline__ void binned_body(const tt_binned_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return;                            /* an undo replay of a call that had no error */
-    extern __shared__ double shared_thr[]; /* [T] thresholds, then the uint32 histogram */
+    TT_DYNAMIC_SHARED(double, shared_thr); /* [T] thresholds, then the uint32 histogram */
     unsigned *sh = (unsigned *)(shared_thr + (SH_THR ? a.count : 0));
     const int64_t cols = a.preds.cols, bins = a.count + 1, hist_bins = cols * bins * 2;
     if (SH_THR)

@@ -11,10 +11,19 @@
 #ifndef TT_CUDA_COMMON_CUH
 #define TT_CUDA_COMMON_CUH
 
+#ifdef TT_EMULATION /* the kernels run on the host: emulation/README.md */
+#include "cuda/emulation/host_prelude.h"
+#else
 #include "cuda/device_prelude.cuh"
+#endif
 #include "cuda/device_abi.h"
 
 #define TT_FULL_MASK 0xffffffffu
+
+/* The block's dynamic shared memory (the launch's `shared` bytes) as an array of `type`. */
+#ifndef TT_EMULATION
+#define TT_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
 
 /* A kernel with a C name (kernel_table.h), taking its argument struct by value. */
 #define TT_KERNEL(name) extern "C" __global__ void __launch_bounds__(TT_THREADS) name
@@ -29,9 +38,13 @@ struct tt_bf16 {
 
 __device__ __forceinline__ float tt_f16_to_float(unsigned short bits)
 {
+#ifdef TT_EMULATION
+    return tt_emu_half_to_float(bits);
+#else
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
     return f;
+#endif
 }
 
 __device__ __forceinline__ float tt_bf16_to_float(unsigned short bits)

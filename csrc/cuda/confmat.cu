@@ -45,7 +45,7 @@ __device__ __forceinline__ void confmat_labels_body(const tt_labels_args &a)
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
-    extern __shared__ unsigned sh[];
+    TT_DYNAMIC_SHARED(unsigned, sh);
     const int64_t bins = a.classes * a.classes;
     if (SHARED)
         tt_hist_zero(sh, bins);
@@ -89,7 +89,7 @@ __device__ __forceinline__ void confmat_scores_warp_body(const tt_labels_args &a
         return; /* an undo replay of a call that had no error */
     typedef typename tt_score<T>::acc acc;
     const int per = 16 / (int)sizeof(T); /* elements per 16-byte vector */
-    extern __shared__ unsigned sh[];
+    TT_DYNAMIC_SHARED(unsigned, sh);
     const int64_t classes = a.classes, bins = classes * classes;
     if (SHARED)
         tt_hist_zero(sh, bins);
@@ -155,7 +155,7 @@ __device__ __forceinline__ void confmat_scores_thread_body(const tt_labels_args 
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
     typedef typename tt_score<T>::acc acc;
-    extern __shared__ unsigned sh[];
+    TT_DYNAMIC_SHARED(unsigned, sh);
     const int64_t classes = a.classes, bins = classes * classes;
     if (SHARED)
         tt_hist_zero(sh, bins);
@@ -184,7 +184,7 @@ __device__ __forceinline__ void confmat_threshold_body(const tt_threshold_args &
 {
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
-    extern __shared__ unsigned sh[];
+    TT_DYNAMIC_SHARED(unsigned, sh);
     const int64_t cols = a.preds.cols, total = a.preds.rows * cols, bins = 4 * cols;
     if (SHARED)
         tt_hist_zero(sh, bins);

@@ -32,7 +32,7 @@ __device__ __forceinline__ void topk_body(const tt_topk_args &a)
     if (tt_nothing_to_undo(a.gate))
         return; /* an undo replay of a call that had no error */
     typedef typename tt_score<T>::acc acc;
-    extern __shared__ unsigned sh[];
+    TT_DYNAMIC_SHARED(unsigned, sh);
     const int64_t classes = a.classes, bins = classes * 3;
     if (SHARED)
         tt_hist_zero(sh, bins);

@@ -20,11 +20,25 @@
  * is host memory here): it copies the call's error record into the report, so the host's
  * protocol around the kernels runs as on a GPU. Built with -DFAKE_OLD_DRIVER it lacks
  * cuStreamIsCapturing, as a driver too old for torchtally would.
+ *
+ * An emulation image (a shared library: the kernels' source built for the host, see
+ * csrc/cuda/emulation/README.md) is loaded with dlopen, and then every launch runs the kernel
+ * for real on the host, latch included; a launch the emulation finds broken (a deadlock, a
+ * divergent warp collective) fails with CUDA_ERROR_LAUNCH_FAILED, its reason on stderr.
+ *
+ *   FAKE_CUDA_SMS      the device's multiprocessor count (default 132): a small one makes
+ *                      small grids, whose threads stride over several elements
+ *   FAKE_CUDA_SEED     the seed of the emulation's block order and thread interleavings
  */
+#define _GNU_SOURCE /* memfd_create */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cuda/device_abi.h" /* the latch's arguments and report */
 
@@ -41,6 +55,45 @@ typedef struct {
     const char *data;
     size_t size;
 } fake_module;
+
+/* The loaded emulation library's entry points (host_prelude.h), when one was loaded. */
+static struct {
+    int (*has)(const char *name);
+    int (*launch)(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                  unsigned bz, size_t shared, void **params);
+    const char *(*error)(void);
+} emulation;
+
+/* An ELF shared object (not a cubin, an executable): the emulation image. Opened from a memfd,
+ * as the driver takes an image from memory. */
+static int load_emulation(const unsigned char *image, size_t size)
+{
+    uint16_t type;
+    memcpy(&type, image + 0x10, 2);
+    if (type != 3 /* ET_DYN */)
+        return 0;
+    const int fd = memfd_create("torchtally-emulation", 0);
+    char path[64];
+    if (fd < 0 || write(fd, image, size) != (ssize_t)size)
+        return -1;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    close(fd);
+    if (lib == NULL) {
+        fprintf(stderr, "fake libcuda: %s\n", dlerror());
+        return -1;
+    }
+    *(void **)&emulation.has = dlsym(lib, "tt_emu_has");
+    *(void **)&emulation.launch = dlsym(lib, "tt_emu_launch");
+    *(void **)&emulation.error = dlsym(lib, "tt_emu_error");
+    void (*seed)(unsigned long long) = NULL;
+    *(void **)&seed = dlsym(lib, "tt_emu_seed");
+    if (emulation.has == NULL || emulation.launch == NULL || emulation.error == NULL || !seed)
+        return -1;
+    const char *s = getenv("FAKE_CUDA_SEED");
+    seed(s != NULL ? strtoull(s, NULL, 10) : 0);
+    return 1;
+}
 
 static int context_token;
 static __thread void *current_context;
@@ -66,9 +119,9 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
 {
     const int arch = env_int("FAKE_CUDA_ARCH", 90);
     switch (attribute) {
-    case 16: *value = 132; return 0;       /* multiprocessors */
-    case 75: *value = arch / 10; return 0; /* compute capability major */
-    case 76: *value = arch % 10; return 0; /* minor */
+    case 16: *value = env_int("FAKE_CUDA_SMS", 132); return 0; /* multiprocessors */
+    case 75: *value = arch / 10; return 0;                     /* compute capability major */
+    case 76: *value = arch % 10; return 0;                     /* minor */
     default: *value = 0; return 0;
     }
 }
@@ -106,9 +159,11 @@ CUresult cuModuleLoadData(void **module, const void *image)
     if (memcmp(p,
                "\x7f"
                "ELF",
-               4) == 0)
+               4) == 0) {
         size = elf_size(image);
-    else if (strstr(p, ".version") != NULL && strstr(p, ".target") != NULL)
+        if (load_emulation(image, size) < 0)
+            return 200;
+    } else if (strstr(p, ".version") != NULL && strstr(p, ".target") != NULL)
         size = strlen(p);
     else
         return 200; /* CUDA_ERROR_INVALID_IMAGE */
@@ -180,6 +235,13 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
             fclose(log);
         }
     }
+    if (emulation.launch != NULL && getenv("FAKE_CUDA_REJECT") == NULL) {
+        if (emulation.launch(name, gx, gy, gz, bx, by, bz, shared, params) != 0) {
+            fprintf(stderr, "fake libcuda: %s: %s\n", name, emulation.error());
+            return 719; /* CUDA_ERROR_LAUNCH_FAILED */
+        }
+        return 0;
+    }
     if (strcmp(name, "tt_latch") == 0)
         latch((const tt_latch_args *)params[0]);
     return 0;
@@ -238,6 +300,7 @@ CUresult cuGetErrorName(CUresult r, const char **name)
     case 100: *name = "CUDA_ERROR_NO_DEVICE"; return 0;
     case 200: *name = "CUDA_ERROR_INVALID_IMAGE"; return 0;
     case 500: *name = "CUDA_ERROR_NOT_FOUND"; return 0;
+    case 719: *name = "CUDA_ERROR_LAUNCH_FAILED"; return 0;
     default: *name = NULL; return 1;
     }
 }
@@ -248,6 +311,7 @@ CUresult cuGetErrorString(CUresult r, const char **text)
     case 100: *text = "no CUDA-capable device is detected"; return 0;
     case 200: *text = "device kernel image is invalid"; return 0;
     case 500: *text = "named symbol not found"; return 0;
+    case 719: *text = "unspecified launch failure"; return 0;
     default: *text = NULL; return 1;
     }
 }
