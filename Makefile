@@ -24,7 +24,7 @@ TORCH_INDEX ?=
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.torchtally-deps
-C_SOURCES := $(wildcard csrc/*/*.c csrc/*/*.h csrc/*/*.cu csrc/*/*.cuh)
+C_SOURCES := $(wildcard csrc/*/*.c csrc/*/*.h csrc/*/*.cu csrc/*/*.cuh csrc/*/*/*.h)
 EXT_STAMP := python/torchtally/.built
 # Avalanche 0.6.0 needs torchvision, whose wheels need torch 2.14.1 (not the main 2.13.0 CPU
 # build; torchmetrics' detection metrics need torchvision too): a second environment, every package pinned in AV_LOCK; torchtally comes from this
