@@ -4,6 +4,8 @@ from typing import Any, Callable, Optional, Tuple
 
 import torch
 
+from ..base.input_guard import guards_inputs
+from ..base.metric import Metric
 from .abstract import WrapperMetric, check_wrapped, updating
 
 
@@ -95,6 +97,18 @@ class LambdaInputTransformer(MetricInputTransformer):
                     f"Expected `transform_target` to be of type `Callable` but received `{transform_target}`"
                 )
             self.transform_target = transform_target  # type: ignore[method-assign,assignment]
+
+    def _wrap_transform(self, *args: Any) -> Tuple[Any, ...]:
+        # your functions get tensors the wrapped metric can read, or the batch is refused first
+        # (a transform of None, or arithmetic on uint16, raised whatever it raised)
+        wrapped = self.wrapped_metric
+        refused = wrapped.refused_input_dtypes if isinstance(wrapped, Metric) and guards_inputs(type(wrapped)) else ()
+        for name, value in zip(("preds", "target"), args):
+            if not isinstance(value, torch.Tensor):
+                raise TypeError(f"{name}: expected a torch.Tensor to transform, got {type(value).__name__}")
+            if value.dtype in refused:
+                raise TypeError(f"{name}: unsupported dtype {value.dtype} for {type(wrapped).__name__}")
+        return super()._wrap_transform(*args)
 
 
 class BinaryTargetTransformer(MetricInputTransformer):

@@ -105,7 +105,7 @@ def as_pairs(preds: Any, target: Any) -> Tuple[List[str], List[List[str]]]:
             raise ValueError(f"target: prediction {i} has no reference (expected at least one)")
         refs.append(list(t))
     if len(refs) != len(preds):
-        raise ValueError(f"target: expected {len(preds)} entries (one per prediction), got {len(refs)}")
+        raise ValueError(f"target: expected {len(preds)} entries (one per entry of preds), got {len(refs)}")
     return list(preds), refs
 
 
