@@ -7,6 +7,7 @@ packed buffers with every other metric's sums. Each rank's sums added equal one 
 the synced mean is the single-process mean (to float64 rounding of the order of addition).
 """
 
+import math
 from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 import torch
@@ -40,11 +41,12 @@ class UtteranceMean(Metric):
     def _add_values(self, values: Tensor, inputs: Optional[Tuple[Tensor, Tensor]] = None) -> None:
         """Add one batch's scores; given its ``inputs`` (preds, target), scores that are not all
         finite are refused first (signals_fn.refuse_non_finite)."""
-        if inputs is not None:
+        batch = values.detach().sum(dtype=torch.float64)  # any NaN or infinity reaches the sum
+        if inputs is not None and not math.isfinite(batch.item()):
             signals_fn.refuse_non_finite(values, *inputs)
         total: Tensor = getattr(self, self._sum_name)
         count: Tensor = getattr(self, self._count_name)
-        setattr(self, self._sum_name, total + values.detach().sum(dtype=torch.float64).to(total.device))
+        setattr(self, self._sum_name, total + batch.to(total.device))
         setattr(self, self._count_name, count + values.numel())
 
     def compute(self) -> Tensor:

@@ -5,10 +5,10 @@ inside an update and escaped as NotImplementedError or RuntimeError, sometimes a
 had followed it to the meta device.
 
 Only the classes torchtally's modules define refuse (and their subclasses); a user's own
-metric may update on meta tensors (its states follow them)."""
+metric may update on meta tensors (its states follow them). ``_guards_inputs`` is a class
+attribute set at class creation, so the check costs one attribute read where it is off."""
 
-import sys
-from typing import Any, Callable, FrozenSet, Iterator, Tuple
+from typing import Any, Callable, FrozenSet, Iterator, Optional, Tuple
 
 import torch
 
@@ -48,44 +48,66 @@ def _refusal(name: str, t: torch.Tensor, metric: Any) -> Any:
             f"{name}: expected a tensor on {metric.device}, got one on meta (a tensor holding no values: "
             f"{str(t.dtype).replace('torch.', '')} {list(t.shape)})"
         )
-    return TypeError(f"{name}: unsupported dtype {t.dtype}; expected bool, an integer dtype up to int64 or float")
+    return TypeError(
+        f"{name}: expected a floating or integer tensor (float16-float64, int8-int64, uint8 or bool: the dtypes "
+        f"{type(metric).__name__} reads), got {t.dtype}"
+    )
 
 
-def _unreadable(t: torch.Tensor, refused: FrozenSet[torch.dtype], meta_ok: bool) -> bool:
-    return (t.is_meta and not meta_ok) or t.dtype in refused
+def _first_unreadable(values: Any, refused: FrozenSet[torch.dtype], on_meta: bool) -> Any:
+    """(the value, the tensor at fault, where inside it) for the first of ``values`` that is or
+    holds an unreadable tensor, or None. The common case (a few readable tensors) costs a type
+    check, is_meta and a set lookup per tensor."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            if (value.is_meta and not on_meta) or value.dtype in refused:
+                return value, value, ""
+        elif isinstance(value, (list, dict)) and value:
+            for where, t in _nested(value):
+                if (t.is_meta and not on_meta) or t.dtype in refused:
+                    return value, t, where
+    return None
 
 
 def check_readable(metric: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
     """Raise TypeError / ValueError naming the first argument ``metric`` cannot read (see above).
     A metric whose states are on meta (moved there with .to("meta")) takes meta tensors."""
     refused = metric.refused_input_dtypes
-    meta_ok = metric.device.type == "meta"
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, torch.Tensor):
-            if _unreadable(value, refused, meta_ok):
-                raise _refusal(argument_name(metric.named_update(fn), args, kwargs, value), value, metric)
-        elif isinstance(value, (list, dict)) and value:
-            for where, t in _nested(value):
-                if _unreadable(t, refused, meta_ok):
-                    outer = argument_name(metric.named_update(fn), args, kwargs, value)
-                    raise _refusal(outer + where, t, metric)
+    found = _first_unreadable(args, refused, False) or (kwargs and _first_unreadable(kwargs.values(), refused, False))
+    if not found:
+        return
+    if metric.device.type == "meta":  # (read only now: device.type costs more than the whole check)
+        found = _first_unreadable(args, refused, True) or _first_unreadable(kwargs.values(), refused, True)
+        if not found:
+            return
+    value, t, where = found
+    raise _refusal(argument_name(metric.named_update(fn), args, kwargs, value) + where, t, metric)
+
+
+# Families whose every class checks meta tensors and dtypes in its own functional layer and C
+# kernels (tests/catalogue/test_atomic_updates.py holds them to it): their hot update path does
+# not pay for this check twice.
+_SELF_CHECKED = ("torchtally.classification.", "torchtally.regression.", "torchtally.segmentation.",
+                 "torchtally.retrieval.")  # fmt: skip
+
+
+def module_guard(cls: type) -> Optional[bool]:
+    """``_guards_inputs`` for a class torchtally's package defines (Metric.__init_subclass__
+    sets it): True but for the bases in torchtally.base and for ``_SELF_CHECKED``; None for a
+    class written elsewhere (a user's: it inherits its base's, so a user's own Metric does not
+    refuse, a subclass of a torchtally metric does)."""
+    module = cls.__module__
+    if not module.startswith("torchtally.") or module.startswith("torchtally.base."):
+        return None
+    return not module.startswith(_SELF_CHECKED)
 
 
 def guards_inputs(cls: type) -> bool:
-    """Whether ``cls`` checks its inputs here: the nearest class of its MRO that says so with
-    its own ``_guards_inputs``, or that a torchtally module defines, decides (found once per
-    class). A class written in a docstring example is no module's: it does not refuse."""
-    flag = cls.__dict__.get("_guards_inputs_found")
-    if flag is None:
-        flag = False
-        for klass in cls.__mro__:
-            own = vars(klass)  # the class's own attributes, not inherited ones
-            if "_guards_inputs" in own:
-                flag = bool(own["_guards_inputs"])
-                break
-            module = klass.__module__
-            if module.startswith("torchtally.") and getattr(sys.modules.get(module), klass.__name__, None) is klass:
-                flag = True
-                break
-        cls._guards_inputs_found = flag  # type: ignore[attr-defined]  # a cache on the class
-    return flag
+    return bool(getattr(cls, "_guards_inputs", False))
+
+
+def refused_dtypes_of(metric: Any) -> FrozenSet[torch.dtype]:
+    """The dtypes ``metric`` refuses: its class's ``refused_input_dtypes`` when torchtally wrote
+    it (or a base of it), none for a user's own metric."""
+    own = any(module_guard(klass) is not None for klass in type(metric).__mro__)
+    return metric.refused_input_dtypes if own or guards_inputs(type(metric)) else frozenset()

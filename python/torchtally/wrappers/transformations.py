@@ -4,7 +4,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import torch
 
-from ..base.input_guard import guards_inputs
+from ..base.input_guard import refused_dtypes_of
 from ..base.metric import Metric
 from .abstract import WrapperMetric, check_wrapped, updating
 
@@ -102,7 +102,7 @@ class LambdaInputTransformer(MetricInputTransformer):
         # your functions get tensors the wrapped metric can read, or the batch is refused first
         # (a transform of None, or arithmetic on uint16, raised whatever it raised)
         wrapped = self.wrapped_metric
-        refused = wrapped.refused_input_dtypes if isinstance(wrapped, Metric) and guards_inputs(type(wrapped)) else ()
+        refused = refused_dtypes_of(wrapped) if isinstance(wrapped, Metric) else frozenset()
         for name, value in zip(("preds", "target"), args):
             if not isinstance(value, torch.Tensor):
                 raise TypeError(f"{name}: expected a torch.Tensor to transform, got {type(value).__name__}")

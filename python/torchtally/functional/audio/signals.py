@@ -77,7 +77,8 @@ def checked_pair(
 def refuse_non_finite(values: Tensor, preds: Tensor, target: Tensor) -> None:
     """A batch whose scores are not all finite is refused, naming why: a NaN or infinite sample,
     or finite ones whose energies overflow float64. The inputs are scanned only then (the
-    scores' sum, which any NaN or infinity reaches, is checked on every batch)."""
+    scores' sum, which any NaN or infinity reaches, is checked on every batch: a caller that has
+    the sum checks it first)."""
     if bool(torch.isfinite(values.sum(dtype=F64))):
         return
     for name, x in (("preds", preds), ("target", target)):
