@@ -27,7 +27,7 @@ Deliberate differences from torchmetrics:
 """
 
 import math
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -111,6 +111,8 @@ class BaseAggregator(Metric):
         self.nan_strategy = agg_update.check_nan_strategy(nan_strategy)
         self.state_name = state_name
         self.add_state(state_name, default=default_value, dist_reduce_fx=fn)
+
+    refused_input_dtypes: FrozenSet[torch.dtype] = frozenset()  # float8 and uint values are read exactly
 
     def _cast_and_nan_check_input(self, x: Any, weight: Any = None) -> Tuple[Tensor, Tensor]:
         """``x`` and ``weight`` (ones where None) as float64 tensors of ``x``'s shape, with the

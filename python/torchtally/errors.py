@@ -25,6 +25,16 @@ class InputTypeError(TypeError, ValueError):
     and a ValueError, so code that catches torchmetrics' exception keeps working."""
 
 
+class MissingMethodError(TypeError, NotImplementedError):
+    """An input object without a method the metric calls (a generator without ``sample``): a
+    TypeError (torchtally's rule for bad input) and a NotImplementedError (torchmetrics')."""
+
+
+class MissingAttributeError(TypeError, AttributeError):
+    """An input object without an attribute the metric reads (a conditional generator without
+    ``num_classes``): a TypeError and an AttributeError (torchmetrics')."""
+
+
 class SyncError(RuntimeError):
     """A cross-rank sync failed: the ranks disagree on what to sync, or a rank did not answer.
 

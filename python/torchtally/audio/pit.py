@@ -77,4 +77,4 @@ class PermutationInvariantTraining(UtteranceMean):
         best, _ = permutation_invariant_training(
             preds, target, self.metric_func, self.mode, self.eval_func, **self.kwargs
         )
-        self._add_values(best)
+        self._add_values(best, (preds, target))

@@ -51,8 +51,10 @@ class ScoredUtterances(Metric):
     def add_scores(self, scores: np.ndarray) -> None:
         """Add the rows of ``scores`` (computed and checked before any state changes)."""
         current: Tensor = getattr(self, self._sum_name)
-        rows = torch.from_numpy(np.asarray(scores, dtype=np.float64)).reshape(-1, *current.shape)
-        bad = torch.isnan(rows.reshape(rows.shape[0], -1)).any(dim=1)
+        values = np.asarray(scores, dtype=np.float64)
+        per_row = max(1, current.numel())  # (explicit sizes, not -1: ambiguous with no utterance)
+        rows = torch.from_numpy(values).reshape(values.size // per_row, *current.shape)
+        bad = torch.isnan(rows.reshape(rows.shape[0], per_row)).any(dim=1)
         good = rows[~bad].sum(dim=0).to(current.device)
         setattr(self, self._sum_name, current + good)
         self.total = self.total + int((~bad).sum())

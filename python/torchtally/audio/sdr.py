@@ -65,7 +65,7 @@ class SignalDistortionRatio(UtteranceMean):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = checked_pair(preds, target)
-        self._add_values(sdr_values(p, t, self.filter_length, bool(self.zero_mean), self.load_diag))
+        self._add_values(sdr_values(p, t, self.filter_length, bool(self.zero_mean), self.load_diag), (p, t))
 
 
 class ScaleInvariantSignalDistortionRatio(UtteranceMean):
@@ -94,7 +94,7 @@ class ScaleInvariantSignalDistortionRatio(UtteranceMean):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = checked_pair(preds, target)
-        self._add_values(si_sdr_values(p, t, eps_of(p), bool(self.zero_mean)))
+        self._add_values(si_sdr_values(p, t, eps_of(p), bool(self.zero_mean)), (p, t))
 
 
 class SourceAggregatedSignalDistortionRatio(UtteranceMean):
@@ -124,4 +124,4 @@ class SourceAggregatedSignalDistortionRatio(UtteranceMean):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = checked_sources(preds, target)
-        self._add_values(sa_sdr_values(p, t, eps_of(p), self.scale_invariant, self.zero_mean))
+        self._add_values(sa_sdr_values(p, t, eps_of(p), self.scale_invariant, self.zero_mean), (p, t))

@@ -15,8 +15,10 @@ torchmetrics raises); results carry no gradient
 
 from typing import TYPE_CHECKING, Any
 
+import torch
 from torch import Tensor
 
+from ..base.input_guard import UNREADABLE_DTYPES
 from ..functional.audio.sdr import check_flag
 from ..functional.audio.signals import checked_pair, eps_of, si_sdr_values, snr_values, spectrogram_pair
 from .utterance_mean import UtteranceMean
@@ -49,7 +51,7 @@ class SignalNoiseRatio(UtteranceMean):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = checked_pair(preds, target)
-        self._add_values(snr_values(p, t, eps_of(p), bool(self.zero_mean)))
+        self._add_values(snr_values(p, t, eps_of(p), bool(self.zero_mean)), (p, t))
 
 
 class ScaleInvariantSignalNoiseRatio(UtteranceMean):
@@ -76,7 +78,7 @@ class ScaleInvariantSignalNoiseRatio(UtteranceMean):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = checked_pair(preds, target)
-        self._add_values(si_sdr_values(p, t, eps_of(p), True))
+        self._add_values(si_sdr_values(p, t, eps_of(p), True), (p, t))
 
 
 class ComplexScaleInvariantSignalNoiseRatio(UtteranceMean):
@@ -98,6 +100,9 @@ class ComplexScaleInvariantSignalNoiseRatio(UtteranceMean):
         ci_snr_sum: Tensor
         num: Tensor
 
+    # complex spectrograms are read as (real, imaginary) pairs
+    refused_input_dtypes = UNREADABLE_DTYPES - {torch.complex64, torch.complex128}
+
     def __init__(self, zero_mean: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.zero_mean = check_flag("zero_mean", zero_mean)
@@ -105,4 +110,4 @@ class ComplexScaleInvariantSignalNoiseRatio(UtteranceMean):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = spectrogram_pair(preds, target)
-        self._add_values(si_sdr_values(p, t, eps_of(p), self.zero_mean))
+        self._add_values(si_sdr_values(p, t, eps_of(p), self.zero_mean), (p, t))

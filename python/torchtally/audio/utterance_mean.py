@@ -7,13 +7,15 @@ packed buffers with every other metric's sums. Each rank's sums added equal one 
 the synced mean is the single-process mean (to float64 rounding of the order of addition).
 """
 
-from typing import TYPE_CHECKING, Dict, Optional
+import math
+from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
+from ..functional.audio import signals as signals_fn
 
 __all__ = ["UtteranceMean"]
 
@@ -36,10 +38,15 @@ class UtteranceMean(Metric):
         self.add_state(sum_name, torch.tensor(0.0, dtype=torch.float64), reduce="sum")
         self.add_state(count_name, torch.tensor(0, dtype=torch.int64), reduce="sum")
 
-    def _add_values(self, values: Tensor) -> None:
+    def _add_values(self, values: Tensor, inputs: Optional[Tuple[Tensor, Tensor]] = None) -> None:
+        """Add one batch's scores; given its ``inputs`` (preds, target), scores that are not all
+        finite are refused first (signals_fn.refuse_non_finite)."""
+        batch = values.detach().sum(dtype=torch.float64)  # any NaN or infinity reaches the sum
+        if inputs is not None and not math.isfinite(batch.item()):
+            signals_fn.refuse_non_finite(values, *inputs)
         total: Tensor = getattr(self, self._sum_name)
         count: Tensor = getattr(self, self._count_name)
-        setattr(self, self._sum_name, total + values.detach().sum(dtype=torch.float64).to(total.device))
+        setattr(self, self._sum_name, total + batch.to(total.device))
         setattr(self, self._count_name, count + values.numel())
 
     def compute(self) -> Tensor:

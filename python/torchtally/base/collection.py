@@ -13,6 +13,7 @@ from ..sync import dist
 from ..sync.plan import SyncPlan
 from .attachable import Attachable
 from .guard import Guard, locked, new_lock
+from .input_guard import check_readable, guards_inputs
 from .members import Members, check_affix, check_compute_groups, share_states
 from .metric import Metric
 from .options import checked_recipient_rank
@@ -242,6 +243,8 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         device = x.device
         for name in self._owners:
             metric = self._metrics[name]
+            if x.is_meta and guards_inputs(type(metric)):  # a meta batch is no device to follow
+                check_readable(metric, type(metric).update, args, kwargs)
             if metric.device != device and metric.has_data:
                 raise metric.device_mismatch(
                     type(metric).update, args, kwargs, x, where=f"the state of this collection's metric '{name}' is"

@@ -41,7 +41,7 @@ Where each part of Metric lives (in torchtally/base/; each mixin is named after 
 import copy
 import functools
 import sys
-from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Tuple, Union
 
 import torch
 from torch import nn
@@ -52,6 +52,7 @@ from ..utilities.data import squeeze_if_scalar
 from .attachable import Attachable
 from .composition import Composition
 from .guard import Guard, caller_copy, locked, locked_sharing, new_lock
+from .input_guard import UNREADABLE_DTYPES, check_readable, module_guard
 from .interop import declare_metric_class, missing_attribute_error, register_with_torchmetrics
 from .lists import moved
 from .options import Options, TorchmetricsOptions, checked_recipient_rank
@@ -259,12 +260,17 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
                 if attr == "compute" and cls.squeeze_results is not False and not _own_class(cls):
                     fn = _squeezing(fn)
                 setattr(cls, attr, wrap(fn))
+        if "_guards_inputs" not in cls.__dict__ and module_guard(cls) is not None:
+            cls._guards_inputs = bool(module_guard(cls))
         update = cls.__dict__.get("update")
         if update is not None:
             cls._update_kwargs_filter = staticmethod(kwargs_filter(update))
             cls._unwrapped_update = staticmethod(getattr(cls.update, "__wrapped__", update))
 
     _update_kwargs_filter: Callable[[Dict[str, Any]], Dict[str, Any]] = staticmethod(lambda kwargs: kwargs)
+    _guards_inputs = False  # set per class at its creation (base/input_guard.py)
+    refused_input_dtypes: FrozenSet[torch.dtype] = UNREADABLE_DTYPES
+
     _unwrapped_update: Callable[..., Any]  # the subclass's own update (what the wrapper runs)
 
     def accepted_update_kwargs(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
@@ -367,6 +373,8 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d = self.__dict__
         if d["_local_while_synced"] is not None:
             raise RuntimeError("The Metric shouldn't be synced when performing ``forward``. HINT: call ``unsync()``")
+        if self._guards_inputs:
+            check_readable(self, type(self).update, args, kwargs)
         x = args[0] if args else None
         if not isinstance(x, torch.Tensor):  # as update's wrapper: the common case without a call
             x = first_tensor(args, kwargs)
@@ -520,6 +528,8 @@ def _wrap_update(fn: Callable[..., Any]) -> Callable[..., Any]:
             if d["_updating"]:  # super().update() from a subclass's update: counted once, outside
                 fn(self, *args, **kwargs)
                 return self
+            if self._guards_inputs:
+                check_readable(self, fn, args, kwargs)
             x = args[0] if args else None
             if not isinstance(x, torch.Tensor):
                 x = first_tensor(args, kwargs)

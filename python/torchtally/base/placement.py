@@ -45,7 +45,7 @@ def first_tensor(args: tuple, kwargs: dict) -> Optional[torch.Tensor]:
     return None
 
 
-def argument_name(fn: Any, args: tuple, kwargs: dict, x: torch.Tensor) -> str:
+def argument_name(fn: Any, args: tuple, kwargs: dict, x: Any) -> str:
     """The parameter name ``x`` was passed as (error messages only)."""
     for key, value in kwargs.items():
         if value is x:
@@ -92,6 +92,11 @@ class Placement:
 
         def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any: ...
         def _tensor_states(self) -> List[torch.Tensor]: ...
+
+    def named_update(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The function whose parameters name update's arguments in error messages (a wrapper's
+        update(*args): the wrapped metric's)."""
+        return fn
 
     def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any) -> "Self":
         super()._apply(fn, *args, **kwargs)  # type: ignore[misc]  # nn.Module's, after this mixin in Metric's MRO
@@ -169,7 +174,7 @@ class Placement:
         self, fn: Any, args: tuple, kwargs: dict, got: torch.Tensor, where: str = "this metric's state is"
     ) -> ValueError:
         """The error for an input on another device than state that holds data."""
-        name = argument_name(fn, args, kwargs, got)
+        name = argument_name(self.named_update(fn), args, kwargs, got)
         return ValueError(
             f"{name}: expected a tensor on {self.device}, where {where} (it holds data from earlier "
             f"updates), got one on {got.device}; call reset() or .to({str(got.device)!r}) first"

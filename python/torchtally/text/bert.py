@@ -34,7 +34,7 @@ Deliberate differences from torchmetrics:
   counts the ids a reference attends to (torchmetrics also counts its padding id).
 """
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -176,6 +176,10 @@ class BERTScore(Metric):
 
     def update(self, preds: Union[str, List[str]], target: Union[str, List[Any]]) -> None:
         preds_list = sentence_list(preds, "preds")
+        if not isinstance(target, (str, Sequence)):
+            raise TypeError(
+                f"target: expected a str, or a sequence of str (or of lists of str), got {type(target).__name__}"
+            )
         target_list = [target] if isinstance(target, str) else list(target)
         flat_preds, flat_target, groups = greedy_matching.flatten_references(preds_list, target_list)
         if not flat_preds:

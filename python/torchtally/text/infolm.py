@@ -144,7 +144,8 @@ class InfoLM(Metric):
         preds_list, target_list = sentence_list(preds, "preds"), sentence_list(target, "target")
         if len(preds_list) != len(target_list):
             raise ValueError(
-                f"Expected as many predicted as reference sentences, got {len(preds_list)} and {len(target_list)}"
+                "preds, target: Expected as many predicted as reference sentences, got "
+                f"{len(preds_list)} and {len(target_list)}"
             )
         if not preds_list:
             return

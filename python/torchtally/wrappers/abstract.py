@@ -22,8 +22,9 @@ Only Metric's documented interface is used on the wrapped metrics (``state_names
 ``combine_states``, ``compute_local``, ``place_states``, ``described_options``).
 """
 
+import inspect
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union
 
 import torch
 
@@ -193,10 +194,22 @@ class WrapperMetric(Metric):
     # wrapped metrics are left out of the scripted module too.
     __jit_unused_properties__ = [*Metric.__jit_unused_properties__, "full_state_update"]
 
+    # the wrapped metric decides which dtypes it reads (base/input_guard.py refuses meta here)
+    refused_input_dtypes: FrozenSet[torch.dtype] = frozenset()
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._slots: Dict[str, Tuple[Engine, Dict[StateRef, str]]] = {}
         self._slot_of_state: Dict[str, Tuple[Engine, StateRef]] = {}
+
+    def named_update(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """update(*args) passes its arguments on: the wrapped metric's update names them."""
+        engines = self._engines()
+        params = list(inspect.signature(fn).parameters.values())[1:2]
+        if params and params[0].kind == params[0].VAR_POSITIONAL and engines and engines[0].members:
+            member = engines[0].members[0]
+            return member.named_update(type(member).update)
+        return fn
 
     # -- declaring ------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 from torch.nn import ModuleList
 
+from ..base.placement import argument_name
 from ..errors import stacklevel_outside_torchtally
 from ..sync import dist
 from .abstract import WrapperMetric, check_wrapped, updating
@@ -163,7 +164,7 @@ class BootStrapper(WrapperMetric):
     def update(self, *args: Any, sample_index: Optional[Tensor] = None, **kwargs: Any) -> None:
         """Update every copy with its resampling of the batch (every tensor argument along dim 0).
         ``sample_index``: the samples' positions in the dataset (see the class docstring)."""
-        n = _batch_size(args, kwargs)
+        n = _batch_size(args, kwargs, self.named_update(type(self).update))
         device = tensors_in((args, kwargs))[0].device
         if self.sampling_strategy == "multinomial":
             if sample_index is not None:
@@ -270,24 +271,35 @@ class BootStrapper(WrapperMetric):
         return out
 
 
+# index_select has no kernel for these: their rows are moved as the same bits of a signed dtype
+_SIGNED_TWIN = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
 def _rows(t: Tensor, index: Tensor) -> Tensor:
+    twin = _SIGNED_TWIN.get(t.dtype)
+    if twin is not None:  # the wrapped metric decides whether it reads the dtype
+        return t.view(twin).index_select(0, index.to(t.device)).view(t.dtype)
     return t.index_select(0, index.to(t.device))
 
 
-def _batch_size(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> int:
-    """The batch length (dim 0 of the first tensor); every tensor argument must share it."""
+def _batch_size(args: Tuple[Any, ...], kwargs: Dict[str, Any], named: Callable[..., Any]) -> int:
+    """The batch length (dim 0 of the first tensor); every tensor argument must share it
+    (``named``: the update whose parameters name the arguments in errors)."""
     tensors = tensors_in((args, kwargs))
     if not tensors:
         raise ValueError("None of the input contained tensors, so could not determine the sampling size")
     for t in tensors:
         if t.dim() == 0:
             raise ValueError(
-                "BootStrapper.update: every tensor argument needs a batch dim 0 to resample along; got a 0-d tensor"
+                f"{argument_name(named, args, kwargs, t)}: BootStrapper.update needs a batch dim 0 to resample "
+                "along; got a 0-d tensor"
             )
     n = tensors[0].shape[0]
-    lengths = sorted({t.shape[0] for t in tensors})
-    if len(lengths) > 1:
-        raise ValueError(
-            f"BootStrapper.update: every tensor argument must have the same length along dim 0; got {lengths}"
-        )
+    for t in tensors[1:]:
+        if t.shape[0] != n:
+            raise ValueError(
+                f"{argument_name(named, args, kwargs, t)}: BootStrapper.update: every tensor argument must have "
+                f"the same length along dim 0 (it resamples rows): expected {n} rows (as "
+                f"{argument_name(named, args, kwargs, tensors[0])}), got shape {tuple(t.shape)}"
+            )
     return n

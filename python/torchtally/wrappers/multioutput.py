@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 from torch.nn import ModuleList
 
+from ..base.placement import argument_name
 from .abstract import WrapperMetric, check_wrapped, updating
 
 
@@ -67,12 +68,23 @@ class MultioutputWrapper(WrapperMetric):
             self.add_slot(f"o{i}", metric)
 
     def _by_output(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Tuple[List[Any], Dict[str, Any]]]:
-        for where, t in [*enumerate(args), *kwargs.items()]:
-            if isinstance(t, Tensor) and (t.dim() == 0 or t.shape[self.output_dim] != len(self.metrics)):
-                shape = tuple(t.shape)
+        first = None
+        for t in [*args, *kwargs.values()]:
+            if not isinstance(t, Tensor):
+                continue
+            name = argument_name(self.named_update(type(self).update), args, kwargs, t)
+            if t.dim() == 0 or t.shape[self.output_dim] != len(self.metrics):
                 raise ValueError(
-                    f"MultioutputWrapper: argument {where!r} has shape {shape}: expected {len(self.metrics)} outputs "
-                    f"along output_dim={self.output_dim}"
+                    f"{name}: MultioutputWrapper expected {len(self.metrics)} outputs along output_dim="
+                    f"{self.output_dim}, got shape {tuple(t.shape)}"
+                )
+            # the outputs are split, and NaN rows dropped, along the same dims of every argument
+            if first is None:
+                first = (name, t)
+            elif t.dim() != first[1].dim() or (self.remove_nans and t.shape[0] != first[1].shape[0]):
+                raise ValueError(
+                    f"{name}: expected the dims of {first[0]} {tuple(first[1].shape)} (the same rows and outputs), "
+                    f"got shape {tuple(t.shape)}"
                 )
         out = []
         for i in range(len(self.metrics)):

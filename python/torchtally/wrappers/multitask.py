@@ -111,7 +111,10 @@ class MultitaskWrapper(WrapperMetric):
         def steps() -> None:
             for i, task in enumerate(self._tasks):
                 pred, target = task_preds[task], task_targets[task]
-                self.update_slot(f"t{i}", updating(pred, target))
+                try:
+                    self.update_slot(f"t{i}", updating(pred, target))
+                except (TypeError, ValueError) as exc:  # the task's metric names preds or target: say which task
+                    raise type(exc)(f"task_preds[{task!r}], task_targets[{task!r}]: {exc}") from exc
 
         self.atomically(steps)
 

@@ -4,6 +4,8 @@ from typing import Any, Callable, Optional, Tuple
 
 import torch
 
+from ..base.input_guard import UNREADABLE_DTYPES, refused_dtypes_of
+from ..base.metric import Metric
 from .abstract import WrapperMetric, check_wrapped, updating
 
 
@@ -96,6 +98,18 @@ class LambdaInputTransformer(MetricInputTransformer):
                 )
             self.transform_target = transform_target  # type: ignore[method-assign,assignment]
 
+    def _wrap_transform(self, *args: Any) -> Tuple[Any, ...]:
+        # your functions get tensors the wrapped metric can read, or the batch is refused first
+        # (a transform of None, or arithmetic on uint16, raised whatever it raised)
+        wrapped = self.wrapped_metric
+        refused = refused_dtypes_of(wrapped) if isinstance(wrapped, Metric) else frozenset()
+        for name, value in zip(("preds", "target"), args):
+            if not isinstance(value, torch.Tensor):
+                raise TypeError(f"{name}: expected a torch.Tensor to transform, got {type(value).__name__}")
+            if value.dtype in refused:
+                raise TypeError(f"{name}: unsupported dtype {value.dtype} for {type(wrapped).__name__}")
+        return super()._wrap_transform(*args)
+
 
 class BinaryTargetTransformer(MetricInputTransformer):
     """The wrapped metric (or MetricCollection) updated with binarised targets:
@@ -133,6 +147,8 @@ class BinaryTargetTransformer(MetricInputTransformer):
         sees the batch (``NaN > threshold`` is False: a NaN would silently become a 0 label)."""
         if not isinstance(target, torch.Tensor):
             raise TypeError(f"target: expected a tensor, got {type(target).__name__}")
+        if target.dtype in UNREADABLE_DTYPES:  # torch has no ``>`` for them (NotImplementedError)
+            raise TypeError(f"target: expected a real tensor torch can compare with the threshold, got {target.dtype}")
         if target.is_floating_point() and bool(torch.isnan(target).any()):
             where = [int(i) for i in torch.isnan(target).nonzero()[0]]
             raise ValueError(f"target: expected no NaN (it cannot be binarised), got NaN at {where}")

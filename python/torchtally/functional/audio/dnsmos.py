@@ -80,6 +80,8 @@ def dnsmos_scores(preds: Tensor, fs: int, personalized: bool, models: Tuple[Any,
     """float64 [B, 4] (P.808 MOS, SIG, BAK, OVRL) per utterance of the flattened batch."""
     librosa = require("librosa", "librosa", "DeepNoiseSuppressionMeanOpinionScore")
     audio, _, _ = waveform_rows(preds)
+    if audio.shape[0] == 0:  # no utterance: no scores (the spectrogram stack needs one)
+        return np.zeros((0, 4), dtype=np.float64)
     if fs != SAMPLING_RATE:
         audio = librosa.resample(audio, orig_sr=fs, target_sr=SAMPLING_RATE)
     need = int(INPUT_LENGTH * SAMPLING_RATE)

@@ -73,6 +73,10 @@ def nisqa_scores(preds: Tensor, fs: int, model: nn.Module, args: Dict[str, Any])
     """float64 [B, 5] per utterance of the flattened batch."""
     librosa = require("librosa", "librosa", "NonIntrusiveSpeechQualityAssessment")
     audio, _, _ = waveform_rows(preds)
+    if audio.shape[0] == 0:  # no utterance: no scores (the spectrogram stack needs one)
+        return np.zeros((0, 5), dtype=np.float64)
+    if float(np.abs(audio).max(initial=0.0)) > float(np.finfo(np.float32).max):
+        raise ValueError("preds: expected samples within float32's range (the spectrogram is float32)")
     mel = torch.from_numpy(_melspec(librosa, audio.astype(np.float32), fs, args)).to(torch.float32)
     segments, count = _segments(mel, args)
     was_training = model.training

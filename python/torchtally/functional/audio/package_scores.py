@@ -6,12 +6,15 @@ A failed utterance is a NaN in the scores; the classes add the others to a float
 count the NaNs (torchtally.audio.scored_utterances)."""
 
 import importlib
+import math
 from types import ModuleType
 from typing import Any, Callable, Optional, Sequence, Tuple, Type
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from ...errors import ShapeError
 
 __all__ = ["require", "waveform_rows", "score_rows", "check_positive_int", "check_bool", "call_model"]
 
@@ -43,15 +46,16 @@ def waveform_rows(
     _check_waveform(preds, "preds")
     if target is not None:
         _check_waveform(target, "target")
-        if preds.shape != target.shape:
-            raise RuntimeError(
-                "Predictions and targets are expected to have the same shape, "
+        if preds.shape != target.shape:  # a ShapeError: a ValueError, and torchmetrics' RuntimeError
+            raise ShapeError(
+                "target: Predictions and targets are expected to have the same shape, "
                 f"but got {tuple(preds.shape)} and {tuple(target.shape)}"
             )
     batch = tuple(preds.shape[:-1])
 
     def rows(x: Tensor) -> np.ndarray:
-        return x.detach().to("cpu", torch.float64).reshape(-1, x.shape[-1]).numpy()
+        # (math.prod, not -1: ambiguous for an empty batch)
+        return x.detach().to("cpu", torch.float64).reshape(math.prod(batch), x.shape[-1]).numpy()
 
     p = rows(preds)
     if not np.isfinite(p).all():

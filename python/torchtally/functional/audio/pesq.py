@@ -24,13 +24,24 @@ def check_pesq_args(fs: object, mode: object) -> None:
         raise ValueError("Expected argument `mode` to be 'nb' when `fs` is 8000: there is no wide band at 8000 Hz")
 
 
+def check_float32_range(p: np.ndarray, t: np.ndarray) -> None:
+    """The package scores float32 samples: larger ones would turn to infinity (and its
+    arithmetic to NaN) inside it."""
+    limit = float(np.finfo(np.float32).max)
+    for name, x in (("preds", p), ("target", t)):
+        if x.size and float(np.abs(x).max()) > limit:
+            raise ValueError(f"{name}: expected samples within float32's range (the package scores float32)")
+
+
 def pesq_scores(preds: Tensor, target: Tensor, fs: int, mode: str) -> np.ndarray:
     """float64 [B]: the package's PESQ of each (target, preds) utterance, rows of the flattened
     batch; NaN where the package raised its PesqError for that utterance."""
     backend = require("pesq", "pesq", _METRIC)
     check_pesq_args(fs, mode)
     p, t, _ = waveform_rows(preds, target)
-    assert t is not None
+    if t is None:
+        raise TypeError("target: expected a torch.Tensor of waveforms, got None")
+    check_float32_range(p, t)
 
     def one(ref: np.ndarray, deg: np.ndarray) -> float:
         return backend.pesq(fs, ref, deg, mode)
@@ -63,7 +74,8 @@ def perceptual_evaluation_speech_quality(
     backend = require("pesq", "pesq", "perceptual_evaluation_speech_quality")
     check_pesq_args(fs, mode)
     p, t, _ = waveform_rows(preds, target)
-    assert t is not None
+    if t is None:
+        raise TypeError("target: expected a torch.Tensor of waveforms, got None")
     if preds.dim() == 1:
         out = torch.tensor(float(backend.pesq(fs, t[0], p[0], mode)), dtype=torch.float32)
     elif n_processes == 1:

@@ -71,7 +71,13 @@ def sdr_values(
         autocorr = torch.cat([autocorr[..., :1] + load_diag, autocorr[..., 1:]], dim=-1)
     lags = torch.arange(autocorr.shape[-1], device=autocorr.device)
     toeplitz = autocorr[..., (lags[:, None] - lags[None, :]).abs()]
-    solution = torch.linalg.solve(toeplitz, crosscorr.unsqueeze(-1)).squeeze(-1)
+    try:
+        solution = torch.linalg.solve(toeplitz, crosscorr.unsqueeze(-1)).squeeze(-1)
+    except torch.linalg.LinAlgError as exc:  # torch says so only after trying: the system has no solution
+        raise ValueError(
+            "target: the distortion filter is undefined: the target's autocorrelation matrix is singular (a silent "
+            "target, or one whose energy does not fit float64); give load_diag to regularise it"
+        ) from exc
     coherence = (crosscorr * solution).sum(-1)
     return 10.0 * torch.log10(coherence / (1 - coherence))
 

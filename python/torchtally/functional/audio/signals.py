@@ -74,6 +74,19 @@ def checked_pair(
     return p, t
 
 
+def refuse_non_finite(values: Tensor, preds: Tensor, target: Tensor) -> None:
+    """A batch whose scores are not all finite is refused, naming why: a NaN or infinite sample,
+    or finite ones whose energies overflow float64. The inputs are scanned only then (the
+    scores' sum, which any NaN or infinity reaches, is checked on every batch: a caller that has
+    the sum checks it first)."""
+    if bool(torch.isfinite(values.sum(dtype=F64))):
+        return
+    for name, x in (("preds", preds), ("target", target)):
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError(f"{name}: expected finite values, got NaN or infinity")
+    raise ValueError("preds, target: expected signals whose energies fit float64, got a score of NaN or infinity")
+
+
 def result_dtype(preds: Tensor, target: Tensor) -> torch.dtype:
     """torchmetrics' result dtype: its arithmetic in the inputs' promoted dtype."""
     return torch.promote_types(preds.dtype, target.dtype)
@@ -160,4 +173,4 @@ def spectrogram_pair(preds: object, target: object) -> Tuple[Tensor, Tensor]:
     for name, x in (("preds", p), ("target", t)):
         if x.shape[-1] != 2:
             raise ShapeError(f"{name}: expected a tensor of shape {words}, got shape {list(x.shape)} ({says})")
-    return p.reshape(*p.shape[:-3], -1), t.reshape(*t.shape[:-3], -1)
+    return p.flatten(-3), t.flatten(-3)  # (not reshape(..., -1): ambiguous for an empty batch)

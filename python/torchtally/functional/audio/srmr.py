@@ -150,7 +150,7 @@ def _waveforms(preds: object) -> Tuple[np.ndarray, Tuple[int, ...]]:
         raise TypeError(f"preds: expected a real (float or integer) tensor, got {preds.dtype}")
     if preds.dim() < 1:
         raise ValueError(f"preds: expected a tensor of shape (..., time), got {tuple(preds.shape)}")
-    rows = preds.detach().to("cpu", torch.float64).reshape(-1, preds.shape[-1]).numpy()
+    rows = preds.detach().to("cpu", torch.float64).reshape(math.prod(preds.shape[:-1]), preds.shape[-1]).numpy()
     if not np.isfinite(rows).all():
         raise ValueError("preds: expected finite waveforms, got NaN or infinite samples")
     peak = np.abs(rows).max(axis=-1, keepdims=True, initial=0.0)

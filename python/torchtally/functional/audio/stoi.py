@@ -20,7 +20,8 @@ def stoi_scores(preds: Tensor, target: Tensor, fs: int, extended: bool) -> np.nd
     backend = require("pystoi", "pystoi", "ShortTimeObjectiveIntelligibility")
     check_positive_int(fs, "fs")
     p, t, _ = waveform_rows(preds, target)
-    assert t is not None
+    if t is None:
+        raise TypeError("target: expected a torch.Tensor of waveforms, got None")
 
     def one(ref: np.ndarray, deg: np.ndarray) -> float:
         return backend.stoi(ref, deg, fs, extended)
@@ -51,7 +52,8 @@ def short_time_objective_intelligibility(
     check_positive_int(fs, "fs")
     check_bool(extended, "extended")
     p, t, batch = waveform_rows(preds, target)
-    assert t is not None
+    if t is None:
+        raise TypeError("target: expected a torch.Tensor of waveforms, got None")
     values = [float(backend.stoi(ref, deg, fs, extended)) for ref, deg in zip(t, p)]
     out = torch.tensor(values, dtype=torch.float64).reshape(batch)
     return out.to(preds.device) if keep_same_device else out

@@ -58,10 +58,10 @@ def _check_images(img: Any, normalize: bool) -> Tensor:
     if not img.is_floating_point():
         raise TypeError(f"img: expected a floating tensor, got {img.dtype}")
     if not (img.ndim == 4 and img.shape[1] == 3):
-        raise ValueError(f"Input image must have shape [N, 3, H, W]. Got input with shape {tuple(img.shape)}.")
+        raise ValueError(f"img: Input image must have shape [N, 3, H, W]. Got input with shape {tuple(img.shape)}.")
     if img.numel() and normalize and not (float(img.min()) >= 0.0 and float(img.max()) <= 1.0):
         raise ValueError(
-            "Input image values must be in the [0, 1] range when normalize==True. "
+            "img: Input image values must be in the [0, 1] range when normalize==True. "
             f"Got input with values in range {img.min()} and {img.max()}."
         )
     return img
@@ -69,7 +69,7 @@ def _check_images(img: Any, normalize: bool) -> Tensor:
 
 def _features(encoder: nn.Module, img: Tensor) -> Tensor:
     feats = encoder(img)
-    return l2_normalize(feats.reshape(img.shape[0], -1), dim=1)
+    return l2_normalize(feats.flatten(1), dim=1)  # (not reshape(N, -1): ambiguous for an empty batch)
 
 
 def arniqa_scores(

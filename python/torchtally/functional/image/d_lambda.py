@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .pixel_inputs import refuse_non_finite
 from .windows import check_image_batch, check_reduction, uniform_filter, uqi_maps
 
 __all__ = ["spectral_distortion_index"]
@@ -40,7 +41,7 @@ def check_nonnegative_real(name: str, value: object) -> float:
 def _mean_uqi(a: Tensor, b: Tensor, eps: float) -> Tensor:
     """Per image and channel, the mean UQI of a and b: float64 [N, C]."""
     maps = uqi_maps(a, b, _KERNEL, _SIGMA, eps)
-    return maps.reshape(maps.shape[0], maps.shape[1], -1).mean(2)
+    return maps.flatten(2).mean(2)  # (not reshape(N, C, -1): ambiguous for an empty batch)
 
 
 def _pair_means(x: Tensor) -> Tensor:
@@ -49,9 +50,10 @@ def _pair_means(x: Tensor) -> Tensor:
     first, second = torch.triu_indices(c, c, offset=1, device=x.device)
     if first.numel() == 0:
         return torch.zeros(n, 0, dtype=torch.float64, device=x.device)
-    a = x[:, first].reshape(-1, 1, *x.shape[2:])
-    b = x[:, second].reshape(-1, 1, *x.shape[2:])
-    return _mean_uqi(a, b, torch.finfo(x.dtype).eps).reshape(n, -1)
+    pairs = first.numel()  # (explicit sizes, not -1: ambiguous for an empty batch)
+    a = x[:, first].reshape(n * pairs, 1, *x.shape[2:])
+    b = x[:, second].reshape(n * pairs, 1, *x.shape[2:])
+    return _mean_uqi(a, b, torch.finfo(x.dtype).eps).reshape(n, pairs)
 
 
 def check_spectral_pair(preds: object, target: object, name: str = "target") -> Tuple[Tensor, Tensor]:
@@ -76,7 +78,9 @@ def spectral_sums(preds: Tensor, target: Tensor, name: str = "target") -> Tensor
     """Sums over the batch of the per-image channel-pair mean UQI: float64 [2, P] (row 0: target,
     row 1: preds). Inputs checked (``name``: what target is called in errors)."""
     preds, target = check_spectral_pair(preds, target, name)
-    return torch.stack((_pair_means(target).sum(0), _pair_means(preds).sum(0)))
+    sums = torch.stack((_pair_means(target).sum(0), _pair_means(preds).sum(0)))
+    refuse_non_finite(sums, preds=preds, **{name: target})
+    return sums
 
 
 def spectral_from_sums(sums: Tensor, channels: int, images: Tensor, p: int, reduction: str) -> Tensor:
@@ -151,7 +155,9 @@ def spatial_sums(preds: Tensor, ms: Tensor, pan: Tensor, pan_lr: Optional[Tensor
     preds, ms, pan, pan_lr = check_spatial_inputs(preds, ms, pan, pan_lr, window_size)
     eps = torch.finfo(preds.dtype).eps
     low = degraded_pan(pan, tuple(ms.shape[-2:]), window_size) if pan_lr is None else pan_lr  # type: ignore[arg-type]
-    return torch.stack((_mean_uqi(ms, low, eps).sum(0), _mean_uqi(preds, pan, eps).sum(0)))
+    sums = torch.stack((_mean_uqi(ms, low, eps).sum(0), _mean_uqi(preds, pan, eps).sum(0)))
+    refuse_non_finite(sums, preds=preds, ms=ms, pan=pan, **({} if pan_lr is None else {"pan_lr": pan_lr}))
+    return sums
 
 
 def spatial_from_sums(sums: Tensor, images: Tensor, norm_order: int, reduction: str) -> Tensor:

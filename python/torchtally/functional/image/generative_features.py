@@ -98,7 +98,12 @@ def extract_features(
             raise TypeError(f"imgs: with normalize=True expected float images in [0, 1], got {imgs.dtype}")
         imgs = (imgs * 255).byte()
     with torch.no_grad():
-        out = extractor(imgs)
+        try:
+            out = extractor(imgs)
+        except (RuntimeError, IndexError, NotImplementedError) as exc:  # the extractor's own shape/dtype rules
+            raise ValueError(
+                f"imgs: the feature extractor could not read the batch ({imgs.dtype} {list(imgs.shape)}): {exc}"
+            ) from exc
     if not isinstance(out, Tensor):
         raise TypeError(f"{what}: the extractor must return a tensor, got {type(out).__name__}")
     if out.dim() == 1:

@@ -14,6 +14,7 @@ from typing import Any, Optional, Tuple, Union
 import torch
 from torch import Tensor, nn
 
+from ...errors import MissingAttributeError, MissingMethodError
 from .lpips import lpips_network
 from .perceptual_nets import NET_TYPES, WeightsLike
 
@@ -55,16 +56,19 @@ def check_ppl_options(
 
 def check_generator(generator: Any, conditional: bool) -> None:
     """The generator needs ``sample(num_samples)``, and an int ``num_classes`` when conditional
-    (torchmetrics' exception types)."""
+    (torchmetrics' exception types, which are TypeErrors here too)."""
     if not hasattr(generator, "sample"):
-        raise NotImplementedError(
-            "The generator must have a `sample` method with signature `sample(num_samples: int) -> Tensor` returning "
+        raise MissingMethodError(
+            f"generator: got {type(generator).__name__}. The generator must have a `sample` method with signature "
+            "`sample(num_samples: int) -> Tensor` returning "
             "latent points of shape (num_samples, z_size)."
         )
     if not callable(generator.sample):
         raise ValueError("The generator's `sample` method must be callable.")
     if conditional and not hasattr(generator, "num_classes"):
-        raise AttributeError("The generator must have a `num_classes` attribute when `conditional=True`.")
+        raise MissingAttributeError(
+            "generator: The generator must have a `num_classes` attribute when `conditional=True`."
+        )
     if conditional and (isinstance(generator.num_classes, bool) or not isinstance(generator.num_classes, int)):
         raise ValueError("The generator's `num_classes` attribute must be an integer when `conditional=True`.")
 

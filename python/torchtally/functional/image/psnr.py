@@ -252,7 +252,9 @@ def psnrb_batch(preds: object, target: object, block_size: int, bounds: Bounds) 
         )
     if p.shape[2] < 2 or p.shape[3] < 2:
         raise ValueError(f"preds: expected images of at least 2 x 2 pixels, got {p.shape[2]} x {p.shape[3]}")
-    return squared_error_sum(p, t), blocking_effect(p, block_size), t.numel()
+    sse, bef = squared_error_sum(p, t), blocking_effect(p, block_size)
+    refuse_non_finite(torch.stack((sse.double().reshape(()), bef.double().reshape(()))), preds=p, target=t)
+    return sse, bef, t.numel()
 
 
 def psnrb_value(sse: Tensor, bef: Tensor, count: Tensor, width: float) -> Tensor:

@@ -14,6 +14,7 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
+from .pixel_inputs import refuse_non_finite
 from .windows import check_pair, check_window_size, half_window, image_means, uniform_filter
 
 __all__ = ["root_mean_squared_error_using_sliding_window"]
@@ -46,7 +47,9 @@ def cropped(x: Tensor, window_size: int) -> Tensor:
 
 def rmse_sw_image_scores(preds: Tensor, target: Tensor, window_size: int) -> Tensor:
     """Per image, the mean of its windowed RMSE map inside the border: float64 [N]."""
-    return image_means(cropped(rmse_maps(preds, target, window_size), window_size))
+    scores = image_means(cropped(rmse_maps(preds, target, window_size), window_size))
+    refuse_non_finite(scores, preds=preds, target=target)
+    return scores
 
 
 def rase_sums(preds: Tensor, target: Tensor, window_size: int) -> Tuple[Tensor, Tensor]:
@@ -54,6 +57,7 @@ def rase_sums(preds: Tensor, target: Tensor, window_size: int) -> Tuple[Tensor, 
     batch), both float64 [C, H, W]."""
     maps = rmse_maps(preds, target, window_size)
     target_means = uniform_filter(target, window_size) / window_size**2
+    refuse_non_finite(torch.stack((maps.sum(), target_means.sum())), preds=preds, target=target)
     return maps.sum(0), target_means.sum(0)
 
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .pixel_inputs import tensor_of
+from .pixel_inputs import refuse_non_finite, tensor_of
 from .windows import box_mean, check_reduction, check_window_size, correlate, image_means
 
 __all__ = ["spatial_correlation_coefficient"]
@@ -77,13 +77,16 @@ def scc_image_scores(preds: Tensor, target: Tensor, hp_filter: Tensor, window_si
     t = _high_pass(target.detach().to(_F64).reshape(n * c, 1, height, width), kernel)
     lead, trail = window_size // 2, (window_size - 1) // 2
     stats = box_mean(F.pad(torch.cat((p, t, p * p, t * t, p * t)), (lead, trail, lead, trail)), window_size)
-    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.split(n * c)
+    # five stacked blocks (unbind, not split(n * c): an empty batch has blocks of size 0)
+    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.reshape(5, n * c, *stats.shape[1:]).unbind(0)
     var_p = (mean_pp - mean_p * mean_p).clamp(min=0.0)
     var_t = (mean_tt - mean_t * mean_t).clamp(min=0.0)
     cov = mean_pt - mean_t * mean_p
     den = var_t.sqrt() * var_p.sqrt()
     score = torch.where(den == 0, torch.zeros_like(cov), cov / torch.where(den == 0, torch.ones_like(den), den))
-    return image_means(score.reshape(n, c, height, width))
+    scores = image_means(score.reshape(n, c, height, width))
+    refuse_non_finite(scores, preds=preds, target=target)
+    return scores
 
 
 def spatial_correlation_coefficient(

@@ -214,7 +214,8 @@ def moments(preds: Tensor, target: Tensor, window: Window) -> Tensor:
 
 def ssim_maps(m: Tensor, data_range: float, k1: float, k2: float) -> Tuple[Tensor, Tensor]:
     """(SSIM map, contrast-sensitivity map) from the moments, float64."""
-    c1, c2 = (k1 * data_range) ** 2, (k2 * data_range) ** 2
+    # products, not ** 2: a huge range gives inf (and a NaN score explain_nan reports), never OverflowError
+    c1, c2 = (k1 * data_range) * (k1 * data_range), (k2 * data_range) * (k2 * data_range)
     mu_p, mu_t = m[0], m[1]
     mu_pp, mu_tt, mu_pt = mu_p * mu_p, mu_t * mu_t, mu_p * mu_t
     var_p = (m[2] - mu_pp).clamp_(min=0.0)
@@ -243,7 +244,7 @@ def per_image(
     check_fits(preds, window)
     preds, target, dr = data_range_of(preds, target, opts.data_range)
     n = preds.shape[0]
-    per_plane = max(1, preds[0, 0].numel())
+    per_plane = max(1, math.prod(preds.shape[2:]))  # (not preds[0, 0]: the batch may be empty)
     step = max(1, _CHUNK_VALUES // (per_plane * max(1, preds.shape[1])))  # images per chunk
     scores, cs_means, maps = [], [], []
     for lo in range(0, n, step):  # chunks small enough for the moments to stay in cache

@@ -106,6 +106,9 @@ def per_image(preds: Tensor, target: Tensor, sigma_n_sq: float) -> Tensor:
         for name, x in (("preds", preds), ("target", target)):
             if not bool(torch.isfinite(x).all()):
                 raise ValueError(f"{name}: expected finite values, got NaN or infinity")
+        for name, x in (("preds", preds), ("target", target)):  # variances that overflowed, not a constant channel
+            if bool(torch.isinf(x.double().square()).any()):
+                raise ValueError(f"{name}: expected values whose squares fit float64, got a VIF of NaN")
         raise ValueError("target: expected every channel to vary, got a constant one (its VIF is 0/0)")
     return scores
 

@@ -195,7 +195,8 @@ def uqi_maps(
     p = reflect_pad(preds.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
     t = reflect_pad(target.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
     stats = separable_filter(torch.cat((p, t, p * p, t * t, p * t)), g0, g1)
-    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.split(n)
+    # five stacked blocks (unbind, not split(n): an empty batch has blocks of size 0)
+    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.reshape(5, n, *stats.shape[1:]).unbind(0)
     var_p = (mean_pp - mean_p * mean_p).clamp(min=0.0)
     var_t = (mean_tt - mean_t * mean_t).clamp(min=0.0)
     cov = mean_pt - mean_p * mean_t

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Tuple, Union
 import torch
 from torch import Tensor
 
-from .clip_models import features_tensor, model_device, resolve_clip, unit_rows
+from .clip_models import features_tensor, model_device, processed_images, resolve_clip, unit_rows
 
 __all__ = ["clip_image_quality_assessment", "format_prompts", "anchor_vectors", "image_probs", "as_result"]
 
@@ -104,7 +104,7 @@ def image_probs(model: Any, processor: Any, images: Tensor, anchors: Tensor, dat
     if device != model_device(model) and hasattr(model, "to"):
         model.to(device)
     scaled = images / float(data_range)
-    processed = processor(images=[i.cpu() for i in scaled], return_tensors="pt", padding=True)
+    processed = processed_images(processor, list(scaled), "images")
     with torch.no_grad():
         out = model.get_image_features(processed["pixel_values"].to(device))
     features = unit_rows(features_tensor(out, "get_image_features"))

@@ -93,6 +93,9 @@ def image_list(images: Any, name: str) -> List[Tensor]:
     items = [images] if isinstance(images, Tensor) and images.ndim == 3 else list(images)
     if not all(i.ndim == 3 for i in items):
         raise ValueError(f"`{name}`: expected all images to be 3d [C, H, W] (or one [N, C, H, W] tensor)")
+    # checked here: the processor's own refusal of NaN names no argument
+    if items and not all(bool(torch.isfinite(i).all()) for i in items if i.is_floating_point()):
+        raise ValueError(f"{name}: expected finite pixel values, got NaN or infinity")
     return items
 
 
@@ -113,9 +116,19 @@ def features_tensor(out: Any, what: str) -> Tensor:
     raise TypeError(f"the model's {what} returned {type(out).__name__}, expected a tensor of features")
 
 
-def image_features(model: Any, processor: Any, images: List[Tensor], device: torch.device) -> Tensor:
+def processed_images(processor: Any, images: List[Tensor], name: str) -> Any:
+    """``processor(images=...)``; its ValueError (pixels it cannot convert) names ``name``."""
+    try:
+        return processor(images=[i.cpu() for i in images], return_tensors="pt", padding=True)
+    except ValueError as exc:
+        raise ValueError(f"{name}: the processor refused the images: {exc}") from exc
+
+
+def image_features(
+    model: Any, processor: Any, images: List[Tensor], device: torch.device, name: str = "images"
+) -> Tensor:
     """The model's unit-normalised features [N, E] of the images (through the processor)."""
-    processed = processor(images=[i.cpu() for i in images], return_tensors="pt", padding=True)
+    processed = processed_images(processor, images, name)
     out = model.get_image_features(processed["pixel_values"].to(device))
     return unit_rows(features_tensor(out, "get_image_features"))
 
@@ -143,8 +156,10 @@ def unit_rows(x: Tensor) -> Tensor:
     return x / x.norm(p=2, dim=-1, keepdim=True)
 
 
-def side_features(model: Any, processor: Any, items: List[Any], modality: str, device: torch.device) -> Tensor:
-    """Unit-normalised features of one side's images or texts."""
+def side_features(
+    model: Any, processor: Any, items: List[Any], modality: str, device: torch.device, name: str = "source"
+) -> Tensor:
+    """Unit-normalised features of one side's images or texts (``name``: that side, for errors)."""
     if modality == "image":
-        return image_features(model, processor, items, device)
+        return image_features(model, processor, items, device, name)
     return text_features(model, processor, items, device)

@@ -34,8 +34,8 @@ def pair_scores(source: Any, target: Any, model: Any, processor: Any) -> Tuple[T
     if device != model_device(model) and hasattr(model, "to"):
         model.to(device)
     with torch.no_grad():
-        a = side_features(model, processor, source_items, source_modality, device)
-        b = side_features(model, processor, target_items, target_modality, device)
+        a = side_features(model, processor, source_items, source_modality, device, "source")
+        b = side_features(model, processor, target_items, target_modality, device, "target")
     return 100.0 * (a.to(torch.float64) * b.to(torch.float64)).sum(dim=-1), device
 
 

@@ -16,6 +16,7 @@ TypeError; an index outside [0, num_classes), a mask value other than 0/1, NaN s
 shapes that do not match are ValueErrors.
 """
 
+import math
 from typing import Optional, Tuple
 
 import torch
@@ -160,7 +161,8 @@ def overlap_counts(preds: object, target: object, num_classes: Optional[int], in
             (confmats.diagonal(dim1=1, dim2=2), confmats.sum(dim=1), confmats.sum(dim=2)), dim=-1
         ).contiguous()
     out = torch.empty(n, c, 3, dtype=torch.int64, device=p.device)
-    kernels.mask_counts(out, p.reshape(n, c, -1), t.reshape(n, c, -1))  # checks the 0/1 values too
+    pixels = math.prod(p.shape[2:])  # (not -1: ambiguous for an empty batch)
+    kernels.mask_counts(out, p.reshape(n, c, pixels), t.reshape(n, c, pixels))  # checks the 0/1 values too
     return out
 
 

@@ -139,6 +139,10 @@ def bert_score(
             raise ValueError("Expected number of predicted and reference sentences to be the same")
     else:
         preds_list = sentence_list(preds, "preds")
+        if not isinstance(target, (str, Sequence)):
+            raise TypeError(
+                f"target: expected a str, or a sequence of str (or of lists of str), got {type(target).__name__}"
+            )
         target_list = [target] if isinstance(target, str) else list(target)
         flat_preds, flat_target, groups = greedy_matching.flatten_references(preds_list, target_list)
         if not flat_preds:

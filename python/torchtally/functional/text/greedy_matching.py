@@ -210,7 +210,7 @@ def flatten_references(preds: List[str], target: List[Any]) -> Tuple[List[str], 
     list or tuple of str)."""
     if len(preds) != len(target):
         raise ValueError(
-            "Expected number of predicted and reference sentences to be the same, but got "
+            "preds, target: Expected number of predicted and reference sentences to be the same, but got "
             f"{len(preds)} and {len(target)}"
         )
     flat_preds: List[str] = []

@@ -190,7 +190,8 @@ def infolm(
     preds_list, target_list = sentence_list(preds, "preds"), sentence_list(target, "target")
     if len(preds_list) != len(target_list):
         raise ValueError(
-            f"Expected as many predicted as reference sentences, got {len(preds_list)} and {len(target_list)}"
+            "preds, target: Expected as many predicted as reference sentences, got "
+            f"{len(preds_list)} and {len(target_list)}"
         )
     sides = (token_rows(tokenizer, preds_list, max_length), token_rows(tokenizer, target_list, max_length))
     scores = sentence_scores(model, sides, special, temperature, idf, name, alpha, beta, batch_size)

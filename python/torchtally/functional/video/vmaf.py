@@ -50,6 +50,8 @@ def _check_videos(preds: Any, target: Any) -> None:
             raise TypeError(f"{name}: expected a floating tensor with values in [0, 1], got {v.dtype}")
         if v.dim() != 5 or v.shape[1] != 3:
             raise ValueError(f"{name}: expected RGB video of shape [B, 3, F, H, W], got {tuple(v.shape)}")
+        if not bool(torch.isfinite(v).all()):  # else the model's NaN score would blame preds
+            raise ValueError(f"{name}: expected finite values, got NaN or infinity")
     if preds.shape != target.shape:
         raise ValueError(
             f"preds and target: expected the same shape, got {tuple(preds.shape)} and {tuple(target.shape)}"
