@@ -30,13 +30,16 @@ class CompilerMissing(RuntimeError):
 
 
 def _compiler(variable: str, candidates: Iterable[str], what: str) -> str:
-    names = [os.environ[variable]] if os.environ.get(variable) else list(candidates)
+    chosen = os.environ.get(variable)
+    names = [chosen] if chosen else list(candidates)
     for name in names:
         found = shutil.which(name)
         if found:
             return found
+    if chosen:
+        raise CompilerMissing(f"the CUDA emulation needs a {what}: {variable}={chosen} was not found")
     raise CompilerMissing(
-        f"the CUDA emulation needs a {what} ({' or '.join(names)}, or set {variable}); none was found on PATH"
+        f"the CUDA emulation needs a {what} ({' or '.join(names)} on PATH, or {variable}=<compiler>); none was found"
     )
 
 
