@@ -37,7 +37,7 @@ AV_STAMP := $(AV_VENV)/.torchtally-deps
 .PHONY: venv build test lint lint-python lint-c format docs test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
 
 PY_SOURCES := python tests benchmarks examples setup.py docs/conf.py
-C_FORMATTED = $(shell git ls-files 'csrc/*.c' 'csrc/*.h' 'csrc/*.cu' 'csrc/*.cuh' 'tests/*.c')
+C_FORMATTED = $(shell git ls-files 'csrc/*.c' 'csrc/*.h' 'csrc/*.cu' 'csrc/*.cuh' 'tests/*.c' 'python/*.c')
 C_ANALYSED = $(shell git ls-files 'csrc/*.c')
 
 venv: $(STAMP)

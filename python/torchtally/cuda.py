@@ -8,6 +8,12 @@ compiles and checks its kernels first (seconds, once: the image is cached on dis
 architecture, without a GPU or a driver, prints one line per kernel (registers, static shared
 memory, stack, spills) and exits 0 when the compile is clean and the image holds exactly the
 kernels torchtally launches; ``python -m torchtally.cuda status`` prints cuda_status().
+
+``python -m torchtally.cuda emulate`` runs the kernels' own source on the host under an
+emulation of the CUDA execution model (no GPU; g++ and a C compiler), through torchtally._C_cuda's
+real host path, on the known-answer and seeded random cases, compares every kernel with the C
+core bit for bit, prints one line per kernel (cases, mismatches) and exits 0 when every kernel
+ran and nothing differed (1 otherwise, 2 without a compiler).
 """
 
 import argparse
@@ -115,6 +121,30 @@ def _compile_command(args) -> int:
     return 1 if problems else 0
 
 
+def _emulate_command(args) -> int:
+    from .kernels.cuda import emulation  # builds and runs things: only for this command
+
+    if kernels.cuda_module() is None:
+        print("torchtally._C_cuda is not importable: reinstall torchtally", file=sys.stderr)
+        return 1
+    try:
+        found = emulation.emulate(seed=args.seed, sms=args.sms, only=args.only)
+    except emulation.CompilerMissing as exc:
+        print(f"cannot emulate: {exc}", file=sys.stderr)
+        return 2
+    print(f"CUDA emulation, seed {args.seed}, {args.sms} SMs: {len(found.counts)} kernels")
+    print(f"{'kernel':<40} {'cases':>6} {'mismatches':>10}")
+    for name, (cases, mismatches) in sorted(found.counts.items()):
+        print(f"{name:<40} {cases:>6} {mismatches:>10}")
+    for line in found.details:
+        print(line, file=sys.stderr)
+    never = sorted(name for name, (cases, _) in found.counts.items() if cases == 0)
+    if never and not args.only:  # --only picks cases: the kernels they do not launch are not missed
+        print(f"no case launched: {', '.join(never)}", file=sys.stderr)
+    wrong = any(mismatches for _, mismatches in found.counts.values())
+    return 1 if wrong or (never and not args.only) else 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torchtally.cuda", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -124,9 +154,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--nvrtc", default=os.environ.get("TORCHTALLY_NVRTC"), help="a libnvrtc.so to use instead of the one found"
     )
     commands.add_parser("status", help="print cuda_status()")
+    emulate_parser = commands.add_parser(
+        "emulate", help="run every kernel on the host under the CUDA emulation and compare it with the C core"
+    )
+    emulate_parser.add_argument("--seed", type=int, default=0, help="block order and thread interleavings")
+    emulate_parser.add_argument("--sms", type=int, default=2, help="the emulated device's multiprocessor count")
+    emulate_parser.add_argument("--only", nargs="*", default=[], help="only the cases whose name holds one of these")
     args = parser.parse_args(argv)
     if args.command == "compile":
         return _compile_command(args)
+    if args.command == "emulate":
+        return _emulate_command(args)
     print(status())
     return 0
 

@@ -1,6 +1,7 @@
 """torchtally._C_cuda's driver layer (csrc/cuda/driver.c, kernels.c) without a GPU, through a
-fake libcuda (fake_libcuda.c, compiled here) named by TORCHTALLY_LIBCUDA. The driver is loaded
-once per process, so each scenario runs in a fresh interpreter. Also: the driver ABI constants
+fake libcuda (the package's stand-in driver, torchtally.kernels.cuda.emulation, built here) named
+by TORCHTALLY_LIBCUDA. The driver is loaded once per process, so each scenario runs in a fresh
+interpreter. Also: the driver ABI constants
 of csrc/cuda/driver.h against cuda.h, where a CUDA toolkit is installed."""
 
 import json
@@ -13,18 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from torchtally import _C_cuda
+from torchtally.kernels.cuda.emulation import build_driver
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 CC = shutil.which("cc") or shutil.which("gcc")
 
 
 def build(tmp_path_factory, *defines) -> str:
-    out = tmp_path_factory.mktemp("fake_driver") / "libcuda.so.1"
-    subprocess.run(
-        [CC, "-shared", "-fPIC", "-O1", f"-I{ROOT / 'csrc'}", *defines, str(HERE / "fake_libcuda.c"), "-o", str(out)],
-        check=True,
-    )
-    return str(out)
+    return build_driver(tmp_path_factory.mktemp("fake_driver"), _C_cuda.kernel_source(), *defines)
 
 
 @pytest.fixture(scope="module")

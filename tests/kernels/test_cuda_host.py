@@ -1,5 +1,5 @@
 """torchtally._C_cuda's host side without a GPU: argument parsing and validation, through
-stand-in "CUDA" tensors (fake_cuda.FakeCuda: CPU memory exported as a CUDA device).
+stand-in "CUDA" tensors (FakeCuda: CPU memory exported as a CUDA device).
 
 Every bad-input case of the C-core suite (support/kernel_bad_inputs.py) is replayed on stand-ins:
 a case the C core rejects while validating (type, dtype, shape, layout, argument) must get the
@@ -13,10 +13,10 @@ and tests/cuda/test_cuda_kernels.py covers the real thing.
 
 import pytest
 import torch
-from fake_cuda import FakeCuda, on_fake_cuda
 from support.kernel_bad_inputs import CASES, TENSOR_ARGS, good_args
 
 from torchtally import _C, _C_cuda
+from torchtally.kernels.cuda.emulation import FakeCuda, on_fake_cuda
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(), reason="a GPU is present: stand-in tensors must not reach its kernels"

@@ -1,31 +1,28 @@
 """torchtally._C_cuda's host protocol around the kernels, without a GPU: stand-in CUDA tensors
-(fake_cuda.FakeCuda), the fake driver (fake_libcuda.c, which logs every launch and emulates the
-error latch on the host) and the real NVRTC image. What each call launches (the variant the
-launch picks: shared or global histograms, a thread or a warp per row, the score dtype), the
-count / undo / latch sequence, the grid, a rejection reported by the latch raised at the next
-update and by check() with the CPU core's message, immediate checks, and graph capture refused
-before any launch. The kernels themselves run only on a GPU (tests/cuda)."""
+(FakeCuda), the fake driver (torchtally.kernels.cuda.emulation's fake_libcuda.c, which logs
+every launch and emulates the error latch on the host) and the real NVRTC image. What each call
+launches (the variant the launch picks: shared or global histograms, a thread or a warp per row,
+the score dtype), the count / undo / latch sequence, the grid, a rejection reported by the latch
+raised at the next update and by check() with the CPU core's message, immediate checks, and graph
+capture refused before any launch. The kernels themselves run only on a GPU (tests/cuda)."""
 
 import json
 import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from torchtally import _C_cuda
 from torchtally.kernels.cuda import nvrtc
-
-HERE = Path(__file__).resolve().parent
+from torchtally.kernels.cuda.emulation import build_driver
 
 PRELUDE = """
 import json, os, sys, types
 import torch
-sys.path.insert(0, {here!r})
 torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0)  # no CUDA torch here
-from fake_cuda import FakeCuda
+from torchtally.kernels.cuda.emulation import FakeCuda
 from torchtally import _C_cuda
 _C_cuda.load_kernels(0, open({image!r}, "rb").read())
 LOG = os.environ["FAKE_CUDA_LOG"]
@@ -62,13 +59,11 @@ def image(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fake_driver(tmp_path_factory):
-    from test_cuda_driver import build
-
-    return build(tmp_path_factory)
+    return build_driver(tmp_path_factory.mktemp("fake_driver"), _C_cuda.kernel_source())
 
 
 def run(fake_driver, image, tmp_path, body: str) -> dict:
-    script = PRELUDE.format(here=str(HERE), image=image) + textwrap.dedent(body) + "\nprint(json.dumps(result))\n"
+    script = PRELUDE.format(image=image) + textwrap.dedent(body) + "\nprint(json.dumps(result))\n"
     env = {**os.environ, "TORCHTALLY_LIBCUDA": fake_driver, "FAKE_CUDA_LOG": str(tmp_path / "launches.log")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -1,8 +1,10 @@
 /*
- * fake_libcuda.c: a stand-in for libcuda.so.1, for testing torchtally._C_cuda's driver layer on
- * a machine without a GPU (TORCHTALLY_LIBCUDA=<this library>). It exports the driver functions
- * torchtally loads, with host memory for device memory, and runs no kernel. What it does is set
- * by the environment:
+ * fake_libcuda.c: a stand-in for libcuda.so.1, for running torchtally._C_cuda's driver layer on
+ * a machine without a GPU (TORCHTALLY_LIBCUDA=<this library>): the driver tests, and the CUDA
+ * emulation (`python -m torchtally.cuda emulate`; build.py compiles this file, shipped with the
+ * package, with the system C compiler). It exports the driver functions torchtally loads,
+ * with host memory for device memory, and by itself runs no kernel. What it does is set by the
+ * environment:
  *
  *   FAKE_CUDA_INIT     the result of cuInit (default 0; 100 is CUDA_ERROR_NO_DEVICE)
  *   FAKE_CUDA_VERSION  cuDriverGetVersion's answer (default 13000)
@@ -40,7 +42,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuda/device_abi.h" /* the latch's arguments and report */
+/* the latch's arguments and report; build.py takes the header from the kernels' source */
+#include "cuda/device_abi.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;

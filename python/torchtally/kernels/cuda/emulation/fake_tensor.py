@@ -1,10 +1,12 @@
-"""Stand-ins for CUDA tensors on a machine without a GPU, for host-side tests of
-torchtally._C_cuda: a CPU tensor whose DLPack export claims a CUDA device.
+"""Stand-ins for CUDA tensors on a machine without a GPU: a CPU tensor whose DLPack export claims
+a CUDA device, so that torchtally._C_cuda's host path (validation, enqueue, launch) runs for
+real on host memory.
 
 The extension reads the capsule's DLTensor (shape, strides, dtype, device) and validates it on
-the host before any CUDA call; these objects let that validation run for real. Their memory is
-host memory, so they must never reach a kernel: tests use them only where no GPU exists (the
-first CUDA call, asking torch for its stream, then fails) or where validation must fail.
+the host before any CUDA call. The memory stays host memory: such a tensor may reach a kernel
+only on the stand-in driver with an emulation image loaded (runner.py), which runs the kernels on
+the host; elsewhere it serves where no GPU exists (the first CUDA call then fails) or where
+validation must fail.
 """
 
 import ctypes
