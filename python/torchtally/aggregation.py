@@ -57,16 +57,8 @@ _MAX_BATCH_SIZE = 2**53
 
 def _as_result(value: Tensor, metric: Metric) -> Tensor:
     """A single-element result as a 0-d tensor (torchmetrics squeezes those), in the metric's
-    dtype; ValueError where a finite float64 value would become infinite in it (1e300 in
-    float32): a silent inf is never a result."""
-    out = value.to(metric.dtype)
-    if not bool(torch.isfinite(out).all()):
-        lost = torch.isfinite(value) & ~torch.isfinite(out)
-        if bool(lost.any()):
-            raise ValueError(
-                f"{type(metric).__name__}: the result {float(value[lost].reshape(-1)[0]):g} does not fit "
-                f"{metric.dtype}, the metric's dtype; call set_dtype(torch.float64) before compute()"
-            )
+    dtype (``Metric.in_result_dtype``: a finite total that does not fit it raises)."""
+    out = metric.in_result_dtype(value)
     return out.reshape(()) if out.numel() == 1 else out
 
 
@@ -476,7 +468,7 @@ class AverageLoss(_Aggregator):
     def compute(self) -> Tensor:
         if int(self.num_samples) == 0:
             raise NotComputableError("AverageLoss must have at least one sample before it can be computed")
-        return (self.loss_sum / self.num_samples).to(self.dtype)
+        return self.in_result_dtype(self.loss_sum / self.num_samples)
 
 
 def _batch_size(batch_size: Any, values: Tensor) -> int:

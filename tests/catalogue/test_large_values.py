@@ -3,9 +3,9 @@
 * every regression and aggregation class of the catalogue, given its batch scaled by 1e150 in
   float64 (squares near 1e300, float64's edge), returns the unscaled result times 1e150 to the
   power of its law (MSE 2, MAE 1, correlations 0, ...) to 1e-9, or raises ValueError;
-* a float64 total that does not fit the metric's float32 result dtype raises at compute (it
-  used to come back as inf), and a value that does not fit CatMetric's float32 storage raises
-  at update;
+* a finite float64 result that does not fit the metric's float32 result dtype raises at
+  compute (aggregation totals, regression and image results: it used to come back as inf), and
+  a value that does not fit CatMetric's float32 storage raises at update;
 * confusion-matrix counts past 2^31 samples are exact (an expanded view of 2^31 + 7 samples:
   no int32 index or count anywhere in the kernel).
 Integer images near 2^62 in TotalVariation: tests/image/test_image_never_silent.py.
@@ -19,6 +19,7 @@ from support.metric_catalogue import METRICS, entry_id
 
 import torchtally as M
 from torchtally.classification import MulticlassConfusionMatrix
+from torchtally.image import TotalVariation
 
 SCALE = 1e150
 # How each result scales with its inputs: result(s x) = s^k result(x).
@@ -100,7 +101,26 @@ def test_values_near_float64s_edge_scale_exactly(entry):
 def test_a_total_past_the_result_dtype_raises_at_compute(make):
     metric = make()  # results in float32, totals in float64
     metric.update(torch.tensor([1e300, 2e300], dtype=torch.float64))
-    with pytest.raises(ValueError, match="does not fit torch.float32, the metric's dtype; call set_dtype"):
+    with pytest.raises(ValueError, match="does not fit torch.float32; call set_dtype"):
+        metric.compute()
+    metric.set_dtype(torch.float64)
+    assert torch.isfinite(metric.compute())
+
+
+@pytest.mark.parametrize(
+    "make, args",
+    [
+        (M.MeanSquaredError, (torch.tensor([1e20, 0.0], dtype=torch.float64), torch.zeros(2, dtype=torch.float64))),
+        (TotalVariation, (torch.tensor([1e38, -1e38, 1e38], dtype=torch.float64).reshape(1, 1, 3, 1),)),
+    ],
+    ids=["MeanSquaredError", "TotalVariation"],
+)
+def test_a_float64_result_past_float32_raises_instead_of_inf(make, args):
+    """Results are computed in float64 and returned in the metric's dtype (float32 by default):
+    1e40 used to come back as inf, silently."""
+    metric = make()
+    metric.update(*args)
+    with pytest.raises(ValueError, match="does not fit torch.float32"):
         metric.compute()
     metric.set_dtype(torch.float64)
     assert torch.isfinite(metric.compute())

@@ -69,7 +69,7 @@ class ScoredUtterances(Metric):
                 UserWarning,
                 stacklevel=2,
             )
-        return (getattr(self, self._sum_name) / self.total).to(self.dtype)
+        return self.in_result_dtype(getattr(self, self._sum_name) / self.total)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

@@ -51,7 +51,7 @@ class UtteranceMean(Metric):
 
     def compute(self) -> Tensor:
         """The mean over every utterance seen (NaN over none, as torchmetrics' 0 / 0)."""
-        return (getattr(self, self._sum_name) / getattr(self, self._count_name)).to(self.dtype)
+        return self.in_result_dtype(getattr(self, self._sum_name) / getattr(self, self._count_name))
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

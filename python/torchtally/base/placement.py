@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Un
 import torch
 
 from .. import kernels
+from ..utilities.result_dtype import cast_result
 from .interop import register_with_torchmetrics
 from .lists import LIST, moved
 
@@ -90,6 +91,8 @@ class Placement:
         _cat_chunks: Dict[str, List[torch.Tensor]]
         device: torch.device
 
+        @property
+        def dtype(self) -> torch.dtype: ...
         def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any: ...
         def _tensor_states(self) -> List[torch.Tensor]: ...
 
@@ -120,6 +123,12 @@ class Placement:
         self.__dict__["_dtype"] = dtype
         self.__dict__["_cache"] = None
         return self
+
+    def in_result_dtype(self, value: torch.Tensor) -> torch.Tensor:
+        """``value`` (computed in float64) in the dtype of the results, ``self.dtype``; ValueError
+        where a finite value would become infinite there (utilities.result_dtype.cast_result)."""
+        fix = "call set_dtype(torch.float64) before compute()"
+        return cast_result(value, self.dtype, type(self).__name__, fix)
 
     def type(self, dst_type: Union[str, torch.dtype]) -> "Self":  # noqa: A003  (nn.Module's name)
         """Leaves the metric unchanged, as torchmetrics does; use ``set_dtype``."""

@@ -50,7 +50,7 @@ class _CalibrationBase(Metric):
         self.add_state("bin_sums", torch.zeros(b, 2, dtype=torch.float64), reduce="sum")
 
     def compute(self) -> Tensor:
-        return calibration_from_bins(self.bin_counts, self.bin_sums, self.norm).to(self.dtype)
+        return self.in_result_dtype(calibration_from_bins(self.bin_counts, self.bin_sums, self.norm))
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

@@ -93,10 +93,10 @@ class ARNIQA(Metric):
 
     def compute(self) -> Tensor:
         if self.reduction == "none":
-            return self.scores.to(self.dtype)
+            return self.in_result_dtype(self.scores)
         if self.reduction == "sum":
-            return self.sum_scores.to(self.dtype)
-        return (self.sum_scores / self.num_scores).to(self.dtype)
+            return self.in_result_dtype(self.sum_scores)
+        return self.in_result_dtype(self.sum_scores / self.num_scores)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

@@ -132,4 +132,4 @@ class SpectralDistortionIndex(PansharpeningMetric):
     def compute(self) -> Tensor:
         if not self.pair_sums.numel():
             return self._nan()
-        return self._d_lambda(self.p, self.reduction).to(self.dtype)
+        return self.in_result_dtype(self._d_lambda(self.p, self.reduction))

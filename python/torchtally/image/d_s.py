@@ -52,4 +52,4 @@ class SpatialDistortionIndex(PansharpeningMetric):
     def compute(self) -> Tensor:
         if not self.channel_sums.numel():
             return self._nan()
-        return self._d_s(self.norm_order, self.reduction).to(self.dtype)
+        return self.in_result_dtype(self._d_s(self.norm_order, self.reduction))

@@ -92,7 +92,7 @@ class DeepImageStructureAndTextureSimilarity(Metric):
 
     def compute(self) -> Tensor:
         value = self.score / self.total if self.reduction == "mean" else self.score
-        return value.to(self.dtype)
+        return self.in_result_dtype(value)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

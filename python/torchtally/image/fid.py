@@ -123,7 +123,7 @@ class FrechetInceptionDistance(Metric):
             )
         mu1, s1 = gaussian_from_sums(self.real_features_sum, self.real_features_cov_sum, self.real_features_num_samples)
         mu2, s2 = gaussian_from_sums(self.fake_features_sum, self.fake_features_cov_sum, self.fake_features_num_samples)
-        return frechet_distance(mu1, s1, mu2, s2).to(self.dtype)
+        return self.in_result_dtype(frechet_distance(mu1, s1, mu2, s2))
 
     def states_kept_on_reset(self) -> Tuple[str, ...]:
         if self.reset_real_features:

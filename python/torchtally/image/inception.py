@@ -89,4 +89,4 @@ class InceptionScore(Metric):
         if width < 1:
             raise NotComputableError("InceptionScore: no images were seen; update with at least one batch")
         scores = inception_splits(feature_rows(self.features, width, "features"), self.splits)
-        return scores.mean().to(self.dtype), scores.std().to(self.dtype)
+        return self.in_result_dtype(scores.mean()), self.in_result_dtype(scores.std())

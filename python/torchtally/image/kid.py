@@ -88,4 +88,4 @@ class KernelInceptionDistance(RealFakeFeatureRows):
             raise ValueError("Argument `subset_size` should be smaller than the number of samples: no images were seen")
         real, fake = rows
         scores = kid_subsets(real, fake, self.subsets, self.subset_size, self.degree, self.gamma, self.coef)
-        return scores.mean().to(self.dtype), scores.std(unbiased=False).to(self.dtype)
+        return self.in_result_dtype(scores.mean()), self.in_result_dtype(scores.std(unbiased=False))

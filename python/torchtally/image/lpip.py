@@ -129,10 +129,10 @@ class LearnedPerceptualImagePatchSimilarity(Metric):
 
     def compute(self) -> Tensor:
         if self.reduction == "mean":
-            return (self.sum_scores / self.total).to(self.dtype)
+            return self.in_result_dtype(self.sum_scores / self.total)
         if self.reduction == "sum":
-            return self.sum_scores.to(self.dtype)
-        return self.scores.to(self.dtype)
+            return self.in_result_dtype(self.sum_scores)
+        return self.in_result_dtype(self.scores)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

@@ -69,4 +69,4 @@ class MemorizationInformedFrechetInceptionDistance(RealFakeFeatureRows):
         if not bool(fid > 1e-8):
             return torch.zeros((), dtype=self.dtype, device=fid.device)
         distance = memorization_distance(real, fake, self.cosine_distance_eps)
-        return (fid / (distance + 1e-14)).to(self.dtype)
+        return self.in_result_dtype(fid / (distance + 1e-14))

@@ -130,7 +130,7 @@ class PeakSignalNoiseRatio(Metric):
         scale = fn.scale(self.base)
         if self.dim is None:
             width = self._width if self._width is not None else self.target_max - self.target_min
-            return (fn.log_psnr(self.sum_squared_error, self.total, width) * scale).to(self.dtype)
+            return self.in_result_dtype(fn.log_psnr(self.sum_squared_error, self.total, width) * scale)
         dtype = px.result_dtype(self.dtypes_seen, torch.float32, self.dtype, self._initial_dtype)
         if self.reduction == "elementwise_mean":
             value = self.psnr_sum / self.num_slices * scale

@@ -61,7 +61,7 @@ class PeakSignalNoiseRatioWithBlockedEffect(Metric):
 
     def compute(self) -> Tensor:
         assert self._width is not None
-        return fn.psnrb_value(self.sum_squared_error, self.bef, self.total, self._width).to(self.dtype)
+        return self.in_result_dtype(fn.psnrb_value(self.sum_squared_error, self.bef, self.total, self._width))
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

@@ -63,4 +63,4 @@ class QualityWithNoReference(PansharpeningMetric):
             return self._nan()
         d_lambda = self._d_lambda(self.norm_order, self.reduction)
         d_s = self._d_s(self.norm_order, self.reduction)
-        return ps.qnr_from_parts(d_lambda, d_s, self.alpha, self.beta).to(self.dtype)
+        return self.in_result_dtype(ps.qnr_from_parts(d_lambda, d_s, self.alpha, self.beta))

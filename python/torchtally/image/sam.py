@@ -98,9 +98,9 @@ class SpectralAngleMapper(Metric):
 
     def compute(self) -> Tensor:
         if self.reduction == "elementwise_mean":
-            return (self.sum_sam / self.numel).to(self.dtype)
+            return self.in_result_dtype(self.sum_sam / self.numel)
         if self.reduction == "sum":
-            return self.sum_sam.to(self.dtype)
+            return self.in_result_dtype(self.sum_sam)
         low, high = self.image_size_min.tolist(), self.image_size_max.tolist()
         dtype = px.result_dtype(self.dtypes_seen, self.dtype, self.dtype, self._initial_dtype)
         if high == [0, 0]:

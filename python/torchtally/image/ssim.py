@@ -65,8 +65,8 @@ class _SimilarityBase(Metric):
 
     def _reduced(self) -> Tensor:
         if self.reduction == "elementwise_mean":
-            return (self.similarity / self.total).to(self.dtype)
-        return self.similarity.to(self.dtype)
+            return self.in_result_dtype(self.similarity / self.total)
+        return self.in_result_dtype(self.similarity)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
@@ -141,7 +141,7 @@ class StructuralSimilarityIndexMeasure(_SimilarityBase):
     def compute(self) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         scores = self._reduced()
         if self.return_contrast_sensitivity:
-            return scores, self.image_return.to(self.dtype)
+            return scores, self.in_result_dtype(self.image_return)
         if self.return_full_image:
             return scores, self._maps()
         return scores
@@ -149,12 +149,12 @@ class StructuralSimilarityIndexMeasure(_SimilarityBase):
     def _maps(self) -> Tensor:
         shapes = self.image_shape
         if shapes.shape[0] == 0:
-            return self.image_return.to(self.dtype)
+            return self.in_result_dtype(self.image_return)
         if bool((shapes != shapes[0]).any()):
             raise ValueError("return_full_image: the updates' SSIM maps differ in shape; they cannot be concatenated")
         c, s0, s1, s2, spatial = (int(v) for v in shapes[0])
         shape = (c, s0, s1, s2)[: 1 + spatial]
-        return self.image_return.reshape(-1, *shape).to(self.dtype)
+        return self.in_result_dtype(self.image_return.reshape(-1, *shape))
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

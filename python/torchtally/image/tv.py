@@ -79,9 +79,9 @@ class TotalVariation(Metric):
 
     def compute(self) -> Tensor:
         if self.reduction == "sum":
-            return self.score.to(self.dtype)
+            return self.in_result_dtype(self.score)
         if self.reduction == "mean":
-            return (self.score / self.num_elements).to(self.dtype)
+            return self.in_result_dtype(self.score / self.num_elements)
         dtype = px.result_dtype(self.dtypes_seen, torch.int64, self.dtype, self._initial_dtype)
         return px.squeezed(self.score_list).to(dtype)
 

@@ -132,7 +132,7 @@ class UniversalImageQualityIndex(InputDtypeMixin, WindowMetric):
             dtype = reg_update.promoted(self.dtype, self._input_code())
             return self.uqi_maps.reshape(-1, *self.map_shape.tolist()).to(dtype)
         value = self.uqi_sum / self.uqi_count if self._how == "elementwise_mean" else self.uqi_sum
-        return value.to(self.dtype)
+        return self.in_result_dtype(value)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)
@@ -171,7 +171,7 @@ class PerImageMean(WindowMetric):
         self.images = self.images + scores.numel()
 
     def compute(self) -> Tensor:
-        return (getattr(self, self._sum_name) / self.images).to(self.dtype)
+        return self.in_result_dtype(getattr(self, self._sum_name) / self.images)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

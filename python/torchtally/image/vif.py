@@ -71,8 +71,8 @@ class VisualInformationFidelity(Metric):
 
     def compute(self) -> Tensor:
         if self.reduction == "mean":
-            return (self.vif_sum / self.total).to(self.dtype)
-        return self.vif_score.to(self.dtype)
+            return self.in_result_dtype(self.vif_sum / self.total)
+        return self.in_result_dtype(self.vif_score)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

@@ -120,4 +120,4 @@ class CLIPImageQualityAssessment(Metric):
         self.append_state("probs", probs.to(self.device), copy=False)
 
     def compute(self) -> Union[Tensor, Dict[str, Tensor]]:
-        return as_result(self.probs.to(self.dtype), self.prompts_name)
+        return as_result(self.in_result_dtype(self.probs), self.prompts_name)

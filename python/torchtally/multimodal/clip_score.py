@@ -108,4 +108,4 @@ class CLIPScore(Metric):
         check_nonnegative(states, "n_samples")
 
     def compute(self) -> Tensor:
-        return (self.score / self.n_samples).clamp(min=0).to(self.dtype)
+        return self.in_result_dtype((self.score / self.n_samples).clamp(min=0))

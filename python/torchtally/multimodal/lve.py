@@ -73,4 +73,4 @@ class LipVertexError(Metric):
         check_nonnegative(states, "error_sum", "num_frames")
 
     def compute(self) -> Tensor:
-        return (self.error_sum / self.num_frames).to(self.dtype)
+        return self.in_result_dtype(self.error_sum / self.num_frames)

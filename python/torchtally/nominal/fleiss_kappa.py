@@ -105,13 +105,13 @@ class FleissKappa(Metric):
         samples, sum_squares = (int(v) for v in self.sums)
         max_r, neg_min_r, max_c, neg_min_c = (int(v) for v in self.bounds)
         if samples == 0:
-            return kappa_of(torch.zeros(0), 0, 0, -1).to(self.dtype)
+            return self.in_result_dtype(kappa_of(torch.zeros(0), 0, 0, -1))
         if max_r != -neg_min_r or max_c != -neg_min_c:
             raise ValueError(
                 f"ratings: the ranks (or merged metrics) saw different numbers of raters ({-neg_min_r} to {max_r}) "
                 f"or categories ({-neg_min_c} to {max_c}); Fleiss' kappa needs one of each"
             )
-        return kappa_of(self.category_totals, sum_squares, samples, max_r).to(self.dtype)
+        return self.in_result_dtype(kappa_of(self.category_totals, sum_squares, samples, max_r))
 
     def check_state_invariants(self, states: Dict[str, Any]) -> None:
         super().check_state_invariants(states)

@@ -59,7 +59,7 @@ class CriticalSuccessIndex(RegressionMetric):
             c = self.counts
             return reg_compute.as_result(sums.csi_from_counts(c[3], c[1], c[2]), self.dtype)
         c = self.sequence_counts
-        return sums.csi_from_counts(c[:, 0], c[:, 1], c[:, 2]).to(self.dtype)
+        return self.in_result_dtype(sums.csi_from_counts(c[:, 0], c[:, 1], c[:, 2]))
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

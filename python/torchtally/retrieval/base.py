@@ -128,7 +128,7 @@ class RetrievalMetric(Metric):
             mean = ret_compute.mean_from_sums(
                 self.value_sum, self.num_queries, self.num_empty, self.empty_target_action, owner, self._missing
             )
-            return mean.to(self.dtype)
+            return self.in_result_dtype(mean)
         values, empty, ids = self._values()
         kept = ret_compute.apply_empty_action(values, empty, ids, self.empty_target_action, owner, self._missing)
         return ret_compute.aggregate(kept, self.aggregation, self.dtype)

@@ -92,7 +92,7 @@ class HausdorffDistance(Metric):
         self.pairs += int(defined.sum())
 
     def compute(self) -> Tensor:
-        return (self.distance_sum / self.pairs).to(self.dtype)
+        return self.in_result_dtype(self.distance_sum / self.pairs)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         """Sum and count >= 0 (see Metric)."""

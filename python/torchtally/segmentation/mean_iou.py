@@ -66,7 +66,7 @@ class OverlapMetric(Metric):
         return seg_counts.drop_background(counts, self.include_background)
 
     def _out(self, x: Tensor) -> Tensor:
-        return x.to(self.dtype)
+        return self.in_result_dtype(x)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         """Counts and sums >= 0 (see Metric)."""

@@ -71,5 +71,5 @@ class ProcrustesDisparity(Metric):
 
     def compute(self) -> Tensor:
         if self.reduction == "mean":
-            return (self.disparity / self.total).to(self.dtype)
-        return self.disparity.to(self.dtype)
+            return self.in_result_dtype(self.disparity / self.total)
+        return self.in_result_dtype(self.disparity)

@@ -73,7 +73,7 @@ class CHRFScore(Metric):
     def compute(self) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         score = chrf_forms.chrf_value(self.stats, self.beta, self.dtype)
         if self.return_sentence_level_score:
-            return score, self.sentence_chrf_score.to(self.dtype)
+            return score, self.in_result_dtype(self.sentence_chrf_score)
         return score
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:

@@ -72,9 +72,9 @@ class ExtendedEditDistance(Metric):
 
     def compute(self) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         n = self.num_sentences
-        mean = torch.where(n > 0, self.sentence_eed_sum / n.clamp(min=1), 0.0).to(self.dtype)
+        mean = self.in_result_dtype(torch.where(n > 0, self.sentence_eed_sum / n.clamp(min=1), 0.0))
         if self.return_sentence_level_score:
-            return mean, self.sentence_eed.to(self.dtype)
+            return mean, self.in_result_dtype(self.sentence_eed)
         return mean
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:

@@ -109,9 +109,9 @@ class TranslationEditRate(Metric):
             self.append_state("sentence_ter", translation_sums.rate(stats[:, 0], stats[:, 1]), copy=False)
 
     def compute(self) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-        ter = translation_sums.rate(self.total_num_edits, self.total_tgt_len).to(self.dtype)
+        ter = self.in_result_dtype(translation_sums.rate(self.total_num_edits, self.total_tgt_len))
         if self.return_sentence_level_score:
-            return ter, self.sentence_ter.to(self.dtype)
+            return ter, self.in_result_dtype(self.sentence_ter)
         return ter
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:

@@ -78,7 +78,7 @@ class VideoMultiMethodAssessmentFusion(Metric):
         if counts.numel() and bool((counts != counts[0]).any()):
             raise ValueError(f"VMAF: the videos have different frame counts {sorted(set(counts.tolist()))}")
         per = int(counts[0]) if counts.numel() else 0
-        table = self.frame_scores.reshape(counts.numel(), per, self.frame_scores.shape[1]).to(self.dtype)
+        table = self.in_result_dtype(self.frame_scores.reshape(counts.numel(), per, self.frame_scores.shape[1]))
         if not self.features:
             return table[..., 0]
         return {name: table[..., i] for i, name in enumerate(FEATURES)}

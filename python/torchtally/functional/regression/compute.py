@@ -7,12 +7,16 @@ from typing import Union
 import torch
 from torch import Tensor
 
+from ...utilities.result_dtype import cast_result
+
 _F64 = torch.float64
 
 
 def as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
-    """``value`` in ``dtype``; a single element as a 0-d tensor (torchmetrics squeezes those)."""
-    value = value.to(dtype)
+    """``value`` in ``dtype``; a single element as a 0-d tensor (torchmetrics squeezes those). A
+    finite value that does not fit ``dtype`` raises ValueError (never a silent inf)."""
+    fix = "use float64 (a metric's set_dtype(torch.float64), or float64 inputs to a functional form)"
+    value = cast_result(value, dtype, "regression", fix)
     return value.reshape(()) if value.numel() == 1 else value
 
 
