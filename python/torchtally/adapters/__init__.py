@@ -7,6 +7,8 @@ file::
   dataparallel.py  DataParallel placement: metric state on the output device, never inside the model
   ignite.py        pytorch-ignite: ``attach(metric, engine, name, usage=...)``
   lightning.py     Lightning: ``MetricCallback``
+  checkpoint.py    CheckpointedMetricHook: a state_dict that keeps every rank's own metric states
+  accelerate.py    HF Accelerate: ``AccelerateMetricHook``, without the samples even_batches repeats
   avalanche/       Avalanche: plugin metrics for its ``EvaluationPlugin``
 
 Each engine's module imports its engine: import the submodule you need.

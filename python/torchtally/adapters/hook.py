@@ -261,13 +261,21 @@ class MetricHook:
         self.iteration = 0
         self.start_loader(loader, sampler=sampler)
 
-    def start_loader(self, loader: Any = None, *, sampler: Any = None) -> None:
+    def start_loader(self, loader: Any = None, *, sampler: Any = None, layout: Optional[ShardLayout] = None) -> None:
         """A (further) loader starts within the epoch: restart the position count for it,
-        without resetting the metrics (for several evaluation loaders in one epoch)."""
+        without resetting the metrics (for several evaluation loaders in one epoch).
+
+        ``layout``: where an adapter has worked out the loader's sharding itself (Accelerate's
+        batch sampler shards, torchtally.adapters.accelerate), its :class:`ShardLayout`, used
+        instead of looking for a DistributedSampler."""
         self.position = 0
         self.layout = None
         source = sampler if sampler is not None else loader
-        self._source_given = source is not None
+        self._source_given = source is not None or layout is not None
+        if layout is not None:
+            self._check_even_batches(layout, loader)
+            self.layout = layout if self.drop_padding else None
+            return
         found = find_distributed_sampler(source) if source is not None else None
         if found is None:
             self._warn_if_unsharded(source)

@@ -1,0 +1,146 @@
+"""AccelerateMetricHook in real multi-process Accelerate runs on CPU (gloo): processes started by
+torchtally.testing.run_distributed with an Accelerator(cpu=True) inside, and one job started by
+``accelerate launch``. N = 19 does not divide into rounds of 2 or 3 batches of 4, so with
+even_batches=True Accelerate repeats samples from the start of the dataset; every rank's synced
+result must equal one process over the dataset, and a plain loop must count the repeats.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from support.launcher_eval import (
+    BATCH,
+    as_plain,
+    assert_equal_results,
+    evaluate,
+    evaluate_without_adapter,
+    make_collection,
+    make_dataset,
+    single_process,
+)
+from torch.utils.data import DataLoader
+
+from torchtally.testing import run_distributed
+
+pytestmark = pytest.mark.distributed
+
+N = 19
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+
+
+def _as_accelerate_process(rank, world_size):
+    """Tell Accelerate that this process is rank ``rank`` of an existing CPU group (as torchrun would)."""
+    os.environ.update(
+        RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world_size),
+        OMP_NUM_THREADS="1",
+    )
+
+
+def _accelerate_ranks(rank, world_size, checkpoint_dir):
+    _as_accelerate_process(rank, world_size)
+    from accelerate import Accelerator
+
+    from torchtally.adapters.accelerate import AccelerateMetricHook
+
+    accelerator = Accelerator(cpu=True)
+    assert accelerator.num_processes == world_size
+    out = {}
+    for even in (True, False):
+        for split in (False, True):
+            accelerator.dataloader_config.even_batches = even
+            accelerator.dataloader_config.split_batches = split
+            batch = BATCH * world_size if split else BATCH  # split: each process gets BATCH rows
+            loader = accelerator.prepare(DataLoader(make_dataset(N), batch_size=batch))
+            hook = AccelerateMetricHook(make_collection(), accelerator=accelerator)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # a supported loader gives no warning
+                out[even, split] = evaluate(hook, loader)
+            out[even, split, "rows"] = sum(len(t) for _, t in loader)
+    # the same loader, without the adapter: the repeats are counted
+    accelerator.dataloader_config.even_batches, accelerator.dataloader_config.split_batches = True, False
+    loader = accelerator.prepare(DataLoader(make_dataset(N), batch_size=BATCH))
+    out["plain"] = evaluate_without_adapter(make_collection(), loader)
+
+    # save_state / load_state carry every rank's own states
+    hook = AccelerateMetricHook(make_collection(), accelerator=accelerator)
+    accelerator.register_for_checkpointing(hook)
+    before = evaluate(hook, loader)
+    accelerator.save_state(checkpoint_dir)
+    hook.metrics.reset()
+    accelerator.wait_for_everyone()
+    accelerator.load_state(checkpoint_dir)
+    out["restored"] = as_plain(hook.metrics.compute())
+    out["before"] = before
+    return out
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_accelerate_processes_equal_one_process(world_size, tmp_path):
+    expected = single_process(N)
+    results = run_distributed(_accelerate_ranks, world_size, str(tmp_path / "state"), timeout=90)
+    for rank, out in enumerate(results):
+        for even in (True, False):
+            for split in (False, True):
+                label = f"rank {rank}, even_batches={even}, split_batches={split}"
+                assert_equal_results(out[even, split], expected, label)
+        counted = int(out["plain"]["confmat"].sum())
+        assert counted > N, f"rank {rank}: a plain loop counted {counted} samples"
+        assert not torch.equal(out["plain"]["confmat"], expected["confmat"])
+        assert_equal_results(out["before"], expected, f"rank {rank}, before save_state")
+        assert_equal_results(out["restored"], expected, f"rank {rank}, after load_state")
+    # the loaders really repeat samples with even_batches (else the test proves nothing)
+    assert sum(out[True, False, "rows"] for out in results) > N
+    assert sum(out[False, False, "rows"] for out in results) == N
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_accelerate_launch_job(tmp_path):
+    """``accelerate launch --multi_gpu --num_processes 2`` (torchrun underneath; the script's
+    Accelerator(cpu=True) makes it a gloo CPU job) with the default even_batches=True."""
+    result_file = tmp_path / "result.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT.parent), env.get("PYTHONPATH", "")])
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(_free_port()),
+        str(SUPPORT / "accelerate_job.py"),
+        str(N),
+        str(result_file),
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    per_rank = json.loads(result_file.read_text())
+    expected = {k: v.tolist() for k, v in single_process(N).items()}
+    assert len(per_rank) == 2
+    for rank, got in enumerate(per_rank):
+        assert got["rows_seen"] > N / 2  # this rank's loader yielded repeats
+        for key in ("acc", "f1", "confmat"):
+            assert got[key] == expected[key], f"rank {rank}: {key}"
+        assert got["auroc"] == pytest.approx(expected["auroc"], abs=1e-12)
