@@ -9,6 +9,7 @@ file::
   lightning.py     Lightning: ``MetricCallback``
   checkpoint.py    CheckpointedMetricHook: a state_dict that keeps every rank's own metric states
   accelerate.py    HF Accelerate: ``AccelerateMetricHook``, without the samples even_batches repeats
+  fabric.py        Lightning Fabric: ``FabricMetricHook`` (its DistributedSampler padding, rank-wise saves)
   avalanche/       Avalanche: plugin metrics for its ``EvaluationPlugin``
 
 Each engine's module imports its engine: import the submodule you need.
