@@ -190,3 +190,14 @@ def test_supported_loader_gives_no_warning():
         warnings.simplefilter("error")
         result = evaluate(AccelerateMetricHook(make_collection()), loader)
     assert int(result["confmat"].sum()) == 4  # batch [4..7]; [12, 13, 14, 15] are repeats
+
+
+def test_docstring_examples():
+    import doctest
+
+    import torchtally.adapters.accelerate as accelerate_adapter
+    import torchtally.adapters.checkpoint as checkpoint_adapter
+
+    for module in (accelerate_adapter, checkpoint_adapter):
+        result = doctest.testmod(module, extraglobs={"torch": torch})
+        assert result.failed == 0 and result.attempted > 0, module.__name__
