@@ -66,6 +66,10 @@ def _accelerate_ranks(rank, world_size, checkpoint_dir):
                 warnings.simplefilter("error")  # a supported loader gives no warning
                 out[even, split] = evaluate(hook, loader)
             out[even, split, "rows"] = sum(len(t) for _, t in loader)
+    # shuffled: the repeats are the first rows of the permuted stream, the same positions
+    accelerator.dataloader_config.even_batches, accelerator.dataloader_config.split_batches = True, False
+    shuffled = accelerator.prepare(DataLoader(make_dataset(N), batch_size=BATCH, shuffle=True))
+    out["shuffled"] = evaluate(AccelerateMetricHook(make_collection(), accelerator=accelerator), shuffled)
     # the same loader, without the adapter: the repeats are counted
     accelerator.dataloader_config.even_batches, accelerator.dataloader_config.split_batches = True, False
     loader = accelerator.prepare(DataLoader(make_dataset(N), batch_size=BATCH))
@@ -96,6 +100,7 @@ def test_accelerate_processes_equal_one_process(world_size, tmp_path):
         counted = int(out["plain"]["confmat"].sum())
         assert counted > N, f"rank {rank}: a plain loop counted {counted} samples"
         assert not torch.equal(out["plain"]["confmat"], expected["confmat"])
+        assert_equal_results(out["shuffled"], expected, f"rank {rank}, shuffle=True")
         assert_equal_results(out["before"], expected, f"rank {rank}, before save_state")
         assert_equal_results(out["restored"], expected, f"rank {rank}, after load_state")
     # the loaders really repeat samples with even_batches (else the test proves nothing)
