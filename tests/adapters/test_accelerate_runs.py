@@ -75,15 +75,22 @@ def _accelerate_ranks(rank, world_size, checkpoint_dir):
     loader = accelerator.prepare(DataLoader(make_dataset(N), batch_size=BATCH))
     out["plain"] = evaluate_without_adapter(make_collection(), loader)
 
-    # save_state / load_state carry every rank's own states
+    # save_state / load_state carry every rank's own states through the hook; a collection
+    # registered alone (made persistent) comes back with rank 0's states on every rank
     hook = AccelerateMetricHook(make_collection(), accelerator=accelerator)
-    accelerator.register_for_checkpointing(hook)
+    bare = AccelerateMetricHook(make_collection(), accelerator=accelerator)
+    accelerator.register_for_checkpointing(hook, bare.metrics)
     before = evaluate(hook, loader)
+    evaluate(bare, loader)
+    bare.metrics.persistent(True)
+    out["rank0_rows"] = int(bare.metrics["confmat"].compute_local().sum()) if rank == 0 else None
     accelerator.save_state(checkpoint_dir)
     hook.metrics.reset()
+    bare.metrics.reset()
     accelerator.wait_for_everyone()
     accelerator.load_state(checkpoint_dir)
     out["restored"] = as_plain(hook.metrics.compute())
+    out["bare"] = as_plain(bare.metrics.compute())
     out["before"] = before
     return out
 
@@ -103,6 +110,8 @@ def test_accelerate_processes_equal_one_process(world_size, tmp_path):
         assert_equal_results(out["shuffled"], expected, f"rank {rank}, shuffle=True")
         assert_equal_results(out["before"], expected, f"rank {rank}, before save_state")
         assert_equal_results(out["restored"], expected, f"rank {rank}, after load_state")
+    for out in results:
+        assert int(out["bare"]["confmat"].sum()) == world_size * results[0]["rank0_rows"]
     # the loaders really repeat samples with even_batches (else the test proves nothing)
     assert sum(out[True, False, "rows"] for out in results) > N
     assert sum(out[False, False, "rows"] for out in results) == N
