@@ -22,8 +22,8 @@ typedef enum { TT_PATH_EXCHANGE, TT_PATH_VERSIONED, TT_PATH_LEGACY } tt_dlpack_p
 typedef struct {
     PyObject *str_dlpack;          /* "__dlpack__" */
     PyObject *str_exchange;        /* "__dlpack_c_exchange_api__" */
-    PyObject *kwnames_max_version; /* ("max_version",) */
-    PyObject *max_version;         /* (1, 0) */
+    PyObject *no_args;            /* () */
+    PyObject *kwargs_max_version; /* {"max_version": (1, 0)} */
     /* borrowed: the type api was looked up on (types are immortal enough: we hold a ref) */
     PyTypeObject *api_type;
     const tt_DLPackExchangeAPI *api;
