@@ -14,8 +14,7 @@ int tt_dlpack_cache_init(tt_dlpack_cache *cache)
     cache->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
     cache->no_args = PyTuple_New(0);
     cache->kwargs_max_version = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
-    if (!cache->str_dlpack || !cache->str_exchange || !cache->no_args ||
-        !cache->kwargs_max_version)
+    if (!cache->str_dlpack || !cache->str_exchange || !cache->no_args || !cache->kwargs_max_version)
         return -1;
     return 0;
 }

@@ -79,8 +79,7 @@ static PyObject *py_load(PyObject *module, PyObject *path_obj)
     const char *path = PyUnicode_Check(path_obj) ? PyUnicode_AsUTF8AndSize(path_obj, NULL) : NULL;
     if (path == NULL) {
         if (!PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError, "path: expected a str, got %s",
-                         TT_TYPE_NAME(path_obj));
+            PyErr_Format(PyExc_TypeError, "path: expected a str, got %s", TT_TYPE_NAME(path_obj));
         return NULL;
     }
     if (strlen(path) >= PATH_SIZE) {
