@@ -13,10 +13,11 @@ source tree, through torch.
 
 The wheel is the one in TORCHTALLY_WHEEL_DIR when that is set (`make test` builds it first, with
 `make wheel`); else it is built here, into a temporary folder, with `make abi3-wheel` (about a
-minute; in one process only: the build folder is build/abi3). numpy's wheels for the other
-Pythons come from the package index (`pip download`), then install from a local folder.
+minute; pytest-xdist workers take turns, as the build folder is build/abi3). numpy's wheels for
+the other Pythons come from the package index (`pip download`), then install from a local folder.
 """
 
+import fcntl
 import json
 import os
 import re
@@ -49,7 +50,10 @@ def wheel(tmp_path_factory) -> Path:
     folder = os.environ.get("TORCHTALLY_WHEEL_DIR")
     if not folder:
         folder = str(tmp_path_factory.mktemp("wheel"))
-        run(["make", "--no-print-directory", "abi3-wheel", f"PY={sys.executable}", f"WHEEL_DIR={folder}"], cwd=ROOT)
+        (ROOT / "build").mkdir(exist_ok=True)
+        with open(ROOT / "build" / "abi3.lock", "w") as lock:  # pytest-xdist workers build one at a time
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            run(["make", "--no-print-directory", "abi3-wheel", f"PY={sys.executable}", f"WHEEL_DIR={folder}"], cwd=ROOT)
     wheels = sorted((ROOT / folder).glob("torchtally-*.whl"))  # a relative folder is the checkout's
     assert len(wheels) == 1, f"expected one torchtally wheel in {folder}, found {[w.name for w in wheels]}"
     return wheels[0]
