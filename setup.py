@@ -13,6 +13,12 @@ translation unit at build time), which NVRTC compiles for each GPU at first use.
                           nvcc: CUDA_HOME, CUDA_PATH or PATH)
   TORCHTALLY_CUDA_STRICT=1  nvcc and the host compiler of torchtally._C_cuda treat warnings as
                           errors (`make cuda-compile`)
+  TORCHTALLY_ABI3=1       name the extensions *.abi3.so and tag the wheel cp310-abi3 (`make wheel`)
+
+Every build compiles against CPython's limited API of Python 3.10 (Py_LIMITED_API), so the code
+that `make build` checks is the code of the abi3 wheel: one binary for every Python from 3.10 on
+(as for every torch version). The in-place development build keeps the interpreter's own file
+names (_C.cpython-311-....so): an abi3-named file beside a stale one of those would lose to it.
 """
 
 import glob
@@ -45,10 +51,22 @@ def c_sources():
     return folder_files("torchtally._C", "*.c")
 
 
+# The stable ABI the extensions are built against: Python 3.10's (the wheel's cp310-abi3 tag).
+LIMITED_API = ("Py_LIMITED_API", "0x030A0000")
+ABI3_TAG = "cp310"
+
+
+def abi3_build(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether this build makes the abi3 wheel (TORCHTALLY_ABI3=1): abi3 file names and tag."""
+    return env.get("TORCHTALLY_ABI3") == "1"
+
+
 def compile_flags():
     # no FMA contraction: kernels that reproduce torch's step-by-step float arithmetic
-    # (box_overlap.c) must round every product on its own
+    # (box_overlap.c) must round every product on its own; a CPython call outside the limited
+    # API is an undeclared function there: an error, not an import-time failure
     flags = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fno-strict-aliasing", "-ffp-contract=off"]
+    flags += ["-Werror=implicit-function-declaration"]
     if os.environ.get("TORCHTALLY_DEBUG") == "1":
         flags += ["-O0", "-g"]
     else:
@@ -182,6 +200,8 @@ def cuda_extension() -> Extension:
         extra_compile_args=extra_compile + (["-Werror"] if os.environ.get("TORCHTALLY_CUDA_STRICT") == "1" else []),
         extra_link_args=extra_link,
         libraries=["dl", "pthread"],
+        define_macros=[LIMITED_API],
+        py_limited_api=abi3_build(),
     )
     ext.embeds_kernels = True
     return ext
@@ -224,6 +244,8 @@ def extensions() -> List[Extension]:
             depends=folder_files("torchtally._C", "*.h"),
             extra_compile_args=extra_compile,
             extra_link_args=extra_link,
+            define_macros=[LIMITED_API],
+            py_limited_api=abi3_build(),
         ),
         Extension(
             "torchtally._nccl",
@@ -233,10 +255,14 @@ def extensions() -> List[Extension]:
             libraries=["dl"],
             extra_compile_args=extra_compile,
             extra_link_args=extra_link,
+            define_macros=[LIMITED_API],
+            py_limited_api=abi3_build(),
         ),
         cuda_extension(),
     ]
 
 
 if __name__ == "__main__":  # also under pip: setuptools runs this file as __main__
-    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
+    # the abi3 wheel builds under build/abi3: never from objects or modules of a development build
+    options = {"bdist_wheel": {"py_limited_api": ABI3_TAG}, "build": {"build_base": "build/abi3"}}
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt}, options=options if abi3_build() else {})

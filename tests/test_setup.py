@@ -37,6 +37,16 @@ def test_every_extension_is_plain_c_and_links_no_cuda_library(setup_py, monkeypa
     assert not any("cuda" in s or "nccl" in s for s in exts[0].sources)  # torchtally._C stays as it was
 
 
+def test_every_extension_is_built_on_the_limited_api_and_named_abi3_only_for_the_wheel(setup_py, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("TORCHTALLY_ABI3", raising=False)
+    for ext in setup_py.extensions():  # `make build`: the limited API, the interpreter's file names
+        assert ("Py_LIMITED_API", "0x030A0000") in ext.define_macros, ext.name
+        assert not ext.py_limited_api, ext.name
+    monkeypatch.setenv("TORCHTALLY_ABI3", "1")  # `make wheel`
+    assert all(ext.py_limited_api for ext in setup_py.extensions())
+
+
 def test_the_built_module_links_no_cuda_library():
     libraries = subprocess.run(["ldd", _C_cuda.__file__], capture_output=True, text=True).stdout
     assert "libcuda" not in libraries and "libcudart" not in libraries and "libnvrtc" not in libraries

@@ -10,7 +10,7 @@
 static int parse_int(PyObject *obj, const char *name, int64_t *out)
 {
     if (!PyLong_Check(obj) || PyBool_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", name, Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", name, TT_TYPE_NAME(obj));
         return -1;
     }
     const long long value = PyLong_AsLongLong(obj);
@@ -58,7 +58,7 @@ static int parse_arg(tt_dlpack_cache *cache, const tt_arg_spec *spec, PyObject *
     case TT_ARG_FLOAT:
         if (!PyFloat_Check(obj) && !(PyLong_Check(obj) && !PyBool_Check(obj))) {
             PyErr_Format(PyExc_TypeError, "%s: expected a float%s, got %s", spec->name,
-                         spec->kind == TT_ARG_OPT_FLOAT ? " or None" : "", Py_TYPE(obj)->tp_name);
+                         spec->kind == TT_ARG_OPT_FLOAT ? " or None" : "", TT_TYPE_NAME(obj));
             return -1;
         }
         a->floats[i] = PyFloat_AsDouble(obj);

@@ -4,6 +4,7 @@
  * and leaves nothing to release.
  */
 #include "core/tensor.h"
+#include "core/args.h"
 
 int tt_dlpack_cache_init(tt_dlpack_cache *cache)
 {
@@ -11,10 +12,9 @@ int tt_dlpack_cache_init(tt_dlpack_cache *cache)
     cache->use_exchange = 1;
     cache->str_dlpack = PyUnicode_InternFromString("__dlpack__");
     cache->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
-    cache->kwnames_max_version = Py_BuildValue("(s)", "max_version");
-    cache->max_version = Py_BuildValue("(ii)", 1, 0);
-    if (!cache->str_dlpack || !cache->str_exchange || !cache->kwnames_max_version ||
-        !cache->max_version)
+    cache->no_args = PyTuple_New(0);
+    cache->kwargs_max_version = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
+    if (!cache->str_dlpack || !cache->str_exchange || !cache->no_args || !cache->kwargs_max_version)
         return -1;
     return 0;
 }
@@ -23,8 +23,8 @@ void tt_dlpack_cache_clear(tt_dlpack_cache *cache)
 {
     Py_CLEAR(cache->str_dlpack);
     Py_CLEAR(cache->str_exchange);
-    Py_CLEAR(cache->kwnames_max_version);
-    Py_CLEAR(cache->max_version);
+    Py_CLEAR(cache->no_args);
+    Py_CLEAR(cache->kwargs_max_version);
     Py_CLEAR(cache->api_type);
     cache->api = NULL;
 }
@@ -122,7 +122,9 @@ static const tt_DLPackExchangeAPI *exchange_api_for(tt_dlpack_cache *cache, PyOb
             api = NULL; /* a future major version, or no borrowing entry point */
     }
     Py_INCREF(type);
-    Py_XSETREF(cache->api_type, type);
+    PyTypeObject *previous = cache->api_type;
+    cache->api_type = type;
+    Py_XDECREF(previous);
     cache->api = api;
     return api;
 }
@@ -134,7 +136,7 @@ static void raise_export_error(const char *arg)
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyObject *text = value ? PyObject_Str(value) : NULL;
-    const char *message = text ? PyUnicode_AsUTF8(text) : NULL;
+    const char *message = text ? PyUnicode_AsUTF8AndSize(text, NULL) : NULL;
     PyErr_Clear();
     if (message == NULL)
         message = "unknown reason";
@@ -152,17 +154,20 @@ static void raise_export_error(const char *arg)
 }
 
 /* Calls obj.__dlpack__(max_version=(1, 0)), falling back to obj.__dlpack__() for producers that
- * predate the keyword. */
+ * predate the keyword. (A bound method and a keyword dict, not vectorcall: the limited API has
+ * PyObject_VectorcallMethod only from Python 3.12; this path serves producers without the
+ * exchange table.) */
 static PyObject *call_dlpack(tt_dlpack_cache *cache, PyObject *obj, const char *arg)
 {
-    PyObject *call_args[2] = {obj, cache->max_version};
-    PyObject *capsule =
-        PyObject_VectorcallMethod(cache->str_dlpack, call_args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                  cache->kwnames_max_version);
-    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        capsule = PyObject_VectorcallMethod(cache->str_dlpack, call_args,
-                                            1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *method = PyObject_GetAttr(obj, cache->str_dlpack);
+    PyObject *capsule = NULL;
+    if (method != NULL) {
+        capsule = PyObject_Call(method, cache->no_args, cache->kwargs_max_version);
+        if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            capsule = PyObject_CallNoArgs(method);
+        }
+        Py_DECREF(method);
     }
     if (capsule == NULL)
         raise_export_error(arg);
@@ -217,7 +222,7 @@ int tt_dltensor_from_object(tt_dlpack_cache *cache, PyObject *obj, const char *a
     }
     if (!PyObject_HasAttr(obj, cache->str_dlpack)) {
         PyErr_Format(PyExc_TypeError, "%s: expected a tensor (an object with __dlpack__), got %s",
-                     arg, Py_TYPE(obj)->tp_name);
+                     arg, TT_TYPE_NAME(obj));
         return -1;
     }
     PyObject *capsule = call_dlpack(cache, obj, arg);

@@ -20,10 +20,10 @@ typedef enum { TT_PATH_EXCHANGE, TT_PATH_VERSIONED, TT_PATH_LEGACY } tt_dlpack_p
 
 /* Per-module cache: interned names and the exchange table of the last tensor type seen. */
 typedef struct {
-    PyObject *str_dlpack;          /* "__dlpack__" */
-    PyObject *str_exchange;        /* "__dlpack_c_exchange_api__" */
-    PyObject *kwnames_max_version; /* ("max_version",) */
-    PyObject *max_version;         /* (1, 0) */
+    PyObject *str_dlpack;         /* "__dlpack__" */
+    PyObject *str_exchange;       /* "__dlpack_c_exchange_api__" */
+    PyObject *no_args;            /* () */
+    PyObject *kwargs_max_version; /* {"max_version": (1, 0)} */
     /* borrowed: the type api was looked up on (types are immortal enough: we hold a ref) */
     PyTypeObject *api_type;
     const tt_DLPackExchangeAPI *api;

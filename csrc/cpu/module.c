@@ -135,7 +135,7 @@ static PyObject *int_tuple(const int64_t *values, int n)
             Py_CLEAR(t);
             break;
         }
-        PyTuple_SET_ITEM(t, i, v);
+        PyTuple_SetItem(t, i, v);
     }
     return t;
 }

@@ -212,10 +212,10 @@ static PyObject *py_load_kernels(PyObject *m, PyObject *const *args, Py_ssize_t 
         return NULL;
     if (!PyBytes_Check(args[1])) {
         PyErr_Format(PyExc_TypeError, "image: expected bytes (a cubin or PTX), got %s",
-                     Py_TYPE(args[1])->tp_name);
+                     TT_TYPE_NAME(args[1]));
         return NULL;
     }
-    const char *image = PyBytes_AS_STRING(args[1]); /* NUL-terminated, as PTX needs */
+    const char *image = PyBytes_AsString(args[1]); /* NUL-terminated, as PTX needs */
     tt_error err = {TT_OK, {0}};
     tt_status status;
     Py_BEGIN_ALLOW_THREADS status = tt_kernels_load((int)device, image, &err);
@@ -244,7 +244,7 @@ static PyObject *py_kernel_names(PyObject *m, PyObject *unused)
             Py_CLEAR(names);
             break;
         }
-        PyTuple_SET_ITEM(names, k, name);
+        PyTuple_SetItem(names, k, name);
     }
     return names;
 }

@@ -54,7 +54,7 @@ static int arg_pointer(PyObject *obj, const char *name, void **out)
 {
     if (!PyLong_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s: expected an int (a pointer), got %s", name,
-                     Py_TYPE(obj)->tp_name);
+                     TT_TYPE_NAME(obj));
         return -1;
     }
     *out = PyLong_AsVoidPtr(obj);
@@ -64,7 +64,7 @@ static int arg_pointer(PyObject *obj, const char *name, void **out)
 static int arg_int(PyObject *obj, const char *name, long long *out)
 {
     if (!PyLong_Check(obj) || PyBool_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", name, Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", name, TT_TYPE_NAME(obj));
         return -1;
     }
     *out = PyLong_AsLongLong(obj);
@@ -76,11 +76,10 @@ static int arg_int(PyObject *obj, const char *name, long long *out)
 static PyObject *py_load(PyObject *module, PyObject *path_obj)
 {
     module_state *st = get_state(module);
-    const char *path = PyUnicode_Check(path_obj) ? PyUnicode_AsUTF8(path_obj) : NULL;
+    const char *path = PyUnicode_Check(path_obj) ? PyUnicode_AsUTF8AndSize(path_obj, NULL) : NULL;
     if (path == NULL) {
         if (!PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError, "path: expected a str, got %s",
-                         Py_TYPE(path_obj)->tp_name);
+            PyErr_Format(PyExc_TypeError, "path: expected a str, got %s", TT_TYPE_NAME(path_obj));
         return NULL;
     }
     if (strlen(path) >= PATH_SIZE) {
@@ -198,7 +197,7 @@ static int parse_init(const char *name, PyObject *const *args, Py_ssize_t nargs,
     if (tt_check_nargs(name, nargs, 3, 3, NULL) < 0 || arg_int(args[0], "nranks", &n) < 0 ||
         arg_int(args[2], "rank", &r) < 0)
         return -1;
-    if (!PyBytes_Check(args[1]) || PyBytes_GET_SIZE(args[1]) != TT_NCCL_UNIQUE_ID_BYTES) {
+    if (!PyBytes_Check(args[1]) || PyBytes_Size(args[1]) != TT_NCCL_UNIQUE_ID_BYTES) {
         PyErr_Format(PyExc_ValueError, "unique_id: expected %d bytes (from unique_id()), got %R",
                      TT_NCCL_UNIQUE_ID_BYTES, args[1]);
         return -1;
@@ -208,7 +207,7 @@ static int parse_init(const char *name, PyObject *const *args, Py_ssize_t nargs,
                      r, n);
         return -1;
     }
-    memcpy(id->internal, PyBytes_AS_STRING(args[1]), sizeof id->internal);
+    memcpy(id->internal, PyBytes_AsString(args[1]), sizeof id->internal);
     *nranks = (int)n;
     *rank = (int)r;
     return 0;
