@@ -14,6 +14,7 @@ from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .eed import eed_sentences
+from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
 from .mask_counts import mask_counts
@@ -50,6 +51,7 @@ __all__ = [
     "panoptic_update",
     "surface_distance",
     "mask_counts",
+    "label_counts",
     "levenshtein",
     "bleu_update",
     "chrf_update",
