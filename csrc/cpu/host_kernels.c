@@ -7,6 +7,7 @@
 #include "kernels/binned_finish.h"
 #include "kernels/box_overlap.h"
 #include "kernels/calibration.h"
+#include "kernels/class_argmax.h"
 #include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
@@ -91,8 +92,8 @@ tt_status run_panoptic_update(const void *ctx, const tt_args *a, tt_error *err)
                               a->tensor[5], a->tensor[6], (int)a->ints[7], err);
 }
 
-/* surface_distance, mask_counts and label_counts have no CUDA build either: other devices take the torch
- * reference. */
+/* surface_distance and the segmentation counts (mask_counts, class_argmax, label_counts) have no
+ * CUDA build either: other devices take the torch reference. */
 tt_status run_surface_distance(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_surface_distance(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], a->floats[4],
@@ -102,6 +103,11 @@ tt_status run_surface_distance(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_mask_counts(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_mask_counts(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
+tt_status run_class_argmax(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_class_argmax(a->tensor[0], a->tensor[1], err);
 }
 
 tt_status run_label_counts(const void *ctx, const tt_args *a, tt_error *err)

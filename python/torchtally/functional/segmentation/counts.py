@@ -15,7 +15,8 @@ argument (a float index map is a TypeError, shapes that do not match a ValueErro
 checks (an index outside [0, num_classes), a mask value other than 0/1, NaN scores) are the
 kernels', so the update reads no value back to the host: a CPU batch raises at the call, a CUDA
 batch where its kernels run. A NaN among a pixel's scores makes its argmax -1, which the kernel
-reports as "NaN in the scores".
+reports as "NaN in the scores" (the class-argmax kernel makes that map: torch.argmax over the
+class dim walks the maps pixel by pixel).
 """
 
 import math
@@ -99,10 +100,19 @@ def _one_hot_side(name: str, t: Tensor, num_classes: int, host_checks: bool) -> 
             if bool(torch.isnan(t).any()):
                 raise ValueError(f"{name}: NaN in the scores")
             return _Side("labels", t.argmax(dim=1), False)
-        return _Side("labels", t.argmax(dim=1).masked_fill_(torch.isnan(t).any(dim=1), -1), True)
+        return _Side("labels", _class_argmax(t), True)
     if host_checks and t.dtype != torch.bool and t.numel() and (int(t.min()) < 0 or int(t.max()) > 1):
         raise ValueError(f"{name}: expected a one-hot (0/1) mask per class, got values outside {{0, 1}}")
     return _Side("masks", t, False)
+
+
+def _class_argmax(scores: Tensor) -> Tensor:
+    """int64 [N, ...]: the argmax class of each pixel of scores [N, C, ...], -1 at a NaN score."""
+    n, c = scores.shape[:2]
+    pixels = math.prod(scores.shape[2:])
+    out = torch.empty(n, pixels, dtype=torch.int64, device=scores.device)
+    kernels.class_argmax(out, scores.reshape(n, c, pixels))
+    return out.view(n, *scores.shape[2:])
 
 
 def _as_masks(side: _Side, num_classes: int) -> Tensor:

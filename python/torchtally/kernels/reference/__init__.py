@@ -9,6 +9,7 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 from .binned import binned_update
 from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
+from .class_argmax import class_argmax
 from .clustering import cluster_distances, cluster_moments, contingency_rows
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
@@ -52,6 +53,7 @@ __all__ = [
     "surface_distance",
     "mask_counts",
     "label_counts",
+    "class_argmax",
     "levenshtein",
     "bleu_update",
     "chrf_update",
