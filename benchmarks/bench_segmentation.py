@@ -11,6 +11,10 @@ Each row checks that both libraries give the same result on the batch, then time
 intersections and pixel sums with its kernels (index maps: a confusion matrix per image; one-hot
 masks: the mask-counts kernel, one pass over both masks); torchmetrics with tensor ops.
 
+A second table times an epoch of small batches, where per-call overhead counts: 50 updates of
+[4, 5, 128, 128] (4 images, 5 classes) and a compute, as index maps, one-hot bool masks and float
+scores (one-hot, argmax per pixel), median of 3 epochs.
+
 A last row times HausdorffDistance on N = 4 one-hot bool masks [4, 3, 128, 128] of blocky
 shapes (8 x 8 random class maps, upsampled): torchtally's surface-distance kernel (separable
 exact distance transforms, every pair in one call) against torchmetrics' distance transform
@@ -36,6 +40,7 @@ C = 21
 SIDE = 512
 HAUSDORFF = (4, 3, 128)  # images, classes, side (torchmetrics: about a minute a call at 256)
 SECTION = "Segmentation update"
+EPOCH = (50, 4, 5, 128)  # updates, images, classes, side
 
 
 def batch(n: int, fmt: str) -> tuple:
@@ -48,9 +53,49 @@ def batch(n: int, fmt: str) -> tuple:
     return preds.unsqueeze(1) == classes, target.unsqueeze(1) == classes
 
 
-def make(lib: str, name: str, fmt: str) -> object:
+def make(lib: str, name: str, fmt: str, classes: int = C) -> object:
     cls = getattr(importlib.import_module(f"{lib}.segmentation"), name)
-    return cls(num_classes=C, input_format=fmt)
+    return cls(num_classes=classes, input_format="one-hot" if fmt == "scores" else fmt)
+
+
+def epoch_batches(steps: int, n: int, c: int, side: int, fmt: str) -> list:
+    g = torch.Generator().manual_seed(2)
+    out = []
+    for _ in range(steps):
+        preds = torch.randint(0, c, (n, side, side), generator=g)
+        target = torch.randint(0, c, (n, side, side), generator=g)
+        hot = target.unsqueeze(1) == torch.arange(c).view(1, c, 1, 1)
+        if fmt == "index":
+            out.append((preds, target))
+        elif fmt == "one-hot":
+            out.append((preds.unsqueeze(1) == torch.arange(c).view(1, c, 1, 1), hot))
+        else:
+            out.append((torch.rand(n, c, side, side, generator=g), hot))
+    return out
+
+
+def epoch_rows() -> list:
+    steps, n, c, side = EPOCH
+    rows = []
+    for fmt in ("index", "one-hot", "scores"):
+        batches = epoch_batches(steps, n, c, side, fmt)
+        for name in ("MeanIoU", "DiceScore"):
+            times, values = [], []
+            for lib in ("torchtally", "torchmetrics"):
+                metric = make(lib, name, fmt, c)
+
+                def epoch() -> object:
+                    metric.reset()
+                    for b in batches:
+                        metric.update(*b)
+                    return metric.compute()
+
+                values.append(epoch())
+                times.append(time_call(epoch, min_seconds=0.2, repeats=3))
+            assert torch.allclose(values[0], values[1], atol=1e-5, equal_nan=True), (name, fmt, values)
+            rows.append((name, fmt, f"{times[0] * 1e3:.1f}", f"{times[1] * 1e3:.1f}", f"{times[1] / times[0]:.2f}x"))
+            print(rows[-1], flush=True)
+    return rows
 
 
 def hausdorff_row(n: int) -> tuple:
@@ -101,6 +146,10 @@ def main() -> None:
     rows.append(hausdorff_row(1 if n == 2 else HAUSDORFF[0]))
     print(rows[-1], flush=True)
     table = markdown_table(("metric", "input", "torchtally update (us)", "torchmetrics update (us)", "speed-up"), rows)
+    epoch_table = markdown_table(
+        ("metric", "input", "torchtally epoch (ms)", "torchmetrics epoch (ms)", "speed-up"), epoch_rows()
+    )
+    steps, n_small, c_small, side = EPOCH
     body = "\n".join(
         [
             f"Update of one batch of {n} images, {SIDE} x {SIDE} pixels, {C} classes, one torch thread "
@@ -108,7 +157,14 @@ def main() -> None:
             "",
             machine_line(),
             "",
+            "The machine is shared with other jobs: compare the ratios of one run, not times across runs.",
+            "",
             table,
+            "",
+            f"One epoch: {steps} updates of [{n_small}, {c_small}, {side}, {side}] ({n_small} images, "
+            f"{c_small} classes) and a compute, median of 3.",
+            "",
+            epoch_table,
         ]
     )
     replace_section(SECTION, body)

@@ -7,12 +7,14 @@
 #include "kernels/binned_finish.h"
 #include "kernels/box_overlap.h"
 #include "kernels/calibration.h"
+#include "kernels/class_argmax.h"
 #include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
 #include "kernels/contingency.h"
 #include "kernels/eed.h"
 #include "kernels/finish.h"
+#include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
 #include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
@@ -90,8 +92,8 @@ tt_status run_panoptic_update(const void *ctx, const tt_args *a, tt_error *err)
                               a->tensor[5], a->tensor[6], (int)a->ints[7], err);
 }
 
-/* surface_distance and mask_counts have no CUDA build either: other devices take the torch
- * reference. */
+/* surface_distance and the segmentation counts (mask_counts, class_argmax, label_counts) have no
+ * CUDA build either: other devices take the torch reference. */
 tt_status run_surface_distance(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_surface_distance(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], a->floats[4],
@@ -101,6 +103,16 @@ tt_status run_surface_distance(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_mask_counts(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_mask_counts(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
+tt_status run_class_argmax(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_class_argmax(a->tensor[0], a->tensor[1], err);
+}
+
+tt_status run_label_counts(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_label_counts(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], err);
 }
 
 /* levenshtein has no CUDA build either: its inputs are token ids made on the host. */

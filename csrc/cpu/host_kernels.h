@@ -51,6 +51,10 @@
       {"directed", TT_ARG_BOOL})                                                                   \
     X(mask_counts, "mask_counts(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},                  \
       {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(class_argmax, "class_argmax(out, scores)", {"out", TT_ARG_OUT_TENSOR},                       \
+      {"scores", TT_ARG_TENSOR})                                                                   \
+    X(label_counts, "label_counts(out, preds, target, from_scores)", {"out", TT_ARG_OUT_TENSOR},   \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR}, {"from_scores", TT_ARG_INT})            \
     X(levenshtein, "levenshtein(out, tokens, offsets, substitution_cost)",                         \
       {"out", TT_ARG_OUT_TENSOR}, {"tokens", TT_ARG_TENSOR}, {"offsets", TT_ARG_TENSOR},           \
       {"substitution_cost", TT_ARG_INT})                                                           \

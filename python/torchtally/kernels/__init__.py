@@ -484,3 +484,21 @@ def mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
     if _ops.compiling():
         return _ops.mask_counts(out, preds, target)
     host_module(out).mask_counts(out, preds, target)
+
+
+def class_argmax(out: Tensor, scores: Tensor) -> None:
+    """Class argmax (csrc/API.md): out int64 [N, P] = the class of the largest of scores[n, :, p]
+    ([N, C, P], the first on ties), -1 where one of them is NaN."""
+    if _ops.compiling():
+        return _ops.class_argmax(out, detached(scores))
+    host_module(out).class_argmax(out, detached(scores))
+
+
+def label_counts(out: Tensor, preds: Tensor, target: Tensor, from_scores: int = 0) -> None:
+    """Label counts (csrc/API.md): out int64 [N, C, 3] = (intersection, prediction, target pixels)
+    per sample and class of the index maps preds and target ([N, P]); a label outside [0, C) is a
+    ValueError. ``from_scores`` bit 0 / bit 1: preds / target is the argmax of scores with -1 where
+    a pixel's scores held a NaN (raised as "NaN in the scores")."""
+    if _ops.compiling():
+        return _ops.label_counts(out, preds, target, from_scores)
+    host_module(out).label_counts(out, preds, target, from_scores)

@@ -301,6 +301,14 @@ def _mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
     _host_route(out).mask_counts(out, preds, target)
 
 
+def _class_argmax(out: Tensor, scores: Tensor) -> None:
+    _host_route(out).class_argmax(out, scores)
+
+
+def _label_counts(out: Tensor, preds: Tensor, target: Tensor, from_scores: int) -> None:
+    _host_route(out).label_counts(out, preds, target, from_scores)
+
+
 coco_accumulate = define_op(
     "coco_accumulate",
     "Tensor(a!) precision, Tensor(b!) recall, Tensor(c!) scores, Tensor detections, Tensor groundtruths, "
@@ -319,6 +327,8 @@ surface_distance = define_op(
     _surface_distance,
 )
 mask_counts = define_op("mask_counts", "Tensor(a!) out, Tensor preds, Tensor target", _mask_counts)
+class_argmax = define_op("class_argmax", "Tensor(a!) out, Tensor scores", _class_argmax)
+label_counts = define_op("label_counts", "Tensor(a!) out, Tensor preds, Tensor target, int from_scores", _label_counts)
 
 
 def _levenshtein(out: Tensor, tokens: Tensor, offsets: Tensor, substitution_cost: int) -> None:

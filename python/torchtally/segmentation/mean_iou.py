@@ -1,6 +1,8 @@
 """MeanIoU, DiceScore and GeneralizedDiceScore: overlap of segmentation masks, from per-sample,
-per-class counts (intersection, prediction pixels, target pixels) made by the confusion-matrix
-kernels (torchtally.functional.segmentation.counts).
+per-class counts (intersection, prediction pixels, target pixels) made in one kernel call per
+batch (torchtally.functional.segmentation.counts: label counts for index maps and the argmax of
+scores, mask counts for 0/1 masks). The value checks are the kernels', so an update reads no
+value back to the host.
 
 State (C' = classes kept: num_classes, less the background unless include_background):
 

@@ -8,16 +8,19 @@ Inputs follow torchmetrics.segmentation's ``input_format``:
     "mixed"    one of each: the tensor with one more dim is the one-hot one.
 
 ``overlap_counts`` returns int64 [N, C, 3] = (intersection, prediction pixels, target pixels)
-per sample and class, counted by torchtally.kernels: index maps by one [C, C] confusion matrix
-per sample, masks by the mask-counts kernel (one pass over both masks, 8 one-byte pixels at a
-time, checking their 0/1 values as it counts).
-Every check runs before anything is counted and names the argument: a float index map is a
-TypeError; an index outside [0, num_classes), a mask value other than 0/1, NaN scores or
-shapes that do not match are ValueErrors.
+per sample and class, counted by torchtally.kernels in one call per batch: index maps (and the
+argmax of float scores) by the label-counts kernel, masks by the mask-counts kernel (one pass
+over both masks, 8 one-byte pixels at a time). Shape and dtype checks run first and name the
+argument (a float index map is a TypeError, shapes that do not match a ValueError); the value
+checks (an index outside [0, num_classes), a mask value other than 0/1, NaN scores) are the
+kernels', so the update reads no value back to the host: a CPU batch raises at the call, a CUDA
+batch where its kernels run. A NaN among a pixel's scores makes its argmax -1, which the kernel
+reports as "NaN in the scores" (the class-argmax kernel makes that map: torch.argmax over the
+class dim walks the maps pixel by pixel).
 """
 
 import math
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -69,11 +72,11 @@ def _tensor(name: str, value: object) -> Tensor:
     return value
 
 
-def _labels(name: str, t: Tensor, num_classes: int) -> Tensor:
-    """An index map [N, ...], range-checked."""
+def _labels(name: str, t: Tensor, num_classes: int, host_checks: bool) -> Tensor:
+    """An index map [N, ...], range-checked here with ``host_checks`` (else by the kernel)."""
     if t.dtype not in _LABEL_DTYPES or t.dtype == torch.bool:
         raise TypeError(f"{name}: expected an integer index map for input_format 'index', got {_shape(t)}")
-    if t.numel():
+    if host_checks and t.numel():
         low, high = int(t.min()), int(t.max())
         if low < 0 or high >= num_classes:
             bad = low if low < 0 else high
@@ -81,34 +84,48 @@ def _labels(name: str, t: Tensor, num_classes: int) -> Tensor:
     return t
 
 
-def _one_hot_side(name: str, t: Tensor, num_classes: int, check_masks: bool) -> Tuple[str, Tensor]:
-    """("labels", argmax map) for float scores [N, C, ...], ("masks", t) for 0/1 masks (values checked
-    unless ``check_masks`` is False: the mask-counts kernel checks them as it counts)."""
+class _Side(NamedTuple):
+    kind: str  # "labels" [N, ...] or "masks" [N, C, ...]
+    values: Tensor
+    scored: bool  # labels that are the argmax of float scores, -1 where a pixel's scores held a NaN
+
+
+def _one_hot_side(name: str, t: Tensor, num_classes: int, host_checks: bool) -> _Side:
+    """Float scores [N, C, ...] as their argmax map, 0/1 masks as they are (their values checked
+    here with ``host_checks``, else by the kernel that counts them)."""
     if t.dim() < 2 or t.shape[1] != num_classes:
         raise ValueError(f"{name}: expected one-hot [N, C, ...] with C = num_classes = {num_classes}, got {_shape(t)}")
     if t.is_floating_point():
-        if bool(torch.isnan(t).any()):
-            raise ValueError(f"{name}: NaN in the scores")
-        return "labels", t.argmax(dim=1)
-    if check_masks and t.dtype != torch.bool and t.numel() and (int(t.min()) < 0 or int(t.max()) > 1):
+        if host_checks:
+            if bool(torch.isnan(t).any()):
+                raise ValueError(f"{name}: NaN in the scores")
+            return _Side("labels", t.argmax(dim=1), False)
+        return _Side("labels", _class_argmax(t), True)
+    if host_checks and t.dtype != torch.bool and t.numel() and (int(t.min()) < 0 or int(t.max()) > 1):
         raise ValueError(f"{name}: expected a one-hot (0/1) mask per class, got values outside {{0, 1}}")
-    return "masks", t
+    return _Side("masks", t, False)
 
 
-def _as_masks(kind: str, t: Tensor, num_classes: int) -> Tensor:
-    if kind == "masks":
+def _class_argmax(scores: Tensor) -> Tensor:
+    """int64 [N, ...]: the argmax class of each pixel of scores [N, C, ...], -1 at a NaN score."""
+    n, c = scores.shape[:2]
+    pixels = math.prod(scores.shape[2:])
+    out = torch.empty(n, pixels, dtype=torch.int64, device=scores.device)
+    kernels.class_argmax(out, scores.reshape(n, c, pixels))
+    return out.view(n, *scores.shape[2:])
+
+
+def _as_masks(side: _Side, num_classes: int) -> Tensor:
+    t = side.values
+    if side.kind == "masks":
         return t
     classes = torch.arange(num_classes, device=t.device).view(1, num_classes, *([1] * (t.dim() - 1)))
     return t.unsqueeze(1) == classes
 
 
-def formatted(
-    preds: object, target: object, num_classes: Optional[int], input_format: str, check_masks: bool = True
-) -> Tuple[str, Tensor, Tensor, int]:
-    """Both sides checked and brought to one kind: ("labels", [N, ...] x2, C) or ("masks", [N, C, ...] x2, C).
-
-    ``num_classes`` None takes C from the one-hot tensor (input_format "one-hot" or "mixed").
-    ``check_masks`` False leaves the 0/1 check of integer masks to the caller's kernel."""
+def _sides(
+    preds: object, target: object, num_classes: Optional[int], input_format: str, host_checks: bool
+) -> Tuple[_Side, _Side, int]:
     p, t = _tensor("preds", preds), _tensor("target", target)
     if input_format == "one-hot":
         if p.shape != t.shape:
@@ -116,53 +133,78 @@ def formatted(
         if p.dim() < 3:
             raise ValueError(f"preds: expected one-hot [N, C, ...] with at least one spatial dim, got {_shape(p)}")
         c = num_classes if num_classes is not None else p.shape[1]
-        sides = [_one_hot_side("preds", p, c, check_masks), _one_hot_side("target", t, c, check_masks)]
-    elif input_format == "index":
+        return _one_hot_side("preds", p, c, host_checks), _one_hot_side("target", t, c, host_checks), c
+    if input_format == "index":
         assert num_classes is not None  # the callers' argument checks
         if p.shape != t.shape:
             raise ValueError(f"preds and target: expected one shape, got {_shape(p)} and {_shape(t)}")
         if p.dim() < 2:
             raise ValueError(f"preds: expected an index map [N, ...] with at least one spatial dim, got {_shape(p)}")
         c = num_classes
-        sides = [("labels", _labels("preds", p, c)), ("labels", _labels("target", t, c))]
+        p_side = _Side("labels", _labels("preds", p, c, host_checks), False)
+        return p_side, _Side("labels", _labels("target", t, c, host_checks), False), c
+    hot_first = p.dim() == t.dim() + 1
+    if not hot_first and t.dim() != p.dim() + 1:
+        raise ValueError(
+            "preds and target: input_format 'mixed' expects one one-hot [N, C, ...] and one index map "
+            f"[N, ...] (one dim less), got {_shape(p)} and {_shape(t)}"
+        )
+    hot, index = (p, t) if hot_first else (t, p)
+    if hot.dim() < 3 or hot.shape[0] != index.shape[0] or hot.shape[2:] != index.shape[1:]:
+        raise ValueError(
+            f"preds and target: expected one-hot [N, C, ...] and index map [N, ...] of the same N and "
+            f"spatial dims, got {_shape(p)} and {_shape(t)}"
+        )
+    c = num_classes if num_classes is not None else hot.shape[1]
+    hot_name, index_name = ("preds", "target") if hot_first else ("target", "preds")
+    hot_side = _one_hot_side(hot_name, hot, c, host_checks)
+    index_side = _Side("labels", _labels(index_name, index, c, host_checks), False)
+    return (hot_side, index_side, c) if hot_first else (index_side, hot_side, c)
+
+
+def formatted(
+    preds: object, target: object, num_classes: Optional[int], input_format: str
+) -> Tuple[str, Tensor, Tensor, int]:
+    """Both sides checked (values included) and brought to one kind: ("labels", [N, ...] x2, C) or
+    ("masks", [N, C, ...] x2, C). ``num_classes`` None takes C from the one-hot tensor
+    (input_format "one-hot" or "mixed")."""
+    p, t, c = _sides(preds, target, num_classes, input_format, host_checks=True)
+    if p.kind == t.kind:
+        return p.kind, p.values, t.values, c
+    return "masks", _as_masks(p, c), _as_masks(t, c), c
+
+
+def _rows(t: Tensor) -> Tensor:
+    """[N, ...] as [N, P] (a view where the layout allows; not -1: ambiguous for an empty batch)."""
+    return t.reshape(t.shape[0], math.prod(t.shape[1:]))
+
+
+def _check_labels(name: str, side: _Side, num_classes: int) -> None:
+    """The label kernel's value checks alone (index range, NaN marks) for a side about to be
+    expanded into masks: counted into a scratch buffer, the other side a constant 0."""
+    labels = _rows(side.values)
+    zeros = torch.zeros((), dtype=torch.uint8, device=labels.device).expand(labels.shape)
+    scratch = torch.empty(labels.shape[0], num_classes, 3, dtype=torch.int64, device=labels.device)
+    if name == "preds":
+        kernels.label_counts(scratch, labels, zeros, int(side.scored))
     else:
-        hot_first = p.dim() == t.dim() + 1
-        if not hot_first and t.dim() != p.dim() + 1:
-            raise ValueError(
-                "preds and target: input_format 'mixed' expects one one-hot [N, C, ...] and one index map "
-                f"[N, ...] (one dim less), got {_shape(p)} and {_shape(t)}"
-            )
-        hot, index = (p, t) if hot_first else (t, p)
-        if hot.dim() < 3 or hot.shape[0] != index.shape[0] or hot.shape[2:] != index.shape[1:]:
-            raise ValueError(
-                f"preds and target: expected one-hot [N, C, ...] and index map [N, ...] of the same N and "
-                f"spatial dims, got {_shape(p)} and {_shape(t)}"
-            )
-        c = num_classes if num_classes is not None else hot.shape[1]
-        hot_name, index_name = ("preds", "target") if hot_first else ("target", "preds")
-        hot_side = _one_hot_side(hot_name, hot, c, check_masks)
-        index_side = ("labels", _labels(index_name, index, c))
-        sides = [hot_side, index_side] if hot_first else [index_side, hot_side]
-    if sides[0][0] == sides[1][0]:
-        return sides[0][0], sides[0][1], sides[1][1], c
-    return "masks", _as_masks(*sides[0], c), _as_masks(*sides[1], c), c
+        kernels.label_counts(scratch, zeros, labels, 2 * int(side.scored))
 
 
 def overlap_counts(preds: object, target: object, num_classes: Optional[int], input_format: str) -> Tensor:
     """int64 [N, C, 3]: (intersection, prediction pixels, target pixels) per sample and class."""
-    kind, p, t, c = formatted(preds, target, num_classes, input_format, check_masks=False)
-    n = p.shape[0]
-    if kind == "labels":
-        confmats = torch.zeros(n, c, c, dtype=torch.int64, device=p.device)
-        for i in range(n):  # one [C, C] matrix per sample (row = target, column = prediction)
-            kernels.confmat_labels(confmats[i], p[i].reshape(-1), t[i].reshape(-1))
-        kernels.settled(confmats)
-        return torch.stack(
-            (confmats.diagonal(dim1=1, dim2=2), confmats.sum(dim=1), confmats.sum(dim=2)), dim=-1
-        ).contiguous()
-    out = torch.empty(n, c, 3, dtype=torch.int64, device=p.device)
-    pixels = math.prod(p.shape[2:])  # (not -1: ambiguous for an empty batch)
-    kernels.mask_counts(out, p.reshape(n, c, pixels), t.reshape(n, c, pixels))  # checks the 0/1 values too
+    p, t, c = _sides(preds, target, num_classes, input_format, host_checks=False)
+    n = p.values.shape[0]
+    out = torch.empty(n, c, 3, dtype=torch.int64, device=p.values.device)
+    if p.kind == t.kind == "labels":
+        kernels.label_counts(out, _rows(p.values), _rows(t.values), int(p.scored) + 2 * int(t.scored))
+        return out
+    for name, side in (("preds", p), ("target", t)):
+        if side.kind == "labels":
+            _check_labels(name, side, c)
+    pm, tm = _as_masks(p, c), _as_masks(t, c)
+    pixels = math.prod(pm.shape[2:])
+    kernels.mask_counts(out, pm.reshape(n, c, pixels), tm.reshape(n, c, pixels))  # checks the 0/1 values too
     return out
 
 

@@ -9,11 +9,13 @@ arguments before it writes `out` / `state`, so an error leaves them exactly as t
 from .binned import binned_update
 from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
+from .class_argmax import class_argmax
 from .clustering import cluster_distances, cluster_moments, contingency_rows
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .eed import eed_sentences
+from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
 from .mask_counts import mask_counts
@@ -50,6 +52,8 @@ __all__ = [
     "panoptic_update",
     "surface_distance",
     "mask_counts",
+    "label_counts",
+    "class_argmax",
     "levenshtein",
     "bleu_update",
     "chrf_update",
