@@ -5,8 +5,13 @@ build), the differences from torchmetrics one page per domain under docs/differe
 checks keep the front page within its size, its commands true (each `make X` a Makefile target),
 its links and the site's Markdown links pointing at files that exist, every page in the site's
 table of contents, and the differences pages in the table format other tooling reads.
+
+When README text written before the move is merged, `TORCHTALLY_OLD_README=path/to/README.md`
+checks that every sentence, table row and code line of that file is in README.md or a docs/ page
+(skipped without it: the site's text moves on after the merge).
 """
 
+import os
 import re
 from pathlib import Path
 from typing import List
@@ -99,3 +104,48 @@ def test_differences_pages_hold_table_rows() -> None:
         for row in rows:
             # four cells (what, torchmetrics, torchtally, why): "| a | b | c | d |"
             assert row.endswith(" |") and row.count(" | ") >= 3, f"{page.name}: {row[:60]}"
+
+
+def normalized(text: str) -> str:
+    """Whitespace folded, comments and link targets dropped (a link's target depends on its page)."""
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.DOTALL)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def text_units(markdown: str) -> List[str]:
+    """The sentences of a Markdown file's paragraphs and list items, its table rows and code lines
+    (headings left out: a moved chapter's heading changes level)."""
+    units: List[str] = []
+    paragraph: List[str] = []
+
+    def flush() -> None:
+        text = normalized(" ".join(paragraph))
+        units.extend(s for s in re.split(r"(?<=[.;:])\s+(?=[A-Z`(*\-])", text) if len(s) > 3)
+        paragraph.clear()
+
+    in_code = False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            flush()
+            in_code = not in_code
+        elif in_code or line.startswith("|"):
+            flush()
+            if line.strip():
+                units.append(normalized(line))
+        elif line.startswith("#"):
+            flush()
+        else:
+            if not line.strip() or re.match(r"\s*(- |\d+\. )", line):
+                flush()
+            paragraph.append(line)
+    flush()
+    return units
+
+
+@pytest.mark.skipif(not os.environ.get("TORCHTALLY_OLD_README"), reason="TORCHTALLY_OLD_README not set")
+def test_old_readme_text_is_kept() -> None:
+    old = Path(os.environ["TORCHTALLY_OLD_README"]).read_text()
+    kept = " \n ".join(normalized(p.read_text()) for p in [README, *site_pages()])
+    missing = [unit for unit in text_units(old) if unit not in kept]
+    assert not missing, f"{len(missing)} pieces of the old README are nowhere: {missing[:5]}"
