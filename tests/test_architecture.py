@@ -1,5 +1,5 @@
-"""The package's layering rules, checked on its source (README, "Architecture";
-docs/architecture.md has the layer table):
+"""The package's layering rules, checked on its source (docs/development.md,
+"Architecture"; docs/architecture.md has the layer table):
 
 * the tree is the layer table: each folder is one layer (``LAYERS``, lowest first), and a
   module imports only from its own layer and the layers below it;

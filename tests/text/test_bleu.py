@@ -169,7 +169,7 @@ def test_bleu_class_reads_a_flat_reference_list_as_one_reference_per_sentence():
     preds, flat = ["the cat is on the mat", "a dog ran"], ["the cat is on the mat", "a dog ran"]
     assert float(BLEUScore(n_gram=2).update(preds, flat).compute()) == 1.0
     assert float(bleu_score(preds, flat, n_gram=2)) == 1.0
-    assert float(TMBLEU(n_gram=2)(preds, flat)) == 0.0  # the behaviour the README's table records
+    assert float(TMBLEU(n_gram=2)(preds, flat)) == 0.0  # the behaviour docs/differences/text.md records
 
 
 def test_bad_arguments():

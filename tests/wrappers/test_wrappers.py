@@ -529,7 +529,7 @@ class _FeatureSum(Metric):
     ],
 )
 def test_every_wrapper_can_be_scripted(make):
-    """torch.jit.script(wrapper) works (the README promises it as for torchmetrics' metrics)."""
+    """torch.jit.script(wrapper) works (docs/using.md promises it as for torchmetrics' metrics)."""
     wrapper = make()
     if isinstance(wrapper, W.MetricTracker):
         wrapper.increment()
