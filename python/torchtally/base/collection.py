@@ -232,7 +232,7 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         """update() as dynamo traces it (inside ``torch.compile``): each owner's traced update
         (Metric._update_traced), with no checkpoint to roll back to (a graph cannot catch): a
         batch that one owner's kernel rejects raises from the compiled step after the owners
-        before it counted it (the README's "Inside torch.compile" says so)."""
+        before it counted it (the reference site's "Inside torch.compile" page says so)."""
         for metric in owners:
             metric.update(*args, **(metric.accepted_update_kwargs(kwargs) if kwargs else kwargs))
         return self
