@@ -118,7 +118,10 @@ def unpack_record(state_dict: Mapping[str, Any], kind: str) -> Dict[str, Any]:
             f"{kind}.load_state_dict: expected a resumable state dict {{'{RESUME_KEY}': bytes}} "
             f"(what state_dict() gives torch.distributed.checkpoint), got {type(blob).__name__}"
         )
-    record = torch.load(io.BytesIO(bytes(blob)), map_location="cpu", weights_only=True)
+    try:
+        record = torch.load(io.BytesIO(bytes(blob)), map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch.load raises many kinds for bytes that are not its format
+        raise ValueError(f"{kind}.load_state_dict: not a torchtally checkpoint ({type(exc).__name__}: {exc})") from None
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         found = record.get("format") if isinstance(record, dict) else type(record).__name__
         raise ValueError(f"{kind}.load_state_dict: checkpoint format {found!r}, this torchtally reads {FORMAT}")
