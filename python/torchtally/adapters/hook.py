@@ -382,14 +382,18 @@ class MetricHook:
     # ---- checkpoints ----------------------------------------------------------------------
 
     def state_dict(self) -> Dict[str, Any]:
+        """:meth:`resumable_state_dict`; when ``dcp.load`` calls it, the key to read."""
+        if checkpoint_call() == "load":
+            return template()
+        return self.resumable_state_dict()
+
+    def resumable_state_dict(self) -> Dict[str, Any]:
         """The metrics' state on every rank, to resume mid-epoch at any world size, as
         ``{"torchtally_resume": bytes}`` (the metrics' ``resumable_state_dict``): save it at a
         batch boundary with the loader's UnpaddedDistributedSampler, e.g. ``dcp.save({"hook":
-        hook, "sampler": sampler}, checkpoint_id=...)``, which the hook tells after every
+        hook, "sampler": sampler}, checkpoint_id=...)``; the hook tells that sampler after every
         update how many of its positions are done. A collective under torch.distributed: every
         rank must call it (``dcp.save`` does). Only torchtally metrics can be saved so."""
-        if checkpoint_call() == "load":
-            return template()
         if not self._is_tally:
             raise TypeError(
                 f"MetricHook.state_dict: metrics of type {type(self.metrics).__name__} cannot be resumed at "
@@ -414,6 +418,8 @@ class MetricHook:
         self.metrics.load_resumable_state_dict(record["metrics"])
         self._resuming = True
         self.result = None
+
+    load_resumable_state_dict = load_state_dict  # the name Metric and MetricCollection give it
 
     def reset(self) -> None:
         """Reset the metrics and the position counter (and forget a loaded checkpoint's resume)."""

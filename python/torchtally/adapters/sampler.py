@@ -351,6 +351,10 @@ class UnpaddedDistributedSampler(DistributedSampler):
         does); when ``dcp.load`` calls it, the key to read."""
         if checkpoint_call() == "load":
             return template()
+        return self.resumable_state_dict()
+
+    def resumable_state_dict(self) -> Dict[str, Any]:
+        """:meth:`state_dict`'s form, whoever calls it (a collective under torch.distributed)."""
         counts = gather_from_ranks(self.consumed)
         return pack_record(
             "UnpaddedDistributedSampler",
@@ -373,6 +377,8 @@ class UnpaddedDistributedSampler(DistributedSampler):
         self.resume_stages = stages
         self.consumed, self._counted_by_caller, self._resume_served = 0, False, False
         self._share(positions)
+
+    load_resumable_state_dict = load_state_dict  # the name Metric and MetricCollection give it
 
     def _configuration(self) -> Dict[str, Any]:
         return {"dataset length": len(self.dataset), "shuffle": bool(self.shuffle), "seed": int(self.seed)}  # type: ignore[arg-type]
