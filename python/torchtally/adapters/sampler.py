@@ -16,6 +16,7 @@ valid positions is ``min(num_samples, len(range(r, N, W)))`` in every case.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Sized
@@ -288,8 +289,9 @@ class UnpaddedDistributedSampler(DistributedSampler):
         # Earlier jobs' consumption of ``epoch`` (world size, consumed count per rank), oldest
         # first: this epoch serves only the positions they left. Empty: the whole dataset.
         self.resume_stages: List[List[Any]] = []
-        self.consumed = 0  # positions of this rank's shard consumed in the current pass
-        self._counted_by_caller = False
+        self._pass: Optional[Iterator[int]] = None  # the current pass's iterator over its list
+        self._pass_len = 0
+        self._marked: Optional[int] = None  # mark_consumed's count, which then holds for the pass
         self._resume_served = False  # whether a pass over the resumed positions has started
         self._share(range(len(dataset)))
 
@@ -311,15 +313,24 @@ class UnpaddedDistributedSampler(DistributedSampler):
         if self._resume_served:  # a pass after the resumed one: the whole dataset again
             self._drop_resume()
         self._resume_served = bool(self.resume_stages)
-        self.consumed, self._counted_by_caller = 0, False
-        mine = self._resumed_share if self._resumed_share is not None else range(self.rank, n, self.num_replicas)
-        return self._serve(indices, mine)
+        if self._resumed_share is None:
+            served = indices[self.rank : n : self.num_replicas]
+        else:
+            served = [indices[p] for p in self._resumed_share]
+        # A plain list iterator (no per-sample Python code); what it has yielded is read back
+        # from its length hint.
+        self._pass, self._pass_len, self._marked = iter(served), len(served), None
+        return self._pass
 
-    def _serve(self, indices: List[int], mine: Sequence[int]) -> Iterator[int]:
-        for position in mine:
-            if not self._counted_by_caller:
-                self.consumed += 1
-            yield indices[position]
+    @property
+    def consumed(self) -> int:
+        """Positions of this rank's shard consumed in the current pass: those the iterator has
+        yielded, or the count given to :meth:`mark_consumed`."""
+        if self._marked is not None:
+            return self._marked
+        if self._pass is None:
+            return 0
+        return self._pass_len - operator.length_hint(self._pass)
 
     def _drop_resume(self) -> None:
         self.resume_stages = []
@@ -341,7 +352,7 @@ class UnpaddedDistributedSampler(DistributedSampler):
         where a loader fetches ahead); from then on the iterator no longer counts."""
         if not isinstance(count, int) or not 0 <= count <= self.num_samples:
             raise ValueError(f"count: expected an int in [0, {self.num_samples}], got {count!r}")
-        self.consumed, self._counted_by_caller = count, True
+        self._marked = count
 
     def state_dict(self) -> Dict[str, Any]:
         """What this epoch's consumption looks like on every rank, as ``{"torchtally_resume":
@@ -375,7 +386,7 @@ class UnpaddedDistributedSampler(DistributedSampler):
         positions = positions_left(len(self.dataset), stages)  # type: ignore[arg-type]
         self.epoch = int(record["epoch"])
         self.resume_stages = stages
-        self.consumed, self._counted_by_caller, self._resume_served = 0, False, False
+        self._pass, self._marked, self._resume_served = None, None, False
         self._share(positions)
 
     load_resumable_state_dict = load_state_dict  # the name Metric and MetricCollection give it
