@@ -15,7 +15,7 @@ from torchtally import MaxMetric, MetricCollection, MetricHook, UnpaddedDistribu
 from torchtally.base.resume import RESUME_KEY, pack_record
 from torchtally.classification import BinaryAUROC, MulticlassAccuracy
 from torchtally.regression import MeanSquaredError, PearsonCorrCoef
-from torchtally.wrappers import MultioutputWrapper
+from torchtally.wrappers import MetricTracker, MultioutputWrapper
 
 
 def _shards(n: int = 60, parts: int = 3):
@@ -126,3 +126,20 @@ def test_hook_keeps_the_loaded_state_at_the_next_epoch_start():
     assert torch.equal(resumed.result["acc"], torch.tensor(1.0))
     with pytest.raises(ValueError, match="usage 'epoch_wise'"):
         MetricHook(MulticlassAccuracy(num_classes=3), usage="running").load_state_dict(saving.state_dict())
+
+
+def test_tracker_resumes_every_step_and_a_mismatch_adds_none():
+    preds, target = torch.tensor([0, 1, 2, 2]), torch.tensor([0, 1, 1, 2])
+    tracker = MetricTracker(MulticlassAccuracy(num_classes=3))
+    for cut in (2, 4):
+        tracker.increment()
+        tracker.update(preds[:cut], target[:cut])
+    saved = tracker.resumable_state_dict()
+    fresh = MetricTracker(MulticlassAccuracy(num_classes=3))
+    fresh.load_state_dict(saved)
+    assert fresh.n_steps == 2
+    assert torch.equal(fresh.compute_all(), tracker.compute_all())
+    other = MetricTracker(MulticlassAccuracy(num_classes=4))
+    with pytest.raises(ValueError, match="MetricTracker step 0: .*num_classes"):
+        other.load_state_dict(saved)
+    assert other.n_steps == 0
