@@ -266,11 +266,19 @@ class MetricHook:
         either, nothing is treated as padding, and under torch.distributed the first update
         warns (SamplerWarning) unless ``drop_padding=False``.
         """
-        if self.usage.name != "batch_wise" and self.usage.reset_each_epoch and not self._resuming:
+        resuming, self._resuming = self._resuming, False
+        if self.usage.name != "batch_wise" and self.usage.reset_each_epoch and not resuming:
             self.metrics.reset()
-        self._resuming = False
         self.iteration = 0
         self.start_loader(loader, sampler=sampler)
+        if resuming and (self._counting_for is None or not self._counting_for.resume_stages):
+            warnings.warn(
+                "this epoch resumes a checkpoint's metric state, but the loader's sampler is not an "
+                "UnpaddedDistributedSampler loaded from the same checkpoint: the samples counted before "
+                "the checkpoint may be counted again. Save and load the sampler with the hook.",
+                SamplerWarning,
+                stacklevel=2,
+            )
 
     def start_loader(self, loader: Any = None, *, sampler: Any = None) -> None:
         """A (further) loader starts within the epoch: restart the position count for it,
