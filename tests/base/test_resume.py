@@ -145,3 +145,14 @@ def test_tracker_resumes_every_step_and_a_mismatch_adds_none():
     with pytest.raises(ValueError, match="MetricTracker step 0: .*num_classes"):
         other.load_state_dict(saved)
     assert other.n_steps == 0
+
+
+def test_dcp_stores_the_record_raw_not_as_a_pickled_string(tmp_path):
+    metric = BinaryAUROC(thresholds=None)  # exact: 5 bytes per sample (float32 score, int8 label)
+    metric.update(torch.rand(20_000), torch.randint(0, 2, (20_000,)))
+    record = len(metric.resumable_state_dict()[RESUME_KEY])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dcp.save({"m": metric}, checkpoint_id=str(tmp_path))
+    on_disk = sum(p.stat().st_size for p in tmp_path.iterdir())
+    assert record < on_disk < record * 1.05 + 4096  # pickled as bytes it would take about 1.4 times

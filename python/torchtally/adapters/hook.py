@@ -26,7 +26,7 @@ from torch.utils.data import RandomSampler, SequentialSampler
 
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
-from ..base.resume import checkpoint_call, pack_record, template, unpack_record
+from ..base.resume import checkpoint_call, for_checkpoint, pack_record, template, unpack_record
 from .dataparallel import check_no_metrics_inside, is_metric_like, metric_device
 from .sampler import (
     SamplerWarning,
@@ -393,7 +393,7 @@ class MetricHook:
         """:meth:`resumable_state_dict`; when ``dcp.load`` calls it, the key to read."""
         if checkpoint_call() == "load":
             return template()
-        return self.resumable_state_dict()
+        return for_checkpoint(self.resumable_state_dict())
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """The metrics' state on every rank, to resume mid-epoch at any world size, as

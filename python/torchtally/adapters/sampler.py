@@ -27,6 +27,7 @@ from torch.utils.data import Dataset, DistributedSampler
 
 from ..base.resume import (
     checkpoint_call,
+    for_checkpoint,
     gather_from_ranks,
     pack_record,
     raise_if_record_differs,
@@ -362,7 +363,7 @@ class UnpaddedDistributedSampler(DistributedSampler):
         does); when ``dcp.load`` calls it, the key to read."""
         if checkpoint_call() == "load":
             return template()
-        return self.resumable_state_dict()
+        return for_checkpoint(self.resumable_state_dict())
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """:meth:`state_dict`'s form, whoever calls it (a collective under torch.distributed)."""

@@ -22,6 +22,7 @@ from .placement import first_tensor
 from .plotting import plot_value
 from .resume import (
     checkpoint_call,
+    for_checkpoint,
     gather_from_ranks,
     is_resumable,
     pack_record,
@@ -389,7 +390,7 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         if not args and destination is None and not prefix:
             call = checkpoint_call()
             if call == "save":
-                return self.resumable_state_dict()
+                return for_checkpoint(self.resumable_state_dict())
             if call == "load":
                 return template()
         return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)

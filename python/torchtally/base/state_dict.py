@@ -24,6 +24,7 @@ from ..sync.plan import StateSpec
 from .lists import LIST, copied
 from .resume import (
     checkpoint_call,
+    for_checkpoint,
     gather_from_ranks,
     is_resumable,
     pack_record,
@@ -107,7 +108,7 @@ class StateDict:
         if not args and destination is None and not prefix:
             call = checkpoint_call()
             if call == "save":
-                return self.resumable_state_dict()
+                return for_checkpoint(self.resumable_state_dict())
             if call == "load":
                 return template()
         return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)  # type: ignore[misc]

@@ -9,7 +9,7 @@ from torch.nn import ModuleList
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
 from ..base.plotting import plot_value
-from ..base.resume import checkpoint_call, is_resumable, pack_record, template, unpack_record
+from ..base.resume import checkpoint_call, for_checkpoint, is_resumable, pack_record, template, unpack_record
 from .abstract import warn_user
 from .classwise import ClasswiseWrapper
 
@@ -87,7 +87,7 @@ class MetricTracker(ModuleList):
         if not args and destination is None and not prefix:
             call = checkpoint_call()
             if call == "save":
-                return self.resumable_state_dict()
+                return for_checkpoint(self.resumable_state_dict())
             if call == "load":
                 return template()
         return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)
