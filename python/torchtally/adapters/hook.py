@@ -26,8 +26,16 @@ from torch.utils.data import RandomSampler, SequentialSampler
 
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
+from ..base.resume import checkpoint_call, for_checkpoint, pack_record, template, unpack_record
 from .dataparallel import check_no_metrics_inside, is_metric_like, metric_device
-from .sampler import SamplerWarning, ShardLayout, find_distributed_sampler, shard_layout, warn_lost_samples
+from .sampler import (
+    SamplerWarning,
+    ShardLayout,
+    UnpaddedDistributedSampler,
+    find_distributed_sampler,
+    shard_layout,
+    warn_lost_samples,
+)
 
 __all__ = ["MetricHook", "Usage", "resolve_usage"]
 
@@ -241,6 +249,8 @@ class MetricHook:
         self.computed = False  # whether the last update also computed (batch-wise, running)
         self._warned_no_sampler = False
         self._source_given = False  # whether this epoch's loader or sampler was given
+        self._counting_for: Optional[UnpaddedDistributedSampler] = None  # told what was consumed
+        self._resuming = False  # loaded mid-epoch: the next epoch start keeps the loaded state
 
     # ---- events -------------------------------------------------------------------------
 
@@ -256,10 +266,19 @@ class MetricHook:
         either, nothing is treated as padding, and under torch.distributed the first update
         warns (SamplerWarning) unless ``drop_padding=False``.
         """
-        if self.usage.name != "batch_wise" and self.usage.reset_each_epoch:
+        resuming, self._resuming = self._resuming, False
+        if self.usage.name != "batch_wise" and self.usage.reset_each_epoch and not resuming:
             self.metrics.reset()
         self.iteration = 0
         self.start_loader(loader, sampler=sampler)
+        if resuming and (self._counting_for is None or not self._counting_for.resume_stages):
+            warnings.warn(
+                "this epoch resumes a checkpoint's metric state, but the loader's sampler is not an "
+                "UnpaddedDistributedSampler loaded from the same checkpoint: the samples counted before "
+                "the checkpoint may be counted again. Save and load the sampler with the hook.",
+                SamplerWarning,
+                stacklevel=2,
+            )
 
     def start_loader(self, loader: Any = None, *, sampler: Any = None, layout: Optional[ShardLayout] = None) -> None:
         """A (further) loader starts within the epoch: restart the position count for it,
@@ -270,6 +289,7 @@ class MetricHook:
         instead of looking for a DistributedSampler."""
         self.position = 0
         self.layout = None
+        self._counting_for = None
         source = sampler if sampler is not None else loader
         self._source_given = source is not None or layout is not None
         if layout is not None:
@@ -295,6 +315,8 @@ class MetricHook:
             return
         self._check_even_batches(layout, loader)
         self.layout = layout
+        if isinstance(found, UnpaddedDistributedSampler):
+            self._counting_for = found
 
     def iteration_completed(self, output: Any) -> None:
         """Iteration completed: transform the engine's output and update from it."""
@@ -330,6 +352,8 @@ class MetricHook:
                     undo_reset()
                 raise
         self.position += rows
+        if self._counting_for is not None:  # exact where the loader fetches ahead of the updates
+            self._counting_for.mark_consumed(self.position)
         self.iteration += 1
         self.computed = self.usage.name == "batch_wise" or (
             self.usage.name == "running" and self.iteration % self.usage.every == 0
@@ -371,9 +395,52 @@ class MetricHook:
         yield self
         self.end_epoch()
 
+    # ---- checkpoints ----------------------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """:meth:`resumable_state_dict`; when ``dcp.load`` calls it, the key to read."""
+        if checkpoint_call() == "load":
+            return template()
+        return for_checkpoint(self.resumable_state_dict())
+
+    def resumable_state_dict(self) -> Dict[str, Any]:
+        """The metrics' state on every rank, to resume mid-epoch at any world size, as
+        ``{"torchtally_resume": bytes}`` (the metrics' ``resumable_state_dict``): save it at a
+        batch boundary with the loader's UnpaddedDistributedSampler, e.g. ``dcp.save({"hook":
+        hook, "sampler": sampler}, checkpoint_id=...)``; the hook tells that sampler after every
+        update how many of its positions are done. A collective under torch.distributed: every
+        rank must call it (``dcp.save`` does). Only torchtally metrics can be saved so."""
+        if not self._is_tally:
+            raise TypeError(
+                f"MetricHook.state_dict: metrics of type {type(self.metrics).__name__} cannot be resumed at "
+                "another world size; use torchtally metrics"
+            )
+        inner = self.metrics.resumable_state_dict()
+        return pack_record("MetricHook", {"metrics": inner, "usage": self.usage.name})
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Load :meth:`state_dict`'s form saved at any world size (see
+        ``Metric.load_resumable_state_dict``): the next :meth:`start_epoch` keeps the loaded
+        state instead of resetting, so the resumed epoch ends with the whole epoch's result.
+        A checkpoint of other metrics or another usage raises ValueError; nothing changes then."""
+        record = unpack_record(state_dict, "MetricHook")
+        if not self._is_tally:
+            raise TypeError(f"MetricHook.load_state_dict: metrics of type {type(self.metrics).__name__} cannot load it")
+        if record["usage"] != self.usage.name:
+            raise ValueError(
+                f"MetricHook.load_state_dict: the checkpoint was saved with usage {record['usage']!r}, "
+                f"this hook has {self.usage.name!r}. Nothing was loaded"
+            )
+        self.metrics.load_resumable_state_dict(record["metrics"])
+        self._resuming = True
+        self.result = None
+
+    load_resumable_state_dict = load_state_dict  # the name Metric and MetricCollection give it
+
     def reset(self) -> None:
-        """Reset the metrics and the position counter."""
+        """Reset the metrics and the position counter (and forget a loaded checkpoint's resume)."""
         self.metrics.reset()
+        self._resuming = False
         self.position = 0
         self.iteration = 0
         self.result = None

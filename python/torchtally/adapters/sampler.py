@@ -16,13 +16,24 @@ valid positions is ``min(num_samples, len(range(r, N, W)))`` in every case.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Optional, Sized
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Sized
 
 import torch
 import torch.distributed
 from torch.utils.data import Dataset, DistributedSampler
+
+from ..base.resume import (
+    checkpoint_call,
+    for_checkpoint,
+    gather_from_ranks,
+    pack_record,
+    raise_if_record_differs,
+    template,
+    unpack_record,
+)
 
 __all__ = [
     "SamplerWarning",
@@ -30,6 +41,7 @@ __all__ = [
     "UnpaddedDistributedSampler",
     "find_distributed_sampler",
     "num_valid_samples",
+    "positions_left",
     "shard_layout",
     "warn_lost_samples",
 ]
@@ -159,7 +171,8 @@ def shard_layout(sampler: DistributedSampler) -> Optional[ShardLayout]:
     if not isinstance(dataset, Sized):
         return None
     return ShardLayout(
-        dataset_len=len(dataset),
+        # a resumed unpadded sampler covers only what the saving job left: total_size of them
+        dataset_len=sampler.total_size if isinstance(sampler, UnpaddedDistributedSampler) else len(dataset),
         num_replicas=int(sampler.num_replicas),
         rank=int(sampler.rank),
         num_samples=int(sampler.num_samples),
@@ -245,6 +258,14 @@ class UnpaddedDistributedSampler(DistributedSampler):
 
     Subclassing DistributedSampler keeps Lightning and ignite from wrapping it again.
 
+    Resumable at another world size: :meth:`state_dict` (what ``dcp.save`` stores) records how
+    many positions of its shard each rank has consumed this epoch, and a sampler of a job with
+    any number of ranks that loads it serves, for that epoch, exactly the positions no rank had
+    consumed (split ``r, r + W', ...`` among its ranks); the next pass, or another epoch set
+    by :meth:`set_epoch` (call it every epoch), covers the whole dataset again. Consumed
+    means yielded by the iterator; a DataLoader with workers fetches ahead, so there let a
+    :class:`MetricHook` count (it calls :meth:`mark_consumed` after every update).
+
     >>> ds = list(range(5))
     >>> [list(UnpaddedDistributedSampler(ds, num_replicas=2, rank=r, shuffle=False)) for r in (0, 1)]
     [[0, 2, 4], [1, 3]]
@@ -266,8 +287,21 @@ class UnpaddedDistributedSampler(DistributedSampler):
         if rank is None:
             rank = torch.distributed.get_rank() if initialised else 0
         super().__init__(dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=False)
-        self.num_samples = _strided_count(len(dataset), self.num_replicas, self.rank)
-        self.total_size = len(dataset)
+        # Earlier jobs' consumption of ``epoch`` (world size, consumed count per rank), oldest
+        # first: this epoch serves only the positions they left. Empty: the whole dataset.
+        self.resume_stages: List[List[Any]] = []
+        self._pass: Optional[Iterator[int]] = None  # the current pass's iterator over its list
+        self._pass_len = 0
+        self._marked: Optional[int] = None  # mark_consumed's count, which then holds for the pass
+        self._resume_served = False  # whether a pass over the resumed positions has started
+        self._share(range(len(dataset)))
+
+    def _share(self, positions: Sequence[int]) -> None:
+        """Serve ``positions`` (of the epoch's permutation) this epoch, strided over the ranks."""
+        mine = positions[self.rank :: self.num_replicas]
+        self._resumed_share: Optional[Sequence[int]] = mine if self.resume_stages else None
+        self.num_samples = len(mine)
+        self.total_size = len(positions)
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.dataset)  # type: ignore[arg-type]
@@ -277,7 +311,108 @@ class UnpaddedDistributedSampler(DistributedSampler):
             indices = torch.randperm(n, generator=g).tolist()
         else:
             indices = list(range(n))
-        return iter(indices[self.rank : n : self.num_replicas])
+        if self._resume_served:  # a pass after the resumed one: the whole dataset again
+            self._drop_resume()
+        self._resume_served = bool(self.resume_stages)
+        if self._resumed_share is None:
+            served = indices[self.rank : n : self.num_replicas]
+        else:
+            served = [indices[p] for p in self._resumed_share]
+        # A plain list iterator (no per-sample Python code); what it has yielded is read back
+        # from its length hint.
+        self._pass, self._pass_len, self._marked = iter(served), len(served), None
+        return self._pass
+
+    @property
+    def consumed(self) -> int:
+        """Positions of this rank's shard consumed in the current pass: those the iterator has
+        yielded, or the count given to :meth:`mark_consumed`."""
+        if self._marked is not None:
+            return self._marked
+        if self._pass is None:
+            return 0
+        return self._pass_len - operator.length_hint(self._pass)
+
+    def _drop_resume(self) -> None:
+        self.resume_stages = []
+        self._resume_served = False
+        self._share(range(len(self.dataset)))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """Set the epoch (the shuffle's seed is ``seed + epoch``). Another epoch than a resumed
+        one drops the resume: that epoch covers the whole dataset."""
+        if self.resume_stages and epoch != self.epoch:
+            self._drop_resume()
+        super().set_epoch(epoch)
+
+    def mark_consumed(self, count: int) -> None:
+        """Say that ``count`` positions of this rank's shard are consumed this pass (exact
+        where a loader fetches ahead); from then on the iterator no longer counts."""
+        if not isinstance(count, int) or not 0 <= count <= self.num_samples:
+            raise ValueError(f"count: expected an int in [0, {self.num_samples}], got {count!r}")
+        self._marked = count
+
+    def state_dict(self) -> Dict[str, Any]:
+        """What this epoch's consumption looks like on every rank, as ``{"torchtally_resume":
+        bytes}``: dataset length, shuffle, seed, epoch and, per job so far, its world size and
+        each rank's consumed count (the permutation is rebuilt from them, so no index list is
+        stored). A collective under torch.distributed (every rank must call it, as ``dcp.save``
+        does); when ``dcp.load`` calls it, the key to read."""
+        if checkpoint_call() == "load":
+            return template()
+        return for_checkpoint(self.resumable_state_dict())
+
+    def resumable_state_dict(self) -> Dict[str, Any]:
+        """:meth:`state_dict`'s form, whoever calls it (a collective under torch.distributed)."""
+        counts = gather_from_ranks(self.consumed)
+        return pack_record(
+            "UnpaddedDistributedSampler",
+            {
+                **self._configuration(),
+                "epoch": int(self.epoch),
+                "stages": [*self.resume_stages, [self.num_replicas, counts]],
+            },
+        )
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Resume :meth:`state_dict`'s epoch at this sampler's world size: this epoch serves
+        only the positions the saving job(s) had not consumed. A checkpoint of another dataset
+        length, shuffle or seed raises ValueError naming what differs; nothing changes then."""
+        record = unpack_record(state_dict, "UnpaddedDistributedSampler")
+        raise_if_record_differs("UnpaddedDistributedSampler", self._configuration(), record)
+        stages = [[int(w), [int(c) for c in counts]] for w, counts in record["stages"]]
+        positions = positions_left(len(self.dataset), stages)  # type: ignore[arg-type]
+        self.epoch = int(record["epoch"])
+        self.resume_stages = stages
+        self._pass, self._marked, self._resume_served = None, None, False
+        self._share(positions)
+
+    load_resumable_state_dict = load_state_dict  # the name Metric and MetricCollection give it
+
+    def _configuration(self) -> Dict[str, Any]:
+        return {"dataset length": len(self.dataset), "shuffle": bool(self.shuffle), "seed": int(self.seed)}  # type: ignore[arg-type]
+
+
+def positions_left(dataset_len: int, stages: List[List[Any]]) -> List[int]:
+    """The positions (of an epoch's order) that no rank of the jobs in ``stages`` consumed, in
+    order: each stage ``[W, counts]`` strided what the stages before it left over W ranks, and
+    its rank ``r`` consumed its first ``counts[r]`` positions, ``r, r + W, ...``.
+
+    >>> positions_left(10, [[3, [2, 1, 1]]])   # rank 0 took 0 and 3, rank 1 took 1, rank 2 took 2
+    [4, 5, 6, 7, 8, 9]
+    """
+    left = torch.arange(dataset_len)
+    for world, counts in stages:
+        if world < 1 or len(counts) != world:
+            raise ValueError(f"stages: expected a world size >= 1 and one count per rank, got {world}, {counts}")
+        keep = torch.ones(len(left), dtype=torch.bool)
+        for rank, count in enumerate(counts):
+            share = _strided_count(len(left), world, rank)
+            if not 0 <= count <= share:
+                raise ValueError(f"stages: rank {rank} of {world} consumed {count} of its {share} positions")
+            keep[rank : rank + count * world : world] = False
+        left = left[keep]
+    return left.tolist()

@@ -10,6 +10,7 @@ from torch import nn
 from ..errors import stacklevel_outside_torchtally
 from ..kernels.ops import compiling
 from ..sync import dist
+from ..sync.fingerprint import raise_if_different
 from ..sync.plan import SyncPlan
 from .attachable import Attachable
 from .guard import Guard, locked, new_lock
@@ -19,6 +20,16 @@ from .metric import Metric
 from .options import checked_recipient_rank
 from .placement import first_tensor
 from .plotting import plot_value
+from .resume import (
+    checkpoint_call,
+    for_checkpoint,
+    gather_from_ranks,
+    is_resumable,
+    pack_record,
+    raise_if_record_differs,
+    template,
+    unpack_record,
+)
 from .state_dict import raise_key_problems
 from .states import HeldStates
 from .synced import SyncedCollection
@@ -373,11 +384,56 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         for metric in self._metrics.values():
             metric.persistent(mode)
 
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
+        """nn.Module's state_dict, except when torch.distributed.checkpoint calls it: ``dcp.save``
+        gets :meth:`resumable_state_dict`, ``dcp.load`` the key to read (see Metric.state_dict)."""
+        if not args and destination is None and not prefix:
+            call = checkpoint_call()
+            if call == "save":
+                return for_checkpoint(self.resumable_state_dict())
+            if call == "load":
+                return template()
+        return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)
+
+    def resumable_state_dict(self) -> Dict[str, Any]:
+        """Every metric's state on every rank, as ``{"torchtally_resume": bytes}`` (one gather
+        for the whole collection): what ``dcp.save`` stores, loadable by :meth:`load_state_dict`
+        at any world size. A collective: every rank must call it, at a batch boundary."""
+        local = {name: metric.resumable_payload() for name, metric in self._metrics.items()}
+        return pack_record("MetricCollection", {"names": list(self._metrics), "ranks": gather_from_ranks(local)})
+
+    @locked
+    def load_resumable_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Load :meth:`resumable_state_dict`'s form saved at any world size (see
+        Metric.load_resumable_state_dict: rank 0 takes the combined total, the others start
+        empty). Every metric is checked before any is assigned."""
+        record = unpack_record(state_dict, "MetricCollection")
+        raise_if_record_differs("MetricCollection", {"metrics": list(self._metrics)}, {"metrics": record["names"]})
+        resumed = {}
+        for name in self._owners:
+            try:
+                resumed[name] = self._metrics[name].checked_resume([r[name] for r in record["ranks"]], name)
+            except ValueError as exc:
+                raise ValueError(f"MetricCollection metric '{name}': {exc}") from None
+        for name, metric in self._metrics.items():  # sharers have options of their own: check them too
+            if name not in resumed:
+                for payload in record["ranks"]:
+                    raise_if_different_options(name, metric, payload[name])
+        for name, checked in resumed.items():
+            self._metrics[name].assign_resumed(checked)
+        for metric in self._metrics.values():
+            metric.drop_cached_result()
+        self._alias_shared()
+
     @locked
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """nn.Module's load_state_dict; every metric's entries (and the options they were saved
         with) are checked before any is assigned, and shared states stay shared (the owner's
-        entry wins)."""
+        entry wins). A resumable state dict goes to :meth:`load_resumable_state_dict` (None
+        is returned)."""
+        if is_resumable(state_dict):
+            self.load_resumable_state_dict(state_dict)
+            return None
         missing: List[str] = []
         unexpected = [k for k in state_dict if k.partition(".")[0] not in self._metrics]
         for name, metric in self._metrics.items():
@@ -449,6 +505,16 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         super().__setstate__(state)
         self._link_members(shared=True)  # a fresh lock, shared again
         self._alias_shared()
+
+
+def raise_if_different_options(name: str, metric: Metric, payload: Dict[str, Any]) -> None:
+    """ValueError naming collection member ``name`` when its saved options differ from its own."""
+    try:
+        raise_if_different(
+            type(metric).__name__, metric.described_options, payload["options"], "load_state_dict", "the checkpoint"
+        )
+    except ValueError as exc:
+        raise ValueError(f"MetricCollection metric '{name}': {exc}") from None
 
 
 def _entries(metrics: Any, additional: Tuple[Any, ...]) -> List[Tuple[str, Metric]]:

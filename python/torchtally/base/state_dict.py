@@ -20,7 +20,19 @@ import torch
 from torch import nn
 
 from ..sync.fingerprint import OptionTexts, raise_if_different
+from ..sync.plan import StateSpec
 from .lists import LIST, copied
+from .resume import (
+    checkpoint_call,
+    for_checkpoint,
+    gather_from_ranks,
+    is_resumable,
+    pack_record,
+    process_rank,
+    raise_if_record_differs,
+    template,
+    unpack_record,
+)
 
 OPTIONS_KEY = "torchtally_options"  # the entry of a module's state_dict metadata holding its options
 
@@ -49,6 +61,9 @@ class StateDict:
         def _set_states(self, states: Dict[str, torch.Tensor]) -> None: ...
         def _share_my_state(self) -> None: ...
         def _check_rows(self, name: str, rows: Any, where: str) -> torch.Tensor: ...
+        def combine_states(self, name: str, values: List[Any]) -> Any: ...
+        def state_specs(self, label_prefix: str = "", unit: int = 0) -> List[StateSpec]: ...
+        def reset(self) -> Any: ...
 
     def persistent(self, mode: bool = False) -> None:
         """Whether ``state_dict()`` (this metric's, and every parent module's) includes the states."""
@@ -86,11 +101,87 @@ class StateDict:
                 common_only=True,
             )
 
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
+        """nn.Module's state_dict (states included where ``persistent``), except when
+        torch.distributed.checkpoint calls it: ``dcp.save`` gets :meth:`resumable_state_dict`
+        (every rank's state, for a resume at any world size) and ``dcp.load`` the key to read."""
+        if not args and destination is None and not prefix:
+            call = checkpoint_call()
+            if call == "save":
+                return for_checkpoint(self.resumable_state_dict())
+            if call == "load":
+                return template()
+        return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)  # type: ignore[misc]
+
+    def resumable_state_dict(self) -> Dict[str, Any]:
+        """This metric's state on every rank, as ``{"torchtally_resume": bytes}``: what
+        ``dcp.save`` stores, loadable by :meth:`load_state_dict` at any world size.
+
+        A collective under torch.distributed: every rank of the default process group must call
+        it (``dcp.save`` does), at a batch boundary. The local state is unchanged."""
+        return pack_record("Metric", {"ranks": gather_from_ranks(self.resumable_payload())})
+
+    def resumable_payload(self) -> Dict[str, Any]:
+        """This rank's part of :meth:`resumable_state_dict`: class, state layout, options, the
+        states (CPU copies; a cat state as one tensor) and whether it holds data. No collective."""
+        with self.__dict__["_lock"]:
+            states = {}
+            for name, (reduce, _) in self._specs.items():
+                value = getattr(self, name)
+                if reduce == LIST:
+                    states[name] = [t.detach().cpu().clone() for t in value]
+                else:
+                    states[name] = value.detach().cpu().clone()
+            return {
+                "class": _class_path(self),
+                "states": states,
+                "specs": [spec.describe() for spec in self.state_specs()],
+                "options": dict(self.described_options),
+                "updated": bool(self.__dict__["_updated"]),
+            }
+
+    def load_resumable_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Load :meth:`resumable_state_dict`'s form, saved at any world size: rank 0 takes the
+        saved ranks' states combined by each state's reduce (cat states in saved rank order),
+        the other ranks start empty, so the total counts every saved sample once. A checkpoint
+        of another class, state layout, option or torchtally version raises ValueError naming
+        what differs, before anything is assigned (every rank checks)."""
+        self.assign_resumed(self.checked_resume(unpack_record(state_dict, "Metric")["ranks"], type(self).__name__))
+
+    def checked_resume(self, payloads: List[Dict[str, Any]], owner: str) -> Tuple[Dict[str, Any], bool]:
+        """The states of ``payloads`` (every saved rank's ``resumable_payload``) combined and
+        checked as a load would check them, and whether any rank held data: nothing assigned."""
+        mine = {"class": _class_path(self), "states": [spec.describe() for spec in self.state_specs()]}
+        for payload in payloads:
+            raise_if_different(owner, self.described_options, payload["options"], "load_state_dict", "the checkpoint")
+            raise_if_record_differs(owner, mine, {"class": payload["class"], "states": payload["specs"]})
+        combined = {n: self.combine_states(n, [p["states"][n] for p in payloads]) for n in self._specs}
+        return self.check_state_dict(combined, strict=True), any(p["updated"] for p in payloads)
+
+    def assign_resumed(self, resumed: Tuple[Dict[str, Any], bool]) -> None:
+        """Take ``checked_resume``'s result on rank 0; start empty on the other ranks."""
+        if process_rank()[0] != 0:
+            self.reset()
+            return
+        checked, updated = resumed
+        with self.__dict__["_lock"]:
+            self.forget_rejected_cuda_updates()
+            self._set_states(checked)
+            self.__dict__["_updated"] = updated
+            self.__dict__["_cache"] = None
+            self._share_my_state()
+
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """nn.Module's load_state_dict; the states found are checked (dtype, shape, values, and
         this metric's ``check_state_invariants``) before any is assigned, so a bad entry raises
         naming its key and leaves the metric unchanged. The metric keeps C-contiguous copies
-        (never the given tensors). Loading states makes the metric count as updated."""
+        (never the given tensors). Loading states makes the metric count as updated.
+
+        A resumable state dict (``resumable_state_dict()``, what ``dcp.load`` brings) goes to
+        :meth:`load_resumable_state_dict` instead, and None is returned."""
+        if is_resumable(state_dict):
+            self.load_resumable_state_dict(state_dict)
+            return None
         self.check_state_dict(state_dict, strict=False)
         self.check_saved_options(state_dict)
         if strict:  # nn.Module would report these only after assigning the rest
@@ -208,6 +299,10 @@ class StateDict:
         subclass overrides it (calling ``super().check_state_invariants(states)`` when its base
         has rules too). Runs at load time only: it may read the states (a host sync is fine).
         """
+
+
+def _class_path(obj: Any) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
 def check_nonnegative(states: Dict[str, torch.Tensor], *names: str) -> None:

@@ -1,7 +1,7 @@
 """MetricTracker: a fresh copy of a metric (or collection) per epoch, and the best epoch."""
 
 import copy
-from typing import Any, Dict, List, Optional, Tuple, Union, cast
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union, cast
 
 import torch
 from torch.nn import ModuleList
@@ -9,6 +9,7 @@ from torch.nn import ModuleList
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
 from ..base.plotting import plot_value
+from ..base.resume import checkpoint_call, for_checkpoint, is_resumable, pack_record, template, unpack_record
 from .abstract import warn_user
 from .classwise import ClasswiseWrapper
 
@@ -79,6 +80,53 @@ class MetricTracker(ModuleList):
         """Start a new step: a fresh copy of the metric, updated from now on."""
         self._increment_called = True
         self.append(copy.deepcopy(self._base_metric))
+
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
+        """nn.Module's state_dict, except when torch.distributed.checkpoint calls it: ``dcp.save``
+        gets :meth:`resumable_state_dict`, ``dcp.load`` the key to read (see Metric.state_dict)."""
+        if not args and destination is None and not prefix:
+            call = checkpoint_call()
+            if call == "save":
+                return for_checkpoint(self.resumable_state_dict())
+            if call == "load":
+                return template()
+        return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)
+
+    def resumable_state_dict(self) -> Dict[str, Any]:
+        """Every step's metric state on every rank (each step's ``resumable_state_dict``), as
+        ``{"torchtally_resume": bytes}``: loadable at any world size. A collective per step:
+        every rank must call it (``dcp.save`` does)."""
+        steps = [cast(Tracked, metric).resumable_state_dict() for metric in list(self)[1:]]
+        return pack_record("MetricTracker", {"steps": steps})
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
+        """nn.Module's load_state_dict; a resumable state dict goes to
+        :meth:`load_resumable_state_dict` (None is returned)."""
+        if is_resumable(state_dict):
+            self.load_resumable_state_dict(state_dict)
+            return None
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)
+
+    def load_resumable_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Into a tracker without steps (fresh): as many steps as were saved, each loaded as
+        ``Metric.load_resumable_state_dict`` loads (rank 0 takes the saved ranks' total). Every
+        step is loaded into a copy first, so a mismatch raises ValueError and adds no step."""
+        record = unpack_record(state_dict, "MetricTracker")
+        if self.n_steps:
+            raise ValueError(
+                f"MetricTracker.load_state_dict: expected a tracker without steps, this one has {self.n_steps}"
+            )
+        steps = []
+        for i, saved in enumerate(record["steps"]):
+            step = copy.deepcopy(self._base_metric)
+            try:
+                step.load_resumable_state_dict(saved)
+            except ValueError as exc:
+                raise ValueError(f"MetricTracker step {i}: {exc}") from None
+            steps.append(step)
+        for step in steps:
+            self.append(step)
+        self._increment_called = bool(steps)
 
     def _current(self, method: str) -> Tracked:
         if not self._increment_called:
