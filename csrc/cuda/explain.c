@@ -3,6 +3,7 @@
  * batch raises the same ValueError, naming the same argument, on either device.
  */
 #include "cuda/pending.h"
+#include "kernels/binned.h"
 
 static tt_status explain_sample(const tt_cuda_explain *why, const tt_cuda_report *r, tt_error *err)
 {
@@ -41,7 +42,8 @@ static tt_status explain_binned(const tt_cuda_explain *why, const tt_cuda_report
     const int64_t pos = TT_CUDA_KEY_POS(r->key);
     const long long row = pos / why->columns, col = pos % why->columns;
     if (TT_CUDA_KEY_CODE(r->key) == TT_CODE_NAN)
-        return tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld", row, col);
+        return tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld%s", row, col,
+                       why->multiclass ? TT_BINNED_NAN_NOTE : "");
     return tt_fail(err, TT_EVALUE, "target", "label %lld at sample %lld is out of range [0, %lld)",
                    r->label, row, (long long)(why->multiclass ? why->columns : 2));
 }
