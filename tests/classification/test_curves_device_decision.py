@@ -204,3 +204,18 @@ def test_metric_values_equal_the_cpu_path(monkeypatch, cls, kwargs, scale):
     for batch in batches:
         got.update(*batch)
     assert torch.equal(got.compute(), expected.compute())
+
+
+def test_functional_forms_take_the_same_path(monkeypatch):
+    from torchtally.functional.classification import binary_auroc, multiclass_roc
+
+    g = torch.Generator().manual_seed(2)
+    logits, target = torch.randn(40, 3, generator=g) * 3, torch.randint(0, 3, (40,), generator=g)
+    expected = (binary_auroc(logits[:, 0], target.clamp(max=1), thresholds=T), multiclass_roc(logits, target, 3, T))
+    monkeypatch.setattr(kernels, "reads_cost_a_sync", lambda t: True)
+    got = (binary_auroc(logits[:, 0], target.clamp(max=1), thresholds=T), multiclass_roc(logits, target, 3, T))
+    assert torch.equal(got[0], expected[0])
+    assert all(torch.equal(a, b) for a, b in zip(got[1], expected[1]))
+    logits[4, 1] = float("nan")
+    with pytest.raises(ValueError, match="^preds: NaN at sample 4"):
+        multiclass_roc(logits, target, 3, T)
