@@ -4,6 +4,12 @@
  */
 #include "cuda/pending.h"
 
+/* kernels/binned.h's TT_BINNED_NAN_NOTE, word for word (_C_cuda is built without kernels/; the
+ * emulation's comparison with the C core's message holds the two texts together) */
+#define BINNED_NAN_NOTE                                                                            \
+    " (a NaN score, or a row of logits whose softmax is undefined: a logit of +inf, or every "     \
+    "logit -inf)"
+
 static tt_status explain_sample(const tt_cuda_explain *why, const tt_cuda_report *r, tt_error *err)
 {
     const long long row = TT_CUDA_KEY_POS(r->key);
@@ -41,7 +47,8 @@ static tt_status explain_binned(const tt_cuda_explain *why, const tt_cuda_report
     const int64_t pos = TT_CUDA_KEY_POS(r->key);
     const long long row = pos / why->columns, col = pos % why->columns;
     if (TT_CUDA_KEY_CODE(r->key) == TT_CODE_NAN)
-        return tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld", row, col);
+        return tt_fail(err, TT_EVALUE, "preds", "NaN at sample %lld, column %lld%s", row, col,
+                       why->multiclass ? BINNED_NAN_NOTE : "");
     return tt_fail(err, TT_EVALUE, "target", "label %lld at sample %lld is out of range [0, %lld)",
                    r->label, row, (long long)(why->multiclass ? why->columns : 2));
 }

@@ -82,8 +82,8 @@ static int binned_walk(const binned_job *job, int64_t sign, tt_position stop, tt
                 const int64_t row = start + i;
                 if (i == nan_at)
                     return tt_walk_stop(bad, (tt_position){row, col}, sign, err, "preds",
-                                        "NaN at sample %lld, column %lld", (long long)row,
-                                        (long long)col);
+                                        "NaN at sample %lld, column %lld%s", (long long)row,
+                                        (long long)col, multiclass ? TT_BINNED_NAN_NOTE : "");
                 const int64_t t = targets[i];
                 /* bitwise, not ||: a branch on the random label would mispredict half the time */
                 if ((keep[i] == 0) | (has_ignore & (t == ignore)))

@@ -12,8 +12,11 @@ kernels torchtally launches; ``python -m torchtally.cuda status`` prints cuda_st
 ``python -m torchtally.cuda emulate`` runs the kernels' own source on the host under an
 emulation of the CUDA execution model (no GPU; g++ and a C compiler), through torchtally._C_cuda's
 real host path, on the known-answer and seeded random cases, compares every kernel with the C
-core bit for bit, prints one line per kernel (cases, mismatches) and exits 0 when every kernel
-ran and nothing differed (1 otherwise, 2 without a compiler).
+core bit for bit, counts the host synchronisations inside every update (none allowed in the
+deferred mode), checks every launch against the limits of sm_75 to sm_120 (registers and static
+shared memory from NVRTC), prints one line per kernel (cases, mismatches, syncs/update) and exits
+0 when every kernel ran and nothing differed or went over a limit (1 otherwise, 2 without a
+compiler).
 """
 
 import argparse
@@ -133,9 +136,15 @@ def _emulate_command(args) -> int:
         print(f"cannot emulate: {exc}", file=sys.stderr)
         return 2
     print(f"CUDA emulation, seed {args.seed}, {args.sms} SMs: {len(found.counts)} kernels")
-    print(f"{'kernel':<40} {'cases':>6} {'mismatches':>10}")
+    print(f"{'kernel':<40} {'cases':>6} {'mismatches':>10} {'syncs/update':>12}")
     for name, (cases, mismatches) in sorted(found.counts.items()):
-        print(f"{name:<40} {cases:>6} {mismatches:>10}")
+        print(f"{name:<40} {cases:>6} {mismatches:>10} {found.syncs_per_update(name):>12g}")
+    calls, waited = found.immediate
+    print(
+        f"deferred updates: {found.waits} stream waits on events and {found.queries} event queries (no host "
+        f"waits); immediate checks: {calls} checked updates, {waited} host synchronisations"
+    )
+    print(f"launch limits: sm_{', sm_'.join(str(a.arch) for a in emulation.ARCHES)}; {found.limits_note}")
     for line in found.details:
         print(line, file=sys.stderr)
     never = sorted(name for name, (cases, _) in found.counts.items() if cases == 0)

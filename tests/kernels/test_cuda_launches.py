@@ -33,7 +33,7 @@ def launches():
     with open(LOG) as f:
         rows = [line.split() for line in f]
     os.remove(LOG)
-    return [[r[0]] + [int(x) for x in r[1:]] for r in rows]
+    return [[r[0]] + [int(x) for x in r[1:6]] for r in rows]  # name gx gy bx by shared (then gz bz optin)
 
 def error(call):
     try:

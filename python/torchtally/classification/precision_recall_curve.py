@@ -23,6 +23,9 @@ Differences from torchmetrics shared by every class here (each class lists its o
   bad labels when it validates, garbage when it does not; it never checks for NaN);
 * a multiclass batch of logits with a +inf logit (or a row of -inf only) raises ValueError:
   its softmax is NaN, which torchmetrics stores and computes over;
+* binned mode on CUDA decides probabilities or logits on the device (no host synchronisation
+  per update): a NaN score or an undefined softmax is refused by the kernel's deferred check,
+  raised by the next update or compute() as every CUDA value error (see the README, "On the GPU");
 * binary and multilabel targets may be float tensors holding 0/1 in every class (torchmetrics
   takes them only in BinaryAUROC, and with ``validate_args=False``); a float target holding
   anything else raises ValueError, and wrong dtypes raise TypeError (torchmetrics: ValueError);

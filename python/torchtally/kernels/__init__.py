@@ -250,6 +250,14 @@ def _impl(out: Any) -> Any:
     return _reference
 
 
+def reads_cost_a_sync(t: Tensor) -> bool:
+    """True when reading `t`'s values on the host (`.item()`, `bool(...)`) makes the host wait
+    for the device: a CUDA tensor. The update paths that can decide on the device instead (the
+    binned curves' probabilities-or-logits rule) ask this one predicate, which the tests replace
+    to run the device-side decision on CPU tensors."""
+    return t.is_cuda
+
+
 def detached(t: Any) -> Any:
     """`t` without its autograd history (torch's `__dlpack__` refuses a tensor that requires grad)."""
     return t.detach() if getattr(t, "requires_grad", False) else t

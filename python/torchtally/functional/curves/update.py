@@ -20,7 +20,11 @@ is applied to the whole batch. Binary and multiclass decide on the samples that 
 ignored, multilabel on every element. The decision costs one min/max pass, which also finds
 NaN: a NaN score raises ValueError naming `preds` (also in an ignored sample, as the kernels),
 before any state changes; so does a multiclass batch of logits whose softmax is undefined (a
-+inf logit, or a row of -inf only: NaN probabilities). The binary classes' `normalization`
++inf logit, or a row of -inf only: NaN probabilities). Binned mode on a device where a host read
+waits for the device (CUDA: kernels.reads_cost_a_sync) decides the same rule there instead,
+with no host read (torch.where on a device flag, values identical), and leaves NaN, and a
+softmax that comes out NaN, to binned_update, which refuses the whole batch (deferred on CUDA)
+with a message that names both causes. The binary classes' `normalization`
 (torchmetrics' argument) can turn the decision off (None: scores kept as they are) or ask for
 "softmax", which has no meaning for one score per sample: torchmetrics fails inside torch on
 such a batch, here a ValueError says why.
@@ -249,7 +253,10 @@ class CurveTask:
         # No torch.no_grad() here (it costs about as much as the checks): _flatten detaches preds,
         # so the sigmoid/softmax below never records a graph.
         preds, target = self._flatten(preds, target, hist.device)
-        preds = self._probabilities(preds, target)
+        if self.normalization != "softmax" and kernels.reads_cost_a_sync(preds):
+            preds = self._probabilities_on_device(preds, target)
+        else:
+            preds = self._probabilities(preds, target)
         kernels.binned_update(hist, preds, target, None, self.ignore_index, self._thresholds_on(hist), self._uniform)
 
     def _thresholds_on(self, hist: Tensor) -> Tensor:
@@ -401,6 +408,23 @@ class CurveTask:
                     "or every logit -inf); pass probabilities or finite logits"
                 )
         return probabilities
+
+    def _probabilities_on_device(self, preds: Tensor, target: Tensor) -> Tensor:
+        """The rule of _probabilities without a host read (binned mode on a device where a read
+        waits for it): the batch is converted or kept by torch.where on a device flag. NaN is
+        left to binned_update, which refuses the whole batch (deferred on CUDA), and so is a
+        softmax row that is undefined: it comes out NaN, and binned_update's multiclass message
+        names that cause. Converted values are those of _probabilities bit for bit (the same
+        sigmoid / softmax in the same dtype)."""
+        if self.normalization is None or preds.numel() == 0:
+            return preds
+        inside = (preds >= 0) & (preds <= 1)  # NaN is outside: converted, and still NaN
+        keep = None if self.task == "multilabel" else self._kept(target)
+        if keep is not None:  # an ignored sample does not vote (binary, multiclass)
+            inside |= ~keep.view((-1,) + (1,) * (preds.dim() - 1))
+        outside = ~inside.all()
+        converted = preds.softmax(dim=1) if self.task == "multiclass" else preds.sigmoid()
+        return torch.where(outside, converted, preds)
 
 
 def _min_max(t: Tensor) -> Tuple[float, float]:

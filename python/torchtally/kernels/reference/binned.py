@@ -10,6 +10,9 @@ from torch import Tensor
 
 from . import checks as chk
 
+# csrc/kernels/binned.h's TT_BINNED_NAN_NOTE
+NAN_NOTE = " (a NaN score, or a row of logits whose softmax is undefined: a logit of +inf, or every logit -inf)"
+
 
 def _thresholds(thresholds: object, out: Tensor) -> Tensor:
     expected = "a contiguous float64 tensor of shape [T]"
@@ -50,6 +53,10 @@ def binned_update(out, preds, target, mask, ignore_index, thresholds, uniform, /
     keep = chk.keep_elements(chk.mask(mask, n, out), target, chk.index_value("ignore_index", ignore_index))
     multiclass = preds.dim() == 2 and target.dim() == 1
     chk.label_range("target", target, keep, k if multiclass else 2)
+    if multiclass:  # the C core's note: NaN here may be logits whose softmax is undefined
+        i = chk.first(torch.isnan(preds).any(dim=1), None)
+        if i is not None:
+            raise ValueError(f"preds: NaN at sample {i}{NAN_NOTE}")
     chk.no_nan("preds", preds)
 
     bins = torch.searchsorted(thresholds, preds.double().contiguous(), right=True).view(n, k)

@@ -10,7 +10,9 @@
  *   FAKE_CUDA_VERSION  cuDriverGetVersion's answer (default 13000)
  *   FAKE_CUDA_ARCH     the device's compute capability, e.g. 90 (default)
  *
- *   FAKE_CUDA_LOG      a file that gets a line per kernel launch: "name gx gy bx by shared"
+ *   FAKE_CUDA_LOG      a file that gets a line per kernel launch: "name gx gy bx by shared gz bz
+ *                      optin", optin being the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES attribute
+ *                      as cuFuncSetAttribute last set it (0: never set, the 48 KiB default)
  *   FAKE_CUDA_REJECT   "pos,code": the latch reports that rejection (a label read where the
  *                      real latch reads it) instead of a clean record
  *   FAKE_CUDA_CAPTURING  1: every stream says it is capturing a CUDA graph
@@ -31,6 +33,15 @@
  *   FAKE_CUDA_SMS      the device's multiprocessor count (default 132): a small one makes
  *                      small grids, whose threads stride over several elements
  *   FAKE_CUDA_SEED     the seed of the emulation's block order and thread interleavings
+ *
+ * Host synchronisations are counted (fake_cuda_counts, fake_cuda_reset_counts; the emulation's
+ * runner asserts an update makes none in deferred mode): the synchronous copies (cuMemcpy,
+ * cuMemcpyDtoH/HtoD), cuStreamSynchronize, cuEventSynchronize and cuCtxSynchronize; apart from
+ * those, cuStreamWaitEvent (the device waits, not the host) and cuEventQuery (a query returns at
+ * once). A planted fault for the runner's own test:
+ *
+ *   FAKE_CUDA_PLANT_SYNC  a kernel name: each launch of it first calls cuStreamSynchronize, as a
+ *                         host path that waits for the device before launching would
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <dlfcn.h>
@@ -226,6 +237,90 @@ static void latch(const tt_latch_args *a)
     *a->report = r;
 }
 
+/* ---- host synchronisations, counted --------------------------------------------------------- */
+
+/* [0] host synchronisations, [1] cuStreamWaitEvent (a device-side wait), [2] cuEventQuery */
+static long long counts[3];
+
+void fake_cuda_reset_counts(void) { memset(counts, 0, sizeof counts); }
+void fake_cuda_counts(long long out[3]) { memcpy(out, counts, sizeof counts); }
+
+CUresult cuStreamSynchronize(void *s)
+{
+    counts[0]++;
+    return 0;
+}
+CUresult cuCtxSynchronize(void)
+{
+    counts[0]++;
+    return 0;
+}
+CUresult cuEventSynchronize(void *e)
+{
+    counts[0]++;
+    return 0;
+}
+CUresult cuEventQuery(void *e)
+{
+    counts[2]++;
+    return 0;
+}
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags)
+{
+    counts[1]++;
+    return 0;
+}
+/* synchronous copies: device memory is host memory here */
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+    counts[0]++;
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+    return 0;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
+{
+    return cuMemcpy((CUdeviceptr)(uintptr_t)dst, src, bytes);
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
+{
+    return cuMemcpy(dst, (CUdeviceptr)(uintptr_t)src, bytes);
+}
+
+/* ---- per-kernel attributes: the dynamic shared memory opt-in ------------------------------- */
+
+#define MAX_OPTINS 256
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+static struct {
+    const void *f;
+    int bytes;
+} optins[MAX_OPTINS];
+static int n_optins;
+
+CUresult cuFuncSetAttribute(void *f, int attribute, int value)
+{
+    if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        return 0;
+    for (int i = 0; i < n_optins; i++) {
+        if (optins[i].f == f) {
+            optins[i].bytes = value;
+            return 0;
+        }
+    }
+    if (n_optins == MAX_OPTINS)
+        return 1; /* CUDA_ERROR_INVALID_VALUE */
+    optins[n_optins].f = f;
+    optins[n_optins++].bytes = value;
+    return 0;
+}
+
+static int optin_of(const void *f)
+{
+    for (int i = 0; i < n_optins; i++)
+        if (optins[i].f == f)
+            return optins[i].bytes;
+    return 0;
+}
+
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void *stream, void **params, void **extra)
 {
@@ -234,10 +329,14 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     if (path != NULL && path[0] != '\0') {
         FILE *log = fopen(path, "a");
         if (log != NULL) {
-            fprintf(log, "%s %u %u %u %u %u\n", name, gx, gy, bx, by, shared);
+            fprintf(log, "%s %u %u %u %u %u %u %u %d\n", name, gx, gy, bx, by, shared, gz, bz,
+                    optin_of(f));
             fclose(log);
         }
     }
+    const char *plant = getenv("FAKE_CUDA_PLANT_SYNC");
+    if (plant != NULL && strcmp(plant, name) == 0)
+        cuStreamSynchronize(stream);
     if (emulation.launch != NULL && getenv("FAKE_CUDA_REJECT") == NULL) {
         if (emulation.launch(name, gx, gy, gz, bx, by, bz, shared, params) != 0) {
             fprintf(stderr, "fake libcuda: %s: %s\n", name, emulation.error());
@@ -286,9 +385,6 @@ CUresult cuEventCreate(void **e, unsigned flags)
     return 0;
 }
 CUresult cuEventRecord(void *e, void *s) { return 0; }
-CUresult cuEventQuery(void *e) { return 0; }
-CUresult cuEventSynchronize(void *e) { return 0; }
-CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { return 0; }
 #ifndef FAKE_OLD_DRIVER
 CUresult cuStreamIsCapturing(void *s, int *status)
 {
