@@ -20,16 +20,7 @@ from .metric import Metric
 from .options import checked_recipient_rank
 from .placement import first_tensor
 from .plotting import plot_value
-from .resume import (
-    checkpoint_call,
-    for_checkpoint,
-    gather_from_ranks,
-    is_resumable,
-    pack_record,
-    raise_if_record_differs,
-    template,
-    unpack_record,
-)
+from .resume import DcpStateDict, gather_from_ranks, is_resumable, pack_record, raise_if_record_differs, unpack_record
 from .state_dict import raise_key_problems
 from .states import HeldStates
 from .synced import SyncedCollection
@@ -42,7 +33,7 @@ MetricsArg = Union[
 ]
 
 
-class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
+class MetricCollection(DcpStateDict, SyncedCollection, Members, Attachable, Guard, nn.Module):
     """A named group of metrics updated with the same inputs and synced together: an
     ``nn.Module`` with torchmetrics' MetricCollection interface.
 
@@ -383,17 +374,6 @@ class MetricCollection(SyncedCollection, Members, Attachable, Guard, nn.Module):
         """Whether state_dict() includes the metrics' states."""
         for metric in self._metrics.values():
             metric.persistent(mode)
-
-    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
-        """nn.Module's state_dict, except when torch.distributed.checkpoint calls it: ``dcp.save``
-        gets :meth:`resumable_state_dict`, ``dcp.load`` the key to read (see Metric.state_dict)."""
-        if not args and destination is None and not prefix:
-            call = checkpoint_call()
-            if call == "save":
-                return for_checkpoint(self.resumable_state_dict())
-            if call == "load":
-                return template()
-        return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """Every metric's state on every rank, as ``{"torchtally_resume": bytes}`` (one gather

@@ -123,6 +123,21 @@ def template() -> Dict[str, bytes]:
     return {RESUME_KEY: b""}
 
 
+class DcpStateDict:
+    """``state_dict`` as nn.Module's, except when torch.distributed.checkpoint calls it:
+    ``dcp.save`` gets the class's ``resumable_state_dict()`` (every rank's state, for a resume at
+    any world size), ``dcp.load`` the key to read. Listed before nn.Module in a class's bases."""
+
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
+        if not args and destination is None and not prefix:
+            call = checkpoint_call()
+            if call == "save":
+                return for_checkpoint(self.resumable_state_dict())  # type: ignore[attr-defined]
+            if call == "load":
+                return template()
+        return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)  # type: ignore[misc]
+
+
 def is_resumable(state_dict: Mapping[str, Any]) -> bool:
     """Whether ``state_dict`` is a resumable state dict (``pack_record``'s form)."""
     return isinstance(state_dict, Mapping) and RESUME_KEY in state_dict

@@ -23,14 +23,12 @@ from ..sync.fingerprint import OptionTexts, raise_if_different
 from ..sync.plan import StateSpec
 from .lists import LIST, copied
 from .resume import (
-    checkpoint_call,
-    for_checkpoint,
+    DcpStateDict,
     gather_from_ranks,
     is_resumable,
     pack_record,
     process_rank,
     raise_if_record_differs,
-    template,
     unpack_record,
 )
 
@@ -48,7 +46,7 @@ def raise_key_problems(owner: str, missing: List[str], unexpected: List[str]) ->
         raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(parts))
 
 
-class StateDict:
+class StateDict(DcpStateDict):
     if TYPE_CHECKING:  # Metric's, set in its __init__ (base/metric.py), by its other mixins and nn.Module
         _specs: Dict[str, Tuple[str, torch.Tensor]]
         _persistent: Dict[str, bool]
@@ -100,18 +98,6 @@ class StateDict:
                 "the state_dict",
                 common_only=True,
             )
-
-    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
-        """nn.Module's state_dict (states included where ``persistent``), except when
-        torch.distributed.checkpoint calls it: ``dcp.save`` gets :meth:`resumable_state_dict`
-        (every rank's state, for a resume at any world size) and ``dcp.load`` the key to read."""
-        if not args and destination is None and not prefix:
-            call = checkpoint_call()
-            if call == "save":
-                return for_checkpoint(self.resumable_state_dict())
-            if call == "load":
-                return template()
-        return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)  # type: ignore[misc]
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """This metric's state on every rank, as ``{"torchtally_resume": bytes}``: what

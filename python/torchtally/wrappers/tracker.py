@@ -9,14 +9,14 @@ from torch.nn import ModuleList
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
 from ..base.plotting import plot_value
-from ..base.resume import checkpoint_call, for_checkpoint, is_resumable, pack_record, template, unpack_record
+from ..base.resume import DcpStateDict, is_resumable, pack_record, unpack_record
 from .abstract import warn_user
 from .classwise import ClasswiseWrapper
 
 Tracked = Union[Metric, MetricCollection]
 
 
-class MetricTracker(ModuleList):
+class MetricTracker(DcpStateDict, ModuleList):
     """Track a Metric or MetricCollection over time: ``increment()`` starts a fresh copy (a step,
     e.g. an epoch), ``update`` / ``forward`` / ``compute`` / ``reset`` act on the latest copy,
     ``compute_all()`` stacks every step's result, ``best_metric(return_step=False)`` returns the
@@ -80,17 +80,6 @@ class MetricTracker(ModuleList):
         """Start a new step: a fresh copy of the metric, updated from now on."""
         self._increment_called = True
         self.append(copy.deepcopy(self._base_metric))
-
-    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
-        """nn.Module's state_dict, except when torch.distributed.checkpoint calls it: ``dcp.save``
-        gets :meth:`resumable_state_dict`, ``dcp.load`` the key to read (see Metric.state_dict)."""
-        if not args and destination is None and not prefix:
-            call = checkpoint_call()
-            if call == "save":
-                return for_checkpoint(self.resumable_state_dict())
-            if call == "load":
-                return template()
-        return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """Every step's metric state on every rank (each step's ``resumable_state_dict``), as
