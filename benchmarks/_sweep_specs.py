@@ -74,6 +74,22 @@ def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def _plain_specs(
+    family: str, names: List[str], kwargs_of: Callable[[str], Dict[str, Any]], batch_of: Callable[..., Tuple[Any, ...]]
+) -> List[Spec]:
+    """Specs of ``family``'s classes made as ``cls(**kwargs_of(name))``, batches ``batch_of(name, size, seed)``."""
+
+    def spec(name: str) -> Spec:
+        return Spec(
+            family,
+            name,
+            lambda lib: getattr(module(lib, family), name)(**kwargs_of(name)),
+            lambda size, seed: batch_of(name, size, seed),
+        )
+
+    return [spec(n) for n in names]
+
+
 # -- classification -------------------------------------------------------------------------------
 
 _EXTRA_KWARGS = {
@@ -142,29 +158,19 @@ _REGRESSION_KWARGS = {"CriticalSuccessIndex": {"threshold": 0.5}, "MinkowskiDist
 
 
 def _regression_specs(names: List[str]) -> List[Spec]:
-    def spec(name: str) -> Spec:
-        kwargs = _REGRESSION_KWARGS.get(name, {})
-        return Spec(
-            "regression",
-            name,
-            lambda lib: getattr(module(lib, "regression"), name)(**kwargs),
-            lambda size, seed: _regression_batch(name, size, seed),
-        )
+    return _plain_specs("regression", names, lambda n: _REGRESSION_KWARGS.get(n, {}), _regression_batch)
 
-    return [spec(n) for n in names]
+
+def _aggregation_kwargs(name: str) -> Dict[str, Any]:
+    return {"window": 5} if name.startswith("Running") else {}
+
+
+def _aggregation_batch(name: str, size: str, seed: int) -> Tuple[Any, ...]:
+    return (torch.rand(count("samples", size), generator=_gen(seed)),)
 
 
 def _aggregation_specs(names: List[str]) -> List[Spec]:
-    def spec(name: str) -> Spec:
-        kwargs = {"window": 5} if name.startswith("Running") else {}
-        return Spec(
-            "aggregation",
-            name,
-            lambda lib: getattr(module(lib, "aggregation"), name)(**kwargs),
-            lambda size, seed: (torch.rand(count("samples", size), generator=_gen(seed)),),
-        )
-
-    return [spec(n) for n in names]
+    return _plain_specs("aggregation", names, _aggregation_kwargs, _aggregation_batch)
 
 
 # -- retrieval, text -----------------------------------------------------------------------------------
@@ -176,12 +182,12 @@ def _retrieval_batch(size: str, seed: int) -> Tuple[Any, ...]:
     return torch.rand(q * docs, generator=g), torch.randint(0, 2, (q * docs,), generator=g), indexes
 
 
-def _retrieval_specs(names: List[str]) -> List[Spec]:
-    def spec(name: str) -> Spec:
-        kwargs = {"min_precision": 0.5} if name == "RetrievalRecallAtFixedPrecision" else {}
-        return Spec("retrieval", name, lambda lib: getattr(module(lib, "retrieval"), name)(**kwargs), _retrieval_batch)
+def _retrieval_kwargs(name: str) -> Dict[str, Any]:
+    return {"min_precision": 0.5} if name == "RetrievalRecallAtFixedPrecision" else {}
 
-    return [spec(n) for n in names]
+
+def _retrieval_specs(names: List[str]) -> List[Spec]:
+    return _plain_specs("retrieval", names, _retrieval_kwargs, lambda name, size, seed: _retrieval_batch(size, seed))
 
 
 _WORDS = [f"w{i}" for i in range(500)]
@@ -219,15 +225,7 @@ _TEXT_KWARGS = {"ROUGEScore": {"rouge_keys": ("rouge1", "rouge2", "rougeL")}}
 
 
 def _text_specs(names: List[str]) -> List[Spec]:
-    def spec(name: str) -> Spec:
-        return Spec(
-            "text",
-            name,
-            lambda lib: getattr(module(lib, "text"), name)(**_TEXT_KWARGS.get(name, {})),
-            lambda size, seed: _text_batch(name, size, seed),
-        )
-
-    return [spec(n) for n in names]
+    return _plain_specs("text", names, lambda n: _TEXT_KWARGS.get(n, {}), _text_batch)
 
 
 # -- image, segmentation, panoptic, audio ---------------------------------------------------------
@@ -388,17 +386,12 @@ def _clustering_batch(name: str, size: str, seed: int) -> Tuple[Any, ...]:
     return noisy, labels
 
 
-def _clustering_specs(names: List[str]) -> List[Spec]:
-    def spec(name: str) -> Spec:
-        kwargs = {"num_classes": C} if name == "ClusterAccuracy" else {}
-        return Spec(
-            "clustering",
-            name,
-            lambda lib: getattr(module(lib, "clustering"), name)(**kwargs),
-            lambda size, seed: _clustering_batch(name, size, seed),
-        )
+def _clustering_kwargs(name: str) -> Dict[str, Any]:
+    return {"num_classes": C} if name == "ClusterAccuracy" else {}
 
-    return [spec(n) for n in names]
+
+def _clustering_specs(names: List[str]) -> List[Spec]:
+    return _plain_specs("clustering", names, _clustering_kwargs, _clustering_batch)
 
 
 def _nominal_batch(name: str, size: str, seed: int) -> Tuple[Any, ...]:
@@ -409,17 +402,12 @@ def _nominal_batch(name: str, size: str, seed: int) -> Tuple[Any, ...]:
     return torch.where(torch.rand(n, generator=g) < 0.6, target, torch.randint(0, C, (n,), generator=g)), target
 
 
-def _nominal_specs(names: List[str]) -> List[Spec]:
-    def spec(name: str) -> Spec:
-        kwargs = {"mode": "counts"} if name == "FleissKappa" else {"num_classes": C}
-        return Spec(
-            "nominal",
-            name,
-            lambda lib: getattr(module(lib, "nominal"), name)(**kwargs),
-            lambda size, seed: _nominal_batch(name, size, seed),
-        )
+def _nominal_kwargs(name: str) -> Dict[str, Any]:
+    return {"mode": "counts"} if name == "FleissKappa" else {"num_classes": C}
 
-    return [spec(n) for n in names]
+
+def _nominal_specs(names: List[str]) -> List[Spec]:
+    return _plain_specs("nominal", names, _nominal_kwargs, _nominal_batch)
 
 
 def _points_batch(size: str, seed: int) -> Tuple[Any, ...]:
