@@ -88,6 +88,7 @@ def _run_child(image: str, stride: int, only: Sequence[str]) -> None:
     import torch
 
     from torchtally import _C, _C_cuda
+    from torchtally.kernels.segmentation_status import call_like_c_core
 
     from .cases import cases
     from .fake_tensor import on_fake_cuda
@@ -104,7 +105,7 @@ def _run_child(image: str, stride: int, only: Sequence[str]) -> None:
     def outcome(module, kernel: str, args) -> Tuple[torch.Tensor, Optional[str]]:
         state = args[0]
         try:
-            getattr(module, kernel)(*(on_fake_cuda(args) if module is _C_cuda else args))
+            call_like_c_core(module, kernel, args, on_fake_cuda if module is _C_cuda else list)
             if module is _C_cuda:
                 _C_cuda.check(0, state.data_ptr(), state.numel() * state.element_size(), True)
         except ValueError as exc:
