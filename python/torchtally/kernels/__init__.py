@@ -514,11 +514,17 @@ def label_counts_status(out: Tensor, preds: Tensor, target: Tensor, from_scores:
     returns int64 [1] on that device, ``segmentation_status.CLEAR`` when every label passed, else
     the key of the first bad one (``out`` then partial; segmentation_status explains it), with no
     host read; elsewhere raises at the call, as label_counts, and returns None."""
+    if _ops.compiling():
+        _ops.label_counts(out, preds, target, from_scores)
+        return None
     return _status_call("label_counts", out, preds, target, from_scores)
 
 
 def mask_counts_status(out: Tensor, preds: Tensor, target: Tensor) -> Optional[Tensor]:
     """mask_counts whose 0/1 check a CUDA caller gates on (as label_counts_status)."""
+    if _ops.compiling():
+        _ops.mask_counts(out, preds, target)
+        return None
     return _status_call("mask_counts", out, preds, target)
 
 
