@@ -163,4 +163,23 @@ typedef struct { /* latch */
     tt_cuda_report *report; /* host memory mapped into the device */
 } tt_latch_args;
 
+/* Segmentation counts (segmentation.cu). They take no part in the record / undo protocol: they
+ * count into a scratch `out` and lower `status` (int64, INT64_MAX when clean) to the key of the
+ * first bad element with atomicMin; the caller adds `out` to its state only where status is
+ * clean (csrc/API.md, "Segmentation counts on CUDA"). */
+typedef struct {                                 /* label_counts, mask_counts */
+    tt_dview preds, target;                      /* [N, P] rows (mask_counts: of class 0) */
+    int64_t preds_class_step, target_class_step; /* mask_counts: bytes between class masks */
+    int64_t samples, classes, pixels;
+    long long *out;    /* [N, C, 3], zeroed on the stream before the launch */
+    long long *status; /* [1] */
+} tt_segment_args;
+
+typedef struct {        /* class_argmax */
+    tt_dview scores;    /* [N, P] rows of class 0 */
+    int64_t class_step; /* bytes between class maps */
+    int64_t classes;
+    long long *out; /* [N, P], C-contiguous */
+} tt_class_argmax_args;
+
 #endif /* TT_CUDA_DEVICE_ABI_H */

@@ -37,6 +37,10 @@
     X(COMOMENTS_FINALIZE, tt_comoments_finalize)                                                   \
     X(MOMENTS_MERGE, tt_moments_merge)                                                             \
     X(COMOMENTS_MERGE, tt_comoments_merge)                                                         \
+    X(LABEL_COUNTS_SHARED, tt_label_counts_shared)                                                 \
+    X(LABEL_COUNTS_GLOBAL, tt_label_counts_global)                                                 \
+    X(MASK_COUNTS, tt_mask_counts)                                                                 \
+    X(CLASS_ARGMAX, tt_class_argmax)                                                               \
     X(LATCH, tt_latch)
 
 #define TT_KERNEL_ID(id, name) TT_K_##id,

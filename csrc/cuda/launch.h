@@ -58,4 +58,15 @@ tt_status tt_cuda_comoments_update(const tt_cuda_ctx *ctx, const tt_view *state,
 tt_status tt_cuda_comoments_merge(const tt_cuda_ctx *ctx, const tt_view *state,
                                   const tt_view *other, tt_error *err);
 
+/* The segmentation kernels (launch_segmentation.c): no record, no report, no undo. `out` gets
+ * the counts (or the argmax map) of the batch as the CPU core's, `status` (int64 [1]) INT64_MAX
+ * or the key of the first bad value (segmentation.cu); the caller gates on it. */
+tt_status tt_cuda_label_counts(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *status,
+                               const tt_view *preds, const tt_view *target, int64_t from_scores,
+                               tt_error *err);
+tt_status tt_cuda_mask_counts(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *status,
+                              const tt_view *preds, const tt_view *target, tt_error *err);
+tt_status tt_cuda_class_argmax(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *scores,
+                               tt_error *err);
+
 #endif /* TT_CUDA_LAUNCH_H */

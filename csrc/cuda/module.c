@@ -145,7 +145,32 @@ static tt_status run_comoments_merge(const void *c, const tt_args *a, tt_error *
     return tt_cuda_comoments_merge(c, a->tensor[0], a->tensor[1], e);
 }
 
+/* The segmentation kernels: CUDA-only signatures (a `status` tensor the caller gates on). */
+#define TT_CUDA_SEGMENTATION_KERNELS(X)                                                            \
+    X(label_counts, "label_counts(out, status, preds, target, from_scores)",                       \
+      {"out", TT_ARG_OUT_TENSOR}, {"status", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR},         \
+      {"target", TT_ARG_TENSOR}, {"from_scores", TT_ARG_INT})                                      \
+    X(mask_counts, "mask_counts(out, status, preds, target)", {"out", TT_ARG_OUT_TENSOR},          \
+      {"status", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})          \
+    X(class_argmax, "class_argmax(out, scores)", {"out", TT_ARG_OUT_TENSOR},                       \
+      {"scores", TT_ARG_TENSOR})
+
+static tt_status run_label_counts(const void *c, const tt_args *a, tt_error *e)
+{
+    return tt_cuda_label_counts(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
+                                a->ints[4], e);
+}
+static tt_status run_mask_counts(const void *c, const tt_args *a, tt_error *e)
+{
+    return tt_cuda_mask_counts(c, a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], e);
+}
+static tt_status run_class_argmax(const void *c, const tt_args *a, tt_error *e)
+{
+    return tt_cuda_class_argmax(c, a->tensor[0], a->tensor[1], e);
+}
+
 TT_KERNELS(TT_DEFINE_KERNEL)
+TT_CUDA_SEGMENTATION_KERNELS(TT_DEFINE_KERNEL)
 
 /* ---- the driver and the kernels' module ---------------------------------------------------- */
 
@@ -345,10 +370,11 @@ static PyObject *py_discard(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
-    TT_KERNELS(TT_KERNEL_METHOD){"driver", py_driver, METH_NOARGS,
-                                 "driver() -> {'version', 'devices'} of the CUDA driver (loaded on "
-                                 "first call); RuntimeError "
-                                 "saying why where there is none."},
+    TT_KERNELS(TT_KERNEL_METHOD) TT_CUDA_SEGMENTATION_KERNELS(TT_KERNEL_METHOD){
+        "driver", py_driver, METH_NOARGS,
+        "driver() -> {'version', 'devices'} of the CUDA driver (loaded on "
+        "first call); RuntimeError "
+        "saying why where there is none."},
     {"device_info", py_device_info, METH_O,
      "device_info(device) -> {'major', 'minor', 'sm_count'}."},
     {"load_kernels", (PyCFunction)(void (*)(void))py_load_kernels, METH_FASTCALL,

@@ -222,9 +222,11 @@ def test_the_known_answer_check_launches_every_kernel(fake_driver, image, tmp_pa
         tmp_path,
         """
     from torchtally.kernels.cuda import known_answer
+    from torchtally.kernels.segmentation_status import call_like_c_core
+    wrap = lambda args: [fake(a) if isinstance(a, torch.Tensor) else a for a in args]
     for case in known_answer.cases():
-        args = [fake(a) if isinstance(a, torch.Tensor) else a for a in case.make(torch.device("cpu"))]
-        error(lambda: getattr(_C_cuda, case.kernel)(*args))
+        args = case.make(torch.device("cpu"))
+        error(lambda: call_like_c_core(_C_cuda, case.kernel, args, wrap))
     result["launched"] = sorted({row[0] for row in launches()})
     """,
     )

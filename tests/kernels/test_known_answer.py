@@ -38,6 +38,9 @@ def test_every_kernel_family_and_variant_has_a_case():
         "comoments_update",
         "moments_merge",
         "comoments_merge",
+        "label_counts",
+        "mask_counts",
+        "class_argmax",
     }
     names = [c.name for c in cases]
     assert len(names) == len(set(names))
@@ -45,6 +48,8 @@ def test_every_kernel_family_and_variant_has_a_case():
         assert f"topk_update {dtype}" in names and f"confmat_scores C=40 {dtype}" in names
     assert any(c.rejected for c in cases if c.kernel == "confmat_labels")
     assert any(c.rejected for c in cases if c.kernel == "moments_update")
+    for kernel in ("label_counts", "mask_counts"):  # the device status, explained
+        assert any(c.rejected for c in cases if c.kernel == kernel)
 
 
 def test_a_miscount_in_one_dtype_variant_is_named():

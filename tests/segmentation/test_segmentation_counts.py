@@ -25,7 +25,7 @@ def _hot(labels):
     return labels.unsqueeze(1) == torch.arange(C).view(1, C, 1, 1)
 
 
-def _batches():
+def batches():
     p, t = _labels(), _labels()
     scores = torch.randn(3, C, 7, 6, generator=_G)
     return {
@@ -37,7 +37,7 @@ def _batches():
     }
 
 
-def _format(key):
+def format_of(key):
     return {"scores": "one-hot", "mixed-masks": "mixed"}.get(key, key)
 
 
@@ -59,14 +59,14 @@ def host_reads(monkeypatch):
 @pytest.mark.parametrize("key", ["index", "one-hot", "scores", "mixed", "mixed-masks"])
 @pytest.mark.parametrize("name", ["MeanIoU", "DiceScore", "GeneralizedDiceScore"])
 def test_update_reads_nothing_back(host_reads, name, key):
-    batch = _batches()[key]
-    metric = getattr(TS, name)(num_classes=C, input_format=_format(key))
+    batch = batches()[key]
+    metric = getattr(TS, name)(num_classes=C, input_format=format_of(key))
     metric.update(*batch)  # the first update sizes the states
     del host_reads[:]
     metric.update(*batch)
     metric.update(*batch)
     assert host_reads == []
-    counts = seg_counts.overlap_counts(*batch, C, _format(key))
+    counts = seg_counts.overlap_counts(*batch, C, format_of(key))
     assert host_reads == []
     p, t = batch
     p = p.argmax(1) if p.is_floating_point() else p
@@ -76,8 +76,8 @@ def test_update_reads_nothing_back(host_reads, name, key):
     assert torch.equal(counts, direct)
 
 
-def _spoiled(key):
-    batch = list(_batches()[key])
+def spoiled(key):
+    batch = list(batches()[key])
     if key == "index":
         batch[1] = batch[1].clone()
         batch[1][2, 3, 4] = C
@@ -97,14 +97,14 @@ def _spoiled(key):
 
 @pytest.mark.parametrize("key", ["index", "one-hot", "scores", "mixed", "mixed-masks"])
 def test_bad_values_raise_at_the_call_naming_the_sample(key):
-    metric = TS.DiceScore(num_classes=C, input_format=_format(key))
-    metric.update(*_batches()[key])
-    batch, match = _spoiled(key)
+    metric = TS.DiceScore(num_classes=C, input_format=format_of(key))
+    metric.update(*batches()[key])
+    batch, match = spoiled(key)
     assert_rejects(metric, batch, ValueError, match)
 
 
 def test_mixed_index_side_named_when_it_is_target():
-    scores, t = _batches()["mixed"]
+    scores, t = batches()["mixed"]
     t = t.clone()
     t[1, 0, 0] = 9
     metric = TS.MeanIoU(num_classes=C, input_format="mixed")

@@ -19,6 +19,8 @@ update wait: a rejected batch is undone on the GPU and its ValueError raised at 
 into the same state or by `raise_rejected_cuda_updates` (Metric.compute calls it, waiting).
 `set_cuda_checks("immediate")` (or TORCHTALLY_CUDA_CHECKS=immediate) raises at the call itself,
 at one host synchronisation per update. Shape, dtype and device errors always raise at the call.
+The segmentation counts differ: label_counts_status / mask_counts_status hand a CUDA caller the
+device status of its batch to gate on (kernels.segmentation_status).
 
 `backend()` says which path CPU tensors take; `set_backend("reference")` forces the reference
 (tests), `set_backend("c")` restores the C core. `thresholds` of binned_update has a None
@@ -496,10 +498,42 @@ def mask_counts(out: Tensor, preds: Tensor, target: Tensor) -> None:
 
 def class_argmax(out: Tensor, scores: Tensor) -> None:
     """Class argmax (csrc/API.md): out int64 [N, P] = the class of the largest of scores[n, :, p]
-    ([N, C, P], the first on ties), -1 where one of them is NaN."""
+    ([N, C, P], the first on ties), -1 where one of them is NaN. CUDA kernel on a served device."""
     if _ops.compiling():
         return _ops.class_argmax(out, detached(scores))
-    host_module(out).class_argmax(out, detached(scores))
+    _impl(out).class_argmax(out, detached(scores))
+
+
+def _status_call(kernel: str, out: Tensor, *args: Any) -> Optional[Tensor]:
+    """``kernel`` of torchtally._C_cuda with a status where it serves out's device (the status
+    returned, nothing raised for a bad value), else of the C core / the reference (raising at
+    the call; None returned)."""
+    impl = _impl(out)
+    if impl is _CUDA_MODULE and impl is not None:
+        status = torch.empty(1, dtype=torch.int64, device=out.device)
+        getattr(impl, kernel)(out, status, *args)
+        return status
+    getattr(impl, kernel)(out, *args)
+    return None
+
+
+def label_counts_status(out: Tensor, preds: Tensor, target: Tensor, from_scores: int = 0) -> Optional[Tensor]:
+    """label_counts whose value checks a CUDA caller gates on: on a device the CUDA kernels serve,
+    returns int64 [1] on that device, ``segmentation_status.CLEAR`` when every label passed, else
+    the key of the first bad one (``out`` then partial; segmentation_status explains it), with no
+    host read; elsewhere raises at the call, as label_counts, and returns None."""
+    if _ops.compiling():
+        _ops.label_counts(out, preds, target, from_scores)
+        return None
+    return _status_call("label_counts", out, preds, target, from_scores)
+
+
+def mask_counts_status(out: Tensor, preds: Tensor, target: Tensor) -> Optional[Tensor]:
+    """mask_counts whose 0/1 check a CUDA caller gates on (as label_counts_status)."""
+    if _ops.compiling():
+        _ops.mask_counts(out, preds, target)
+        return None
+    return _status_call("mask_counts", out, preds, target)
 
 
 def label_counts(out: Tensor, preds: Tensor, target: Tensor, from_scores: int = 0) -> None:

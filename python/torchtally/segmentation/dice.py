@@ -62,15 +62,15 @@ class DiceScore(OverlapMetric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: per ``input_format`` (see MeanIoU)."""
-        counts = self._counts(preds, target)
+        counts, ok = self._counts(preds, target)
         if self._global:
-            self.counts += counts.sum(0)
+            self.counts += seg_counts.gated(counts.sum(0), ok)
             return
         rows = dice_rows(counts, self._average)
         if rows.dim() == 1:
             rows = rows.unsqueeze(1)
-        self.score_sum += rows.nan_to_num(0.0).sum(0)
-        self.scored += (~rows.isnan()).sum(0)
+        self.score_sum += seg_counts.gated(rows.nan_to_num(0.0).sum(0), ok)
+        self.scored += seg_counts.gated((~rows.isnan()).sum(0), ok)
 
     def compute(self) -> Tensor:
         if self._global:

@@ -55,10 +55,10 @@ class GeneralizedDiceScore(OverlapMetric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: per ``input_format`` (see MeanIoU)."""
-        counts = self._counts(preds, target)
+        counts, ok = self._counts(preds, target)
         rows = gdice_rows(counts, self.weight_type, self.per_class)
-        self.score_sum += rows.sum(0)
-        self.samples += counts.shape[0]
+        self.score_sum += seg_counts.gated(rows.sum(0), ok)
+        self.samples += counts.shape[0] if ok is None else ok.long() * counts.shape[0]
 
     def compute(self) -> Tensor:
         result = self.score_sum / self.samples

@@ -1,8 +1,10 @@
 """MeanIoU, DiceScore and GeneralizedDiceScore: overlap of segmentation masks, from per-sample,
 per-class counts (intersection, prediction pixels, target pixels) made in one kernel call per
 batch (torchtally.functional.segmentation.counts: label counts for index maps and the argmax of
-scores, mask counts for 0/1 masks). The value checks are the kernels', so an update reads no
-value back to the host.
+scores, mask counts for 0/1 masks), C kernels on CPU and CUDA. The value checks are the
+kernels', so an update reads no value back to the host: on CUDA the kernels leave the batch's
+verdict on the device and the update adds only what it lets through (for now the verdict is then
+read back once, to raise a bad batch at its call, until the deferred-check registry takes it).
 
 State (C' = classes kept: num_classes, less the background unless include_background):
 
@@ -30,7 +32,7 @@ Differences from torchmetrics, common to these classes:
 * sums are float64 (torchmetrics: float32).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -63,9 +65,11 @@ class OverlapMetric(Metric):
         assert self.num_classes is not None
         return self.num_classes - 1 if not self.include_background and self.num_classes > 1 else self.num_classes
 
-    def _counts(self, preds: Tensor, target: Tensor) -> Tensor:
-        counts = seg_counts.overlap_counts(preds, target, self.num_classes, self.input_format)
-        return seg_counts.drop_background(counts, self.include_background)
+    def _counts(self, preds: Tensor, target: Tensor) -> Tuple[Tensor, Optional[Tensor]]:
+        """The batch's counts (background dropped per include_background) and, on CUDA, its device
+        verdict: the update adds only values gated on it (seg_counts.gated)."""
+        counted = seg_counts.counted(preds, target, self.num_classes, self.input_format)
+        return seg_counts.drop_background(counted.counts, self.include_background), counted.ok
 
     def _out(self, x: Tensor) -> Tensor:
         return self.in_result_dtype(x)
@@ -125,9 +129,10 @@ class MeanIoU(OverlapMetric):
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: per ``input_format`` (see the class)."""
         preds, target = mean_iou_reshaped(preds, target, self.input_format)
-        iou = iou_rows(self._counts(preds, target))
+        counts, ok = self._counts(preds, target)
+        iou = iou_rows(counts)
         present = ~iou.isnan()
-        sums, hits = iou.nan_to_num(0.0).sum(0), present.sum(0)
+        sums, hits = seg_counts.gated(iou.nan_to_num(0.0).sum(0), ok), seg_counts.gated(present.sum(0), ok)
         if self.num_classes is None and self.iou_sum.numel() == 0:  # the first batch sets C
             self.iou_sum, self.present = sums.to(F64), hits
             return

@@ -13,19 +13,24 @@ argmax of float scores) by the label-counts kernel, masks by the mask-counts ker
 over both masks, 8 one-byte pixels at a time). Shape and dtype checks run first and name the
 argument (a float index map is a TypeError, shapes that do not match a ValueError); the value
 checks (an index outside [0, num_classes), a mask value other than 0/1, NaN scores) are the
-kernels', so the update reads no value back to the host: a CPU batch raises at the call, a CUDA
-batch where its kernels run. A NaN among a pixel's scores makes its argmax -1, which the kernel
-reports as "NaN in the scores" (the class-argmax kernel makes that map: torch.argmax over the
-class dim walks the maps pixel by pixel).
+kernels', so the update reads no value back to the host: a CPU batch raises at the call. On
+CUDA (the kernels of torchtally._C_cuda) they leave a device status instead: ``counted`` gives
+the batch's verdict ``ok`` beside the counts, the metrics add only values gated on it
+(``gated``), and ``_defer`` takes the verdict with the C core's message (for now it reads it
+back and raises at the call; the deferred-check registry will raise it later, with no wait).
+A NaN among a pixel's scores makes its argmax -1, which the kernel reports as "NaN in the
+scores" (the class-argmax kernel makes that map: torch.argmax over the class dim walks the maps
+pixel by pixel).
 """
 
 import math
-from typing import NamedTuple, Optional, Tuple
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from ... import kernels
+from ...kernels import segmentation_status
 
 INPUT_FORMATS = ("one-hot", "index", "mixed")
 
@@ -179,33 +184,84 @@ def _rows(t: Tensor) -> Tensor:
     return t.reshape(t.shape[0], math.prod(t.shape[1:]))
 
 
-def _check_labels(name: str, side: _Side, num_classes: int) -> None:
+class Counted(NamedTuple):
+    counts: Tensor  # int64 [N, C, 3]
+    ok: Optional[Tensor]  # CUDA: a device bool, whether the batch passed its value checks; None: checked at the call
+
+
+def _defer(ok: Tensor, explain: Callable[[], str]) -> None:
+    """Where a CUDA batch's device verdict goes. The deferred-check registry plugs in here: it
+    registers ``ok`` against the metric's states and raises ``explain()`` at the next update or
+    compute. Until it does, the verdict is read back here, one host synchronisation per CUDA
+    update, and a rejected batch raises at its call (its states untouched either way: the
+    metrics add only values gated on ``ok``)."""
+    if not bool(ok):
+        raise ValueError(explain())
+
+
+def _explain(statuses: List[Tuple[Tensor, Callable[[int], str]]]) -> str:
+    """The C core's message of the first rejected call of a batch (in the CPU order of its checks)."""
+    for status, message in statuses:
+        key = int(status[0])
+        if key != segmentation_status.CLEAR:
+            return message(key)
+    return "the batch was rejected on the device"  # not reached: some status holds a key
+
+
+def _check_labels(name: str, side: _Side, num_classes: int) -> Optional[Tuple[Tensor, Callable[[int], str]]]:
     """The label kernel's value checks alone (index range, NaN marks) for a side about to be
-    expanded into masks: counted into a scratch buffer, the other side a constant 0."""
+    expanded into masks: counted into a scratch buffer, the other side a constant 0. On CUDA the
+    status and how to explain it."""
     labels = _rows(side.values)
     zeros = torch.zeros((), dtype=torch.uint8, device=labels.device).expand(labels.shape)
     scratch = torch.empty(labels.shape[0], num_classes, 3, dtype=torch.int64, device=labels.device)
-    if name == "preds":
-        kernels.label_counts(scratch, labels, zeros, int(side.scored))
+    p, t, scored = (labels, zeros, int(side.scored)) if name == "preds" else (zeros, labels, 2 * int(side.scored))
+    status = kernels.label_counts_status(scratch, p, t, scored)
+    if status is None:
+        return None
+    return status, lambda key: segmentation_status.label_counts_message(key, p, t, num_classes, scored)
+
+
+def counted(preds: object, target: object, num_classes: Optional[int], input_format: str) -> Counted:
+    """(intersection, prediction pixels, target pixels) per sample and class, int64 [N, C, 3], and on
+    CUDA the device verdict of the batch's value checks (see ``Counted``; ``_defer`` has it)."""
+    p, t, c = _sides(preds, target, num_classes, input_format, host_checks=False)
+    n = p.values.shape[0]
+    out = torch.empty(n, c, 3, dtype=torch.int64, device=p.values.device)
+    statuses = []
+    if p.kind == t.kind == "labels":
+        pr, tr, scored = _rows(p.values), _rows(t.values), int(p.scored) + 2 * int(t.scored)
+        status = kernels.label_counts_status(out, pr, tr, scored)
+        if status is not None:
+            statuses.append((status, lambda key: segmentation_status.label_counts_message(key, pr, tr, c, scored)))
     else:
-        kernels.label_counts(scratch, zeros, labels, 2 * int(side.scored))
+        for name, side in (("preds", p), ("target", t)):
+            if side.kind == "labels":
+                check = _check_labels(name, side, c)
+                if check is not None:
+                    statuses.append(check)
+        pm, tm = _as_masks(p, c), _as_masks(t, c)
+        pixels = math.prod(pm.shape[2:])
+        pm, tm = pm.reshape(n, c, pixels), tm.reshape(n, c, pixels)
+        status = kernels.mask_counts_status(out, pm, tm)  # checks the 0/1 values too
+        if status is not None:
+            statuses.append((status, lambda key: segmentation_status.mask_counts_message(key, pm)))
+    if not statuses:
+        return Counted(out, None)
+    ok = torch.stack([s for s, _ in statuses]).eq(segmentation_status.CLEAR).all()
+    _defer(ok, lambda: _explain(statuses))
+    return Counted(out, ok)
 
 
 def overlap_counts(preds: object, target: object, num_classes: Optional[int], input_format: str) -> Tensor:
     """int64 [N, C, 3]: (intersection, prediction pixels, target pixels) per sample and class."""
-    p, t, c = _sides(preds, target, num_classes, input_format, host_checks=False)
-    n = p.values.shape[0]
-    out = torch.empty(n, c, 3, dtype=torch.int64, device=p.values.device)
-    if p.kind == t.kind == "labels":
-        kernels.label_counts(out, _rows(p.values), _rows(t.values), int(p.scored) + 2 * int(t.scored))
-        return out
-    for name, side in (("preds", p), ("target", t)):
-        if side.kind == "labels":
-            _check_labels(name, side, c)
-    pm, tm = _as_masks(p, c), _as_masks(t, c)
-    pixels = math.prod(pm.shape[2:])
-    kernels.mask_counts(out, pm.reshape(n, c, pixels), tm.reshape(n, c, pixels))  # checks the 0/1 values too
-    return out
+    return counted(preds, target, num_classes, input_format).counts
+
+
+def gated(value: Tensor, ok: Optional[Tensor]) -> Tensor:
+    """``value`` where the batch passed its checks (``ok`` None or true), else zeros: what a metric adds
+    to a state, so that a batch rejected on the device leaves the state as it was."""
+    return value if ok is None else torch.where(ok, value, torch.zeros_like(value))
 
 
 def drop_background(counts: Tensor, include_background: bool) -> Tensor:

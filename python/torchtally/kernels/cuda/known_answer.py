@@ -18,6 +18,8 @@ from typing import Callable, List, Optional, Sequence
 
 import torch
 
+from ..segmentation_status import call_like_c_core
+
 SCORE_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
@@ -234,8 +236,52 @@ def _moment_cases() -> List[Case]:
     ]
 
 
+def _segmentation_cases() -> List[Case]:
+    def maps(n, pixels, classes, seed):
+        return torch.randint(0, classes, (n, pixels), generator=_gen(seed))
+
+    def counts_of(n, classes):
+        return torch.full((n, classes, 3), -1, dtype=torch.int64)  # the kernels overwrite it
+
+    def labels(classes):  # a per-block histogram in shared memory (5) or global atomics (5000)
+        return lambda device: _on(
+            device, counts_of(3, classes), maps(3, 3000, classes, 31), maps(3, 3000, classes, 32).int(), 0
+        )
+
+    def labels_bad(device):
+        target = maps(2, 1000, 4, 33)
+        target[1, 700] = 4
+        return _on(device, counts_of(2, 4), maps(2, 1000, 4, 34), target, 0)
+
+    def masks(device):
+        preds = torch.randint(0, 2, (2, 3, 2000), generator=_gen(35)).to(torch.uint8)
+        return _on(device, counts_of(2, 3), preds, torch.randint(0, 2, (2, 3, 2000), generator=_gen(36)).bool())
+
+    def masks_bad(device):
+        preds = torch.randint(0, 2, (2, 3, 500), generator=_gen(37))
+        preds[1, 2, 499] = 2
+        return _on(device, counts_of(2, 3), preds, preds.clone())
+
+    cases = [
+        Case("label_counts, shared histogram", "label_counts", labels(5)),
+        Case("label_counts, global atomics", "label_counts", labels(5000)),
+        Case("label_counts, a label out of range", "label_counts", labels_bad, rejected=True),
+        Case("mask_counts", "mask_counts", masks),
+        Case("mask_counts, a value outside {0, 1}", "mask_counts", masks_bad, rejected=True),
+    ]
+    for dtype in SCORE_DTYPES:
+
+        def argmax(device, dtype=dtype):
+            scores = (torch.randint(0, 8, (2, 4, 700), generator=_gen(38)).to(torch.float64) / 8).to(dtype)
+            scores[0, 1, 5] = float("nan")
+            return _on(device, torch.full((2, 700), -2, dtype=torch.int64), scores)
+
+        cases.append(Case(f"class_argmax {dtype}", "class_argmax", argmax))
+    return cases
+
+
 def cases() -> List[Case]:
-    return _confmat_cases() + _curve_cases() + _moment_cases()
+    return _confmat_cases() + _curve_cases() + _moment_cases() + _segmentation_cases()
 
 
 def _settle(kernels, state: torch.Tensor) -> None:
@@ -250,7 +296,7 @@ def _outcome(kernels, case: Case, device) -> tuple:
     args = case.make(device)
     state = args[0]
     try:
-        getattr(kernels, case.kernel)(*args)
+        call_like_c_core(kernels, case.kernel, args)
         _settle(kernels, state)
     except ValueError as exc:
         return state, exc

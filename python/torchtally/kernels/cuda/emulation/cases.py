@@ -178,4 +178,78 @@ def cases(g: torch.Generator) -> List[Case]:
                 return [state, other]
 
             found.append(Case(f"{kernel} rows={rows}", kernel, make_merge, False))
+    found += _segmentation(ri)
+    return found
+
+
+def _segmentation(ri: Callable) -> List[Case]:
+    """label_counts, mask_counts and class_argmax: pixels around warp and block boundaries, every
+    label and score dtype, strided samples and pixels, and the first bad element of a batch
+    (the kernels' status keys against the C core's walk)."""
+    found = []
+    label_dtypes = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+    sizes = ((1, 1, 1), (3, 31, 2), (2, 32, 5), (5, 255, 3), (2, 257, 21), (2, 300, 5000), (17, 70, 4), (3, 1025, 7))
+    for i, (n, pixels, classes) in enumerate(sizes):
+        dtype = label_dtypes[i % len(label_dtypes)]
+        if dtype == torch.bool:
+            classes = 2
+        for variant in ("plain", "strided", "bad preds", "bad target", "nan", "first bad"):
+
+            def make_labels(n=n, pixels=pixels, classes=classes, dtype=dtype, variant=variant):
+                p, t = ri(0, classes, (n, pixels), dtype), ri(0, classes, (n, pixels), dtype)
+                scored = 0
+                if variant == "strided":  # every other sample and every third pixel of bigger maps
+                    p = ri(0, classes, (2 * n, 3 * pixels), dtype)[::2, ::3]
+                    t = ri(0, classes, (2 * n, 3 * pixels), dtype).t().contiguous().t()[::2, ::3]
+                if variant == "bad preds" and dtype != torch.bool:
+                    p[n - 1, pixels // 2] = classes if dtype != torch.int8 or classes < 127 else -3
+                if variant == "bad target" and dtype != torch.bool:
+                    t[n // 2, pixels - 1] = -1 if dtype != torch.uint8 else 255
+                if variant == "nan" and dtype not in (torch.bool, torch.uint8):
+                    p, t, scored = p.to(torch.int64), t.to(torch.int64), 3
+                    t[0, pixels // 3] = -1
+                if variant == "first bad" and dtype not in (torch.bool, torch.uint8):
+                    t[0, 0] = -1  # target's first is earlier, but preds are looked at first
+                    p[n - 1, pixels - 1] = classes
+                    if n > 1:
+                        p[n // 2, 0] = -1
+                out = torch.full((n, classes, 3), -5, dtype=torch.int64)
+                return [out, p, t, scored]
+
+            name = f"label_counts N={n} P={pixels} C={classes} {dtype} {variant}"
+            found.append(Case(name, "label_counts", make_labels, True))
+    mask_sizes = ((1, 1, 1), (2, 3, 31), (3, 2, 257), (2, 5, 1024), (4, 3, 1030), (3, 4, 33))
+    for i, (n, classes, pixels) in enumerate(mask_sizes):
+        dtype = label_dtypes[i % len(label_dtypes)]
+        for variant in ("plain", "strided", "bad preds", "bad target", "both bad"):
+
+            def make_masks(n=n, classes=classes, pixels=pixels, dtype=dtype, variant=variant):
+                p, t = ri(0, 2, (n, classes, pixels), dtype), ri(0, 2, (n, classes, pixels), dtype)
+                if variant == "strided":  # classes last in memory, every other pixel
+                    p = ri(0, 2, (n, 2 * pixels, classes), dtype).permute(0, 2, 1)[:, :, ::2]
+                if variant in ("bad preds", "both bad") and dtype != torch.bool:
+                    p[n - 1, classes - 1, pixels - 1] = 2
+                if variant in ("bad target", "both bad") and dtype != torch.bool:
+                    t[0, classes // 2, pixels // 2] = -1 if dtype != torch.uint8 else 3
+                out = torch.full((n, classes, 3), -5, dtype=torch.int64)
+                return [out, p, t]
+
+            name = f"mask_counts N={n} C={classes} P={pixels} {dtype} {variant}"
+            found.append(Case(name, "mask_counts", make_masks, True))
+    score_dtypes = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+    for dtype in score_dtypes:
+        for n, classes, pixels in ((1, 1, 1), (2, 3, 255), (3, 7, 257), (2, 21, 1025)):
+            for variant in ("plain", "strided", "nan and -inf"):
+
+                def make_argmax(n=n, classes=classes, pixels=pixels, dtype=dtype, variant=variant):
+                    s = (ri(0, 8, (n, classes, pixels)).double() / 8).to(dtype)  # ties
+                    if variant == "strided":
+                        s = (ri(0, 8, (n, 2 * pixels, classes)).double() / 8).to(dtype).permute(0, 2, 1)[:, :, ::2]
+                    if variant == "nan and -inf":
+                        s[:, :, 0] = float("-inf")
+                        s[n - 1, classes - 1, pixels - 1] = float("nan")
+                    return [torch.full((n, pixels), -5, dtype=torch.int64), s]
+
+                name = f"class_argmax N={n} C={classes} P={pixels} {dtype} {variant}"
+                found.append(Case(name, "class_argmax", make_argmax, True))
     return found

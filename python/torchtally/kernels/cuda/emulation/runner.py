@@ -167,6 +167,7 @@ def _run_child(image: str, stride: int, only: Sequence[str]) -> None:
     import torch
 
     from torchtally import _C, _C_cuda
+    from torchtally.kernels.segmentation_status import call_like_c_core
 
     from .cases import cases
     from .fake_tensor import on_fake_cuda
@@ -192,14 +193,14 @@ def _run_child(image: str, stride: int, only: Sequence[str]) -> None:
             if module is _C_cuda:
                 counter.reset()
                 try:
-                    getattr(module, kernel)(*on_fake_cuda(args))
+                    call_like_c_core(module, kernel, args, on_fake_cuda)
                 finally:
                     counted, waits, queries = counter.read()
                     waits_queries[0] += waits
                     waits_queries[1] += queries
                 _C_cuda.check(0, state.data_ptr(), state.numel() * state.element_size(), True)
             else:
-                getattr(module, kernel)(*args)
+                call_like_c_core(module, kernel, args)
         except ValueError as exc:
             return state, str(exc), counted
         return state, None, counted
