@@ -465,7 +465,7 @@ class AverageLoss(_Aggregator):
         loss_sum = (v * w).sum() if w is not None else v.sum()
         count: Union[int, Tensor]
         if deferred_checks.deferring(values):
-            count = w.sum().to(torch.int64) if w is not None else torch.tensor(v.numel(), device=v.device)
+            count = w.sum().to(torch.int64) if w is not None else torch.full((), v.numel(), device=v.device)
             so_far = self.num_samples.clone()
             search = functools.partial(_check_count, count, so_far)
             deferred_checks.hold(count <= _INT64_MAX - so_far, search, "batch_size")

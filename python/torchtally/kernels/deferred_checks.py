@@ -46,7 +46,9 @@ Search = Callable[[], object]  # raises; what it returns is not used
 _deferred_mode = True  # kernels.set_cuda_checks keeps it in step
 _local = threading.local()
 _pending: List["PendingCheck"] = []
-_lock = threading.Lock()
+# Re-entrant: a metric's __del__ (run by the garbage collector at any allocation, also while a
+# thread holds this lock) forgets its checks.
+_lock = threading.RLock()
 
 
 def set_deferred_mode(deferred: bool) -> None:
@@ -82,14 +84,15 @@ class Batch:
     """What one metric update deferred: its checks (``hold``), its NaN warnings (``hold_warning``),
     the state copy taken at the first check, and which update it was (for the warnings)."""
 
-    __slots__ = ("checks", "warnings", "take_snapshot", "snapshot", "label")
+    __slots__ = ("checks", "warnings", "take_snapshot", "snapshot", "label", "inputs")
 
-    def __init__(self, take_snapshot: Callable[[], Any], label: Tuple[str, int]) -> None:
+    def __init__(self, take_snapshot: Callable[[], Any], label: Tuple[str, int], inputs: Tuple[Any, ...]) -> None:
         self.checks: List[Tuple[Tensor, Search, str]] = []
         self.warnings: List[Tuple[Tensor, Callable[[int], str]]] = []
         self.take_snapshot = take_snapshot
         self.snapshot: Any = None
         self.label = label
+        self.inputs = inputs
 
     def verdict(self, device: torch.device) -> Tensor:
         """0-d device bool: every check held passed."""
@@ -108,7 +111,10 @@ class Batch:
         return bool(values[0])
 
     def search(self) -> None:
-        """Run the searches in order: the first bad one raises; nothing found raises too."""
+        """Run the searches in order: the first bad one raises; nothing found raises too. One
+        batch, one error: the unread checks of other updates on the same inputs are dropped (a
+        forward that updates twice, once into the accumulated states, once into fresh ones)."""
+        _drop_same_inputs(self)
         for _, search, _ in self.checks:
             search()
         names = " / ".join(dict.fromkeys(what for _, _, what in self.checks))
@@ -118,10 +124,10 @@ class Batch:
         )
 
 
-def open_batch(take_snapshot: Callable[[], Any], label: Tuple[str, int]) -> Batch:
+def open_batch(take_snapshot: Callable[[], Any], label: Tuple[str, int], inputs: Tuple[Any, ...]) -> Batch:
     """Start collecting the checks of one update (its caller closes it with ``close_batch``);
-    ``label``: (metric name, update number) for the warnings."""
-    batch = Batch(take_snapshot, label)
+    ``label``: (metric name, update number) for the warnings; ``inputs``: the update's arguments."""
+    batch = Batch(take_snapshot, label, inputs)
     _local.batch = batch
     return batch
 
@@ -168,6 +174,11 @@ class _CudaVerdict:
         return self.host.numpy().tolist()  # pinned memory the copy has filled: no device sync
 
 
+# The stand-in's read, taken before a test can count Tensor.tolist: it plays the CUDA path's
+# read of pinned memory, which is no device synchronisation.
+_read_host = torch.Tensor.tolist
+
+
 class _HostVerdict:
     """A CPU payload (the tests' stand-in): ready at once; read when asked."""
 
@@ -180,7 +191,7 @@ class _HostVerdict:
         return True
 
     def values(self) -> List[int]:
-        return self.payload.tolist()
+        return _read_host(self.payload)
 
 
 def host_verdict(payload: Tensor) -> Any:
@@ -237,6 +248,16 @@ def register(batch: Batch, ok: Tensor, states: List[Any]) -> None:
         oldest.batch.search()  # its batch was undone all the same; it raises here, late
 
 
+def _drop_same_inputs(batch: Batch) -> None:
+    with _lock:
+        for check in [c for c in _pending if c.batch is not batch and _same(c.batch.inputs, batch.inputs)]:
+            _pending.remove(check)
+
+
+def _same(a: Tuple[Any, ...], b: Tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
 def pending() -> bool:
     """Whether any check is unread (a cheap test before looking for a state's)."""
     return bool(_pending)
@@ -284,7 +305,9 @@ def forget(states: Iterable[Any]) -> None:
         return
     keys = spans(states)
     with _lock:
-        _pending[:] = [c for c in _pending if not _overlaps(c.spans, keys)]
+        for check in [c for c in _pending if _overlaps(c.spans, keys)]:
+            if check in _pending:  # (a __del__ run meanwhile may have removed it)
+                _pending.remove(check)
 
 
 def cleaned(t: Tensor) -> Tensor:

@@ -142,6 +142,7 @@ def _on_device(
 ) -> Tuple[Tensor, Optional[Tensor]]:
     """apply_nan_strategy without a host read (deferred checks; module docstring)."""
     search = functools.partial(apply_nan_strategy, strategy, name, value, weight)  # the host path raises
+    given = weight is not None  # (weights made here for dropped values need no check)
     verdicts = []
     if strategy != "disable":
         nan = torch.isnan(value) if weight is None else torch.isnan(value) | torch.isnan(weight)
@@ -155,7 +156,7 @@ def _on_device(
                 deferred_checks.hold_warning(nan.sum(), functools.partial(_dropped_words, name))
             value = torch.where(nan, fill, value)
             weight = torch.where(nan, 0.0, torch.ones_like(value) if weight is None else weight)
-    if weight is not None and weight.numel():
+    if given and weight is not None and weight.numel():
         bad = ~(torch.isfinite(weight) & (weight >= 0))
         if strategy == "disable":
             bad = bad & ~torch.isnan(weight)
