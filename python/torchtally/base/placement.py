@@ -226,18 +226,18 @@ class Placement:
         return None
 
     def raise_rejected_batch(self, held: Any) -> None:
-        """forward's check on CUDA, before a batch value leaves: the accumulated states ``held``
-        (HeldStates; a rejection deferred there would have stopped a plain update into them, and
-        a forward that updates them first holds its own batch's there), then the batch just
-        updated into fresh states, each waiting for its checks and raising its first rejection.
-        Without it a rejected batch gives a value computed from its undone counts, without a
-        word. One host synchronisation per forward on CUDA; nothing on other devices."""
+        """forward's check on CUDA, before a batch value leaves: the batch just updated into fresh
+        states, then the accumulated states ``held`` (HeldStates; a rejection deferred there
+        would have stopped a plain update into them), each waiting for its checks and raising
+        its first rejected update. Without it a rejected batch gives a value computed from its
+        undone counts, without a word. One host synchronisation per forward on CUDA; nothing on
+        other devices."""
         if self.__dict__["device"].type not in deferred_checks.DEVICE_TYPES:
             return
+        kernels.raise_rejected_cuda_updates(self._tensor_states())
         kernels.raise_rejected_cuda_updates(
             [held.values[n] for n, (reduce, _) in self._specs.items() if reduce not in ("cat", LIST)]
         )
-        kernels.raise_rejected_cuda_updates(self._tensor_states())
 
     def forget_rejected_cuda_updates(self) -> None:
         """A rejection not yet raised dies with the state it concerned (reset, load, deletion, a
