@@ -44,7 +44,13 @@ Span = Tuple[str, int, int]  # (device, first byte, bytes)
 Search = Callable[[], object]  # raises; what it returns is not used
 
 _deferred_mode = True  # kernels.set_cuda_checks keeps it in step
-_local = threading.local()
+
+
+class _Local(threading.local):
+    batch: Optional["Batch"] = None  # a class default: no AttributeError (slow) to read it unset
+
+
+_local = _Local()
 _pending: List["PendingCheck"] = []
 # Re-entrant: a metric's __del__ (run by the garbage collector at any allocation, also while a
 # thread holds this lock) forgets its checks.
@@ -64,7 +70,7 @@ def defers(t: Tensor) -> bool:
 
 def deferring(t: Tensor) -> bool:
     """Whether a check about ``t`` is deferred now: inside a metric update, on a deferring device."""
-    return getattr(_local, "batch", None) is not None and defers(t)
+    return _local.batch is not None and defers(t)
 
 
 def all_true(conditions: Iterable[Tensor], device: torch.device) -> Tensor:
@@ -140,7 +146,8 @@ def hold(ok: Tensor, search: Search, what: str) -> None:
     """Defer a check of the open batch: ``ok`` its 0-d device verdict, ``search`` the immediate
     path's search (raises the ValueError), ``what`` the arguments it concerns. Call it before the
     update touches any state: the first one takes the state copy that undoes a bad batch."""
-    batch: Batch = _local.batch
+    batch = _local.batch
+    assert batch is not None, "hold() outside a metric update (deferring() says when)"
     if batch.snapshot is None:
         batch.snapshot = batch.take_snapshot()
     batch.checks.append((ok, search, what))
@@ -149,7 +156,9 @@ def hold(ok: Tensor, search: Search, what: str) -> None:
 def hold_warning(count: Tensor, words: Callable[[int], str]) -> None:
     """Defer a warning of the open batch: ``count`` a 0-d device count (no warning when 0),
     ``words(count)`` its text. The batch is kept; the warning comes when its count is read."""
-    _local.batch.warnings.append((count, words))
+    batch = _local.batch
+    assert batch is not None, "hold_warning() outside a metric update (deferring() says when)"
+    batch.warnings.append((count, words))
 
 
 # -- the payload on its way to the host ------------------------------------------------------
