@@ -138,10 +138,8 @@ def immediate_error(entry, deferral, bad):
 
 
 def warmed(entry):
-    """A metric with two good batches whose checks were read: the first fixes the shapes and the
-    input form, whose tracker reads the state once more at the second (base/placement.py)."""
+    """A metric with one good batch whose check was read (its first batch fixes the shapes)."""
     metric = make(entry)
-    metric.update(*batch(entry, 0))
     metric.update(*batch(entry, 0))
     metric.compute()
     assert not deferred_checks.pending()
@@ -175,7 +173,6 @@ def test_bad_batch_returns_without_a_host_read_and_the_next_update_raises(case, 
     metric.update(*batch(entry, 2))  # raised once: a good batch then counts
     reference = make(entry)
     deferred.off()
-    reference.update(*batch(entry, 0))
     reference.update(*batch(entry, 0))
     reference.update(*batch(entry, 2))
     deferred.on()
@@ -258,6 +255,21 @@ def test_r2_first_batch_fixes_its_shape_and_waits(deferred):
     with pytest.raises(ValueError, match="target: expected finite values"):
         metric.update(torch.tensor([1.0, 2.0]), torch.tensor([1.0, float("inf")]))
     assert metric.residual_target_moments.shape == (0, 6)  # as before the batch
+
+
+def test_a_rejected_batch_with_a_new_input_dtype_leaves_no_trace_of_it(deferred):
+    """The batch's float64 inputs change the recorded input dtype: once rejected, the metric
+    reads its state again, so a later float64 batch still promotes the result."""
+    metric = R2Score(multioutput="raw_values")
+    metric.update(torch.randn(6, 2), torch.randn(6, 2))
+    bad = torch.randn(6, 2, dtype=torch.float64)
+    bad[1, 1] = float("nan")
+    metric.update(bad, torch.randn(6, 2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="preds: expected finite values"):
+        metric.update(torch.randn(6, 2), torch.randn(6, 2))
+    assert metric.compute().dtype == torch.float32
+    metric.update(torch.randn(6, 2, dtype=torch.float64), torch.randn(6, 2, dtype=torch.float64))
+    assert metric.compute().dtype == torch.float64
 
 
 def test_bad_weights_are_deferred(deferred, monkeypatch):

@@ -7,6 +7,7 @@ It also raises the rejections of CUDA updates the device checked after the updat
 and runs the updates whose Python value checks stay on the device (kernels.deferred_checks).
 """
 
+import functools
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
@@ -275,14 +276,24 @@ class Placement:
                 self._put_back(copies, rows)
                 batch.search()
             return
+        replaced = {}
         for n, (state, copy) in copies.items():
-            if d[n] is state:  # updated in place: keep the object (and its span)
-                state.copy_(torch.where(ok, state, copy))
-            else:  # replaced: a new object, so that a tracker of what it holds (FormTracker) reads it again
-                d[n] = torch.where(ok, d[n], copy)
+            now = d[n]  # written in place: a tracker of the object the update stored (FormTracker) stays valid
+            now.copy_(torch.where(ok, now, copy))
+            if now is not state:
+                replaced[n] = now
+        if replaced:  # a rejected batch's objects hold the old values: renewed, their trackers read them again
+            batch.on_reject = functools.partial(self._renew_states, replaced)
         after = [d[n] for n in names]
         deferred_checks.follow(before, after)
         deferred_checks.register(batch, ok, after)
+
+    def _renew_states(self, objects: Dict[str, torch.Tensor]) -> None:
+        """Each state still held in ``objects`` replaced by a copy (a new object)."""
+        d = self.__dict__
+        for n, obj in objects.items():
+            if d.get(n) is obj:
+                d[n] = obj.clone()
 
     def _row_counts(self) -> Dict[str, int]:
         """The number of blocks of each "cat" state and of items of each list state."""

@@ -90,7 +90,7 @@ class Batch:
     """What one metric update deferred: its checks (``hold``), its NaN warnings (``hold_warning``),
     the state copy taken at the first check, and which update it was (for the warnings)."""
 
-    __slots__ = ("checks", "warnings", "take_snapshot", "snapshot", "label", "inputs")
+    __slots__ = ("checks", "warnings", "take_snapshot", "snapshot", "label", "inputs", "on_reject")
 
     def __init__(self, take_snapshot: Callable[[], Any], label: Tuple[str, int], inputs: Tuple[Any, ...]) -> None:
         self.checks: List[Tuple[Tensor, Search, str]] = []
@@ -99,6 +99,7 @@ class Batch:
         self.snapshot: Any = None
         self.label = label
         self.inputs = inputs
+        self.on_reject: Optional[Callable[[], None]] = None  # run on the host when its error is raised
 
     def verdict(self, device: torch.device) -> Tensor:
         """0-d device bool: every check held passed."""
@@ -121,6 +122,8 @@ class Batch:
         batch, one error: the unread checks of other updates on the same inputs are dropped (a
         forward that updates twice, once into the accumulated states, once into fresh ones)."""
         _drop_same_inputs(self)
+        if self.on_reject is not None:
+            self.on_reject()
         for _, search, _ in self.checks:
             search()
         names = " / ".join(dict.fromkeys(what for _, _, what in self.checks))
