@@ -22,10 +22,16 @@ A pending check keeps a reference to its batch's inputs until its verdict is rea
 error can name the first bad element. If the caller changed them in place meanwhile and the
 search finds nothing, the error says that the batch held a NaN, inf or out-of-domain value.
 
+A NaN warning (nan_strategy="warn") travels with the verdict as a count and is given when the
+count is read: at the next update (if it has reached the host) or at compute, naming the update.
+A batch that appended rows to a "cat" or list state, or changed a state's shape (a first batch),
+cannot be undone on the device: base/placement.py waits for its verdict and raises at the call.
+
 Outside a metric update (a functional form) and off CUDA (or in "immediate" mode) nothing is
 deferred: ``deferring`` is False and the callers check on the host, as before. ``defers`` is the
-one predicate for the device and mode, ``host_verdict`` the one place a verdict leaves the device:
-the tests replace both to run this path on CPU tensors.
+one predicate for the device and mode and ``DEVICE_TYPES`` the devices whose updates open a
+batch: the tests replace both to run this path on CPU tensors, where ``host_verdict`` (the one
+place a verdict leaves the device) gives the CPU stand-in.
 """
 
 import threading
