@@ -26,6 +26,7 @@ Deliberate differences from torchmetrics:
   samples, as ignite's Loss does.
 """
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Optional, Tuple, Union
 
@@ -36,6 +37,7 @@ from .base.metric import Metric
 from .base.state_dict import check_nonnegative
 from .errors import NotComputableError
 from .functional.aggregation import update as agg_update
+from .kernels import deferred_checks
 
 __all__ = [
     "AverageLoss",
@@ -129,9 +131,13 @@ class _Aggregator(BaseAggregator):
         Metric.__init__(self, **kwargs)  # not BaseAggregator's: each subclass declares its own states
         self.nan_strategy = agg_update.check_nan_strategy(nan_strategy)
 
-    def _values(self, value: Any, weight: Any = None, name: str = "value") -> Tuple[Tensor, Optional[Tensor]]:
-        """Checked float64 values (and weights, broadcast to them), NaN policy applied."""
-        return agg_update.checked_values(self.nan_strategy, name, value, weight, self.device)
+    def _values(
+        self, value: Any, weight: Any = None, name: str = "value", fill: Optional[float] = 0.0
+    ) -> Tuple[Tensor, Optional[Tensor]]:
+        """Checked float64 values (and weights, broadcast to them), NaN policy applied; where
+        checks are deferred (kernels.deferred_checks), a dropped NaN becomes ``fill`` with weight
+        0 (None: dropped on the host)."""
+        return agg_update.checked_values(self.nan_strategy, name, value, weight, self.device, fill)
 
 
 class SumMetric(_Aggregator):
@@ -199,7 +205,7 @@ class _Extreme(_Aggregator):
         self.add_state("extreme", torch.tensor(start, dtype=_F64), reduce=self._reduce)
 
     def update(self, value: Any) -> None:
-        v, _ = self._values(value)
+        v, _ = self._values(value, fill=float("inf") if self._reduce == "min" else float("-inf"))
         if v.numel():
             # torch.minimum/maximum propagate NaN (nan_strategy="disable" keeps it).
             if self._reduce == "min":
@@ -266,7 +272,7 @@ class CatMetric(_Aggregator):
         self._shape_seen: Tuple[Any, Tuple[int, ...]] = (None, ())
 
     def update(self, value: Any) -> None:
-        v, _ = self._values(value)
+        v, _ = self._values(value, fill=None)  # a dropped value changes the number of rows: dropped on the host
         if not v.numel():
             return
         row = (1,) + tuple(v.shape[1:])
@@ -348,9 +354,14 @@ class _RunningWindow(_Aggregator):
 
     def _store(self, *totals: Union[Tensor, float]) -> None:
         """Write one update's totals (one per slot state, checked already) into the next slot."""
-        slot = int(self.num_updates) % self.window
-        for name, total in zip(self._slot_states, totals):
-            getattr(self, name)[slot] = total
+        if deferred_checks.deferring(self.num_updates):  # the slot picked on the device: no host read
+            slot = (self.num_updates % self.window).reshape(1)
+            for name, total in zip(self._slot_states, totals):
+                getattr(self, name).index_copy_(0, slot, torch.as_tensor(total, dtype=_F64, device=slot.device)[None])
+        else:
+            slot_number = int(self.num_updates) % self.window
+            for name, total in zip(self._slot_states, totals):
+                getattr(self, name)[slot_number] = total
         self.num_updates += 1
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
@@ -449,15 +460,18 @@ class AverageLoss(_Aggregator):
             )
         size = _batch_size(batch_size, values)
         weight = None if values.dim() == 1 else torch.tensor(float(size), dtype=_F64, device=values.device)
-        v, w = agg_update.apply_nan_strategy(self.nan_strategy, "loss", values, weight)
+        v, w = agg_update.apply_nan_strategy(self.nan_strategy, "loss", values, weight, fill=0.0)
         # Both additions are made and checked before either state changes.
         loss_sum = (v * w).sum() if w is not None else v.sum()
-        count = int(w.sum()) if w is not None else v.numel()
-        if count and int(self.num_samples) + count > _INT64_MAX:
-            raise ValueError(
-                f"batch_size: {count} more samples would overflow the int64 sample count "
-                f"({int(self.num_samples)} so far)"
-            )
+        count: Union[int, Tensor]
+        if deferred_checks.deferring(values):
+            count = w.sum().to(torch.int64) if w is not None else torch.full((), v.numel(), device=v.device)
+            so_far = self.num_samples.clone()
+            search = functools.partial(_check_count, count, so_far)
+            deferred_checks.hold(count <= _INT64_MAX - so_far, search, "batch_size")
+        else:
+            count = int(w.sum()) if w is not None else v.numel()
+            _check_count(count, self.num_samples)
         self.loss_sum += loss_sum
         self.num_samples += count
 
@@ -469,6 +483,15 @@ class AverageLoss(_Aggregator):
         if int(self.num_samples) == 0:
             raise NotComputableError("AverageLoss must have at least one sample before it can be computed")
         return self.in_result_dtype(self.loss_sum / self.num_samples)
+
+
+def _check_count(count: Union[int, Tensor], so_far: Tensor) -> None:
+    """ValueError when ``count`` more samples would overflow the int64 count ``so_far``."""
+    count = int(count)
+    if count and int(so_far) + count > _INT64_MAX:
+        raise ValueError(
+            f"batch_size: {count} more samples would overflow the int64 sample count ({int(so_far)} so far)"
+        )
 
 
 def _batch_size(batch_size: Any, values: Tensor) -> int:

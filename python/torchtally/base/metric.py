@@ -27,11 +27,9 @@ Where each part of Metric lives (in torchtally/base/; each mixin is named after 
   synced.py       SyncedMetric: compute over every rank (the sync plan, synced states swapped in
                   for one compute, manual sync/unsync); what it shares with a collection: Synced
   options.py      Options: torchmetrics' keyword arguments, which attributes are options
-  placement.py    Placement: devices and result dtype (.to(), set_dtype, following the input),
-                  rejected CUDA updates raised later
+  placement.py    Placement: devices, result dtype, rejected CUDA updates raised later
   state_dict.py   StateDict: state_dict / load_state_dict, every entry checked before any is set
-  guard.py        Guard: the lock, copies and pickles (process group, lock); results copied for
-                  the caller
+  guard.py        Guard: the lock, copies and pickles (process group, lock); results copied
   composition.py  Composition: arithmetic on metrics
   attachable.py   Attachable: ignite's attach / detach / is_attached
   plotting.py     Plotting: plot() and torchmetrics' _plot(), and their drawing
@@ -46,6 +44,7 @@ from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Opt
 import torch
 from torch import nn
 
+from ..kernels import deferred_checks
 from ..kernels.ops import OutsideTheGraph, compiling
 from ..sync import dist
 from ..utilities.data import squeeze_if_scalar
@@ -316,10 +315,12 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d["_updating"] = True
         d["_update_inputs"] = (args, kwargs)  # the caller's tensors: append_state must not keep them
         try:
-            fn(self, *args, **kwargs)
+            if d["device"].type in deferred_checks.DEVICE_TYPES:  # value checks kept on the device
+                self.update_deferring(fn, args, kwargs)
+            else:
+                fn(self, *args, **kwargs)
         finally:
-            d["_updating"] = False
-            d["_update_inputs"] = None
+            d["_updating"], d["_update_inputs"] = False, None
 
     def _update_traced(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> "Metric":
         """The update as dynamo traces it (inside ``torch.compile``): the kernels are custom ops

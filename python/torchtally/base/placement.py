@@ -3,15 +3,18 @@
 the moves of an update that follows its input's device (see the Metric docstring).
 
 A mixin of Metric: it reads and writes Metric's state registry (``_specs``, ``_cat_chunks``).
-It also raises the rejections of CUDA updates the device checked after the update returned.
+It also raises the rejections of CUDA updates the device checked after the update returned,
+and runs the updates whose Python value checks stay on the device (kernels.deferred_checks).
 """
 
+import functools
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 import torch
 
 from .. import kernels
+from ..kernels import deferred_checks
 from ..utilities.result_dtype import cast_result
 from .interop import register_with_torchmetrics
 from .lists import LIST, moved
@@ -210,7 +213,7 @@ class Placement:
         """The CUDA kernels check values on the device and report a rejected batch later (its
         counts already undone): before computing from the state, wait for those checks and
         raise the first rejection."""
-        if self.__dict__["device"].type == "cuda":
+        if self.__dict__["device"].type in deferred_checks.DEVICE_TYPES:
             kernels.raise_rejected_cuda_updates(self._tensor_states())
 
     def rejected_cuda_update(self) -> Optional[ValueError]:
@@ -230,7 +233,7 @@ class Placement:
         its first rejected update. Without it a rejected batch gives a value computed from its
         undone counts, without a word. One host synchronisation per forward on CUDA; nothing on
         other devices."""
-        if self.__dict__["device"].type != "cuda":
+        if self.__dict__["device"].type not in deferred_checks.DEVICE_TYPES:
             return
         kernels.raise_rejected_cuda_updates(self._tensor_states())
         kernels.raise_rejected_cuda_updates(
@@ -240,8 +243,76 @@ class Placement:
     def forget_rejected_cuda_updates(self) -> None:
         """A rejection not yet raised dies with the state it concerned (reset, load, deletion, a
         forward's batch states put aside): the allocator will hand that memory to other tensors."""
-        if self.__dict__["device"].type == "cuda":
+        if self.__dict__["device"].type in deferred_checks.DEVICE_TYPES:
             kernels.forget_rejected_cuda_updates(self._tensor_states())
+
+    def update_deferring(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        """The subclass's update ``fn`` on a deferring device (kernels.deferred_checks): a finished
+        rejection of an earlier batch into these states raises first (this batch does not run);
+        the checks ``fn`` holds decide on the device whether its changes stay (each fixed-shape
+        state becomes ``where(ok, new, before)``), and their verdict is registered against the
+        states, raised later. A batch that changed a state's shape or appended rows ("cat" and
+        list states) cannot be undone on the device: it waits for its verdict and raises here."""
+        d = self.__dict__
+        names = [n for n, (reduce, _) in self._specs.items() if reduce not in ("cat", LIST)]
+        before = [d[n] for n in names]
+        deferred_checks.raise_finished(before)
+        batch = deferred_checks.open_batch(
+            lambda: ({n: (d[n], d[n].clone()) for n in names}, self._row_counts()),
+            (type(self).__name__, d["_update_count"] + 1),
+            args + tuple(kwargs.values()),
+        )
+        try:
+            fn(self, *args, **kwargs)
+        finally:
+            deferred_checks.close_batch()
+        if batch.snapshot is None and not batch.warnings:  # nothing deferred
+            deferred_checks.follow(before, [d[n] for n in names])
+            return
+        ok = batch.verdict(d["device"])
+        copies, rows = batch.snapshot or ({}, self._row_counts())
+        if rows != self._row_counts() or any(d[n].shape != copy.shape for n, (_, copy) in copies.items()):
+            if not batch.settle(deferred_checks.host_verdict(batch.payload(ok)).values()):
+                self._put_back(copies, rows)
+                batch.search()
+            return
+        replaced = {}
+        for n, (state, copy) in copies.items():
+            now = d[n]  # written in place: a tracker of the object the update stored (FormTracker) stays valid
+            now.copy_(torch.where(ok, now, copy))
+            if now is not state:
+                replaced[n] = now
+        if replaced:  # a rejected batch's objects hold the old values: renewed, their trackers read them again
+            batch.on_reject = functools.partial(self._renew_states, replaced)
+        after = [d[n] for n in names]
+        deferred_checks.follow(before, after)
+        deferred_checks.register(batch, ok, after)
+
+    def _renew_states(self, objects: Dict[str, torch.Tensor]) -> None:
+        """Each state still held in ``objects`` replaced by a copy (a new object)."""
+        d = self.__dict__
+        for n, obj in objects.items():
+            if d.get(n) is obj:
+                d[n] = obj.clone()
+
+    def _row_counts(self) -> Dict[str, int]:
+        """The number of blocks of each "cat" state and of items of each list state."""
+        d = self.__dict__
+        counts = {n: len(chunks) for n, chunks in self._cat_chunks.items()}
+        counts.update({n: len(d[n]) for n, (reduce, _) in self._specs.items() if reduce == LIST})
+        return counts
+
+    def _put_back(self, copies: Dict[str, Tuple[torch.Tensor, torch.Tensor]], rows: Dict[str, int]) -> None:
+        """The states as an update found them (a rejected batch that could not be undone on the device)."""
+        d = self.__dict__
+        for n, (before, copy) in copies.items():
+            before.copy_(copy)
+            d[n] = before
+        for n, count in rows.items():
+            if n in self._cat_chunks:
+                del self._cat_chunks[n][count:]
+            else:
+                del d[n][count:]
 
     def __del__(self) -> None:
         try:

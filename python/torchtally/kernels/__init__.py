@@ -16,7 +16,8 @@ first, so CPU calls pay nothing for the CUDA route.
 
 CUDA value checks (out-of-range labels, NaN, bad weights) run on the device and never make an
 update wait: a rejected batch is undone on the GPU and its ValueError raised at the next update
-into the same state or by `raise_rejected_cuda_updates` (Metric.compute calls it, waiting).
+into the same state or by `raise_rejected_cuda_updates` (Metric.compute calls it, waiting). The
+metrics made of torch ops (regression, aggregation) do the same in Python (kernels.deferred_checks).
 `set_cuda_checks("immediate")` (or TORCHTALLY_CUDA_CHECKS=immediate) raises at the call itself,
 at one host synchronisation per update. Shape, dtype and device errors always raise at the call.
 The segmentation counts differ: label_counts_status / mask_counts_status hand a CUDA caller the
@@ -48,6 +49,7 @@ try:
 except ImportError:  # a build without it (or a platform without a compiler): CUDA takes the reference
     _CUDA_MODULE = None
 
+from . import deferred_checks  # noqa: E402
 from . import ops as _ops  # noqa: E402
 from .cuda.loader import DeviceStatus, Loader  # noqa: E402
 
@@ -129,6 +131,7 @@ def set_cuda_checks(mode: str) -> str:
     if mode not in CUDA_CHECK_MODES:
         raise ValueError(f"mode: expected one of {CUDA_CHECK_MODES}, got {mode!r}")
     previous, _cuda_checks = _cuda_checks, mode
+    deferred_checks.set_deferred_mode(mode == "deferred")
     if _CUDA_MODULE is not None:
         _CUDA_MODULE.set_immediate_checks(mode == "immediate")
     return previous
@@ -141,6 +144,8 @@ def raise_rejected_cuda_updates(states: Iterable[Any]) -> None:
     at the call). It asks the CUDA module even while CUDA tensors are routed to the reference:
     updates made before the switch may still hold a rejection (the module answers without a CUDA
     call when no update ever ran on that device)."""
+    states = list(states)
+    deferred_checks.raise_all(states)  # the checks of the torch-op metrics (regression, aggregation)
     for device, begin, nbytes in _cuda_spans(states):
         _CUDA_MODULE.check(device, begin, nbytes, True)  # type: ignore[union-attr]  # spans only when built
 
@@ -154,6 +159,8 @@ def settled(state: Tensor) -> Tensor:
 
 def forget_rejected_cuda_updates(states: Iterable[Any]) -> None:
     """Drop the not yet raised rejections of CUDA updates into `states` (they are being reset)."""
+    states = list(states)
+    deferred_checks.forget(states)
     for device, begin, nbytes in _cuda_spans(states):
         _CUDA_MODULE.discard(device, begin, nbytes)  # type: ignore[union-attr]  # spans only when built
 

@@ -19,14 +19,24 @@ NaN policy (``nan_strategy``, torchmetrics' semantics and default), for values a
 
 One deliberate difference: with "disable", torchmetrics' MeanMetric drops the weights (every
 value weighs 1); here they are used as with every other strategy.
+
+Inside a CUDA metric update in deferred mode (kernels.deferred_checks) nothing is read on the
+host: a caller that gives ``fill`` (the value a dropped position takes, neutral for its
+reduction) gets the values in their shape, dropped positions set to ``fill`` with weight 0;
+"error" and bad weights become a verdict on the device (the batch is undone and its error
+raised later, by the next update into the metric or by compute); "warn" counts the dropped
+NaNs on the device and warns at the next update (if the count has reached the host by then)
+or at compute, naming the update. A float strategy needs no verdict at all.
 """
 
+import functools
 import warnings
 from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
+from ...kernels import deferred_checks
 from ...kernels.reference.checks import describe
 
 NanStrategy = Union[str, float]
@@ -85,10 +95,13 @@ def as_weights(weight: object, value: Tensor, device: Optional[torch.device] = N
 
 
 def apply_nan_strategy(
-    strategy: NanStrategy, name: str, value: Tensor, weight: Optional[Tensor] = None
+    strategy: NanStrategy, name: str, value: Tensor, weight: Optional[Tensor] = None, fill: Optional[float] = None
 ) -> Tuple[Tensor, Optional[Tensor]]:
     """Apply the NaN policy to value (and its weight, of value's shape), then check the weights'
-    range. Shapes are kept, except that dropping NaNs flattens (as torchmetrics)."""
+    range. Shapes are kept, except that dropping NaNs flattens (as torchmetrics). ``fill``: see
+    the module docstring (None: drop on the host, as a "cat" state needs)."""
+    if fill is not None and deferred_checks.deferring(value):
+        return _on_device(strategy, name, value, weight, fill)
     if strategy != "disable":
         nan = torch.isnan(value)
         if weight is not None:
@@ -119,21 +132,56 @@ def _handle_nans(strategy, name, value, weight, nan):
         value = torch.where(nan, torch.full_like(value, strategy), value)
         return value, None if weight is None else torch.where(nan, torch.ones_like(weight), weight)
     if strategy == "warn":
-        warnings.warn(
-            f"{name}: Encountered `nan` values in tensor: {int(nan.sum())} NaN value(s) dropped (nan_strategy='warn')",
-            UserWarning,
-            stacklevel=5,
-        )
+        warnings.warn(_dropped_words(name, int(nan.sum())), UserWarning, stacklevel=5)
     keep = ~nan
     return value[keep], None if weight is None else weight[keep]
 
 
-def checked_values(
-    strategy: NanStrategy, name: str, value: object, weight: object = None, device: Optional[torch.device] = None
+def _on_device(
+    strategy: NanStrategy, name: str, value: Tensor, weight: Optional[Tensor], fill: float
 ) -> Tuple[Tensor, Optional[Tensor]]:
-    """Values (and weights) as float64 tensors of the value's shape, NaN policy applied."""
+    """apply_nan_strategy without a host read (deferred checks; module docstring)."""
+    search = functools.partial(apply_nan_strategy, strategy, name, value, weight)  # the host path raises
+    given = weight is not None  # (weights made here for dropped values need no check)
+    verdicts = []
+    if strategy != "disable":
+        nan = torch.isnan(value) if weight is None else torch.isnan(value) | torch.isnan(weight)
+        if strategy == "error":
+            verdicts.append(~nan.any())
+        elif isinstance(strategy, float):
+            value = torch.where(nan, strategy, value)
+            weight = None if weight is None else torch.where(nan, 1.0, weight)
+        else:
+            if strategy == "warn":
+                deferred_checks.hold_warning(nan.sum(), functools.partial(_dropped_words, name))
+            value = torch.where(nan, fill, value)
+            weight = torch.where(nan, 0.0, torch.ones_like(value) if weight is None else weight)
+    if given and weight is not None and weight.numel():
+        bad = ~(torch.isfinite(weight) & (weight >= 0))
+        if strategy == "disable":
+            bad = bad & ~torch.isnan(weight)
+        verdicts.append(~bad.any())
+    if verdicts:
+        deferred_checks.hold(deferred_checks.all_true(verdicts, value.device), search, name)
+    return value, weight
+
+
+def _dropped_words(name: str, count: int) -> str:
+    return f"{name}: Encountered `nan` values in tensor: {count} NaN value(s) dropped (nan_strategy='warn')"
+
+
+def checked_values(
+    strategy: NanStrategy,
+    name: str,
+    value: object,
+    weight: object = None,
+    device: Optional[torch.device] = None,
+    fill: Optional[float] = None,
+) -> Tuple[Tensor, Optional[Tensor]]:
+    """Values (and weights) as float64 tensors of the value's shape, NaN policy applied
+    (``fill``: see the module docstring)."""
     v = as_values(name, value, device)
-    return apply_nan_strategy(strategy, name, v, as_weights(weight, v, device))
+    return apply_nan_strategy(strategy, name, v, as_weights(weight, v, device), fill)
 
 
 def weighted_totals(value: Tensor, weight: Optional[Tensor]) -> Tuple[Tensor, Union[Tensor, int]]:

@@ -17,6 +17,7 @@ valid inputs (an overflow, a KL term with q = 0 where p > 0) passes: the value i
 torchmetrics'.
 """
 
+import functools
 import math
 from numbers import Real
 from typing import Callable, Optional, Sequence, Tuple
@@ -25,6 +26,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
+from ...kernels import deferred_checks
 from ...kernels.reference.checks import describe
 from . import update
 
@@ -141,9 +143,22 @@ def distributions(p: object, q: object, device: Optional[torch.device] = None) -
 
 def checked(summary: Tensor, named: Sequence[Tuple[str, Tensor]], rules: Sequence[Rule] = ()) -> None:
     """Search the inputs when ``summary`` (0-d) is NaN or inf: the first non-finite element of
-    each named input in turn, then each rule's first bad element; ValueError naming it."""
+    each named input in turn, then each rule's first bad element; ValueError naming it. Inside
+    a CUDA metric update in deferred mode the verdict (every input finite, every rule kept)
+    stays on the device and the error is raised later (kernels.deferred_checks)."""
+    if deferred_checks.deferring(summary):
+        ok = [deferred_checks.finite(*(t for _, t in named))] + [~bad().any() for _, bad, _ in rules]
+        search = functools.partial(_search, named, rules)
+        deferred_checks.hold(deferred_checks.all_true(ok, summary.device), search, " / ".join(n for n, _ in named))
+        return
     if math.isfinite(summary.item()):
         return
+    _search(named, rules)
+
+
+def _search(named: Sequence[Tuple[str, Tensor]], rules: Sequence[Rule]) -> None:
+    """Raise for the first non-finite element of the named inputs, then for the first element
+    that breaks a rule; nothing when there is none."""
     for name, t in named:
         update.finite(name, t)
     for name, bad, expected in rules:
@@ -411,7 +426,7 @@ def rse_from(sse: Tensor, moments: Tensor, squared: bool, dtype: torch.dtype) ->
 
 def moments_update(state: Tensor, t: Tensor) -> None:
     """Fold a checked [N, D] target into a moments state [D, 6] (update.py's layout), in place."""
-    kernels.moments_update(state, update.as_float(t), None)
+    kernels.moments_update(state, deferred_checks.cleaned(update.as_float(t)), None)
 
 
 def check_moments(state: Tensor, name: str) -> None:

@@ -40,6 +40,7 @@ for either catches it.
   ``rows``      [N, d] vectors (CosineSimilarity).
 """
 
+import functools
 import math
 from typing import Optional, Sequence, Tuple
 
@@ -48,6 +49,7 @@ from torch import Tensor
 
 from ... import kernels
 from ...errors import ShapeError
+from ...kernels import deferred_checks
 from ...kernels.ops import compiling, define_op
 from ...kernels.reference.checks import describe
 
@@ -129,12 +131,21 @@ def require_finite(summary: Tensor, preds: Tensor, target: Tensor) -> None:
     the batch that any NaN or inf input makes NaN or inf) is not finite. A summary that
     overflowed on finite inputs passes: the inputs are searched and nothing is found.
     Inside ``torch.compile`` the check is one custom op (it reads the data, which a traced
-    graph cannot branch on), run where the eager check runs: before the state is touched."""
+    graph cannot branch on), run where the eager check runs: before the state is touched.
+    Inside a CUDA metric update in deferred mode the verdict stays on the device and the error
+    is raised later (kernels.deferred_checks)."""
     if compiling():
         _require_finite_op(summary, preds, target)
+    elif deferred_checks.deferring(summary):
+        search = functools.partial(_search_finite, preds, target)
+        deferred_checks.hold(deferred_checks.finite(preds, target), search, "preds / target")
     elif not (math.isfinite(summary.item()) if summary.numel() == 1 else bool(torch.isfinite(summary).all())):
-        finite("preds", preds)
-        finite("target", target)
+        _search_finite(preds, target)
+
+
+def _search_finite(preds: Tensor, target: Tensor) -> None:
+    finite("preds", preds)
+    finite("target", target)
 
 
 # At run time the op is require_finite itself, then not tracing. Declared as writing ``summary``
@@ -401,8 +412,8 @@ def residual_moments_update(state: Tensor, p: Tensor, t: Tensor) -> Tensor:
     # Two kernel calls write one state: every argument is checked above, and the call that reads
     # the caller's tensor goes first, so that nothing is written if a kernel still refuses it.
     # The second reads only the residuals made here (float64, contiguous, finite).
-    kernels.moments_update(state[d:], as_float(t), None)
-    kernels.moments_update(state[:d], residual, None)
+    kernels.moments_update(state[d:], deferred_checks.cleaned(as_float(t)), None)
+    kernels.moments_update(state[:d], deferred_checks.cleaned(residual), None)
     return state
 
 
@@ -444,7 +455,7 @@ def comoments_update(state: Tensor, p: Tensor, t: Tensor) -> None:
     """Fold a checked batch [N, D] into a co-moments state [D, 6] of (preds, target), in place."""
     p, t = as_float(p), as_float(t)
     require_finite(p.sum() + t.sum(), p, t)
-    kernels.comoments_update(state, p, t)
+    kernels.comoments_update(state, deferred_checks.cleaned(p), deferred_checks.cleaned(t))
 
 
 # -- cosine similarity -----------------------------------------------------------------------
