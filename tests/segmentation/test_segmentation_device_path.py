@@ -13,6 +13,7 @@ from test_segmentation_counts import HOST_READS, C, batches, format_of, spoiled
 import torchtally.segmentation as TS
 from torchtally import _C, kernels
 from torchtally.functional.segmentation import counts as seg_counts
+from torchtally.kernels import deferred_checks
 from torchtally.kernels.segmentation_status import CLEAR
 
 _ROUTE = kernels._impl, kernels._CUDA_MODULE  # the real route, for the CPU answers
@@ -120,7 +121,7 @@ def _raise(explain):
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_until_the_registry_plugs_in_a_device_rejection_raises_at_the_call(device_path, key):
+def test_outside_deferral_a_device_rejection_raises_at_the_call(device_path, key):
     metric = TS.DiceScore(num_classes=C, input_format=format_of(key))
     metric.update(*batches()[key])
     before = {s: getattr(metric, s).clone() for s in metric.state_names}
@@ -129,3 +130,30 @@ def test_until_the_registry_plugs_in_a_device_rejection_raises_at_the_call(devic
         metric.update(*batch)
     for state, value in before.items():
         assert torch.equal(getattr(metric, state), value), state
+
+
+@pytest.fixture
+def deferral(monkeypatch, device_path):
+    """The deferred-check registry as on CUDA in deferred mode, for the CPU stand-in."""
+    monkeypatch.setattr(deferred_checks, "_pending", [])
+    monkeypatch.setattr(deferred_checks, "DEVICE_TYPES", ("cuda", "cpu"))
+    monkeypatch.setattr(deferred_checks, "defers", lambda t: True)
+
+
+@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("name", NAMES)
+def test_the_registry_raises_a_device_rejection_at_the_next_update_and_at_compute(deferral, name, key):
+    metric = getattr(TS, name)(num_classes=C, input_format=format_of(key))
+    metric.update(*batches()[key])
+    before = {s: getattr(metric, s).clone() for s in metric.state_names}
+    batch, match = spoiled(key)
+    metric.update(*batch)  # deferred: returns, the batch undone on the device
+    for state, value in before.items():
+        assert torch.equal(getattr(metric, state), value), state
+    with pytest.raises(ValueError, match=match):
+        metric.update(*batches()[key])  # raises the rejection and does not run its own batch
+    for state, value in before.items():
+        assert torch.equal(getattr(metric, state), value), state
+    metric.update(*batch)
+    with pytest.raises(ValueError, match=match):
+        metric.compute()

@@ -16,8 +16,9 @@ checks (an index outside [0, num_classes), a mask value other than 0/1, NaN scor
 kernels', so the update reads no value back to the host: a CPU batch raises at the call. On
 CUDA (the kernels of torchtally._C_cuda) they leave a device status instead: ``counted`` gives
 the batch's verdict ``ok`` beside the counts, the metrics add only values gated on it
-(``gated``), and ``_defer`` takes the verdict with the C core's message (for now it reads it
-back and raises at the call; the deferred-check registry will raise it later, with no wait).
+(``gated``), and ``_defer`` hands the verdict with the C core's message to the deferred-check
+registry (raised at the next update or compute, with no wait; read back at the call outside a
+metric update or in immediate mode).
 A NaN among a pixel's scores makes its argmax -1, which the kernel reports as "NaN in the
 scores" (the class-argmax kernel makes that map: torch.argmax over the class dim walks the maps
 pixel by pixel).
@@ -30,7 +31,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
-from ...kernels import segmentation_status
+from ...kernels import deferred_checks, segmentation_status
 
 INPUT_FORMATS = ("one-hot", "index", "mixed")
 
@@ -190,11 +191,18 @@ class Counted(NamedTuple):
 
 
 def _defer(ok: Tensor, explain: Callable[[], str]) -> None:
-    """Where a CUDA batch's device verdict goes. The deferred-check registry plugs in here: it
-    registers ``ok`` against the metric's states and raises ``explain()`` at the next update or
-    compute. Until it does, the verdict is read back here, one host synchronisation per CUDA
-    update, and a rejected batch raises at its call (its states untouched either way: the
-    metrics add only values gated on ``ok``)."""
+    """Where a CUDA batch's device verdict goes. Inside a metric update in deferred mode, to the
+    deferred-check registry (kernels.deferred_checks): it undoes a rejected batch on the device
+    and raises ``explain()`` at the next update or compute, with no host wait. Elsewhere (a
+    functional form, immediate mode) the verdict is read back here (one host synchronisation)
+    and a rejected batch raises at its call. The metrics also add only values gated on ``ok``."""
+    if deferred_checks.deferring(ok):
+
+        def search() -> None:
+            raise ValueError(explain())
+
+        deferred_checks.hold(ok, search, "preds / target")
+        return
     if not bool(ok):
         raise ValueError(explain())
 
