@@ -1,7 +1,7 @@
 """FabricMetricHook in a real 2-process Lightning Fabric job on CPU (strategy="ddp", gloo):
 ``fabric.setup_dataloaders`` pads N = 19 to 20 with a duplicate; the synced result must equal one
-process over the dataset, a plain loop must count the duplicate, and fabric.save / fabric.load
-must give every rank its own states back."""
+process over the dataset, a plain loop must count the duplicate, and the checkpoint fabric.save
+writes must load, at 2 processes and at 3, with every rank's synced result that of one process."""
 
 import os
 import warnings
@@ -27,7 +27,9 @@ pytestmark = pytest.mark.distributed
 N = 19
 
 
-def _fabric_ranks(rank, world_size, checkpoint):
+def _fabric_ranks(rank, world_size, save_path, load_path):
+    """One Fabric job: ``fabric.load(load_path)`` of a checkpoint saved at another world size (if
+    given), or an evaluation epoch, ``fabric.save(save_path)`` and ``fabric.load`` of it."""
     from lightning.fabric import Fabric
 
     from torchtally.adapters.fabric import FabricMetricHook
@@ -38,29 +40,40 @@ def _fabric_ranks(rank, world_size, checkpoint):
     fabric = Fabric(accelerator="cpu", devices=world_size, strategy="ddp")
     fabric.launch()
     assert fabric.world_size == world_size and fabric.global_rank == rank
+    hook = FabricMetricHook(make_collection(), fabric=fabric)
+    if load_path is not None:
+        fabric.load(load_path, {"metrics": hook})  # torch.load(weights_only=True) underneath
+        return {
+            "loaded_rows": int(hook.metrics["confmat"].compute_local().sum()),
+            "loaded": as_plain(hook.metrics.compute()),
+        }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Fabric's notes about workers
         loader = fabric.setup_dataloaders(DataLoader(make_dataset(N), batch_size=BATCH))
-    hook = FabricMetricHook(make_collection(), fabric=fabric)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a padded DistributedSampler found: no warning
         result = evaluate(hook, loader)
     out = {"result": result, "plain": evaluate_without_adapter(make_collection(), loader)}
-    fabric.save(checkpoint, {"metrics": hook})
+    fabric.save(save_path, {"metrics": hook})
     hook.metrics.reset()
     fabric.barrier()
-    fabric.load(checkpoint, {"metrics": hook})
+    fabric.load(save_path, {"metrics": hook})
     out["restored"] = as_plain(hook.metrics.compute())
     out["rows"] = sum(len(t) for _, t in loader)
     return out
 
 
-def test_fabric_ddp_equals_one_process(tmp_path):
+def test_fabric_ddp_equals_one_process_and_resumes_at_another_world_size(tmp_path):
     expected = single_process(N)
-    results = run_distributed(_fabric_ranks, 2, str(tmp_path / "metrics.ckpt"), timeout=90)
+    checkpoint = str(tmp_path / "metrics.ckpt")
+    results = run_distributed(_fabric_ranks, 2, checkpoint, None, timeout=90)
     assert sum(out["rows"] for out in results) == N + 1  # the sampler padded one duplicate
     for rank, out in enumerate(results):
         assert_equal_results(out["result"], expected, f"rank {rank}")
         assert int(out["plain"]["confmat"].sum()) == N + 1, f"rank {rank}: the plain loop counts the duplicate"
         assert_equal_results(out["restored"], expected, f"rank {rank}, after fabric.load")
     assert not torch.equal(results[0]["plain"]["confmat"], expected["confmat"])
+    # the 2-process checkpoint loaded on 3 processes: rank 0 holds the total, every rank syncs it
+    for rank, out in enumerate(run_distributed(_fabric_ranks, 3, None, checkpoint, timeout=90)):
+        assert out["loaded_rows"] == (N if rank == 0 else 0), f"rank {rank}"
+        assert_equal_results(out["loaded"], expected, f"rank {rank}, loaded on 3 processes")

@@ -1,7 +1,8 @@
 """The resumable form (what torch.distributed.checkpoint saves) in one process: every state kind
 (sum, max, cat, Chan-merged moments, a wrapper's) combined from several saved ranks equals one
 metric over all their data; a plain state_dict stays nn.Module's; the sampler serves what the
-saved ranks left; the hook keeps a loaded state at epoch start; bad or mismatched checkpoints
+saved ranks left; the hook keeps a state loaded mid-epoch at epoch start (one saved after
+end_epoch starts the next epoch from zero); bad or mismatched checkpoints
 raise naming what differs and leave the object unchanged. The multi-process runs are in
 tests/distributed/test_resume_world_size.py."""
 
@@ -128,6 +129,21 @@ def test_hook_keeps_the_loaded_state_at_the_next_epoch_start():
     assert torch.equal(resumed.result["acc"], torch.tensor(1.0))
     with pytest.raises(ValueError, match="usage 'epoch_wise'"):
         MetricHook(MulticlassAccuracy(num_classes=3), usage="running").load_state_dict(saving.state_dict())
+
+
+def test_hook_saved_after_end_epoch_starts_the_next_epoch_from_zero():
+    preds, target = torch.tensor([0, 1, 2, 2]), torch.tensor([0, 1, 1, 2])
+    saving = MetricHook({"acc": MulticlassAccuracy(num_classes=3)})
+    with saving.epoch():
+        saving.update(preds, target)
+    resumed = MetricHook({"acc": MulticlassAccuracy(num_classes=3)})
+    resumed.load_state_dict(saving.state_dict())
+    assert torch.equal(resumed.metrics.compute()["acc"], saving.result["acc"])  # the saved epoch
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing resumed mid-epoch: no warning
+        with resumed.epoch():
+            resumed.update(preds[:2], target[:2])
+    assert torch.equal(resumed.result["acc"], torch.tensor(1.0))
 
 
 def test_tracker_resumes_every_step_and_a_mismatch_adds_none():
