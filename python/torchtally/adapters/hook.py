@@ -26,7 +26,7 @@ from torch.utils.data import RandomSampler, SequentialSampler
 
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
-from ..base.resume import checkpoint_call, for_checkpoint, pack_record, template, unpack_record
+from ..base.resume import checkpoint_call, for_checkpoint, gather_from_ranks, pack_record, template, unpack_record
 from .dataparallel import check_no_metrics_inside, is_metric_like, metric_device
 from .sampler import (
     SamplerWarning,
@@ -425,7 +425,9 @@ class MetricHook:
                 "another world size; use torchtally metrics"
             )
         inner = self.metrics.resumable_state_dict()
-        return pack_record("MetricHook", {"metrics": inner, "usage": self.usage.name, "mid_epoch": self._epoch_open})
+        # the same on every rank (every rank writes the same bytes): mid-epoch if any rank is
+        mid_epoch = any(gather_from_ranks(self._epoch_open))
+        return pack_record("MetricHook", {"metrics": inner, "usage": self.usage.name, "mid_epoch": mid_epoch})
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Load :meth:`state_dict`'s form saved at any world size (see
