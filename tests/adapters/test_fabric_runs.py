@@ -1,7 +1,7 @@
 """FabricMetricHook in a real 2-process Lightning Fabric job on CPU (strategy="ddp", gloo):
 ``fabric.setup_dataloaders`` pads N = 19 to 20 with a duplicate; the synced result must equal one
 process over the dataset, a plain loop must count the duplicate, and the checkpoint fabric.save
-writes must load, at 2 processes and at 3, with every rank's synced result that of one process."""
+writes must load at 2 processes and at 1, with every rank's synced result that of one process."""
 
 import os
 import warnings
@@ -27,9 +27,8 @@ pytestmark = pytest.mark.distributed
 N = 19
 
 
-def _fabric_ranks(rank, world_size, save_path, load_path):
-    """One Fabric job: ``fabric.load(load_path)`` of a checkpoint saved at another world size (if
-    given), or an evaluation epoch, ``fabric.save(save_path)`` and ``fabric.load`` of it."""
+def _fabric_ranks(rank, world_size, save_path):
+    """An evaluation epoch, ``fabric.save(save_path)`` and ``fabric.load`` of it, on every rank."""
     from lightning.fabric import Fabric
 
     from torchtally.adapters.fabric import FabricMetricHook
@@ -41,12 +40,6 @@ def _fabric_ranks(rank, world_size, save_path, load_path):
     fabric.launch()
     assert fabric.world_size == world_size and fabric.global_rank == rank
     hook = FabricMetricHook(make_collection(), fabric=fabric)
-    if load_path is not None:
-        fabric.load(load_path, {"metrics": hook})  # torch.load(weights_only=True) underneath
-        return {
-            "loaded_rows": int(hook.metrics["confmat"].compute_local().sum()),
-            "loaded": as_plain(hook.metrics.compute()),
-        }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Fabric's notes about workers
         loader = fabric.setup_dataloaders(DataLoader(make_dataset(N), batch_size=BATCH))
@@ -66,14 +59,21 @@ def _fabric_ranks(rank, world_size, save_path, load_path):
 def test_fabric_ddp_equals_one_process_and_resumes_at_another_world_size(tmp_path):
     expected = single_process(N)
     checkpoint = str(tmp_path / "metrics.ckpt")
-    results = run_distributed(_fabric_ranks, 2, checkpoint, None, timeout=90)
+    results = run_distributed(_fabric_ranks, 2, checkpoint, timeout=90)
     assert sum(out["rows"] for out in results) == N + 1  # the sampler padded one duplicate
     for rank, out in enumerate(results):
         assert_equal_results(out["result"], expected, f"rank {rank}")
         assert int(out["plain"]["confmat"].sum()) == N + 1, f"rank {rank}: the plain loop counts the duplicate"
         assert_equal_results(out["restored"], expected, f"rank {rank}, after fabric.load")
     assert not torch.equal(results[0]["plain"]["confmat"], expected["confmat"])
-    # the 2-process checkpoint loaded on 3 processes: rank 0 holds the total, every rank syncs it
-    for rank, out in enumerate(run_distributed(_fabric_ranks, 3, None, checkpoint, timeout=90)):
-        assert out["loaded_rows"] == (N if rank == 0 else 0), f"rank {rank}"
-        assert_equal_results(out["loaded"], expected, f"rank {rank}, loaded on 3 processes")
+    # the 2-process checkpoint loaded by one process (this one: a third Fabric job would double
+    # the test's time; the Accelerate runs load the same form at 3 -> 2 and 2 -> 3 processes)
+    from lightning.fabric import Fabric
+
+    from torchtally.adapters.fabric import FabricMetricHook
+
+    fabric = Fabric(accelerator="cpu", devices=1)
+    hook = FabricMetricHook(make_collection(), fabric=fabric)
+    fabric.load(checkpoint, {"metrics": hook})  # torch.load(weights_only=True) underneath
+    assert int(hook.metrics["confmat"].compute_local().sum()) == N  # both ranks' rows, each once
+    assert_equal_results(as_plain(hook.metrics.compute()), expected, "loaded by one process")
