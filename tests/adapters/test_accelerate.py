@@ -1,8 +1,10 @@
 """torchtally.adapters.accelerate in one process: the layout against what Accelerate's
 BatchSamplerShard really yields, loaders prepared for simulated ranks (``prepare_data_loader``
 with ``num_processes`` / ``process_index``) whose merged states must equal one process, the
-refused shardings, and the rank-wise checkpoint (torchtally.adapters.checkpoint)."""
+refused shardings, and the checkpoint the hooks give save_state / fabric.save (MetricHook's
+resumable form, through torch.save and a weights_only torch.load)."""
 
+import io
 import itertools
 import warnings
 
@@ -23,8 +25,9 @@ from torch.utils.data import BatchSampler, DataLoader, IterableDataset, Sequenti
 
 from torchtally import MulticlassAccuracy
 from torchtally.adapters.accelerate import AccelerateMetricHook, AccelerateShardLayout, accelerate_layout
-from torchtally.adapters.checkpoint import CheckpointedMetricHook, local_state_dict
+from torchtally.adapters.fabric import FabricMetricHook
 from torchtally.adapters.sampler import SamplerWarning
+from torchtally.base.resume import RESUME_KEY
 
 MODES = [
     (n, world, batch, split, even, drop)
@@ -138,31 +141,43 @@ def test_running_usage_refuses_uneven_batches():
         hook.start_epoch(loader)
 
 
-# ---- the rank-wise checkpoint ------------------------------------------------------------------
+# ---- the checkpoint save_state / fabric.save write -------------------------------------------
 
 
-def test_checkpoint_round_trip_keeps_persistent_flags():
-    hook = CheckpointedMetricHook(make_collection())
+def _saved_by_torch(state):
+    """``state`` through torch.save and the weights_only torch.load that Fabric's load uses."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+@pytest.mark.parametrize("hook_class", [AccelerateMetricHook, FabricMetricHook])
+def test_checkpoint_round_trip_through_torch_save(hook_class):
+    hook = hook_class(make_collection())
     evaluate(hook, DataLoader(make_dataset(11), batch_size=4))
     assert len(hook.metrics.state_dict()) == 0  # not persistent: the metrics alone save nothing
-    saved = hook.state_dict()
+    saved = _saved_by_torch(hook.state_dict())
     assert len(hook.metrics.state_dict()) == 0  # the flags are left as they were
-    fresh = CheckpointedMetricHook(make_collection())
+    assert isinstance(saved[RESUME_KEY], bytes)  # the resumable form, plain data
+    fresh = hook_class(make_collection())
     fresh.load_state_dict(saved)
     assert_equal_results(as_plain(fresh.metrics.compute()), single_process(11), "restored")
-    assert_equal_results(as_plain(fresh.result), single_process(11), "restored result")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # saved after end_epoch: the next epoch starts from zero
+        again = evaluate(fresh, DataLoader(make_dataset(11), batch_size=4))
+    assert_equal_results(again, single_process(11), "the next epoch")
 
 
-def test_checkpoint_refuses_another_world_size_and_leaves_state():
-    hook = CheckpointedMetricHook(MulticlassAccuracy(num_classes=3, average="micro"))
+def test_checkpoint_of_other_metrics_is_refused_and_leaves_state():
+    hook = AccelerateMetricHook(MulticlassAccuracy(num_classes=3, average="micro"))
     hook.update(torch.tensor([0, 1]), torch.tensor([0, 0]))
     saved = hook.state_dict()
-    saved["world_size"], saved["ranks"] = 2, saved["ranks"] * 2
-    target = CheckpointedMetricHook(MulticlassAccuracy(num_classes=3, average="micro"))
+    target = AccelerateMetricHook(MulticlassAccuracy(num_classes=4, average="micro"))
     target.update(torch.tensor([2]), torch.tensor([2]))
-    with pytest.raises(ValueError, match="world size 2, loaded at world size 1"):
+    with pytest.raises(ValueError, match="num_classes"):
         target.load_state_dict(saved)
-    with pytest.raises(ValueError, match="format"):
+    with pytest.raises(ValueError, match="resumable state dict"):
         target.load_state_dict({"metrics": {}})
     assert float(target.metrics.compute()) == 1.0
 
@@ -178,10 +193,8 @@ def test_checkpoint_needs_torchtally_metrics():
         def compute(self):
             return 0
 
-    with pytest.raises(TypeError, match="torchtally metrics"):
-        CheckpointedMetricHook({"n": Counter()}).state_dict()
-    with pytest.raises(TypeError, match="torchtally metrics"):
-        local_state_dict(Counter())
+    with pytest.raises(TypeError, match="use torchtally metrics"):
+        AccelerateMetricHook({"n": Counter()}).state_dict()
 
 
 def test_supported_loader_gives_no_warning():
@@ -196,8 +209,6 @@ def test_docstring_examples():
     import doctest
 
     import torchtally.adapters.accelerate as accelerate_adapter
-    import torchtally.adapters.checkpoint as checkpoint_adapter
 
-    for module in (accelerate_adapter, checkpoint_adapter):
-        result = doctest.testmod(module, extraglobs={"torch": torch})
-        assert result.failed == 0 and result.attempted > 0, module.__name__
+    result = doctest.testmod(accelerate_adapter, extraglobs={"torch": torch})
+    assert result.failed == 0 and result.attempted > 0

@@ -3,6 +3,8 @@ torchtally.testing.run_distributed with an Accelerator(cpu=True) inside, and one
 ``accelerate launch``. N = 19 does not divide into rounds of 2 or 3 batches of 4, so with
 even_batches=True Accelerate repeats samples from the start of the dataset; every rank's synced
 result must equal one process over the dataset, and a plain loop must count the repeats.
+The hook's ``save_state`` checkpoint, saved on 3 processes, loads on 2, and saved on 2 loads on
+3, with every rank's synced result that of one process.
 """
 
 import json
@@ -46,14 +48,11 @@ def _as_accelerate_process(rank, world_size):
     )
 
 
-def _accelerate_ranks(rank, world_size, checkpoint_dir):
-    _as_accelerate_process(rank, world_size)
-    from accelerate import Accelerator
-
+def _sharding_cases(accelerator, world_size):
+    """Every rank's synced result over loaders prepared with even_batches / split_batches on and
+    off, shuffled, and (without the adapter) what a plain loop counts."""
     from torchtally.adapters.accelerate import AccelerateMetricHook
 
-    accelerator = Accelerator(cpu=True)
-    assert accelerator.num_processes == world_size
     out = {}
     for even in (True, False):
         for split in (False, True):
@@ -71,34 +70,53 @@ def _accelerate_ranks(rank, world_size, checkpoint_dir):
     shuffled = accelerator.prepare(DataLoader(make_dataset(N), batch_size=BATCH, shuffle=True))
     out["shuffled"] = evaluate(AccelerateMetricHook(make_collection(), accelerator=accelerator), shuffled)
     # the same loader, without the adapter: the repeats are counted
-    accelerator.dataloader_config.even_batches, accelerator.dataloader_config.split_batches = True, False
     loader = accelerator.prepare(DataLoader(make_dataset(N), batch_size=BATCH))
     out["plain"] = evaluate_without_adapter(make_collection(), loader)
-
-    # save_state / load_state carry every rank's own states through the hook; a collection
-    # registered alone (made persistent) comes back with rank 0's states on every rank
-    hook = AccelerateMetricHook(make_collection(), accelerator=accelerator)
-    bare = AccelerateMetricHook(make_collection(), accelerator=accelerator)
-    accelerator.register_for_checkpointing(hook, bare.metrics)
-    before = evaluate(hook, loader)
-    evaluate(bare, loader)
-    bare.metrics.persistent(True)
-    out["rank0_rows"] = int(bare.metrics["confmat"].compute_local().sum()) if rank == 0 else None
-    accelerator.save_state(checkpoint_dir)
-    hook.metrics.reset()
-    bare.metrics.reset()
-    accelerator.wait_for_everyone()
-    accelerator.load_state(checkpoint_dir)
-    out["restored"] = as_plain(hook.metrics.compute())
-    out["bare"] = as_plain(bare.metrics.compute())
-    out["before"] = before
     return out
 
 
-@pytest.mark.parametrize("world_size", [2, 3])
-def test_accelerate_processes_equal_one_process(world_size, tmp_path):
-    expected = single_process(N)
-    results = run_distributed(_accelerate_ranks, world_size, str(tmp_path / "state"), timeout=90)
+def _accelerate_ranks(rank, world_size, save_dir, load_dir, sharding_cases):
+    """One Accelerate job: the sharding cases (if asked); ``load_state(load_dir)`` of a checkpoint
+    saved at another world size, then one more epoch; an epoch, ``save_state(save_dir)`` and
+    ``load_state`` of it at this world size. The hook is registered beside a bare collection
+    (made persistent), which comes back with process 0's state on every process."""
+    _as_accelerate_process(rank, world_size)
+    from accelerate import Accelerator
+
+    from torchtally.adapters.accelerate import AccelerateMetricHook
+
+    accelerator = Accelerator(cpu=True)
+    assert accelerator.num_processes == world_size
+    out = _sharding_cases(accelerator, world_size) if sharding_cases else {}
+    accelerator.dataloader_config.even_batches, accelerator.dataloader_config.split_batches = True, False
+    loader = accelerator.prepare(DataLoader(make_dataset(N), batch_size=BATCH))
+    hook = AccelerateMetricHook(make_collection(), accelerator=accelerator)
+    bare = AccelerateMetricHook(make_collection(), accelerator=accelerator)
+    bare.metrics.persistent(True)
+    accelerator.register_for_checkpointing(hook, bare.metrics)
+    if load_dir is not None:
+        accelerator.load_state(load_dir)
+        out["loaded_rows"] = int(hook.metrics["confmat"].compute_local().sum())
+        out["loaded"] = as_plain(hook.metrics.compute())
+        out["bare_loaded"] = as_plain(bare.metrics.compute())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # saved after end_epoch: the next epoch starts from zero
+            out["next_epoch"] = evaluate(hook, loader)
+    if save_dir is not None:
+        out["before"] = evaluate(hook, loader)
+        evaluate(bare, loader)
+        out["rank0_rows"] = int(bare.metrics["confmat"].compute_local().sum()) if rank == 0 else None
+        accelerator.save_state(save_dir)
+        hook.metrics.reset()
+        bare.metrics.reset()
+        accelerator.wait_for_everyone()
+        accelerator.load_state(save_dir)
+        out["restored"] = as_plain(hook.metrics.compute())
+        out["bare"] = as_plain(bare.metrics.compute())
+    return out
+
+
+def _check_sharding_cases(results, expected):
     for rank, out in enumerate(results):
         for even in (True, False):
             for split in (False, True):
@@ -108,13 +126,43 @@ def test_accelerate_processes_equal_one_process(world_size, tmp_path):
         assert counted > N, f"rank {rank}: a plain loop counted {counted} samples"
         assert not torch.equal(out["plain"]["confmat"], expected["confmat"])
         assert_equal_results(out["shuffled"], expected, f"rank {rank}, shuffle=True")
-        assert_equal_results(out["before"], expected, f"rank {rank}, before save_state")
-        assert_equal_results(out["restored"], expected, f"rank {rank}, after load_state")
-    for out in results:
-        assert int(out["bare"]["confmat"].sum()) == world_size * results[0]["rank0_rows"]
     # the loaders really repeat samples with even_batches (else the test proves nothing)
     assert sum(out[True, False, "rows"] for out in results) > N
     assert sum(out[False, False, "rows"] for out in results) == N
+
+
+def _check_round_trip(results, expected, world_size):
+    for rank, out in enumerate(results):
+        assert_equal_results(out["before"], expected, f"rank {rank}, before save_state")
+        assert_equal_results(out["restored"], expected, f"rank {rank}, after load_state")
+        # a collection registered alone: process 0's rows on every process
+        assert int(out["bare"]["confmat"].sum()) == world_size * results[0]["rank0_rows"]
+    assert 0 < results[0]["rank0_rows"] < N
+
+
+def _check_other_world_size(results, expected, saved_rank0_rows):
+    world_size = len(results)
+    for rank, out in enumerate(results):
+        assert out["loaded_rows"] == (N if rank == 0 else 0), f"rank {rank}: rank 0 holds the total"
+        assert_equal_results(out["loaded"], expected, f"rank {rank}, loaded at world size {world_size}")
+        assert_equal_results(out["next_epoch"], expected, f"rank {rank}, the epoch after the load")
+        assert int(out["bare_loaded"]["confmat"].sum()) == world_size * saved_rank0_rows
+
+
+def test_accelerate_processes_equal_one_process_and_resume_at_another_world_size(tmp_path):
+    """Sharding cases and a save_state / load_state round trip on 3 processes, then on 2 (which
+    first loads the 3-process checkpoint), then a 3-process job that loads the 2-process one."""
+    expected = single_process(N)
+    at3, at2 = str(tmp_path / "at3"), str(tmp_path / "at2")
+    first = run_distributed(_accelerate_ranks, 3, at3, None, True, timeout=90)
+    _check_sharding_cases(first, expected)
+    _check_round_trip(first, expected, 3)
+    second = run_distributed(_accelerate_ranks, 2, at2, at3, True, timeout=90)
+    _check_sharding_cases(second, expected)
+    _check_other_world_size(second, expected, first[0]["rank0_rows"])
+    _check_round_trip(second, expected, 2)
+    third = run_distributed(_accelerate_ranks, 3, None, at2, False, timeout=90)
+    _check_other_world_size(third, expected, second[0]["rank0_rows"])
 
 
 def _free_port():

@@ -1,7 +1,8 @@
 """The resumable form (what torch.distributed.checkpoint saves) in one process: every state kind
 (sum, max, cat, Chan-merged moments, a wrapper's) combined from several saved ranks equals one
 metric over all their data; a plain state_dict stays nn.Module's; the sampler serves what the
-saved ranks left; the hook keeps a loaded state at epoch start; bad or mismatched checkpoints
+saved ranks left; the hook keeps a state loaded mid-epoch at epoch start (one saved after
+end_epoch starts the next epoch from zero); bad or mismatched checkpoints
 raise naming what differs and leave the object unchanged. The multi-process runs are in
 tests/distributed/test_resume_world_size.py."""
 
@@ -130,6 +131,21 @@ def test_hook_keeps_the_loaded_state_at_the_next_epoch_start():
         MetricHook(MulticlassAccuracy(num_classes=3), usage="running").load_state_dict(saving.state_dict())
 
 
+def test_hook_saved_after_end_epoch_starts_the_next_epoch_from_zero():
+    preds, target = torch.tensor([0, 1, 2, 2]), torch.tensor([0, 1, 1, 2])
+    saving = MetricHook({"acc": MulticlassAccuracy(num_classes=3)})
+    with saving.epoch():
+        saving.update(preds, target)
+    resumed = MetricHook({"acc": MulticlassAccuracy(num_classes=3)})
+    resumed.load_state_dict(saving.state_dict())
+    assert torch.equal(resumed.metrics.compute()["acc"], saving.result["acc"])  # the saved epoch
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing resumed mid-epoch: no warning
+        with resumed.epoch():
+            resumed.update(preds[:2], target[:2])
+    assert torch.equal(resumed.result["acc"], torch.tensor(1.0))
+
+
 def test_tracker_resumes_every_step_and_a_mismatch_adds_none():
     preds, target = torch.tensor([0, 1, 2, 2]), torch.tensor([0, 1, 1, 2])
     tracker = MetricTracker(MulticlassAccuracy(num_classes=3))
@@ -156,3 +172,29 @@ def test_dcp_stores_the_record_raw_not_as_a_pickled_string(tmp_path):
         dcp.save({"m": metric}, checkpoint_id=str(tmp_path))
     on_disk = sum(p.stat().st_size for p in tmp_path.iterdir())
     assert record < on_disk < record * 1.05 + 4096  # pickled as bytes it would take about 1.4 times
+
+
+def test_hook_and_sampler_give_other_checkpointers_plain_bytes(tmp_path):
+    """Accelerate's save_state and Fabric's save torch.save the state_dict() and read it back
+    with weights_only=True: plain bytes pass, DCP's PackedRecord would not."""
+    preds, target = torch.tensor([0, 1, 2, 2]), torch.tensor([0, 1, 1, 2])
+    hook = MetricHook({"acc": MulticlassAccuracy(num_classes=3)})
+    with hook.epoch():
+        hook.update(preds, target)
+    sampler = UnpaddedDistributedSampler(list(range(9)), num_replicas=1, rank=0, seed=1)
+    next(iter(sampler))
+    torch.save({"hook": hook.state_dict(), "sampler": sampler.state_dict()}, tmp_path / "plain.pt")
+    saved = torch.load(tmp_path / "plain.pt", weights_only=True)
+    assert isinstance(saved["hook"][RESUME_KEY], bytes) and isinstance(saved["sampler"][RESUME_KEY], bytes)
+    fresh = MetricHook({"acc": MulticlassAccuracy(num_classes=3)})
+    fresh_sampler = UnpaddedDistributedSampler(list(range(9)), num_replicas=1, rank=0, seed=1)
+    fresh.load_state_dict(saved["hook"])
+    fresh_sampler.load_state_dict(saved["sampler"])
+    assert torch.equal(fresh.metrics.compute()["acc"], hook.result["acc"])
+    assert len(list(fresh_sampler)) == 8  # the one consumed sample is not served again
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dcp.save({"hook": hook}, checkpoint_id=str(tmp_path / "dcp"))  # DCP still gets its own form
+        from_dcp = MetricHook({"acc": MulticlassAccuracy(num_classes=3)})
+        dcp.load({"hook": from_dcp}, checkpoint_id=str(tmp_path / "dcp"))
+    assert torch.equal(from_dcp.metrics.compute()["acc"], hook.result["acc"])

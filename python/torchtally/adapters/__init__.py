@@ -7,9 +7,9 @@ file::
   dataparallel.py  DataParallel placement: metric state on the output device, never inside the model
   ignite.py        pytorch-ignite: ``attach(metric, engine, name, usage=...)``
   lightning.py     Lightning: ``MetricCallback``
-  checkpoint.py    CheckpointedMetricHook: a state_dict that keeps every rank's own metric states
   accelerate.py    HF Accelerate: ``AccelerateMetricHook``, without the samples even_batches repeats
-  fabric.py        Lightning Fabric: ``FabricMetricHook`` (its DistributedSampler padding, rank-wise saves)
+  fabric.py        Lightning Fabric: ``FabricMetricHook``, without its DistributedSampler padding
+                   (both hooks' checkpoints through save_state / fabric.save resume at any world size)
   avalanche/       Avalanche: plugin metrics for its ``EvaluationPlugin``
 
 Each engine's module imports its engine: import the submodule you need.

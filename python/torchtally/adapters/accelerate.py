@@ -26,9 +26,19 @@ a ``batch_size`` with even_batches, and a loader made by ``skip_first_batches`` 
 the epoch). Accelerate's ``GradientState.remainder`` is not used: it gives the size of the last
 gathered batch, not which process holds the repeats.
 
-Checkpoints: register the hook (not the metrics) with ``accelerator.register_for_checkpointing``;
-its ``state_dict`` keeps every rank's states (torchtally.adapters.checkpoint), for a resume at
-the same number of processes.
+Checkpoints: register the hook, not the metrics, with ``accelerator.register_for_checkpointing``.
+Between syncs a metric's state is local: each process holds what its own shard contributed.
+``save_state`` asks every process for ``state_dict()`` but writes the main process's only, and
+``load_state`` hands that one dict to every process. A metric registered as is would come back
+on every process with process 0's state, so the synced result would count process 0's shard
+once per process (and a torchtally metric, like torchmetrics', is not ``persistent``: it would
+save nothing at all). The hook's ``state_dict`` is MetricHook's resumable form instead: one
+record of every process's state (gathered at save, so every process must call ``save_state``,
+as Accelerate requires anyway), which loads on any number of processes: process 0 takes the
+saved total, the others start empty, and the next sync gives every process the values of one
+process. A checkpoint taken after ``end_epoch`` is an epoch's result; one taken inside an epoch
+is resumed only over the rest of that epoch, and Accelerate's way there, a ``skip_first_batches``
+loader, is refused above: its rows already seen depend on the saving job's batches.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ from typing import Any, List, Optional, Union
 import torch
 from accelerate.data_loader import BatchSamplerShard, DataLoaderDispatcher, IterableDatasetShard, SkipBatchSampler
 
-from .checkpoint import CheckpointedMetricHook
+from .hook import MetricHook
 from .sampler import SamplerWarning, ShardLayout
 
 __all__ = ["AccelerateMetricHook", "AccelerateShardLayout", "accelerate_layout", "find_batch_sampler_shard"]
@@ -188,13 +198,14 @@ def accelerate_layout(loader: Any) -> Optional[AccelerateShardLayout]:
     return layout
 
 
-class AccelerateMetricHook(CheckpointedMetricHook):
+class AccelerateMetricHook(MetricHook):
     """A :class:`~torchtally.adapters.hook.MetricHook` that drops the samples Accelerate repeats.
 
     Takes MetricHook's arguments, plus ``accelerator`` (optional): metric state and inputs go to
     ``accelerator.device``. Give :meth:`epoch` (or :meth:`start_epoch`) the prepared loader;
     a loader Accelerate did not shard falls back to MetricHook's DistributedSampler handling.
-    Register the hook itself for ``save_state`` / ``load_state`` (same number of processes).
+    Register the hook itself for ``save_state`` / ``load_state``; the checkpoint loads on any
+    number of processes (see the module docstring).
 
     Example (under ``accelerate launch``)::
 
@@ -209,6 +220,7 @@ class AccelerateMetricHook(CheckpointedMetricHook):
             for x, y in val_loader:
                 hook.update(model(x), y)
         print(hook.result)    # every rank: the values of one process over the whole val set
+        accelerator.save_state("ckpt")  # every process; load_state("ckpt") on any number of them
     """
 
     def __init__(self, metrics: Any, output_transform: Any = None, *, accelerator: Any = None, **kwargs: Any) -> None:

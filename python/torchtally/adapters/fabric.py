@@ -7,10 +7,15 @@ original loader's attributes, so the same padding removal as the Trainer's adapt
 sampler and drops the duplicates. A loader set up with ``use_distributed_sampler=False`` has no
 DistributedSampler: the hook warns under torch.distributed, as it does for any loader.
 
-Checkpoints: put the hook (not the metrics) in the state given to ``fabric.save`` /
-``fabric.load``; its ``state_dict`` keeps every rank's states (torchtally.adapters.checkpoint),
-for a resume with the same number of processes. A metric or collection put there directly is
-saved by rank 0 only and would come back with rank 0's state on every rank.
+Checkpoints: put the hook, not the metrics, in the state given to ``fabric.save`` /
+``fabric.load``. Fabric asks every process for ``state_dict()`` but writes rank 0's only, and
+loads that one dict on every process: a metric or collection put there directly would come
+back with rank 0's state on every rank (the synced result would count rank 0's shard once per
+rank), and a non-``persistent`` one saves nothing. The hook's ``state_dict`` is MetricHook's
+resumable form: one record of every rank's state (gathered at save: every rank calls
+``fabric.save``), plain bytes that ``fabric.load``'s ``weights_only`` loading reads. It loads on
+any number of processes: rank 0 takes the saved total, the others start empty, and the next
+sync gives every rank the values of one process.
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ from typing import Any, Optional, Union
 
 import torch
 
-from .checkpoint import CheckpointedMetricHook
+from .hook import MetricHook
 
 __all__ = ["FabricMetricHook"]
 
 
-class FabricMetricHook(CheckpointedMetricHook):
-    """A :class:`~torchtally.adapters.hook.MetricHook` for Fabric loops, checkpointed rank-wise.
+class FabricMetricHook(MetricHook):
+    """A :class:`~torchtally.adapters.hook.MetricHook` for Fabric loops, whose checkpoint
+    resumes at any number of processes (see the module docstring).
 
     Takes MetricHook's arguments, plus ``fabric`` (optional): metric state and inputs go to
     ``fabric.device``. Give :meth:`epoch` the loader ``fabric.setup_dataloaders`` returned.
@@ -42,6 +48,7 @@ class FabricMetricHook(CheckpointedMetricHook):
                 hook.update(model(x), y)
         fabric.print(hook.result)            # one process's values over the whole val set
         fabric.save("ckpt.pt", {"model": model, "metrics": hook})
+        # later, on any number of processes: fabric.load("ckpt.pt", {"model": model, "metrics": hook})
     """
 
     def __init__(self, metrics: Any, output_transform: Any = None, *, fabric: Any = None, **kwargs: Any) -> None:

@@ -26,7 +26,7 @@ from torch.utils.data import RandomSampler, SequentialSampler
 
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
-from ..base.resume import checkpoint_call, for_checkpoint, pack_record, template, unpack_record
+from ..base.resume import checkpoint_call, for_checkpoint, gather_from_ranks, pack_record, template, unpack_record
 from .dataparallel import check_no_metrics_inside, is_metric_like, metric_device
 from .sampler import (
     SamplerWarning,
@@ -251,6 +251,7 @@ class MetricHook:
         self._source_given = False  # whether this epoch's loader or sampler was given
         self._counting_for: Optional[UnpaddedDistributedSampler] = None  # told what was consumed
         self._resuming = False  # loaded mid-epoch: the next epoch start keeps the loaded state
+        self._epoch_open = False  # updated since the last end_epoch: a checkpoint now is mid-epoch
 
     # ---- events -------------------------------------------------------------------------
 
@@ -355,6 +356,7 @@ class MetricHook:
         if self._counting_for is not None:  # exact where the loader fetches ahead of the updates
             self._counting_for.mark_consumed(self.position)
         self.iteration += 1
+        self._epoch_open = True
         self.computed = self.usage.name == "batch_wise" or (
             self.usage.name == "running" and self.iteration % self.usage.every == 0
         )
@@ -382,6 +384,7 @@ class MetricHook:
             )
         if self.usage.name != "batch_wise":
             self.result = self._compute()
+        self._epoch_open = False
         return self.result
 
     @contextlib.contextmanager
@@ -398,10 +401,16 @@ class MetricHook:
     # ---- checkpoints ----------------------------------------------------------------------
 
     def state_dict(self) -> Dict[str, Any]:
-        """:meth:`resumable_state_dict`; when ``dcp.load`` calls it, the key to read."""
-        if checkpoint_call() == "load":
+        """:meth:`resumable_state_dict`, for any checkpointer: ``dcp.save``, and the libraries
+        that ask every process for ``state_dict()`` but write the main process's only
+        (Accelerate's ``save_state``, Fabric's ``save``; the record holds every rank's state,
+        so that one file is the whole). When ``dcp.load`` calls it, the key to read."""
+        call = checkpoint_call()
+        if call == "load":
             return template()
-        return for_checkpoint(self.resumable_state_dict())
+        if call == "save":
+            return for_checkpoint(self.resumable_state_dict())
+        return self.resumable_state_dict()  # plain bytes: torch.load(weights_only=True) reads them
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """The metrics' state on every rank, to resume mid-epoch at any world size, as
@@ -416,13 +425,19 @@ class MetricHook:
                 "another world size; use torchtally metrics"
             )
         inner = self.metrics.resumable_state_dict()
-        return pack_record("MetricHook", {"metrics": inner, "usage": self.usage.name})
+        # the same on every rank (every rank writes the same bytes): mid-epoch if any rank is
+        mid_epoch = any(gather_from_ranks(self._epoch_open))
+        return pack_record("MetricHook", {"metrics": inner, "usage": self.usage.name, "mid_epoch": mid_epoch})
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Load :meth:`state_dict`'s form saved at any world size (see
-        ``Metric.load_resumable_state_dict``): the next :meth:`start_epoch` keeps the loaded
-        state instead of resetting, so the resumed epoch ends with the whole epoch's result.
-        A checkpoint of other metrics or another usage raises ValueError; nothing changes then."""
+        ``Metric.load_resumable_state_dict``): rank 0 holds the saved ranks' total, the others
+        start empty, so a sync (``self.metrics.compute()``) gives the saved epoch's result on
+        every rank. Saved mid-epoch (updates since the last :meth:`end_epoch`), the next
+        :meth:`start_epoch` keeps the loaded state instead of resetting, so the resumed epoch
+        ends with the whole epoch's result; saved after :meth:`end_epoch`, the next epoch
+        starts from zero as usual. A checkpoint of other metrics or another usage raises
+        ValueError; nothing changes then."""
         record = unpack_record(state_dict, "MetricHook")
         if not self._is_tally:
             raise TypeError(f"MetricHook.load_state_dict: metrics of type {type(self.metrics).__name__} cannot load it")
@@ -432,7 +447,8 @@ class MetricHook:
                 f"this hook has {self.usage.name!r}. Nothing was loaded"
             )
         self.metrics.load_resumable_state_dict(record["metrics"])
-        self._resuming = True
+        self._resuming = bool(record.get("mid_epoch", True))
+        self._epoch_open = False
         self.result = None
 
     load_resumable_state_dict = load_state_dict  # the name Metric and MetricCollection give it
@@ -441,6 +457,7 @@ class MetricHook:
         """Reset the metrics and the position counter (and forget a loaded checkpoint's resume)."""
         self.metrics.reset()
         self._resuming = False
+        self._epoch_open = False
         self.position = 0
         self.iteration = 0
         self.result = None

@@ -360,10 +360,14 @@ class UnpaddedDistributedSampler(DistributedSampler):
         bytes}``: dataset length, shuffle, seed, epoch and, per job so far, its world size and
         each rank's consumed count (the permutation is rebuilt from them, so no index list is
         stored). A collective under torch.distributed (every rank must call it, as ``dcp.save``
-        does); when ``dcp.load`` calls it, the key to read."""
-        if checkpoint_call() == "load":
+        does, and Accelerate's ``save_state`` and Fabric's ``save``); when ``dcp.load`` calls
+        it, the key to read."""
+        call = checkpoint_call()
+        if call == "load":
             return template()
-        return for_checkpoint(self.resumable_state_dict())
+        if call == "save":
+            return for_checkpoint(self.resumable_state_dict())
+        return self.resumable_state_dict()  # plain bytes: torch.load(weights_only=True) reads them
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """:meth:`state_dict`'s form, whoever calls it (a collective under torch.distributed)."""
