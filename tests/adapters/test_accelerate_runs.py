@@ -177,26 +177,29 @@ def test_accelerate_launch_job(tmp_path):
     result_file = tmp_path / "result.json"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT.parent), env.get("PYTHONPATH", "")])
-    command = [
-        sys.executable,
-        "-m",
-        "accelerate.commands.launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "--main_process_port",
-        str(_free_port()),
-        str(SUPPORT / "accelerate_job.py"),
-        str(N),
-        str(result_file),
-    ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    for _ in range(3):  # a port picked free can be taken before the launcher binds it: pick again
+        command = [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--multi_gpu",
+            "--num_processes",
+            "2",
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+            "--main_process_port",
+            str(_free_port()),
+            str(SUPPORT / "accelerate_job.py"),
+            str(N),
+            str(result_file),
+        ]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+        if "address already in use" not in (done.stdout + done.stderr).lower():
+            break
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     per_rank = json.loads(result_file.read_text())
     expected = {k: v.tolist() for k, v in single_process(N).items()}
