@@ -6,6 +6,7 @@ the state unchanged, in every input format."""
 
 import pytest
 import torch
+from support.host_reads import count_host_reads
 from support.metric_tester import assert_rejects
 
 import torchtally.segmentation as TS
@@ -13,8 +14,6 @@ from torchtally.functional.segmentation import counts as seg_counts
 
 C = 4
 _G = torch.Generator().manual_seed(3)
-
-HOST_READS = ("item", "tolist", "__bool__", "__int__", "__float__", "__index__")
 
 
 def _labels(n=3):
@@ -43,17 +42,7 @@ def format_of(key):
 
 @pytest.fixture
 def host_reads(monkeypatch):
-    """Counts the calls of every Tensor method that reads a value back to the host."""
-    calls = []
-    for name in HOST_READS:
-        original = getattr(torch.Tensor, name)
-
-        def counted(self, *args, _name=name, _original=original, **kwargs):
-            calls.append(_name)
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(torch.Tensor, name, counted)
-    return calls
+    return count_host_reads(monkeypatch)
 
 
 @pytest.mark.parametrize("key", ["index", "one-hot", "scores", "mixed", "mixed-masks"])

@@ -8,7 +8,8 @@ checked against the C core by the emulation (kernels/cuda/emulation/cases.py).""
 
 import pytest
 import torch
-from test_segmentation_counts import HOST_READS, C, batches, format_of, spoiled
+from support.host_reads import count_host_reads
+from test_segmentation_counts import C, batches, format_of, spoiled
 
 import torchtally.segmentation as TS
 from torchtally import _C, kernels
@@ -66,16 +67,7 @@ def registry(monkeypatch, device_path):
 
 @pytest.fixture
 def host_reads(monkeypatch):
-    calls = []
-    for name in HOST_READS:
-        original = getattr(torch.Tensor, name)
-
-        def counted(self, *args, _name=name, _original=original, **kwargs):
-            calls.append(_name)
-            return _original(self, *args, **kwargs)
-
-        monkeypatch.setattr(torch.Tensor, name, counted)
-    return calls
+    return count_host_reads(monkeypatch)
 
 
 KEYS = ["index", "one-hot", "scores", "mixed", "mixed-masks"]
