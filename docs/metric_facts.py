@@ -40,6 +40,8 @@ MAKE_WITH = {
     "min_precision": 0.5,
     "min_specificity": 0.5,
     "min_sensitivity": 0.5,
+    "threshold": 0.5,
+    "p": 2.0,
 }
 
 
@@ -49,8 +51,16 @@ class StateRow:
     reduce: str
     dtype: str
     shape: str
-    nbytes: int  # a fixed state's bytes, or a cat / merge state's bytes per row (sample)
+    nbytes: int  # a fixed state's bytes, or a cat / merge state's bytes per row
     per_row: bool
+
+    @property
+    def unit(self) -> str:
+        """What ``nbytes`` counts: a cat state grows by a row per sample (or item), a merge state
+        holds rows that the metric's own merge combines (Chan moments), not one per sample."""
+        if not self.per_row:
+            return ""
+        return " per merge row" if self.reduce.startswith("merge") else " per sample"
 
 
 @dataclass
@@ -66,16 +76,15 @@ class Facts:
     def fixed_bytes(self) -> int:
         return sum(s.nbytes for s in self.states or () if not s.per_row)
 
-    @property
-    def row_bytes(self) -> int:
-        return sum(s.nbytes for s in self.states or () if s.per_row)
-
     def bytes_text(self) -> str:
         if self.states is None:
             return "the task's class" if "task" in self.why_no_states else "depends on arguments"
-        parts = [f"{self.fixed_bytes} B"] if self.fixed_bytes or not self.row_bytes else []
-        if self.row_bytes:
-            parts.append(f"{self.row_bytes} B per sample")
+        per_unit: Dict[str, int] = {}
+        for s in self.states:
+            if s.per_row:
+                per_unit[s.unit] = per_unit.get(s.unit, 0) + s.nbytes
+        parts = [f"{self.fixed_bytes} B"] if self.fixed_bytes or not per_unit else []
+        parts += [f"{n} B{unit}" for unit, n in per_unit.items()]
         return " + ".join(parts)
 
 
@@ -168,7 +177,10 @@ def _balanced(text: str) -> bool:
 
 
 def summary(cls: type) -> str:
-    doc = inspect.getdoc(cls) or ""
+    return summary_of(inspect.getdoc(cls) or "")
+
+
+def summary_of(doc: str) -> str:
     first = doc.split("\n\n")[0].replace("\n", " ").strip()
     for m in re.finditer(r"\.(\s|$)", first):  # the first sentence that ends outside code and brackets
         if _balanced(first[: m.start()]):
@@ -220,20 +232,25 @@ def _prose(doc: str) -> str:
     return " ".join(kept).replace("\n", " ")
 
 
-def _sentences_naming(doc: str, arg: str) -> str:
+def _sentences_naming(doc: str, arg: str, said_before: set) -> str:
+    """What the docstring says of ``arg``: its ``Args:`` entry, else the first short sentence of the
+    prose that names it and that no earlier argument's row shows already (nor the summary)."""
     documented = _documented_args(doc).get(arg)
     if documented:
         return documented if _balanced(documented) else ""
-    hits = [
-        s.strip()
-        for s in re.split(r"(?<=[.;])\s+", _prose(doc))
-        if re.search(rf"``{arg}``|\b{arg}\b(?=[ :=(])", s) and _balanced(s) and len(s) < 400
-    ]
-    return " ".join(hits[:2])
+    first = summary_of(doc)
+    for sentence in re.split(r"(?<=[.;])\s+|\s\*\s", _prose(doc)):
+        sentence = re.sub(r"\s+", " ", sentence.strip().lstrip("* "))
+        if sentence in said_before or sentence in first or len(sentence) > 250 or not _balanced(sentence):
+            continue
+        if re.search(rf"``{arg}``|\b{arg}\b(?=[ :=(])", sentence):
+            said_before.add(sentence)
+            return sentence
+    return ""
 
 
 def _cell(text: str) -> str:
-    return text.replace("\n", " ").replace("|", "\\|") or "\\-"
+    return text.replace("\n", " ") or "\\-"
 
 
 # ---- README's table of differences ----
@@ -307,7 +324,7 @@ def _arguments(cls: type, doc: str) -> List[List[str]]:
         params = list(inspect.signature(cls).parameters.values())
     except (TypeError, ValueError):
         return []
-    rows = []
+    rows, said_before = [], set()
     for p in params:
         if p.kind == p.VAR_POSITIONAL:
             continue
@@ -315,8 +332,10 @@ def _arguments(cls: type, doc: str) -> List[List[str]]:
         default = "required" if p.default is p.empty else f"``{p.default!r}``"
         if p.kind == p.VAR_KEYWORD:
             default = ""
-        said = _sentences_naming(doc, p.name) if p.kind != p.VAR_KEYWORD else ""
-        note = metric_notes.ARGUMENTS.get("kwargs" if p.kind == p.VAR_KEYWORD else p.name, "")
+        said = _sentences_naming(doc, p.name, said_before) if p.kind != p.VAR_KEYWORD else ""
+        note = metric_notes.argument_note(
+            cls.__name__, _stem(cls.__name__), "kwargs" if p.kind == p.VAR_KEYWORD else p.name
+        )
         if note and said and note[:25] in said:  # the docstring says it already
             note = ""
         what = "; ".join(x for x in (note, said) if x)  # the shared meaning, then what this class adds
@@ -325,7 +344,7 @@ def _arguments(cls: type, doc: str) -> List[List[str]]:
 
 
 def _update_rows(cls: type) -> List[List[str]]:
-    described = dict(metric_notes.update_inputs(cls.__name__, cls.__module__.rpartition(".")[0]))
+    described = dict(metric_notes.update_inputs(cls.__name__, cls.__module__))
     try:
         params = list(inspect.signature(cls.update).parameters.values())[1:]
     except (TypeError, ValueError, AttributeError):
@@ -381,14 +400,12 @@ class MetricFacts(SphinxDirective):
         else:
             made = ", ".join(f"{k}={v!r}" for k, v in f.made_with.items())
             lines += [
-                f"States of ``{cls.__name__}({made})`` (bytes: a fixed state's, or a cat state's per sample):",
+                f"States of ``{cls.__name__}({made})`` "
+                "(bytes: a fixed state's; a cat state's per sample; a merge state's per row):",
                 "",
             ]
             if f.states:
-                rows = [
-                    [f"``{s.name}``", s.reduce, s.dtype, s.shape, f"{s.nbytes}" + (" per sample" if s.per_row else "")]
-                    for s in f.states
-                ]
+                rows = [[f"``{s.name}``", s.reduce, s.dtype, s.shape, f"{s.nbytes}{s.unit}"] for s in f.states]
                 lines += _list_table(["state", "reduce", "dtype", "shape", "bytes"], rows)
             lines += [
                 f"One sync of this metric alone: **{f.collectives} collective(s)**: {f.sync_text}. "

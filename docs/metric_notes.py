@@ -5,7 +5,8 @@ docstring does not say it. Read by docs/metric_facts.py; plain facts about torch
 
 from typing import Dict, List, Tuple
 
-# Constructor arguments shared by many metrics: what each does.
+# Constructor arguments shared by many metrics: what each does (``argument``, or
+# ``<class or stem>.<argument>`` for a class's own meaning).
 ARGUMENTS: Dict[str, str] = {
     "num_classes": "number of classes C: the confusion matrix is C x C (required)",
     "num_labels": "number of labels L: one binary problem per label (required)",
@@ -25,7 +26,9 @@ ARGUMENTS: Dict[str, str] = {
     "max_fpr": "if given, the standardised partial AUC up to this false positive rate",
     "n_bins": "number of equal-width confidence bins",
     "norm": '"l1" (expected calibration error), "l2" or "max" over the bins',
-    "squared": "mean of squared hinge losses (HingeLoss) / MSE instead of RMSE when False (MeanSquaredError)",
+    # "<class or stem>.<argument>": where one name means different things in different classes
+    "MeanSquaredError.squared": "True: the mean squared error; False: its square root (RMSE)",
+    "HingeLoss.squared": "average the squared hinge losses",
     "multiclass_mode": '"crammer-singer" (one margin per sample) or "one-vs-all" (one per class)',
     "min_recall": "smallest recall a threshold must reach",
     "min_precision": "smallest precision a threshold must reach",
@@ -44,6 +47,11 @@ ARGUMENTS: Dict[str, str] = {
     "zero_mean": "subtract the mean of each signal first",
     "empty_target_action": '"neg", "pos", "skip" or "error": what a query without a relevant document scores',
     "aggregation": '"mean", "median", "min", "max" or a callable: how per-query scores are combined',
+    "box_format": '"xyxy", "xywh" or "cxcywh": how the 4 numbers of a box are read',
+    "iou_thresholds": "IoU thresholds a match is counted at; None: COCO's 0.5, 0.55, ..., 0.95",
+    "rec_thresholds": "recall points the precision is interpolated at; None: COCO's 101 points 0, 0.01, ..., 1",
+    "max_detection_thresholds": "detections per image kept, highest scores first; None: COCO's [1, 10, 100]",
+    "class_metrics": "also report the values per class",
     "kwargs": "Metric keywords: ``sync_on_compute``, ``process_group``, ``sync_timeout``, "
     "``recipient_rank``, ``device`` and torchmetrics' ``compute_on_cpu``, ``dist_sync_on_step``, "
     "``dist_sync_fn``, ``distributed_available_fn``, ``compute_with_cache``",
@@ -72,6 +80,11 @@ _RETRIEVAL = [
     ("indexes", "[N] integer id of the query each document belongs to"),
 ]
 
+_AGGREGATION = [
+    ("value", "a tensor (any shape) or a Python number: the values to aggregate"),
+    ("weight", "MeanMetric: a tensor or number broadcastable to value (default 1)"),
+]
+
 
 def update_inputs(name: str, module: str) -> List[Tuple[str, str]]:
     """(argument, description) for update's inputs, by the class's family; [] when not known."""
@@ -81,9 +94,12 @@ def update_inputs(name: str, module: str) -> List[Tuple[str, str]]:
         return _MULTICLASS
     if name.startswith("Multilabel"):
         return _MULTILABEL
-    if module.endswith(".retrieval"):
+    family = module.split(".")[1] if module.count(".") else ""  # torchtally.<family>[.<file>]
+    if family == "retrieval":
         return _RETRIEVAL
-    if module.endswith(".regression"):
+    if family == "aggregation" and name != "AverageLoss":
+        return _AGGREGATION
+    if family == "regression":
         return _REGRESSION
     return []
 
@@ -107,4 +123,12 @@ def returns(name: str) -> str:
             "a float32 tensor: a scalar for binary and averaged results, [C] / [L] per class or label "
             '(average None or "none"), one value per sample with multidim_average="samplewise"'
         )
+    return ""
+
+
+def argument_note(class_name: str, stem: str, argument: str) -> str:
+    """What ``argument`` does in the class ``class_name`` (stem: its name without the task prefix)."""
+    for key in (f"{class_name}.{argument}", f"{stem}.{argument}", argument):
+        if key in ARGUMENTS:
+            return ARGUMENTS[key]
     return ""
