@@ -78,8 +78,10 @@ format: $(STAMP)
 	$(PY) -m ruff format $(PY_SOURCES)
 	$(VENV)/bin/clang-format --style=file -i $(C_FORMATTED)
 
+# -j auto: furo renders the whole navigation tree into every page (Sphinx's toctree for ~480
+# pages, per page), most of the html build's time; the pages are written in parallel
 docs: build
-	$(PY) -m sphinx -q -W --keep-going -b html docs docs/_build/html
+	$(PY) -m sphinx -q -W --keep-going -j auto -b html docs docs/_build/html
 	$(PY) -m sphinx -q -W --keep-going -b doctest docs docs/_build/doctest
 
 # `make test` first makes the two environments, the build, the lint and the docs side by side
