@@ -7,8 +7,9 @@
 #               examples/ and setup.py; mypy over the package (strict for the public API and the
 #               sync layer); clang-format's check over the C and CUDA sources and clang-tidy
 #               (.clang-tidy) over csrc/'s C; `make format` rewrites the files
-#   make docs   the reference site (docs/, Sphinx) into docs/_build/html, warnings as errors, and
-#               every example in it (the docstrings') run as a doctest; `make test` runs it too
+#   make docs   the reference site (docs/, Sphinx, the furo theme) into docs/_build/html, warnings
+#               as errors, and every example in it (the docstrings') run as a doctest; `make test`
+#               runs it too, and tests/test_docs_render.py renders its pages in headless Chromium
 #   make demo   a 2-process torchrun training job with synced, exact metrics
 #   make avalanche-venv  the separate Avalanche environment (.venv-avalanche, with torchvision)
 #               that `make test` also runs tests/with_avalanche and tests/with_torchvision in; make avalanche-demo: examples/avalanche_ddp.py
@@ -39,7 +40,7 @@ AV_STAMP := $(AV_VENV)/.torchtally-deps
 
 .PHONY: venv build wheel abi3-wheel test lint lint-python lint-c format docs test-sanitize demo bench cuda-compile clean avalanche-venv avalanche-demo
 
-PY_SOURCES := python tests benchmarks examples setup.py docs/conf.py
+PY_SOURCES := python tests benchmarks examples setup.py $(wildcard docs/*.py)
 C_FORMATTED = $(shell git ls-files 'csrc/*.c' 'csrc/*.h' 'csrc/*.cu' 'csrc/*.cuh' 'tests/*.c' 'python/*.c')
 C_ANALYSED = $(shell git ls-files 'csrc/*.c')
 
@@ -96,8 +97,10 @@ format: $(STAMP)
 	$(PY) -m ruff format $(PY_SOURCES)
 	$(VENV)/bin/clang-format --style=file -i $(C_FORMATTED)
 
+# -j auto: furo renders the whole navigation tree into every page (Sphinx's toctree for ~480
+# pages, per page), most of the html build's time; the pages are written in parallel
 docs: build
-	$(PY) -m sphinx -q -W --keep-going -b html docs docs/_build/html
+	$(PY) -m sphinx -q -W --keep-going -j auto -b html docs docs/_build/html
 	$(PY) -m sphinx -q -W --keep-going -b doctest docs docs/_build/doctest
 
 # `make test` first makes the two environments, the build, the lint, the docs and the wheel side by
@@ -117,6 +120,12 @@ test:
 	  { apt-get install -y -q iproute2 >/dev/null 2>&1 || \
 	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iproute2 >/dev/null 2>&1; }; }; } || \
 	  echo "iproute2 (ip) could not be installed: the two-host tests will skip"
+	@# tests/test_docs_render.py renders the built site in headless Chromium (Debian's chromium),
+	@# installed the same way; where it cannot be, that test fails saying so
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
+	  echo "chromium could not be installed: tests/test_docs_render.py will fail"
 	$(PY) -m pytest -q -n 2 $(DOMAIN_TESTS)
 	TORCHTALLY_WHEEL_DIR="$(WHEEL_DIR)" $(PY) -m pytest -q -n 2 tests $(addprefix --ignore=,$(DOMAIN_TESTS)) \
 		--ignore=tests/distributed

@@ -11,6 +11,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "docs"))  # metric_facts: the facts on every metric page
 
 project = "torchtally"
 author = "the torchtally developers"
@@ -23,6 +24,7 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.napoleon",
     "myst_parser",
+    "metric_facts",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "architecture.md"]  # architecture.md: included by architecture.rst
@@ -44,9 +46,14 @@ from torchtally.aggregation import *
 torch.manual_seed(0)
 """
 myst_heading_anchors = 3
-html_theme = "alabaster"
+# furo (pinned in pyproject's test extra); custom.css widens its column to the examples' 100
+# characters and lets a code block scroll rather than cut; render_check.js writes, only when the
+# page is opened with ?render-check, whether any block is cut (tests/test_docs_render.py).
+html_theme = "furo"
 html_title = "torchtally"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_js_files = ["render_check.js"]
 suppress_warnings = ["myst.xref_missing"]
 
 
@@ -91,11 +98,17 @@ def _face_page(face: str, title: str) -> str:
         "",
         f".. currentmodule:: torchtally.{face}",
         "",
-        ".. autosummary::",
-        "   :toctree: generated",
-        "   :template: metric.rst",
+        f".. metric-table:: torchtally.{face}",
         "",
-        *[f"   {n}" for n in names],
+        # autosummary makes the pages and their toctree; its own table repeats the one above
+        # with less in it, so custom.css hides it
+        ".. container:: autosummary-pages",
+        "",
+        "   .. autosummary::",
+        "      :toctree: generated",
+        "      :template: metric.rst",
+        "",
+        *[f"      {n}" for n in names],
         "",
     ]
     return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""The reference site as a reader sees it: the index and MulticlassAccuracy's page rendered by
+headless Chromium at a laptop's width (1280 x 900). `make test` builds the site (`make docs`)
+before pytest runs; this test reads docs/_build/html and fails, saying so, when it is missing.
+
+docs/_static/render_check.js, active only when a page is opened with ``?render-check``, writes
+what the layout came to into the page (a JSON script element); the test reads it from Chromium's
+--dump-dom. It checks that no code block is cut (every block fits or scrolls inside itself), that
+the column holds a 100-character example line, and that the metric page has its arguments table,
+its formula, its state and sync cost and its example. A screenshot of each page is saved under
+pytest's tmp_path (to look at by eye).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from typing import Any, Dict
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HTML = os.path.join(ROOT, "docs", "_build", "html")
+METRIC_PAGE = os.path.join("api", "generated", "torchtally.classification.MulticlassAccuracy.html")
+WINDOW = "1280,900"
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.fail(
+        "headless Chromium is needed to render the docs: `make test` installs Debian's chromium as root "
+        "with apt-get; it could not be installed here (apt-get install chromium)"
+    )
+
+
+def _page(relative: str) -> str:
+    path = os.path.join(HTML, relative)
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is missing: run `make docs` first (`make test` does)")
+    return path
+
+
+def _chromium_args(tmp_path: Any, *extra: str) -> list:
+    return [
+        _chromium(),
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--window-size={WINDOW}",
+        "--virtual-time-budget=3000",
+        *extra,
+    ]
+
+
+def _render(relative: str, tmp_path: Any) -> Dict[str, Any]:
+    url = "file://" + _page(relative) + "?render-check"
+    out = subprocess.run(_chromium_args(tmp_path, "--dump-dom", url), capture_output=True, text=True, timeout=120)
+    m = re.search(r'<script type="application/json" id="render-check-result">(.*?)</script>', out.stdout, re.S)
+    assert m, f"render_check.js wrote no result for {relative}: {out.stderr[-2000:]}"
+    report = json.loads(m.group(1))
+    report["dom"] = out.stdout
+    return report
+
+
+def _screenshot(relative: str, tmp_path: Any) -> str:
+    png = str(tmp_path / (os.path.basename(relative).replace(".html", "") + ".png"))
+    url = "file://" + _page(relative)
+    subprocess.run(_chromium_args(tmp_path, f"--screenshot={png}", url), capture_output=True, timeout=120)
+    return png
+
+
+def test_index_renders_with_code_not_cut(tmp_path: Any) -> None:
+    report = _render("index.html", tmp_path)
+    assert report["pre_blocks"] >= 1
+    assert report["cut_blocks"] == 0, report
+    png = _screenshot("index.html", tmp_path)
+    assert os.path.getsize(png) > 10_000, png
+
+
+def test_metric_page_has_arguments_formula_state_and_uncut_example(tmp_path: Any) -> None:
+    report = _render(METRIC_PAGE, tmp_path)
+    dom = report.pop("dom")
+    assert report["cut_blocks"] == 0, report
+    # the example's lines (up to 100 characters) fit the column at 1280 px: no scrolling needed
+    assert report["hundred_chars_px"] > 0 and report["narrowest_pre_px"] >= report["hundred_chars_px"], report
+    assert report["parameters_table"], "MulticlassAccuracy's page lists no arguments table"
+    assert report["math_blocks"] >= 1, "MulticlassAccuracy's page shows no formula"
+    assert ">&gt;&gt;&gt;" in dom or "&gt;&gt;&gt; " in dom, "the page shows no example"
+    for text in ("num_classes", "top_k", "ignore_index", "confmat", "collective", "Differences from torchmetrics"):
+        assert text in dom, f"MulticlassAccuracy's page does not mention {text!r}"
+    png = _screenshot(METRIC_PAGE, tmp_path)
+    assert os.path.getsize(png) > 10_000, png
