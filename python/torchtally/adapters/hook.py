@@ -26,7 +26,7 @@ from torch.utils.data import RandomSampler, SequentialSampler
 
 from ..base.collection import MetricCollection
 from ..base.metric import Metric
-from ..base.resume import checkpoint_call, for_checkpoint, gather_from_ranks, pack_record, template, unpack_record
+from ..base.resume import checkpointer_state_dict, gather_from_ranks, pack_record, unpack_record
 from .dataparallel import check_no_metrics_inside, is_metric_like, metric_device
 from .sampler import (
     SamplerWarning,
@@ -405,12 +405,7 @@ class MetricHook:
         that ask every process for ``state_dict()`` but write the main process's only
         (Accelerate's ``save_state``, Fabric's ``save``; the record holds every rank's state,
         so that one file is the whole). When ``dcp.load`` calls it, the key to read."""
-        call = checkpoint_call()
-        if call == "load":
-            return template()
-        if call == "save":
-            return for_checkpoint(self.resumable_state_dict())
-        return self.resumable_state_dict()  # plain bytes: torch.load(weights_only=True) reads them
+        return checkpointer_state_dict(self.resumable_state_dict)
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """The metrics' state on every rank, to resume mid-epoch at any world size, as

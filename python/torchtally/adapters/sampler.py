@@ -26,12 +26,10 @@ import torch.distributed
 from torch.utils.data import Dataset, DistributedSampler
 
 from ..base.resume import (
-    checkpoint_call,
-    for_checkpoint,
+    checkpointer_state_dict,
     gather_from_ranks,
     pack_record,
     raise_if_record_differs,
-    template,
     unpack_record,
 )
 
@@ -362,12 +360,7 @@ class UnpaddedDistributedSampler(DistributedSampler):
         stored). A collective under torch.distributed (every rank must call it, as ``dcp.save``
         does, and Accelerate's ``save_state`` and Fabric's ``save``); when ``dcp.load`` calls
         it, the key to read."""
-        call = checkpoint_call()
-        if call == "load":
-            return template()
-        if call == "save":
-            return for_checkpoint(self.resumable_state_dict())
-        return self.resumable_state_dict()  # plain bytes: torch.load(weights_only=True) reads them
+        return checkpointer_state_dict(self.resumable_state_dict)
 
     def resumable_state_dict(self) -> Dict[str, Any]:
         """:meth:`state_dict`'s form, whoever calls it (a collective under torch.distributed)."""

@@ -24,7 +24,7 @@ import io
 import sys
 from importlib import metadata
 from types import FrameType
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import torch
 import torch.distributed as td
@@ -33,6 +33,7 @@ __all__ = [
     "RESUME_KEY",
     "PackedRecord",
     "checkpoint_call",
+    "checkpointer_state_dict",
     "for_checkpoint",
     "gather_from_ranks",
     "is_resumable",
@@ -136,6 +137,19 @@ class DcpStateDict:
             if call == "load":
                 return template()
         return super().state_dict(*args, destination=destination, prefix=prefix, keep_vars=keep_vars)  # type: ignore[misc]
+
+
+def checkpointer_state_dict(resumable: Callable[[], Dict[str, bytes]]) -> Dict[str, Any]:
+    """``state_dict()`` of an object that is saved only in the resumable form (a hook, a
+    sampler): for ``dcp.save`` the record as DCP stores it, for ``dcp.load`` the key to read,
+    for any other caller (Accelerate's ``save_state``, Fabric's ``save``, a plain
+    ``torch.save``) the record's plain bytes, which ``torch.load(weights_only=True)`` reads."""
+    call = checkpoint_call()
+    if call == "load":
+        return template()
+    if call == "save":
+        return for_checkpoint(resumable())
+    return resumable()
 
 
 def is_resumable(state_dict: Mapping[str, Any]) -> bool:
