@@ -48,6 +48,30 @@ static tt_status check_status(const tt_view *status, const tt_view *out, tt_view
     return tt_check_out(s, "status", TT_I64, 1, shape, err);
 }
 
+/* The checks label_counts and mask_counts share: out and status on one device with preds and
+ * target, both label tensors of `ndim` dims and one shape. */
+static tt_status check_pair(const tt_view *out, const tt_view *status, const tt_view *preds,
+                            const tt_view *target, int ndim, tt_view *o, tt_view *p, tt_view *t,
+                            tt_error *err)
+{
+    char got[96], want[96];
+    tt_view s;
+    memset(o, 0, sizeof *o);
+    memset(p, 0, sizeof *p);
+    memset(t, 0, sizeof *t);
+    if (tt_cuda_out(out, "out", o, err) || check_status(status, out, &s, err) ||
+        tt_cuda_same_device(preds, "preds", out, "out", p, err) ||
+        tt_cuda_same_device(target, "target", out, "out", t, err) ||
+        tt_check_labels(p, "preds", ndim, err) || tt_check_labels(t, "target", ndim, err))
+        return err->status;
+    for (int d = 0; d < ndim; d++) {
+        if (p->shape[d] != t->shape[d])
+            return tt_fail(err, TT_EVALUE, "target", "expected the shape of preds (%s), got %s",
+                           tt_describe(p, want, sizeof want), tt_describe(t, got, sizeof got));
+    }
+    return TT_OK;
+}
+
 /* Zeroes `out` (`bytes`), sets *status = INT64_MAX, launches kernel k. */
 static tt_status run(const tt_cuda_ctx *ctx, int device, void *out, size_t bytes, long long *status,
                      tt_kernel_id k, unsigned gx, unsigned gy, size_t shared, void *args,
@@ -78,19 +102,12 @@ tt_status tt_cuda_label_counts(const tt_cuda_ctx *ctx, const tt_view *out, const
                                const tt_view *preds, const tt_view *target, int64_t from_scores,
                                tt_error *err)
 {
-    char got[96], want[96];
-    tt_view o, s, p, t;
+    tt_view o, p, t;
     if (from_scores < 0 || from_scores > 3)
         return tt_fail(err, TT_EVALUE, "from_scores", "expected 0, 1, 2 or 3, got %lld",
                        (long long)from_scores);
-    if (tt_cuda_out(out, "out", &o, err) || check_status(status, out, &s, err) ||
-        tt_cuda_same_device(preds, "preds", out, "out", &p, err) ||
-        tt_cuda_same_device(target, "target", out, "out", &t, err) ||
-        tt_check_labels(&p, "preds", 2, err) || tt_check_labels(&t, "target", 2, err))
+    if (check_pair(out, status, preds, target, 2, &o, &p, &t, err))
         return err->status;
-    if (p.shape[0] != t.shape[0] || p.shape[1] != t.shape[1])
-        return tt_fail(err, TT_EVALUE, "target", "expected the shape of preds (%s), got %s",
-                       tt_describe(&p, want, sizeof want), tt_describe(&t, got, sizeof got));
     const int64_t shape[3] = {p.shape[0], o.ndim == 3 ? o.shape[1] : 1, 3};
     if (tt_check_out(&o, "out", TT_I64, 3, shape, err))
         return err->status;
@@ -118,18 +135,9 @@ tt_status tt_cuda_label_counts(const tt_cuda_ctx *ctx, const tt_view *out, const
 tt_status tt_cuda_mask_counts(const tt_cuda_ctx *ctx, const tt_view *out, const tt_view *status,
                               const tt_view *preds, const tt_view *target, tt_error *err)
 {
-    char got[96], want[96];
-    tt_view o, s, p, t;
-    if (tt_cuda_out(out, "out", &o, err) || check_status(status, out, &s, err) ||
-        tt_cuda_same_device(preds, "preds", out, "out", &p, err) ||
-        tt_cuda_same_device(target, "target", out, "out", &t, err) ||
-        tt_check_labels(&p, "preds", 3, err) || tt_check_labels(&t, "target", 3, err))
+    tt_view o, p, t;
+    if (check_pair(out, status, preds, target, 3, &o, &p, &t, err))
         return err->status;
-    for (int d = 0; d < 3; d++) {
-        if (p.shape[d] != t.shape[d])
-            return tt_fail(err, TT_EVALUE, "target", "expected the shape of preds (%s), got %s",
-                           tt_describe(&p, want, sizeof want), tt_describe(&t, got, sizeof got));
-    }
     const int64_t shape[3] = {p.shape[0], p.shape[1], 3};
     if (tt_check_out(&o, "out", TT_I64, 3, shape, err))
         return err->status;
