@@ -231,3 +231,27 @@ def test_the_known_answer_check_launches_every_kernel(fake_driver, image, tmp_pa
     """,
     )
     assert got["launched"] == sorted(_C_cuda.kernel_names())
+
+
+def test_segmentation_launchers_refuse_bad_shapes_with_the_cpu_message_and_launch_nothing(fake_driver, image, tmp_path):
+    got = run(
+        fake_driver,
+        image,
+        tmp_path,
+        """
+    from torchtally import _C
+    status = lambda: torch.zeros(1, dtype=torch.int64)
+    p2, t2 = torch.zeros(2, 6, dtype=torch.int64), torch.zeros(2, 5, dtype=torch.int64)
+    s = fake(status())
+    result["label_counts"] = error(lambda: _C_cuda.label_counts(fake(z(2, 3, 3)), s, fake(p2), fake(t2), 0))
+    result["label_counts cpu"] = error(lambda: _C.label_counts(z(2, 3, 3), p2, t2, 0))
+    p3, t3 = torch.zeros(2, 3, 6, dtype=torch.int64), torch.zeros(2, 4, 6, dtype=torch.int64)
+    result["mask_counts"] = error(lambda: _C_cuda.mask_counts(fake(z(2, 3, 3)), fake(status()), fake(p3), fake(t3)))
+    result["mask_counts cpu"] = error(lambda: _C.mask_counts(z(2, 3, 3), p3, t3))
+    result["launches"] = launches()
+    """,
+    )
+    for name in ("label_counts", "mask_counts"):
+        assert got[name] is not None and "target" in got[name] and "shape of preds" in got[name]
+        assert got[name] == got[f"{name} cpu"]
+    assert got["launches"] == []
