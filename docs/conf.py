@@ -13,6 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "docs"))  # metric_facts: the facts on every metric page
 
+from faces import FACES  # noqa: E402  (the faces with a page each: docs/faces.py)
+
 project = "torchtally"
 author = "the torchtally developers"
 copyright = "the torchtally developers"
@@ -25,6 +27,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "myst_parser",
     "metric_facts",
+    "offline_math",  # MathJax from the site's own _static: formulas render without a network
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "architecture.md"]  # architecture.md: included by architecture.rst
@@ -58,24 +61,6 @@ suppress_warnings = ["myst.xref_missing"]
 
 
 # ---- the generated pages: one per face, listing every metric (each then gets its own page) ----
-
-FACES = {
-    "classification": "Classification",
-    "regression": "Regression",
-    "aggregation": "Aggregation",
-    "wrappers": "Wrappers",
-    "segmentation": "Segmentation",
-    "detection": "Detection",
-    "retrieval": "Retrieval",
-    "text": "Text",
-    "image": "Image",
-    "nominal": "Nominal",
-    "clustering": "Clustering",
-    "shape": "Shape",
-    "multimodal": "Multimodal",
-    "audio": "Audio",
-    "video": "Video",
-}
 
 
 def _write_if_changed(path: str, text: str) -> None:
