@@ -433,7 +433,7 @@ def _state_lines(f: Facts, name: str) -> List[str]:
             for d in f.declared
         ]
         return [
-            f"Not introspected ({f.why_no_states}): the states as the class declares them "
+            f"Not introspected: {f.why_no_states}. The states as the class declares them "
             "(their width follows the model):",
             "",
         ] + _list_table(["state", "reduce", "default as declared"], rows, "30 14 56")
@@ -466,15 +466,21 @@ def page_lines(path: str) -> List[str]:
     lines += _list_table(["argument", "type", "default", "what it does"], args, "18 22 14 46") if args else ["\\-", ""]
 
     lines += ["**update** (one batch; returns the metric)", ""]
-    updates = _update_rows(cls)
+    task_wrapper = bool(f.parts) and f.states is None
+    # a task wrapper's update and compute are those of the class it builds (the first task's here)
+    built = f.parts[0][1].cls if task_wrapper else cls
+    updates = _update_rows(built)
+    if task_wrapper:
+        lines += [f"The inputs of the class ``task`` builds, e.g. ``{built.__name__}``:", ""]
     lines += _list_table(["input", "type", "default", "shape and values"], updates, "14 22 10 54") if updates else []
     ret = compute_results.returns(cls.__name__, cls.__module__)
-    if f.parts and f.states is None:  # a task wrapper
+    if task_wrapper:
         ret = "what the class ``task`` builds returns: " + ret
     try:
-        annotation = _type_text(inspect.signature(cls.compute).return_annotation)
+        annotation = _type_text(inspect.signature(built.compute).return_annotation)
     except (TypeError, ValueError, AttributeError):
         annotation = ""
+    annotation = "" if annotation in ("None", "Any") else annotation
     lines += [
         "**compute** returns " + (f"``{annotation}``" if annotation else "the value") + (f": {ret}" if ret else "."),
         "",
