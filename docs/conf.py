@@ -126,3 +126,27 @@ os.makedirs(os.path.join(ROOT, "docs", "api"), exist_ok=True)
 for _face, _title in FACES.items():
     _write_if_changed(os.path.join(ROOT, "docs", "api", f"{_face}.rst"), _face_page(_face, _title))
 _write_if_changed(os.path.join(ROOT, "docs", "api", "functional.rst"), _functional_page())
+
+
+# ---- furo's navigation: the current branch only ----
+# furo renders the whole site tree (about 480 pages) into every page's sidebar and then parses
+# it again per page: quadratic in pages, most of the html build's time. Collapsed, a page's
+# sidebar holds the top-level entries and the branch of the page itself (a metric page: its
+# face's classes), which is what furo shows open anyway; other faces open by following them.
+
+
+def _collapsed_navigation(app: object, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    toctree = context.get("toctree")
+    if toctree is None:
+        return
+
+    def collapsed(**kwargs: object) -> str:
+        kwargs["collapse"] = True
+        return toctree(**kwargs)
+
+    context["toctree"] = collapsed
+
+
+def setup(app: object) -> None:
+    # before furo's own html-page-context handler (priority 500), which builds the sidebar
+    app.connect("html-page-context", _collapsed_navigation, priority=400)  # type: ignore[attr-defined]
