@@ -78,6 +78,7 @@ class Facts:
     # a task wrapper (Accuracy): the facts of the class each task builds; a collection of metrics
     # (MetricTracker, FeatureShare): the facts of each member
     parts: List[Tuple[str, "Facts"]] = field(default_factory=list)
+    task_wrapper: bool = False  # parts are the classes ``task`` picks (else: a collection's members)
     declared: List[DeclaredState] = field(default_factory=list)  # no instance: add_state as written
 
     @property
@@ -192,7 +193,7 @@ def facts(path: str) -> Facts:
     except (TypeError, ValueError):
         params = {}  # type: ignore[assignment]
     if "task" in params and params["task"].default is inspect.Parameter.empty:
-        out.parts = _task_parts(cls, params)
+        out.parts, out.task_wrapper = _task_parts(cls, params), True
         out.why_no_states = "a task wrapper: ``task`` picks the class it builds"
         return out
     required = [
@@ -418,8 +419,10 @@ def _state_lines(f: Facts, name: str) -> List[str]:
     if f.parts:
         intro = (
             "``task`` picks the class this wrapper builds; the state is that class's:"
-            if f.states is None
-            else "Its members, each with its own state (synced together in one plan):"
+            if f.task_wrapper
+            else "Its members, each with its own state (synced together in one plan"
+            + (f"; here {f.made_text}" if f.made_text else "")
+            + "):"
         )
         lines = [intro, ""]
         for label, part in f.parts:
@@ -466,7 +469,7 @@ def page_lines(path: str) -> List[str]:
     lines += _list_table(["argument", "type", "default", "what it does"], args, "18 22 14 46") if args else ["\\-", ""]
 
     lines += ["**update** (one batch; returns the metric)", ""]
-    task_wrapper = bool(f.parts) and f.states is None
+    task_wrapper = f.task_wrapper
     # a task wrapper's update and compute are those of the class it builds (the first task's here)
     built = f.parts[0][1].cls if task_wrapper else cls
     updates = _update_rows(built)

@@ -73,7 +73,7 @@ def _sum_metric() -> Any:
     return SumMetric()
 
 
-_TINY = f"a {FEATURES}-feature stand-in network (the state's width follows the network's features)"
+_TINY = f"an {FEATURES}-feature stand-in network (the state's width follows the network's features)"
 
 # class name -> (maker of its keyword arguments, what the page says they are)
 STAND_INS: Dict[str, Tuple[Callable[[], Dict[str, Any]], str]] = {
