@@ -55,6 +55,15 @@ RETURNS: Dict[str, str] = {
     "SpearmanCorrCoef": _PER_OUTPUT,
     "PearsonCorrCoef": _PER_OUTPUT,
     "ConcordanceCorrCoef": _PER_OUTPUT,
+    "MeanAbsolutePercentageError": f"{_SCALAR} over every element seen",
+    "SymmetricMeanAbsolutePercentageError": f"{_SCALAR} over every element seen",
+    "WeightedMeanAbsolutePercentageError": f"{_SCALAR} over every element seen",
+    "MeanSquaredLogError": f"{_SCALAR} over every element seen",
+    "MinkowskiDistance": f"{_SCALAR} over every element seen",
+    "TweedieDevianceScore": f"{_SCALAR}: the mean deviance over every element seen",
+    "ContinuousRankedProbabilityScore": f"{_SCALAR}: the mean over every sample seen",
+    "CriticalSuccessIndex": f"{_SCALAR}; with ``keep_sequence_dim=k`` one value per index of dim k ([K])",
+    "FleissKappa": f"{_SCALAR}: the raters' agreement beyond chance over every sample seen",
     # ---- aggregation ----
     "CatMetric": "a float32 1-D tensor of every value seen, in update order (rank order across ranks); "
     "an empty list before any value",

@@ -214,7 +214,7 @@ MORE: Dict[str, str] = {
     r"\text{AP}_k(t),\quad \text{AP} = \frac{1}{101}\sum_{r \in \{0, 0.01, \dots, 1\}} \max_{r' \ge r} P(r')"
     r"\quad (K: \text{classes},\ T: \text{IoU thresholds})",
     "ModifiedPanopticQuality": r"\text{PQ}^\dagger_c = \text{PQ}_c\ \text{(things)},\quad"
-    r"\frac{\sum_{(p, g) \cap \ne \emptyset} \text{IoU}(p, g)}{\lvert \{g\}\rvert}\ \text{(stuff)},"
+    r"\frac{\sum_{(p, g):\, p \cap g \ne \emptyset} \text{IoU}(p, g)}{\lvert \{g\}\rvert}\ \text{(stuff)},"
     r"\quad \text{averaged over the categories present}",
     # retrieval
     "RetrievalAUROC": r"\text{AUROC}_q = \int_0^1 \text{TPR}_q\, d\,\text{FPR}_q\quad"

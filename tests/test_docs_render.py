@@ -12,11 +12,13 @@ MathJax (docs/offline_math.py), not as raw TeX. A screenshot of each page is sav
 pytest's tmp_path (to look at by eye).
 """
 
+import html
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from typing import Any, Dict
 
 import pytest
@@ -116,3 +118,29 @@ def test_pages_load_no_script_or_style_from_the_network() -> None:
             offenders[os.path.relpath(page, HTML)] = found[:2]
     assert not offenders, f"pages that load from the network: {dict(list(offenders.items())[:5])}"
     assert os.path.exists(os.path.join(HTML, "_static", "mathjax", "tex-chtml.js")), "MathJax is not in the site"
+
+
+def test_every_formula_typesets_offline(tmp_path: Any) -> None:
+    """All of docs/formulas.py on one page, typeset by the site's own MathJax with no network: none
+    is left as raw TeX, none is a TeX error, and no macro shows up as text (a backslash in the
+    rendered text: \\_ inside \\text, say)."""
+    sys.path.insert(0, os.path.join(ROOT, "docs"))
+    import formulas
+
+    static = os.path.dirname(_page(os.path.join("_static", "mathjax", "tex-chtml.js")))
+    blocks = "".join(f'<div class="math">\\[{html.escape(tex)}\\]</div>' for tex in formulas.FORMULAS.values())
+    page = tmp_path / "formulas.html"
+    page.write_text(
+        f'<html><head><script defer src="file://{static}/tex-chtml.js"></script>'
+        f'<script src="file://{os.path.dirname(static)}/render_check.js"></script></head><body>{blocks}</body></html>'
+    )
+    args = _chromium_args(tmp_path, "--dump-dom", f"file://{page}?render-check")
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    m = re.search(r'<script type="application/json" id="render-check-result">(.*?)</script>', out.stdout, re.S)
+    assert m, f"render_check.js wrote no result: {out.stderr[-2000:]}"
+    report = json.loads(m.group(1))
+    assert report["math_blocks"] == len(formulas.FORMULAS), report
+    assert report["typeset_math_blocks"] == report["math_blocks"] and report["raw_tex_blocks"] == 0, report
+    assert "<mjx-merror" not in out.stdout, "a formula is not valid TeX for MathJax"
+    shown = re.findall(r"<mtext[^>]*>([^<]*)</mtext>", out.stdout)
+    assert shown and not [t for t in shown if "\\" in t], [t for t in shown if "\\" in t][:5]
