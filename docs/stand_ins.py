@@ -37,6 +37,41 @@ class MeanSquare(nn.Module):
         return ((a - b) ** 2).flatten(1).mean(1)
 
 
+class Scores(nn.Module):
+    """A speech-quality network's stand-in: returns what it is given (never called here)."""
+
+    def forward(self, x: torch.Tensor, *rest: Any) -> torch.Tensor:
+        return x
+
+
+# NISQA's mel-spectrogram settings (the keys of its ``args``), small values
+_NISQA_ARGS = {
+    "ms_n_fft": 512,
+    "ms_hop_length": 0.01,
+    "ms_win_length": 0.02,
+    "ms_n_mels": 16,
+    "ms_fmax": 8000,
+    "ms_seg_length": 15,
+    "ms_seg_hop_length": 4,
+    "ms_max_segments": 40,
+}
+
+
+def _frame_scores(ref: torch.Tensor, dist: torch.Tensor) -> torch.Tensor:
+    """A VMAF model's stand-in: one score per frame."""
+    return (ref - dist).abs().mean((1, 2, 3))
+
+
+def _no_tokens(sentences: Any, max_length: int) -> Any:
+    """A tokenizer's stand-in (never called here)."""
+    return None
+
+
+def _no_embeddings(model: Any, batch: Any) -> Any:
+    """A forward function's stand-in (never called here)."""
+    return None
+
+
 def _mse() -> Any:
     from torchtally.regression import MeanSquaredError
 
@@ -94,6 +129,19 @@ STAND_INS: Dict[str, Tuple[Callable[[], Dict[str, Any]], str]] = {
     "PerceptualEvaluationSpeechQuality": (lambda: {"fs": 16000, "mode": "wb"}, 'fs=16000, mode="wb"'),
     "ShortTimeObjectiveIntelligibility": (lambda: {"fs": 16000}, "fs=16000"),
     "SpeechReverberationModulationEnergyRatio": (lambda: {"fs": 16000}, "fs=16000"),
+    "NonIntrusiveSpeechQualityAssessment": (
+        lambda: {"fs": 16000, "model": Scores(), "args": dict(_NISQA_ARGS)},
+        "fs=16000, a stand-in network and small mel settings",
+    ),
+    "DeepNoiseSuppressionMeanOpinionScore": (
+        lambda: {"fs": 16000, "personalized": False, "p808_model": Scores(), "sig_bak_ovr_model": Scores()},
+        "fs=16000, personalized=False, stand-in networks",
+    ),
+    "VideoMultiMethodAssessmentFusion": (lambda: {"model": _frame_scores}, "a stand-in model: one score per frame"),
+    "BERTScore": (
+        lambda: {"model": nn.Linear(2, 2), "user_tokenizer": _no_tokens, "user_forward_fn": _no_embeddings},
+        "a stand-in model and tokenizer",
+    ),
     "BaseAggregator": (lambda: {"fn": "sum", "default_value": torch.tensor(0.0)}, 'fn="sum", default_value=0.0'),
     "BinaryTargetTransformer": (lambda: {"wrapped_metric": _binary_accuracy()}, "wrapping BinaryAccuracy()"),
     "BootStrapper": (

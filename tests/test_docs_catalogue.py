@@ -23,6 +23,7 @@ compute_results = importlib.import_module("compute_results")
 faces = importlib.import_module("faces")
 formulas = importlib.import_module("formulas")
 metric_facts = importlib.import_module("metric_facts")
+stand_ins = importlib.import_module("stand_ins")
 
 
 def _catalogue() -> List[Tuple[str, str]]:
@@ -38,7 +39,9 @@ CATALOGUE = _catalogue()
 
 def _section(lines: List[str], head: str) -> List[str]:
     """The lines of the page's section that starts with the bold ``head``, up to the next one."""
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"**{head}**"))
+    starts = [i for i, line in enumerate(lines) if line.startswith(f"**{head}**")]
+    assert starts, f"the page has no {head} section"
+    start = starts[0]
     end = next((i for i in range(start + 1, len(lines)) if re.match(r"^\*\*[A-Za-z ]+\*\*", lines[i])), len(lines))
     return lines[start:end]
 
@@ -73,11 +76,20 @@ def test_task_wrappers_show_the_state_of_every_task_class() -> None:
 
 
 def test_a_model_bound_class_lists_its_declared_state() -> None:
-    """BERTScore needs a checkpoint the docs build has not: its page lists the add_state calls."""
-    f = metric_facts.facts("torchtally.text.BERTScore")
+    """InfoLM needs a checkpoint the docs build has not: its page lists the add_state calls."""
+    f = metric_facts.facts("torchtally.text.InfoLM")
     assert f.states is None
-    assert {"pred_tokens", "target_tokens", "lengths"} <= {d.name for d in f.declared}
+    assert [d.name for d in f.declared] == ["pred_tokens", "target_tokens", "lengths"]
     assert all(d.reduce == "cat" for d in f.declared)
+
+
+def test_a_model_bound_class_is_introspected_with_a_stand_in() -> None:
+    """FID with the stand-in network: sums and co-moment sums in float64, width its features."""
+    f = metric_facts.facts("torchtally.image.FrechetInceptionDistance")
+    d = stand_ins.FEATURES
+    rows = {s.name: (s.reduce, s.dtype, s.shape) for s in f.states or []}
+    assert rows["real_features_sum"] == ("sum", "float64", f"[{d}]")
+    assert rows["fake_features_cov_sum"] == ("sum", "float64", f"[{d}, {d}]")
 
 
 def test_the_checks_can_fail() -> None:
