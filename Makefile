@@ -97,8 +97,9 @@ format: $(STAMP)
 	$(PY) -m ruff format $(PY_SOURCES)
 	$(VENV)/bin/clang-format --style=file -i $(C_FORMATTED)
 
-# -j auto: furo renders the whole navigation tree into every page (Sphinx's toctree for ~480
-# pages, per page), most of the html build's time; the pages are written in parallel
+# -j auto: the pages are written in parallel; furo's sidebar per page is the current branch of
+# the site tree only (docs/conf.py), not all ~480 pages; an unchanged page is not rebuilt (a
+# metric page notes docs/*.py, docs/differences/ and its class's module as its sources)
 docs: build
 	$(PY) -m sphinx -q -W --keep-going -j auto -b html docs docs/_build/html
 	$(PY) -m sphinx -q -W --keep-going -b doctest docs docs/_build/doctest

@@ -13,6 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "docs"))  # metric_facts: the facts on every metric page
 
+from faces import FACES  # noqa: E402  (the faces with a page each: docs/faces.py)
+
 project = "torchtally"
 author = "the torchtally developers"
 copyright = "the torchtally developers"
@@ -25,6 +27,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "myst_parser",
     "metric_facts",
+    "offline_math",  # MathJax from the site's own _static: formulas render without a network
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "architecture.md"]  # architecture.md: included by architecture.rst
@@ -58,24 +61,6 @@ suppress_warnings = ["myst.xref_missing"]
 
 
 # ---- the generated pages: one per face, listing every metric (each then gets its own page) ----
-
-FACES = {
-    "classification": "Classification",
-    "regression": "Regression",
-    "aggregation": "Aggregation",
-    "wrappers": "Wrappers",
-    "segmentation": "Segmentation",
-    "detection": "Detection",
-    "retrieval": "Retrieval",
-    "text": "Text",
-    "image": "Image",
-    "nominal": "Nominal",
-    "clustering": "Clustering",
-    "shape": "Shape",
-    "multimodal": "Multimodal",
-    "audio": "Audio",
-    "video": "Video",
-}
 
 
 def _write_if_changed(path: str, text: str) -> None:
@@ -141,3 +126,27 @@ os.makedirs(os.path.join(ROOT, "docs", "api"), exist_ok=True)
 for _face, _title in FACES.items():
     _write_if_changed(os.path.join(ROOT, "docs", "api", f"{_face}.rst"), _face_page(_face, _title))
 _write_if_changed(os.path.join(ROOT, "docs", "api", "functional.rst"), _functional_page())
+
+
+# ---- furo's navigation: the current branch only ----
+# furo renders the whole site tree (about 480 pages) into every page's sidebar and then parses
+# it again per page: quadratic in pages, most of the html build's time. Collapsed, a page's
+# sidebar holds the top-level entries and the branch of the page itself (a metric page: its
+# face's classes), which is what furo shows open anyway; other faces open by following them.
+
+
+def _collapsed_navigation(app: object, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    toctree = context.get("toctree")
+    if toctree is None:
+        return
+
+    def collapsed(**kwargs: object) -> str:
+        kwargs["collapse"] = True
+        return toctree(**kwargs)
+
+    context["toctree"] = collapsed
+
+
+def setup(app: object) -> None:
+    # before furo's own html-page-context handler (priority 500), which builds the sidebar
+    app.connect("html-page-context", _collapsed_navigation, priority=400)  # type: ignore[attr-defined]

@@ -21,8 +21,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+import compute_results
 import formulas
 import metric_notes
+import stand_ins
+from declared_state import DeclaredState, declared_states
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
@@ -67,18 +70,26 @@ class StateRow:
 class Facts:
     cls: type
     made_with: Dict[str, Any] = field(default_factory=dict)
+    made_text: str = ""  # how the instance was made, where made_with does not say it (a stand-in)
     states: Optional[List[StateRow]] = None  # None: no instance could be made without data
     why_no_states: str = ""
     collectives: Optional[int] = None
     sync_text: str = ""
+    # a task wrapper (Accuracy): the facts of the class each task builds; a collection of metrics
+    # (MetricTracker, FeatureShare): the facts of each member
+    parts: List[Tuple[str, "Facts"]] = field(default_factory=list)
+    task_wrapper: bool = False  # parts are the classes ``task`` picks (else: a collection's members)
+    declared: List[DeclaredState] = field(default_factory=list)  # no instance: add_state as written
 
     @property
     def fixed_bytes(self) -> int:
         return sum(s.nbytes for s in self.states or () if not s.per_row)
 
     def bytes_text(self) -> str:
+        if self.parts and self.states is None:
+            return "; ".join(f"{label.split(':')[0]}: {part.bytes_text()}" for label, part in self.parts)
         if self.states is None:
-            return "the task's class" if "task" in self.why_no_states else "depends on arguments"
+            return "depends on arguments"
         per_unit: Dict[str, int] = {}
         for s in self.states:
             if s.per_row:
@@ -139,6 +150,39 @@ def _sync_cost(metric: Any) -> Tuple[int, str]:
     return plan.collectives_per_sync, "; ".join(parts)
 
 
+TASKS = ("binary", "multiclass", "multilabel")
+
+
+def _introspect(out: Facts, metric: Any) -> None:
+    """Fill ``out`` from an instance: its states and sync cost, or its members' (a collection)."""
+    if hasattr(metric, "state_names"):
+        out.states = _state_rows(metric)
+        out.collectives, out.sync_text = _sync_cost(metric)
+        return
+    members = metric.items() if hasattr(metric, "items") else enumerate(metric)
+    for key, member in members:
+        part = Facts(type(member))
+        _introspect(part, member)
+        kind = type(member).__name__
+        out.parts.append((kind if key == kind else f"{key}: {kind}", part))
+
+
+def _task_parts(cls: type, params: Any) -> List[Tuple[str, Facts]]:
+    """A task wrapper's classes: for every task it accepts, the facts of the instance it builds."""
+    parts = []
+    for task in TASKS:
+        kwargs = {n: v for n, v in MAKE_WITH.items() if n in params and params[n].default in (None, params[n].empty)}
+        try:
+            metric = cls(task=task, **kwargs)
+        except Exception:  # a task the wrapper does not offer
+            continue
+        made = {k: v for k, v in kwargs.items() if k in inspect.signature(type(metric)).parameters}
+        part = Facts(type(metric), made_with=made)
+        _introspect(part, metric)
+        parts.append((f'task="{task}": {type(metric).__name__}', part))
+    return parts
+
+
 @functools.cache
 def facts(path: str) -> Facts:
     module_name, _, name = path.rpartition(".")
@@ -148,24 +192,32 @@ def facts(path: str) -> Facts:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
         params = {}  # type: ignore[assignment]
+    if "task" in params and params["task"].default is inspect.Parameter.empty:
+        out.parts, out.task_wrapper = _task_parts(cls, params), True
+        out.why_no_states = "a task wrapper: ``task`` picks the class it builds"
+        return out
     required = [
         p for p in params.values() if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     ]
+    stand_in = stand_ins.STAND_INS.get(name)
     missing = [p.name for p in required if p.name not in MAKE_WITH]
-    if missing:
-        out.why_no_states = f"its state depends on the required argument(s) {', '.join(missing)}"
-        return out
     # the catalogue's values also for arguments whose default (None) the class refuses
     out.made_with = {
         n: v for n, v in MAKE_WITH.items() if n in params and params[n].default in (None, inspect.Parameter.empty)
     }
     try:
-        metric = cls(**out.made_with)
-        out.states = _state_rows(metric)
-        out.collectives, out.sync_text = _sync_cost(metric)
-    except Exception as e:  # a class that needs data, a model or a package to be made
-        out.states = None
-        out.why_no_states = f"no instance without further arguments ({type(e).__name__})"
+        if stand_in is not None:
+            kwargs, out.made_text = stand_in[0](), stand_in[1]
+            metric = cls(**{k: v for k, v in out.made_with.items() if k not in kwargs}, **kwargs)
+        elif missing:
+            raise TypeError(f"the required argument(s) {', '.join(missing)}")
+        else:
+            metric = cls(**out.made_with)
+        _introspect(out, metric)
+    except Exception as e:  # a class whose model is a checkpoint or a file the docs build has not
+        out.states, out.parts, out.made_text = None, [], ""
+        out.why_no_states = f"no instance without a model or data ({type(e).__name__})"
+        out.declared = declared_states(cls)
     return out
 
 
@@ -361,72 +413,118 @@ def _update_rows(cls: type) -> List[List[str]]:
     return rows
 
 
+def _state_lines(f: Facts, name: str) -> List[str]:
+    """The state section: the instance's states and sync cost; a task wrapper's or a collection's
+    parts, each with its own; or, with no instance, the states as the source declares them."""
+    if f.parts:
+        intro = (
+            "``task`` picks the class this wrapper builds; the state is that class's:"
+            if f.task_wrapper
+            else "Its members, each with its own state (synced together in one plan"
+            + (f"; here {f.made_text}" if f.made_text else "")
+            + "):"
+        )
+        lines = [intro, ""]
+        for label, part in f.parts:
+            lines += [f"*{label}*", ""] + _state_lines(part, part.cls.__name__)
+        return lines
+    if f.states is None:
+        if not f.declared:
+            return [f"No state is declared ({f.why_no_states}).", ""]
+        rows = [
+            [f"``{d.name}``" + ("" if d.literal else " (a name computed there)"), d.reduce, f"``{d.default}``"]
+            for d in f.declared
+        ]
+        return [
+            f"Not introspected: {f.why_no_states}. The states as the class declares them "
+            "(their width follows the model):",
+            "",
+        ] + _list_table(["state", "reduce", "default as declared"], rows, "30 14 56")
+    made = f.made_text or ", ".join(f"{k}={v!r}" for k, v in f.made_with.items())
+    if not f.states:
+        return [f"``{name}`` keeps no state: nothing is synced.", ""]
+    head = f"States of ``{name}`` ({f.made_text})" if f.made_text else f"States of ``{name}({made})``"
+    lines = [head + " (bytes: a fixed state's; a cat state's per sample; a merge state's per row):", ""]
+    rows = [[f"``{s.name}``", s.reduce, s.dtype, s.shape, f"{s.nbytes}{s.unit}"] for s in f.states]
+    lines += _list_table(["state", "reduce", "dtype", "shape", "bytes"], rows)
+    return lines + [
+        f"One sync of this metric alone: **{f.collectives} collective(s)**: {f.sync_text}. "
+        "In a MetricCollection its states share these collectives with every other member's.",
+        "",
+    ]
+
+
+def page_lines(path: str) -> List[str]:
+    """The reStructuredText of a metric page's facts (``path``: the class's dotted path)."""
+    f = facts(path)
+    cls, doc = f.cls, inspect.getdoc(f.cls) or ""
+    lines: List[str] = []
+
+    formula = formulas.formula(cls.__name__)
+    if formula:
+        lines += ["**Formula**", "", ".. math::", "", *[f"   {x}" for x in formula.splitlines()], ""]
+
+    lines += ["**Arguments**", ""]
+    args = _arguments(cls, doc)
+    lines += _list_table(["argument", "type", "default", "what it does"], args, "18 22 14 46") if args else ["\\-", ""]
+
+    lines += ["**update** (one batch; returns the metric)", ""]
+    task_wrapper = f.task_wrapper
+    # a task wrapper's update and compute are those of the class it builds (the first task's here)
+    built = f.parts[0][1].cls if task_wrapper else cls
+    updates = _update_rows(built)
+    if task_wrapper:
+        lines += [f"The inputs of the class ``task`` builds, e.g. ``{built.__name__}``:", ""]
+    lines += _list_table(["input", "type", "default", "shape and values"], updates, "14 22 10 54") if updates else []
+    ret = compute_results.returns(cls.__name__, cls.__module__)
+    if task_wrapper:
+        ret = "what the class ``task`` builds returns: " + ret
+    try:
+        annotation = _type_text(inspect.signature(built.compute).return_annotation)
+    except (TypeError, ValueError, AttributeError):
+        annotation = ""
+    annotation = "" if annotation in ("None", "Any") else annotation
+    lines += [
+        "**compute** returns " + (f"``{annotation}``" if annotation else "the value") + (f": {ret}" if ret else "."),
+        "",
+    ]
+
+    lines += ["**State and sync**", ""] + _state_lines(f, cls.__name__)
+
+    diffs = differences(cls)
+    lines += ["**Differences from torchmetrics**", ""]
+    if diffs:
+        rows = [[_md_to_rst(c) for c in row] for row in diffs]
+        lines += _list_table(["case", "torchmetrics", "torchtally", "why"], rows, "16 28 36 20")
+    lines += [
+        "The differences shared by every metric (int64 / float64 accumulators, no gradient, bad input always "
+        "raising, ...) are on :doc:`/differences/general`.",
+        "",
+    ]
+    return lines
+
+
+def _page_sources(cls: type) -> List[str]:
+    here = os.path.join(ROOT, "docs")
+    tables = [os.path.join(here, f) for f in sorted(os.listdir(here)) if f.endswith(".py") and f != "conf.py"]
+    folder = os.path.join(here, "differences")
+    tables += [os.path.join(folder, f) for f in sorted(os.listdir(folder))] if os.path.isdir(folder) else []
+    try:
+        tables.append(inspect.getsourcefile(cls) or "")
+    except TypeError:
+        pass
+    return [t for t in tables if t]
+
+
 class MetricFacts(SphinxDirective):
     required_arguments = 1
 
     def run(self) -> List[nodes.Node]:
-        path = self.arguments[0]
-        f = facts(path)
-        cls, doc = f.cls, inspect.getdoc(f.cls) or ""
-        lines: List[str] = []
-
-        formula = formulas.formula(cls.__name__)
-        if formula:
-            lines += ["**Formula**", "", ".. math::", "", *[f"   {x}" for x in formula.splitlines()], ""]
-
-        lines += ["**Arguments**", ""]
-        args = _arguments(cls, doc)
-        lines += (
-            _list_table(["argument", "type", "default", "what it does"], args, "18 22 14 46") if args else ["\\-", ""]
-        )
-
-        lines += ["**update** (one batch; returns the metric)", ""]
-        updates = _update_rows(cls)
-        lines += (
-            _list_table(["input", "type", "default", "shape and values"], updates, "14 22 10 54") if updates else []
-        )
-        ret = metric_notes.returns(cls.__name__)
-        try:
-            annotation = _type_text(inspect.signature(cls.compute).return_annotation)
-        except (TypeError, ValueError, AttributeError):
-            annotation = ""
-        lines += [
-            "**compute** returns "
-            + (f"``{annotation}``" if annotation else "the value")
-            + (f": {ret}" if ret else "."),
-            "",
-        ]
-
-        lines += ["**State and sync**", ""]
-        if f.states is None:
-            lines += [f"Not introspected here: {f.why_no_states}; see the description above.", ""]
-        else:
-            made = ", ".join(f"{k}={v!r}" for k, v in f.made_with.items())
-            lines += [
-                f"States of ``{cls.__name__}({made})`` "
-                "(bytes: a fixed state's; a cat state's per sample; a merge state's per row):",
-                "",
-            ]
-            if f.states:
-                rows = [[f"``{s.name}``", s.reduce, s.dtype, s.shape, f"{s.nbytes}{s.unit}"] for s in f.states]
-                lines += _list_table(["state", "reduce", "dtype", "shape", "bytes"], rows)
-            lines += [
-                f"One sync of this metric alone: **{f.collectives} collective(s)**: {f.sync_text}. "
-                "In a MetricCollection its states share these collectives with every other member's.",
-                "",
-            ]
-
-        diffs = differences(cls)
-        lines += ["**Differences from torchmetrics**", ""]
-        if diffs:
-            rows = [[_md_to_rst(c) for c in row] for row in diffs]
-            lines += _list_table(["case", "torchmetrics", "torchtally", "why"], rows, "16 28 36 20")
-        lines += [
-            "The differences shared by every metric (int64 / float64 accumulators, no gradient, bad input always "
-            "raising, ...) are on :doc:`/differences/general`.",
-            "",
-        ]
-        return self._parsed(lines)
+        # an incremental build re-reads the page when what it is made of changes: the tables in
+        # docs/ and the class's own module (autodoc notes the latter for the docstring only)
+        for dependency in _page_sources(facts(self.arguments[0]).cls):
+            self.env.note_dependency(dependency)
+        return self._parsed(page_lines(self.arguments[0]))
 
     def _parsed(self, lines: List[str]) -> List[nodes.Node]:
         container = nodes.container(classes=["metric-facts"])

@@ -1,6 +1,6 @@
 """What the metric pages say about arguments that many metrics share, about the inputs of
-``update`` per input family and about the value ``compute`` returns, where a class's own
-docstring does not say it. Read by docs/metric_facts.py; plain facts about torchtally's API.
+``update`` per input family, where a class's own docstring does not say it (what ``compute``
+returns: docs/compute_results.py). Read by docs/metric_facts.py; plain facts about torchtally's API.
 """
 
 from typing import Dict, List, Tuple
@@ -102,28 +102,6 @@ def update_inputs(name: str, module: str) -> List[Tuple[str, str]]:
     if family == "regression":
         return _REGRESSION
     return []
-
-
-def returns(name: str) -> str:
-    """What compute returns, for the families where it follows from the class name; "" if not."""
-    curve_values = ("AUROC", "AveragePrecision", "EER", "LogAUC")
-    if name.endswith(("ROC", "PrecisionRecallCurve")):
-        return (
-            "a tuple of curves (x, y, thresholds) as float32 tensors; per class or label a list (exact) "
-            "or a stacked tensor (binned)"
-        )
-    if name.endswith("ConfusionMatrix"):
-        return "the int64 confusion matrix ([2, 2], [C, C] or [L, 2, 2]); float32 when normalized"
-    if name.endswith("StatScores"):
-        return "int64 counts [tp, fp, tn, fn, support] (per class or label unless averaged)"
-    if name.endswith(("AtFixedRecall", "AtFixedPrecision", "AtSpecificity", "AtSensitivity")):
-        return "a tuple (value, threshold) of float32 tensors, per class or label unless averaged"
-    if name.startswith(("Binary", "Multiclass", "Multilabel")) or name.endswith(curve_values):
-        return (
-            "a float32 tensor: a scalar for binary and averaged results, [C] / [L] per class or label "
-            '(average None or "none"), one value per sample with multidim_average="samplewise"'
-        )
-    return ""
 
 
 def argument_note(class_name: str, stem: str, argument: str) -> str:

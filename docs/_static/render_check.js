@@ -1,9 +1,16 @@
 // Only with ?render-check in the address (tests/test_docs_render.py opens pages so in headless
 // Chromium): after layout, write into the page whether any code block is cut (wider than its box
-// and not scrollable) and whether the page lists a metric's arguments. Does nothing otherwise.
+// and not scrollable), whether the page lists a metric's arguments and whether its formulas were
+// typeset by MathJax (the report waits for MathJax's startup). Does nothing otherwise.
 (function () {
   if (!/[?&]render-check\b/.test(window.location.search)) return;
-  window.addEventListener("load", function () {
+  function whenTypeset(then) {
+    var mj = window.MathJax;
+    var ready = mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
+    ready.then(then, then);
+  }
+  window.addEventListener("load", function () { whenTypeset(writeReport); });
+  function writeReport() {
     var blocks = Array.prototype.slice.call(document.querySelectorAll("pre"));
     var cut = blocks.filter(function (pre) {
       var overflowX = window.getComputedStyle(pre).overflowX;
@@ -34,6 +41,11 @@
       widest_pre_px: Math.max.apply(null, [0].concat(blocks.map(function (p) { return p.clientWidth; }))),
       parameters_table: headers.indexOf("argument") >= 0 && headers.indexOf("default") >= 0,
       math_blocks: document.querySelectorAll("div.math").length,
+      // a formula shown as math: MathJax replaced its TeX by an mjx-container; raw: TeX left as text
+      typeset_math_blocks: document.querySelectorAll("div.math mjx-container").length,
+      raw_tex_blocks: Array.prototype.filter.call(document.querySelectorAll("div.math"), function (div) {
+        return !div.querySelector("mjx-container") && /\\[[(]|\\frac|\\text/.test(div.textContent);
+      }).length,
       window_width: window.innerWidth
     };
     var out = document.createElement("script");
@@ -41,5 +53,5 @@
     out.id = "render-check-result";
     out.textContent = JSON.stringify(report);
     document.body.appendChild(out);
-  });
+  }
 })();
