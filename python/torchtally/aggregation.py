@@ -272,7 +272,9 @@ class CatMetric(_Aggregator):
         self._shape_seen: Tuple[Any, Tuple[int, ...]] = (None, ())
 
     def update(self, value: Any) -> None:
-        v, _ = self._values(value, fill=None)  # a dropped value changes the number of rows: dropped on the host
+        v = self._stored_as_given(value)
+        if v is None:
+            v, _ = self._values(value, fill=None)  # a dropped value changes the number of rows: dropped on the host
         if not v.numel():
             return
         row = (1,) + tuple(v.shape[1:])
@@ -286,13 +288,31 @@ class CatMetric(_Aggregator):
                     f"got {list(v.shape)}"
                 )
             new_shape = row
-        flat = v.reshape(-1).to(self._stored_dtype)
-        if not bool(torch.isfinite(flat).all()):
-            _check_storable(v, flat)
-        self.append_state("values", flat)
+        if v.dtype == self._stored_dtype:  # no cast, so nothing can overflow; the caller's tensor: copied
+            self.append_state("values", v.reshape(-1), copy=True)
+        else:
+            flat = v.reshape(-1).to(self._stored_dtype)
+            if not bool(torch.isfinite(flat).all()):
+                _check_storable(v, flat)
+            self.append_state("values", flat)
         if new_shape is not None:
             self.value_shape = torch.tensor(new_shape, dtype=torch.int64, device=shape_state.device)
             self._shape_seen = (self.value_shape, new_shape)
+
+    def _stored_as_given(self, value: Any) -> Optional[Tensor]:
+        """``value`` itself (detached) when it is a tensor of the storage dtype on the metric's
+        device holding no NaN: then the NaN policy has nothing to do, and the float64 round trip
+        of ``_values`` would give the same numbers. None otherwise (``_values`` decides). A NaN
+        makes the sum NaN, so one sum and one host read rule it out."""
+        if not (
+            isinstance(value, Tensor)
+            and value.dtype == self._stored_dtype
+            and not value.is_meta
+            and value.device == self.device
+        ):
+            return None
+        v = value.detach()
+        return v if v.numel() and not math.isnan(v.sum().item()) else None
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         """ "value_shape" is [] (nothing seen) or [1, d1, ...], and "values" holds whole values."""
