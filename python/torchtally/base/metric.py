@@ -44,7 +44,6 @@ from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Opt
 import torch
 from torch import nn
 
-from ..kernels import deferred_checks
 from ..kernels.ops import OutsideTheGraph, compiling
 from ..sync import dist
 from ..utilities.data import squeeze_if_scalar
@@ -315,7 +314,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d["_updating"] = True
         d["_update_inputs"] = (args, kwargs)  # the caller's tensors: append_state must not keep them
         try:
-            if d["device"].type in deferred_checks.DEVICE_TYPES:  # value checks kept on the device
+            if self.defers_checks():  # value checks kept on the device
                 self.update_deferring(fn, args, kwargs)
             else:
                 fn(self, *args, **kwargs)
