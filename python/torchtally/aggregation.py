@@ -61,7 +61,7 @@ def _as_result(value: Tensor, metric: Metric) -> Tensor:
     """A single-element result as a 0-d tensor (torchmetrics squeezes those), in the metric's
     dtype (``Metric.in_result_dtype``: a finite total that does not fit it raises)."""
     out = metric.in_result_dtype(value)
-    return out.reshape(()) if out.numel() == 1 else out
+    return out.reshape(()) if out.numel() == 1 and out.dim() else out  # (a reshape is a tensor op: skipped at 0-d)
 
 
 class BaseAggregator(Metric):
@@ -336,9 +336,11 @@ class CatMetric(_Aggregator):
             raise ValueError(f"CatMetric: the values to merge have different shapes after dim 0: {sorted(shapes)}")
         return values[0] if not shapes else next(v for v in values if v.numel()).clone()
 
+    results_recomputed = True  # the result is a concatenation, as long to make again as to copy
+
     def compute(self) -> Tensor:
         shape = tuple(self.value_shape.tolist())[1:]
-        return _as_result(self.values.reshape((-1,) + shape), self)
+        return _as_result(self.copied_rows("values").reshape((-1,) + shape), self)
 
 
 def _check_storable(values: Tensor, stored: Tensor) -> None:

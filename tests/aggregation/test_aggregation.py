@@ -156,6 +156,19 @@ def test_cat_metric_stores_a_copy_of_a_value_in_its_storage_dtype(strategy):
     torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
 
 
+def test_cat_metric_results_are_the_callers_own():
+    """CatMetric's compute hands out its concatenation itself (no cached copy): editing a result
+    changes neither the state nor the next result, also after a forward and a later update."""
+    m = CatMetric()
+    batch_value = m(torch.tensor([1.0, 2.0]))
+    batch_value.fill_(-1.0)
+    first = m.compute()
+    first.fill_(9.0)
+    assert torch.equal(m.compute(), torch.tensor([1.0, 2.0]))
+    m.update(torch.tensor([3.0]))
+    assert torch.equal(m.compute(), torch.tensor([1.0, 2.0, 3.0])) and torch.equal(m.values, m.compute())
+
+
 def test_one_element_results_that_do_not_fit_the_result_dtype_raise():
     m = SumMetric().update(torch.tensor(1e300, dtype=torch.float64))
     with pytest.raises(ValueError, match="SumMetric: the result 1e\\+300 does not fit torch.float32"):

@@ -209,6 +209,17 @@ class Placement:
 
     # -- CUDA rejections (see functional.kernels.set_cuda_checks) ----------------------
 
+    def move_cat_states_to_cpu(self) -> None:
+        """``compute_on_cpu``: after each update the cat rows (and list states, as torchmetrics'
+        compute_on_cpu does) move to the CPU."""
+        cpu = torch.device("cpu")
+        chunks, d = self.__dict__["_cat_chunks"], self.__dict__
+        for name, parts in chunks.items():
+            if any(p.device != cpu for p in parts):
+                chunks[name] = [p.to(cpu) for p in parts]
+        for name in d["_list_reduce"]:
+            d[name] = moved(d[name], cpu)
+
     def defers_checks(self) -> bool:
         """Whether the state's device keeps value checks on the device (``deferred_checks.DEVICE_TYPES``).
         Asked at every update, forward and compute: decided once per device object (and per

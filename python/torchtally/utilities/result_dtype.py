@@ -15,7 +15,7 @@ def cast_result(value: torch.Tensor, dtype: torch.dtype, owner: str, fix: str) -
     out = value.to(dtype)
     if not out.is_floating_point() or out.dtype == value.dtype:
         return out
-    if out.numel() == 1 and out.device.type == "cpu":  # most results: one host read, not a tensor op
+    if out.numel() == 1 and not out.is_meta:  # most results: one host read (a CUDA sync, as bool() is), not a tensor op
         if math.isfinite(out.item()) or not math.isfinite(value.item()):
             return out
         raise ValueError(f"{owner}: the result {value.item():g} does not fit {dtype}; {fix}")
