@@ -346,9 +346,8 @@ class WrapperMetric(Metric):
         """The wrapped metric's result on slot ``tag``'s states (or on ``values``): its
         ``compute_local``, no sync (the wrapper's own compute has synced every slot at once)."""
         engine, names = self._slots[tag]
-        if values is None:
-            states = self.metric_state
-            values = {ref: states[name] for ref, name in names.items()}
+        if values is None:  # this slot's states only (metric_state would read every slot's)
+            values = {ref: getattr(self, name) for ref, name in names.items()}
         given = {ref: [v] if self.state_reduce(names[ref]) == "cat" else v for ref, v in values.items()}
         result, _ = engine.run(given, self.device, lambda target: target.compute_local())
         return result
