@@ -61,7 +61,7 @@ def _as_result(value: Tensor, metric: Metric) -> Tensor:
     """A single-element result as a 0-d tensor (torchmetrics squeezes those), in the metric's
     dtype (``Metric.in_result_dtype``: a finite total that does not fit it raises)."""
     out = metric.in_result_dtype(value)
-    return out.reshape(()) if out.numel() == 1 else out
+    return out.reshape(()) if out.numel() == 1 and out.dim() else out  # (a reshape is a tensor op: skipped at 0-d)
 
 
 class BaseAggregator(Metric):
@@ -272,7 +272,9 @@ class CatMetric(_Aggregator):
         self._shape_seen: Tuple[Any, Tuple[int, ...]] = (None, ())
 
     def update(self, value: Any) -> None:
-        v, _ = self._values(value, fill=None)  # a dropped value changes the number of rows: dropped on the host
+        v = self._stored_as_given(value)
+        if v is None:
+            v, _ = self._values(value, fill=None)  # a dropped value changes the number of rows: dropped on the host
         if not v.numel():
             return
         row = (1,) + tuple(v.shape[1:])
@@ -286,13 +288,31 @@ class CatMetric(_Aggregator):
                     f"got {list(v.shape)}"
                 )
             new_shape = row
-        flat = v.reshape(-1).to(self._stored_dtype)
-        if not bool(torch.isfinite(flat).all()):
-            _check_storable(v, flat)
-        self.append_state("values", flat)
+        if v.dtype == self._stored_dtype:  # no cast, so nothing can overflow; the caller's tensor: copied
+            self.append_state("values", v.reshape(-1), copy=True)
+        else:
+            flat = v.reshape(-1).to(self._stored_dtype)
+            if not bool(torch.isfinite(flat).all()):
+                _check_storable(v, flat)
+            self.append_state("values", flat)
         if new_shape is not None:
             self.value_shape = torch.tensor(new_shape, dtype=torch.int64, device=shape_state.device)
             self._shape_seen = (self.value_shape, new_shape)
+
+    def _stored_as_given(self, value: Any) -> Optional[Tensor]:
+        """``value`` itself (detached) when it is a tensor of the storage dtype on the metric's
+        device holding no NaN: then the NaN policy has nothing to do, and the float64 round trip
+        of ``_values`` would give the same numbers. None otherwise (``_values`` decides). A NaN
+        makes the sum NaN, so one sum and one host read rule it out."""
+        if not (
+            isinstance(value, Tensor)
+            and value.dtype == self._stored_dtype
+            and not value.is_meta
+            and value.device == self.device
+        ):
+            return None
+        v = value.detach()
+        return v if v.numel() and not math.isnan(v.sum().item()) else None
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         """ "value_shape" is [] (nothing seen) or [1, d1, ...], and "values" holds whole values."""
@@ -316,9 +336,11 @@ class CatMetric(_Aggregator):
             raise ValueError(f"CatMetric: the values to merge have different shapes after dim 0: {sorted(shapes)}")
         return values[0] if not shapes else next(v for v in values if v.numel()).clone()
 
+    results_recomputed = True  # the result is a concatenation, as long to make again as to copy
+
     def compute(self) -> Tensor:
         shape = tuple(self.value_shape.tolist())[1:]
-        return _as_result(self.values.reshape((-1,) + shape), self)
+        return _as_result(self.copied_rows("values").reshape((-1,) + shape), self)
 
 
 def _check_storable(values: Tensor, stored: Tensor) -> None:

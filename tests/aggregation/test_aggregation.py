@@ -136,6 +136,46 @@ def test_cat_metric_keeps_the_shape_after_dim_0():
     )
 
 
+@pytest.mark.parametrize("strategy", ["warn", "ignore", "error", "disable", -4.0])
+def test_cat_metric_stores_a_copy_of_a_value_in_its_storage_dtype(strategy):
+    """A float32 value (the storage dtype) is stored without a float64 round trip: as a copy
+    (refilling the caller's buffer leaves it alone), infinities kept, and a NaN still handled
+    by the policy (the same values as a float64 value of the same numbers)."""
+    buffer = torch.tensor([[1.0, float("inf")], [-2.0, 2.5]])
+    m = CatMetric(nan_strategy=strategy).update(buffer)
+    buffer.fill_(7.0)
+    assert torch.equal(m.compute(), torch.tensor([[1.0, float("inf")], [-2.0, 2.5]]))
+    if strategy == "error":
+        assert_rejects(m, (torch.tensor([[1.0, NAN]]),), ValueError, r"value: NaN at flat index 1")
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = CatMetric(nan_strategy=strategy).update(torch.tensor([1.0, NAN, 3.0])).compute()
+        want = CatMetric(nan_strategy=strategy).update(torch.tensor([1.0, NAN, 3.0], dtype=torch.float64)).compute()
+    assert got.dtype == want.dtype == torch.float32
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+
+
+def test_cat_metric_results_are_the_callers_own():
+    """CatMetric's compute hands out its concatenation itself (no cached copy): editing a result
+    changes neither the state nor the next result, also after a forward and a later update."""
+    m = CatMetric()
+    batch_value = m(torch.tensor([1.0, 2.0]))
+    batch_value.fill_(-1.0)
+    first = m.compute()
+    first.fill_(9.0)
+    assert torch.equal(m.compute(), torch.tensor([1.0, 2.0]))
+    m.update(torch.tensor([3.0]))
+    assert torch.equal(m.compute(), torch.tensor([1.0, 2.0, 3.0])) and torch.equal(m.values, m.compute())
+
+
+def test_one_element_results_that_do_not_fit_the_result_dtype_raise():
+    m = SumMetric().update(torch.tensor(1e300, dtype=torch.float64))
+    with pytest.raises(ValueError, match="SumMetric: the result 1e\\+300 does not fit torch.float32"):
+        m.compute()
+    assert float(SumMetric().update(torch.tensor(float("inf"), dtype=torch.float64)).compute()) == float("inf")
+
+
 def test_cat_metric_merge_refuses_different_shapes():
     a, b = CatMetric().update(torch.ones(2, 3)), CatMetric().update(torch.ones(2, 2))
     with pytest.raises(ValueError, match="different shapes after dim 0"):

@@ -109,6 +109,12 @@ def test_bad_input_leaves_state_unchanged():
     assert_rejects(m, (MC_P[:3], torch.tensor([0, 1, C])), ValueError, "target")
     assert_rejects(m, (torch.full((2, C), float("nan")), MC_T[:2]), ValueError, "NaN")
     assert_rejects(m, (MC_P[:3], MC_T[:2]), ValueError, "target")
+    assert_rejects(m, (MC_P[:3], torch.tensor([0, 1, -1])), ValueError, r"label -1 at element 2 is out of range")
+    one_nan = MC_P[:3].clone()
+    one_nan[1, 0] = float("nan")  # one score: found by the probabilities' min and max, or by the search
+    assert_rejects(m, (one_nan, MC_T[:3]), ValueError, "NaN")
+    assert_rejects(MulticlassCalibrationError(C, ignore_index=-1), (one_nan, MC_T[:3]), ValueError, "NaN")
+    MulticlassCalibrationError(C, ignore_index=-1).update(MC_P[:3], torch.tensor([0, -1, 1]))  # ignored: accepted
     b = BinaryCalibrationError()
     b.update(BIN_P[:4], BIN_T[:4])
     assert_rejects(b, (BIN_P[:3], torch.tensor([0, 2, 1])), ValueError, "target")

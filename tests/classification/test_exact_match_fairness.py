@@ -187,6 +187,18 @@ CASES = [
         multiclass_batches((M,), -1),
         tm_reference("multiclass_exact_match", C, ignore_index=-1),
     ),
+    MetricCase(  # one label per sample: the counts come from the confusion matrix's diagonal
+        "multiclass_exact_match_1d_scores_ignore",
+        P(ttc.MulticlassExactMatch, C, ignore_index=-1),
+        multiclass_batches((), -1),
+        tm_reference("multiclass_exact_match", C, ignore_index=-1),
+    ),
+    MetricCase(
+        "multiclass_exact_match_1d_labels_ignore_a_class",
+        P(ttc.MulticlassExactMatch, C, ignore_index=1),
+        multiclass_batches((), 1, scores=False, agree=0.7),
+        tm_reference("multiclass_exact_match", C, ignore_index=1),
+    ),
     MetricCase(
         "multiclass_exact_match_samplewise",
         P(ttc.MulticlassExactMatch, C, multidim_average="samplewise"),

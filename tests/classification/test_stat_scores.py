@@ -857,3 +857,21 @@ def test_samplewise_ignored_elements_are_not_counted_nor_range_checked():
         keep = target[i] != -1
         alone = M.MulticlassStatScores(3, average=None).update(preds[i][keep], target[i][keep]).compute()
         assert torch.equal(per_sample.compute()[i], alone)
+
+
+@pytest.mark.parametrize("num_classes, ignore_index", [(2, None), (5, None), (5, -1), (5, 2)])
+def test_multiclass_micro_stat_scores_from_the_confusion_matrix(num_classes, ignore_index):
+    """The micro sums come from the matrix's trace and total: equal to the per-class table
+    summed, and to torchmetrics, with and without ignored samples."""
+    g = torch.Generator().manual_seed(num_classes)
+    preds = torch.randint(0, num_classes, (40,), generator=g)
+    target = torch.randint(0, num_classes, (40,), generator=g)
+    if ignore_index is not None:
+        target[::7] = ignore_index
+    kwargs = {"ignore_index": ignore_index}
+    micro = M.classification.MulticlassStatScores(num_classes, average="micro", **kwargs).update(preds, target)
+    per_class = M.classification.MulticlassStatScores(num_classes, average="none", **kwargs).update(preds, target)
+    got = micro.compute()
+    assert got.dtype == torch.int64 and torch.equal(got, per_class.compute().sum(0))
+    want = tmf.multiclass_stat_scores(preds, target, num_classes, average="micro", **kwargs)
+    assert torch.equal(got, want)

@@ -146,3 +146,19 @@ def test_other_feature_counts_do_not_merge():
     b = DunnIndex().update(torch.randn(4, 3), torch.tensor([0, 0, 1, 1]))
     with pytest.raises(ValueError, match="different numbers of features"):
         a.merge_state(b)
+
+
+@pytest.mark.parametrize("data_dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("label_dtype", [torch.int32, torch.int64])
+def test_the_stored_embeddings_are_copies(data_dtype, label_dtype):
+    """A caller that refills its buffers after each update (data and labels) leaves the stored
+    embeddings alone, whichever dtypes arrive (some are stored as they come, others cast)."""
+    g = torch.Generator().manual_seed(5)
+    data = torch.randn(12, 3, generator=g).to(data_dtype)
+    labels = torch.arange(12).remainder(3).to(label_dtype)
+    want = [cls().update(data.clone(), labels.clone()).compute() for cls in (DaviesBouldinScore, DunnIndex)]
+    metrics = [cls().update(data, labels) for cls in (DaviesBouldinScore, DunnIndex)]
+    data.fill_(1.0)
+    labels.zero_()
+    for metric, expected in zip(metrics, want):
+        torch.testing.assert_close(metric.compute(), expected, rtol=0, atol=0)

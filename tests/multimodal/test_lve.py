@@ -145,3 +145,17 @@ def test_lifecycle(case):
 @pytest.mark.distributed
 def test_distributed_uneven_shards_equal_one_process():
     run_distributed_cases(CASES)
+
+
+def test_a_nan_lip_vertex_raises_and_overflowing_squares_do_not():
+    """The finiteness check reads one sum of the frames' errors: a NaN at a lip vertex of any
+    frame still raises, with the state unchanged; finite float64 vertices whose squared
+    distance overflows give inf, as the formula does, without an error."""
+    pred, gt = _meshes(4)
+    metric = LipVertexError(MOUTH).update(pred, gt)
+    nan = pred.clone()
+    nan[-1, MOUTH[-1], 2] = float("nan")
+    assert_rejects(metric, (nan, gt), ValueError, "vertices_pred.*NaN or infinite")
+    far = gt.to(torch.float64)
+    far[0, MOUTH[0], 0] = 1e200
+    assert lip_vertex_error(pred.to(torch.float64), far, MOUTH).item() == float("inf")

@@ -15,7 +15,7 @@ from support.metric_tester import MetricCase, assert_rejects, check_metric
 
 import torchtally.wrappers as W
 from torchtally import Metric, MetricCollection
-from torchtally.aggregation import MeanMetric, SumMetric
+from torchtally.aggregation import CatMetric, MeanMetric, SumMetric
 from torchtally.classification import BinaryAccuracy, MulticlassAccuracy, MulticlassRecall
 from torchtally.regression import MeanAbsoluteError, MeanSquaredError, R2Score
 from torchtally.wrappers.poisson import poisson_weights
@@ -122,6 +122,27 @@ def test_multioutput_matches_torchmetrics(make, make_tm, kwargs, forward):
     ours = W.MultioutputWrapper(make(), num_outputs=2, **kwargs)
     theirs = tmw.MultioutputWrapper(make_tm(), num_outputs=2, **kwargs)
     run_both(ours, theirs, batches, forward)
+
+
+@pytest.mark.parametrize("output_dim, squeeze_outputs", [(-1, True), (1, False), (0, True), (0, False)])
+def test_multioutput_without_nans_matches_torchmetrics(output_dim, squeeze_outputs):
+    """A batch without NaN passes each output's column on as a view (no NaN search per output):
+    the same values as torchmetrics' selected copies, along any output_dim, squeezed or not."""
+    x, y = (X.T.contiguous(), Y.T.contiguous()) if output_dim == 0 else (X, Y)
+    cut = (lambda t, i: t[:, i : i + 10]) if output_dim == 0 else (lambda t, i: t[i : i + 10])
+    kwargs = {"output_dim": output_dim, "squeeze_outputs": squeeze_outputs}
+    ours = W.MultioutputWrapper(MeanAbsoluteError(), num_outputs=2, **kwargs)
+    theirs = tmw.MultioutputWrapper(TM.regression.MeanAbsoluteError(), num_outputs=2, **kwargs)
+    run_both(ours, theirs, [(cut(x, i), cut(y, i)) for i in range(0, 40, 10)], False)
+
+
+def test_multioutput_outputs_kept_whole_do_not_follow_the_callers_buffer():
+    """A wrapped metric that keeps its inputs (CatMetric) gets views of the caller's columns: it
+    stores copies, so a caller refilling its buffer leaves the stored values alone."""
+    buffer = X[:5].clone()
+    metric = W.MultioutputWrapper(CatMetric(), num_outputs=2).update(buffer)
+    buffer.fill_(0.0)
+    torch.testing.assert_close(metric.compute(), X[:5].T, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("forward", [False, True])

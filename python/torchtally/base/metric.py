@@ -44,7 +44,6 @@ from typing import Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Opt
 import torch
 from torch import nn
 
-from ..kernels import deferred_checks
 from ..kernels.ops import OutsideTheGraph, compiling
 from ..sync import dist
 from ..utilities.data import squeeze_if_scalar
@@ -203,6 +202,9 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
     # branches on the data in Python (a NaN policy, a probabilities-or-logits decision); such an
     # update inside a compiled function runs eagerly, at a graph break.
     traceable_update: bool = True
+    # True where compute costs about the copy a cached result needs (a concatenation) and returns
+    # tensors no state shares: compute() on one process then keeps no result and copies none.
+    results_recomputed: bool = False
 
     def __init__(
         self,
@@ -299,7 +301,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d["_updated"] = True
         d["_update_count"] += 1
         if self.compute_on_cpu:
-            self._move_cat_states_to_cpu()
+            self.move_cat_states_to_cpu()
         if d["_state_group"] is not None:
             self._share_my_state()
         return self
@@ -315,7 +317,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d["_updating"] = True
         d["_update_inputs"] = (args, kwargs)  # the caller's tensors: append_state must not keep them
         try:
-            if d["device"].type in deferred_checks.DEVICE_TYPES:  # value checks kept on the device
+            if self.defers_checks():  # value checks kept on the device
                 self.update_deferring(fn, args, kwargs)
             else:
                 fn(self, *args, **kwargs)
@@ -347,14 +349,6 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         if d["_state_group"] is not None:
             self._share_my_state()
         return self
-
-    def _move_cat_states_to_cpu(self) -> None:
-        cpu = torch.device("cpu")
-        for name, parts in self._cat_chunks.items():
-            if any(p.device != cpu for p in parts):
-                self._cat_chunks[name] = [p.to(cpu) for p in parts]
-        for name in self._list_reduce:  # list states too, as torchmetrics' compute_on_cpu does
-            self.__dict__[name] = moved(self.__dict__[name], cpu)
 
     @locked
     def compute_local(self) -> Any:
@@ -577,6 +571,8 @@ def _wrap_compute(fn: Callable[..., Any]) -> Callable[..., Any]:
             if not d["_updated"]:
                 self._never_updated(local=True)
             result = self.compute_on(None, fn)
+            if self.results_recomputed:  # compute's own tensors: neither cached nor copied
+                return result
         if self.compute_with_cache:
             d["_cache"] = (result,)
         return caller_copy(result)  # the caller's own: editing it leaves cache and state alone

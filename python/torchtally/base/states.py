@@ -170,6 +170,12 @@ class States:
             rows = rows.clone(memory_format=torch.contiguous_format)
         self._cat_chunks[name].append(rows)
 
+    def copied_rows(self, name: str) -> torch.Tensor:
+        """A new tensor holding cat state ``name``'s rows, which share no memory with it (one
+        copy; the state's blocks stay as they are)."""
+        parts = self._cat_chunks[name]
+        return torch.cat(parts) if parts else self._specs[name][1].clone()
+
     def _may_alias_input(self, rows: torch.Tensor) -> bool:
         """Whether ``rows`` shares memory with a tensor argument of the running update (always
         True outside an update, where ``rows`` is the caller's own tensor)."""

@@ -128,6 +128,8 @@ class MulticlassStatScores(MulticlassStatBase):
     plot_legend_name = None
 
     def compute(self) -> Tensor:
+        if self.average == "micro" and not self._samplewise and self.top_k == 1:
+            return clf_compute.multiclass_micro_stat_scores(self.confmat)
         return clf_compute.stat_scores(self._stats(), self.average)
 
 

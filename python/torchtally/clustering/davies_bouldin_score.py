@@ -57,15 +57,25 @@ class EmbeddingMetric(Metric):
 
     def update(self, data: Tensor, labels: Tensor) -> None:
         """data: [N, D] floating embeddings; labels: [N] integer cluster labels."""
-        features = int(self.features[0]) if self.features.numel() else -1
+        features = self._features_held()
         x, lab = check_intrinsic_shapes(data, labels, features)
         if not all_finite(x):  # in the input's dtype: no float64 copy
             raise ValueError("data: expected finite values, got NaN or inf")
         if features < 0:
             self.features = torch.tensor([x.shape[1]], dtype=torch.int64, device=self.features.device)
         wide = data.dtype == torch.float64  # checked: a floating dtype; the rest fit float32 exactly
-        self.append_state("data64" if wide else "data", x.reshape(-1) if wide else x.reshape(-1).to(torch.float32))
-        self.append_state("labels64" if wide else "labels", lab)
+        # Copied where the stored block would be the caller's tensor (a view of it), so no
+        # search of the inputs for shared memory is needed.
+        rows = x.reshape(-1) if wide else x.reshape(-1).to(torch.float32)
+        self.append_state("data64" if wide else "data", rows, copy=data.dtype in (torch.float32, torch.float64))
+        self.append_state("labels64" if wide else "labels", lab, copy=lab is labels or lab.dtype == labels.dtype)
+
+    def _features_held(self) -> int:
+        """D of the data held, -1 before any: read from the "features" state once per state object."""
+        state, kept = self.features, self.__dict__.get("_features_kept")
+        if kept is None or kept[0] is not state:
+            kept = self.__dict__["_features_kept"] = (state, int(state[0]) if state.numel() else -1)
+        return kept[1]
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """D of several ranks or metrics: the one those holding data agree on (ValueError if not)."""

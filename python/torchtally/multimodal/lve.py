@@ -7,14 +7,14 @@ dtype in a sync. torchmetrics keeps every batch of vertices of both meshes in li
 batch by batch.
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 import torch
 from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.multimodal.lve import checked_mouth_map, frame_errors
+from ..functional.multimodal.lve import checked_mouth_map, frame_errors_and_sum
 
 __all__ = ["LipVertexError"]
 
@@ -64,9 +64,17 @@ class LipVertexError(Metric):
         self.add_state("num_frames", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, vertices_pred: Tensor, vertices_gt: Tensor) -> None:
-        errors = frame_errors(vertices_pred, vertices_gt, tuple(self.mouth_map))
-        self.error_sum = self.error_sum + errors.sum().to(self.error_sum.device)
-        self.num_frames = self.num_frames + errors.numel()
+        errors, total = frame_errors_and_sum(vertices_pred, vertices_gt, self._mouth)
+        self.error_sum += total
+        self.num_frames += errors.numel()
+
+    @property
+    def _mouth(self) -> Tuple[int, ...]:
+        """``mouth_map`` as a tuple, made again only when the attribute was replaced."""
+        kept = self.__dict__.get("_mouth_kept")
+        if kept is None or kept[0] is not self.mouth_map:
+            kept = self.__dict__["_mouth_kept"] = (self.mouth_map, tuple(self.mouth_map))
+        return kept[1]
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:
         super().check_state_invariants(states)

@@ -1,6 +1,6 @@
 """``FleissKappa`` (torchmetrics.nominal.fleiss_kappa's name)."""
 
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 import torch
 from torch import Tensor
@@ -74,19 +74,27 @@ class FleissKappa(Metric):
             return
         categories = counts.shape[1]
         if self.category_totals.numel():  # held: R and C are those of the batches before
-            max_r, _, max_c, _ = self.bounds.tolist()
+            max_r, max_c = self._bounds_held()
             if (raters, categories) != (max_r, max_c):
                 raise ValueError(
                     f"ratings: expected {max_c} categories and {max_r} raters per sample (as the batches "
                     f"before), got {categories} and {raters}"
                 )
-            self.category_totals = self.category_totals + totals.to(self.category_totals.device)
+            self.category_totals += totals
         else:
             self.category_totals = totals.to(self.sums.device)
             self.bounds = torch.maximum(
                 self.bounds, torch.tensor([raters, -raters, categories, -categories], device=self.bounds.device)
             )
         self.sums = self.sums + torch.tensor([samples, sum_squares], dtype=torch.int64, device=self.sums.device)
+
+    def _bounds_held(self) -> Tuple[int, int]:
+        """(largest R, largest C) of the "bounds" state, read once per state object."""
+        state, kept = self.bounds, self.__dict__.get("_bounds_kept")
+        if kept is None or kept[0] is not state:
+            max_r, _, max_c, _ = state.tolist()
+            kept = self.__dict__["_bounds_kept"] = (state, (max_r, max_c))
+        return kept[1]
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """category_totals of several ranks or metrics (or forward's batch): added; those

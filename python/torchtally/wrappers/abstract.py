@@ -68,6 +68,11 @@ def check_wrapped(
         raise error(f"Expected argument `{argument}` to be {what}, got {type(value).__name__}: {value!r}{also}")
 
 
+def _own_list(value: Any) -> Any:
+    """A list (a cat state's blocks) copied; a tensor as it is."""
+    return list(value) if isinstance(value, list) else value
+
+
 class Engine:
     """One wrapped Metric or MetricCollection run on states given to it (module docstring)."""
 
@@ -131,7 +136,7 @@ class Engine:
         (``bootstrapper.metrics[0].update(...)``), or was wrapped after updates; those would
         silently not count, so RuntimeError."""
         for m in self.members:
-            if m.hold_states().updated:
+            if m.hold_flags()[0]:  # holds data (the flags alone: no state is read)
                 raise RuntimeError(
                     f"a wrapped {type(m).__name__} holds updates of its own (it was updated directly, or before it "
                     "was wrapped): the wrapper keeps its wrapped metrics' states itself, so those would not count. "
@@ -153,7 +158,7 @@ class Engine:
 
     def counts(self) -> List[int]:
         """Each member's ``update_count`` (the updates run through the wrapper since its reset)."""
-        return [m.hold_states().update_count for m in self.members]
+        return [m.hold_flags()[1] for m in self.members]
 
     def set_counts(self, counts: List[int]) -> None:
         for m, n in zip(self.members, counts):
@@ -325,10 +330,13 @@ class WrapperMetric(Metric):
     ) -> None:
         """``call(wrapped)`` (an update) on slot ``tag``'s states, the result kept in slot ``into``
         (default: the same slot). ``fresh``: start from the defaults (the slot is replaced)."""
-        engine, _ = self._slots[tag]
-        _, after = engine.run(self.slot_values(tag, fresh), self.device, call)
+        engine, names = self._slots[tag]
+        held = self.hold_states()  # once: the run changes the wrapped metric's states, not these
+        given = {  # a cat state's block list copied: the run appends to the list it is given
+            ref: self._fresh(name) if fresh else _own_list(held.values[name]) for ref, name in names.items()
+        }
+        _, after = engine.run(given, self.device, call)
         _, target = self._slots[into or tag]
-        held = self.hold_states()
         values = dict(held.values)
         for ref, value in after.items():
             values[target[ref]] = value
@@ -338,9 +346,8 @@ class WrapperMetric(Metric):
         """The wrapped metric's result on slot ``tag``'s states (or on ``values``): its
         ``compute_local``, no sync (the wrapper's own compute has synced every slot at once)."""
         engine, names = self._slots[tag]
-        if values is None:
-            states = self.metric_state
-            values = {ref: states[name] for ref, name in names.items()}
+        if values is None:  # this slot's states only (metric_state would read every slot's)
+            values = {ref: getattr(self, name) for ref, name in names.items()}
         given = {ref: [v] if self.state_reduce(names[ref]) == "cat" else v for ref, v in values.items()}
         result, _ = engine.run(given, self.device, lambda target: target.compute_local())
         return result

@@ -20,6 +20,14 @@ def _nan_rows(tensors: List[Tensor]) -> Tensor:
     return rows
 
 
+def _holds_nan(values: List[Any]) -> bool:
+    """Whether a floating or complex tensor among ``values`` holds a NaN."""
+    return any(
+        isinstance(t, Tensor) and (t.is_floating_point() or t.is_complex()) and bool(torch.isnan(t).any())
+        for t in values
+    )
+
+
 class MultioutputWrapper(WrapperMetric):
     """``base_metric`` computed separately for each of ``num_outputs`` outputs: output ``i`` is
     ``index_select(output_dim, i)`` of every tensor argument; ``compute()`` stacks the copies'
@@ -68,24 +76,33 @@ class MultioutputWrapper(WrapperMetric):
             self.add_slot(f"o{i}", metric)
 
     def _by_output(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[Tuple[List[Any], Dict[str, Any]]]:
+        def name(t: Tensor) -> str:  # (inspects update's signature: only for an error message)
+            return argument_name(self.named_update(type(self).update), args, kwargs, t)
+
         first = None
         for t in [*args, *kwargs.values()]:
             if not isinstance(t, Tensor):
                 continue
-            name = argument_name(self.named_update(type(self).update), args, kwargs, t)
             if t.dim() == 0 or t.shape[self.output_dim] != len(self.metrics):
                 raise ValueError(
-                    f"{name}: MultioutputWrapper expected {len(self.metrics)} outputs along output_dim="
+                    f"{name(t)}: MultioutputWrapper expected {len(self.metrics)} outputs along output_dim="
                     f"{self.output_dim}, got shape {tuple(t.shape)}"
                 )
             # the outputs are split, and NaN rows dropped, along the same dims of every argument
             if first is None:
-                first = (name, t)
-            elif t.dim() != first[1].dim() or (self.remove_nans and t.shape[0] != first[1].shape[0]):
+                first = t
+            elif t.dim() != first.dim() or (self.remove_nans and t.shape[0] != first.shape[0]):
                 raise ValueError(
-                    f"{name}: expected the dims of {first[0]} {tuple(first[1].shape)} (the same rows and outputs), "
-                    f"got shape {tuple(t.shape)}"
+                    f"{name(t)}: expected the dims of {name(first)} {tuple(first.shape)} (the same rows and "
+                    f"outputs), got shape {tuple(t.shape)}"
                 )
+        if not (self.remove_nans and _holds_nan([*args, *kwargs.values()])):
+            # nothing to drop: each output is a view of its column (the rows a NaN search and a
+            # copy per output and argument would give, without either)
+            return [
+                ([self._output(a, i) for a in args], {k: self._output(v, i) for k, v in kwargs.items()})
+                for i in range(len(self.metrics))
+            ]
         out = []
         for i in range(len(self.metrics)):
 
@@ -109,6 +126,12 @@ class MultioutputWrapper(WrapperMetric):
                 }
             out.append((sel_args, sel_kwargs))
         return out
+
+    def _output(self, t: Any, i: int) -> Any:
+        """Output ``i`` of argument ``t`` (a view; ``output_dim`` kept unless squeezed)."""
+        if not isinstance(t, Tensor):
+            return t
+        return t.select(self.output_dim, i) if self.squeeze_outputs else t.narrow(self.output_dim, i, 1)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         per_output = self._by_output(args, kwargs)

@@ -57,6 +57,18 @@ def multiclass_stats(confmat: Tensor) -> Stats:
     return Stats(tp, fp, confmat.sum() - tp - fp - fn, fn, "multiclass")
 
 
+def multiclass_micro_stat_scores(confmat: Tensor) -> Tensor:
+    """``stat_scores(multiclass_stats(confmat), "micro")`` from two sums of a [C, C] confusion
+    matrix: over the classes tp = trace, fp = fn = total - trace, tn = (C - 2) total + trace
+    (each sample is a true negative of the C - 2 classes it is neither of), support = total."""
+    c = confmat.shape[0]
+    trace, total = confmat.diagonal().sum(), confmat.sum()
+    if confmat.is_cpu:  # five Python ints into one tensor: fewer tensor ops than the arithmetic
+        t, n = int(trace), int(total)
+        return torch.tensor([t, n - t, (c - 2) * n + t, n - t, n], dtype=torch.int64)
+    return torch.stack([trace, total - trace, (c - 2) * total + trace, total - trace, total])
+
+
 def topk_stats(state: Tensor, top_k: int) -> Stats:
     """Counts of the top-k state [C, 3] = (predicted, hit, support) per class, where a sample's
     prediction is its target when that is among its k best classes and its best class otherwise

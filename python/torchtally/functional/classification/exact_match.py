@@ -53,6 +53,12 @@ def multiclass_match_counts(
     update.multiclass_update(scratch, preds, target, ignore_index)  # every check, on the whole batch
     kernels.settled(scratch)
     assert isinstance(preds, Tensor) and isinstance(target, Tensor)  # checked by the update
+    if not samplewise and target.dim() == 1:
+        # one label per sample: the matches are the confusion matrix's diagonal, and a sample with
+        # ignore_index (which the matrix leaves out) counts as matched
+        n = target.shape[0]
+        hits = scratch.diagonal().sum() + (n - scratch.sum())
+        return torch.stack([hits, torch.full_like(hits, n)])
     flat_preds, flat_target = update.multiclass_inputs(preds, target, num_classes)
     labels = flat_preds.argmax(1) if flat_preds.dim() == 2 else flat_preds.long()
     t = flat_target.long()

@@ -61,6 +61,10 @@ def _check(preds: object, target: object, device: Optional[torch.device], multic
 def _check_range(target: Tensor, hi: int, keep: Optional[Tensor]) -> None:
     if target.numel() == 0 or target.dtype == torch.bool:
         return
+    if keep is None:  # every label read: its least and largest, one pass, settle the common case
+        least, largest = (int(v) for v in torch.aminmax(target))
+        if least >= 0 and largest < hi:
+            return
     bad = (target < 0) | (target >= hi)
     if keep is not None:
         bad &= keep
@@ -103,7 +107,8 @@ def binary_scores(
     if p.shape != t.shape:
         raise ValueError(f"target: expected the shape of preds {list(p.shape)}, got {_describe(t)}")
     p, t = p.reshape(-1), t.reshape(-1)
-    _no_nan(p)
+    if ignore_index is not None:  # (without, _probabilities' min and max find a NaN in the same scores)
+        _no_nan(p)
     keep = None if ignore_index is None else t != ignore_index
     _check_range(t, 2, keep)
     if keep is not None:
@@ -124,7 +129,8 @@ def multiclass_scores(
     if p.dim() > 2:
         p = p.movedim(1, -1).reshape(-1, num_classes)
     t = t.reshape(-1)
-    _no_nan(p)
+    if ignore_index is not None:  # (without, _probabilities' min and max find a NaN in the same scores)
+        _no_nan(p)
     keep = None if ignore_index is None else t != ignore_index
     _check_range(t, num_classes, keep)
     if keep is not None:

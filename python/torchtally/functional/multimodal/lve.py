@@ -2,13 +2,15 @@
 predicted against ground-truth 3D face meshes, the mean over frames of the largest squared L2
 distance between corresponding lip vertices. Per-frame errors in float64."""
 
+import functools
+import math
 from collections.abc import Sequence
 from typing import Any, Tuple
 
 import torch
 from torch import Tensor
 
-__all__ = ["lip_vertex_error", "checked_mouth_map", "frame_errors"]
+__all__ = ["lip_vertex_error", "checked_mouth_map", "frame_errors", "frame_errors_and_sum"]
 
 
 def checked_mouth_map(mouth_map: Any) -> Tuple[int, ...]:
@@ -31,6 +33,13 @@ def frame_errors(vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Tuple[in
     """The float64 error of each of the first min(T, T') frames: the largest squared distance
     over the ``mouth_map`` vertices. Checks first (TypeError/ValueError naming the argument):
     floating tensors [T, V, C] and [T', V, C], indices within [-V, V), finite values."""
+    return frame_errors_and_sum(vertices_pred, vertices_gt, mouth_map)[0]
+
+
+def frame_errors_and_sum(
+    vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Tuple[int, ...]
+) -> Tuple[Tensor, Tensor]:
+    """``frame_errors`` and their float64 sum (0-d), which the finiteness check computes anyway."""
     for name, value in (("vertices_pred", vertices_pred), ("vertices_gt", vertices_gt)):
         if not isinstance(value, Tensor):
             raise TypeError(f"Expected `{name}` to be a torch.Tensor, got {type(value).__name__}")
@@ -58,16 +67,37 @@ def frame_errors(vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Tuple[in
             f"{min(mouth_map)} to {max(mouth_map)}."
         )
     frames = min(vertices_pred.shape[0], vertices_gt.shape[0])
-    index = torch.tensor(mouth_map, dtype=torch.int64, device=vertices_pred.device)
-    pred = vertices_pred[:frames].detach().index_select(1, index % v).to(torch.float64)
-    gt = vertices_gt[:frames].detach().index_select(1, index % v).to(torch.float64)
-    for name, value in (("vertices_pred", pred), ("vertices_gt", gt)):
-        if not bool(torch.isfinite(value).all()):
-            raise ValueError(f"`{name}` holds NaN or infinite values at the mouth_map vertices")
+    index = _lip_index(mouth_map, v, vertices_pred.device)
+    pred, gt = (_lips(t, frames, index) for t in (vertices_pred, vertices_gt))
     squared = (gt - pred).square().sum(dim=-1)  # [frames, lip vertices]
     if squared.shape[1] == 0 or frames == 0:
-        return squared.new_zeros(frames)
-    return squared.amax(dim=1)
+        return squared.new_zeros(frames), squared.new_zeros(())
+    errors = squared.amax(dim=1)
+    total = errors.sum()
+    # A NaN or inf lip vertex makes its frame's error, and so this sum, NaN or inf (amax keeps NaN):
+    # the inputs are searched only then (finite inputs whose squares overflow pass the search).
+    if not math.isfinite(total.item()):
+        for name, value in (("vertices_pred", pred), ("vertices_gt", gt)):
+            if not bool(torch.isfinite(value).all()):
+                raise ValueError(f"`{name}` holds NaN or infinite values at the mouth_map vertices")
+    return errors, total
+
+
+def _lips(vertices: Tensor, frames: int, index: Tensor) -> Tensor:
+    """The lip vertices of the first ``frames`` frames, float64, detached (no slice where every
+    frame counts, no detach where there is no graph: each costs about a tensor op)."""
+    if vertices.shape[0] != frames:
+        vertices = vertices[:frames]
+    if vertices.requires_grad:
+        vertices = vertices.detach()
+    return vertices.index_select(1, index).to(torch.float64)
+
+
+@functools.lru_cache(maxsize=64)
+def _lip_index(mouth_map: Tuple[int, ...], vertices: int, device: torch.device) -> Tensor:
+    """The lip vertices' indices (negative ones from the end) as an int64 tensor on ``device``,
+    made once per mouth map, vertex count and device (index_select only reads it)."""
+    return torch.tensor([i % vertices for i in mouth_map], dtype=torch.int64, device=device)
 
 
 def lip_vertex_error(vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Any, validate_args: bool = True) -> Tensor:
