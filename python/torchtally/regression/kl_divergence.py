@@ -22,7 +22,9 @@ from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 
 __all__ = ["KLDivergence"]
 
@@ -42,6 +44,7 @@ class Divergence(InputDtypeMixin, RegressionMetric):
 
     higher_is_better = False
     _rows = staticmethod(sums.kl_rows)
+    _kind = error_kinds.KL
 
     def __init__(self, log_prob: bool = False, reduction: Optional[str] = "mean", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -56,6 +59,9 @@ class Divergence(InputDtypeMixin, RegressionMetric):
 
     def update(self, p: Tensor, q: Tensor) -> None:
         x, y = sums.distributions(p, q, self.device)
+        if self._fused(x, y):
+            self._note_input_dtype(x, y)
+            return
         rows = type(self)._rows(x, y, self.log_prob)
         self._note_input_dtype(x, y)
         if self.reduction in ("mean", "sum"):
@@ -63,6 +69,17 @@ class Divergence(InputDtypeMixin, RegressionMetric):
             self.num_rows += rows.shape[0]
         else:
             self.append_state("measures", rows, copy=False)  # computed here: a fresh tensor
+
+    def _fused(self, x: Tensor, y: Tensor) -> bool:
+        """Whether the fused kernel added the checked batch (see fused_sums.added)."""
+        log_prob = 1.0 if self.log_prob else 0.0
+        if self.reduction in ("mean", "sum"):
+            return fused_sums.added(self.measure_sum, self.num_rows, None, x, y, self._kind, log_prob)
+        rows = torch.empty(x.shape[0], dtype=_F64, device=x.device)
+        if not fused_sums.added(None, None, rows, x, y, self._kind, log_prob):
+            return False
+        self.append_state("measures", rows, copy=False)  # made here: a fresh tensor
+        return True
 
     def compute(self) -> Tensor:
         code = self._input_code()

@@ -9,6 +9,8 @@ from torch import Tensor
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
+from ..kernels import regression as error_kinds
 from .log_mse import F64, RegressionMetric
 
 __all__ = ["MinkowskiDistance"]
@@ -34,6 +36,11 @@ class MinkowskiDistance(RegressionMetric):
         self.add_state("distance_sum", torch.tensor(0.0, dtype=F64), reduce="sum")
 
     def update(self, preds: Tensor, targets: Tensor) -> None:
+        x, y = sums.pair(preds, targets, self.device, ("preds", "targets"))
+        if x.dim() > 2 or x.dim() == 0:
+            x, y = x.reshape(-1), y.reshape(-1)
+        if fused_sums.added(self.distance_sum, None, None, x, y, error_kinds.MINKOWSKI, self.p):
+            return
         self.distance_sum += sums.minkowski_sum(preds, targets, self.p, self.device)
 
     def compute(self) -> Tensor:

@@ -35,7 +35,9 @@ from torch import Tensor
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 
 __all__ = ["MeanSquaredError"]
 
@@ -52,6 +54,7 @@ class ErrorMean(RegressionMetric):
 
     higher_is_better = False
     _error_sum = staticmethod(reg_update.squared_error_sum)
+    _error_kind = error_kinds.SQUARED
 
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -60,6 +63,9 @@ class ErrorMean(RegressionMetric):
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
+        p, t = reg_update.error_inputs(preds, target, self.num_outputs, self.device)
+        if fused_sums.added(self.error_sum, self.num_samples, None, p, t, self._error_kind):
+            return
         total, n = type(self)._error_sum(preds, target, self.num_outputs, self.device)
         self.error_sum += total
         self.num_samples += n
