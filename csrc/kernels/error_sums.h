@@ -2,7 +2,7 @@
  * error_sums.h: the float64 sums of the regression error metrics (MSE, MAE, log-cosh, MAPE,
  * SMAPE, WMAPE, MSLE, Minkowski) and the per-row values of cosine similarity and the KL and
  * Jensen-Shannon divergences, with the finiteness and domain verdict, in one read of the inputs.
- * Contract in csrc/API.md ("error_sums"); kernels/reference/error_sums.py is the oracle. Nothing
+ * Contract in csrc/API_REGRESSION.md ("error_sums"); kernels/reference/error_sums.py is the oracle. Nothing
  * is written on failure.
  */
 #ifndef TT_ERROR_SUMS_H

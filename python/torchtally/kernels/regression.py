@@ -1,4 +1,4 @@
-"""Route of the regression error-sums kernel (csrc/API.md, "error_sums"): the C core for CPU
+"""Route of the regression error-sums kernel (csrc/API_REGRESSION.md, "error_sums"): the C core for CPU
 tensors, the torch reference (kernels/reference/error_sums.py) elsewhere; a custom op inside
 torch.compile. The kinds are csrc/kernels/error_sums.h's."""
 

@@ -1,6 +1,6 @@
 """Regression error sums added into a metric's states by one fused kernel pass.
 
-``added`` runs the error-sums kernel (kernels.regression, csrc/API.md "error_sums") on a CPU
+``added`` runs the error-sums kernel (kernels.regression, csrc/API_REGRESSION.md "error_sums") on a CPU
 batch: one read of preds and target gives the float64 sums, the count and the finiteness and
 domain verdict, and the states are written only when the verdict is clean. It returns False
 when the batch must take the torch path of batch_sums.py / update.py instead:

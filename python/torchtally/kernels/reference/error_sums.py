@@ -1,4 +1,4 @@
-"""Torch reference of the regression error-sums kernel (csrc/API.md, "error_sums").
+"""Torch reference of the regression error-sums kernel (csrc/API_REGRESSION.md, "error_sums").
 
 Adds one batch of preds x and target y (floating [N] or [N, D], [N, d] for the per-row kinds)
 into ``sums`` (float64; per column, per batch or per row summed) and ``count`` (int64, one
