@@ -18,12 +18,24 @@ static double log_add_exp(double a, double b)
     return hi + log1p(exp(-fabs(a - b)));
 }
 
-/* One divergence term of probabilities p, q (already scaled to sum 1): KL's or JS's. */
+/* p log(p / q): torch's xlogy(p, p) - xlogy(p, q) with one log instead of two (0 for p = 0;
+ * NaN for a NaN q; inf for q = 0 < p). */
+static double p_log_ratio(double p, double q)
+{
+    if (q != q)
+        return q;
+    return p == 0.0 ? 0.0 : p * log(p / q);
+}
+
+/* One divergence term of probabilities p, q (already scaled to sum 1): KL's p log(p / q), or
+ * JS's p log(p / m) + q log(q / m) with m = (p + q) / 2 (= xlogy(p, p) + xlogy(q, q) -
+ * xlogy(p + q, m), two logs instead of three). */
 static double prob_term(int64_t kind, double p, double q)
 {
     if (kind == TT_ERR_KL)
-        return tt_xlogy(p, p) - tt_xlogy(p, q);
-    return tt_xlogy(p, p) + tt_xlogy(q, q) - tt_xlogy(p + q, 0.5 * (p + q));
+        return p_log_ratio(p, q);
+    const double m = 0.5 * (p + q);
+    return p_log_ratio(p, m) + p_log_ratio(q, m);
 }
 
 /* One divergence term of log-probabilities a, b. */

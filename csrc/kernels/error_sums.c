@@ -49,8 +49,11 @@ static const chunk_fn chunk_sums[TT_ERR_WEIGHTED_PERCENT + 1] = {
     sum_sym_percent, sum_squared_log, sum_minkowski, sum_absolute,
 };
 
-/* Minkowski's exponent as the kernel applies it: torch's pow multiplies for 2 and 3. */
-static double minkowski_code(double p) { return p == 2.0 ? -2.0 : (p == 3.0 ? -3.0 : p); }
+/* Minkowski's exponent as the kernel applies it: torch's pow copies for 1, multiplies for 2, 3. */
+static double minkowski_code(double p)
+{
+    return p == 1.0 ? -1.0 : (p == 2.0 ? -2.0 : (p == 3.0 ? -3.0 : p));
+}
 
 /* The batch's sums into acc[K] (zeroed by the caller): per column, or all in acc[0] (WMAPE:
  * acc[0], acc[1]). */

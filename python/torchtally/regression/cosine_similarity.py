@@ -72,6 +72,9 @@ class CosineSimilarity(RegressionMetric):
         n = int(self.num_rows)
         if n == 0:
             raise self._no_rows()
+        values = reg_compute.scalars(self.similarity_sum)
+        if values is not None:
+            return reg_compute.scalar_result(values[0] if self.reduction == "sum" else values[0] / n, self.dtype)
         total = self.similarity_sum if self.reduction == "sum" else self.similarity_sum / n
         return reg_compute.as_result(total, self.dtype)
 

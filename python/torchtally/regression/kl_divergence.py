@@ -84,6 +84,10 @@ class Divergence(InputDtypeMixin, RegressionMetric):
     def compute(self) -> Tensor:
         code = self._input_code()
         if self.reduction in ("mean", "sum"):
+            values = reg_compute.scalars(self.measure_sum, self.num_rows)
+            if values is not None:
+                total = reg_compute.ratio(*values) if self.reduction == "mean" else values[0]
+                return reg_compute.scalar_result(total, reg_update.promoted(self.dtype, code))
             total = self.measure_sum / self.num_rows if self.reduction == "mean" else self.measure_sum
             return reg_compute.as_result(total, reg_update.promoted(self.dtype, code))
         return self.measures.to(reg_update.CODE_DTYPES[code] if code else self.dtype)

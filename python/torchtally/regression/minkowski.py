@@ -1,6 +1,7 @@
 """``MinkowskiDistance`` (torchmetrics.regression.minkowski's names). ``(sum of |preds -
 targets|^p)^(1/p)`` over all elements seen, for a finite ``p >= 1``."""
 
+import math
 from typing import Any, Dict
 
 import torch
@@ -44,6 +45,11 @@ class MinkowskiDistance(RegressionMetric):
         self.distance_sum += sums.minkowski_sum(preds, targets, self.p, self.device)
 
     def compute(self) -> Tensor:
+        values = reg_compute.scalars(self.distance_sum)
+        if values is not None and values[0] >= 0:  # (a negative sum, from a loaded state: torch's NaN)
+            exponent = 1.0 / self.p  # torch's pow takes the square root for 0.5
+            total = math.sqrt(values[0]) if exponent == 0.5 else values[0] ** exponent
+            return reg_compute.scalar_result(total, self.dtype)
         return reg_compute.as_result(self.distance_sum.pow(1.0 / self.p), self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:

@@ -63,7 +63,12 @@ class ErrorMean(RegressionMetric):
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        p, t = reg_update.error_inputs(preds, target, self.num_outputs, self.device)
+        if self.num_outputs == 1:  # any shape, every element a sample: the kernel reads [N]
+            p, t = reg_update.pair(preds, target, self.device)
+            if p.dim() != 1:
+                p, t = p.reshape(-1), t.reshape(-1)
+        else:
+            p, t = reg_update.columns(preds, target, self.num_outputs, self.device)
         if fused_sums.added(self.error_sum, self.num_samples, None, p, t, self._error_kind):
             return
         total, n = type(self)._error_sum(preds, target, self.num_outputs, self.device)
@@ -101,6 +106,10 @@ class MeanSquaredError(ErrorMean):
         self.squared = reg_update.check_squared(squared)
 
     def compute(self) -> Tensor:
+        values = reg_compute.scalars(self.error_sum, self.num_samples)
+        if values is not None:
+            mean = reg_compute.ratio(*values)
+            return reg_compute.scalar_result(mean if self.squared else reg_compute.root(mean), self.dtype)
         total = self.error_sum / self.num_samples
         return reg_compute.as_result(total if self.squared else total.sqrt(), self.dtype)
 

@@ -40,6 +40,10 @@ class WeightedMeanAbsolutePercentageError(RegressionMetric):
         self.error_and_scale += sums.weighted_percentage_error_sums(preds, target, self.device)
 
     def compute(self) -> Tensor:
+        values = self.error_and_scale.tolist() if self.error_and_scale.is_cpu else None
+        if values is not None:
+            error, scale = values
+            return reg_compute.scalar_result(error / reg_compute.at_least(scale, sums.SMAPE_EPS), self.dtype)
         error, scale = self.error_and_scale
         return reg_compute.as_result(error / scale.clamp(min=sums.SMAPE_EPS), self.dtype)
 

@@ -112,7 +112,7 @@ def real(name: str, t: object, device: Optional[torch.device] = None) -> Tensor:
         raise ValueError(f"{name}: expected a tensor on {device} (the metric's device), got {t.device}")
     if t.is_meta:
         raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {describe(t)}")
-    return t.detach()
+    return t.detach() if t.requires_grad else t  # (a detach costs a microsecond, half a small update)
 
 
 def finite(name: str, t: Tensor) -> None:
