@@ -14,6 +14,7 @@ from support.state_checks import assert_same_states
 import torchtally.functional.regression.compute as reg_compute
 import torchtally.functional.regression.fused_sums as fused_sums
 import torchtally.regression as R
+from torchtally.functional.regression.batch_sums import rse_from
 
 F64 = torch.float64
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -196,3 +197,21 @@ def test_a_small_cpu_batch_is_added_by_the_kernel(monkeypatch, cls, kw, form):
     m = cls(**kw)
     m.update(*_batch(form, 8, torch.float32, torch.Generator().manual_seed(6)))
     assert taken == [True]
+
+
+@pytest.mark.parametrize("squared", [True, False])
+@pytest.mark.parametrize(
+    "batch",
+    [
+        (torch.tensor([2.5, 0.0, 2.0, 8.0]), torch.tensor([3.0, -0.5, 2.0, 7.0])),
+        (torch.tensor([2.5, 0.0]), torch.tensor([3.0, 3.0])),  # a constant target: SS_tot clamped to eps
+        (torch.empty(0), torch.empty(0)),  # no samples: NaN
+    ],
+)
+def test_relative_squared_errors_python_compute_gives_the_tensor_computes_bits(batch, squared):
+    m = R.RelativeSquaredError(squared=squared)
+    m.update(*batch)
+    fast = m.compute()
+    plain = reg_compute.as_result(rse_from(m.error_sum, m.target_moments, squared, m.dtype), m.dtype)
+    assert fast.shape == plain.shape and fast.dtype == plain.dtype
+    assert torch.equal(fast, plain) or (fast.isnan().all() and plain.isnan().all())

@@ -1,6 +1,7 @@
 """``RelativeSquaredError`` (torchmetrics.regression.rse's names). Sum of squared errors over the
 target's sum of squared deviations from its mean, per output, averaged over outputs."""
 
+import math
 from typing import Any, Dict, List
 
 import torch
@@ -48,9 +49,19 @@ class RelativeSquaredError(RegressionMetric):
         sums.moments_update(self.target_moments, t)
 
     def compute(self) -> Tensor:
+        if self.num_outputs == 1 and self.error_sum.is_cpu and self.target_moments.is_cpu:
+            return self._one_output()
         return reg_compute.as_result(
             sums.rse_from(self.error_sum, self.target_moments, self.squared, self.dtype), self.dtype
         )
+
+    def _one_output(self) -> Tensor:
+        """sums.rse_from for one output, in Python floats (the same float64 operations)."""
+        n, _, _, m2, low, high = self.target_moments[0].tolist()
+        ss_tot = 0.0 if low == high else m2  # an exactly constant target: 0 (sums.moments_ss)
+        ss_tot = torch.finfo(self.dtype).eps if ss_tot == 0 else ss_tot
+        rse = math.nan if n == 0 else self.error_sum.item() / ss_tot
+        return reg_compute.scalar_result(rse if self.squared else reg_compute.root(rse), self.dtype)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         return reg_update.merge_moments(values)
