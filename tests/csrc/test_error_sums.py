@@ -246,3 +246,23 @@ def test_bad_row_arguments_raise_naming_the_argument(impl, kind, param, x, rows,
         impl.error_sums(sums, None, rows, x, x.clone(), kind, param)
     assert str(info.value).startswith(f"{name}:"), str(info.value)
     assert sums.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_every_simd_level_gives_the_same_bits(c_core, dtype):
+    from support.simd_paths import levels, simd_level
+
+    results = {}
+    for level in levels():
+        with simd_level(level) as c:
+            for kind in range(11):
+                shape = (301, 4) if kind in ROW_KINDS else (3001,)
+                x, y = _inputs(kind, shape, dtype, generator(kind))
+                for variant in range(4 if kind == MINKOWSKI else 1):  # p = 3, 1, 2, 2.5
+                    sums, count, rows = _run(c, kind, x, y, _param(kind, variant))
+                    results.setdefault((kind, variant), []).append((level, sums, rows))
+    for key, runs in results.items():
+        _, first, first_rows = runs[0]
+        for level, sums, rows in runs[1:]:
+            assert same_bits(sums, first), (key, level)
+            assert rows is None or same_bits(rows, first_rows), (key, level)
