@@ -44,6 +44,8 @@ CLASSES = [
     (R.KLDivergence, {"reduction": "none"}, "dist"),
     (R.JensenShannonDivergence, {}, "dist"),
     (R.JensenShannonDivergence, {"reduction": "none", "log_prob": True}, "logdist"),
+    (R.RelativeSquaredError, {}, "pos"),
+    (R.RelativeSquaredError, {"num_outputs": 3, "squared": False}, "cols"),
 ]
 IDS = [f"{cls.__name__}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for cls, kw, _ in CLASSES]
 

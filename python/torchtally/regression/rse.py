@@ -10,7 +10,9 @@ from torch import Tensor
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 from .log_mse import F64, RegressionMetric
 
 __all__ = ["RelativeSquaredError"]
@@ -45,7 +47,9 @@ class RelativeSquaredError(RegressionMetric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = reg_update.pearson(preds, target, self.num_outputs, self.device)
-        self.error_sum += sums.squared_error_sum(p, t)
+        # the kernel checks the whole batch before it adds: the moments then take it as it is
+        if not fused_sums.added(self.error_sum, None, None, p, t, error_kinds.SQUARED):
+            self.error_sum += sums.squared_error_sum(p, t)
         sums.moments_update(self.target_moments, t)
 
     def compute(self) -> Tensor:
