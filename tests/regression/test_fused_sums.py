@@ -169,7 +169,7 @@ def test_a_refused_batch_raises_the_torch_paths_error_with_the_state_unchanged(m
         (R.MeanSquaredLogError, {}, (torch.empty(0), torch.empty(0))),
     ],
 )
-@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_the_python_computes_give_the_tensor_computes_bits_and_errors(monkeypatch, cls, kw, batch, dtype):
     results = []
     for tensor_path in (False, True):

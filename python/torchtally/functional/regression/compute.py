@@ -70,7 +70,7 @@ def scalar_result(value: float, dtype: torch.dtype, device: Optional[torch.devic
         largest = _LARGEST.setdefault(dtype, torch.finfo(dtype).max)
     if abs(value) > largest and math.isfinite(value):  # it may round to inf: as_result decides
         return as_result(torch.tensor(value, dtype=_F64, device=device), dtype)
-    return torch.tensor(value, dtype=dtype, device=device)
+    return torch.scalar_tensor(value, dtype=dtype, device=device)  # (half torch.tensor's cost)
 
 
 def _forced_ratio_score(num: Tensor, den: Tensor) -> Tensor:
