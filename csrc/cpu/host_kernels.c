@@ -13,6 +13,7 @@
 #include "kernels/coco_match.h"
 #include "kernels/contingency.h"
 #include "kernels/eed.h"
+#include "kernels/error_sums.h"
 #include "kernels/finish.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
@@ -183,6 +184,14 @@ tt_status run_cluster_distances(const void *ctx, const tt_args *a, tt_error *err
 {
     return tt_cluster_distances(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3],
                                 a->tensor[4], a->floats[5], err);
+}
+
+/* error_sums (the regression error metrics) has no CUDA build: other devices take the torch
+ * path, whose checks can stay on the device. */
+tt_status run_error_sums(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_error_sums(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                         a->ints[5], a->floats[6], err);
 }
 
 /* rating_sums (FleissKappa) has no CUDA build either. */

@@ -87,6 +87,9 @@
     X(cluster_distances, "cluster_distances(out, data, labels, keys, centroids, p)",               \
       {"out", TT_ARG_OUT_TENSOR}, {"data", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},              \
       {"keys", TT_ARG_TENSOR}, {"centroids", TT_ARG_TENSOR}, {"p", TT_ARG_FLOAT})                  \
+    X(error_sums, "error_sums(sums, count, rows, x, y, kind, param)", {"sums", TT_ARG_OPT_TENSOR}, \
+      {"count", TT_ARG_OPT_TENSOR}, {"rows", TT_ARG_OPT_TENSOR}, {"x", TT_ARG_TENSOR},             \
+      {"y", TT_ARG_TENSOR}, {"kind", TT_ARG_INT}, {"param", TT_ARG_FLOAT})                         \
     X(rating_sums, "rating_sums(out, ratings)", {"out", TT_ARG_OUT_TENSOR},                        \
       {"ratings", TT_ARG_TENSOR})                                                                  \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \

@@ -436,6 +436,25 @@ cluster_distances = define_op(
 )
 
 
+def _error_sums(
+    sums: Optional[Tensor],
+    count: Optional[Tensor],
+    rows: Optional[Tensor],
+    x: Tensor,
+    y: Tensor,
+    kind: int,
+    param: float,
+) -> None:
+    _host_route(x).error_sums(sums, count, rows, x, y, kind, param)
+
+
+error_sums = define_op(
+    "error_sums",
+    "Tensor(a!)? sums, Tensor(b!)? count, Tensor(c!)? rows, Tensor x, Tensor y, int kind, float param",
+    _error_sums,
+)
+
+
 def _rating_sums(out: Tensor, ratings: Tensor) -> None:
     _host_route(out).rating_sums(out, ratings)
 

@@ -8,7 +8,9 @@ from torch import Tensor
 
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 from .mse import F64, RegressionMetric
 
 __all__ = ["CosineSimilarity"]
@@ -46,6 +48,14 @@ class CosineSimilarity(RegressionMetric):
             self.add_state("num_rows", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
+        p, t = reg_update.rows(preds, target, self.device)
+        if self.reduction in ("none", None):
+            rows = torch.empty(p.shape[0], dtype=F64, device=p.device)
+            if fused_sums.added(None, None, rows, p, t, error_kinds.COSINE):
+                self.append_state("similarities", rows, copy=False)  # made here: a fresh tensor
+                return
+        elif fused_sums.added(self.similarity_sum, self.num_rows, None, p, t, error_kinds.COSINE):
+            return
         sims = reg_update.cosine_rows(preds, target, self.device)
         if self.reduction in ("none", None):
             self.append_state("similarities", sims, copy=False)  # computed here: a fresh tensor
@@ -62,6 +72,9 @@ class CosineSimilarity(RegressionMetric):
         n = int(self.num_rows)
         if n == 0:
             raise self._no_rows()
+        values = reg_compute.scalars(self.similarity_sum)
+        if values is not None:
+            return reg_compute.scalar_result(values[0] if self.reduction == "sum" else values[0] / n, self.dtype)
         total = self.similarity_sum if self.reduction == "sum" else self.similarity_sum / n
         return reg_compute.as_result(total, self.dtype)
 

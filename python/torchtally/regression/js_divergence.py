@@ -2,6 +2,7 @@
 divergence (natural log, 0 to log 2) of each row of [N, d] distributions, reduced over rows."""
 
 from ..functional.regression import batch_sums as sums
+from ..kernels import regression as error_kinds
 from .kl_divergence import Divergence
 
 __all__ = ["JensenShannonDivergence"]
@@ -20,3 +21,4 @@ class JensenShannonDivergence(Divergence):
     """
 
     _rows = staticmethod(sums.js_rows)
+    _kind = error_kinds.JS

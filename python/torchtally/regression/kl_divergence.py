@@ -22,7 +22,9 @@ from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 
 __all__ = ["KLDivergence"]
 
@@ -42,6 +44,7 @@ class Divergence(InputDtypeMixin, RegressionMetric):
 
     higher_is_better = False
     _rows = staticmethod(sums.kl_rows)
+    _kind = error_kinds.KL
 
     def __init__(self, log_prob: bool = False, reduction: Optional[str] = "mean", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -56,6 +59,9 @@ class Divergence(InputDtypeMixin, RegressionMetric):
 
     def update(self, p: Tensor, q: Tensor) -> None:
         x, y = sums.distributions(p, q, self.device)
+        if self._fused(x, y):
+            self._note_input_dtype(x, y)
+            return
         rows = type(self)._rows(x, y, self.log_prob)
         self._note_input_dtype(x, y)
         if self.reduction in ("mean", "sum"):
@@ -64,9 +70,24 @@ class Divergence(InputDtypeMixin, RegressionMetric):
         else:
             self.append_state("measures", rows, copy=False)  # computed here: a fresh tensor
 
+    def _fused(self, x: Tensor, y: Tensor) -> bool:
+        """Whether the fused kernel added the checked batch (see fused_sums.added)."""
+        log_prob = 1.0 if self.log_prob else 0.0
+        if self.reduction in ("mean", "sum"):
+            return fused_sums.added(self.measure_sum, self.num_rows, None, x, y, self._kind, log_prob)
+        rows = torch.empty(x.shape[0], dtype=_F64, device=x.device)
+        if not fused_sums.added(None, None, rows, x, y, self._kind, log_prob):
+            return False
+        self.append_state("measures", rows, copy=False)  # made here: a fresh tensor
+        return True
+
     def compute(self) -> Tensor:
         code = self._input_code()
         if self.reduction in ("mean", "sum"):
+            values = reg_compute.scalars(self.measure_sum, self.num_rows)
+            if values is not None:
+                total = reg_compute.ratio(*values) if self.reduction == "mean" else values[0]
+                return reg_compute.scalar_result(total, reg_update.promoted(self.dtype, code))
             total = self.measure_sum / self.num_rows if self.reduction == "mean" else self.measure_sum
             return reg_compute.as_result(total, reg_update.promoted(self.dtype, code))
         return self.measures.to(reg_update.CODE_DTYPES[code] if code else self.dtype)

@@ -6,6 +6,7 @@ from torch import Tensor
 
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 from .log_mse import MeanOfSums
 
 __all__ = ["LogCoshError"]
@@ -36,4 +37,5 @@ class LogCoshError(MeanOfSums):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = reg_update.pearson(preds, target, self.num_outputs, self.device)
-        self._add(sums.log_cosh_sum(p, t), p.shape[0])
+        if not self._added(p, t, error_kinds.LOG_COSH):
+            self._add(sums.log_cosh_sum(p, t), p.shape[0])

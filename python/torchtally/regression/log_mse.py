@@ -30,6 +30,8 @@ from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
+from ..kernels import regression as error_kinds
 
 __all__ = ["MeanSquaredLogError"]
 
@@ -52,6 +54,12 @@ class MeanOfSums(RegressionMetric):
     def _add_sums(self, shape: Tuple[int, ...]) -> None:
         self.add_state("error_sum", torch.zeros(shape, dtype=F64), reduce="sum")
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
+
+    def _added(self, p: Tensor, t: Tensor, kind: int) -> bool:
+        """Whether the fused kernel added the checked batch (see fused_sums.added)."""
+        if p.dim() > 2 or p.dim() == 0:
+            p, t = p.reshape(-1), t.reshape(-1)
+        return fused_sums.added(self.error_sum, self.num_samples, None, p, t, kind)
 
     def _add(self, total: Tensor, n: int) -> None:
         self.error_sum += total
@@ -84,4 +92,5 @@ class MeanSquaredLogError(MeanOfSums):
         self._add_sums(())
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        self._add(*sums.squared_log_error_sum(preds, target, self.device))
+        if not self._added(*sums.pair(preds, target, self.device), error_kinds.SQUARED_LOG):
+            self._add(*sums.squared_log_error_sum(preds, target, self.device))

@@ -2,6 +2,7 @@
 differences from torchmetrics as MeanSquaredError)."""
 
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 from .mse import ErrorMean
 
 __all__ = ["MeanAbsoluteError"]
@@ -17,3 +18,4 @@ class MeanAbsoluteError(ErrorMean):
     """
 
     _error_sum = staticmethod(reg_update.absolute_error_sum)
+    _error_kind = error_kinds.ABSOLUTE

@@ -8,7 +8,9 @@ from torch import Tensor
 
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 from .mse import F64, RegressionMetric
 
 __all__ = ["MeanAbsolutePercentageError"]
@@ -34,6 +36,11 @@ class MeanAbsolutePercentageError(RegressionMetric):
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
+        p, t = reg_update.pair(preds, target, self.device)
+        if p.dim() > 2 or p.dim() == 0:
+            p, t = p.reshape(-1), t.reshape(-1)
+        if fused_sums.added(self.error_sum, self.num_samples, None, p, t, error_kinds.ABS_PERCENT):
+            return
         total, n = reg_update.absolute_percentage_error_sum(preds, target, self.device)
         self.error_sum += total
         self.num_samples += n

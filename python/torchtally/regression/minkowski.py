@@ -1,6 +1,7 @@
 """``MinkowskiDistance`` (torchmetrics.regression.minkowski's names). ``(sum of |preds -
 targets|^p)^(1/p)`` over all elements seen, for a finite ``p >= 1``."""
 
+import math
 from typing import Any, Dict
 
 import torch
@@ -9,6 +10,8 @@ from torch import Tensor
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
+from ..kernels import regression as error_kinds
 from .log_mse import F64, RegressionMetric
 
 __all__ = ["MinkowskiDistance"]
@@ -34,9 +37,19 @@ class MinkowskiDistance(RegressionMetric):
         self.add_state("distance_sum", torch.tensor(0.0, dtype=F64), reduce="sum")
 
     def update(self, preds: Tensor, targets: Tensor) -> None:
+        x, y = sums.pair(preds, targets, self.device, ("preds", "targets"))
+        if x.dim() > 2 or x.dim() == 0:
+            x, y = x.reshape(-1), y.reshape(-1)
+        if fused_sums.added(self.distance_sum, None, None, x, y, error_kinds.MINKOWSKI, self.p):
+            return
         self.distance_sum += sums.minkowski_sum(preds, targets, self.p, self.device)
 
     def compute(self) -> Tensor:
+        values = reg_compute.scalars(self.distance_sum)
+        if values is not None and values[0] >= 0:  # (a negative sum, from a loaded state: torch's NaN)
+            exponent = 1.0 / self.p  # torch's pow takes the square root for 0.5
+            total = math.sqrt(values[0]) if exponent == 0.5 else values[0] ** exponent
+            return reg_compute.scalar_result(total, self.dtype)
         return reg_compute.as_result(self.distance_sum.pow(1.0 / self.p), self.dtype)
 
     def check_state_invariants(self, states: Dict[str, Tensor]) -> None:

@@ -35,7 +35,9 @@ from torch import Tensor
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 
 __all__ = ["MeanSquaredError"]
 
@@ -52,6 +54,7 @@ class ErrorMean(RegressionMetric):
 
     higher_is_better = False
     _error_sum = staticmethod(reg_update.squared_error_sum)
+    _error_kind = error_kinds.SQUARED
 
     def __init__(self, num_outputs: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -60,6 +63,14 @@ class ErrorMean(RegressionMetric):
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
+        if self.num_outputs == 1:  # any shape, every element a sample: the kernel reads [N]
+            p, t = reg_update.pair(preds, target, self.device)
+            if p.dim() != 1:
+                p, t = p.reshape(-1), t.reshape(-1)
+        else:
+            p, t = reg_update.columns(preds, target, self.num_outputs, self.device)
+        if fused_sums.added(self.error_sum, self.num_samples, None, p, t, self._error_kind):
+            return
         total, n = type(self)._error_sum(preds, target, self.num_outputs, self.device)
         self.error_sum += total
         self.num_samples += n
@@ -95,6 +106,10 @@ class MeanSquaredError(ErrorMean):
         self.squared = reg_update.check_squared(squared)
 
     def compute(self) -> Tensor:
+        values = reg_compute.scalars(self.error_sum, self.num_samples)
+        if values is not None:
+            mean = reg_compute.ratio(*values)
+            return reg_compute.scalar_result(mean if self.squared else reg_compute.root(mean), self.dtype)
         total = self.error_sum / self.num_samples
         return reg_compute.as_result(total if self.squared else total.sqrt(), self.dtype)
 

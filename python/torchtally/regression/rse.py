@@ -1,6 +1,7 @@
 """``RelativeSquaredError`` (torchmetrics.regression.rse's names). Sum of squared errors over the
 target's sum of squared deviations from its mean, per output, averaged over outputs."""
 
+import math
 from typing import Any, Dict, List
 
 import torch
@@ -9,7 +10,9 @@ from torch import Tensor
 from ..base.state_dict import check_nonnegative
 from ..functional.regression import batch_sums as sums
 from ..functional.regression import compute as reg_compute
+from ..functional.regression import fused_sums
 from ..functional.regression import update as reg_update
+from ..kernels import regression as error_kinds
 from .log_mse import F64, RegressionMetric
 
 __all__ = ["RelativeSquaredError"]
@@ -44,13 +47,25 @@ class RelativeSquaredError(RegressionMetric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         p, t = reg_update.pearson(preds, target, self.num_outputs, self.device)
-        self.error_sum += sums.squared_error_sum(p, t)
+        # the kernel checks the whole batch before it adds: the moments then take it as it is
+        if not fused_sums.added(self.error_sum, None, None, p, t, error_kinds.SQUARED):
+            self.error_sum += sums.squared_error_sum(p, t)
         sums.moments_update(self.target_moments, t)
 
     def compute(self) -> Tensor:
+        if self.num_outputs == 1 and self.error_sum.is_cpu and self.target_moments.is_cpu:
+            return self._one_output()
         return reg_compute.as_result(
             sums.rse_from(self.error_sum, self.target_moments, self.squared, self.dtype), self.dtype
         )
+
+    def _one_output(self) -> Tensor:
+        """sums.rse_from for one output, in Python floats (the same float64 operations)."""
+        n, _, _, m2, low, high = self.target_moments[0].tolist()
+        ss_tot = 0.0 if low == high else m2  # an exactly constant target: 0 (sums.moments_ss)
+        ss_tot = torch.finfo(self.dtype).eps if ss_tot == 0 else ss_tot
+        rse = math.nan if n == 0 else self.error_sum.item() / ss_tot
+        return reg_compute.scalar_result(rse if self.squared else reg_compute.root(rse), self.dtype)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         return reg_update.merge_moments(values)

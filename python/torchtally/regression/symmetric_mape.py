@@ -6,6 +6,7 @@ from typing import Any
 from torch import Tensor
 
 from ..functional.regression import batch_sums as sums
+from ..kernels import regression as error_kinds
 from .log_mse import MeanOfSums
 
 __all__ = ["SymmetricMeanAbsolutePercentageError"]
@@ -27,4 +28,5 @@ class SymmetricMeanAbsolutePercentageError(MeanOfSums):
         self._add_sums(())
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        self._add(*sums.symmetric_percentage_error_sum(preds, target, self.device))
+        if not self._added(*sums.pair(preds, target, self.device), error_kinds.SYM_PERCENT):
+            self._add(*sums.symmetric_percentage_error_sum(preds, target, self.device))

@@ -1,8 +1,9 @@
 """Regression results from the states (see update.py for their layout): R2, explained variance,
 Pearson, Lin's concordance, and the result dtypes torchmetrics returns."""
 
+import math
 import warnings
-from typing import Union
+from typing import Dict, Optional, Union
 
 import torch
 from torch import Tensor
@@ -22,7 +23,54 @@ def as_result(value: Tensor, dtype: torch.dtype) -> Tensor:
 
 def mean_of(total: Tensor, count: Union[Tensor, float], dtype: torch.dtype) -> Tensor:
     """total / count in ``dtype``: NaN where count is 0, as torchmetrics' 0 / 0."""
+    if total.numel() == 1 and total.is_cpu:
+        return scalar_result(ratio(total.item(), float(count)), dtype)
     return as_result(total / count, dtype)
+
+
+# Most results are one float64 number from two or three scalar states: read as Python floats and
+# combined in Python's float64 arithmetic (the same IEEE operations, so the same bits, as torch's
+# float64 ops), a compute costs one tensor made instead of several small tensor ops.
+
+
+def scalars(*states: Tensor) -> Optional[list]:
+    """The values of one-element CPU states as Python numbers, or None when one is not (a state
+    on another device, or of several elements: the caller takes its tensor path)."""
+    for s in states:
+        if s.numel() != 1 or not s.is_cpu:
+            return None
+    return [s.item() for s in states]
+
+
+def ratio(total: float, count: float) -> float:
+    """total / count as float64 division gives it: NaN for 0 / 0 (or a NaN), +-inf for x / 0."""
+    if count == 0:
+        return math.nan if total == 0 or total != total else math.copysign(math.inf, total)
+    return total / count
+
+
+def at_least(value: float, floor: float) -> float:
+    """torch.clamp(value, min=floor) of a number: a NaN stays NaN."""
+    return floor if value < floor else value
+
+
+def root(value: float) -> float:
+    """float64 sqrt (NaN below 0, as torch's)."""
+    return math.sqrt(value) if value >= 0 else math.nan
+
+
+_LARGEST: Dict[torch.dtype, float] = {}
+
+
+def scalar_result(value: float, dtype: torch.dtype, device: Optional[torch.device] = None) -> Tensor:
+    """as_result of one float64 number: a 0-d tensor of ``dtype``, the ValueError where a finite
+    value does not fit it."""
+    largest = _LARGEST.get(dtype)
+    if largest is None:
+        largest = _LARGEST.setdefault(dtype, torch.finfo(dtype).max)
+    if abs(value) > largest and math.isfinite(value):  # it may round to inf: as_result decides
+        return as_result(torch.tensor(value, dtype=_F64, device=device), dtype)
+    return torch.scalar_tensor(value, dtype=dtype, device=device)  # (half torch.tensor's cost)
 
 
 def _forced_ratio_score(num: Tensor, den: Tensor) -> Tensor:

@@ -112,7 +112,7 @@ def real(name: str, t: object, device: Optional[torch.device] = None) -> Tensor:
         raise ValueError(f"{name}: expected a tensor on {device} (the metric's device), got {t.device}")
     if t.is_meta:
         raise ValueError(f"{name}: expected a tensor holding values, got a meta tensor {describe(t)}")
-    return t.detach()
+    return t.detach() if t.requires_grad else t  # (a detach costs a microsecond, half a small update)
 
 
 def finite(name: str, t: Tensor) -> None:
@@ -277,7 +277,7 @@ def squared_error_sum(
     preds: Tensor, target: Tensor, num_outputs: int, device: Optional[torch.device] = None
 ) -> Tuple[Tensor, int]:
     """(sum of squared errors [D] float64, number of samples) of one batch."""
-    p, t = _error_inputs(preds, target, num_outputs, device)
+    p, t = error_inputs(preds, target, num_outputs, device)
     diff = t.to(_F64) - p  # p promotes to float64 exactly, inside the subtraction
     total = (diff * diff).sum(0)
     require_finite(total, p, t)
@@ -288,7 +288,7 @@ def absolute_error_sum(
     preds: Tensor, target: Tensor, num_outputs: int, device: Optional[torch.device] = None
 ) -> Tuple[Tensor, int]:
     """(sum of absolute errors [D] float64, number of samples) of one batch."""
-    p, t = _error_inputs(preds, target, num_outputs, device)
+    p, t = error_inputs(preds, target, num_outputs, device)
     total = (t.to(_F64) - p).abs().sum(0)
     require_finite(total, p, t)
     return total, p.shape[0]
@@ -305,7 +305,7 @@ def absolute_percentage_error_sum(
     return total, p.numel()
 
 
-def _error_inputs(preds, target, num_outputs, device):
+def error_inputs(preds, target, num_outputs, device):
     """num_outputs = 1: any shape, flattened; else [N, D]. Returned as [N, D]."""
     if num_outputs == 1:
         p, t = pair(preds, target, device)

@@ -15,6 +15,7 @@ from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .eed import eed_sentences
+from .error_sums import error_sums
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
@@ -61,6 +62,7 @@ __all__ = [
     "perplexity_update",
     "ter_sentences",
     "eed_sentences",
+    "error_sums",
     "retrieval_scores",
     "retrieval_order",
     "ssim_moments",

@@ -1,0 +1,103 @@
+/*
+ * error_rows.c: the per-row kinds of error_sums: cosine similarity and the KL / Jensen-Shannon
+ * divergences of [N, d] rows, in float64 from one read of each chunk of rows (twice for the
+ * divergences of probabilities: the row sums that scale each row to 1, then the terms). The
+ * rows are walked in blocks of ROWS, column by column, with per-row partial sums in buffers.
+ */
+#include <math.h>
+
+#include "kernels/error_terms.h"
+
+#define ROWS 256
+#define LN2 0.69314718055994530942
+
+/* torch.logaddexp of finite a, b. */
+static double log_add_exp(double a, double b)
+{
+    const double hi = a > b ? a : b;
+    return hi + log1p(exp(-fabs(a - b)));
+}
+
+/* p log(p / q): torch's xlogy(p, p) - xlogy(p, q) with one log instead of two (0 for p = 0;
+ * NaN for a NaN q; inf for q = 0 < p). */
+static double p_log_ratio(double p, double q)
+{
+    if (q != q)
+        return q;
+    return p == 0.0 ? 0.0 : p * log(p / q);
+}
+
+/* One divergence term of probabilities p, q (already scaled to sum 1): KL's p log(p / q), or
+ * JS's p log(p / m) + q log(q / m) with m = (p + q) / 2 (= xlogy(p, p) + xlogy(q, q) -
+ * xlogy(p + q, m), two logs instead of three). */
+static double prob_term(int64_t kind, double p, double q)
+{
+    if (kind == TT_ERR_KL)
+        return p_log_ratio(p, q);
+    const double m = 0.5 * (p + q);
+    return p_log_ratio(p, m) + p_log_ratio(q, m);
+}
+
+/* One divergence term of log-probabilities a, b. */
+static double log_term(int64_t kind, double a, double b)
+{
+    if (kind == TT_ERR_KL)
+        return exp(a) * (a - b);
+    const double m = log_add_exp(a, b) - LN2;
+    return exp(a) * (a - m) + exp(b) * (b - m);
+}
+
+double tt_error_rows(const tt_view *x, const tt_view *y, int64_t kind, int log_prob, double *values,
+                     double *acc)
+{
+    const int64_t n = x->shape[0], d = x->shape[1];
+    double xb[ROWS], yb[ROWS], s0[ROWS], s1[ROWS], s2[ROWS];
+    double summary = 0.0, total = 0.0;
+    int negative = 0;
+    for (int64_t start = 0; start < n; start += ROWS) {
+        const int64_t m = n - start < ROWS ? n - start : ROWS;
+        for (int64_t i = 0; i < m; i++)
+            s0[i] = s1[i] = s2[i] = 0.0;
+        if (kind == TT_ERR_COSINE || !log_prob)
+            for (int64_t j = 0; j < d; j++) { /* cosine: dot, |x|^2, |y|^2; else the row sums */
+                (void)tt_load_scores(x, start, m, j, xb);
+                (void)tt_load_scores(y, start, m, j, yb);
+                for (int64_t i = 0; i < m; i++) {
+                    if (kind == TT_ERR_COSINE) {
+                        s0[i] += xb[i] * yb[i];
+                        s1[i] += xb[i] * xb[i];
+                        s2[i] += yb[i] * yb[i];
+                    } else {
+                        s1[i] += xb[i];
+                        s2[i] += yb[i];
+                        negative |= (xb[i] < 0.0) | (yb[i] < 0.0);
+                    }
+                }
+            }
+        if (kind != TT_ERR_COSINE)
+            for (int64_t j = 0; j < d; j++) { /* the terms, summed per row into s0 */
+                (void)tt_load_scores(x, start, m, j, xb);
+                (void)tt_load_scores(y, start, m, j, yb);
+                for (int64_t i = 0; i < m; i++)
+                    s0[i] += log_prob ? log_term(kind, xb[i], yb[i])
+                                      : prob_term(kind, xb[i] / s1[i], yb[i] / s2[i]);
+            }
+        for (int64_t i = 0; i < m; i++) {
+            double v = s0[i];
+            if (kind == TT_ERR_COSINE) {
+                const double norms = sqrt(s1[i]) * sqrt(s2[i]);
+                v = s0[i] / norms;
+                summary += norms;
+            } else if (kind == TT_ERR_JS) {
+                v = 0.5 * s0[i];
+            }
+            total += v;
+            if (values)
+                values[start + i] = v;
+        }
+    }
+    acc[0] = total;
+    if (kind == TT_ERR_COSINE)
+        return summary;
+    return negative ? NAN : total;
+}

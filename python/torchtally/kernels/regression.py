@@ -1,0 +1,31 @@
+"""Route of the regression error-sums kernel (csrc/API_REGRESSION.md, "error_sums"): the C core for CPU
+tensors, the torch reference (kernels/reference/error_sums.py) elsewhere; a custom op inside
+torch.compile. The kinds are csrc/kernels/error_sums.h's."""
+
+from typing import Optional
+
+from torch import Tensor
+
+from . import host_module, ops
+
+SQUARED, ABSOLUTE, LOG_COSH = 0, 1, 2  # per column: sums [D]
+ABS_PERCENT, SYM_PERCENT, SQUARED_LOG, MINKOWSKI = 3, 4, 5, 6  # over every element: sums [1]
+WEIGHTED_PERCENT = 7  # (sum |target - preds|, sum |target|)
+COSINE, KL, JS = 8, 9, 10  # per row: rows [N], their sum in sums [1]
+
+
+def error_sums(
+    sums: Optional[Tensor],
+    count: Optional[Tensor],
+    rows: Optional[Tensor],
+    x: Tensor,
+    y: Tensor,
+    kind: int,
+    param: float = 0.0,
+) -> None:
+    """sums += the batch's float64 sums of kind over preds x and target y, count += its rows
+    (its elements for the kinds summed over every element), rows = each row's value (per-row
+    kinds); a NaN/inf or out-of-domain input is a ValueError and nothing is written."""
+    if ops.compiling():
+        return ops.error_sums(sums, count, rows, x, y, kind, param)
+    host_module(x).error_sums(sums, count, rows, x, y, kind, param)
