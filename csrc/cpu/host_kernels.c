@@ -30,6 +30,7 @@
 #include "kernels/ssim_moments.h"
 #include "kernels/surface_distance.h"
 #include "kernels/ter.h"
+#include "kernels/toeplitz_solve.h"
 #include "kernels/total_variation.h"
 
 /* ---- CPU-only methods ----------------------------------------------------------------------- */
@@ -203,6 +204,12 @@ tt_status run_spectral_angles(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_total_variation(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_total_variation(a->tensor[0], a->tensor[1], err);
+}
+
+/* toeplitz_solve (SignalDistortionRatio) has no CUDA build: other devices take its reference. */
+tt_status run_toeplitz_solve(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_toeplitz_solve(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids

@@ -79,6 +79,8 @@
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR})                                                  \
     X(total_variation, "total_variation(out, img)", {"out", TT_ARG_OUT_TENSOR},                    \
       {"img", TT_ARG_TENSOR})                                                                      \
+    X(toeplitz_solve, "toeplitz_solve(out, r, b)", {"out", TT_ARG_OUT_TENSOR},                     \
+      {"r", TT_ARG_TENSOR}, {"b", TT_ARG_TENSOR})                                                  \
     X(signal_sums, "signal_sums(out, preds, target, zero_mean, group, eps)",                       \
       {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
       {"zero_mean", TT_ARG_BOOL}, {"group", TT_ARG_INT}, {"eps", TT_ARG_FLOAT})                    \

@@ -412,6 +412,13 @@ def _total_variation(out: Tensor, img: Tensor) -> None:
 total_variation = define_op("total_variation", "Tensor(a!) out, Tensor img", _total_variation)
 
 
+def _toeplitz_solve(out: Tensor, r: Tensor, b: Tensor) -> None:
+    _host_route(out).toeplitz_solve(out, r, b)
+
+
+toeplitz_solve = define_op("toeplitz_solve", "Tensor(a!) out, Tensor r, Tensor b", _toeplitz_solve)
+
+
 def _signal_sums(out: Tensor, preds: Tensor, target: Tensor, zero_mean: bool, group: int, eps: float) -> None:
     _host_route(out).signal_sums(out, preds, target, zero_mean, group, eps)
 

@@ -32,6 +32,7 @@ from .squared_error import squared_error
 from .ssim_moments import ssim_moments
 from .surface_distance import surface_distance
 from .ter import ter_sentences
+from .toeplitz_solve import toeplitz_solve
 from .topk import topk_update
 from .total_variation import total_variation
 
@@ -69,6 +70,7 @@ __all__ = [
     "squared_error",
     "spectral_angles",
     "total_variation",
+    "toeplitz_solve",
     "signal_sums",
     "contingency_rows",
     "cluster_moments",
