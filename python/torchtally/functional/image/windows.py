@@ -23,7 +23,6 @@ __all__ = [
     "uniform_filter",
     "half_window",
     "image_means",
-    "reflect_pad",
     "separable_filter",
     "box_mean",
     "correlate",
@@ -101,14 +100,6 @@ def check_reduction(reduction: Optional[str], allowed: Tuple[Optional[str], ...]
     if reduction not in allowed:
         raise ValueError(f"reduction: expected one of {allowed}, got {reduction!r}")
     return "none" if reduction is None else reduction
-
-
-def reflect_pad(x: Tensor, left: int, right: int, top: int, bottom: int) -> Tensor:
-    """``F.pad(x, (left, right, top, bottom), mode="reflect")`` (mirror without repeating the
-    edge), by slicing: torch's reflect pad and float64 convolutions are slow on a busy CPU."""
-    x = torch.cat((x[..., 1 : left + 1].flip(-1), x, x[..., x.shape[-1] - right - 1 : -1].flip(-1)), -1)
-    height = x.shape[-2]
-    return torch.cat((x[..., 1 : top + 1, :].flip(-2), x, x[..., height - bottom - 1 : -1, :].flip(-2)), -2)
 
 
 # Up to this many pixels along an axis, a filter along it is one product with a band matrix
