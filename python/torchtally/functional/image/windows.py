@@ -22,6 +22,8 @@ __all__ = [
     "uqi_maps",
     "uniform_filter",
     "uniform_filters",
+    "separable_filter",
+    "box_mean",
     "half_window",
     "image_means",
     "correlate",
@@ -123,10 +125,28 @@ def _conv(x: Tensor, kernel: Tensor) -> Tensor:
     return out.reshape(*x.shape[:-2], out.shape[-2], out.shape[-1])
 
 
+def _along_h(x: Tensor, weights: Tensor) -> Tensor:
+    if x.shape[-2] <= _BAND_MAX:
+        return _band(x.shape[-2], weights) @ x
+    return _conv(x, weights[:, None])
+
+
 def _along_w(x: Tensor, weights: Tensor) -> Tensor:
     if x.shape[-1] <= _BAND_MAX:
         return x @ _band(x.shape[-1], weights).T
     return _conv(x, weights[None, :])
+
+
+def separable_filter(x: Tensor, weights_h: Tensor, weights_w: Tensor) -> Tensor:
+    """The valid correlation of x [..., H, W] with the window outer(weights_h, weights_w):
+    [..., H - kh + 1, W - kw + 1], one pass per axis."""
+    return _along_w(_along_h(x, weights_h), weights_w)
+
+
+def box_mean(x: Tensor, window_size: int) -> Tensor:
+    """The valid mean over window_size x window_size windows of x [..., H, W]."""
+    ones = torch.ones(window_size, dtype=x.dtype, device=x.device)
+    return separable_filter(x, ones, ones) * (1.0 / window_size**2)
 
 
 def correlate(x: Tensor, kernel: Tensor) -> Tensor:
@@ -256,8 +276,19 @@ def uniform_filters(x: Tensor, y: Tensor, window_size: int) -> Tuple[Tensor, Ten
 
 
 def uniform_filter(x: Tensor, window_size: int) -> Tensor:
-    """``uniform_filters`` of x alone."""
-    return uniform_filters(x, x, window_size)[0]
+    """The mean over a window_size x window_size window at every pixel, float64, same size as
+    ``x`` [N, C, H, W]: window_size // 2 mirrored rows in front and the rest behind (torchmetrics'
+    layout). For one image stack, separable torch filters cost less than the moments kernel's
+    five planes (``uniform_filters`` takes the kernel for two stacks)."""
+    before = window_size // 2
+    after = window_size - 1 - before
+    height, width = x.shape[-2:]
+    if max(before, after) > min(height, width):
+        raise ValueError(f"window_size: {window_size} is too large for images of {height}x{width}")
+    x = x.detach().to(_F64)
+    x = x.index_select(2, _mirror_index(height, before, after, x.device))
+    x = x.index_select(3, _mirror_index(width, before, after, x.device))
+    return box_mean(x, window_size)
 
 
 def image_means(x: Tensor) -> Tensor:
