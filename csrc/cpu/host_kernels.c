@@ -26,10 +26,13 @@
 #include "kernels/rating_sums.h"
 #include "kernels/retrieval.h"
 #include "kernels/signal_sums.h"
+#include "kernels/spectral_angles.h"
 #include "kernels/squared_error.h"
 #include "kernels/ssim_moments.h"
 #include "kernels/surface_distance.h"
 #include "kernels/ter.h"
+#include "kernels/toeplitz_solve.h"
+#include "kernels/total_variation.h"
 
 /* ---- CPU-only methods ----------------------------------------------------------------------- */
 
@@ -198,6 +201,24 @@ tt_status run_error_sums(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_rating_sums(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_rating_sums(a->tensor[0], a->tensor[1], err);
+}
+
+/* spectral_angles (SpectralAngleMapper) and total_variation (TotalVariation) have no CUDA build:
+ * other devices take their torch references. */
+tt_status run_spectral_angles(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_spectral_angles(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
+tt_status run_total_variation(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_total_variation(a->tensor[0], a->tensor[1], err);
+}
+
+/* toeplitz_solve (SignalDistortionRatio) has no CUDA build: other devices take its reference. */
+tt_status run_toeplitz_solve(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_toeplitz_solve(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids

@@ -75,6 +75,12 @@
       {"pad_h", TT_ARG_INT}, {"pad_w", TT_ARG_INT})                                                \
     X(squared_error, "squared_error(out, x, y, bounds)", {"out", TT_ARG_OUT_TENSOR},               \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"bounds", TT_ARG_OPT_TENSOR})                   \
+    X(spectral_angles, "spectral_angles(out, x, y)", {"out", TT_ARG_OUT_TENSOR},                   \
+      {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR})                                                  \
+    X(total_variation, "total_variation(out, img)", {"out", TT_ARG_OUT_TENSOR},                    \
+      {"img", TT_ARG_TENSOR})                                                                      \
+    X(toeplitz_solve, "toeplitz_solve(out, r, b)", {"out", TT_ARG_OUT_TENSOR},                     \
+      {"r", TT_ARG_TENSOR}, {"b", TT_ARG_TENSOR})                                                  \
     X(signal_sums, "signal_sums(out, preds, target, zero_mean, group, eps)",                       \
       {"out", TT_ARG_OUT_TENSOR}, {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR},             \
       {"zero_mean", TT_ARG_BOOL}, {"group", TT_ARG_INT}, {"eps", TT_ARG_FLOAT})                    \

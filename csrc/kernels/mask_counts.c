@@ -7,8 +7,10 @@
  * time: each 64-bit word adds its bytes lane-wise into byte counters (at most 255 words before
  * the lanes are summed, so no lane overflows while every byte is 0 or 1), the AND of the two
  * words counts the intersection, and the OR of every word tells whether a byte other than 0/1
- * came by (a bit above the lowest one set). Other dtypes and strides take a plain loop. The
- * counts go to a private [N, C, 3] buffer and are copied to `out` once both masks passed.
+ * came by (a bit above the lowest one set). Other dtypes and strides take a plain loop: class by
+ * class, or, where the classes lie closer in memory than the pixels (a channels-last one-hot),
+ * a sample at a time with the classes inner. The counts go to a private [N, C, 3] buffer and are
+ * copied to `out` once both masks passed.
  */
 #include "kernels/mask_counts.h"
 
@@ -16,6 +18,7 @@
 
 #define LOW_BITS 0x0101010101010101ULL
 #define BLOCK 255 /* words per block: a byte lane counts up to 255 */
+#define INNER 8   /* classes counted together in the classes-inner walk */
 
 /* The sum of the 8 byte lanes of x. */
 static inline uint64_t lane_sum(uint64_t x)
@@ -87,6 +90,77 @@ static void count_any(const tt_view *preds, const tt_view *target, const char *p
     c[0] = inter, c[1] = sum_p, c[2] = sum_t;
 }
 
+/* count_classes_inner for int64 masks (what one_hot gives), read as int64 elements (strides in
+ * elements), with local accumulators: the compiler keeps them apart from the masks. */
+static void count_classes_inner_i64(const tt_view *preds, const tt_view *target, const char *p,
+                                    const char *t, int64_t *c, uint64_t *ors)
+{
+    const int64_t k = preds->shape[1], n = preds->shape[2];
+    const int64_t pk = preds->stride[1], pn = preds->stride[2];
+    const int64_t tk = target->stride[1], tn = target->stride[2];
+    const int64_t *pv = (const int64_t *)(const void *)p, *tv = (const int64_t *)(const void *)t;
+    for (int64_t j0 = 0; j0 < k; j0 += INNER) {
+        const int64_t m = k - j0 < INNER ? k - j0 : INNER;
+        int64_t inter[INNER] = {0}, sum_p[INNER] = {0}, sum_t[INNER] = {0};
+        uint64_t or_p[INNER] = {0}, or_t[INNER] = {0};
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t *pp = pv + i * pn + j0 * pk, *tp = tv + i * tn + j0 * tk;
+            for (int64_t j = 0; j < m; j++) {
+                const int64_t a = pp[j * pk], b = tp[j * tk];
+                or_p[j] |= (uint64_t)a;
+                or_t[j] |= (uint64_t)b;
+                inter[j] += a & b;
+                sum_p[j] += a;
+                sum_t[j] += b;
+            }
+        }
+        for (int64_t j = 0; j < m; j++) {
+            c[3 * (j0 + j)] = inter[j], c[3 * (j0 + j) + 1] = sum_p[j];
+            c[3 * (j0 + j) + 2] = sum_t[j];
+            ors[2 * (j0 + j)] = or_p[j], ors[2 * (j0 + j) + 1] = or_t[j];
+        }
+    }
+}
+
+/* Counts of the k classes of one sample whose classes lie closer together in memory than its
+ * pixels (a channels-last one-hot, as one_hot(labels).permute(0, 3, 1, 2) gives): pixels outer,
+ * classes inner, so the sample is read once in memory order instead of once per class, each
+ * pass touching every cache line. c [k, 3] as count_any's; ors [k, 2]: the OR of each class's
+ * preds and target values (a bit above the lowest one set: a value other than 0/1). */
+static void count_classes_inner(const tt_view *preds, const tt_view *target, const char *p,
+                                const char *t, int64_t *c, uint64_t *ors)
+{
+    const int64_t k = preds->shape[1], n = preds->shape[2];
+    const int64_t pk = tt_step(preds, 1), pn = tt_step(preds, 2);
+    const int64_t tk = tt_step(target, 1), tn = tt_step(target, 2);
+    memset(c, 0, (size_t)k * 3 * sizeof(int64_t));
+    memset(ors, 0, (size_t)k * 2 * sizeof(uint64_t));
+    if (preds->dtype == TT_I64 && target->dtype == TT_I64) {
+        count_classes_inner_i64(preds, target, p, t, c, ors);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const char *pp = p + i * pn, *tp = t + i * tn;
+        for (int64_t j = 0; j < k; j++) {
+            const int64_t a = tt_load_label(pp + j * pk, preds->dtype);
+            const int64_t b = tt_load_label(tp + j * tk, target->dtype);
+            ors[2 * j] |= (uint64_t)a;
+            ors[2 * j + 1] |= (uint64_t)b;
+            c[3 * j] += a & b;
+            c[3 * j + 1] += a;
+            c[3 * j + 2] += b;
+        }
+    }
+}
+
+/* Whether v's classes (dimension 1) lie closer together in memory than its pixels (dimension 2). */
+static int classes_inner(const tt_view *v)
+{
+    const int64_t sk = v->stride[1] < 0 ? -v->stride[1] : v->stride[1];
+    const int64_t sn = v->stride[2] < 0 ? -v->stride[2] : v->stride[2];
+    return sk < sn;
+}
+
 static tt_status check_args(const tt_view *out, const tt_view *preds, const tt_view *target,
                             tt_error *err)
 {
@@ -120,6 +194,14 @@ tt_status tt_mask_counts(const tt_view *out, const tt_view *preds, const tt_view
                        (long long)k);
     const int bytes = tt_dtype_size(preds->dtype) == 1 && tt_dtype_size(target->dtype) == 1 &&
                       (pixels < 2 || (preds->stride[2] == 1 && target->stride[2] == 1));
+    /* the other dtypes and strides: a sample at a time where its classes are inner */
+    const int inner =
+        !bytes && k > 1 && pixels > 1 && classes_inner(preds) && classes_inner(target);
+    uint64_t *ors = inner ? malloc((size_t)k * 2 * sizeof(uint64_t)) : NULL;
+    if (inner && ors == NULL) {
+        free(counts);
+        return tt_fail(err, TT_ENOMEM, "out", "no memory for %lld class flags", (long long)k);
+    }
     int64_t bad_at[2] = {-1, -1}; /* the first (sample, class) pair holding a bad value, per side */
     for (int64_t q = 0; q < pairs && bad_at[0] < 0; q++) { /* preds' first bad pair ends the walk */
         const int64_t i = q / k, j = q % k;
@@ -127,7 +209,12 @@ tt_status tt_mask_counts(const tt_view *out, const tt_view *preds, const tt_view
         const char *t = target->data + i * tt_step(target, 0) + j * tt_step(target, 1);
         int bad_p = 0, bad_t = 0;
         int64_t *c = counts + 3 * q;
-        if (bytes)
+        if (inner) {
+            if (j == 0) /* the whole sample, its flags read class by class below */
+                count_classes_inner(preds, target, p, t, c, ors);
+            bad_p = (ors[2 * j] & ~1ULL) != 0;
+            bad_t = (ors[2 * j + 1] & ~1ULL) != 0;
+        } else if (bytes)
             count_bytes((const unsigned char *)p, (const unsigned char *)t, pixels, c, &bad_p,
                         &bad_t);
         else
@@ -137,6 +224,7 @@ tt_status tt_mask_counts(const tt_view *out, const tt_view *preds, const tt_view
         if (bad_t && bad_at[1] < 0)
             bad_at[1] = q;
     }
+    free(ors);
     for (int side = 0; side < 2; side++) {
         if (bad_at[side] >= 0) {
             free(counts);

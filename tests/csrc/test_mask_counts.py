@@ -71,3 +71,40 @@ def test_bad_calls_leave_out_untouched(impl):
         with pytest.raises(exc, match="out"):
             impl.mask_counts(out, m, m)
         assert bool((out == 5).all())
+
+
+@pytest.mark.parametrize("dtype", LABEL_DTYPES, ids=dtype_id)
+def test_channels_last_masks_walked_a_sample_at_a_time(c_core, dtype):
+    """Masks whose classes lie closer in memory than their pixels (one_hot(labels).permute, the
+    usual one-hot) take the classes-inner walk: the same counts, and the same first bad
+    (sample, class) per side, as the class-by-class walk."""
+    g = generator(11)
+    for pixels in (2, 9, 4099):
+        p = (torch.rand(3, pixels, 5, generator=g) < 0.4).to(dtype).transpose(1, 2)  # class stride 1
+        t = torch.nn.functional.one_hot(torch.randint(0, 5, (3, pixels), generator=g), 5).to(dtype).transpose(1, 2)
+        mixed = (torch.rand(3, 5, pixels, generator=g) < 0.5).to(dtype)  # class-major: the other walk
+        for vp, vt in ((p, t), (p, mixed), (t[:, ::2], p[:, 1:4])):
+            for impl in (c_core, reference):
+                out = torch.full(vp.shape[:2] + (3,), -7, dtype=torch.int64)
+                impl.mask_counts(out, vp, vt)
+                assert torch.equal(out, _direct(vp, vt)), (pixels, impl)
+    if dtype == torch.bool:
+        return
+    p = torch.zeros(2, 50, 3, dtype=dtype).transpose(1, 2)
+    t = torch.ones(2, 50, 3, dtype=dtype).transpose(1, 2)
+    cases = [
+        (lambda p, t: (p[1, 2].__setitem__(40, 2), t[0, 1].__setitem__(3, 3)), "preds: sample 1, class 2"),
+        (lambda p, t: (t[1, 2].__setitem__(0, 2), t[0, 2].__setitem__(5, 3)), "target: sample 0, class 2"),
+        (lambda p, t: (p[0, 2].__setitem__(49, 5), p[0, 1].__setitem__(0, 4)), "preds: sample 0, class 1"),
+    ]
+    for spoil, match in cases:
+        bp, bt = (
+            p.clone().transpose(1, 2).contiguous().transpose(1, 2),
+            t.clone().transpose(1, 2).contiguous().transpose(1, 2),
+        )
+        spoil(bp, bt)
+        for impl in (c_core, reference):
+            out = torch.full((2, 3, 3), 5, dtype=torch.int64)
+            with pytest.raises(ValueError, match=match):
+                impl.mask_counts(out, bp, bt)
+            assert bool((out == 5).all())

@@ -100,6 +100,50 @@ def test_scc_in_float64_is_torchmetrics_math_in_float64():
     assert_same(ttf.spatial_correlation_coefficient(x, y, reduction="none"), exact.float(), rtol=1e-6)
 
 
+def _uqi_by_convolution(preds, target, kernel, sigma, eps):
+    """The UQI map the plain way, in float64 (torchmetrics' geometry): reflect padding, a 2-D
+    Gaussian convolution of the five planes, then the crop."""
+    pad_a, pad_b = (kernel[0] - 1) // 2, (kernel[1] - 1) // 2
+
+    def gauss(k, s):
+        x = torch.arange(k, dtype=torch.float64) - (k - 1) / 2
+        g = torch.exp(-0.5 * (x / s) ** 2)
+        return g / g.sum()
+
+    window = torch.outer(gauss(kernel[0], sigma[0]), gauss(kernel[1], sigma[1]))[None, None]
+    n, c, h, w = preds.shape
+    p, t = preds.double(), target.double()
+    planes = torch.cat((p, t, p * p, t * t, p * t)).reshape(-1, 1, h, w)
+    planes = torch.nn.functional.pad(planes, (pad_a, pad_a, pad_b, pad_b), mode="reflect")
+    filtered = torch.nn.functional.conv2d(planes, window)
+    mp, mt, mpp, mtt, mpt = filtered.reshape(5, n, c, *filtered.shape[-2:]).unbind(0)
+    var_p, var_t = (mpp - mp * mp).clamp(min=0), (mtt - mt * mt).clamp(min=0)
+    score = 4 * mp * mt * (mpt - mp * mt) / ((mp * mp + mt * mt) * (var_p + var_t) + eps)
+    return score[..., pad_a:-pad_a, pad_b:-pad_b]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_uqi_maps_equal_a_plain_convolution_on_strided_inputs(dtype):
+    """The maps come from the windowed-moments kernel over the kept positions only (a slice or a
+    smaller reflect padding where the window is not square): the same values as padding, a full
+    2-D convolution and the crop, for sliced and strided images of every float dtype."""
+    g = torch.Generator().manual_seed(7)
+    wide = torch.rand(3, 6, 40, 44, generator=g, dtype=torch.float64) + 0.25
+    preds = wide[:, ::2, 3:, ::2].to(dtype)  # [3, 3, 37, 22], strided in C, H and W
+    target = (wide.flip(1)[:, 1::2, 3:, 1::2] * 0.8 + 0.1).to(dtype)
+    eps = torch.finfo(dtype).eps
+    for kernel, sigma in (((11, 11), (1.5, 1.5)), ((3, 7), (0.8, 1.6)), ((9, 3), (2.0, 0.7)), ((5, 5), (1.0, 1.0))):
+        got = ttf.universal_image_quality_index(preds, target, kernel, sigma, reduction=None)
+        want = _uqi_by_convolution(preds, target, kernel, sigma, eps)
+        assert got.shape == want.shape
+        assert_same(got.double(), want.to(dtype).double(), rtol=1e-10 if dtype == torch.float64 else 1e-2, atol=1e-12)
+        mean = ttf.universal_image_quality_index(preds.double(), target.double(), kernel, sigma)
+        assert_same(mean, _uqi_by_convolution(preds, target, kernel, sigma, 2.0**-52).mean(), rtol=1e-12)
+    # a window of 1 keeps no position (torchmetrics' crop), and an empty batch gives empty maps
+    assert ttf.universal_image_quality_index(preds, target, (1, 5), (1.0, 1.0), None).shape == (3, 3, 0, 14)
+    assert ttf.universal_image_quality_index(preds[:0], target[:0], (3, 3), (1.0, 1.0), None).shape == (0, 3, 35, 20)
+
+
 def _feed_both(ours, theirs, batches):
     for b in batches:
         ours.update(*b)

@@ -58,8 +58,9 @@ class RealFakeFeatureRows(Metric):
         width = int(self.feature_width) or None
         features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
         self.append_state(f"{side}_features", features.to(torch.float32).reshape(-1))
-        self.feature_width.fill_(features.shape[1])
-        self.feature_width_min.fill_(features.shape[1])
+        if width is None:  # the first rows: both widths set (later rows were checked against them)
+            self.feature_width.fill_(features.shape[1])
+            self.feature_width_min.fill_(features.shape[1])
 
     def rows(self) -> Optional[Tuple[Tensor, Tensor]]:
         """(real [N, D], fake [M, D]) rows, or None before any image was seen."""

@@ -398,6 +398,27 @@ def _squared_error(out: Tensor, x: Tensor, y: Tensor, bounds: Optional[Tensor]) 
 squared_error = define_op("squared_error", "Tensor(a!) out, Tensor x, Tensor y, Tensor? bounds", _squared_error)
 
 
+def _spectral_angles(out: Tensor, x: Tensor, y: Tensor) -> None:
+    _host_route(out).spectral_angles(out, x, y)
+
+
+spectral_angles = define_op("spectral_angles", "Tensor(a!) out, Tensor x, Tensor y", _spectral_angles)
+
+
+def _total_variation(out: Tensor, img: Tensor) -> None:
+    _host_route(out).total_variation(out, img)
+
+
+total_variation = define_op("total_variation", "Tensor(a!) out, Tensor img", _total_variation)
+
+
+def _toeplitz_solve(out: Tensor, r: Tensor, b: Tensor) -> None:
+    _host_route(out).toeplitz_solve(out, r, b)
+
+
+toeplitz_solve = define_op("toeplitz_solve", "Tensor(a!) out, Tensor r, Tensor b", _toeplitz_solve)
+
+
 def _signal_sums(out: Tensor, preds: Tensor, target: Tensor, zero_mean: bool, group: int, eps: float) -> None:
     _host_route(out).signal_sums(out, preds, target, zero_mean, group, eps)
 

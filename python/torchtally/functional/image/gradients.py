@@ -10,6 +10,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
+from ...kernels.image.total_variation import total_variation
 from .pixel_inputs import F64, four_dims, reduce_scores, refuse_non_finite, tensor_of
 
 __all__ = ["image_gradients"]
@@ -66,16 +67,16 @@ def tv_scores(img: object) -> Tuple[Tensor, bool]:
     """(total variation of each image [N] float64, whether the images are integers). Integer
     images are summed in int64 (exact), floating ones in float64."""
     img = _signed_image("img", img, "Expected input `img` to be an 4D tensor")
-    integer = not img.is_floating_point()
-    if integer:
-        _check_int64_room(img)
-    x = img.to(torch.int64 if integer else F64)
+    if img.is_floating_point():
+        scores = torch.empty(img.shape[0], dtype=F64, device=img.device)
+        total_variation(scores, img)  # one float64 pass in C on the CPU
+        refuse_non_finite(scores, img=img)
+        return scores, False
+    _check_int64_room(img)
+    x = img.to(torch.int64)
     down = (x[..., 1:, :] - x[..., :-1, :]).abs().sum(dim=(1, 2, 3))
     across = (x[..., :, 1:] - x[..., :, :-1]).abs().sum(dim=(1, 2, 3))
-    scores = (down + across).to(F64)
-    if not integer:
-        refuse_non_finite(scores, img=img)
-    return scores, integer
+    return (down + across).to(F64), True
 
 
 def _check_int64_room(img: Tensor) -> None:

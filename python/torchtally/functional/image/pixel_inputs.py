@@ -10,6 +10,7 @@ flag per input kind (integer, float16, bfloat16, float32, float64), reduced by "
 merging is an OR); the result dtype is torch's promotion of the kinds seen.
 """
 
+import math
 from typing import Optional, Sequence, Tuple
 
 import torch
@@ -25,6 +26,7 @@ REDUCTIONS = ("elementwise_mean", "sum", "none", None)
 # The input kinds of ``dtypes_seen``; an integer input is kind 0.
 KINDS = (torch.int64, torch.float16, torch.bfloat16, torch.float32, torch.float64)
 FLOATS = KINDS[1:]  # the floating dtypes the image metrics take (float8 is refused)
+_READ_ON_HOST = 16  # results up to this size are checked for NaN in Python
 _INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
@@ -51,7 +53,11 @@ def refuse_non_finite(result: Tensor, **inputs: Tensor) -> None:
     ``result`` (computed from them, NaN or infinity propagating) is not finite: the inputs are
     scanned again only then. A non-finite result from finite inputs (a perfect prediction's
     infinite PSNR, a zero mean in ERGAS) is the metric's own value and passes."""
-    if bool(torch.isfinite(result).all()):
+    if result.device.type == "cpu" and result.numel() <= _READ_ON_HOST:
+        # a few host values: read in Python (three torch calls cost more than the kernel)
+        if all(math.isfinite(v) for v in (result if result.dim() == 1 else result.reshape(-1)).tolist()):
+            return
+    elif bool(torch.isfinite(result).all()):
         return
     for name, value in inputs.items():
         if value.is_floating_point() and not bool(torch.isfinite(value).all()):

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from .pixel_inputs import refuse_non_finite
-from .windows import check_pair, check_window_size, half_window, image_means, uniform_filter
+from .windows import check_pair, check_window_size, half_window, image_means, uniform_filter, uniform_filters
 
 __all__ = ["root_mean_squared_error_using_sliding_window"]
 
@@ -55,8 +55,11 @@ def rmse_sw_image_scores(preds: Tensor, target: Tensor, window_size: int) -> Ten
 def rase_sums(preds: Tensor, target: Tensor, window_size: int) -> Tuple[Tensor, Tensor]:
     """(windowed RMSE maps summed over the batch, windowed target means / w^2 summed over the
     batch), both float64 [C, H, W]."""
-    maps = rmse_maps(preds, target, window_size)
-    target_means = uniform_filter(target, window_size) / window_size**2
+    preds, target = _checked(preds, target, window_size)
+    diff = target.detach().to(torch.float64) - preds.detach().to(torch.float64)
+    squares, target_means = uniform_filters(diff * diff, target, window_size)  # one pass for both
+    maps = squares.sqrt()
+    target_means = target_means / window_size**2
     refuse_non_finite(torch.stack((maps.sum(), target_means.sum())), preds=preds, target=target)
     return maps.sum(0), target_means.sum(0)
 

@@ -12,6 +12,7 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
+from ...kernels.image.spectral_angles import spectral_angles
 from .pixel_inputs import (
     F64,
     ImageShapeError,
@@ -46,11 +47,10 @@ def sam_angles(preds: object, target: object) -> Tensor:
             f"preds: expected more than 1 channel (band), got {p.shape[1]} "
             "(Expected channel dimension of `preds` and `target` to be larger than 1)"
         )
-    u = p.to(F64) / torch.linalg.vector_norm(p.to(F64), dim=1, keepdim=True)
-    v = t.to(F64) / torch.linalg.vector_norm(t.to(F64), dim=1, keepdim=True)
-    # the angle between unit vectors u and v, accurate near 0 and pi (where acos of the
-    # cosine is not): 2 atan2(|u - v|, |u + v|)
-    angles = 2.0 * torch.atan2(torch.linalg.vector_norm(u - v, dim=1), torch.linalg.vector_norm(u + v, dim=1))
+    angles = torch.empty(p.shape[0], p.shape[2], p.shape[3], dtype=F64, device=p.device)
+    # 2 atan2(|u - v|, |u + v|) of the unit spectra u, v: accurate near 0 and pi (where acos of
+    # the cosine is not); one C pass on the CPU
+    spectral_angles(angles, p, t)
     refuse_non_finite(angles, preds=p, target=t)
     return angles
 

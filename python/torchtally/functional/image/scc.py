@@ -9,8 +9,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ...kernels.image import ssim as image_ssim
 from .pixel_inputs import refuse_non_finite, tensor_of
-from .windows import box_mean, check_reduction, check_window_size, correlate, image_means
+from .windows import check_reduction, check_window_size, correlate, image_means
 
 __all__ = ["spatial_correlation_coefficient"]
 
@@ -76,9 +77,14 @@ def scc_image_scores(preds: Tensor, target: Tensor, hp_filter: Tensor, window_si
     p = _high_pass(preds.detach().to(_F64).reshape(n * c, 1, height, width), kernel)
     t = _high_pass(target.detach().to(_F64).reshape(n * c, 1, height, width), kernel)
     lead, trail = window_size // 2, (window_size - 1) // 2
-    stats = box_mean(F.pad(torch.cat((p, t, p * p, t * t, p * t)), (lead, trail, lead, trail)), window_size)
-    # five stacked blocks (unbind, not split(n * c): an empty batch has blocks of size 0)
-    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.reshape(5, n * c, *stats.shape[1:]).unbind(0)
+    # the five local means under the uniform window over the zero-padded planes, in one pass of
+    # the windowed-moments kernel (zeros square to zeros: padding p and t pads the products)
+    uniform = torch.full((window_size,), 1.0 / window_size, dtype=_F64, device=p.device)
+    pads = (lead, trail, lead, trail)
+    stats = torch.empty(5, n * c, height, width, dtype=_F64, device=p.device)
+    if n * c:
+        image_ssim.ssim_moments(stats, F.pad(p, pads)[:, 0], F.pad(t, pads)[:, 0], uniform, uniform, 0, 0)
+    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.unbind(0)
     var_p = (mean_pp - mean_p * mean_p).clamp(min=0.0)
     var_t = (mean_tt - mean_t * mean_t).clamp(min=0.0)
     cov = mean_pt - mean_t * mean_p

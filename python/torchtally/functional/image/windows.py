@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ...kernels.image import ssim as image_ssim
 from .pixel_inputs import FLOATS
 
 __all__ = [
@@ -20,11 +21,11 @@ __all__ = [
     "check_reduction",
     "uqi_maps",
     "uniform_filter",
-    "half_window",
-    "image_means",
-    "reflect_pad",
+    "uniform_filters",
     "separable_filter",
     "box_mean",
+    "half_window",
+    "image_means",
     "correlate",
 ]
 
@@ -102,14 +103,6 @@ def check_reduction(reduction: Optional[str], allowed: Tuple[Optional[str], ...]
     return "none" if reduction is None else reduction
 
 
-def reflect_pad(x: Tensor, left: int, right: int, top: int, bottom: int) -> Tensor:
-    """``F.pad(x, (left, right, top, bottom), mode="reflect")`` (mirror without repeating the
-    edge), by slicing: torch's reflect pad and float64 convolutions are slow on a busy CPU."""
-    x = torch.cat((x[..., 1 : left + 1].flip(-1), x, x[..., x.shape[-1] - right - 1 : -1].flip(-1)), -1)
-    height = x.shape[-2]
-    return torch.cat((x[..., 1 : top + 1, :].flip(-2), x, x[..., height - bottom - 1 : -1, :].flip(-2)), -2)
-
-
 # Up to this many pixels along an axis, a filter along it is one product with a band matrix
 # (BLAS; O(n) per output, fast for small images and free of conv2d's slow float64 CPU path);
 # beyond it, a 1-D convolution (O(k) per output).
@@ -174,6 +167,23 @@ def _gaussian_1d(size: int, sigma: float, device: torch.device) -> Tensor:
     return weights / weights.sum()
 
 
+def _uqi_rows(size: int, pad_mine: int, pad_other: int) -> Tuple[int, int, int]:
+    """Along one axis of a UQI map: (first source index, source length, reflect padding) for the
+    moments kernel. torchmetrics pads this axis by ``pad_other``, slides a window of
+    2 ``pad_mine`` + 1 and crops ``pad_mine`` from each end of the result; a reflect padding by p
+    then cut by q <= p equals a padding by p - q, and a crop past the padding is a slice of the
+    source, so only the kept positions are computed."""
+    if pad_other >= pad_mine:
+        return 0, size, pad_other - pad_mine
+    cut = pad_mine - pad_other
+    return cut, size - 2 * cut, 0
+
+
+def _kept(full: int, pad: int) -> int:
+    """Length of ``range(full)[pad:-pad]`` (0 for pad 0: torchmetrics' crop keeps nothing)."""
+    return max(0, full - 2 * pad) if pad > 0 else 0
+
+
 def uqi_maps(
     preds: Tensor, target: Tensor, kernel_size: Tuple[int, int], sigma: Tuple[float, float], eps: float
 ) -> Tensor:
@@ -181,28 +191,54 @@ def uqi_maps(
     reflect-padded by (k0 - 1) / 2 on the width and (k1 - 1) / 2 on the height, the Gaussian
     window slides over it, and (k0 - 1) / 2 rows and (k1 - 1) / 2 columns are cut from each side;
     for a square window, the map of every fully covered position). ``eps`` (the input dtype's
-    machine epsilon, as torchmetrics) keeps the denominator off zero."""
+    machine epsilon, as torchmetrics) keeps the denominator off zero. The windowed moments come
+    from the ssim_moments kernel (float64), over the kept positions only."""
     pad_a, pad_b = (kernel_size[0] - 1) // 2, (kernel_size[1] - 1) // 2
-    height, width = preds.shape[-2:]
+    n, c, height, width = preds.shape
     if pad_a >= width or pad_b >= height:
         raise ValueError(
             f"preds: images of {height}x{width} are too small for kernel_size {kernel_size} "
             f"(reflect padding needs height > {pad_b} and width > {pad_a})"
         )
-    n = preds.shape[0]
+    out_h = _kept(height + 2 * pad_b - kernel_size[0] + 1, pad_a)
+    out_w = _kept(width + 2 * pad_a - kernel_size[1] + 1, pad_b)
+    if out_h == 0 or out_w == 0 or n * c == 0:
+        return torch.zeros(n, c, out_h, out_w, dtype=_F64, device=preds.device)
+    row0, rows, pad_h = _uqi_rows(height, pad_a, pad_b)
+    col0, cols, pad_w = _uqi_rows(width, pad_b, pad_a)
     g0 = _gaussian_1d(kernel_size[0], sigma[0], preds.device)
     g1 = _gaussian_1d(kernel_size[1], sigma[1], preds.device)
-    p = reflect_pad(preds.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
-    t = reflect_pad(target.detach().to(_F64), pad_a, pad_a, pad_b, pad_b)
-    stats = separable_filter(torch.cat((p, t, p * p, t * t, p * t)), g0, g1)
-    # five stacked blocks (unbind, not split(n): an empty batch has blocks of size 0)
-    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.reshape(5, n, *stats.shape[1:]).unbind(0)
-    var_p = (mean_pp - mean_p * mean_p).clamp(min=0.0)
-    var_t = (mean_tt - mean_t * mean_t).clamp(min=0.0)
-    cov = mean_pt - mean_p * mean_t
-    score = (4.0 * mean_p * mean_t * cov) / ((mean_p * mean_p + mean_t * mean_t) * (var_p + var_t) + eps)
-    # torchmetrics' crop (an empty map for a window of size 1, as there)
-    return score[..., pad_a:-pad_a, pad_b:-pad_b]
+    planes = n * c
+    if preds.dtype != target.dtype:  # (the kernel widens both to float64 anyway)
+        preds, target = preds.to(_F64), target.to(_F64)
+    p = preds.detach().reshape(planes, height, width)[:, row0 : row0 + rows, col0 : col0 + cols]
+    t = target.detach().reshape(planes, height, width)[:, row0 : row0 + rows, col0 : col0 + cols]
+    maps = torch.empty(planes, out_h, out_w, dtype=_F64, device=preds.device)
+    step = max(1, _UQI_CHUNK // (out_h * out_w))  # planes per chunk: the moments stay in cache
+    for lo in range(0, planes, step):
+        hi = min(planes, lo + step)
+        stats = torch.empty(5, hi - lo, out_h, out_w, dtype=_F64, device=preds.device)
+        image_ssim.ssim_moments(stats, p[lo:hi], t[lo:hi], g0, g1, pad_h, pad_w)
+        _uqi_from_moments(maps[lo:hi], stats, eps)
+    return maps.reshape(n, c, out_h, out_w)
+
+
+_UQI_CHUNK = 1 << 15  # map values whose five moments (8 bytes each) are formed at once
+
+
+def _uqi_from_moments(out: Tensor, stats: Tensor, eps: float) -> None:
+    """out = 4 mu_p mu_t cov / ((mu_p^2 + mu_t^2)(var_p + var_t) + eps), each variance clamped
+    at 0, from the windowed means of p, t, p^2, t^2, p t (in place: the moments are consumed)."""
+    mean_p, mean_t, mean_pp, mean_tt, mean_pt = stats.unbind(0)
+    both = mean_p * mean_t
+    cov = mean_pt.sub_(both)
+    squares = mean_p.square_()
+    mean_t.square_()
+    var_p = mean_pp.sub_(squares).clamp_(min=0.0)
+    var_t = mean_tt.sub_(mean_t).clamp_(min=0.0)
+    lower = squares.add_(mean_t).mul_(var_p.add_(var_t)).add_(eps)
+    torch.mul(both, cov, out=out)
+    out.mul_(4.0).div_(lower)
 
 
 def half_window(window_size: int) -> int:
@@ -218,10 +254,32 @@ def _mirror_index(n: int, before: int, after: int, device: torch.device) -> Tens
     return torch.cat((head, torch.arange(n, device=device), tail))
 
 
+def uniform_filters(x: Tensor, y: Tensor, window_size: int) -> Tuple[Tensor, Tensor]:
+    """The mean over a window_size x window_size window at every pixel of x and of y (one shape
+    [N, C, H, W]), float64, same size as the inputs: window_size // 2 mirrored rows in front and
+    the rest behind (torchmetrics' layout). Both from one pass of the windowed-moments kernel
+    over the mirrored planes (its first two moments; float64 convolutions are slow on the CPU)."""
+    before = window_size // 2
+    after = window_size - 1 - before
+    height, width = x.shape[-2:]
+    if max(before, after) > min(height, width):
+        raise ValueError(f"window_size: {window_size} is too large for images of {height}x{width}")
+    rows = _mirror_index(height, before, after, x.device)
+    cols = _mirror_index(width, before, after, x.device)
+    planes = [t.detach().to(_F64).index_select(2, rows).index_select(3, cols) for t in (x, y)]
+    flat = [t.reshape(-1, height + window_size - 1, width + window_size - 1) for t in planes]
+    out = torch.empty(5, flat[0].shape[0], height, width, dtype=_F64, device=x.device)
+    if out.numel():
+        weights = torch.full((window_size,), 1.0 / window_size, dtype=_F64, device=x.device)
+        image_ssim.ssim_moments(out, flat[0], flat[1], weights, weights, 0, 0)
+    return out[0].reshape(x.shape), out[1].reshape(y.shape)
+
+
 def uniform_filter(x: Tensor, window_size: int) -> Tensor:
     """The mean over a window_size x window_size window at every pixel, float64, same size as
     ``x`` [N, C, H, W]: window_size // 2 mirrored rows in front and the rest behind (torchmetrics'
-    layout)."""
+    layout). For one image stack, separable torch filters cost less than the moments kernel's
+    five planes (``uniform_filters`` takes the kernel for two stacks)."""
     before = window_size // 2
     after = window_size - 1 - before
     height, width = x.shape[-2:]

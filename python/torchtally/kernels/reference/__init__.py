@@ -28,11 +28,14 @@ from .ranking import ranking_update
 from .rating_sums import rating_sums
 from .retrieval import retrieval_order, retrieval_scores
 from .signal_sums import signal_sums
+from .spectral_angles import spectral_angles
 from .squared_error import squared_error
 from .ssim_moments import ssim_moments
 from .surface_distance import surface_distance
 from .ter import ter_sentences
+from .toeplitz_solve import toeplitz_solve
 from .topk import topk_update
+from .total_variation import total_variation
 
 __all__ = [
     "confmat_labels",
@@ -67,6 +70,9 @@ __all__ = [
     "retrieval_order",
     "ssim_moments",
     "squared_error",
+    "spectral_angles",
+    "total_variation",
+    "toeplitz_solve",
     "signal_sums",
     "contingency_rows",
     "cluster_moments",
