@@ -23,6 +23,11 @@ from torchtally.audio import (
     SourceAggregatedSignalDistortionRatio,
 )
 
+# torch's batched LU solve (torchmetrics' SDR) fails with "Pivots given to lu_solve ..." once the
+# intra-op thread count has gone to 1 and back in the process (MKL, torch 2.13); on one thread it
+# solves, so every test here runs on one, whatever ran before it.
+pytestmark = pytest.mark.usefixtures("one_intra_op_thread")
+
 F64_EPS = float(np.finfo(np.float64).eps)
 
 
