@@ -13,6 +13,7 @@
 #include "kernels/coco_match.h"
 #include "kernels/contingency.h"
 #include "kernels/eed.h"
+#include "kernels/exact_curve.h"
 #include "kernels/finish.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
@@ -43,6 +44,20 @@ tt_status run_stat_finish(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_binned_finish(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_binned_finish(a->tensor[0], a->tensor[1], a->ints[2], err);
+}
+
+/* exact_curve_points and exact_curve_finish sort an exact curve state at compute, on the host:
+ * other devices take the torch reference (kernels.curves). */
+tt_status run_exact_curve_points(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_exact_curve_points(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->ints[4],
+                                 a->ints[5], err);
+}
+
+tt_status run_exact_curve_finish(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_exact_curve_finish(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], a->ints[4],
+                                 err);
 }
 
 /* calibration_update and ranking_update have no CUDA build: torchtally.kernels sends every other

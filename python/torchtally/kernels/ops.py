@@ -484,3 +484,23 @@ retrieval_order = define_op(
     "Tensor(a!) query_out, Tensor(b!) score_out, Tensor(c!) relevance_out, Tensor query, Tensor preds, Tensor target",
     _retrieval_order,
 )
+
+
+def _exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Tensor, task: int, column: int) -> None:
+    _host_route(points).exact_curve_points(points, size, scores, labels, task, column)
+
+
+exact_curve_points = define_op(
+    "exact_curve_points",
+    "Tensor(a!) points, Tensor(b!) size, Tensor scores, Tensor labels, int task, int column",
+    _exact_curve_points,
+)
+
+
+def _exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int) -> None:
+    _host_route(out).exact_curve_finish(out, scores, labels, task, metric)
+
+
+exact_curve_finish = define_op(
+    "exact_curve_finish", "Tensor(a!) out, Tensor scores, Tensor labels, int task, int metric", _exact_curve_finish
+)

@@ -24,7 +24,8 @@ import torch
 from torch import Tensor
 
 from ... import kernels
-from .update import IGNORED, CurveTask
+from ...kernels import curves as curve_kernels
+from .update import CurveTask
 
 OUT_DTYPE = torch.float32
 
@@ -46,15 +47,9 @@ def binned_counts(hist: Tensor, thresholds: Tensor) -> Counts:
     return Counts(tp, fp, suffix[:, 0, 1], suffix[:, 0, 0], thresholds.flip(0), False)
 
 
-def exact_counts(scores: Tensor, positive: Tensor) -> Counts:
-    """Counts of one column: scores [N] (every one counted), positive [N] bool."""
-    scores, order = torch.sort(scores, descending=True)
-    tp = positive[order].to(torch.float64).cumsum(0)
-    fp = torch.arange(1, scores.numel() + 1, dtype=torch.float64, device=scores.device) - tp
-    last = torch.ones_like(scores, dtype=torch.bool)  # last sample of its tie group
-    last[:-1] = scores[1:] != scores[:-1]
-    tp, fp, thresholds = tp[last], fp[last], scores[last]
-    zero = torch.zeros(1, dtype=torch.float64, device=scores.device)
+def exact_counts(thresholds: Tensor, tp: Tensor, fp: Tensor) -> Counts:
+    """Counts of one column from its points (kernels.curves.column_points)."""
+    zero = torch.zeros(1, dtype=torch.float64, device=tp.device)
     pos = tp[-1:] if tp.numel() else zero
     neg = fp[-1:] if fp.numel() else zero
     return Counts(tp[None], fp[None], pos, neg, thresholds, True)
@@ -219,35 +214,50 @@ def counts(task: CurveTask, states: States, micro: bool = False) -> List[Counts]
             hist = hist.sum(0, keepdim=True)
         # binned: thresholds set
         return [binned_counts(hist, task.thresholds.values.to(hist.device))]  # type: ignore[union-attr]
-    columns = _exact_columns(task, states["scores"], states["labels"], micro)
-    if all(scores.numel() == 0 for scores, _ in columns):
-        raise ValueError(
-            "compute: no sample to compute from; exact mode (thresholds=None) needs at least one sample "
-            "that is not ignored (update() first, or pass thresholds= for the binned mode)"
-        )
-    return [exact_counts(s, p) for s, p in columns]
+    scores, labels, code = exact_layout(task, states, micro)
+    points = [curve_kernels.column_points(scores, labels, code, k) for k in range(scores.shape[1])]
+    if all(t.numel() == 0 for t, _, _ in points):
+        raise _no_sample_error()
+    return [exact_counts(*p) for p in points]
 
 
-def _exact_columns(task: CurveTask, scores: Tensor, labels: Tensor, micro: bool) -> List[Tuple[Tensor, Tensor]]:
-    """(scores [n], is_positive [n]) of every column, counted samples only."""
+def _no_sample_error() -> ValueError:
+    return ValueError(
+        "compute: no sample to compute from; exact mode (thresholds=None) needs at least one sample "
+        "that is not ignored (update() first, or pass thresholds= for the binned mode)"
+    )
+
+
+def exact_layout(task: CurveTask, states: States, micro: bool) -> Tuple[Tensor, Tensor, int]:
+    """(scores [N, K] float32, labels, task code) as the exact curve kernels read the state:
+    a column per class / label, or (micro) every element pooled into one column."""
+    scores, labels = states["scores"], states["labels"]
     if task.task == "binary":
-        return [(scores, labels == 1)]
-    if task.task == "multiclass":
+        return scores[:, None], labels, curve_kernels.TASK_CODES["binary"]
+    if not micro:
+        return scores, labels, curve_kernels.TASK_CODES[task.task]
+    if task.task == "multiclass":  # one-hot: each (sample, class) a binary sample
         hot = labels.long()[:, None] == torch.arange(task.num, device=labels.device)
-        if micro:
-            return [(scores.reshape(-1), hot.reshape(-1))]
-        return [(scores[:, k], hot[:, k]) for k in range(task.num)]
-    keep = labels != IGNORED
-    if micro:
-        return [(scores[keep], labels[keep] == 1)]
-    return [(scores[keep[:, k], k], labels[keep[:, k], k] == 1) for k in range(task.num)]
+        return scores.reshape(-1, 1), hot.reshape(-1), curve_kernels.TASK_CODES["binary"]
+    return scores.reshape(-1, 1), labels.reshape(-1, 1), curve_kernels.TASK_CODES["multilabel"]
+
+
+def _exact_readouts(task: CurveTask, states: States, micro: bool, metric: int) -> Tuple[Tensor, Tensor]:
+    """(values [R], positives [R]) float64 of the exact state, by the exact_curve_finish kernel
+    (the scores sorted once per column, the readout summed during one walk over its points)."""
+    scores, labels, code = exact_layout(task, states, micro)
+    out = torch.empty(scores.shape[1], 3, dtype=torch.float64, device=scores.device)
+    curve_kernels.exact_curve_finish(out, scores, labels, code, metric)
+    if not bool(out[:, 1:].sum() > 0):
+        raise _no_sample_error()
+    return out[:, 0], out[:, 1]
 
 
 def _columns_name(task: CurveTask) -> Optional[str]:
     return {"binary": None, "multiclass": "class", "multilabel": "label"}[task.task]
 
 
-_BINNED_AUROC, _BINNED_AVERAGE_PRECISION = 0, 1  # binned_finish's metric codes
+_BINNED_AUROC, _BINNED_AVERAGE_PRECISION = 0, 1  # binned_finish's and exact_curve_finish's metric codes
 
 
 def _binned_readouts(task: CurveTask, states: States, micro: bool, metric: int) -> Optional[Tuple[Tensor, Tensor]]:
@@ -271,6 +281,8 @@ def auroc_from(
     """AUROC: a scalar (binary, micro) or reduced over columns by `average`."""
     micro = average == "micro"
     readouts = None if max_fpr is not None else _binned_readouts(task, states, micro, _BINNED_AUROC)
+    if readouts is None and max_fpr is None and not task.binned:
+        readouts = _exact_readouts(task, states, micro, _BINNED_AUROC)
     if readouts is not None:
         values, pos = readouts
     else:
@@ -290,6 +302,8 @@ def average_precision_from(task: CurveTask, states: States, average: Optional[st
     """Average precision: a scalar (binary, micro) or reduced over columns by `average`."""
     micro = average == "micro"
     readouts = _binned_readouts(task, states, micro, _BINNED_AVERAGE_PRECISION)
+    if readouts is None and not task.binned:
+        readouts = _exact_readouts(task, states, micro, _BINNED_AVERAGE_PRECISION)
     if readouts is not None:
         values, pos = readouts
     else:

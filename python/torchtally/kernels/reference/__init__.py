@@ -15,6 +15,7 @@ from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .eed import eed_sentences
+from .exact_curve import exact_curve_finish, exact_curve_points
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
@@ -63,6 +64,8 @@ __all__ = [
     "eed_sentences",
     "retrieval_scores",
     "retrieval_order",
+    "exact_curve_points",
+    "exact_curve_finish",
     "ssim_moments",
     "squared_error",
     "signal_sums",

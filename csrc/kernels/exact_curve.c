@@ -1,0 +1,269 @@
+/*
+ * exact_curve.c: the exact curve of each column of a curve metric's cat state. The workload:
+ * compute() of an exact AUROC / ROC / PR curve over an epoch's samples, e.g. 12,800 float32
+ * scores x 10 classes, where torch sorts, gathers, sums and masks column by column.
+ *
+ * A column's counted samples become 64-bit items: the score mapped to an unsigned key whose
+ * order is the scores' descending order (NaN first, as torch.sort puts it; -0.0 and 0.0 one
+ * key, as they compare equal), above the sample's rank among the counted ones and its label
+ * bit. An LSD radix sort (8-bit digits, stable, a digit that every key shares skipped) orders
+ * them; one walk then closes a point at the last sample of each run of equal scores (NaN
+ * equals nothing: each NaN its own point, as the torch path's `!=`), with the cumulative
+ * counts there. The finish form adds the AUROC's trapezoids or the average precision's steps
+ * during that walk, in float64, with the same divisions as functional/curves/compute.py.
+ */
+#include "kernels/exact_curve.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/binned_finish.h"
+
+#define MAX_SAMPLES ((int64_t)1 << 31) /* the item holds rank * 2 + label bit in 32 bits */
+
+/* Scratch of one column: items and their sorted copy, the scores by rank. */
+typedef struct {
+    uint64_t *items, *spare;
+    float *values;
+} scratch;
+
+/* The descending sort key of score bits u: larger score, smaller key; NaN smallest of all. */
+static inline uint32_t descending_key(float f)
+{
+    uint32_t u;
+    if (f != f)
+        return 0;
+    if (f == 0.0f)
+        f = 0.0f; /* -0.0 sorts with 0.0 */
+    memcpy(&u, &f, sizeof u);
+    const uint32_t ascending = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return ~ascending;
+}
+
+/* Fills s with column `column`'s counted samples; returns how many, and their positives. */
+static int64_t load_column(const tt_view *scores, const tt_view *labels, int64_t task,
+                           int64_t column, const scratch *s, int64_t *positives)
+{
+    const int64_t n = scores->shape[0];
+    const char *sp = scores->data + column * tt_step(scores, 1);
+    const int64_t s_step = tt_step(scores, 0);
+    const char *lp = labels->data + (task == TT_EXACT_MULTILABEL ? column * tt_step(labels, 1) : 0);
+    const int64_t l_step = tt_step(labels, 0);
+    const tt_dtype ld = labels->dtype;
+    const int64_t wanted = task == TT_EXACT_MULTICLASS ? column : 1;
+    int64_t m = 0, pos = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t label = tt_load_label(lp + i * l_step, ld);
+        if (task == TT_EXACT_MULTILABEL && label == 2)
+            continue;
+        const float f = *(const float *)(sp + i * s_step);
+        const uint64_t positive = label == wanted;
+        pos += (int64_t)positive;
+        s->values[m] = f;
+        s->items[m] = ((uint64_t)descending_key(f) << 32) | ((uint64_t)m << 1) | positive;
+        m++;
+    }
+    *positives = pos;
+    return m;
+}
+
+/* Sorts s->items[0..m) by their upper 32 bits, stably; the result ends in s->items. */
+static void radix_sort(scratch *s, int64_t m)
+{
+    static const int shifts[4] = {32, 40, 48, 56};
+    int64_t counts[4][256];
+    memset(counts, 0, sizeof counts);
+    for (int64_t i = 0; i < m; i++) {
+        const uint64_t x = s->items[i];
+        counts[0][(x >> 32) & 0xff]++;
+        counts[1][(x >> 40) & 0xff]++;
+        counts[2][(x >> 48) & 0xff]++;
+        counts[3][x >> 56]++;
+    }
+    for (int d = 0; d < 4; d++) {
+        const int shift = shifts[d];
+        int64_t *c = counts[d];
+        if (m == 0 || c[(s->items[0] >> shift) & 0xff] == m)
+            continue; /* every key has this digit: the pass would not move anything */
+        int64_t offset = 0;
+        for (int b = 0; b < 256; b++) {
+            const int64_t k = c[b];
+            c[b] = offset;
+            offset += k;
+        }
+        for (int64_t i = 0; i < m; i++) {
+            const uint64_t x = s->items[i];
+            s->spare[c[(x >> shift) & 0xff]++] = x;
+        }
+        uint64_t *t = s->items;
+        s->items = s->spare;
+        s->spare = t;
+    }
+}
+
+/* The readouts of one sorted column, in one walk over its points. */
+typedef struct {
+    double value;
+    double positives, negatives;
+} readout;
+
+static readout finish_column(const scratch *s, int64_t m, int64_t positives, int64_t metric)
+{
+    const double pos = (double)positives, neg = (double)(m - positives);
+    double tp = 0.0, fp = 0.0, area = 0.0, steps = 0.0;
+    double prev_fpr = 0.0, prev_tpr = 0.0, prev_tp = 0.0; /* the ROC curve starts at the origin */
+    for (int64_t i = 0; i < m; i++) {
+        const uint64_t x = s->items[i];
+        const double positive = (double)(x & 1);
+        tp += positive;
+        fp += 1.0 - positive;
+        if (i + 1 < m &&
+            s->values[(s->items[i + 1] & 0xffffffffu) >> 1] == s->values[(x & 0xffffffffu) >> 1])
+            continue; /* not the last sample of its run of equal scores */
+        if (metric == TT_CURVE_AUROC) {
+            const double fpr = neg > 0 ? fp / neg : 0.0, tpr = pos > 0 ? tp / pos : 0.0;
+            area += (fpr - prev_fpr) * (tpr + prev_tpr);
+            prev_fpr = fpr;
+            prev_tpr = tpr;
+        } else {
+            steps += (tp - prev_tp) * (tp / (tp + fp));
+            prev_tp = tp;
+        }
+    }
+    readout r = {0.0, pos, neg};
+    if (metric == TT_CURVE_AUROC)
+        r.value = pos > 0 && neg > 0 ? area / 2 : NAN;
+    else
+        r.value = pos > 0 ? steps / pos : 0.0;
+    return r;
+}
+
+/* Writes the points of one sorted column into p (rows threshold, tp, fp of stride `row`). */
+static int64_t write_points(const scratch *s, int64_t m, double *p, int64_t row)
+{
+    double tp = 0.0, fp = 0.0;
+    int64_t k = 0;
+    for (int64_t i = 0; i < m; i++) {
+        const uint64_t x = s->items[i];
+        const float v = s->values[(x & 0xffffffffu) >> 1];
+        const double positive = (double)(x & 1);
+        tp += positive;
+        fp += 1.0 - positive;
+        if (i + 1 < m && s->values[(s->items[i + 1] & 0xffffffffu) >> 1] == v)
+            continue;
+        p[k] = (double)v;
+        p[row + k] = tp;
+        p[2 * row + k] = fp;
+        k++;
+    }
+    return k;
+}
+
+static tt_status check_inputs(const tt_view *scores, const tt_view *labels, int64_t task,
+                              tt_error *err)
+{
+    char got[96], got_labels[96];
+    if (task < TT_EXACT_BINARY || task > TT_EXACT_MULTILABEL)
+        return tt_fail(err, TT_EVALUE, "task",
+                       "expected 0 (binary), 1 (multiclass) or 2 (multilabel), got %lld",
+                       (long long)task);
+    tt_status st = tt_check_scores(scores, "scores", 2, err);
+    if (st != TT_OK)
+        return st;
+    if (scores->dtype != TT_F32)
+        return tt_fail(err, TT_ETYPE, "scores", "expected float32 [N, K], got %s",
+                       tt_describe(scores, got, sizeof got));
+    if (scores->shape[0] >= MAX_SAMPLES)
+        return tt_fail(err, TT_EVALUE, "scores", "expected fewer than 2^31 samples, got %lld",
+                       (long long)scores->shape[0]);
+    if (task == TT_EXACT_BINARY && scores->shape[1] != 1)
+        return tt_fail(err, TT_EVALUE, "scores", "expected one column for a binary task, got %s",
+                       tt_describe(scores, got, sizeof got));
+    const int label_dims = task == TT_EXACT_MULTILABEL ? 2 : 1;
+    if ((st = tt_check_labels(labels, "labels", label_dims, err)) != TT_OK)
+        return st;
+    if (labels->shape[0] != scores->shape[0] ||
+        (label_dims == 2 && labels->shape[1] != scores->shape[1]))
+        return tt_fail(err, TT_EVALUE, "labels", "expected %s rows as scores %s, got %s",
+                       label_dims == 2 ? "[N, K]" : "[N]", tt_describe(scores, got, sizeof got),
+                       tt_describe(labels, got_labels, sizeof got_labels));
+    return TT_OK;
+}
+
+static tt_status alloc_scratch(scratch *s, int64_t n, tt_error *err)
+{
+    const size_t count = n > 0 ? (size_t)n : 1;
+    s->items = malloc(count * sizeof *s->items);
+    s->spare = malloc(count * sizeof *s->spare);
+    s->values = malloc(count * sizeof *s->values);
+    if (s->items && s->spare && s->values)
+        return TT_OK;
+    free(s->items);
+    free(s->spare);
+    free(s->values);
+    return tt_fail(err, TT_ENOMEM, "scores", "out of memory sorting %lld scores", (long long)n);
+}
+
+static void free_scratch(scratch *s)
+{
+    free(s->items);
+    free(s->spare);
+    free(s->values);
+}
+
+tt_status tt_exact_curve_points(const tt_view *points, const tt_view *size, const tt_view *scores,
+                                const tt_view *labels, int64_t task, int64_t column, tt_error *err)
+{
+    tt_status st = check_inputs(scores, labels, task, err);
+    if (st != TT_OK)
+        return st;
+    if (column < 0 || column >= scores->shape[1])
+        return tt_fail(err, TT_EVALUE, "column", "expected a column in [0, %lld), got %lld",
+                       (long long)scores->shape[1], (long long)column);
+    const int64_t n = scores->shape[0];
+    const int64_t shape[2] = {3, n}, one[1] = {1};
+    if ((st = tt_check_out(points, "points", TT_F64, 2, shape, err)) != TT_OK)
+        return st;
+    if ((st = tt_check_out(size, "size", TT_I64, 1, one, err)) != TT_OK)
+        return st;
+    scratch s;
+    if ((st = alloc_scratch(&s, n, err)) != TT_OK)
+        return st;
+    int64_t positives;
+    const int64_t m = load_column(scores, labels, task, column, &s, &positives);
+    radix_sort(&s, m);
+    *(int64_t *)size->data = write_points(&s, m, (double *)points->data, n);
+    free_scratch(&s);
+    return TT_OK;
+}
+
+tt_status tt_exact_curve_finish(const tt_view *out, const tt_view *scores, const tt_view *labels,
+                                int64_t task, int64_t metric, tt_error *err)
+{
+    tt_status st = check_inputs(scores, labels, task, err);
+    if (st != TT_OK)
+        return st;
+    if (metric != TT_CURVE_AUROC && metric != TT_CURVE_AVERAGE_PRECISION)
+        return tt_fail(err, TT_EVALUE, "metric",
+                       "expected 0 (AUROC) or 1 (average precision), got %lld", (long long)metric);
+    const int64_t n = scores->shape[0], columns = scores->shape[1];
+    const int64_t shape[2] = {columns, 3};
+    if ((st = tt_check_out(out, "out", TT_F64, 2, shape, err)) != TT_OK)
+        return st;
+    scratch s;
+    if ((st = alloc_scratch(&s, n, err)) != TT_OK)
+        return st;
+    double *o = (double *)out->data;
+    for (int64_t k = 0; k < columns; k++) {
+        int64_t positives;
+        const int64_t m = load_column(scores, labels, task, k, &s, &positives);
+        radix_sort(&s, m);
+        const readout r = finish_column(&s, m, positives, metric);
+        o[3 * k] = r.value;
+        o[3 * k + 1] = r.positives;
+        o[3 * k + 2] = r.negatives;
+    }
+    free_scratch(&s);
+    return TT_OK;
+}

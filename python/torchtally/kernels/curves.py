@@ -1,0 +1,39 @@
+"""The exact curve kernels' routes (csrc/API_CURVES.md): the C core for CPU tensors, the torch
+reference (kernels.reference.exact_curve) elsewhere. Both read an exact curve metric's cat state
+at compute (a custom op while dynamo traces, as every kernel)."""
+
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from . import host_module, ops
+
+# How a column's labels read: the task codes of csrc/kernels/exact_curve.h.
+TASK_CODES = {"binary": 0, "multiclass": 1, "multilabel": 2}
+
+
+def exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Tensor, task: int, column: int) -> None:
+    """points float64 [3, N] rows (threshold, tp, fp) of column ``column``'s distinct scores,
+    descending; size int64 [1] = how many (scores float32 [N, K])."""
+    if ops.compiling():
+        return ops.exact_curve_points(points, size, scores, labels, task, column)
+    host_module(points).exact_curve_points(points, size, scores, labels, task, column)
+
+
+def exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int) -> None:
+    """out float64 [K, 3] = per column (AUROC (metric 0) or average precision (1), positives,
+    negatives)."""
+    if ops.compiling():
+        return ops.exact_curve_finish(out, scores, labels, task, metric)
+    host_module(out).exact_curve_finish(out, scores, labels, task, metric)
+
+
+def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """(thresholds float32 [M], tp float64 [M], fp float64 [M]) of one column, thresholds descending."""
+    n = scores.shape[0]
+    points = torch.empty(3, n, dtype=torch.float64, device=scores.device)
+    size = torch.empty(1, dtype=torch.int64, device=scores.device)
+    exact_curve_points(points, size, scores, labels, task, column)
+    m = int(size)
+    return points[0, :m].to(torch.float32), points[1, :m], points[2, :m]

@@ -1,0 +1,109 @@
+"""Torch reference of the exact curve kernels (csrc/API_CURVES.md).
+
+A column's counted samples (task 0 binary: labels [N], positive where 1; 1 multiclass: class ids
+[N], positive in column k where label == k; 2 multilabel: labels [N, K], 2 ignored, positive
+where 1) sorted by score, descending (NaN first, as torch.sort); one point per run of equal
+scores (each NaN its own) with the cumulative true / false positives at its last sample.
+Every check runs before an output is written.
+"""
+
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from . import checks as chk
+
+F64 = torch.float64
+TASKS = (0, 1, 2)
+AUROC, AVERAGE_PRECISION = 0, 1
+
+
+def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """(thresholds float32 [M], tp float64 [M], fp float64 [M]) of one column, thresholds descending."""
+    values = scores[:, column]
+    if task == 2:
+        keep = labels[:, column] != 2
+        values, positive = values[keep], labels[keep, column] == 1
+    else:
+        positive = labels.to(torch.int64) == (column if task == 1 else 1)
+    values, order = torch.sort(values, descending=True, stable=True)
+    tp = positive[order].to(F64).cumsum(0)
+    fp = torch.arange(1, values.numel() + 1, dtype=F64, device=values.device) - tp
+    last = torch.ones_like(values, dtype=torch.bool)  # the last sample of its run of equal scores
+    last[:-1] = values[1:] != values[:-1]
+    return values[last], tp[last], fp[last]
+
+
+def column_readout(tp: Tensor, fp: Tensor, metric: int) -> Tuple[float, float, float]:
+    """(value, positives, negatives) from a column's points (AUROC: trapezoids from the origin)."""
+    pos = float(tp[-1]) if tp.numel() else 0.0
+    neg = float(fp[-1]) if fp.numel() else 0.0
+    if metric == AUROC:
+        if pos == 0 or neg == 0:
+            return float("nan"), pos, neg
+        zero = torch.zeros(1, dtype=F64, device=tp.device)
+        fpr, tpr = torch.cat([zero, fp / neg]), torch.cat([zero, tp / pos])
+        return float(torch.trapezoid(tpr, fpr)), pos, neg
+    if pos == 0:
+        return 0.0, pos, neg
+    prev = torch.cat([torch.zeros(1, dtype=F64, device=tp.device), tp[:-1]])
+    return float(((tp - prev) * (tp / (tp + fp))).sum() / pos), pos, neg
+
+
+def _inputs(out: Tensor, scores: object, labels: object, task: object) -> Tuple[Tensor, Tensor, int]:
+    if isinstance(task, bool) or not isinstance(task, int) or task not in TASKS:
+        raise ValueError(f"task: expected 0 (binary), 1 (multiclass) or 2 (multilabel), got {task!r}")
+    chk.no_meta(("scores", scores), ("labels", labels))
+    s = chk.scores("scores", scores, out, "float32 [N, K]", lambda shape: len(shape) == 2)
+    if s.dtype != torch.float32:
+        chk.fail("scores", s, "float32 [N, K]", False)
+    if s.shape[0] >= 2**31:
+        raise ValueError(f"scores: expected fewer than 2^31 samples, got {s.shape[0]}")
+    if task == 0 and s.shape[1] != 1:
+        raise ValueError(f"scores: expected one column for a binary task, got {chk.describe(s)}")
+    dims = 2 if task == 2 else 1
+    lab = chk.labels("labels", labels, out, f"a {dims}-D tensor of labels", lambda shape: len(shape) == dims)
+    if lab.shape[0] != s.shape[0] or (dims == 2 and lab.shape[1] != s.shape[1]):
+        want = "[N, K]" if dims == 2 else "[N]"
+        raise ValueError(f"labels: expected {want} rows as scores {chk.describe(s)}, got {chk.describe(lab)}")
+    return s, lab, task
+
+
+def exact_curve_points(points, size, scores, labels, task, column, /) -> None:
+    """points float64 [3, N] rows (threshold, tp, fp) of column `column`; size int64 [1] = M."""
+    points = chk.tensor("points", points)
+    s, lab, task = _inputs(points, scores, labels, task)
+    k = s.shape[1]
+    if isinstance(column, bool) or not isinstance(column, int) or not 0 <= column < k:
+        raise ValueError(f"column: expected a column in [0, {k}), got {column!r}")
+    n = s.shape[0]
+    points = chk.output("points", points, F64, f"float64 [3, {n}]", (2,))
+    if tuple(points.shape) != (3, n):
+        chk.fail("points", points, f"float64 [3, {n}]", True)
+    size = chk.output("size", size, torch.int64, "int64 [1]", (1,))
+    if size.numel() != 1:
+        chk.fail("size", size, "int64 [1]", True)
+    thresholds, tp, fp = column_points(s, lab, task, column)
+    m = thresholds.numel()
+    points[0, :m] = thresholds.to(F64)
+    points[1, :m] = tp
+    points[2, :m] = fp
+    size.fill_(m)
+
+
+def exact_curve_finish(out, scores, labels, task, metric, /) -> None:
+    """out float64 [K, 3] = per column (AUROC or average precision, positives, negatives)."""
+    out = chk.tensor("out", out)
+    s, lab, task = _inputs(out, scores, labels, task)
+    if isinstance(metric, bool) or metric not in (AUROC, AVERAGE_PRECISION):
+        raise ValueError(f"metric: expected 0 (AUROC) or 1 (average precision), got {metric!r}")
+    k = s.shape[1]
+    out = chk.output("out", out, F64, f"float64 [{k}, 3]", (2,))
+    if tuple(out.shape) != (k, 3):
+        chk.fail("out", out, f"float64 [{k}, 3]", True)
+    rows = []
+    for column in range(k):
+        _, tp, fp = column_points(s, lab, task, column)
+        rows.append(column_readout(tp, fp, metric))
+    out.copy_(torch.tensor(rows, dtype=F64))
