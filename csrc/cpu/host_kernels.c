@@ -11,6 +11,7 @@
 #include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
+#include "kernels/curve_rows.h"
 #include "kernels/contingency.h"
 #include "kernels/eed.h"
 #include "kernels/exact_curve.h"
@@ -58,6 +59,13 @@ tt_status run_exact_curve_finish(const void *ctx, const tt_args *a, tt_error *er
 {
     return tt_exact_curve_finish(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], a->ints[4],
                                  err);
+}
+
+/* curve_rows serves CPU batches; other devices take the update's torch path (kernels.curves). */
+tt_status run_curve_rows(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_curve_rows(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                         a->ints[5], a->opt_int[6], (int)a->ints[7], err);
 }
 
 /* calibration_update and ranking_update have no CUDA build: torchtally.kernels sends every other

@@ -41,16 +41,16 @@ static inline uint32_t descending_key(float f)
     return ~ascending;
 }
 
-/* Fills s with column `column`'s counted samples; returns how many, and their positives. */
-static int64_t load_column(const tt_view *scores, const tt_view *labels, int64_t task,
-                           int64_t column, const scratch *s, int64_t *positives)
+/* Fills s with column `column`'s counted samples; returns how many, and their positives.
+ * Inline, and called with constant label dtypes for the common ones (no switch per sample). */
+static inline int64_t load_as(const tt_view *scores, const tt_view *labels, tt_dtype ld,
+                              int64_t task, int64_t column, const scratch *s, int64_t *positives)
 {
     const int64_t n = scores->shape[0];
     const char *sp = scores->data + column * tt_step(scores, 1);
     const int64_t s_step = tt_step(scores, 0);
     const char *lp = labels->data + (task == TT_EXACT_MULTILABEL ? column * tt_step(labels, 1) : 0);
     const int64_t l_step = tt_step(labels, 0);
-    const tt_dtype ld = labels->dtype;
     const int64_t wanted = task == TT_EXACT_MULTICLASS ? column : 1;
     int64_t m = 0, pos = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -68,38 +68,57 @@ static int64_t load_column(const tt_view *scores, const tt_view *labels, int64_t
     return m;
 }
 
-/* Sorts s->items[0..m) by their upper 32 bits, stably; the result ends in s->items. */
+static int64_t load_column(const tt_view *scores, const tt_view *labels, int64_t task,
+                           int64_t column, const scratch *s, int64_t *positives)
+{
+    switch (labels->dtype) {
+    case TT_BOOL:
+    case TT_U8: return load_as(scores, labels, TT_U8, task, column, s, positives);
+    case TT_I64: return load_as(scores, labels, TT_I64, task, column, s, positives);
+    default: return load_as(scores, labels, labels->dtype, task, column, s, positives);
+    }
+}
+
+/* Sorts s->items[0..m) by their upper 32 bits, stably, in three passes of 11, 11 and 10 bits;
+ * the result ends in s->items. */
+#define DIGIT_BITS 11
+#define DIGITS (1 << DIGIT_BITS)
 static void radix_sort(scratch *s, int64_t m)
 {
-    static const int shifts[4] = {32, 40, 48, 56};
-    int64_t counts[4][256];
+    static const int shifts[3] = {32, 32 + DIGIT_BITS, 32 + 2 * DIGIT_BITS};
+    uint32_t counts[3][DIGITS];
     memset(counts, 0, sizeof counts);
     for (int64_t i = 0; i < m; i++) {
         const uint64_t x = s->items[i];
-        counts[0][(x >> 32) & 0xff]++;
-        counts[1][(x >> 40) & 0xff]++;
-        counts[2][(x >> 48) & 0xff]++;
-        counts[3][x >> 56]++;
+        counts[0][(x >> shifts[0]) & (DIGITS - 1)]++;
+        counts[1][(x >> shifts[1]) & (DIGITS - 1)]++;
+        counts[2][x >> shifts[2]]++;
     }
-    for (int d = 0; d < 4; d++) {
+    for (int d = 0; d < 3; d++) {
         const int shift = shifts[d];
-        int64_t *c = counts[d];
-        if (m == 0 || c[(s->items[0] >> shift) & 0xff] == m)
+        uint32_t *c = counts[d];
+        if (m == 0 || c[(s->items[0] >> shift) & (DIGITS - 1)] == (uint32_t)m)
             continue; /* every key has this digit: the pass would not move anything */
-        int64_t offset = 0;
-        for (int b = 0; b < 256; b++) {
-            const int64_t k = c[b];
+        uint32_t offset = 0;
+        for (int b = 0; b < DIGITS; b++) {
+            const uint32_t k = c[b];
             c[b] = offset;
             offset += k;
         }
         for (int64_t i = 0; i < m; i++) {
             const uint64_t x = s->items[i];
-            s->spare[c[(x >> shift) & 0xff]++] = x;
+            s->spare[c[(x >> shift) & (DIGITS - 1)]++] = x;
         }
         uint64_t *t = s->items;
         s->items = s->spare;
         s->spare = t;
     }
+}
+
+/* Whether sorted items x and next hold equal scores: equal keys, NaN (key 0) excepted. */
+static inline int same_score(uint64_t x, uint64_t next)
+{
+    return (x >> 32) == (next >> 32) && (x >> 32) != 0;
 }
 
 /* The readouts of one sorted column, in one walk over its points. */
@@ -150,7 +169,7 @@ static int64_t write_points(const scratch *s, int64_t m, double *p, int64_t row)
         const double positive = (double)(x & 1);
         tp += positive;
         fp += 1.0 - positive;
-        if (i + 1 < m && s->values[(s->items[i + 1] & 0xffffffffu) >> 1] == v)
+        if (i + 1 < m && same_score(x, s->items[i + 1]))
             continue;
         p[k] = (double)v;
         p[row + k] = tp;

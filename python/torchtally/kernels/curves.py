@@ -2,7 +2,7 @@
 reference (kernels.reference.exact_curve) elsewhere. Both read an exact curve metric's cat state
 at compute (a custom op while dynamo traces, as every kernel)."""
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -27,6 +27,24 @@ def exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, m
     if ops.compiling():
         return ops.exact_curve_finish(out, scores, labels, task, metric)
     host_module(out).exact_curve_finish(out, scores, labels, task, metric)
+
+
+def curve_rows(
+    scores: Tensor,
+    labels: Tensor,
+    size: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    task: int,
+    ignore_index: Optional[int],
+    convert: bool,
+) -> None:
+    """One update batch stored as it is: scores float32 and labels (the state's dtypes) receive
+    the kept rows, size int64 [1] how many; -1 and nothing written for a batch that needs the
+    general path (a NaN, a label out of range, ``convert`` and a score outside [0, 1])."""
+    if ops.compiling():
+        return ops.curve_rows(scores, labels, size, preds, target, task, ignore_index, convert)
+    host_module(scores).curve_rows(scores, labels, size, preds, target, task, ignore_index, convert)
 
 
 def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tuple[Tensor, Tensor, Tensor]:

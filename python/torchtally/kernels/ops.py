@@ -504,3 +504,24 @@ def _exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, 
 exact_curve_finish = define_op(
     "exact_curve_finish", "Tensor(a!) out, Tensor scores, Tensor labels, int task, int metric", _exact_curve_finish
 )
+
+
+def _curve_rows(
+    scores: Tensor,
+    labels: Tensor,
+    size: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    task: int,
+    ignore_index: Optional[int],
+    convert: bool,
+) -> None:
+    _host_route(scores).curve_rows(scores, labels, size, preds, target, task, ignore_index, convert)
+
+
+curve_rows = define_op(
+    "curve_rows",
+    "Tensor(a!) scores, Tensor(b!) labels, Tensor(c!) size, Tensor preds, Tensor target, int task, "
+    "int? ignore_index, bool convert",
+    _curve_rows,
+)
