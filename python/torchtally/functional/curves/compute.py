@@ -21,6 +21,7 @@ import warnings
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from ... import kernels
@@ -49,10 +50,10 @@ def binned_counts(hist: Tensor, thresholds: Tensor) -> Counts:
 
 def exact_counts(thresholds: Tensor, tp: Tensor, fp: Tensor) -> Counts:
     """Counts of one column from its points (kernels.curves.column_points)."""
-    zero = torch.zeros(1, dtype=torch.float64, device=tp.device)
-    pos = tp[-1:] if tp.numel() else zero
-    neg = fp[-1:] if fp.numel() else zero
-    return Counts(tp[None], fp[None], pos, neg, thresholds, True)
+    if not tp.numel():
+        zero = torch.zeros(1, dtype=torch.float64, device=tp.device)
+        return Counts(tp[None], fp[None], zero, zero, thresholds, True)
+    return Counts(tp[None], fp[None], tp[-1:], fp[-1:], thresholds, True)
 
 
 def _ratio(num: Tensor, den: Tensor, if_zero: float) -> Tensor:
@@ -61,8 +62,19 @@ def _ratio(num: Tensor, den: Tensor, if_zero: float) -> Tensor:
     return torch.where(den > 0, num / den.clamp(min=1), torch.full_like(num, if_zero))
 
 
+def _column_ratio(num: Tensor, den: Tensor, if_zero: float) -> Tensor:
+    """_ratio for one exact column (den [1] on the host): the same float64 division, fewer ops."""
+    d = float(den)
+    return num / d if d > 0 else torch.full_like(num, if_zero)
+
+
 def roc_rates(c: Counts) -> Tuple[Tensor, Tensor, Tensor]:
     """(fpr, tpr, thresholds) in float64; 0 where a rate is undefined (as torchmetrics)."""
+    if c.exact and c.tp.shape[0] == 1 and c.tp.is_cpu:
+        # one column: the rates, each with the origin put in front by one pad
+        fpr = F.pad(_column_ratio(c.fp, c.neg, 0.0), (1, 0))
+        tpr = F.pad(_column_ratio(c.tp, c.pos, 0.0), (1, 0))
+        return fpr, tpr, F.pad(c.thresholds, (1, 0), value=1.0)
     fpr = _ratio(c.fp, c.neg[:, None], 0.0)
     tpr = _ratio(c.tp, c.pos[:, None], 0.0)
     thresholds = c.thresholds
@@ -80,6 +92,11 @@ def pr_curve(c: Counts, recall_if_no_positive: float = float("nan")) -> Tuple[Te
     torchmetrics; recall without a positive is `recall_if_no_positive` (see precision_recall_curve_from).
     """
     nan = float("nan")
+    if c.exact and c.tp.shape[0] == 1 and c.tp.is_cpu:
+        # one column: every exact point holds a sample (tp + fp >= 1); the end point by one pad
+        precision = (c.tp / (c.tp + c.fp)).flip(1)
+        recall = _column_ratio(c.tp, c.pos, recall_if_no_positive).flip(1)
+        return F.pad(precision, (0, 1), value=1.0), F.pad(recall, (0, 1)), c.thresholds.flip(0)
     precision = _ratio(c.tp, c.tp + c.fp, nan)
     recall = _ratio(c.tp, c.pos[:, None], recall_if_no_positive)
     ones = torch.ones(precision.shape[0], 1, dtype=precision.dtype, device=precision.device)
