@@ -13,6 +13,8 @@
  */
 #include "kernels/curve_rows.h"
 
+#include <string.h>
+
 #include "kernels/exact_curve.h"
 
 /* Whether `value` is a value of dtype d (an ignore_index torch compares without wrapping). */
@@ -70,18 +72,84 @@ static inline void store_label(char *out, int64_t i, tt_dtype d, int64_t v)
     }
 }
 
-/* Pass 1: 1 when the batch can be stored as it is (see the file comment). Inline, and called
- * with constant dtypes for the common ones, so that those loops have no dtype switch. */
-static inline int fits(const tt_view *preds, const tt_view *target, tt_dtype pd, tt_dtype td,
-                       int64_t task, const int64_t *ignore_index, int convert)
+/* Whether any of a row's k scores is NaN (*nan) or outside [0, 1] (*outside; NaN not).
+ * The dtype is tested once per row: float32, the common one, is read directly. */
+static inline void scan_row(const char *p, int64_t step, int64_t k, tt_dtype pd, int *nan,
+                            int *outside)
+{
+    int n = 0, o = 0;
+    if (pd == TT_F32 && step == (int64_t)sizeof(float)) { /* contiguous: vectorised */
+        const float *q = (const float *)p;
+        for (int64_t j = 0; j < k; j++) {
+            const float v = q[j];
+            n |= v != v;
+            o |= (v < 0.0f) | (v > 1.0f);
+        }
+    } else if (pd == TT_F32) {
+        for (int64_t j = 0; j < k; j++) {
+            const float v = *(const float *)(p + j * step);
+            n |= v != v;
+            o |= (v < 0.0f) | (v > 1.0f); /* bitwise: the loop vectorises; NaN is n's */
+        }
+    } else {
+        for (int64_t j = 0; j < k; j++) {
+            const double v = tt_load_score(p + j * step, pd);
+            n |= v != v;
+            o |= (v < 0.0) | (v > 1.0);
+        }
+    }
+    *nan |= n;
+    *outside |= o;
+}
+
+/* Whether v's elements lie one after another in C order (no gap, no transposition). */
+static int is_flat(const tt_view *v)
+{
+    if (v->ndim == 1)
+        return v->stride[0] == 1 || v->shape[0] <= 1;
+    return (v->stride[1] == 1 || v->shape[1] <= 1) &&
+           (v->stride[0] == v->shape[1] || v->shape[0] <= 1);
+}
+
+/* 1 when each of the n contiguous labels at p lies in [0, hi) (an unsigned compare: negative
+ * values wrap above hi), with the common dtypes read directly so that the loop vectorises. */
+static int labels_in_range(const char *p, int64_t n, tt_dtype d, int64_t hi)
+{
+    int bad = 0;
+    if (d == TT_U8 || d == TT_BOOL) {
+        const uint8_t *q = (const uint8_t *)p;
+        for (int64_t i = 0; i < n; i++)
+            bad |= (uint64_t)q[i] >= (uint64_t)hi;
+    } else if (d == TT_I64) {
+        const int64_t *q = (const int64_t *)p;
+        for (int64_t i = 0; i < n; i++)
+            bad |= (uint64_t)q[i] >= (uint64_t)hi;
+    } else {
+        const int64_t size = (int64_t)tt_dtype_size(d);
+        for (int64_t i = 0; i < n; i++)
+            bad |= (uint64_t)tt_load_label(p + i * size, d) >= (uint64_t)hi;
+    }
+    return !bad;
+}
+
+/* Pass 1: 1 when the batch can be stored as it is (see the file comment). */
+static int batch_fits(const tt_view *preds, const tt_view *target, int64_t task,
+                      const int64_t *ignore_index, int convert)
 {
     const int64_t n = preds->shape[0], k = task == TT_EXACT_BINARY ? 1 : preds->shape[1];
     const int64_t ps0 = tt_step(preds, 0), ps1 = task == TT_EXACT_BINARY ? 0 : tt_step(preds, 1);
     const int64_t ts0 = tt_step(target, 0), ts1 = task == 2 ? tt_step(target, 1) : 0;
     const int64_t hi = task == TT_EXACT_MULTICLASS ? k : 2;
+    const tt_dtype pd = preds->dtype, td = target->dtype;
     const int ignoring = ignore_index != NULL;
     const int64_t ignored = ignoring ? *ignore_index : 0;
     int nan = 0, outside = 0;
+    if (!ignoring && is_flat(preds) && is_flat(target)) { /* every element counts: flat scans */
+        if (!labels_in_range(target->data, n * (task == 2 ? k : 1), td, hi))
+            return 0;
+        scan_row(preds->data, (int64_t)tt_dtype_size(pd), n * k, pd, &nan, &outside);
+        return !nan && !(convert && outside);
+    }
     for (int64_t i = 0; i < n; i++) {
         const char *p = preds->data + i * ps0, *t = target->data + i * ts0;
         int row_kept = 1;
@@ -98,35 +166,50 @@ static inline int fits(const tt_view *preds, const tt_view *target, tt_dtype pd,
             }
         }
         /* multilabel decides on every element, binary and multiclass on the kept rows */
-        for (int64_t j = 0; j < k; j++) {
-            const double v = tt_load_score(p + j * ps1, pd);
-            nan |= v != v;
-            outside |= row_kept && !(v >= 0.0 && v <= 1.0);
-        }
+        int row_outside = 0;
+        scan_row(p, ps1, k, pd, &nan, &row_outside);
+        outside |= row_kept && row_outside;
     }
     return !nan && !(convert && outside);
 }
 
-static int batch_fits(const tt_view *preds, const tt_view *target, int64_t task,
-                      const int64_t *ignore_index, int convert)
+/* Copies a row's k scores to float32 (float32 rows of contiguous scores by memcpy). */
+static inline void copy_row(float *dst, const char *p, int64_t step, int64_t k, tt_dtype pd)
 {
-    const tt_dtype pd = preds->dtype, td = target->dtype;
-    if (pd == TT_F32 && td == TT_I64)
-        return fits(preds, target, TT_F32, TT_I64, task, ignore_index, convert);
-    if (pd == TT_F32 && (td == TT_U8 || td == TT_BOOL))
-        return fits(preds, target, TT_F32, TT_U8, task, ignore_index, convert);
-    return fits(preds, target, pd, td, task, ignore_index, convert);
+    if (pd == TT_F32 && (step == (int64_t)sizeof(float) || k == 1)) {
+        memcpy(dst, p, (size_t)k * sizeof(float));
+        return;
+    }
+    for (int64_t j = 0; j < k; j++)
+        dst[j] = (float)tt_load_score(p + j * step, pd);
 }
 
-/* Pass 2: the kept rows into the outputs; returns how many (inline as fits). */
-static inline int64_t write_kept(const tt_view *scores, const tt_view *labels, const tt_view *preds,
-                                 const tt_view *target, tt_dtype pd, tt_dtype td, int64_t task,
-                                 const int64_t *ignore_index)
+/* Pass 2: the kept rows into the outputs; returns how many. */
+static int64_t write_rows(const tt_view *scores, const tt_view *labels, const tt_view *preds,
+                          const tt_view *target, int64_t task, const int64_t *ignore_index)
 {
     const int64_t n = preds->shape[0], k = task == TT_EXACT_BINARY ? 1 : preds->shape[1];
     const int64_t ps0 = tt_step(preds, 0), ps1 = task == TT_EXACT_BINARY ? 0 : tt_step(preds, 1);
     const int64_t ts0 = tt_step(target, 0), ts1 = task == 2 ? tt_step(target, 1) : 0;
+    const tt_dtype pd = preds->dtype, td = target->dtype;
     float *s = (float *)scores->data;
+    if (ignore_index == NULL && is_flat(preds) && is_flat(target)) { /* every row kept */
+        const int64_t count = n * (task == 2 ? k : 1);
+        copy_row(s, preds->data, (int64_t)tt_dtype_size(pd), n * k, pd);
+        if (labels->dtype == TT_U8 && td == TT_I64) { /* narrowing of labels checked in range */
+            const int64_t *q = (const int64_t *)target->data;
+            for (int64_t i = 0; i < count; i++)
+                ((uint8_t *)labels->data)[i] = (uint8_t)q[i];
+        } else if (labels->dtype == TT_U8 && (td == TT_U8 || td == TT_BOOL)) {
+            memcpy(labels->data, target->data, (size_t)count);
+        } else {
+            const int64_t size = (int64_t)tt_dtype_size(td);
+            for (int64_t i = 0; i < count; i++)
+                store_label(labels->data, i, labels->dtype,
+                            tt_load_label(target->data + i * size, td));
+        }
+        return n;
+    }
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         const char *p = preds->data + i * ps0, *t = target->data + i * ts0;
@@ -136,8 +219,7 @@ static inline int64_t write_kept(const tt_view *scores, const tt_view *labels, c
                 continue;
             store_label(labels->data, m, labels->dtype, label);
         }
-        for (int64_t j = 0; j < k; j++)
-            s[m * k + j] = (float)tt_load_score(p + j * ps1, pd);
+        copy_row(s + m * k, p, ps1, k, pd);
         if (task == 2) {
             uint8_t *l = (uint8_t *)labels->data + m * k;
             for (int64_t j = 0; j < k; j++) {
@@ -148,17 +230,6 @@ static inline int64_t write_kept(const tt_view *scores, const tt_view *labels, c
         m++;
     }
     return m;
-}
-
-static int64_t write_rows(const tt_view *scores, const tt_view *labels, const tt_view *preds,
-                          const tt_view *target, int64_t task, const int64_t *ignore_index)
-{
-    const tt_dtype pd = preds->dtype, td = target->dtype;
-    if (pd == TT_F32 && td == TT_I64)
-        return write_kept(scores, labels, preds, target, TT_F32, TT_I64, task, ignore_index);
-    if (pd == TT_F32 && (td == TT_U8 || td == TT_BOOL))
-        return write_kept(scores, labels, preds, target, TT_F32, TT_U8, task, ignore_index);
-    return write_kept(scores, labels, preds, target, pd, td, task, ignore_index);
 }
 
 tt_status tt_curve_rows(const tt_view *scores, const tt_view *labels, const tt_view *size,
