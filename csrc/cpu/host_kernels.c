@@ -58,7 +58,7 @@ tt_status run_exact_curve_points(const void *ctx, const tt_args *a, tt_error *er
 tt_status run_exact_curve_finish(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_exact_curve_finish(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], a->ints[4],
-                                 err);
+                                 a->floats[5], err);
 }
 
 /* curve_rows serves CPU batches; other devices take the update's torch path (kernels.curves). */

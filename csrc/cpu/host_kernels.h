@@ -17,9 +17,9 @@
     X(exact_curve_points, "exact_curve_points(points, size, scores, labels, task, column)",        \
       {"points", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"scores", TT_ARG_TENSOR},       \
       {"labels", TT_ARG_TENSOR}, {"task", TT_ARG_INT}, {"column", TT_ARG_INT})                     \
-    X(exact_curve_finish, "exact_curve_finish(out, scores, labels, task, metric)",                 \
+    X(exact_curve_finish, "exact_curve_finish(out, scores, labels, task, metric, level)",          \
       {"out", TT_ARG_OUT_TENSOR}, {"scores", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},            \
-      {"task", TT_ARG_INT}, {"metric", TT_ARG_INT})                                                \
+      {"task", TT_ARG_INT}, {"metric", TT_ARG_INT}, {"level", TT_ARG_FLOAT})                       \
     X(curve_rows, "curve_rows(scores, labels, size, preds, target, task, ignore_index, convert)",  \
       {"scores", TT_ARG_OUT_TENSOR}, {"labels", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR},   \
       {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR}, {"task", TT_ARG_INT},                   \

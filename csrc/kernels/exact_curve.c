@@ -125,36 +125,84 @@ static inline int same_score(uint64_t x, uint64_t next)
 typedef struct {
     double value;
     double positives, negatives;
+    double threshold;
 } readout;
 
-static readout finish_column(const scratch *s, int64_t m, int64_t positives, int64_t metric)
+/* The ROC readouts (EER, sensitivity at specificity and its mirror) read the float32 curve that
+ * compute.py returns, point by point from the origin (threshold 1), as readouts.py does. */
+typedef struct {
+    int64_t metric;
+    float level;
+    int seen;        /* a point qualified (EER: any point) */
+    float best, gap; /* the best value so far; EER: its gap |fpr - fnr| */
+    float threshold;
+} roc_readout;
+
+static void roc_point(roc_readout *r, float fpr, float tpr, float threshold)
+{
+    if (r->metric == TT_EXACT_EER) {
+        const float fnr = 1.0f - tpr, gap = fabsf(fpr - fnr);
+        if (!r->seen || gap < r->gap) { /* the first of equal gaps */
+            r->seen = 1;
+            r->gap = gap;
+            r->best = (fpr + fnr) / 2.0f;
+        }
+        return;
+    }
+    const int sensitivity = r->metric == TT_EXACT_SENSITIVITY_AT_SPECIFICITY;
+    const float value = sensitivity ? tpr : 1.0f - fpr;
+    const int qualifies = sensitivity ? 1.0f - fpr >= r->level : tpr >= r->level;
+    if (qualifies && (!r->seen || value > r->best)) { /* the first of equal values */
+        r->seen = 1;
+        r->best = value;
+        r->threshold = threshold;
+    }
+}
+
+static readout finish_column(const scratch *s, int64_t m, int64_t positives, int64_t metric,
+                             double level)
 {
     const double pos = (double)positives, neg = (double)(m - positives);
     double tp = 0.0, fp = 0.0, area = 0.0, steps = 0.0;
     double prev_fpr = 0.0, prev_tpr = 0.0, prev_tp = 0.0; /* the ROC curve starts at the origin */
+    roc_readout roc = {metric, (float)level, 0, 0.0f, 0.0f, 0.0f};
+    if (metric >= TT_EXACT_EER)
+        roc_point(&roc, 0.0f, 0.0f, 1.0f);
     for (int64_t i = 0; i < m; i++) {
         const uint64_t x = s->items[i];
         const double positive = (double)(x & 1);
         tp += positive;
         fp += 1.0 - positive;
-        if (i + 1 < m &&
-            s->values[(s->items[i + 1] & 0xffffffffu) >> 1] == s->values[(x & 0xffffffffu) >> 1])
+        if (i + 1 < m && same_score(x, s->items[i + 1]))
             continue; /* not the last sample of its run of equal scores */
+        if (metric == TT_CURVE_AVERAGE_PRECISION) {
+            steps += (tp - prev_tp) * (tp / (tp + fp));
+            prev_tp = tp;
+            continue;
+        }
+        const double fpr = neg > 0 ? fp / neg : 0.0, tpr = pos > 0 ? tp / pos : 0.0;
         if (metric == TT_CURVE_AUROC) {
-            const double fpr = neg > 0 ? fp / neg : 0.0, tpr = pos > 0 ? tp / pos : 0.0;
             area += (fpr - prev_fpr) * (tpr + prev_tpr);
             prev_fpr = fpr;
             prev_tpr = tpr;
         } else {
-            steps += (tp - prev_tp) * (tp / (tp + fp));
-            prev_tp = tp;
+            roc_point(&roc, (float)fpr, (float)tpr, s->values[(x & 0xffffffffu) >> 1]);
         }
     }
-    readout r = {0.0, pos, neg};
+    readout r = {0.0, pos, neg, NAN};
     if (metric == TT_CURVE_AUROC)
         r.value = pos > 0 && neg > 0 ? area / 2 : NAN;
-    else
+    else if (metric == TT_CURVE_AVERAGE_PRECISION)
         r.value = pos > 0 ? steps / pos : 0.0;
+    else if (metric == TT_EXACT_EER)
+        r.value = roc.best;
+    else if (roc.seen) {
+        r.value = roc.best;
+        r.threshold = roc.threshold;
+    } else { /* no point qualifies */
+        r.value = 0.0;
+        r.threshold = 1e6;
+    }
     return r;
 }
 
@@ -258,16 +306,20 @@ tt_status tt_exact_curve_points(const tt_view *points, const tt_view *size, cons
 }
 
 tt_status tt_exact_curve_finish(const tt_view *out, const tt_view *scores, const tt_view *labels,
-                                int64_t task, int64_t metric, tt_error *err)
+                                int64_t task, int64_t metric, double level, tt_error *err)
 {
     tt_status st = check_inputs(scores, labels, task, err);
     if (st != TT_OK)
         return st;
-    if (metric != TT_CURVE_AUROC && metric != TT_CURVE_AVERAGE_PRECISION)
+    if (metric < TT_CURVE_AUROC || metric > TT_EXACT_SPECIFICITY_AT_SENSITIVITY)
         return tt_fail(err, TT_EVALUE, "metric",
-                       "expected 0 (AUROC) or 1 (average precision), got %lld", (long long)metric);
+                       "expected 0 (AUROC), 1 (average precision), 2 (EER), 3 (sensitivity at "
+                       "specificity) or 4 (specificity at sensitivity), got %lld",
+                       (long long)metric);
+    if (metric >= TT_EXACT_SENSITIVITY_AT_SPECIFICITY && !(level >= 0.0 && level <= 1.0))
+        return tt_fail(err, TT_EVALUE, "level", "expected a rate in [0, 1], got %g", level);
     const int64_t n = scores->shape[0], columns = scores->shape[1];
-    const int64_t shape[2] = {columns, 3};
+    const int64_t shape[2] = {columns, 4};
     if ((st = tt_check_out(out, "out", TT_F64, 2, shape, err)) != TT_OK)
         return st;
     scratch s;
@@ -278,10 +330,11 @@ tt_status tt_exact_curve_finish(const tt_view *out, const tt_view *scores, const
         int64_t positives;
         const int64_t m = load_column(scores, labels, task, k, &s, &positives);
         radix_sort(&s, m);
-        const readout r = finish_column(&s, m, positives, metric);
-        o[3 * k] = r.value;
-        o[3 * k + 1] = r.positives;
-        o[3 * k + 2] = r.negatives;
+        const readout r = finish_column(&s, m, positives, metric, level);
+        o[4 * k] = r.value;
+        o[4 * k + 1] = r.positives;
+        o[4 * k + 2] = r.negatives;
+        o[4 * k + 3] = r.threshold;
     }
     free_scratch(&s);
     return TT_OK;

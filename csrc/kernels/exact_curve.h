@@ -10,6 +10,7 @@
 #define TT_EXACT_CURVE_H
 
 #include "core/view.h"
+#include "kernels/binned_finish.h"
 
 /* How a column's labels read (the state layouts of functional/curves/update.py). */
 typedef enum {
@@ -23,9 +24,17 @@ typedef enum {
 tt_status tt_exact_curve_points(const tt_view *points, const tt_view *size, const tt_view *scores,
                                 const tt_view *labels, int64_t task, int64_t column, tt_error *err);
 
-/* out float64 [K, 3]: per column (value, positives, negatives); metric as binned_finish's
- * (0 AUROC, 1 average precision). */
+/* The readouts past binned_finish's two (0 AUROC, 1 average precision): on the float32 ROC
+ * curve, the equal error rate and the best rate at a minimum `level` of the other one. */
+typedef enum {
+    TT_EXACT_EER = 2,
+    TT_EXACT_SENSITIVITY_AT_SPECIFICITY = 3,
+    TT_EXACT_SPECIFICITY_AT_SENSITIVITY = 4,
+} tt_exact_readout;
+
+/* out float64 [K, 4]: per column (value, positives, negatives, threshold); the threshold of
+ * metrics 3 and 4 (NaN for the others). */
 tt_status tt_exact_curve_finish(const tt_view *out, const tt_view *scores, const tt_view *labels,
-                                int64_t task, int64_t metric, tt_error *err);
+                                int64_t task, int64_t metric, double level, tt_error *err);
 
 #endif /* TT_EXACT_CURVE_H */

@@ -1,10 +1,15 @@
-"""The one-column forms of roc_rates and pr_curve (functional/curves/compute.py): an exact
-column's rates with fewer torch ops, bit for bit the general [R, M] path's values."""
+"""The exact curves' shortcuts, bit for bit the general path's values: the one-column forms of
+roc_rates and pr_curve (functional/curves/compute.py), and the ROC readouts (EER, sensitivity
+at specificity and its mirror) that the C core reads off the sorted scores (readouts.py)."""
+
+import warnings
+from unittest import mock
 
 import pytest
 import torch
 
-from torchtally.functional.curves import compute
+from torchtally.functional.curves import compute, readouts
+from torchtally.functional.curves.update import CurveTask
 from torchtally.kernels import curves as curve_kernels
 
 
@@ -50,3 +55,52 @@ def test_one_column_rates_equal_the_general_path(n, levels, positives):
         p, r, pt = compute.pr_curve(c, if_zero)
         gp, gr, gpt = compute.pr_curve(general, if_zero)
         assert _same_bits(p[0], gp[0]) and _same_bits(r[0], gr[0]) and torch.equal(pt, gpt)
+
+
+def _states(task: str, n: int, levels: int, seed: int):
+    g = torch.Generator().manual_seed(seed)
+    k = 1 if task == "binary" else 4
+    shape = (n,) if task == "binary" else (n, k)
+    scores = (
+        (torch.randint(0, levels, shape, generator=g).float() / levels) if levels else torch.rand(shape, generator=g)
+    )
+    if task == "multiclass":
+        labels = torch.randint(0, k, (n,), generator=g).clamp(max=k - 2).to(torch.uint8)  # a class never seen
+    elif task == "multilabel":
+        labels = torch.randint(0, 3, shape, generator=g).to(torch.uint8)
+        labels[:, 0] = labels[:, 0].clamp(max=0)  # a label without positives
+    else:
+        labels = torch.randint(0, 2, shape, generator=g).to(torch.uint8)
+    return CurveTask(task, k, None, -1 if task == "multilabel" else None), {"scores": scores, "labels": labels}
+
+
+READOUTS = [
+    ("eer", lambda t, s: readouts.eer_from(t, s, None)),
+    ("eer micro", lambda t, s: readouts.eer_from(t, s, "micro")),
+    ("sensitivity", lambda t, s: readouts.sensitivity_at_specificity_from(t, s, 0.5)),
+    ("sensitivity 0.9", lambda t, s: readouts.sensitivity_at_specificity_from(t, s, 0.9000000001)),
+    ("specificity", lambda t, s: readouts.specificity_at_sensitivity_from(t, s, 0.5)),
+    ("specificity 1", lambda t, s: readouts.specificity_at_sensitivity_from(t, s, 1.0)),
+]
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
+@pytest.mark.parametrize("levels", [0, 4])
+@pytest.mark.parametrize("readout", READOUTS, ids=[r[0] for r in READOUTS])
+def test_host_readouts_equal_the_curve_path(task, levels, readout):
+    """The C core's EER and rate-at-rate readouts (readouts._exact_on_host) against the same
+    readouts taken from roc_from's curve: values, thresholds and warnings alike."""
+    name, fn = readout
+    if task == "binary" and "micro" in name:
+        pytest.skip("binary has no micro average")
+    task_, states = _states(task, 300, levels, seed=levels + len(name))
+    with warnings.catch_warnings(record=True) as fast_warnings:
+        warnings.simplefilter("always")
+        fast = fn(task_, states)
+    with mock.patch.object(readouts, "_exact_on_host", lambda t, s: False):
+        with warnings.catch_warnings(record=True) as slow_warnings:
+            warnings.simplefilter("always")
+            slow = fn(task_, states)
+    for a, b in zip(fast if isinstance(fast, tuple) else (fast,), slow if isinstance(slow, tuple) else (slow,)):
+        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.view(torch.int32), b.view(torch.int32))
+    assert [str(w.message) for w in fast_warnings] == [str(w.message) for w in slow_warnings]

@@ -81,16 +81,20 @@ def test_points_match_the_reference_bit_for_bit(c_core, state):
 
 
 @SETTINGS
-@given(states(), st.sampled_from([0, 1]))
-def test_readouts_match_the_reference(c_core, state, metric):
+@given(states(), st.sampled_from([0, 1, 2, 3, 4]), st.sampled_from([0.0, 0.25, 0.5, 0.9000000001, 1.0]))
+def test_readouts_match_the_reference(c_core, state, metric, level):
     scores, labels, task = state
     k = scores.shape[1]
-    got = torch.full((k, 3), SENTINEL, dtype=torch.float64)
-    want = torch.full((k, 3), SENTINEL, dtype=torch.float64)
-    c_core.exact_curve_finish(got, scores, labels, task, metric)
-    reference.exact_curve_finish(want, scores, labels, task, metric)
-    torch.testing.assert_close(got[:, 0], want[:, 0], rtol=1e-12, atol=1e-15, equal_nan=True)
-    assert torch.equal(got[:, 1:], want[:, 1:])
+    got = torch.full((k, 4), SENTINEL, dtype=torch.float64)
+    want = torch.full((k, 4), SENTINEL, dtype=torch.float64)
+    c_core.exact_curve_finish(got, scores, labels, task, metric, level)
+    reference.exact_curve_finish(want, scores, labels, task, metric, level)
+    if metric < 2:  # float64 sums: their terms are added in another order
+        torch.testing.assert_close(got[:, 0], want[:, 0], rtol=1e-12, atol=1e-15, equal_nan=True)
+    else:  # float32 readouts of the float32 curve: the same bits
+        assert torch.equal(got[:, 0].view(torch.int64), want[:, 0].view(torch.int64))
+    assert torch.equal(got[:, 1:3], want[:, 1:3])
+    assert torch.equal(got[:, 3].view(torch.int64), want[:, 3].view(torch.int64))
 
 
 def test_ties_nan_and_signed_zero_form_the_torch_sort_points(c_core):
@@ -115,10 +119,10 @@ def test_a_column_without_samples_has_no_point_and_no_area(c_core):
     points, size = torch.full((3, 4), SENTINEL, dtype=torch.float64), torch.empty(1, dtype=torch.int64)
     c_core.exact_curve_points(points, size, scores, labels, 2, 0)
     assert int(size) == 0 and bool((points == SENTINEL).all())
-    out = torch.empty(2, 3, dtype=torch.float64)
-    c_core.exact_curve_finish(out, scores, labels, 2, 0)
-    assert torch.isnan(out[0, 0]) and out[0, 1:].tolist() == [0.0, 0.0]
-    assert out[1, 1:].tolist() == [3.0, 1.0]
+    out = torch.empty(2, 4, dtype=torch.float64)
+    c_core.exact_curve_finish(out, scores, labels, 2, 0, 0.0)
+    assert torch.isnan(out[0, 0]) and out[0, 1:3].tolist() == [0.0, 0.0]
+    assert out[1, 1:3].tolist() == [3.0, 1.0]
 
 
 def _points_args(n=4, k=1):
@@ -160,10 +164,14 @@ def test_bad_points_input_raises_naming_the_argument_and_leaves_the_outputs(back
 
 
 BAD_FINISH = [
-    ("metric 2", ValueError, "metric", {"metric": 2}),
+    ("metric 5", ValueError, "metric", {"metric": 5}),
+    ("level above 1", ValueError, "level", {"metric": 3, "level": 1.5}),
+    ("level NaN", ValueError, "level", {"metric": 4, "level": float("nan")}),
+    ("level str", TypeError, "level", {"level": "0.5"}),
     ("multilabel labels 1-D", ValueError, "labels", {"task": 2}),
-    ("out [2, 3]", ValueError, "out", {"out": torch.empty(2, 3, dtype=torch.float64)}),
-    ("out float32", TypeError, "out", {"out": torch.empty(1, 3)}),
+    ("out [2, 4]", ValueError, "out", {"out": torch.empty(2, 4, dtype=torch.float64)}),
+    ("out [1, 3]", ValueError, "out", {"out": torch.empty(1, 3, dtype=torch.float64)}),
+    ("out float32", TypeError, "out", {"out": torch.empty(1, 4)}),
 ]
 
 
@@ -171,8 +179,8 @@ BAD_FINISH = [
 @pytest.mark.parametrize("case", BAD_FINISH, ids=[c[0] for c in BAD_FINISH])
 def test_bad_finish_input_raises_naming_the_argument_and_leaves_out(backend, case):
     _, error, argument, change = case
-    args = {"out": torch.empty(1, 3, dtype=torch.float64), "scores": torch.rand(4, 1)}
-    args.update({"labels": torch.zeros(4, dtype=torch.int64), "task": 0, "metric": 0})
+    args = {"out": torch.empty(1, 4, dtype=torch.float64), "scores": torch.rand(4, 1)}
+    args.update({"labels": torch.zeros(4, dtype=torch.int64), "task": 0, "metric": 0, "level": 0.5})
     args.update(change)
     out = args["out"]
     out.fill_(SENTINEL)

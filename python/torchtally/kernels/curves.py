@@ -11,6 +11,8 @@ from . import host_module, ops
 
 # How a column's labels read: the task codes of csrc/kernels/exact_curve.h.
 TASK_CODES = {"binary": 0, "multiclass": 1, "multilabel": 2}
+# exact_curve_finish's readouts (csrc/kernels/binned_finish.h, exact_curve.h).
+AUROC, AVERAGE_PRECISION, EER, SENSITIVITY_AT_SPECIFICITY, SPECIFICITY_AT_SENSITIVITY = range(5)
 
 
 def exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Tensor, task: int, column: int) -> None:
@@ -21,12 +23,13 @@ def exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Ten
     host_module(points).exact_curve_points(points, size, scores, labels, task, column)
 
 
-def exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int) -> None:
-    """out float64 [K, 3] = per column (AUROC (metric 0) or average precision (1), positives,
-    negatives)."""
+def exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int, level: float = 0.0) -> None:
+    """out float64 [K, 4] = per column (readout, positives, negatives, threshold): AUROC (metric
+    0), average precision (1), EER (2), sensitivity at specificity >= level (3) or specificity
+    at sensitivity >= level (4), the last two with their threshold (NaN for the others)."""
     if ops.compiling():
-        return ops.exact_curve_finish(out, scores, labels, task, metric)
-    host_module(out).exact_curve_finish(out, scores, labels, task, metric)
+        return ops.exact_curve_finish(out, scores, labels, task, metric, level)
+    host_module(out).exact_curve_finish(out, scores, labels, task, metric, level)
 
 
 def curve_rows(

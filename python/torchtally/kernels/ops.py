@@ -497,12 +497,14 @@ exact_curve_points = define_op(
 )
 
 
-def _exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int) -> None:
-    _host_route(out).exact_curve_finish(out, scores, labels, task, metric)
+def _exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int, level: float) -> None:
+    _host_route(out).exact_curve_finish(out, scores, labels, task, metric, level)
 
 
 exact_curve_finish = define_op(
-    "exact_curve_finish", "Tensor(a!) out, Tensor scores, Tensor labels, int task, int metric", _exact_curve_finish
+    "exact_curve_finish",
+    "Tensor(a!) out, Tensor scores, Tensor labels, int task, int metric, float level",
+    _exact_curve_finish,
 )
 
 

@@ -259,15 +259,35 @@ def exact_layout(task: CurveTask, states: States, micro: bool) -> Tuple[Tensor, 
     return scores.reshape(-1, 1), labels.reshape(-1, 1), curve_kernels.TASK_CODES["multilabel"]
 
 
-def _exact_readouts(task: CurveTask, states: States, micro: bool, metric: int) -> Tuple[Tensor, Tensor]:
-    """(values [R], positives [R]) float64 of the exact state, by the exact_curve_finish kernel
-    (the scores sorted once per column, the readout summed during one walk over its points)."""
+def exact_finish(task: CurveTask, states: States, micro: bool, metric: int, level: float = 0.0) -> Tensor:
+    """[R, 4] float64 (value, positives, negatives, threshold) per column of the exact state, by
+    the exact_curve_finish kernel (the scores sorted once per column, the readout taken during
+    one walk over its points); ValueError without a single counted sample, as counts()."""
     scores, labels, code = exact_layout(task, states, micro)
-    out = torch.empty(scores.shape[1], 3, dtype=torch.float64, device=scores.device)
-    curve_kernels.exact_curve_finish(out, scores, labels, code, metric)
-    if not bool(out[:, 1:].sum() > 0):
+    out = torch.empty(scores.shape[1], 4, dtype=torch.float64, device=scores.device)
+    curve_kernels.exact_curve_finish(out, scores, labels, code, metric, level)
+    if not bool(out[:, 1:3].sum() > 0):
         raise _no_sample_error()
+    return out
+
+
+def _exact_readouts(task: CurveTask, states: States, micro: bool, metric: int) -> Tuple[Tensor, Tensor]:
+    """(values [R], positives [R]) float64 of the exact state (exact_finish)."""
+    out = exact_finish(task, states, micro, metric)
     return out[:, 0], out[:, 1]
+
+
+def roc_readouts_from(task: CurveTask, states: States, average: Optional[str], metric: int, level: float) -> Tensor:
+    """Exact mode on the host, per column or micro: [R, 4] (value, positives, negatives,
+    threshold) of an ROC readout (kernels.curves' EER, SENSITIVITY_AT_SPECIFICITY,
+    SPECIFICITY_AT_SENSITIVITY), with roc_from's warnings (a column without positives or
+    negatives): the numbers readouts.py reads off roc_from's float32 curve."""
+    micro = average == "micro"
+    out = exact_finish(task, states, micro, metric, level)
+    columns = None if micro else _columns_name(task)
+    warn_no_positive(out[:, 1], "ROC", columns, "its TPR is 0", stacklevel=3)
+    warn_no_negative(out[:, 2], "ROC", columns, stacklevel=3)
+    return out
 
 
 def _columns_name(task: CurveTask) -> Optional[str]:

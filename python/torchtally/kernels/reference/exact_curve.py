@@ -16,7 +16,8 @@ from . import checks as chk
 
 F64 = torch.float64
 TASKS = (0, 1, 2)
-AUROC, AVERAGE_PRECISION = 0, 1
+AUROC, AVERAGE_PRECISION, EER, SENSITIVITY_AT_SPECIFICITY, SPECIFICITY_AT_SENSITIVITY = range(5)
+METRICS = (0, 1, 2, 3, 4)
 
 
 def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tuple[Tensor, Tensor, Tensor]:
@@ -35,20 +36,49 @@ def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tup
     return values[last], tp[last], fp[last]
 
 
-def column_readout(tp: Tensor, fp: Tensor, metric: int) -> Tuple[float, float, float]:
-    """(value, positives, negatives) from a column's points (AUROC: trapezoids from the origin)."""
+def _roc32(thresholds: Tensor, tp: Tensor, fp: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """The float32 ROC curve from the origin (threshold 1), as compute.py returns it."""
     pos = float(tp[-1]) if tp.numel() else 0.0
     neg = float(fp[-1]) if fp.numel() else 0.0
+    zero = torch.zeros(1, dtype=F64, device=tp.device)
+    fpr = torch.cat([zero, fp / neg if neg > 0 else torch.zeros_like(fp)]).to(torch.float32)
+    tpr = torch.cat([zero, tp / pos if pos > 0 else torch.zeros_like(tp)]).to(torch.float32)
+    one = torch.ones(1, dtype=thresholds.dtype, device=thresholds.device)
+    return fpr, tpr, torch.cat([one, thresholds])
+
+
+def column_readout(
+    thresholds: Tensor, tp: Tensor, fp: Tensor, metric: int, level: float
+) -> Tuple[float, float, float, float]:
+    """(value, positives, negatives, threshold) from a column's points."""
+    pos = float(tp[-1]) if tp.numel() else 0.0
+    neg = float(fp[-1]) if fp.numel() else 0.0
+    nan = float("nan")
     if metric == AUROC:
         if pos == 0 or neg == 0:
-            return float("nan"), pos, neg
+            return nan, pos, neg, nan
         zero = torch.zeros(1, dtype=F64, device=tp.device)
         fpr, tpr = torch.cat([zero, fp / neg]), torch.cat([zero, tp / pos])
-        return float(torch.trapezoid(tpr, fpr)), pos, neg
-    if pos == 0:
-        return 0.0, pos, neg
-    prev = torch.cat([torch.zeros(1, dtype=F64, device=tp.device), tp[:-1]])
-    return float(((tp - prev) * (tp / (tp + fp))).sum() / pos), pos, neg
+        return float(torch.trapezoid(tpr, fpr)), pos, neg, nan
+    if metric == AVERAGE_PRECISION:
+        if pos == 0:
+            return 0.0, pos, neg, nan
+        prev = torch.cat([torch.zeros(1, dtype=F64, device=tp.device), tp[:-1]])
+        return float(((tp - prev) * (tp / (tp + fp))).sum() / pos), pos, neg, nan
+    fpr, tpr, t = _roc32(thresholds, tp, fp)
+    if metric == EER:
+        fnr = 1 - tpr
+        i = torch.argmin(torch.abs(fpr - fnr))  # the first of equal gaps
+        return float((fpr[i] + fnr[i]) / 2), pos, neg, nan
+    if metric == SENSITIVITY_AT_SPECIFICITY:
+        value, condition = tpr, (1 - fpr) >= level
+    else:
+        value, condition = 1 - fpr, tpr >= level
+    ok = condition.nonzero().flatten()
+    if ok.numel() == 0:
+        return 0.0, pos, neg, 1e6
+    best = int(ok[torch.argmax(value[ok])])  # the first of equal values
+    return float(value[best]), pos, neg, float(t[best])
 
 
 def _inputs(out: Tensor, scores: object, labels: object, task: object) -> Tuple[Tensor, Tensor, int]:
@@ -92,18 +122,22 @@ def exact_curve_points(points, size, scores, labels, task, column, /) -> None:
     size.fill_(m)
 
 
-def exact_curve_finish(out, scores, labels, task, metric, /) -> None:
-    """out float64 [K, 3] = per column (AUROC or average precision, positives, negatives)."""
+def exact_curve_finish(out, scores, labels, task, metric, level, /) -> None:
+    """out float64 [K, 4] = per column (readout `metric`, positives, negatives, threshold)."""
     out = chk.tensor("out", out)
     s, lab, task = _inputs(out, scores, labels, task)
-    if isinstance(metric, bool) or metric not in (AUROC, AVERAGE_PRECISION):
-        raise ValueError(f"metric: expected 0 (AUROC) or 1 (average precision), got {metric!r}")
+    if isinstance(metric, bool) or metric not in METRICS:
+        raise ValueError(
+            f"metric: expected 0 (AUROC), 1 (average precision), 2 (EER), 3 (sensitivity at "
+            f"specificity) or 4 (specificity at sensitivity), got {metric!r}"
+        )
+    if isinstance(level, bool) or not isinstance(level, (float, int)):
+        raise TypeError(f"level: expected a float, got {type(level).__name__}")
+    if metric >= SENSITIVITY_AT_SPECIFICITY and not 0 <= level <= 1:
+        raise ValueError(f"level: expected a rate in [0, 1], got {level}")
     k = s.shape[1]
-    out = chk.output("out", out, F64, f"float64 [{k}, 3]", (2,))
-    if tuple(out.shape) != (k, 3):
-        chk.fail("out", out, f"float64 [{k}, 3]", True)
-    rows = []
-    for column in range(k):
-        _, tp, fp = column_points(s, lab, task, column)
-        rows.append(column_readout(tp, fp, metric))
-    out.copy_(torch.tensor(rows, dtype=F64))
+    out = chk.output("out", out, F64, f"float64 [{k}, 4]", (2,))
+    if tuple(out.shape) != (k, 4):
+        chk.fail("out", out, f"float64 [{k}, 4]", True)
+    rows = [column_readout(*column_points(s, lab, task, column), metric, level) for column in range(k)]
+    out.copy_(torch.tensor(rows, dtype=F64).reshape(k, 4))
