@@ -159,14 +159,44 @@ static void roc_point(roc_readout *r, float fpr, float tpr, float threshold)
     }
 }
 
+/* Recall at fixed precision reads the float32 precision-recall curve (compute.py's pr_curve,
+ * without its end point): the largest recall among the points whose precision is >= level,
+ * ties broken by the larger precision, then the larger threshold (readouts.py's order). */
+typedef struct {
+    float level;
+    int seen, undefined; /* a point qualified; one that did had no recall (NaN) */
+    float recall, precision, threshold;
+} pr_readout;
+
+static void pr_point(pr_readout *r, float precision, float recall, float threshold)
+{
+    if (!(precision >= r->level))
+        return;
+    if (recall != recall) {
+        r->undefined = 1;
+        return;
+    }
+    const int better =
+        !r->seen || recall > r->recall ||
+        (recall == r->recall &&
+         (precision > r->precision || (precision == r->precision && threshold > r->threshold)));
+    if (better) {
+        r->seen = 1;
+        r->recall = recall;
+        r->precision = precision;
+        r->threshold = threshold;
+    }
+}
+
 static readout finish_column(const scratch *s, int64_t m, int64_t positives, int64_t metric,
-                             double level)
+                             double level, float recall_without_positives)
 {
     const double pos = (double)positives, neg = (double)(m - positives);
     double tp = 0.0, fp = 0.0, area = 0.0, steps = 0.0;
     double prev_fpr = 0.0, prev_tpr = 0.0, prev_tp = 0.0; /* the ROC curve starts at the origin */
     roc_readout roc = {metric, (float)level, 0, 0.0f, 0.0f, 0.0f};
-    if (metric >= TT_EXACT_EER)
+    pr_readout pr = {(float)level, 0, 0, 0.0f, 0.0f, 0.0f};
+    if (metric >= TT_EXACT_EER && metric != TT_EXACT_RECALL_AT_PRECISION)
         roc_point(&roc, 0.0f, 0.0f, 1.0f);
     for (int64_t i = 0; i < m; i++) {
         const uint64_t x = s->items[i];
@@ -178,6 +208,11 @@ static readout finish_column(const scratch *s, int64_t m, int64_t positives, int
         if (metric == TT_CURVE_AVERAGE_PRECISION) {
             steps += (tp - prev_tp) * (tp / (tp + fp));
             prev_tp = tp;
+            continue;
+        }
+        if (metric == TT_EXACT_RECALL_AT_PRECISION) {
+            const float recall = pos > 0 ? (float)(tp / pos) : recall_without_positives;
+            pr_point(&pr, (float)(tp / (tp + fp)), recall, s->values[(x & 0xffffffffu) >> 1]);
             continue;
         }
         const double fpr = neg > 0 ? fp / neg : 0.0, tpr = pos > 0 ? tp / pos : 0.0;
@@ -196,7 +231,11 @@ static readout finish_column(const scratch *s, int64_t m, int64_t positives, int
         r.value = pos > 0 ? steps / pos : 0.0;
     else if (metric == TT_EXACT_EER)
         r.value = roc.best;
-    else if (roc.seen) {
+    else if (metric == TT_EXACT_RECALL_AT_PRECISION) {
+        const int found = pr.seen && !pr.undefined;
+        r.value = found ? pr.recall : 0.0;
+        r.threshold = found && pr.recall != 0.0f ? pr.threshold : NAN;
+    } else if (roc.seen) {
         r.value = roc.best;
         r.threshold = roc.threshold;
     } else { /* no point qualifies */
@@ -311,10 +350,11 @@ tt_status tt_exact_curve_finish(const tt_view *out, const tt_view *scores, const
     tt_status st = check_inputs(scores, labels, task, err);
     if (st != TT_OK)
         return st;
-    if (metric < TT_CURVE_AUROC || metric > TT_EXACT_SPECIFICITY_AT_SENSITIVITY)
+    if (metric < TT_CURVE_AUROC || metric > TT_EXACT_RECALL_AT_PRECISION)
         return tt_fail(err, TT_EVALUE, "metric",
                        "expected 0 (AUROC), 1 (average precision), 2 (EER), 3 (sensitivity at "
-                       "specificity) or 4 (specificity at sensitivity), got %lld",
+                       "specificity), 4 (specificity at sensitivity) or 5 (recall at precision), "
+                       "got %lld",
                        (long long)metric);
     if (metric >= TT_EXACT_SENSITIVITY_AT_SPECIFICITY && !(level >= 0.0 && level <= 1.0))
         return tt_fail(err, TT_EVALUE, "level", "expected a rate in [0, 1], got %g", level);
@@ -330,7 +370,9 @@ tt_status tt_exact_curve_finish(const tt_view *out, const tt_view *scores, const
         int64_t positives;
         const int64_t m = load_column(scores, labels, task, k, &s, &positives);
         radix_sort(&s, m);
-        const readout r = finish_column(&s, m, positives, metric, level);
+        /* a column without positives: recall NaN for a class, 1 otherwise (pr_curve's rule) */
+        const float no_positives = task == TT_EXACT_MULTICLASS ? NAN : 1.0f;
+        const readout r = finish_column(&s, m, positives, metric, level, no_positives);
         o[4 * k] = r.value;
         o[4 * k + 1] = r.positives;
         o[4 * k + 2] = r.negatives;

@@ -25,15 +25,17 @@ tt_status tt_exact_curve_points(const tt_view *points, const tt_view *size, cons
                                 const tt_view *labels, int64_t task, int64_t column, tt_error *err);
 
 /* The readouts past binned_finish's two (0 AUROC, 1 average precision): on the float32 ROC
- * curve, the equal error rate and the best rate at a minimum `level` of the other one. */
+ * curve, the equal error rate and the best rate at a minimum `level` of the other one; on the
+ * precision-recall curve, the best recall at a minimum precision. */
 typedef enum {
     TT_EXACT_EER = 2,
     TT_EXACT_SENSITIVITY_AT_SPECIFICITY = 3,
     TT_EXACT_SPECIFICITY_AT_SENSITIVITY = 4,
+    TT_EXACT_RECALL_AT_PRECISION = 5, /* on the float32 precision-recall curve */
 } tt_exact_readout;
 
 /* out float64 [K, 4]: per column (value, positives, negatives, threshold); the threshold of
- * metrics 3 and 4 (NaN for the others). */
+ * metrics 3 to 5 (NaN for the others). */
 tt_status tt_exact_curve_finish(const tt_view *out, const tt_view *scores, const tt_view *labels,
                                 int64_t task, int64_t metric, double level, tt_error *err);
 

@@ -81,6 +81,9 @@ READOUTS = [
     ("sensitivity 0.9", lambda t, s: readouts.sensitivity_at_specificity_from(t, s, 0.9000000001)),
     ("specificity", lambda t, s: readouts.specificity_at_sensitivity_from(t, s, 0.5)),
     ("specificity 1", lambda t, s: readouts.specificity_at_sensitivity_from(t, s, 1.0)),
+    ("recall", lambda t, s: readouts.recall_at_fixed_precision_from(t, s, 0.5)),
+    ("recall 0", lambda t, s: readouts.recall_at_fixed_precision_from(t, s, 0.0)),
+    ("recall 1", lambda t, s: readouts.recall_at_fixed_precision_from(t, s, 1.0)),
 ]
 
 
@@ -88,7 +91,7 @@ READOUTS = [
 @pytest.mark.parametrize("levels", [0, 4])
 @pytest.mark.parametrize("readout", READOUTS, ids=[r[0] for r in READOUTS])
 def test_host_readouts_equal_the_curve_path(task, levels, readout):
-    """The C core's EER and rate-at-rate readouts (readouts._exact_on_host) against the same
+    """The C core's EER, rate-at-rate and recall-at-precision readouts (readouts._exact_on_host) against the same
     readouts taken from roc_from's curve: values, thresholds and warnings alike."""
     name, fn = readout
     if task == "binary" and "micro" in name:

@@ -81,7 +81,7 @@ def test_points_match_the_reference_bit_for_bit(c_core, state):
 
 
 @SETTINGS
-@given(states(), st.sampled_from([0, 1, 2, 3, 4]), st.sampled_from([0.0, 0.25, 0.5, 0.9000000001, 1.0]))
+@given(states(), st.sampled_from([0, 1, 2, 3, 4, 5]), st.sampled_from([0.0, 0.25, 0.5, 0.9000000001, 1.0]))
 def test_readouts_match_the_reference(c_core, state, metric, level):
     scores, labels, task = state
     k = scores.shape[1]
@@ -164,7 +164,7 @@ def test_bad_points_input_raises_naming_the_argument_and_leaves_the_outputs(back
 
 
 BAD_FINISH = [
-    ("metric 5", ValueError, "metric", {"metric": 5}),
+    ("metric 6", ValueError, "metric", {"metric": 6}),
     ("level above 1", ValueError, "level", {"metric": 3, "level": 1.5}),
     ("level NaN", ValueError, "level", {"metric": 4, "level": float("nan")}),
     ("level str", TypeError, "level", {"level": "0.5"}),

@@ -12,7 +12,7 @@ from . import host_module, ops
 # How a column's labels read: the task codes of csrc/kernels/exact_curve.h.
 TASK_CODES = {"binary": 0, "multiclass": 1, "multilabel": 2}
 # exact_curve_finish's readouts (csrc/kernels/binned_finish.h, exact_curve.h).
-AUROC, AVERAGE_PRECISION, EER, SENSITIVITY_AT_SPECIFICITY, SPECIFICITY_AT_SENSITIVITY = range(5)
+AUROC, AVERAGE_PRECISION, EER, SENSITIVITY_AT_SPECIFICITY, SPECIFICITY_AT_SENSITIVITY, RECALL_AT_PRECISION = range(6)
 
 
 def exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Tensor, task: int, column: int) -> None:
@@ -26,7 +26,8 @@ def exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Ten
 def exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int, level: float = 0.0) -> None:
     """out float64 [K, 4] = per column (readout, positives, negatives, threshold): AUROC (metric
     0), average precision (1), EER (2), sensitivity at specificity >= level (3) or specificity
-    at sensitivity >= level (4), the last two with their threshold (NaN for the others)."""
+    at sensitivity >= level (4) or recall at precision >= level (5), the last three with their
+    threshold (NaN for the others)."""
     if ops.compiling():
         return ops.exact_curve_finish(out, scores, labels, task, metric, level)
     host_module(out).exact_curve_finish(out, scores, labels, task, metric, level)

@@ -290,6 +290,19 @@ def roc_readouts_from(task: CurveTask, states: States, average: Optional[str], m
     return out
 
 
+def pr_readouts_from(task: CurveTask, states: States, metric: int, level: float) -> Tensor:
+    """Exact mode on the host, per column: [R, 4] rows of a precision-recall readout
+    (kernels.curves.RECALL_AT_PRECISION), with precision_recall_curve_from's warning about a
+    column without positives."""
+    out = exact_finish(task, states, False, metric, level)
+    if task.task == "multiclass":
+        consequence = "its recall is undefined (NaN)"
+    else:
+        consequence = "its recall is set to 1"
+    warn_no_positive(out[:, 1], "PrecisionRecallCurve", _columns_name(task), consequence, stacklevel=3)
+    return out
+
+
 def _columns_name(task: CurveTask) -> Optional[str]:
     return {"binary": None, "multiclass": "class", "multilabel": "label"}[task.task]
 

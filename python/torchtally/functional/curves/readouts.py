@@ -19,9 +19,10 @@ state (binned histogram or exact score rows), so a readout never needs a state o
   the points whose specificity (1 - FPR) is >= the minimum, the first such point on a tie (the
   mirror image for specificity). Returns (value, threshold); (0, 1e6) when no point qualifies.
 
-In exact mode with the state on the host, EER (per column or micro) and the two rate-at-rate
-readouts come from the C core (compute.roc_readouts_from), which walks the same float32 curve
-without building it: the same numbers, bit for bit.
+In exact mode with the state on the host, EER (per column or micro), the two rate-at-rate
+readouts and recall at fixed precision come from the C core (compute.roc_readouts_from,
+pr_readouts_from), which walks the same float32 curve without building it: the same numbers,
+bit for bit.
 
 These are torchmetrics 1.9's rules, point for point: the readouts work on the curves' float32
 values (and the thresholds' dtype) as torchmetrics does, so ties and the threshold returned are
@@ -47,7 +48,7 @@ import torch
 from torch import Tensor
 
 from ...kernels import curves as curve_kernels
-from .compute import Curve, States, precision_recall_curve_from, roc_from, roc_readouts_from
+from .compute import Curve, States, pr_readouts_from, precision_recall_curve_from, roc_from, roc_readouts_from
 from .update import CurveTask
 
 Readout = Tuple[Tensor, Tensor]
@@ -287,6 +288,13 @@ def precision_at_fixed_recall_from(task: CurveTask, states: States, min_recall: 
 
 def recall_at_fixed_precision_from(task: CurveTask, states: States, min_precision: float) -> Readout:
     """(recall, threshold): a pair of scalars (binary) or of [K] tensors."""
+    if _exact_on_host(task, states):
+
+        def readouts(t: CurveTask, s: States, a: Optional[str]) -> Tensor:
+            return pr_readouts_from(t, s, curve_kernels.RECALL_AT_PRECISION, min_precision)
+
+        out = _curve(readouts, "RecallAtFixedPrecision", task, states, None)  # type: ignore[arg-type]
+        return _host_pair(task, out)  # type: ignore[arg-type]
     columns = _columns(_curve(precision_recall_curve_from, "RecallAtFixedPrecision", task, states, None))
     return _readouts(task, [_recall_at_precision(p, r, t, min_precision) for p, r, t in columns])
 

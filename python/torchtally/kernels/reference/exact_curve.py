@@ -16,8 +16,8 @@ from . import checks as chk
 
 F64 = torch.float64
 TASKS = (0, 1, 2)
-AUROC, AVERAGE_PRECISION, EER, SENSITIVITY_AT_SPECIFICITY, SPECIFICITY_AT_SENSITIVITY = range(5)
-METRICS = (0, 1, 2, 3, 4)
+AUROC, AVERAGE_PRECISION, EER, SENSITIVITY_AT_SPECIFICITY, SPECIFICITY_AT_SENSITIVITY, RECALL_AT_PRECISION = range(6)
+METRICS = (0, 1, 2, 3, 4, 5)
 
 
 def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tuple[Tensor, Tensor, Tensor]:
@@ -47,8 +47,31 @@ def _roc32(thresholds: Tensor, tp: Tensor, fp: Tensor) -> Tuple[Tensor, Tensor, 
     return fpr, tpr, torch.cat([one, thresholds])
 
 
+def _recall_at_precision(
+    thresholds: Tensor, tp: Tensor, fp: Tensor, level: float, nan_recall: bool
+) -> Tuple[float, float]:
+    """(recall, threshold) on the float32 precision-recall curve (thresholds ascending, the end
+    point left out): the largest recall among the points with precision >= level, ties broken
+    by the larger precision, then the larger threshold; (0, NaN) where none qualifies, one that
+    does has no recall (NaN), or the recall is 0."""
+    pos = float(tp[-1]) if tp.numel() else 0.0
+    precision = (tp / (tp + fp)).to(torch.float32).flip(0)
+    if pos > 0:
+        recall = (tp / pos).to(torch.float32).flip(0)
+    else:
+        recall = torch.full_like(precision, float("nan") if nan_recall else 1.0)
+    t = thresholds.flip(0)
+    ok = (precision >= level).nonzero().flatten()
+    if ok.numel() == 0 or bool(torch.isnan(recall[ok]).any()):
+        return 0.0, float("nan")
+    keys = torch.stack([recall[ok].double(), precision[ok].double(), t[ok].double()], 1).tolist()
+    best = max(range(len(keys)), key=lambda i: (keys[i], -i))  # the first of the largest
+    value = float(recall[ok[best]])
+    return value, float("nan") if value == 0 else float(t[ok[best]])
+
+
 def column_readout(
-    thresholds: Tensor, tp: Tensor, fp: Tensor, metric: int, level: float
+    thresholds: Tensor, tp: Tensor, fp: Tensor, metric: int, level: float, nan_recall: bool = False
 ) -> Tuple[float, float, float, float]:
     """(value, positives, negatives, threshold) from a column's points."""
     pos = float(tp[-1]) if tp.numel() else 0.0
@@ -65,6 +88,9 @@ def column_readout(
             return 0.0, pos, neg, nan
         prev = torch.cat([torch.zeros(1, dtype=F64, device=tp.device), tp[:-1]])
         return float(((tp - prev) * (tp / (tp + fp))).sum() / pos), pos, neg, nan
+    if metric == RECALL_AT_PRECISION:
+        recall, threshold = _recall_at_precision(thresholds, tp, fp, level, nan_recall)
+        return recall, pos, neg, threshold
     fpr, tpr, t = _roc32(thresholds, tp, fp)
     if metric == EER:
         fnr = 1 - tpr
@@ -128,8 +154,8 @@ def exact_curve_finish(out, scores, labels, task, metric, level, /) -> None:
     s, lab, task = _inputs(out, scores, labels, task)
     if isinstance(metric, bool) or metric not in METRICS:
         raise ValueError(
-            f"metric: expected 0 (AUROC), 1 (average precision), 2 (EER), 3 (sensitivity at "
-            f"specificity) or 4 (specificity at sensitivity), got {metric!r}"
+            "metric: expected 0 (AUROC), 1 (average precision), 2 (EER), 3 (sensitivity at specificity), "
+            f"4 (specificity at sensitivity) or 5 (recall at precision), got {metric!r}"
         )
     if isinstance(level, bool) or not isinstance(level, (float, int)):
         raise TypeError(f"level: expected a float, got {type(level).__name__}")
@@ -139,5 +165,6 @@ def exact_curve_finish(out, scores, labels, task, metric, level, /) -> None:
     out = chk.output("out", out, F64, f"float64 [{k}, 4]", (2,))
     if tuple(out.shape) != (k, 4):
         chk.fail("out", out, f"float64 [{k}, 4]", True)
-    rows = [column_readout(*column_points(s, lab, task, column), metric, level) for column in range(k)]
+    nan_recall = task == 1  # a class without positives has no recall; a label's is 1
+    rows = [column_readout(*column_points(s, lab, task, column), metric, level, nan_recall) for column in range(k)]
     out.copy_(torch.tensor(rows, dtype=F64).reshape(k, 4))
