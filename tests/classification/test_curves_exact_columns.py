@@ -8,6 +8,7 @@ from unittest import mock
 import pytest
 import torch
 
+from torchtally import classification, kernels
 from torchtally.functional.curves import compute, readouts
 from torchtally.functional.curves.update import CurveTask
 from torchtally.kernels import curves as curve_kernels
@@ -107,3 +108,56 @@ def test_host_readouts_equal_the_curve_path(task, levels, readout):
     for a, b in zip(fast if isinstance(fast, tuple) else (fast,), slow if isinstance(slow, tuple) else (slow,)):
         assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.view(torch.int32), b.view(torch.int32))
     assert [str(w.message) for w in fast_warnings] == [str(w.message) for w in slow_warnings]
+
+
+CLASSES = [
+    ("BinaryAUROC", {}),
+    ("MulticlassAveragePrecision", {"num_classes": 4}),
+    ("MultilabelROC", {"num_labels": 4}),
+    ("MulticlassPrecisionRecallCurve", {"num_classes": 4}),
+    ("MultilabelEER", {"num_labels": 4}),
+    ("MulticlassSensitivityAtSpecificity", {"num_classes": 4, "min_specificity": 0.5}),
+    ("BinarySpecificityAtSensitivity", {"min_sensitivity": 0.5}),
+    ("MulticlassRecallAtFixedPrecision", {"num_classes": 4, "min_precision": 0.5}),
+    ("MultilabelLogAUC", {"num_labels": 4}),
+]
+
+
+def _epoch(name: str, kwargs: dict, backend: str):
+    previous = kernels.set_backend(backend)
+    try:
+        g = torch.Generator().manual_seed(11)
+        metric = getattr(classification, name)(**kwargs)
+        for n in (30, 70):
+            if name.startswith("Binary"):
+                batch = (torch.randint(0, 9, (n,), generator=g) / 8, torch.randint(0, 2, (n,), generator=g))
+            elif name.startswith("Multiclass"):
+                batch = (torch.rand(n, 4, generator=g).softmax(-1), torch.randint(0, 3, (n,), generator=g))
+            else:
+                batch = (torch.randint(0, 9, (n, 4), generator=g) / 8, torch.randint(0, 2, (n, 4), generator=g))
+            metric.update(*batch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return metric.compute()
+    finally:
+        kernels.set_backend(previous)
+
+
+def _flat(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    return [t for v in value for t in _flat(v)]
+
+
+@pytest.mark.parametrize("name, kwargs", CLASSES, ids=[c[0] for c in CLASSES])
+def test_the_c_core_and_the_torch_reference_give_one_value(name, kwargs):
+    """What a device without the C core computes (the torch reference of the exact curve
+    kernels, as on CUDA) equals the C core's values: curves and readouts bit for bit, AUROC and
+    average precision up to the order of their float64 sums."""
+    ours, theirs = _flat(_epoch(name, kwargs, "c")), _flat(_epoch(name, kwargs, "reference"))
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if "AUROC" in name or "AveragePrecision" in name:
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7, equal_nan=True)
+        else:
+            assert a.dtype == b.dtype and torch.equal(a.view(torch.int32), b.view(torch.int32))
