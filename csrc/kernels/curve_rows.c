@@ -177,7 +177,8 @@ static int batch_fits(const tt_view *preds, const tt_view *target, int64_t task,
 static inline void copy_row(float *dst, const char *p, int64_t step, int64_t k, tt_dtype pd)
 {
     if (pd == TT_F32 && (step == (int64_t)sizeof(float) || k == 1)) {
-        memcpy(dst, p, (size_t)k * sizeof(float));
+        if (k > 0) /* an empty tensor's data may be NULL, which memcpy must not get */
+            memcpy(dst, p, (size_t)k * sizeof(float));
         return;
     }
     for (int64_t j = 0; j < k; j++)
@@ -201,7 +202,8 @@ static int64_t write_rows(const tt_view *scores, const tt_view *labels, const tt
             for (int64_t i = 0; i < count; i++)
                 ((uint8_t *)labels->data)[i] = (uint8_t)q[i];
         } else if (labels->dtype == TT_U8 && (td == TT_U8 || td == TT_BOOL)) {
-            memcpy(labels->data, target->data, (size_t)count);
+            if (count > 0)
+                memcpy(labels->data, target->data, (size_t)count);
         } else {
             const int64_t size = (int64_t)tt_dtype_size(td);
             for (int64_t i = 0; i < count; i++)
