@@ -11,9 +11,11 @@
 #include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
+#include "kernels/curve_rows.h"
 #include "kernels/contingency.h"
 #include "kernels/eed.h"
 #include "kernels/error_sums.h"
+#include "kernels/exact_curve.h"
 #include "kernels/finish.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
@@ -47,6 +49,27 @@ tt_status run_stat_finish(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_binned_finish(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_binned_finish(a->tensor[0], a->tensor[1], a->ints[2], err);
+}
+
+/* exact_curve_points and exact_curve_finish sort an exact curve state at compute, on the host:
+ * other devices take the torch reference (kernels.curves). */
+tt_status run_exact_curve_points(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_exact_curve_points(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->ints[4],
+                                 a->ints[5], err);
+}
+
+tt_status run_exact_curve_finish(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_exact_curve_finish(a->tensor[0], a->tensor[1], a->tensor[2], a->ints[3], a->ints[4],
+                                 a->floats[5], err);
+}
+
+/* curve_rows serves CPU batches; other devices take the update's torch path (kernels.curves). */
+tt_status run_curve_rows(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_curve_rows(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                         a->ints[5], a->opt_int[6], (int)a->ints[7], err);
 }
 
 /* calibration_update and ranking_update have no CUDA build: torchtally.kernels sends every other

@@ -14,6 +14,16 @@
       {"state", TT_ARG_TENSOR}, {"requests", TT_ARG_TENSOR}, {"layout", TT_ARG_INT})               \
     X(binned_finish, "binned_finish(out, hist, metric)", {"out", TT_ARG_OUT_TENSOR},               \
       {"hist", TT_ARG_TENSOR}, {"metric", TT_ARG_INT})                                             \
+    X(exact_curve_points, "exact_curve_points(points, size, scores, labels, task, column)",        \
+      {"points", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"scores", TT_ARG_TENSOR},       \
+      {"labels", TT_ARG_TENSOR}, {"task", TT_ARG_INT}, {"column", TT_ARG_INT})                     \
+    X(exact_curve_finish, "exact_curve_finish(out, scores, labels, task, metric, level)",          \
+      {"out", TT_ARG_OUT_TENSOR}, {"scores", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},            \
+      {"task", TT_ARG_INT}, {"metric", TT_ARG_INT}, {"level", TT_ARG_FLOAT})                       \
+    X(curve_rows, "curve_rows(scores, labels, size, preds, target, task, ignore_index, convert)",  \
+      {"scores", TT_ARG_OUT_TENSOR}, {"labels", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR},   \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR}, {"task", TT_ARG_INT},                   \
+      {"ignore_index", TT_ARG_OPT_INT}, {"convert", TT_ARG_BOOL})                                  \
     X(calibration_update, "calibration_update(counts, sums, conf, hit, boundaries)",               \
       {"counts", TT_ARG_OUT_TENSOR}, {"sums", TT_ARG_OUT_TENSOR}, {"conf", TT_ARG_TENSOR},         \
       {"hit", TT_ARG_TENSOR}, {"boundaries", TT_ARG_TENSOR})                                       \

@@ -524,3 +524,46 @@ retrieval_order = define_op(
     "Tensor(a!) query_out, Tensor(b!) score_out, Tensor(c!) relevance_out, Tensor query, Tensor preds, Tensor target",
     _retrieval_order,
 )
+
+
+def _exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Tensor, task: int, column: int) -> None:
+    _host_route(points).exact_curve_points(points, size, scores, labels, task, column)
+
+
+exact_curve_points = define_op(
+    "exact_curve_points",
+    "Tensor(a!) points, Tensor(b!) size, Tensor scores, Tensor labels, int task, int column",
+    _exact_curve_points,
+)
+
+
+def _exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int, level: float) -> None:
+    _host_route(out).exact_curve_finish(out, scores, labels, task, metric, level)
+
+
+exact_curve_finish = define_op(
+    "exact_curve_finish",
+    "Tensor(a!) out, Tensor scores, Tensor labels, int task, int metric, float level",
+    _exact_curve_finish,
+)
+
+
+def _curve_rows(
+    scores: Tensor,
+    labels: Tensor,
+    size: Tensor,
+    preds: Tensor,
+    target: Tensor,
+    task: int,
+    ignore_index: Optional[int],
+    convert: bool,
+) -> None:
+    _host_route(scores).curve_rows(scores, labels, size, preds, target, task, ignore_index, convert)
+
+
+curve_rows = define_op(
+    "curve_rows",
+    "Tensor(a!) scores, Tensor(b!) labels, Tensor(c!) size, Tensor preds, Tensor target, int task, "
+    "int? ignore_index, bool convert",
+    _curve_rows,
+)

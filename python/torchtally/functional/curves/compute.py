@@ -21,10 +21,12 @@ import warnings
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from ... import kernels
-from .update import IGNORED, CurveTask
+from ...kernels import curves as curve_kernels
+from .update import CurveTask
 
 OUT_DTYPE = torch.float32
 
@@ -46,18 +48,12 @@ def binned_counts(hist: Tensor, thresholds: Tensor) -> Counts:
     return Counts(tp, fp, suffix[:, 0, 1], suffix[:, 0, 0], thresholds.flip(0), False)
 
 
-def exact_counts(scores: Tensor, positive: Tensor) -> Counts:
-    """Counts of one column: scores [N] (every one counted), positive [N] bool."""
-    scores, order = torch.sort(scores, descending=True)
-    tp = positive[order].to(torch.float64).cumsum(0)
-    fp = torch.arange(1, scores.numel() + 1, dtype=torch.float64, device=scores.device) - tp
-    last = torch.ones_like(scores, dtype=torch.bool)  # last sample of its tie group
-    last[:-1] = scores[1:] != scores[:-1]
-    tp, fp, thresholds = tp[last], fp[last], scores[last]
-    zero = torch.zeros(1, dtype=torch.float64, device=scores.device)
-    pos = tp[-1:] if tp.numel() else zero
-    neg = fp[-1:] if fp.numel() else zero
-    return Counts(tp[None], fp[None], pos, neg, thresholds, True)
+def exact_counts(thresholds: Tensor, tp: Tensor, fp: Tensor) -> Counts:
+    """Counts of one column from its points (kernels.curves.column_points)."""
+    if not tp.numel():
+        zero = torch.zeros(1, dtype=torch.float64, device=tp.device)
+        return Counts(tp[None], fp[None], zero, zero, thresholds, True)
+    return Counts(tp[None], fp[None], tp[-1:], fp[-1:], thresholds, True)
 
 
 def _ratio(num: Tensor, den: Tensor, if_zero: float) -> Tensor:
@@ -66,8 +62,19 @@ def _ratio(num: Tensor, den: Tensor, if_zero: float) -> Tensor:
     return torch.where(den > 0, num / den.clamp(min=1), torch.full_like(num, if_zero))
 
 
+def _column_ratio(num: Tensor, den: Tensor, if_zero: float) -> Tensor:
+    """_ratio for one exact column (den [1] on the host): the same float64 division, fewer ops."""
+    d = float(den)
+    return num / d if d > 0 else torch.full_like(num, if_zero)
+
+
 def roc_rates(c: Counts) -> Tuple[Tensor, Tensor, Tensor]:
     """(fpr, tpr, thresholds) in float64; 0 where a rate is undefined (as torchmetrics)."""
+    if c.exact and c.tp.shape[0] == 1 and c.tp.is_cpu:
+        # one column: the rates, each with the origin put in front by one pad
+        fpr = F.pad(_column_ratio(c.fp, c.neg, 0.0), (1, 0))
+        tpr = F.pad(_column_ratio(c.tp, c.pos, 0.0), (1, 0))
+        return fpr, tpr, F.pad(c.thresholds, (1, 0), value=1.0)
     fpr = _ratio(c.fp, c.neg[:, None], 0.0)
     tpr = _ratio(c.tp, c.pos[:, None], 0.0)
     thresholds = c.thresholds
@@ -85,6 +92,11 @@ def pr_curve(c: Counts, recall_if_no_positive: float = float("nan")) -> Tuple[Te
     torchmetrics; recall without a positive is `recall_if_no_positive` (see precision_recall_curve_from).
     """
     nan = float("nan")
+    if c.exact and c.tp.shape[0] == 1 and c.tp.is_cpu:
+        # one column: every exact point holds a sample (tp + fp >= 1); the end point by one pad
+        precision = (c.tp / (c.tp + c.fp)).flip(1)
+        recall = _column_ratio(c.tp, c.pos, recall_if_no_positive).flip(1)
+        return F.pad(precision, (0, 1), value=1.0), F.pad(recall, (0, 1)), c.thresholds.flip(0)
     precision = _ratio(c.tp, c.tp + c.fp, nan)
     recall = _ratio(c.tp, c.pos[:, None], recall_if_no_positive)
     ones = torch.ones(precision.shape[0], 1, dtype=precision.dtype, device=precision.device)
@@ -219,35 +231,83 @@ def counts(task: CurveTask, states: States, micro: bool = False) -> List[Counts]
             hist = hist.sum(0, keepdim=True)
         # binned: thresholds set
         return [binned_counts(hist, task.thresholds.values.to(hist.device))]  # type: ignore[union-attr]
-    columns = _exact_columns(task, states["scores"], states["labels"], micro)
-    if all(scores.numel() == 0 for scores, _ in columns):
-        raise ValueError(
-            "compute: no sample to compute from; exact mode (thresholds=None) needs at least one sample "
-            "that is not ignored (update() first, or pass thresholds= for the binned mode)"
-        )
-    return [exact_counts(s, p) for s, p in columns]
+    scores, labels, code = exact_layout(task, states, micro)
+    points = [curve_kernels.column_points(scores, labels, code, k) for k in range(scores.shape[1])]
+    if all(t.numel() == 0 for t, _, _ in points):
+        raise _no_sample_error()
+    return [exact_counts(*p) for p in points]
 
 
-def _exact_columns(task: CurveTask, scores: Tensor, labels: Tensor, micro: bool) -> List[Tuple[Tensor, Tensor]]:
-    """(scores [n], is_positive [n]) of every column, counted samples only."""
+def _no_sample_error() -> ValueError:
+    return ValueError(
+        "compute: no sample to compute from; exact mode (thresholds=None) needs at least one sample "
+        "that is not ignored (update() first, or pass thresholds= for the binned mode)"
+    )
+
+
+def exact_layout(task: CurveTask, states: States, micro: bool) -> Tuple[Tensor, Tensor, int]:
+    """(scores [N, K] float32, labels, task code) as the exact curve kernels read the state:
+    a column per class / label, or (micro) every element pooled into one column."""
+    scores, labels = states["scores"], states["labels"]
     if task.task == "binary":
-        return [(scores, labels == 1)]
-    if task.task == "multiclass":
+        return scores[:, None], labels, curve_kernels.TASK_CODES["binary"]
+    if not micro:
+        return scores, labels, curve_kernels.TASK_CODES[task.task]
+    if task.task == "multiclass":  # one-hot: each (sample, class) a binary sample
         hot = labels.long()[:, None] == torch.arange(task.num, device=labels.device)
-        if micro:
-            return [(scores.reshape(-1), hot.reshape(-1))]
-        return [(scores[:, k], hot[:, k]) for k in range(task.num)]
-    keep = labels != IGNORED
-    if micro:
-        return [(scores[keep], labels[keep] == 1)]
-    return [(scores[keep[:, k], k], labels[keep[:, k], k] == 1) for k in range(task.num)]
+        return scores.reshape(-1, 1), hot.reshape(-1), curve_kernels.TASK_CODES["binary"]
+    return scores.reshape(-1, 1), labels.reshape(-1, 1), curve_kernels.TASK_CODES["multilabel"]
+
+
+def exact_finish(task: CurveTask, states: States, micro: bool, metric: int, level: float = 0.0) -> Tensor:
+    """[R, 4] float64 (value, positives, negatives, threshold) per column of the exact state, by
+    the exact_curve_finish kernel (the scores sorted once per column, the readout taken during
+    one walk over its points); ValueError without a single counted sample, as counts()."""
+    scores, labels, code = exact_layout(task, states, micro)
+    out = torch.empty(scores.shape[1], 4, dtype=torch.float64, device=scores.device)
+    curve_kernels.exact_curve_finish(out, scores, labels, code, metric, level)
+    if not bool(out[:, 1:3].sum() > 0):
+        raise _no_sample_error()
+    return out
+
+
+def _exact_readouts(task: CurveTask, states: States, micro: bool, metric: int) -> Tuple[Tensor, Tensor]:
+    """(values [R], positives [R]) float64 of the exact state (exact_finish)."""
+    out = exact_finish(task, states, micro, metric)
+    return out[:, 0], out[:, 1]
+
+
+def roc_readouts_from(task: CurveTask, states: States, average: Optional[str], metric: int, level: float) -> Tensor:
+    """Exact mode on the host, per column or micro: [R, 4] (value, positives, negatives,
+    threshold) of an ROC readout (kernels.curves' EER, SENSITIVITY_AT_SPECIFICITY,
+    SPECIFICITY_AT_SENSITIVITY), with roc_from's warnings (a column without positives or
+    negatives): the numbers readouts.py reads off roc_from's float32 curve."""
+    micro = average == "micro"
+    out = exact_finish(task, states, micro, metric, level)
+    columns = None if micro else _columns_name(task)
+    warn_no_positive(out[:, 1], "ROC", columns, "its TPR is 0", stacklevel=3)
+    warn_no_negative(out[:, 2], "ROC", columns, stacklevel=3)
+    return out
+
+
+def pr_readouts_from(task: CurveTask, states: States, metric: int, level: float) -> Tensor:
+    """Exact mode on the host, per column: [R, 4] rows of a precision-recall readout
+    (kernels.curves.RECALL_AT_PRECISION), with precision_recall_curve_from's warning about a
+    column without positives."""
+    out = exact_finish(task, states, False, metric, level)
+    if task.task == "multiclass":
+        consequence = "its recall is undefined (NaN)"
+    else:
+        consequence = "its recall is set to 1"
+    warn_no_positive(out[:, 1], "PrecisionRecallCurve", _columns_name(task), consequence, stacklevel=3)
+    return out
 
 
 def _columns_name(task: CurveTask) -> Optional[str]:
     return {"binary": None, "multiclass": "class", "multilabel": "label"}[task.task]
 
 
-_BINNED_AUROC, _BINNED_AVERAGE_PRECISION = 0, 1  # binned_finish's metric codes
+_BINNED_AUROC, _BINNED_AVERAGE_PRECISION = 0, 1  # binned_finish's and exact_curve_finish's metric codes
 
 
 def _binned_readouts(task: CurveTask, states: States, micro: bool, metric: int) -> Optional[Tuple[Tensor, Tensor]]:
@@ -271,6 +331,8 @@ def auroc_from(
     """AUROC: a scalar (binary, micro) or reduced over columns by `average`."""
     micro = average == "micro"
     readouts = None if max_fpr is not None else _binned_readouts(task, states, micro, _BINNED_AUROC)
+    if readouts is None and max_fpr is None and not task.binned:
+        readouts = _exact_readouts(task, states, micro, _BINNED_AUROC)
     if readouts is not None:
         values, pos = readouts
     else:
@@ -290,6 +352,8 @@ def average_precision_from(task: CurveTask, states: States, average: Optional[st
     """Average precision: a scalar (binary, micro) or reduced over columns by `average`."""
     micro = average == "micro"
     readouts = _binned_readouts(task, states, micro, _BINNED_AVERAGE_PRECISION)
+    if readouts is None and not task.binned:
+        readouts = _exact_readouts(task, states, micro, _BINNED_AVERAGE_PRECISION)
     if readouts is not None:
         values, pos = readouts
     else:

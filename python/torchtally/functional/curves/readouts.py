@@ -19,6 +19,11 @@ state (binned histogram or exact score rows), so a readout never needs a state o
   the points whose specificity (1 - FPR) is >= the minimum, the first such point on a tie (the
   mirror image for specificity). Returns (value, threshold); (0, 1e6) when no point qualifies.
 
+In exact mode with the state on the host, EER (per column or micro), the two rate-at-rate
+readouts and recall at fixed precision come from the C core (compute.roc_readouts_from,
+pr_readouts_from), which walks the same float32 curve without building it: the same numbers,
+bit for bit.
+
 These are torchmetrics 1.9's rules, point for point: the readouts work on the curves' float32
 values (and the thresholds' dtype) as torchmetrics does, so ties and the threshold returned are
 the same. Where torchmetrics fails or reads garbage, on purpose:
@@ -42,7 +47,8 @@ from typing import Any, Callable, List, Optional, Tuple
 import torch
 from torch import Tensor
 
-from .compute import Curve, States, precision_recall_curve_from, roc_from
+from ...kernels import curves as curve_kernels
+from .compute import Curve, States, pr_readouts_from, precision_recall_curve_from, roc_from, roc_readouts_from
 from .update import CurveTask
 
 Readout = Tuple[Tensor, Tensor]
@@ -129,8 +135,31 @@ def _eer(fpr: Tensor, tpr: Tensor) -> Tensor:
     return (fpr[i] + fnr[i]) / 2
 
 
+def _exact_on_host(task: CurveTask, states: States) -> bool:
+    """Exact mode with the state on the host: the C core reads the readouts off the sorted
+    scores (compute.roc_readouts_from), the same numbers as from roc_from's curve."""
+    return not task.binned and states["scores"].is_cpu
+
+
+def _host_readouts(task: CurveTask, states: States, what: str, metric: int, level: float, average=None) -> Tensor:
+    def readouts(t: CurveTask, s: States, a: Optional[str]) -> Tensor:
+        return roc_readouts_from(t, s, a, metric, level)
+
+    return _curve(readouts, what, task, states, average)  # type: ignore[arg-type,return-value]  # _curve passes what fn returns
+
+
+def _host_pair(task: CurveTask, out: Tensor) -> Readout:
+    """(value, threshold) float32 of roc_readouts_from's rows: scalars (binary) or [K]."""
+    values, thresholds = out[:, 0].to(torch.float32), out[:, 3].to(torch.float32)
+    return (values[0], thresholds[0]) if task.task == "binary" else (values, thresholds)
+
+
 def eer_from(task: CurveTask, states: States, average: Optional[str] = None) -> Tensor:
     """Equal error rate: a scalar (binary, micro, macro) or one per column."""
+    if _exact_on_host(task, states) and average != "macro":  # macro: the averaged curve's
+        out = _host_readouts(task, states, "EER", curve_kernels.EER, 0.0, average)
+        values = out[:, 0].to(torch.float32)
+        return values[0] if task.task == "binary" or average == "micro" else values
     columns = _columns(_curve(roc_from, "EER", task, states, average))
     return _one_or_stacked(task, [_eer(f, t) for f, t, _ in columns], average)
 
@@ -259,17 +288,30 @@ def precision_at_fixed_recall_from(task: CurveTask, states: States, min_recall: 
 
 def recall_at_fixed_precision_from(task: CurveTask, states: States, min_precision: float) -> Readout:
     """(recall, threshold): a pair of scalars (binary) or of [K] tensors."""
+    if _exact_on_host(task, states):
+
+        def readouts(t: CurveTask, s: States, a: Optional[str]) -> Tensor:
+            return pr_readouts_from(t, s, curve_kernels.RECALL_AT_PRECISION, min_precision)
+
+        out = _curve(readouts, "RecallAtFixedPrecision", task, states, None)  # type: ignore[arg-type]
+        return _host_pair(task, out)  # type: ignore[arg-type]
     columns = _columns(_curve(precision_recall_curve_from, "RecallAtFixedPrecision", task, states, None))
     return _readouts(task, [_recall_at_precision(p, r, t, min_precision) for p, r, t in columns])
 
 
 def sensitivity_at_specificity_from(task: CurveTask, states: States, min_specificity: float) -> Readout:
     """(sensitivity, threshold): a pair of scalars (binary) or of [K] tensors."""
+    if _exact_on_host(task, states):
+        what, metric = "SensitivityAtSpecificity", curve_kernels.SENSITIVITY_AT_SPECIFICITY
+        return _host_pair(task, _host_readouts(task, states, what, metric, min_specificity))
     columns = _columns(_curve(roc_from, "SensitivityAtSpecificity", task, states, None))
     return _readouts(task, [_best_where(tpr, (1 - fpr) >= min_specificity, t) for fpr, tpr, t in columns])
 
 
 def specificity_at_sensitivity_from(task: CurveTask, states: States, min_sensitivity: float) -> Readout:
     """(specificity, threshold): a pair of scalars (binary) or of [K] tensors."""
+    if _exact_on_host(task, states):
+        what, metric = "SpecificityAtSensitivity", curve_kernels.SPECIFICITY_AT_SENSITIVITY
+        return _host_pair(task, _host_readouts(task, states, what, metric, min_sensitivity))
     columns = _columns(_curve(roc_from, "SpecificityAtSensitivity", task, states, None))
     return _readouts(task, [_best_where(1 - fpr, tpr >= min_sensitivity, t) for fpr, tpr, t in columns])

@@ -29,6 +29,10 @@ with a message that names both causes. The binary classes' `normalization`
 "softmax", which has no meaning for one score per sample: torchmetrics fails inside torch on
 such a batch, here a ValueError says why.
 
+On CPU a batch that needs no conversion (probabilities without NaN, labels in range) is
+checked and stored by one C call (kernels.curves.curve_rows, rows identical to the torch path's);
+any other batch takes the torch path described above, which converts it or raises.
+
 Targets: integer or bool labels; binary and multilabel also take floating targets holding
 0 or 1 (or ignore_index), as torchmetrics' BinaryAUROC does. Any other float value (0.5, NaN)
 raises ValueError. Multiclass targets are class ids and must be integers.
@@ -45,6 +49,7 @@ import torch
 from torch import Tensor
 
 from ... import kernels
+from ...kernels import curves as curve_kernels
 
 
 class Thresholds(NamedTuple):
@@ -197,6 +202,9 @@ class CurveTask:
         # Per-update constants, derived once (the task never changes after construction).
         self._uniform = self.binned and self.thresholds.uniform  # type: ignore[union-attr]  # binned: thresholds set
         self._kernel_thresholds: Dict[torch.device, Tensor] = {}  # non-CPU device -> float64 thresholds on that device
+        self._label_dtype = class_label_dtype(num) if task == "multiclass" else torch.uint8
+        self._code = curve_kernels.TASK_CODES[task]
+        self._size = torch.empty(1, dtype=torch.int64)  # curve_rows' row count, read at once after each call
 
     @property
     def state_key(self) -> tuple:
@@ -205,7 +213,7 @@ class CurveTask:
 
     @property
     def label_dtype(self) -> torch.dtype:
-        return class_label_dtype(self.num) if self.task == "multiclass" else torch.uint8
+        return self._label_dtype
 
     def declare(self) -> List[Tuple[str, Tensor, str]]:
         """(name, default, reduce) of every state."""
@@ -274,6 +282,10 @@ class CurveTask:
         """Exact mode: the (scores, labels) rows of the batch, checked, owned (never the caller's memory)."""
         given = (preds, target)
         preds, target = self._flatten(preds, target, device)  # detaches preds: no graph below
+        if preds.is_cpu:
+            stored = self._rows_as_given(preds, target)
+            if stored is not None:
+                return stored
         preds = self._probabilities(preds, target)
         if self.task == "multilabel":
             return _owned(preds, torch.float32, given[0]), self._multilabel_labels(target, given[1])
@@ -282,6 +294,23 @@ class CurveTask:
         if keep is not None:
             preds, target = preds[keep], target[keep]
         return _owned(preds, torch.float32, given[0]), _owned(target, self.label_dtype, given[1])
+
+    def _rows_as_given(self, preds: Tensor, target: Tensor) -> Optional[Tuple[Tensor, Tensor]]:
+        """The rows of a batch that needs no conversion (probabilities, no NaN, labels in range),
+        checked and copied by one kernel call (curve_rows); None for any other batch, which the
+        general path converts or refuses with its own message."""
+        scores = torch.empty(preds.shape, dtype=torch.float32)
+        labels = torch.empty(target.shape, dtype=self._label_dtype)
+        size = self._size
+        curve_kernels.curve_rows(
+            scores, labels, size, preds, target, self._code, self.ignore_index, self.normalization is not None
+        )
+        kept = int(size)
+        if kept < 0:
+            return None
+        if kept < preds.shape[0]:  # ignored rows dropped: keep no unused tail in the state
+            scores, labels = scores[:kept].clone(), labels[:kept].clone()
+        return scores, labels
 
     def _kept(self, target: Tensor) -> Optional[Tensor]:
         return None if self.ignore_index is None else target != self.ignore_index

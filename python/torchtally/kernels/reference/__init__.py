@@ -14,8 +14,10 @@ from .clustering import cluster_distances, cluster_moments, contingency_rows
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .curve_rows import curve_rows
 from .eed import eed_sentences
 from .error_sums import error_sums
+from .exact_curve import exact_curve_finish, exact_curve_points
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
@@ -68,6 +70,9 @@ __all__ = [
     "error_sums",
     "retrieval_scores",
     "retrieval_order",
+    "exact_curve_points",
+    "exact_curve_finish",
+    "curve_rows",
     "ssim_moments",
     "squared_error",
     "spectral_angles",
