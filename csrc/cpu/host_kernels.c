@@ -16,6 +16,7 @@
 #include "kernels/finish.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
+#include "kernels/lip_errors.h"
 #include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
 #include "kernels/ngram.h"
@@ -189,6 +190,12 @@ tt_status run_cluster_distances(const void *ctx, const tt_args *a, tt_error *err
 tt_status run_rating_sums(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_rating_sums(a->tensor[0], a->tensor[1], err);
+}
+
+/* lip_errors (LipVertexError) has no CUDA build either. */
+tt_status run_lip_errors(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_lip_errors(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
 }
 
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids

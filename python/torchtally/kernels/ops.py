@@ -443,6 +443,15 @@ def _rating_sums(out: Tensor, ratings: Tensor) -> None:
 rating_sums = define_op("rating_sums", "Tensor(a!) out, Tensor ratings", _rating_sums)
 
 
+def _lip_errors(out: Tensor, vertices_pred: Tensor, vertices_gt: Tensor, lips: Tensor) -> None:
+    _host_route(out).lip_errors(out, vertices_pred, vertices_gt, lips)
+
+
+lip_errors = define_op(
+    "lip_errors", "Tensor(a!) out, Tensor vertices_pred, Tensor vertices_gt, Tensor lips", _lip_errors
+)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

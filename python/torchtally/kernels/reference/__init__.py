@@ -18,6 +18,7 @@ from .eed import eed_sentences
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
+from .lip_errors import lip_errors
 from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
 from .ngram import bleu_update, chrf_update
@@ -70,4 +71,5 @@ __all__ = [
     "cluster_moments",
     "cluster_distances",
     "rating_sums",
+    "lip_errors",
 ]
