@@ -186,10 +186,15 @@ tt_status run_cluster_distances(const void *ctx, const tt_args *a, tt_error *err
                                 a->tensor[4], a->floats[5], err);
 }
 
-/* rating_sums (FleissKappa) has no CUDA build either. */
+/* rating_sums and rating_update (FleissKappa) have no CUDA build either. */
 tt_status run_rating_sums(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_rating_sums(a->tensor[0], a->tensor[1], err);
+}
+
+tt_status run_rating_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_rating_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
 }
 
 /* lip_errors (LipVertexError) has no CUDA build either. */

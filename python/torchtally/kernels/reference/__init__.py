@@ -25,7 +25,7 @@ from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
-from .rating_sums import rating_sums
+from .rating_sums import rating_sums, rating_update
 from .retrieval import retrieval_order, retrieval_scores
 from .signal_sums import signal_sums
 from .squared_error import squared_error
@@ -71,5 +71,6 @@ __all__ = [
     "cluster_moments",
     "cluster_distances",
     "rating_sums",
+    "rating_update",
     "lip_errors",
 ]
