@@ -71,6 +71,8 @@ class FleissKappa(Metric):
 
     def update(self, ratings: Tensor) -> None:
         counts = rating_counts(ratings, self.mode)
+        if counts.device != self.sums.device:  # the kernel reads the batch where the states are
+            counts = counts.to(self.sums.device)
         totals = self.category_totals
         if totals.numel() == 0 and counts.shape[0]:  # the first batch with samples sets C
             totals = torch.zeros(counts.shape[1], dtype=torch.int64, device=self.sums.device)
