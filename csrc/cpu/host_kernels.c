@@ -19,6 +19,7 @@
 #include "kernels/finish.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
+#include "kernels/lip_errors.h"
 #include "kernels/mask_counts.h"
 #include "kernels/panoptic.h"
 #include "kernels/ngram.h"
@@ -220,7 +221,7 @@ tt_status run_error_sums(const void *ctx, const tt_args *a, tt_error *err)
                          a->ints[5], a->floats[6], err);
 }
 
-/* rating_sums (FleissKappa) has no CUDA build either. */
+/* rating_sums and rating_update (FleissKappa) have no CUDA build either. */
 tt_status run_rating_sums(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_rating_sums(a->tensor[0], a->tensor[1], err);
@@ -242,6 +243,17 @@ tt_status run_total_variation(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_toeplitz_solve(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_toeplitz_solve(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
+tt_status run_rating_update(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_rating_update(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
+}
+
+/* lip_errors (LipVertexError) has no CUDA build either. */
+tt_status run_lip_errors(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_lip_errors(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
 }
 
 /* ter_sentences and eed_sentences run on the host only: the text metrics pack their token ids

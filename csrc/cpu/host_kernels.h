@@ -108,6 +108,11 @@
       {"y", TT_ARG_TENSOR}, {"kind", TT_ARG_INT}, {"param", TT_ARG_FLOAT})                         \
     X(rating_sums, "rating_sums(out, ratings)", {"out", TT_ARG_OUT_TENSOR},                        \
       {"ratings", TT_ARG_TENSOR})                                                                  \
+    X(rating_update, "rating_update(totals, sums, bounds, ratings)",                               \
+      {"totals", TT_ARG_OUT_TENSOR}, {"sums", TT_ARG_OUT_TENSOR}, {"bounds", TT_ARG_OUT_TENSOR},   \
+      {"ratings", TT_ARG_TENSOR})                                                                  \
+    X(lip_errors, "lip_errors(out, vertices_pred, vertices_gt, lips)", {"out", TT_ARG_OUT_TENSOR}, \
+      {"vertices_pred", TT_ARG_TENSOR}, {"vertices_gt", TT_ARG_TENSOR}, {"lips", TT_ARG_TENSOR})   \
     X(ter_sentences, "ter_sentences(out, hyp, hyp_offsets, refs, ref_offsets, groups)",            \
       {"out", TT_ARG_OUT_TENSOR}, {"hyp", TT_ARG_TENSOR}, {"hyp_offsets", TT_ARG_TENSOR},          \
       {"refs", TT_ARG_TENSOR}, {"ref_offsets", TT_ARG_TENSOR}, {"groups", TT_ARG_TENSOR})          \

@@ -74,3 +74,99 @@ def test_bad_input_raises_naming_the_argument_with_out_untouched(impl, change, e
         impl.rating_sums(*args)
     assert str(info.value).startswith(f"{name}:"), str(info.value)
     assert same_bits(args[0], before)
+
+
+# ---- rating_update: FleissKappa's update into its states --------------------------------------
+
+NONE = -(2**63)
+
+
+def states(c=2):
+    return torch.zeros(c, dtype=I64), torch.zeros(2, dtype=I64), torch.full((4,), NONE, dtype=I64)
+
+
+def test_update_accumulates_the_batches_sums_and_sets_the_bounds_once(impl):
+    g = torch.Generator().manual_seed(7)
+    totals, sums, bounds = states(4)
+    batches = [torch.nn.functional.one_hot(torch.randint(0, 4, (n, 5), generator=g), 4).sum(1) for n in (3, 0, 40)]
+    for b in batches:
+        impl.rating_update(totals, sums, bounds, b)
+    every = torch.cat(batches)
+    assert torch.equal(totals, every.sum(0))
+    assert sums.tolist() == [every.shape[0], int((every * every).sum())]
+    assert bounds.tolist() == [5, -5, 4, -4]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_update_reads_every_label_dtype_and_strides(impl, dtype):
+    g = torch.Generator().manual_seed(8)
+    raters = 1 if dtype == torch.bool else 3
+    view = torch.nn.functional.one_hot(torch.randint(0, 3, (30, raters), generator=g), 3).sum(1).to(dtype)
+    strided = torch.zeros(30, 6, dtype=dtype)
+    strided[:, ::2] = view
+    totals, sums, bounds = states(3)
+    impl.rating_update(totals, sums, bounds, strided[:, ::2])
+    assert torch.equal(totals, view.to(I64).sum(0))
+    assert bounds.tolist() == [raters, -raters, 3, -3]
+
+
+def test_update_c_equals_the_reference():
+    for seed in range(10):
+        g = torch.Generator().manual_seed(seed)
+        n, c = int(torch.randint(1, 300, (1,), generator=g)), int(torch.randint(1, 9, (1,), generator=g))
+        counts = torch.nn.functional.one_hot(torch.randint(0, c, (n, 4), generator=g), c).sum(1)
+        got = [states(c) for _ in range(2)]
+        for impl, held in zip((kernels("c"), kernels("reference")), got):
+            impl.rating_update(*held, counts)
+            impl.rating_update(*held, counts[: n // 2])
+        assert all(torch.equal(a, b) for a, b in zip(*got))
+
+
+BAD_UPDATES = [
+    (torch.tensor([[2, 0], [1, 2]]), "every sample must have the same number of ratings.*3 for sample 1"),
+    (torch.tensor([[3, 0], [1, 2]]), "expected 2 categories and 2 raters per sample"),
+    (torch.tensor([[1, 1, 0]]), "expected 2 categories and 2 raters per sample"),
+    (torch.tensor([[1, -1]]), "expected counts >= 0"),
+    (torch.tensor([[2, 0]]).float(), "integer or bool"),
+]
+
+
+@pytest.mark.parametrize("ratings,message", BAD_UPDATES)
+def test_update_rejects_with_every_state_untouched(impl, ratings, message):
+    totals, sums, bounds = states(2)
+    impl.rating_update(totals, sums, bounds, torch.tensor([[1, 1], [2, 0]]))
+    before = [t.clone() for t in (totals, sums, bounds)]
+    with pytest.raises((ValueError, TypeError), match=f"^ratings: .*{message}"):
+        impl.rating_update(totals, sums, bounds, ratings)
+    assert all(same_bits(a, b) for a, b in zip((totals, sums, bounds), before))
+
+
+def test_update_overflowing_the_states_is_refused(impl):
+    totals, sums, bounds = states(2)
+    impl.rating_update(totals, sums, bounds, torch.tensor([[2, 0]]))
+    totals[0] = 2**63 - 2
+    before = [t.clone() for t in (totals, sums, bounds)]
+    with pytest.raises(ValueError, match="^ratings: .*fit int64"):
+        impl.rating_update(totals, sums, bounds, torch.tensor([[2, 0], [1, 1]]))
+    assert all(same_bits(a, b) for a, b in zip((totals, sums, bounds), before))
+
+
+@pytest.mark.parametrize(
+    "index,bad,name",
+    [
+        (0, torch.zeros(3, dtype=I64), "totals"),
+        (1, torch.zeros(3, dtype=I64), "sums"),
+        (2, torch.zeros(4, dtype=torch.int32), "bounds"),
+    ],
+)
+def test_update_bad_state_names_it(impl, index, bad, name):
+    held = list(states(2))
+    held[index] = bad
+    with pytest.raises((ValueError, TypeError), match=f"^{name}: "):
+        impl.rating_update(*held, torch.tensor([[1, 1]]))
+
+
+def test_update_of_no_sample_changes_nothing(impl):
+    totals, sums, bounds = states(0)
+    impl.rating_update(totals, sums, bounds, torch.zeros(0, 5, dtype=I64))
+    assert sums.tolist() == [0, 0] and bounds.tolist() == [NONE] * 4

@@ -483,6 +483,24 @@ def _rating_sums(out: Tensor, ratings: Tensor) -> None:
 rating_sums = define_op("rating_sums", "Tensor(a!) out, Tensor ratings", _rating_sums)
 
 
+def _rating_update(totals: Tensor, sums: Tensor, bounds: Tensor, ratings: Tensor) -> None:
+    _host_route(totals).rating_update(totals, sums, bounds, ratings)
+
+
+rating_update = define_op(
+    "rating_update", "Tensor(a!) totals, Tensor(b!) sums, Tensor(c!) bounds, Tensor ratings", _rating_update
+)
+
+
+def _lip_errors(out: Tensor, vertices_pred: Tensor, vertices_gt: Tensor, lips: Tensor) -> None:
+    _host_route(out).lip_errors(out, vertices_pred, vertices_gt, lips)
+
+
+lip_errors = define_op(
+    "lip_errors", "Tensor(a!) out, Tensor vertices_pred, Tensor vertices_gt, Tensor lips", _lip_errors
+)
+
+
 def _ter_sentences(
     out: Tensor, hyp: Tensor, hyp_offsets: Tensor, refs: Tensor, ref_offsets: Tensor, groups: Tensor
 ) -> None:

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.multimodal.lve import checked_mouth_map, frame_errors_and_sum
+from ..functional.multimodal.lve import add_frame_errors, checked_mouth_map
 
 __all__ = ["LipVertexError"]
 
@@ -64,9 +64,9 @@ class LipVertexError(Metric):
         self.add_state("num_frames", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, vertices_pred: Tensor, vertices_gt: Tensor) -> None:
-        errors, total = frame_errors_and_sum(vertices_pred, vertices_gt, self._mouth)
-        self.error_sum += total
-        self.num_frames += errors.numel()
+        frames = add_frame_errors(self.error_sum, vertices_pred, vertices_gt, self._mouth)  # one C pass
+        if frames:
+            self.num_frames += frames
 
     @property
     def _mouth(self) -> Tuple[int, ...]:

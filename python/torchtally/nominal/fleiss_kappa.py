@@ -1,13 +1,14 @@
 """``FleissKappa`` (torchmetrics.nominal.fleiss_kappa's name)."""
 
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List
 
 import torch
 from torch import Tensor
 
 from ..base.metric import Metric
 from ..base.state_dict import check_nonnegative
-from ..functional.nominal.fleiss_kappa import batch_statistics, check_mode, kappa_of, rating_counts
+from ..functional.nominal.fleiss_kappa import check_mode, kappa_of, rating_counts
+from ..kernels.nominal import rating_update
 
 __all__ = ["FleissKappa"]
 
@@ -28,8 +29,9 @@ class FleissKappa(Metric):
     different R or C raise instead of mixing). 8 C + 48 bytes whatever the number of samples or
     of forward calls; a sync is 4 collectives (the header, an all_reduce of the sums, one of the
     bounds, a gather of C int64 per rank), each packed with a collection's other states of its
-    kind. An update is one pass over the batch in C (the rating_sums kernel: column sums, sum of
-    squares and every sample's number of raters at once).
+    kind. An update is one C call (the rating_update kernel): one pass over the batch for the
+    column sums, the sum of squares and every sample's number of raters, added into the states
+    after its checks.
 
     Differences from torchmetrics: exact (int64 counts, float64 statistic; torchmetrics adds
     1e-5 to the denominator); samples or batches rated by different numbers of raters raise
@@ -69,32 +71,15 @@ class FleissKappa(Metric):
 
     def update(self, ratings: Tensor) -> None:
         counts = rating_counts(ratings, self.mode)
-        totals, sum_squares, samples, raters = batch_statistics(counts)  # one pass (C kernel)
-        if samples == 0:
-            return
-        categories = counts.shape[1]
-        if self.category_totals.numel():  # held: R and C are those of the batches before
-            max_r, max_c = self._bounds_held()
-            if (raters, categories) != (max_r, max_c):
-                raise ValueError(
-                    f"ratings: expected {max_c} categories and {max_r} raters per sample (as the batches "
-                    f"before), got {categories} and {raters}"
-                )
-            self.category_totals += totals
-        else:
-            self.category_totals = totals.to(self.sums.device)
-            self.bounds = torch.maximum(
-                self.bounds, torch.tensor([raters, -raters, categories, -categories], device=self.bounds.device)
-            )
-        self.sums = self.sums + torch.tensor([samples, sum_squares], dtype=torch.int64, device=self.sums.device)
-
-    def _bounds_held(self) -> Tuple[int, int]:
-        """(largest R, largest C) of the "bounds" state, read once per state object."""
-        state, kept = self.bounds, self.__dict__.get("_bounds_kept")
-        if kept is None or kept[0] is not state:
-            max_r, _, max_c, _ = state.tolist()
-            kept = self.__dict__["_bounds_kept"] = (state, (max_r, max_c))
-        return kept[1]
+        if counts.device != self.sums.device:  # the kernel reads the batch where the states are
+            counts = counts.to(self.sums.device)
+        totals = self.category_totals
+        if totals.numel() == 0 and counts.shape[0]:  # the first batch with samples sets C
+            totals = torch.zeros(counts.shape[1], dtype=torch.int64, device=self.sums.device)
+            rating_update(totals, self.sums, self.bounds, counts)  # checks first: states untouched on failure
+            self.category_totals = totals
+        else:  # one C call: the batch's sums added into the three states, R and C checked
+            rating_update(totals, self.sums, self.bounds, counts)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """category_totals of several ranks or metrics (or forward's batch): added; those

@@ -130,6 +130,26 @@ class Engine:
         first = {o: self.owner_of.index(o) for o in range(len(self.owners))}
         return result, {(o, name): held[first[o]].values[name] for o, name in self.refs}
 
+    def evaluate(self, values: Dict[StateRef, Any], device: torch.device, call: Callable[[Wrapped], Any]) -> Any:
+        """``call(target)`` with ``values`` as the target's states, for its result only (a
+        compute): ``run`` without reading back the states it leaves or adding to the update
+        counts (a compute changes neither); the target gets its own states back."""
+        self.refuse_direct_updates()
+        moved = [(m, m.placement()) for m in self.members if m.device != device]
+        for m, _ in moved:
+            m.place_states(device, states=True)
+        saved = [m.hold_states() for m in self.members]
+        self._put(values)
+        try:
+            result = call(self.target)
+        except BaseException:
+            self._restore(saved)
+            for m, placement in moved:  # back where they were, as run leaves them after a failure
+                m.restore_placement(placement)
+            raise
+        self._restore(saved)
+        return result
+
     def refuse_direct_updates(self) -> None:
         """The wrapped metrics' own states stay empty (the wrapper holds theirs and restores
         them after every call): one that holds data was updated directly
@@ -349,8 +369,7 @@ class WrapperMetric(Metric):
         if values is None:  # this slot's states only (metric_state would read every slot's)
             values = {ref: getattr(self, name) for ref, name in names.items()}
         given = {ref: [v] if self.state_reduce(names[ref]) == "cat" else v for ref, v in values.items()}
-        result, _ = engine.run(given, self.device, lambda target: target.compute_local())
-        return result
+        return engine.evaluate(given, self.device, lambda target: target.compute_local())
 
     def combined_slots(self, tags: List[str]) -> Dict[StateRef, Any]:
         """The states of slots ``tags`` (of one wrapped metric) combined by each state's reduce."""

@@ -10,7 +10,9 @@ from typing import Any, Tuple
 import torch
 from torch import Tensor
 
-__all__ = ["lip_vertex_error", "checked_mouth_map", "frame_errors", "frame_errors_and_sum"]
+from ...kernels.multimodal import lip_errors
+
+__all__ = ["lip_vertex_error", "checked_mouth_map", "add_frame_errors"]
 
 
 def checked_mouth_map(mouth_map: Any) -> Tuple[int, ...]:
@@ -29,17 +31,12 @@ def checked_mouth_map(mouth_map: Any) -> Tuple[int, ...]:
     return tuple(mouth_map)
 
 
-def frame_errors(vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Tuple[int, ...]) -> Tensor:
-    """The float64 error of each of the first min(T, T') frames: the largest squared distance
-    over the ``mouth_map`` vertices. Checks first (TypeError/ValueError naming the argument):
-    floating tensors [T, V, C] and [T', V, C], indices within [-V, V), finite values."""
-    return frame_errors_and_sum(vertices_pred, vertices_gt, mouth_map)[0]
-
-
-def frame_errors_and_sum(
-    vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Tuple[int, ...]
-) -> Tuple[Tensor, Tensor]:
-    """``frame_errors`` and their float64 sum (0-d), which the finiteness check computes anyway."""
+def add_frame_errors(out: Tensor, vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Tuple[int, ...]) -> int:
+    """Adds to ``out`` (float64 0-d) the sum of the float64 errors of the first min(T, T')
+    frames (each frame's largest squared distance over the ``mouth_map`` vertices) and returns
+    that number of frames. Checks first, ``out`` untouched on failure (TypeError/ValueError
+    naming the argument): floating tensors [T, V, C] and [T', V, C], indices within [-V, V),
+    finite values at the lip vertices. One pass in C on the CPU (the lip_errors kernel)."""
     for name, value in (("vertices_pred", vertices_pred), ("vertices_gt", vertices_gt)):
         if not isinstance(value, Tensor):
             raise TypeError(f"Expected `{name}` to be a torch.Tensor, got {type(value).__name__}")
@@ -66,37 +63,14 @@ def frame_errors_and_sum(
             f"mouth_map contains invalid vertex indices: they must lie in [-{v}, {v}) for {v} vertices, got "
             f"{min(mouth_map)} to {max(mouth_map)}."
         )
-    frames = min(vertices_pred.shape[0], vertices_gt.shape[0])
-    index = _lip_index(mouth_map, v, vertices_pred.device)
-    pred, gt = (_lips(t, frames, index) for t in (vertices_pred, vertices_gt))
-    squared = (gt - pred).square().sum(dim=-1)  # [frames, lip vertices]
-    if squared.shape[1] == 0 or frames == 0:
-        return squared.new_zeros(frames), squared.new_zeros(())
-    errors = squared.amax(dim=1)
-    total = errors.sum()
-    # A NaN or inf lip vertex makes its frame's error, and so this sum, NaN or inf (amax keeps NaN):
-    # the inputs are searched only then (finite inputs whose squares overflow pass the search).
-    if not math.isfinite(total.item()):
-        for name, value in (("vertices_pred", pred), ("vertices_gt", gt)):
-            if not bool(torch.isfinite(value).all()):
-                raise ValueError(f"`{name}` holds NaN or infinite values at the mouth_map vertices")
-    return errors, total
-
-
-def _lips(vertices: Tensor, frames: int, index: Tensor) -> Tensor:
-    """The lip vertices of the first ``frames`` frames, float64, detached (no slice where every
-    frame counts, no detach where there is no graph: each costs about a tensor op)."""
-    if vertices.shape[0] != frames:
-        vertices = vertices[:frames]
-    if vertices.requires_grad:
-        vertices = vertices.detach()
-    return vertices.index_select(1, index).to(torch.float64)
+    lip_errors(out, vertices_pred, vertices_gt, _lip_index(mouth_map, v, out.device))
+    return min(vertices_pred.shape[0], vertices_gt.shape[0])
 
 
 @functools.lru_cache(maxsize=64)
 def _lip_index(mouth_map: Tuple[int, ...], vertices: int, device: torch.device) -> Tensor:
     """The lip vertices' indices (negative ones from the end) as an int64 tensor on ``device``,
-    made once per mouth map, vertex count and device (index_select only reads it)."""
+    made once per mouth map, vertex count and device (the kernel only reads it)."""
     return torch.tensor([i % vertices for i in mouth_map], dtype=torch.int64, device=device)
 
 
@@ -118,6 +92,9 @@ def lip_vertex_error(vertices_pred: Tensor, vertices_gt: Tensor, mouth_map: Any,
         >>> lip_vertex_error(pred, gt, mouth_map=[1, 2])
         tensor(2.5000)
     """
-    errors = frame_errors(vertices_pred, vertices_gt, checked_mouth_map(mouth_map))
+    mouth = checked_mouth_map(mouth_map)
+    device = vertices_pred.device if isinstance(vertices_pred, Tensor) else None
+    total = torch.zeros((), dtype=torch.float64, device=device)
+    frames = add_frame_errors(total, vertices_pred, vertices_gt, mouth)
     dtype = torch.promote_types(vertices_pred.dtype, vertices_gt.dtype)
-    return errors.mean().to(dtype)
+    return (total / frames if frames else torch.full((), math.nan, dtype=torch.float64)).to(dtype)

@@ -21,13 +21,14 @@ from .exact_curve import exact_curve_finish, exact_curve_points
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
+from .lip_errors import lip_errors
 from .mask_counts import mask_counts
 from .moments import comoments_merge, comoments_update, moments_merge, moments_update
 from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
-from .rating_sums import rating_sums
+from .rating_sums import rating_sums, rating_update
 from .retrieval import retrieval_order, retrieval_scores
 from .signal_sums import signal_sums
 from .spectral_angles import spectral_angles
@@ -83,4 +84,6 @@ __all__ = [
     "cluster_moments",
     "cluster_distances",
     "rating_sums",
+    "rating_update",
+    "lip_errors",
 ]
