@@ -43,9 +43,14 @@ TT_VEC_INLINE tt_v4d vec_p_log_ratio(tt_v4d p, tt_v4d q)
     {                                                                                              \
         for (int64_t i = 0; i < m; i += TT_VEC_LANES) {                                            \
             tt_v4d p = tt_vec_splat(1.0), q = tt_vec_splat(1.0);                                   \
-            for (int l = 0; l < TT_VEC_LANES && i + l < m; l++) {                                  \
-                p[l] = x[i + l] / sx[i + l];                                                       \
-                q[l] = y[i + l] / sy[i + l];                                                       \
+            if (i + TT_VEC_LANES <= m) {                                                           \
+                p = tt_vec_load(x + i) / tt_vec_load(sx + i);                                      \
+                q = tt_vec_load(y + i) / tt_vec_load(sy + i);                                      \
+            } else {                                                                               \
+                for (int l = 0; i + l < m; l++) {                                                  \
+                    p[l] = x[i + l] / sx[i + l];                                                   \
+                    q[l] = y[i + l] / sy[i + l];                                                   \
+                }                                                                                  \
             }                                                                                      \
             tt_v4d t;                                                                              \
             if (kind == TT_ERR_KL) {                                                               \
