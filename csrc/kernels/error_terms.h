@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "kernels/error_sums.h"
+#include "kernels/vec_math.h"
 
 /* |target| (and SMAPE's |target| + |preds|) is clamped to this before dividing (torchmetrics'). */
 #define TT_PERCENT_EPS 1.17e-06
@@ -32,13 +33,18 @@ static inline double tt_term_target_abs(double x, double y, double q)
     return (void)x, (void)q, fabs(y);
 }
 
-/* log1p(2 sinh(s / 2)^2) + (a - s) with s = min(a, 20): small errors keep their digits, large
- * ones do not overflow. */
-static inline double tt_term_log_cosh(double x, double y, double q)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi" /* four-lane values stay in inlined code */
+
+/* log1p(2 sinh(s / 2)^2) + (a - s) with s = min(a, 20), on four lanes (vec_math.h): small
+ * errors keep their digits, large ones do not overflow; 2 sinh(s / 2)^2 = cosh(s) - 1 =
+ * E^2 / (2 (1 + E)) with E = expm1(s). */
+TT_VEC_INLINE tt_v4d tt_vec_term_log_cosh(tt_v4d x, tt_v4d y)
 {
-    const double a = fabs(y - x), s = a > TT_LOG_COSH_BIG ? TT_LOG_COSH_BIG : a;
-    const double h = sinh(0.5 * s);
-    return (void)q, log1p(2.0 * (h * h)) + (a - s);
+    const tt_v4d a = (tt_v4d)((tt_v4i)(y - x) & 0x7fffffffffffffffLL);
+    const tt_v4d s = tt_vec_select(a > TT_LOG_COSH_BIG, tt_vec_splat(TT_LOG_COSH_BIG), a);
+    const tt_v4d e = tt_vec_expm1_nonneg(s);
+    return tt_vec_log1p((e * e) / (2.0 * (1.0 + e))) + (a - s);
 }
 
 static inline double tt_term_abs_percent(double x, double y, double q)
@@ -52,11 +58,14 @@ static inline double tt_term_sym_percent(double x, double y, double q)
     return (void)q, fabs(y - x) / tt_at_least(fabs(y) + fabs(x), TT_PERCENT_EPS);
 }
 
-static inline double tt_term_squared_log(double x, double y, double q)
+/* (log1p(x) - log1p(y))^2 on four lanes. */
+TT_VEC_INLINE tt_v4d tt_vec_term_squared_log(tt_v4d x, tt_v4d y)
 {
-    const double e = log1p(x) - log1p(y);
-    return (void)q, e * e;
+    const tt_v4d e = tt_vec_log1p(x) - tt_vec_log1p(y);
+    return e * e;
 }
+
+#pragma GCC diagnostic pop
 
 /* |y - x|^q through libm's pow (p = 1, 2, 3 take the terms below, as torch's pow does). */
 static inline double tt_term_minkowski(double x, double y, double q) { return pow(fabs(y - x), q); }

@@ -13,6 +13,12 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "kernels/simd.h"
+#include "kernels/vec_math.h"
+
+/* the four-lane vectors live in registers of inlined code only: no ABI crossing */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 /* Both state layouts are [D, 6]: the row helpers below step by 6. */
 _Static_assert(TT_MOM_WIDTH == 6 && TT_CO_WIDTH == 6, "moments and co-moments rows are 6 wide");
 
@@ -102,14 +108,18 @@ static tt_status update_rows(const tt_view *state, const tt_view *x, const tt_vi
 
 /* ---- moments ------------------------------------------------------------------------------ */
 
-/* The unweighted loops keep four partial sums: a single running sum is one long chain of
- * dependent additions, while four chains overlap (and the compiler can use vector lanes). */
+/* The unweighted loops keep eight partial sums: a single running sum is one long chain of
+ * dependent additions, while eight chains overlap (two vectors of four lanes below). Both paths
+ * add in the same order, so they give the same bits. */
+#define LANES 8
+#define FOLD(s) ((((s)[0] + (s)[1]) + ((s)[2] + (s)[3])) + (((s)[4] + (s)[5]) + ((s)[6] + (s)[7])))
+
 static void sum_lo_hi(const double *v, int64_t n, double *sum, double *lo, double *hi)
 {
-    double s[4] = {0.0, 0.0, 0.0, 0.0}, low = *lo, high = *hi;
+    double s[LANES] = {0.0}, low = *lo, high = *hi;
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        for (int k = 0; k < 4; k++) {
+    for (; i + LANES <= n; i += LANES) {
+        for (int k = 0; k < LANES; k++) {
             s[k] += v[i + k];
             low = v[i + k] < low ? v[i + k] : low;
             high = v[i + k] > high ? v[i + k] : high;
@@ -120,21 +130,108 @@ static void sum_lo_hi(const double *v, int64_t n, double *sum, double *lo, doubl
         low = v[i] < low ? v[i] : low;
         high = v[i] > high ? v[i] : high;
     }
-    *sum += (s[0] + s[1]) + (s[2] + s[3]);
+    *sum += FOLD(s);
     *lo = low;
     *hi = high;
 }
 
 static double squared_deviations(const double *v, int64_t n, double mean)
 {
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    double s[LANES] = {0.0};
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++)
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++)
             s[k] += (v[i + k] - mean) * (v[i + k] - mean);
     for (; i < n; i++)
         s[0] += (v[i] - mean) * (v[i] - mean);
-    return (s[0] + s[1]) + (s[2] + s[3]);
+    return FOLD(s);
+}
+
+/* A column of contiguous float32 or float64 (an [N] or [N, 1] batch, the usual case) is read in
+ * place: no chunk buffer, two vectors of four lanes (vec_math.h's), compiled a second time for AVX2. The sums are
+ * the same chunked eight-lane sums as above (the same bits); a NaN makes the sum NaN, and then
+ * the buffered path below finds it. */
+#define CONTIGUOUS(NAME, T, ATTR)                                                                  \
+    ATTR static void NAME(const T *v, int64_t rows, double *row)                                   \
+    {                                                                                              \
+        double sum = 0.0, m2 = 0.0;                                                                \
+        tt_v4d lo = tt_vec_splat(INFINITY), hi = tt_vec_splat(-INFINITY), lo2 = lo, hi2 = hi;      \
+        for (int64_t start = 0; start < rows; start += TT_CHUNK) {                                 \
+            const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;                 \
+            const T *c = v + start;                                                                \
+            tt_v4d s = tt_vec_splat(0.0), t = tt_vec_splat(0.0);                                   \
+            int64_t i = 0;                                                                         \
+            for (; i + LANES <= len; i += LANES) {                                                 \
+                const tt_v4d a = tt_vec_load(c + i), b = tt_vec_load(c + i + 4);                   \
+                s += a;                                                                            \
+                t += b;                                                                            \
+                lo = tt_vec_select(a < lo, a, lo);                                                 \
+                hi = tt_vec_select(a > hi, a, hi);                                                 \
+                lo2 = tt_vec_select(b < lo2, b, lo2);                                              \
+                hi2 = tt_vec_select(b > hi2, b, hi2);                                              \
+            }                                                                                      \
+            for (; i < len; i++) {                                                                 \
+                const double a = (double)c[i];                                                     \
+                s[0] += a;                                                                         \
+                lo[0] = a < lo[0] ? a : lo[0];                                                     \
+                hi[0] = a > hi[0] ? a : hi[0];                                                     \
+            }                                                                                      \
+            sum += ((s[0] + s[1]) + (s[2] + s[3])) + ((t[0] + t[1]) + (t[2] + t[3]));              \
+        }                                                                                          \
+        const double n = (double)rows, mean = rows > 0 ? sum / n : 0.0;                            \
+        for (int64_t start = 0; start < rows && sum == sum; start += TT_CHUNK) {                   \
+            const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;                 \
+            const T *c = v + start;                                                                \
+            tt_v4d s = tt_vec_splat(0.0), t = tt_vec_splat(0.0);                                   \
+            int64_t i = 0;                                                                         \
+            for (; i + LANES <= len; i += LANES) {                                                 \
+                const tt_v4d d = tt_vec_load(c + i) - mean, e = tt_vec_load(c + i + 4) - mean;     \
+                s += d * d;                                                                        \
+                t += e * e;                                                                        \
+            }                                                                                      \
+            for (; i < len; i++)                                                                   \
+                s[0] += ((double)c[i] - mean) * ((double)c[i] - mean);                             \
+            m2 += ((s[0] + s[1]) + (s[2] + s[3])) + ((t[0] + t[1]) + (t[2] + t[3]));               \
+        }                                                                                          \
+        lo = tt_vec_select(lo2 < lo, lo2, lo);                                                     \
+        hi = tt_vec_select(hi2 > hi, hi2, hi);                                                     \
+        row[TT_MOM_N] = n;                                                                         \
+        row[TT_MOM_SUM] = sum;                                                                     \
+        row[TT_MOM_MEAN] = mean;                                                                   \
+        row[TT_MOM_M2] = m2;                                                                       \
+        row[TT_MOM_MIN] = fmin(fmin(lo[0], lo[1]), fmin(lo[2], lo[3]));                            \
+        row[TT_MOM_MAX] = fmax(fmax(hi[0], hi[1]), fmax(hi[2], hi[3]));                            \
+    }
+
+CONTIGUOUS(contiguous_f32_base, float, )
+CONTIGUOUS(contiguous_f64_base, double, )
+#ifdef TT_HAVE_AVX2_TARGET
+CONTIGUOUS(contiguous_f32_avx2, float, __attribute__((target("avx2"))))
+CONTIGUOUS(contiguous_f64_avx2, double, __attribute__((target("avx2"))))
+#endif
+
+/* The moments of a unit-stride float32 / float64 column into row[6]; 0 when the column is not
+ * one, or holds a NaN (row then holds garbage: the caller takes the buffered path). */
+static int contiguous_moments(const tt_view *x, int64_t col, double *row)
+{
+    const int f32 = x->dtype == TT_F32, f64 = x->dtype == TT_F64;
+    if (!(f32 || f64) || (x->shape[0] > 1 && x->stride[0] != 1))
+        return 0;
+    const char *base = x->data + (x->ndim == 2 ? col * tt_step(x, 1) : 0);
+#ifdef TT_HAVE_AVX2_TARGET
+    if (tt_simd_level() >= TT_SIMD_AVX2) {
+        if (f32)
+            contiguous_f32_avx2((const float *)base, x->shape[0], row);
+        else
+            contiguous_f64_avx2((const double *)base, x->shape[0], row);
+        return row[TT_MOM_SUM] == row[TT_MOM_SUM];
+    }
+#endif
+    if (f32)
+        contiguous_f32_base((const float *)base, x->shape[0], row);
+    else
+        contiguous_f64_base((const double *)base, x->shape[0], row);
+    return row[TT_MOM_SUM] == row[TT_MOM_SUM];
 }
 
 /* Batch moments of column `col` into row[6]; returns 1 and fills err on NaN or a bad weight. */
@@ -144,6 +241,8 @@ static int batch_moments(const tt_view *x, const tt_view *weights, int64_t col, 
     double values[TT_CHUNK], w[TT_CHUNK];
     const int64_t rows = x->shape[0];
     double n = 0.0, sum = 0.0, lo = INFINITY, hi = -INFINITY;
+    if (weights == NULL && contiguous_moments(x, col, row))
+        return 0;
     for (int64_t start = 0; start < rows; start += TT_CHUNK) {
         const int64_t len = rows - start < TT_CHUNK ? rows - start : TT_CHUNK;
         int64_t nan_at = tt_load_scores(x, start, len, col, values);

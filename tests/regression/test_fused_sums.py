@@ -84,7 +84,7 @@ def _run(cls, kw, batches):
 @pytest.mark.parametrize("cls,kw,form", CLASSES, ids=IDS)
 def test_the_fused_path_gives_the_torch_paths_values(monkeypatch, cls, kw, form, dtype):
     g = torch.Generator().manual_seed(3)
-    sizes = (1, 37, fused_sums.LIBM_LIMIT + 5)  # the last above the libm limit: torch's path there
+    sizes = (1, 37, fused_sums.LIBM_LIMIT + 5)  # the last above the libm limit (log-cosh, Minkowski: torch there)
     batches = [_batch(form, n, dtype, g, strided=i % 2 == 1) for i, n in enumerate(sizes)]
     fused = _run(cls, kw, batches)
     with monkeypatch.context() as patch:

@@ -44,9 +44,9 @@ class ContinuousRankedProbabilityScore(Metric):
         self.add_state("num_samples", torch.tensor(0, dtype=torch.int64), reduce="sum")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
-        scores = ensemble.crps_per_sample(preds, target, self.device)
-        self.score_sum += scores.sum()
-        self.num_samples += scores.numel()
+        total, count = ensemble.crps_sum(preds, target, self.device)
+        self.score_sum += total
+        self.num_samples += count
 
     def compute(self) -> Tensor:
         return reg_compute.mean_of(self.score_sum, self.num_samples, self.dtype)

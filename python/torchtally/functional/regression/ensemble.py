@@ -12,6 +12,7 @@ costs one sort per sample, O(M log M), never an M x M matrix. Scores are float64
 them with the sample count ("sum" states), so ranks combine exactly.
 """
 
+import functools
 from typing import Optional, Tuple
 
 import torch
@@ -45,14 +46,30 @@ def ensemble_pair(preds: object, target: object, device: Optional[torch.device] 
     return p, t
 
 
-def crps_per_sample(preds: object, target: object, device: Optional[torch.device] = None) -> Tensor:
-    """The CRPS of each sample (float64 [N]) of a checked batch (see the module docstring)."""
+@functools.lru_cache(maxsize=16)
+def _rank_weights(m: int, device: torch.device) -> Tensor:
+    """(2k - M + 1) / M^2 for k = 0..M-1, float64 (made once per M and device: a small batch's
+    update is a dozen tensor calls, three of them these)."""
+    return (torch.arange(m, dtype=_F64, device=device) * 2 - (m - 1)) / (m * m)
+
+
+def _scores(preds: object, target: object, device: Optional[torch.device]) -> Tuple[Tensor, Tensor]:
+    """(the CRPS of each sample, float64 [N]; their sum, 0-d) of a checked batch."""
     p, t = ensemble_pair(preds, target, device)
-    m = p.shape[1]
     members = torch.sort(p.to(_F64), dim=1).values
     error = (members - t.to(_F64)[:, None]).abs().mean(1)
-    weights = torch.arange(m, dtype=_F64, device=p.device) * 2 - (m - 1)
-    spread = (members * weights).sum(1) / (m * m)
-    scores = error - spread
-    update.require_finite(scores.sum(), p, t)
-    return scores
+    scores = error - (members * _rank_weights(p.shape[1], p.device)).sum(1)
+    total = scores.sum()
+    update.require_finite(total, p, t)
+    return scores, total
+
+
+def crps_per_sample(preds: object, target: object, device: Optional[torch.device] = None) -> Tensor:
+    """The CRPS of each sample (float64 [N]) of a checked batch (see the module docstring)."""
+    return _scores(preds, target, device)[0]
+
+
+def crps_sum(preds: object, target: object, device: Optional[torch.device] = None) -> Tuple[Tensor, int]:
+    """(the sum of the samples' CRPS, float64 0-d; the number of samples) of a checked batch."""
+    scores, total = _scores(preds, target, device)
+    return total, scores.numel()

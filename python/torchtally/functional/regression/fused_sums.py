@@ -8,11 +8,12 @@ when the batch must take the torch path of batch_sums.py / update.py instead:
 * the batch is not on the CPU: there the torch path keeps its checks on the device
   (kernels.deferred_checks) instead of reading a verdict back on every update;
 * dynamo is tracing: the torch path has a traced form;
-* a large batch of a kind whose term takes a libm call per element (log-cosh, MSLE, Minkowski
-  with p other than 1, 2, 3): the kernel's scalar log1p / sinh / pow cost 10-20 ns an element,
-  torch's vectorised float64 ones a few, so above ``LIBM_LIMIT`` elements (the measured
-  crossover, rounded down) the torch path is faster. The divergences' torch path takes a dozen
-  passes: the kernel stays faster at every size;
+* a large batch of Minkowski with p other than 1, 2, 3 (the kernel's scalar libm pow costs
+  10-20 ns an element, torch's vectorised float64 one a few) or of log-cosh (the kernel's
+  four-lane expm1 and log1p, csrc/kernels/vec_math.h, still cost more per element than torch's
+  vectorised sinh and log1p): above ``LIBM_LIMIT`` elements (the measured crossover, rounded
+  down) the torch path is faster. MSLE and the divergences take the kernel's four-lane log /
+  log1p: it stays faster at every size;
 * the kernel refused the batch: the torch path then raises the error it has always raised,
   naming the caller's own argument (``targets``, ``p``...), with the states unchanged (the
   kernel wrote nothing); and if the torch path accepts it after all (a state the kernel cannot
@@ -30,7 +31,6 @@ from ...kernels.ops import compiling
 
 _F64 = torch.float64
 LIBM_LIMIT = 2048
-_LIBM_KINDS = frozenset((kinds.LOG_COSH, kinds.SQUARED_LOG, kinds.MINKOWSKI))
 
 
 def added(
@@ -46,7 +46,9 @@ def added(
     kernel of ``kind`` (kernels.regression's kinds) into ``sums`` / ``count`` / ``rows``."""
     if not preds.is_cpu or compiling():
         return False
-    if kind in _LIBM_KINDS and preds.numel() > LIBM_LIMIT and param not in (1.0, 2.0, 3.0):
+    if preds.numel() > LIBM_LIMIT and (
+        kind == kinds.LOG_COSH or (kind == kinds.MINKOWSKI and param not in (1.0, 2.0, 3.0))
+    ):
         return False
     if not preds.is_floating_point():
         preds = preds.to(_F64)
