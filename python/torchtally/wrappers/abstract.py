@@ -24,7 +24,8 @@ Only Metric's documented interface is used on the wrapped metrics (``state_names
 
 import inspect
 import warnings
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 import torch
 
@@ -105,11 +106,11 @@ class Engine:
             for ref in self.refs
         ]
 
-    def run(
-        self, values: Dict[StateRef, Any], device: torch.device, call: Callable[[Wrapped], Any]
-    ) -> Tuple[Any, Dict[StateRef, Any]]:
-        """``call(target)`` with ``values`` as the target's states (cat states as lists of blocks);
-        returns its result and the states it left. The target gets its own states back."""
+    @contextmanager
+    def lent(self, values: Dict[StateRef, Any], device: torch.device) -> Iterator[List[Any]]:
+        """Inside the block the target's members hold ``values`` on ``device``; the block gets
+        the members' own held states, to give back after it. An error inside gives them back
+        (states and placement, as a refused first batch leaves a metric) and propagates."""
         self.refuse_direct_updates()
         moved = [(m, m.placement()) for m in self.members if m.device != device]
         for m, _ in moved:
@@ -117,13 +118,21 @@ class Engine:
         saved = [m.hold_states() for m in self.members]
         self._put(values)
         try:
-            result = call(self.target)
-            held = [m.hold_states() for m in self.members]
+            yield saved
         except BaseException:
             self._restore(saved)
-            for m, placement in moved:  # back where they were, as a refused first batch leaves a metric
+            for m, placement in moved:
                 m.restore_placement(placement)
             raise
+
+    def run(
+        self, values: Dict[StateRef, Any], device: torch.device, call: Callable[[Wrapped], Any]
+    ) -> Tuple[Any, Dict[StateRef, Any]]:
+        """``call(target)`` with ``values`` as the target's states (cat states as lists of blocks);
+        returns its result and the states it left. The target gets its own states back."""
+        with self.lent(values, device) as saved:
+            result = call(self.target)
+            held = [m.hold_states() for m in self.members]
         # the updates that ran count on the wrapped metrics, as if their own states had been updated
         # (``update_count`` read on them); the wrapper resets the counts with its states
         self._restore([s._replace(update_count=s.update_count + h.update_count) for s, h in zip(saved, held)])
@@ -134,19 +143,8 @@ class Engine:
         """``call(target)`` with ``values`` as the target's states, for its result only (a
         compute): ``run`` without reading back the states it leaves or adding to the update
         counts (a compute changes neither); the target gets its own states back."""
-        self.refuse_direct_updates()
-        moved = [(m, m.placement()) for m in self.members if m.device != device]
-        for m, _ in moved:
-            m.place_states(device, states=True)
-        saved = [m.hold_states() for m in self.members]
-        self._put(values)
-        try:
+        with self.lent(values, device) as saved:
             result = call(self.target)
-        except BaseException:
-            self._restore(saved)
-            for m, placement in moved:  # back where they were, as run leaves them after a failure
-                m.restore_placement(placement)
-            raise
         self._restore(saved)
         return result
 
