@@ -57,7 +57,10 @@ class RealFakeFeatureRows(Metric):
         side = "real" if check_real(real) else "fake"
         width = int(self.feature_width) or None
         features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
-        self.append_state(f"{side}_features", features.to(torch.float32).reshape(-1))
+        # the extractor's own rows are always copied (it may hand back a buffer it refills, a
+        # forward hook's output, say): D floats per image cost less than looking for aliases
+        rows = features if features.dtype == torch.float32 else features.to(torch.float32)
+        self.append_state(f"{side}_features", rows.reshape(-1), copy=rows is features)
         if width is None:  # the first rows: both widths set (later rows were checked against them)
             self.feature_width.fill_(features.shape[1])
             self.feature_width_min.fill_(features.shape[1])
