@@ -159,3 +159,26 @@ def test_bad_input_raises_with_the_state_unchanged():
         InceptionScore(feature=NET, splits=0)
     with pytest.raises(ValueError, match="must be one of"):
         InceptionScore(feature="logits")
+
+
+def test_rows_from_an_extractor_that_refills_one_buffer_are_kept_as_they_were():
+    class Refilling(torch.nn.Module):
+        """Hands back the same output tensor every call, refilled (as a forward hook's capture can)."""
+
+        def __init__(self):
+            super().__init__()
+            self.out = torch.zeros(4, 3)
+
+        def forward(self, imgs):
+            self.out.copy_(imgs.flatten(1)[:, :3].float())
+            return self.out
+
+    from torchtally.image import MemorizationInformedFrechetInceptionDistance
+
+    for cls in (KernelInceptionDistance, MemorizationInformedFrechetInceptionDistance):
+        metric = cls(feature=Refilling())
+        first, second = torch.rand(4, 3, 2, 2), torch.rand(4, 3, 2, 2)
+        metric.update(first, real=True)
+        metric.update(second, real=True)
+        real, _ = metric.rows()
+        assert torch.equal(real, torch.cat([first.flatten(1)[:, :3], second.flatten(1)[:, :3]]))
