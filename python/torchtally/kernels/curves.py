@@ -74,16 +74,22 @@ def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tup
     return points[0, :m].to(torch.float32), points[1, :m], points[2, :m]
 
 
+def curve_buffer(scores: Tensor, labels: Tensor, task: int, kind: int) -> Tuple[Tensor, Tensor]:
+    """exact_curve_rates into new tensors: (curves float32 [K, 3, N + 1], sizes int64 [K, 3])."""
+    n, k = scores.shape
+    curves = torch.empty(k, 3, n + 1, dtype=torch.float32, device=scores.device)
+    sizes = torch.empty(k, 3, dtype=torch.int64, device=scores.device)
+    exact_curve_rates(curves, sizes, scores, labels, task, kind)
+    return curves, sizes
+
+
 def column_curves(
     scores: Tensor, labels: Tensor, task: int, kind: int
 ) -> Tuple[List[Tuple[Tensor, Tensor, Tensor]], Tensor]:
     """(per column (x, y, thresholds) float32, sizes int64 [K, 3] (points, positives,
     negatives)) of exact_curve_rates: ROC (fpr, tpr, thresholds) or PR (precision, recall,
     thresholds), views of one buffer."""
-    n, k = scores.shape
-    curves = torch.empty(k, 3, n + 1, dtype=torch.float32, device=scores.device)
-    sizes = torch.empty(k, 3, dtype=torch.int64, device=scores.device)
-    exact_curve_rates(curves, sizes, scores, labels, task, kind)
+    curves, sizes = curve_buffer(scores, labels, task, kind)
     lengths = sizes[:, 0].tolist()
     out = []
     for column, m in enumerate(lengths):

@@ -410,6 +410,24 @@ def precision_recall_curve_from(task: CurveTask, states: States, average: Option
     return _curves(task, cs, average, curve, descending=False)
 
 
+def exact_roc_rows(task: CurveTask, states: States) -> Tuple[Tensor, Tensor, Tensor]:
+    """Every column's exact ROC curve as rows: (fpr [R, L], tpr [R, L], sizes int64 [R, 3]),
+    float32, each row past its M + 1 points padded with +inf (L the longest), with
+    roc_from's warnings; the numbers roc_from returns per column."""
+    scores, labels, code = exact_layout(task, states, False)
+    curves, sizes = curve_kernels.curve_buffer(scores, labels, code, curve_kernels.ROC)
+    if not bool(sizes[:, 0].any()):
+        raise _no_sample_error()
+    columns = _columns_name(task)
+    warn_no_positive(sizes[:, 1], "ROC", columns, "its TPR is 0", stacklevel=4)
+    warn_no_negative(sizes[:, 2], "ROC", columns, stacklevel=4)
+    last = sizes[:, :1]  # the index of each row's last point
+    length = int(last.max()) + 1
+    past = torch.arange(length, device=last.device) > last
+    rows = curves[:, :2, :length].masked_fill(past[:, None, :], float("inf"))
+    return rows[:, 0], rows[:, 1], sizes
+
+
 def exact_curves(
     task: CurveTask, states: States, micro: bool, kind: int
 ) -> Tuple[List[Tuple[Tensor, Tensor, Tensor]], Tensor]:
