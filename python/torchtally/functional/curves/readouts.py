@@ -63,6 +63,7 @@ Readout = Tuple[Tensor, Tensor]
 Out = TypeVar("Out")
 _NO_POINT_THRESHOLD = 1e6  # the threshold torchmetrics reports when no ROC point qualifies
 LOGAUC_AVERAGES = (None, "none", "macro")
+_ONE_COLUMN_ROWS_FROM = 2048  # binary LogAUC: the sample count from which logauc_rows is quicker
 
 
 # -- option checks ----------------------------------------------------------------------------
@@ -204,18 +205,33 @@ def column_logauc(fpr: Tensor, tpr: Tensor, fpr_range: Tuple[float, float]) -> T
     return area / (log_bounds[1] - log_bounds[0])
 
 
+def _merge(rows: Tensor, values: Tensor) -> Tensor:
+    """Each row (non-decreasing, contiguous) with its two values (no NaN) put in: the values of
+    torch.cat([rows, values], 1).sort(1), without the sort (equal values have equal bits here)."""
+    values = torch.stack([values.amin(1), values.amax(1)], 1)
+    at = torch.searchsorted(rows, values) + torch.arange(2, device=rows.device)
+    out = rows.new_empty(rows.shape[0], rows.shape[1] + 2)
+    keep = torch.ones(out.shape, dtype=torch.bool, device=rows.device)
+    keep.scatter_(1, at, False)
+    out.scatter_(1, at, values)
+    out[keep] = rows.flatten()
+    return out
+
+
 def logauc_rows(fpr: Tensor, tpr: Tensor, points: Tensor, fpr_range: Tuple[float, float]) -> Tensor:
     """column_logauc of every row of exact_roc_rows (points [R]: each row's point count, +inf past
     them), bit for bit: the ends, the sorted points with them and their log10 for all rows at
     once (+inf sorts last), then each row's trapezoids over its slice from the last point at the
     lower bound to the last at the upper, as column_logauc sums them."""
     bounds = torch.tensor(fpr_range, device=fpr.device).expand(fpr.shape[0], 2)
+    fpr, tpr = fpr.contiguous(), tpr.contiguous()
     slope = (tpr[:, 1:] - tpr[:, :-1]) / (fpr[:, 1:] - fpr[:, :-1])
     last_segment = (points - 2).clamp(min=0)[:, None]
     k = torch.minimum((torch.searchsorted(fpr, bounds.contiguous()) - 1).clamp(min=0), last_segment)
     ends = tpr.gather(1, k) + slope.gather(1, k) * (bounds - fpr.gather(1, k))
-    y = torch.cat([tpr, ends], 1).sort(1).values
-    x = torch.cat([fpr, bounds], 1).sort(1).values
+    finite = torch.isfinite(ends).all(1)
+    y = _merge(tpr, torch.where(finite[:, None], ends, torch.full_like(ends, float("inf"))))
+    x = _merge(fpr, bounds)
     log_x, log_bounds = torch.log10(x), torch.log10(bounds[0])
     # the last index whose log10 equals each bound's (as column_logauc finds it; both are among x)
     spans = ((log_x[:, None, :] <= log_bounds[None, :, None]).sum(2) - 1).tolist()
@@ -226,7 +242,7 @@ def logauc_rows(fpr: Tensor, tpr: Tensor, points: Tensor, fpr_range: Tuple[float
     ]
     area = torch.stack(areas) / (log_bounds[1] - log_bounds[0])
     # the curve stops short of a bound on a vertical segment: NaN, as column_logauc
-    area = torch.where(torch.isfinite(ends).all(1), area, torch.full_like(area, float("nan")))
+    area = torch.where(finite, area, torch.full_like(area, float("nan")))
     if any(short):
         warnings.warn("LogAUC: fewer than two ROC points; its value is 0", UserWarning, stacklevel=4)
         area = torch.where(points < 2, torch.zeros_like(area), area)
@@ -241,7 +257,10 @@ def logauc_from(
     task: CurveTask, states: States, fpr_range: Tuple[float, float], average: Optional[str] = None
 ) -> Tensor:
     """LogAUC per column, or their mean over the defined (non-NaN) columns for "macro"."""
-    if not task.binned:  # every column at once, from the curves' rows
+    # Exact mode: every column at once from the curves' rows, which skips the sorts; one binary
+    # column of a few thousand scores is quicker by column_logauc (fewer ops: 0.19 ms against
+    # 0.36 ms at 64 scores, 2.0 ms against 0.8 ms at 12,800, on one thread).
+    if not task.binned and (task.task != "binary" or states["scores"].shape[0] > _ONE_COLUMN_ROWS_FROM):
         fpr, tpr, sizes = _curve(_exact_roc_rows, "LogAUC", task, states, None)
         scores = logauc_rows(fpr, tpr, sizes[:, 0] + 1, fpr_range)
     else:
