@@ -22,7 +22,8 @@ state (binned histogram or exact score rows), so a readout never needs a state o
 In exact mode with the state on the host, EER (per column or micro), the two rate-at-rate
 readouts and recall at fixed precision come from the C core (compute.roc_readouts_from,
 pr_readouts_from), which walks the same float32 curve without building it: the same numbers,
-bit for bit.
+bit for bit. Exact LogAUC takes every column at once from the C core's curve rows
+(compute.exact_roc_rows, logauc_rows), again the same bits as column by column.
 
 These are torchmetrics 1.9's rules, point for point: the readouts work on the curves' float32
 values (and the thresholds' dtype) as torchmetrics does, so ties and the threshold returned are
