@@ -52,12 +52,18 @@ tt_status run_binned_finish(const void *ctx, const tt_args *a, tt_error *err)
     return tt_binned_finish(a->tensor[0], a->tensor[1], a->ints[2], err);
 }
 
-/* exact_curve_points and exact_curve_finish sort an exact curve state at compute, on the host:
- * other devices take the torch reference (kernels.curves). */
+/* exact_curve_points, exact_curve_rates and exact_curve_finish sort an exact curve state at
+ * compute, on the host: other devices take the torch reference (kernels.curves). */
 tt_status run_exact_curve_points(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_exact_curve_points(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->ints[4],
                                  a->ints[5], err);
+}
+
+tt_status run_exact_curve_rates(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_exact_curve_rates(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->ints[4],
+                                a->ints[5], err);
 }
 
 tt_status run_exact_curve_finish(const void *ctx, const tt_args *a, tt_error *err)

@@ -17,6 +17,9 @@
     X(exact_curve_points, "exact_curve_points(points, size, scores, labels, task, column)",        \
       {"points", TT_ARG_OUT_TENSOR}, {"size", TT_ARG_OUT_TENSOR}, {"scores", TT_ARG_TENSOR},       \
       {"labels", TT_ARG_TENSOR}, {"task", TT_ARG_INT}, {"column", TT_ARG_INT})                     \
+    X(exact_curve_rates, "exact_curve_rates(curves, sizes, scores, labels, task, kind)",           \
+      {"curves", TT_ARG_OUT_TENSOR}, {"sizes", TT_ARG_OUT_TENSOR}, {"scores", TT_ARG_TENSOR},      \
+      {"labels", TT_ARG_TENSOR}, {"task", TT_ARG_INT}, {"kind", TT_ARG_INT})                       \
     X(exact_curve_finish, "exact_curve_finish(out, scores, labels, task, metric, level)",          \
       {"out", TT_ARG_OUT_TENSOR}, {"scores", TT_ARG_TENSOR}, {"labels", TT_ARG_TENSOR},            \
       {"task", TT_ARG_INT}, {"metric", TT_ARG_INT}, {"level", TT_ARG_FLOAT})                       \

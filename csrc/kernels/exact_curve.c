@@ -318,6 +318,93 @@ static void free_scratch(scratch *s)
     free(s->values);
 }
 
+/* Reverses the first m floats of row r. */
+static void reverse(float *r, int64_t m)
+{
+    for (int64_t i = 0, j = m - 1; i < j; i++, j--) {
+        const float t = r[i];
+        r[i] = r[j];
+        r[j] = t;
+    }
+}
+
+/* Writes the float32 curve of one sorted column into c (three rows of stride `row`) as
+ * compute.py's roc_rates / pr_curve form it: each rate a float64 division rounded once.
+ * Returns the number of points M. */
+static int64_t write_curve(const scratch *s, int64_t m, int64_t positives, int64_t kind, float *c,
+                           int64_t row)
+{
+    const double pos = (double)positives, neg = (double)(m - positives);
+    const int roc = kind == TT_EXACT_ROC;
+    const float no_recall = kind == TT_EXACT_PR_NAN_RECALL ? NAN : 1.0f;
+    float *x = c, *y = c + row, *t = c + 2 * row;
+    double tp = 0.0, fp = 0.0;
+    int64_t k = 0;
+    if (roc) { /* the origin, at a threshold above every probability */
+        x[0] = y[0] = 0.0f;
+        t[0] = 1.0f;
+        x++, y++, t++;
+    }
+    for (int64_t i = 0; i < m; i++) {
+        const uint64_t x_i = s->items[i];
+        const double positive = (double)(x_i & 1);
+        tp += positive;
+        fp += 1.0 - positive;
+        if (i + 1 < m && same_score(x_i, s->items[i + 1]))
+            continue;
+        t[k] = s->values[(x_i & 0xffffffffu) >> 1];
+        if (roc) {
+            x[k] = neg > 0 ? (float)(fp / neg) : 0.0f;
+            y[k] = pos > 0 ? (float)(tp / pos) : 0.0f;
+        } else {
+            x[k] = (float)(tp / (tp + fp));
+            y[k] = pos > 0 ? (float)(tp / pos) : no_recall;
+        }
+        k++;
+    }
+    if (!roc) { /* thresholds ascending, then the end point (recall 0, precision 1) */
+        reverse(x, k);
+        reverse(y, k);
+        reverse(t, k);
+        x[k] = 1.0f;
+        y[k] = 0.0f;
+    }
+    return k;
+}
+
+tt_status tt_exact_curve_rates(const tt_view *curves, const tt_view *sizes, const tt_view *scores,
+                               const tt_view *labels, int64_t task, int64_t kind, tt_error *err)
+{
+    tt_status st = check_inputs(scores, labels, task, err);
+    if (st != TT_OK)
+        return st;
+    if (kind < TT_EXACT_ROC || kind > TT_EXACT_PR_UNIT_RECALL)
+        return tt_fail(err, TT_EVALUE, "kind",
+                       "expected 0 (ROC), 1 (PR, recall NaN without positives) or 2 (PR, recall "
+                       "1 without positives), got %lld",
+                       (long long)kind);
+    const int64_t n = scores->shape[0], columns = scores->shape[1];
+    const int64_t shape[3] = {columns, 3, n + 1}, size_shape[2] = {columns, 3};
+    if ((st = tt_check_out(curves, "curves", TT_F32, 3, shape, err)) != TT_OK)
+        return st;
+    if ((st = tt_check_out(sizes, "sizes", TT_I64, 2, size_shape, err)) != TT_OK)
+        return st;
+    scratch s;
+    if ((st = alloc_scratch(&s, n, err)) != TT_OK)
+        return st;
+    for (int64_t k = 0; k < columns; k++) {
+        int64_t positives;
+        const int64_t m = load_column(scores, labels, task, k, &s, &positives);
+        radix_sort(&s, m);
+        int64_t *z = (int64_t *)sizes->data + 3 * k;
+        z[0] = write_curve(&s, m, positives, kind, (float *)curves->data + k * 3 * (n + 1), n + 1);
+        z[1] = positives;
+        z[2] = m - positives;
+    }
+    free_scratch(&s);
+    return TT_OK;
+}
+
 tt_status tt_exact_curve_points(const tt_view *points, const tt_view *size, const tt_view *scores,
                                 const tt_view *labels, int64_t task, int64_t column, tt_error *err)
 {

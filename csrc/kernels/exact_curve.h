@@ -24,6 +24,19 @@ typedef enum {
 tt_status tt_exact_curve_points(const tt_view *points, const tt_view *size, const tt_view *scores,
                                 const tt_view *labels, int64_t task, int64_t column, tt_error *err);
 
+/* The curves compute() returns, in float32 (exact_curve_rates' `kind`). */
+typedef enum {
+    TT_EXACT_ROC = 0,            /* fpr, tpr, thresholds: the origin at 1.0, then descending */
+    TT_EXACT_PR_NAN_RECALL = 1,  /* precision, recall, thresholds ascending; no positive: NaN */
+    TT_EXACT_PR_UNIT_RECALL = 2, /* the same; a column without positives has recall 1 */
+} tt_exact_curve_kind;
+
+/* curves float32 [K, 3, N + 1], sizes int64 [K, 3] (both C-contiguous): per column its curve's
+ * three rows and (points M, positives, negatives). ROC rows hold M + 1 values; PR rows M + 1
+ * (the end point recall 0, precision 1) and M thresholds. The rest is untouched. */
+tt_status tt_exact_curve_rates(const tt_view *curves, const tt_view *sizes, const tt_view *scores,
+                               const tt_view *labels, int64_t task, int64_t kind, tt_error *err);
+
 /* The readouts past binned_finish's two (0 AUROC, 1 average precision): on the float32 ROC
  * curve, the equal error rate and the best rate at a minimum `level` of the other one; on the
  * precision-recall curve, the best recall at a minimum precision. */

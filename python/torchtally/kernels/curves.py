@@ -2,7 +2,7 @@
 reference (kernels.reference.exact_curve) elsewhere. Both read an exact curve metric's cat state
 at compute (a custom op while dynamo traces, as every kernel)."""
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -21,6 +21,19 @@ def exact_curve_points(points: Tensor, size: Tensor, scores: Tensor, labels: Ten
     if ops.compiling():
         return ops.exact_curve_points(points, size, scores, labels, task, column)
     host_module(points).exact_curve_points(points, size, scores, labels, task, column)
+
+
+# exact_curve_rates' curve kinds (csrc/kernels/exact_curve.h).
+ROC, PR_NAN_RECALL, PR_UNIT_RECALL = range(3)
+
+
+def exact_curve_rates(curves: Tensor, sizes: Tensor, scores: Tensor, labels: Tensor, task: int, kind: int) -> None:
+    """curves float32 [K, 3, N + 1] = per column the float32 ROC (kind 0: fpr, tpr, thresholds)
+    or precision-recall curve (1, 2: precision, recall, thresholds); sizes int64 [K, 3] =
+    (points, positives, negatives)."""
+    if ops.compiling():
+        return ops.exact_curve_rates(curves, sizes, scores, labels, task, kind)
+    host_module(curves).exact_curve_rates(curves, sizes, scores, labels, task, kind)
 
 
 def exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int, level: float = 0.0) -> None:
@@ -59,3 +72,29 @@ def column_points(scores: Tensor, labels: Tensor, task: int, column: int) -> Tup
     exact_curve_points(points, size, scores, labels, task, column)
     m = int(size)
     return points[0, :m].to(torch.float32), points[1, :m], points[2, :m]
+
+
+def curve_buffer(scores: Tensor, labels: Tensor, task: int, kind: int) -> Tuple[Tensor, Tensor]:
+    """exact_curve_rates into new tensors: (curves float32 [K, 3, N + 1], sizes int64 [K, 3])."""
+    n, k = scores.shape
+    curves = torch.empty(k, 3, n + 1, dtype=torch.float32, device=scores.device)
+    sizes = torch.empty(k, 3, dtype=torch.int64, device=scores.device)
+    exact_curve_rates(curves, sizes, scores, labels, task, kind)
+    return curves, sizes
+
+
+def column_curves(
+    scores: Tensor, labels: Tensor, task: int, kind: int
+) -> Tuple[List[Tuple[Tensor, Tensor, Tensor]], Tensor]:
+    """(per column (x, y, thresholds) float32, sizes int64 [K, 3] (points, positives,
+    negatives)) of exact_curve_rates: ROC (fpr, tpr, thresholds) or PR (precision, recall,
+    thresholds), views of one buffer."""
+    curves, sizes = curve_buffer(scores, labels, task, kind)
+    lengths = sizes[:, 0].tolist()
+    out = []
+    for column, m in enumerate(lengths):
+        c = curves[column]
+        # ROC: M + 1 points with the origin; PR: M + 1 with the end point, M thresholds
+        t = c[2, : m + 1] if kind == ROC else c[2, :m]
+        out.append((c[0, : m + 1], c[1, : m + 1], t))
+    return out, sizes

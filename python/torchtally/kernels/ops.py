@@ -555,6 +555,17 @@ exact_curve_points = define_op(
 )
 
 
+def _exact_curve_rates(curves: Tensor, sizes: Tensor, scores: Tensor, labels: Tensor, task: int, kind: int) -> None:
+    _host_route(curves).exact_curve_rates(curves, sizes, scores, labels, task, kind)
+
+
+exact_curve_rates = define_op(
+    "exact_curve_rates",
+    "Tensor(a!) curves, Tensor(b!) sizes, Tensor scores, Tensor labels, int task, int kind",
+    _exact_curve_rates,
+)
+
+
 def _exact_curve_finish(out: Tensor, scores: Tensor, labels: Tensor, task: int, metric: int, level: float) -> None:
     _host_route(out).exact_curve_finish(out, scores, labels, task, metric, level)
 

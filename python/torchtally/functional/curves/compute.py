@@ -370,8 +370,13 @@ def roc_from(task: CurveTask, states: States, average: Optional[str] = None) -> 
     """(fpr, tpr, thresholds), thresholds descending. See _curves for the shapes.
     A column without positives (negatives) has TPR (FPR) 0 at every threshold, with a warning."""
     micro = average == "micro"
-    cs = counts(task, states, micro)
     columns = None if micro else _columns_name(task)
+    if not task.binned:
+        curves, sizes = exact_curves(task, states, micro, curve_kernels.ROC)
+        warn_no_positive(sizes[:, 1], "ROC", columns, "its TPR is 0", stacklevel=3)
+        warn_no_negative(sizes[:, 2], "ROC", columns, stacklevel=3)
+        return _assemble(task, curves, average, descending=True)
+    cs = counts(task, states, micro)
     warn_no_positive(torch.cat([c.pos for c in cs]), "ROC", columns, "its TPR is 0", stacklevel=3)
     warn_no_negative(torch.cat([c.neg for c in cs]), "ROC", columns, stacklevel=3)
     return _curves(task, cs, average, roc_rates, descending=True)
@@ -384,11 +389,17 @@ def precision_recall_curve_from(task: CurveTask, states: States, average: Option
     multiclass mode; 1 for exact binary and multilabel columns (scikit-learn's convention, which
     torchmetrics follows there). A warning names such columns."""
     micro = average == "micro"
-    cs = counts(task, states, micro)
     if task.binned or task.task == "multiclass":
         curve, consequence = pr_curve, "its recall is undefined (NaN)"
     else:
         curve, consequence = functools.partial(pr_curve, recall_if_no_positive=1.0), "its recall is set to 1"
+    if not task.binned:
+        kind = curve_kernels.PR_NAN_RECALL if task.task == "multiclass" else curve_kernels.PR_UNIT_RECALL
+        curves, sizes = exact_curves(task, states, micro, kind)
+        columns = None if micro else _columns_name(task)
+        warn_no_positive(sizes[:, 1], "PrecisionRecallCurve", columns, consequence, stacklevel=3)
+        return _assemble(task, curves, average, descending=False)
+    cs = counts(task, states, micro)
     warn_no_positive(
         torch.cat([c.pos for c in cs]),
         "PrecisionRecallCurve",
@@ -397,6 +408,51 @@ def precision_recall_curve_from(task: CurveTask, states: States, average: Option
         stacklevel=3,
     )
     return _curves(task, cs, average, curve, descending=False)
+
+
+def exact_roc_rows(task: CurveTask, states: States) -> Tuple[Tensor, Tensor, Tensor]:
+    """Every column's exact ROC curve as rows: (fpr [R, L], tpr [R, L], sizes int64 [R, 3]),
+    float32, each row past its M + 1 points padded with +inf (L the longest), with
+    roc_from's warnings; the numbers roc_from returns per column."""
+    scores, labels, code = exact_layout(task, states, False)
+    curves, sizes = curve_kernels.curve_buffer(scores, labels, code, curve_kernels.ROC)
+    if not bool(sizes[:, 0].any()):
+        raise _no_sample_error()
+    columns = _columns_name(task)
+    warn_no_positive(sizes[:, 1], "ROC", columns, "its TPR is 0", stacklevel=4)
+    warn_no_negative(sizes[:, 2], "ROC", columns, stacklevel=4)
+    last = sizes[:, :1]  # the index of each row's last point
+    length = int(last.max()) + 1
+    past = torch.arange(length, device=last.device) > last
+    rows = curves[:, :2, :length].masked_fill(past[:, None, :], float("inf"))
+    return rows[:, 0], rows[:, 1], sizes
+
+
+def exact_curves(
+    task: CurveTask, states: States, micro: bool, kind: int
+) -> Tuple[List[Tuple[Tensor, Tensor, Tensor]], Tensor]:
+    """The float32 curves of the exact state, a column each, straight from exact_curve_rates
+    (`kind`: kernels.curves' ROC, PR_NAN_RECALL, PR_UNIT_RECALL), the numbers roc_rates /
+    pr_curve form from counts(); and sizes int64 [R, 3] (points, positives, negatives).
+    ValueError without a single counted sample, as counts()."""
+    scores, labels, code = exact_layout(task, states, micro)
+    curves, sizes = curve_kernels.column_curves(scores, labels, code, kind)
+    if not bool(sizes[:, 0].any()):
+        raise _no_sample_error()
+    return curves, sizes
+
+
+def _assemble(
+    task: CurveTask, curves: List[Tuple[Tensor, Tensor, Tensor]], average: Optional[str], descending: bool
+) -> Curve:
+    """Exact float32 curves, a column each: one (binary, micro), the list of each (None) or
+    their macro average (macro_curve)."""
+    if task.task == "binary" or average == "micro":
+        return curves[0]
+    xs, ys, ts = (list(v) for v in zip(*curves))
+    if average == "macro":
+        return macro_curve(xs, ys, ts, descending)
+    return xs, ys, ts
 
 
 def _curves(task: CurveTask, cs: List[Counts], average: Optional[str], curve, descending: bool) -> Curve:

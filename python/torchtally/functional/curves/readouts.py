@@ -22,7 +22,8 @@ state (binned histogram or exact score rows), so a readout never needs a state o
 In exact mode with the state on the host, EER (per column or micro), the two rate-at-rate
 readouts and recall at fixed precision come from the C core (compute.roc_readouts_from,
 pr_readouts_from), which walks the same float32 curve without building it: the same numbers,
-bit for bit.
+bit for bit. Exact LogAUC takes every column at once from the C core's curve rows
+(compute.exact_roc_rows, logauc_rows), again the same bits as column by column.
 
 These are torchmetrics 1.9's rules, point for point: the readouts work on the curves' float32
 values (and the thresholds' dtype) as torchmetrics does, so ties and the threshold returned are
@@ -42,18 +43,28 @@ the same. Where torchmetrics fails or reads garbage, on purpose:
 
 import numbers
 import warnings
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple, TypeVar
 
 import torch
 from torch import Tensor
 
 from ...kernels import curves as curve_kernels
-from .compute import Curve, States, pr_readouts_from, precision_recall_curve_from, roc_from, roc_readouts_from
+from .compute import (
+    Curve,
+    States,
+    exact_roc_rows,
+    pr_readouts_from,
+    precision_recall_curve_from,
+    roc_from,
+    roc_readouts_from,
+)
 from .update import CurveTask
 
 Readout = Tuple[Tensor, Tensor]
+Out = TypeVar("Out")
 _NO_POINT_THRESHOLD = 1e6  # the threshold torchmetrics reports when no ROC point qualifies
 LOGAUC_AVERAGES = (None, "none", "macro")
+_ONE_COLUMN_ROWS_FROM = 2048  # binary LogAUC: the sample count from which logauc_rows is quicker
 
 
 # -- option checks ----------------------------------------------------------------------------
@@ -94,7 +105,7 @@ def check_logauc_average(average: Any) -> Optional[str]:
 # -- the curves, column by column -----------------------------------------------------------
 
 
-def _curve(fn: Callable[..., Curve], what: str, task: CurveTask, states: States, average: Optional[str]) -> Curve:
+def _curve(fn: Callable[..., Out], what: str, task: CurveTask, states: States, average: Optional[str]) -> Out:
     """The curve, its warnings (a column without positives or negatives) re-issued under ``what``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -145,7 +156,7 @@ def _host_readouts(task: CurveTask, states: States, what: str, metric: int, leve
     def readouts(t: CurveTask, s: States, a: Optional[str]) -> Tensor:
         return roc_readouts_from(t, s, a, metric, level)
 
-    return _curve(readouts, what, task, states, average)  # type: ignore[arg-type,return-value]  # _curve passes what fn returns
+    return _curve(readouts, what, task, states, average)
 
 
 def _host_pair(task: CurveTask, out: Tensor) -> Readout:
@@ -176,7 +187,7 @@ def _interp(x: Tensor, xp: Tensor, fp: Tensor) -> Tensor:
     return fp[k] + slope[k] * (x - xp[k])
 
 
-def _logauc(fpr: Tensor, tpr: Tensor, fpr_range: Tuple[float, float]) -> Tensor:
+def column_logauc(fpr: Tensor, tpr: Tensor, fpr_range: Tuple[float, float]) -> Tensor:
     bounds = torch.tensor(fpr_range, device=fpr.device)
     if fpr.numel() < 2:
         warnings.warn("LogAUC: fewer than two ROC points; its value is 0", UserWarning, stacklevel=4)
@@ -195,12 +206,67 @@ def _logauc(fpr: Tensor, tpr: Tensor, fpr_range: Tuple[float, float]) -> Tensor:
     return area / (log_bounds[1] - log_bounds[0])
 
 
+def _merge(rows: Tensor, values: Tensor) -> Tensor:
+    """Each row (non-decreasing, contiguous) with its two values (no NaN) put in: the values of
+    torch.cat([rows, values], 1).sort(1), without the sort (equal values have equal bits here)."""
+    values = torch.stack([values.amin(1), values.amax(1)], 1)
+    at = torch.searchsorted(rows, values) + torch.arange(2, device=rows.device)
+    out = rows.new_empty(rows.shape[0], rows.shape[1] + 2)
+    keep = torch.ones(out.shape, dtype=torch.bool, device=rows.device)
+    keep.scatter_(1, at, False)
+    out.scatter_(1, at, values)
+    out[keep] = rows.flatten()
+    return out
+
+
+def logauc_rows(fpr: Tensor, tpr: Tensor, points: Tensor, fpr_range: Tuple[float, float]) -> Tensor:
+    """column_logauc of every row of exact_roc_rows (points [R]: each row's point count, +inf past
+    them), bit for bit: the ends, the sorted points with them and their log10 for all rows at
+    once (+inf sorts last), then each row's trapezoids over its slice from the last point at the
+    lower bound to the last at the upper, as column_logauc sums them."""
+    bounds = torch.tensor(fpr_range, device=fpr.device).expand(fpr.shape[0], 2)
+    fpr, tpr = fpr.contiguous(), tpr.contiguous()
+    slope = (tpr[:, 1:] - tpr[:, :-1]) / (fpr[:, 1:] - fpr[:, :-1])
+    last_segment = (points - 2).clamp(min=0)[:, None]
+    k = torch.minimum((torch.searchsorted(fpr, bounds.contiguous()) - 1).clamp(min=0), last_segment)
+    ends = tpr.gather(1, k) + slope.gather(1, k) * (bounds - fpr.gather(1, k))
+    finite = torch.isfinite(ends).all(1)
+    y = _merge(tpr, torch.where(finite[:, None], ends, torch.full_like(ends, float("inf"))))
+    x = _merge(fpr, bounds)
+    log_x, log_bounds = torch.log10(x), torch.log10(bounds[0])
+    # the last index whose log10 equals each bound's (as column_logauc finds it; both are among x)
+    spans = ((log_x[:, None, :] <= log_bounds[None, :, None]).sum(2) - 1).tolist()
+    short = (points < 2).tolist()
+    areas = [
+        log_x.new_zeros(()) if too_short else torch.trapezoid(y[r, lo : hi + 1], log_x[r, lo : hi + 1])
+        for r, ((lo, hi), too_short) in enumerate(zip(spans, short))
+    ]
+    area = torch.stack(areas) / (log_bounds[1] - log_bounds[0])
+    # the curve stops short of a bound on a vertical segment: NaN, as column_logauc
+    area = torch.where(finite, area, torch.full_like(area, float("nan")))
+    if any(short):
+        warnings.warn("LogAUC: fewer than two ROC points; its value is 0", UserWarning, stacklevel=4)
+        area = torch.where(points < 2, torch.zeros_like(area), area)
+    return area
+
+
+def _exact_roc_rows(task: CurveTask, states: States, average: Optional[str]) -> Tuple[Tensor, Tensor, Tensor]:
+    return exact_roc_rows(task, states)
+
+
 def logauc_from(
     task: CurveTask, states: States, fpr_range: Tuple[float, float], average: Optional[str] = None
 ) -> Tensor:
     """LogAUC per column, or their mean over the defined (non-NaN) columns for "macro"."""
-    columns = _columns(_curve(roc_from, "LogAUC", task, states, None))
-    scores = torch.stack([_logauc(f, t, fpr_range) for f, t, _ in columns])
+    # Exact mode: every column at once from the curves' rows, which skips the sorts; one binary
+    # column of a few thousand scores is quicker by column_logauc (fewer ops: 0.19 ms against
+    # 0.36 ms at 64 scores, 2.0 ms against 0.8 ms at 12,800, on one thread).
+    if not task.binned and (task.task != "binary" or states["scores"].shape[0] > _ONE_COLUMN_ROWS_FROM):
+        fpr, tpr, sizes = _curve(_exact_roc_rows, "LogAUC", task, states, None)
+        scores = logauc_rows(fpr, tpr, sizes[:, 0] + 1, fpr_range)
+    else:
+        columns = _columns(_curve(roc_from, "LogAUC", task, states, None))
+        scores = torch.stack([column_logauc(f, t, fpr_range) for f, t, _ in columns])
     undefined = torch.isnan(scores)
     if undefined.any():
         where = "" if task.task == "binary" else f" for {'class' if task.task == 'multiclass' else 'label'} "
@@ -293,8 +359,8 @@ def recall_at_fixed_precision_from(task: CurveTask, states: States, min_precisio
         def readouts(t: CurveTask, s: States, a: Optional[str]) -> Tensor:
             return pr_readouts_from(t, s, curve_kernels.RECALL_AT_PRECISION, min_precision)
 
-        out = _curve(readouts, "RecallAtFixedPrecision", task, states, None)  # type: ignore[arg-type]
-        return _host_pair(task, out)  # type: ignore[arg-type]
+        out = _curve(readouts, "RecallAtFixedPrecision", task, states, None)
+        return _host_pair(task, out)
     columns = _columns(_curve(precision_recall_curve_from, "RecallAtFixedPrecision", task, states, None))
     return _readouts(task, [_recall_at_precision(p, r, t, min_precision) for p, r, t in columns])
 

@@ -17,7 +17,7 @@ from .confmat import confmat_labels, confmat_scores, confmat_threshold
 from .curve_rows import curve_rows
 from .eed import eed_sentences
 from .error_sums import error_sums
-from .exact_curve import exact_curve_finish, exact_curve_points
+from .exact_curve import exact_curve_finish, exact_curve_points, exact_curve_rates
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
@@ -72,6 +72,7 @@ __all__ = [
     "retrieval_scores",
     "retrieval_order",
     "exact_curve_points",
+    "exact_curve_rates",
     "exact_curve_finish",
     "curve_rows",
     "ssim_moments",

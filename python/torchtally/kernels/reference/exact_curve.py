@@ -148,6 +148,47 @@ def exact_curve_points(points, size, scores, labels, task, column, /) -> None:
     size.fill_(m)
 
 
+def column_curve(thresholds: Tensor, tp: Tensor, fp: Tensor, kind: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """The float32 curve of a column's points: ROC (kind 0) from the origin at threshold 1, or the
+    precision-recall curve (thresholds ascending, then the end point recall 0, precision 1; a
+    column without positives has recall NaN for kind 1, 1 for kind 2)."""
+    pos = float(tp[-1]) if tp.numel() else 0.0
+    if kind == 0:
+        return _roc32(thresholds, tp, fp)
+    precision = (tp / (tp + fp)).to(torch.float32).flip(0)
+    if pos > 0:
+        recall = (tp / pos).to(torch.float32).flip(0)
+    else:
+        recall = torch.full_like(precision, float("nan") if kind == 1 else 1.0)
+    one, zero = precision.new_ones(1), precision.new_zeros(1)
+    return torch.cat([precision, one]), torch.cat([recall, zero]), thresholds.flip(0)
+
+
+def exact_curve_rates(curves, sizes, scores, labels, task, kind, /) -> None:
+    """curves float32 [K, 3, N + 1] = per column the float32 curve's rows; sizes int64 [K, 3] =
+    (points, positives, negatives)."""
+    curves = chk.tensor("curves", curves)
+    s, lab, task = _inputs(curves, scores, labels, task)
+    if isinstance(kind, bool) or not isinstance(kind, int) or kind not in (0, 1, 2):
+        raise ValueError(
+            "kind: expected 0 (ROC), 1 (PR, recall NaN without positives) or 2 (PR, recall 1 without "
+            f"positives), got {kind!r}"
+        )
+    n, k = s.shape
+    curves = chk.output("curves", curves, torch.float32, f"float32 [{k}, 3, {n + 1}]", (3,))
+    if tuple(curves.shape) != (k, 3, n + 1):
+        chk.fail("curves", curves, f"float32 [{k}, 3, {n + 1}]", True)
+    sizes = chk.output("sizes", sizes, torch.int64, f"int64 [{k}, 3]", (2,))
+    if tuple(sizes.shape) != (k, 3):
+        chk.fail("sizes", sizes, f"int64 [{k}, 3]", True)
+    for column in range(k):
+        thresholds, tp, fp = column_points(s, lab, task, column)
+        for row, values in enumerate(column_curve(thresholds, tp, fp, kind)):
+            curves[column, row, : values.numel()] = values
+        pos = int(tp[-1]) if tp.numel() else 0
+        sizes[column] = torch.tensor([thresholds.numel(), pos, thresholds.numel() and int(fp[-1])])
+
+
 def exact_curve_finish(out, scores, labels, task, metric, level, /) -> None:
     """out float64 [K, 4] = per column (readout `metric`, positives, negatives, threshold)."""
     out = chk.tensor("out", out)
