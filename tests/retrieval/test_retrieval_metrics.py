@@ -271,6 +271,25 @@ def test_ndcg_rejects_negative_relevance():
     assert_rejects(m, (torch.tensor([0.1, 0.2]), torch.tensor([-1.0, 2.0]), torch.tensor([0, 0])), ValueError, "target")
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_integer_relevance_checked_by_its_extremes(dtype):
+    """An integer target passes on its minimum and maximum alone: any value off range, anywhere
+    in the batch, is still refused with the state untouched; 0/1 (any value >= 0 for NDCG) is kept."""
+    preds, indexes = torch.rand(6), torch.tensor([0, 0, 0, 1, 1, 1])
+    binary, graded = ttr.RetrievalMAP(), ttr.RetrievalNormalizedDCG()
+    binary.update(preds, torch.tensor([0, 1, 0, 1, 1, 0], dtype=dtype), indexes)
+    graded.update(preds, torch.tensor([0, 3, 0, 1, 7, 0], dtype=dtype), indexes)
+    for bad in (2, 5) + ((-1,) if dtype.is_signed else ()):
+        target = torch.tensor([0, 1, 0, 1, bad, 0], dtype=dtype)
+        message = f"target: expected 0 or 1.*got {bad} at document 4"
+        assert_rejects(binary, (preds, target, indexes), ValueError, message)
+    if dtype.is_signed:
+        target = torch.tensor([0, 3, -2, 1, 7, 0], dtype=dtype)
+        assert_rejects(graded, (preds, target, indexes), ValueError, "target: expected a finite relevance >= 0, got -2")
+    assert binary.relevance.tolist() == [False, True, False, True, True, False]
+    assert graded.relevance.tolist() == [0.0, 3.0, 0.0, 1.0, 7.0, 0.0]
+
+
 @pytest.mark.parametrize(
     "kwargs,arg",
     [
