@@ -367,3 +367,13 @@ def test_ignore_index_outside_the_targets_dtype_drops_nothing():
 def test_top_k_beyond_int64_is_refused_at_construction():
     with pytest.raises(ValueError, match="top_k"):
         ttr.RetrievalPrecision(top_k=2**63)
+
+
+@pytest.mark.parametrize("name", ["RetrievalMAP", "RetrievalNormalizedDCG"])
+def test_scores_that_require_grad_are_stored_outside_the_graph(name):
+    preds = torch.rand(2, 5, requires_grad=True)
+    target, indexes = torch.randint(0, 2, (2, 5), generator=torch.Generator().manual_seed(0)), torch.zeros(2, 5)
+    m = getattr(ttr, name)()
+    m.update(preds, target.float() if name == "RetrievalNormalizedDCG" else target, indexes.long())
+    assert m.score.grad_fn is None and not m.score.requires_grad
+    assert m.score.tolist() == preds.detach().reshape(-1).tolist()

@@ -122,7 +122,9 @@ def _check_kinds(preds: Tensor, target: Tensor) -> None:
 
 
 def _flat(t: Tensor) -> Tensor:
-    t = t.detach()
+    """``t`` as 1-D, outside any autograd graph (a detach only where one is needed: a
+    microsecond of a small update each)."""
+    t = t.detach() if t.requires_grad else t
     return t if t.dim() == 1 else t.reshape(-1)
 
 
