@@ -316,6 +316,20 @@ def test_float64_inputs_rounded_into_float32_pairs_warn_and_float64_pairs_stay_e
         SpearmanCorrCoef().update(p.float().double(), t)  # float64 values float32 holds: no warning
 
 
+def test_finite_pairs_whose_sum_overflows_are_kept_and_any_nan_or_inf_refused():
+    """The batch's finite check is a sum with an exact search behind it: finite values that sum
+    to inf are stored; a NaN or inf anywhere (even inf and -inf, whose sum is NaN) is refused."""
+    big = torch.tensor([3e38, 3e38, -3e38, -3e38, 1.0])
+    m = SpearmanCorrCoef()
+    m.update(big, torch.arange(5.0))
+    assert m.pairs[:, 0, 0].tolist() == big.tolist()
+    for preds, target, name in [
+        (torch.tensor([1.0, float("inf"), -float("inf")]), torch.ones(3), "preds"),
+        (torch.ones(3), torch.tensor([0.0, 2.0, NAN]), "target"),
+    ]:
+        assert_rejects(m, (preds, target), ValueError, f"{name}: expected finite")
+
+
 def test_rank_metrics_share_the_pairs_and_pearson_concordance_the_comoments():
     c = MetricCollection(
         {"s": SpearmanCorrCoef(), "k": KendallRankCorrCoef(), "p": PearsonCorrCoef(), "c": ConcordanceCorrCoef()}

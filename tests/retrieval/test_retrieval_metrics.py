@@ -271,6 +271,25 @@ def test_ndcg_rejects_negative_relevance():
     assert_rejects(m, (torch.tensor([0.1, 0.2]), torch.tensor([-1.0, 2.0]), torch.tensor([0, 0])), ValueError, "target")
 
 
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64])
+def test_integer_relevance_checked_by_its_extremes(dtype):
+    """An integer target passes on its minimum and maximum alone: any value off range, anywhere
+    in the batch, is still refused with the state untouched; 0/1 (any value >= 0 for NDCG) is kept."""
+    preds, indexes = torch.rand(6), torch.tensor([0, 0, 0, 1, 1, 1])
+    binary, graded = ttr.RetrievalMAP(), ttr.RetrievalNormalizedDCG()
+    binary.update(preds, torch.tensor([0, 1, 0, 1, 1, 0], dtype=dtype), indexes)
+    graded.update(preds, torch.tensor([0, 3, 0, 1, 7, 0], dtype=dtype), indexes)
+    for bad in (2, 5) + ((-1,) if dtype.is_signed else ()):
+        target = torch.tensor([0, 1, 0, 1, bad, 0], dtype=dtype)
+        message = f"target: expected 0 or 1.*got {bad} at document 4"
+        assert_rejects(binary, (preds, target, indexes), ValueError, message)
+    if dtype.is_signed:
+        target = torch.tensor([0, 3, -2, 1, 7, 0], dtype=dtype)
+        assert_rejects(graded, (preds, target, indexes), ValueError, "target: expected a finite relevance >= 0, got -2")
+    assert binary.relevance.tolist() == [False, True, False, True, True, False]
+    assert graded.relevance.tolist() == [0.0, 3.0, 0.0, 1.0, 7.0, 0.0]
+
+
 @pytest.mark.parametrize(
     "kwargs,arg",
     [
@@ -348,3 +367,13 @@ def test_ignore_index_outside_the_targets_dtype_drops_nothing():
 def test_top_k_beyond_int64_is_refused_at_construction():
     with pytest.raises(ValueError, match="top_k"):
         ttr.RetrievalPrecision(top_k=2**63)
+
+
+@pytest.mark.parametrize("name", ["RetrievalMAP", "RetrievalNormalizedDCG"])
+def test_scores_that_require_grad_are_stored_outside_the_graph(name):
+    preds = torch.rand(2, 5, requires_grad=True)
+    target, indexes = torch.randint(0, 2, (2, 5), generator=torch.Generator().manual_seed(0)), torch.zeros(2, 5)
+    m = getattr(ttr, name)()
+    m.update(preds, target.float() if name == "RetrievalNormalizedDCG" else target, indexes.long())
+    assert m.score.grad_fn is None and not m.score.requires_grad
+    assert m.score.tolist() == preds.detach().reshape(-1).tolist()

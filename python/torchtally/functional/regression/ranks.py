@@ -19,6 +19,7 @@ matrix of pairs.
 Counts are int64 (exact); statistics are float64.
 """
 
+import math
 import warnings
 from typing import List, Optional, Tuple, Union
 
@@ -68,8 +69,10 @@ def pair_rows(
     Shapes as Pearson's ([N] or [N, D], D = num_outputs); NaN or inf is a ValueError, and so is
     a finite value too large for ``store`` (it would be stored as inf)."""
     p, t = update.pearson(preds, target, num_outputs, device)
-    rows = torch.stack([p.to(store), t.to(store)], dim=1)
-    if not bool(torch.isfinite(rows).all()):
+    rows = torch.stack([p if p.dtype == store else p.to(store), t if t.dtype == store else t.to(store)], dim=1)
+    # a sum is finite when every value is (one op; isfinite is several): only a non-finite sum,
+    # which an overflow of finite values also gives, pays for the exact check
+    if not math.isfinite(rows.sum().item()) and not bool(torch.isfinite(rows).all()):
         update.finite("preds", p)
         update.finite("target", t)
         name, src = ("preds", p) if not bool(torch.isfinite(rows[:, 0]).all()) else ("target", t)

@@ -101,31 +101,53 @@ def check_scores_and_relevance(preds: object, target: object, graded: bool) -> T
     """preds and target of one shape, flattened: scores (floating, no NaN) and relevances (bool,
     integer or floating; binary unless ``graded``, else finite and >= 0)."""
     preds, target = _tensor("preds", preds), _tensor("target", target)
+    _check_kinds(preds, target)
+    if target.shape != preds.shape:
+        raise ValueError(
+            f"target: expected the shape of preds {list(preds.shape)}, got {describe(target)} "
+            "(`preds` and `target` must be of the same shape)"
+        )
+    preds, target = _flat(preds), _flat(target)
+    _check_values(preds, target, graded)
+    return preds, target
+
+
+def _check_kinds(preds: Tensor, target: Tensor) -> None:
     if preds.dtype not in _FLOAT:
         raise ValueError(
             f"preds: expected a floating tensor of scores, got {describe(preds)} (`preds` must be a tensor of floats)"
         )
     if target.dtype not in _INTEGER + _FLOAT + (torch.bool,):
         raise ValueError(f"target: expected a bool, integer or floating tensor, got {describe(target)}")
-    if target.shape != preds.shape:
-        raise ValueError(
-            f"target: expected the shape of preds {list(preds.shape)}, got {describe(target)} "
-            "(`preds` and `target` must be of the same shape)"
-        )
-    preds, target = preds.detach().reshape(-1), target.detach().reshape(-1)
+
+
+def _flat(t: Tensor) -> Tensor:
+    """``t`` as 1-D, outside any autograd graph (a detach only where one is needed: a
+    microsecond of a small update each)."""
+    t = t.detach() if t.requires_grad else t
+    return t if t.dim() == 1 else t.reshape(-1)
+
+
+def _check_values(preds: Tensor, target: Tensor, graded: bool) -> None:
+    """No NaN score; a binary (or, ``graded``, finite >= 0) relevance. 1-D inputs of one length."""
     if bool(torch.isnan(preds).any()):
         raise ValueError(f"preds: NaN at document {int(torch.isnan(preds).nonzero()[0])} (a NaN score has no rank)")
-    if target.dtype != torch.bool:
-        if graded:
-            bad = ~(target >= 0) | (torch.isinf(target) if target.is_floating_point() else False)
-            expected = "a finite relevance >= 0"
-        else:
-            bad = (target != 0) & (target != 1)
-            expected = "0 or 1 (binary relevance: `target` must contain `binary` values)"
-        if bool(bad.any()):
-            i = int(bad.nonzero()[0])
-            raise ValueError(f"target: expected {expected}, got {target[i].item()} at document {i}")
-    return preds, target
+    if target.dtype == torch.bool or target.numel() == 0:
+        return
+    if not target.is_floating_point():
+        # an integer target is in range iff its extremes are: one pass, no mask
+        lo, hi = torch.aminmax(target)
+        if lo.item() >= 0 and (graded or hi.item() <= 1):
+            return
+    if graded:
+        bad = ~(target >= 0) | (torch.isinf(target) if target.is_floating_point() else False)
+        expected = "a finite relevance >= 0"
+    else:
+        bad = (target != 0) & (target != 1)
+        expected = "0 or 1 (binary relevance: `target` must contain `binary` values)"
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0])
+        raise ValueError(f"target: expected {expected}, got {target[i].item()} at document {i}")
 
 
 def document_rows(
@@ -166,9 +188,18 @@ def document_rows(
         wide = target if target.is_floating_point() else target.to(torch.int64)
         keep = (wide != ignore_index).reshape(-1)
         preds, target, indexes = preds.reshape(-1)[keep], target.reshape(-1)[keep], indexes.reshape(-1)[keep]
-    scores, relevance = check_scores_and_relevance(preds, target, graded)
+    _check_kinds(preds, target)
+    scores, relevance = _flat(preds), _flat(target)
+    _check_values(scores, relevance, graded)
     device = device if device is not None else scores.device
-    query = indexes.detach().reshape(-1).to(device=device, dtype=torch.int64, copy=True)
-    score = scores.to(device=device, dtype=torch.float32, copy=True)
-    rel = relevance.to(device=device, dtype=torch.float32 if graded else torch.bool, copy=True)
-    return query, score, rel
+    query = _fresh(_flat(indexes), device, torch.int64)
+    rel = _fresh(relevance, device, torch.float32 if graded else torch.bool)
+    return query, _fresh(scores, device, torch.float32), rel
+
+
+def _fresh(t: Tensor, device: torch.device, dtype: torch.dtype) -> Tensor:
+    """A new tensor with ``t``'s values on ``device`` in ``dtype`` (clone is the cheaper call
+    where nothing changes)."""
+    if t.dtype == dtype and t.device == device:
+        return t.clone(memory_format=torch.contiguous_format)
+    return t.to(device=device, dtype=dtype, copy=True)
