@@ -206,12 +206,16 @@ class States:
             raise TypeError(f"{where}('{name}'): expected a tensor, got {type(rows).__name__}")
         if rows.dtype != default.dtype:
             raise TypeError(f"{where}('{name}'): expected dtype {default.dtype}, got {rows.dtype}")
-        if rows.dim() != default.dim() or rows.shape[1:] != default.shape[1:]:
+        if rows.dim() != default.dim() or (rows.dim() > 1 and rows.shape[1:] != default.shape[1:]):
             want = ("N",) + tuple(default.shape[1:])
             raise ValueError(f"{where}('{name}'): expected shape {want}, got {tuple(rows.shape)}")
-        if rows.is_meta and self.device.type != "meta":
-            raise ValueError(f"{where}('{name}'): expected a tensor holding values, got a meta tensor")
-        return rows.detach().to(self.device)
+        device = self.device
+        if rows.device != device:
+            if rows.is_meta and device.type != "meta":
+                raise ValueError(f"{where}('{name}'): expected a tensor holding values, got a meta tensor")
+            rows = rows.to(device)
+        # detached only where it would change something: appends are the per-batch path
+        return rows.detach() if rows.requires_grad else rows
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: cat states live outside __dict__, submodules
