@@ -261,3 +261,33 @@ def test_float_labels_raise_an_error_that_is_also_torchmetrics_valueerror():
     for catch in (TypeError, ValueError):
         with pytest.raises(catch, match=r"preds: expected integer.*\(Expected real, discrete values"):
             rand_score(torch.tensor([0.0, 1.0]), torch.tensor([0, 1]))
+
+
+def test_threads_folding_small_batches_at_once_keep_their_own_counts():
+    """The fold's count slot is kept per thread: metrics updated from several threads at once,
+    each with labels of its own number of clusters (so tables of other sizes), each equal one
+    metric given the same batches in one thread (a slot shared across threads would hand a
+    thread another's row count)."""
+    import threading
+
+    cases = [_labels(240, 3 + 4 * k, 2 + 5 * k, seed=11 + k) for k in range(6)]
+    chunks = [[(p[i : i + 8], t[i : i + 8]) for i in range(0, 240, 8)] for p, t in cases]
+    rounds = 30
+    metrics = [ttc.MutualInfoScore() for _ in chunks]
+
+    def run(m, batches):
+        for _ in range(rounds):
+            for p, t in batches:
+                m.update(p, t)
+
+    workers = [threading.Thread(target=run, args=(m, b)) for m, b in zip(metrics, chunks)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for m, (p, t) in zip(metrics, cases):
+        one = ttc.MutualInfoScore()
+        one.update(p, t)
+        expected = one.contingency.clone()
+        expected[:, 2] *= rounds
+        assert torch.equal(m.contingency, expected)

@@ -58,8 +58,9 @@ class CalinskiHarabaszScore(Metric):
 
     def update(self, data: Tensor, labels: Tensor) -> None:
         """data: [N, D] floating embeddings; labels: [N] integer cluster labels."""
-        x, lab = check_intrinsic_shapes(data, labels, block_features(self.moments))
-        self.moments = fold_moments(self.moments, x, lab)
+        features = block_features(self.moments)
+        x, lab = check_intrinsic_shapes(data, labels, features)
+        self.moments = fold_moments(self.moments, x, lab, features)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """Per-cluster moments of several ranks or metrics, merged by label (Chan)."""

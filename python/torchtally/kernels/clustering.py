@@ -10,6 +10,7 @@ there can be and reads how many were written from ``size``; ``folded_*`` do that
 rows.
 """
 
+import threading
 from typing import Optional
 
 import torch
@@ -43,6 +44,20 @@ def cluster_distances(out: Tensor, data: Tensor, labels: Tensor, keys: Tensor, c
     host_module(out).cluster_distances(out, detached(data), labels, keys, centroids, p)
 
 
+_host_counts = threading.local()
+
+
+def _count_slot(device: torch.device) -> Tensor:
+    """The int64 [1] ``size`` a call writes its count into, read back at once: on the CPU one per
+    thread, kept (a small batch's fold is mostly such per-call costs, an allocation among them)."""
+    if device.type != "cpu" or ops.compiling():  # a traced graph gets its own tensor
+        return torch.empty(1, dtype=I64, device=device)
+    slot = getattr(_host_counts, "slot", None)
+    if slot is None:
+        slot = _host_counts.slot = torch.empty(1, dtype=I64)
+    return slot
+
+
 def _trimmed(out: Tensor, used: int) -> Tensor:
     # a small result is copied out of the large buffer, so the state does not keep the buffer alive
     return out[:used].clone() if used * 2 < out.shape[0] else out[:used]
@@ -52,7 +67,7 @@ def folded_contingency(table: Optional[Tensor], preds: Tensor, target: Tensor) -
     """The [K', 3] rows of ``table`` with the pairs (preds, target) counted in."""
     rows = (0 if table is None else table.shape[0]) + preds.shape[0]
     out = torch.empty(rows, 3, dtype=I64, device=preds.device)
-    size = torch.empty(1, dtype=I64, device=preds.device)
+    size = _count_slot(preds.device)
     contingency_rows(out, size, table, preds, target)
     return _trimmed(out, int(size))
 
@@ -63,6 +78,6 @@ def folded_moments(block: Tensor, data: Tensor, labels: Tensor, features: int) -
     d = data.shape[1] if features < 0 else features
     clusters = (block.numel() - 1) // (4 + d) if block.numel() else 0
     out = torch.empty(1 + (clusters + data.shape[0]) * (4 + d), dtype=F64, device=data.device)
-    size = torch.empty(1, dtype=I64, device=data.device)
+    size = _count_slot(data.device)
     cluster_moments(out, size, block, data, labels)
     return _trimmed(out, int(size))

@@ -9,7 +9,7 @@ per cluster label, sorted by label (an int64 label split into two 32-bit halves,
 float64); no samples: an empty tensor.
 """
 
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -46,12 +46,13 @@ def moments_block(x: Tensor, labels: Tensor) -> Tensor:
     return fold_moments(torch.zeros(0, dtype=F64, device=x.device), x, labels)
 
 
-def fold_moments(block: Tensor, data: Tensor, labels: Tensor) -> Tensor:
+def fold_moments(block: Tensor, data: Tensor, labels: Tensor, features: Optional[int] = None) -> Tensor:
     """``block`` with one batch merged in (one kernel call, which also refuses NaN or inf in
-    ``data`` and a D other than the block's, naming ``data``)."""
+    ``data`` and a D other than the block's, naming ``data``); ``features``: the block's D
+    (block_features) where the caller has read it already."""
     if data.shape[0] == 0 and block.numel() == 0:
         return block.clone()
-    return folded_moments(block, data, labels, block_features(block))
+    return folded_moments(block, data, labels, block_features(block) if features is None else features)
 
 
 def merge_blocks(blocks: Sequence[Tensor]) -> Tensor:

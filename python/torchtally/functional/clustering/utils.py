@@ -70,7 +70,7 @@ def check_labels(name: str, x: object) -> Tensor:
         )
     if x.dim() != 1:
         raise ValueError(f"{name}: expected a 1-D tensor of labels, got shape {tuple(x.shape)}")
-    return x.to(I64)
+    return x if x.dtype == I64 else x.to(I64)  # the common case without a call into torch
 
 
 def check_cluster_labels(preds: object, target: object) -> Tuple[Tensor, Tensor]:
