@@ -11,7 +11,12 @@ pause of the scheduler, ~16 ms on a shared machine, outweighs 50 updates of 10 u
   compute  compute after the epoch
   epoch    the E updates plus compute
   state    bytes of the metric's tensor states after the epoch (list states summed)
-Ratios are torchmetrics / torchtally (above 1: torchtally faster). "values" says whether the two
+Ratios are torchmetrics / torchtally (above 1: torchtally faster). A library's epoch and its
+forwards each run under a time budget (``--budget``, 30 s): a call still running then is stopped
+(SIGALRM), the library's remaining rounds of that class are skipped, and what it had spent is a
+lower bound on its time, so the ratio is a bound: ">12x" (torchmetrics stopped) or "<0.5x"
+(torchtally stopped). At the large size a few torchmetrics classes (Kendall's tau, the
+*AtFixed* curves) walk every pair or point in Python for many minutes. "values" says whether the two
 results agreed to 1e-3 (relative) after the epoch; a row where they differ is a documented
 difference (exact against binned, float64 against float32) or a finding.
 
@@ -25,13 +30,16 @@ from several such files (e.g. the families run one after another) without timing
 """
 
 import argparse
+import contextlib
 import json
+import math
+import signal
 import statistics
 import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -63,23 +71,70 @@ def _timed(fn: Any, *args: Any) -> float:
     return time.perf_counter() - start
 
 
-def one_epoch(spec: Spec, lib: str, batches: Sequence[Tuple[Any, ...]], epoch: int) -> Dict[str, Any]:
-    """A fresh metric through ``epoch`` updates and a compute; then forwards into a fresh one."""
+class OverBudget(BaseException):
+    """A library's epoch (or its forwards) ran past the budget. A BaseException, so that a broad
+    ``except Exception`` inside the library under test does not swallow it."""
+
+
+@contextlib.contextmanager
+def budget(seconds: Optional[float]) -> Iterator[None]:
+    """Raise OverBudget in the body once ``seconds`` of wall time have passed (None: no limit)."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise OverBudget
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def one_epoch(
+    spec: Spec, lib: str, batches: Sequence[Tuple[Any, ...]], epoch: int, limit: Optional[float] = None
+) -> Dict[str, Any]:
+    """A fresh metric through ``epoch`` updates and a compute; then forwards into a fresh one.
+    A phase stopped by the budget leaves its measures as lower bounds, listed in ``over``."""
     metric = spec.make(lib)
-    updates = [_timed(metric.update, *batches[i % len(batches)]) for i in range(epoch)]
-    start = time.perf_counter()
-    value = metric.compute()
-    compute = time.perf_counter() - start
+    updates: List[float] = []
+    over: List[str] = []
+    value, compute, begun = None, math.nan, time.perf_counter()
+    try:
+        with budget(limit):
+            for i in range(epoch):
+                updates.append(_timed(metric.update, *batches[i % len(batches)]))
+            start = time.perf_counter()
+            try:
+                value = metric.compute()
+            finally:
+                compute = time.perf_counter() - start
+    except OverBudget:
+        over += ["update", "compute", "epoch"] if len(updates) < epoch else ["compute", "epoch"]
+    epoch_time = time.perf_counter() - begun
     size = state_bytes(metric)
     fresh = spec.make(lib)
-    forwards = [_timed(fresh, *batches[i % len(batches)]) for i in range(min(epoch, 20) if spec.forward else 0)]
+    forwards: List[float] = []
+    begun = time.perf_counter()
+    try:
+        with budget(limit):
+            for i in range(min(epoch, 20) if spec.forward else 0):
+                forwards.append(_timed(fresh, *batches[i % len(batches)]))
+    except OverBudget:
+        over.append("forward")
+        forwards = forwards or [time.perf_counter() - begun]
     return {
-        "update": statistics.median(updates),
+        "update": statistics.median(updates) if updates else epoch_time,
         "forward": statistics.median(forwards) if forwards else float("nan"),
         "compute": compute,
-        "epoch": sum(updates) + compute,
+        "epoch": epoch_time,
         "state": size,
         "value": value,
+        "over": over,
     }
 
 
@@ -106,27 +161,41 @@ def agree(a: Any, b: Any) -> str:
     return "=" if torch.allclose(x, y, rtol=1e-3, atol=1e-6, equal_nan=True) else "differs"
 
 
-def measure(spec: Spec, size: str, rounds: int) -> Dict[str, Any]:
-    """The interleaved epochs of both libraries: medians per measure, or the reason it could not run."""
+def measure(spec: Spec, size: str, rounds: int, limit: Optional[float] = None) -> Dict[str, Any]:
+    """The interleaved epochs of both libraries: medians per measure, or the reason it could not
+    run. A library stopped by the budget runs no further round of this class."""
     batches = [spec.batch(size, seed) for seed in range(4)]
     epoch = spec.epoch or (10 if size == "large" else 50)
     runs: Dict[str, List[Dict[str, Any]]] = {lib: [] for lib in LIBRARIES}
     for lib in LIBRARIES:  # a warm-up epoch each: lazy imports, first-call allocations
         try:
-            one_epoch(spec, lib, batches[:2], 2)
+            one_epoch(spec, lib, batches[:2], 2, limit)
         except Exception as exc:  # noqa: BLE001  # the row says why it did not run
             return {"error": f"{lib}: {type(exc).__name__}: {str(exc).splitlines()[0][:90] if str(exc) else ''}"}
     for r in range(rounds):
         for lib in LIBRARIES if r % 2 == 0 else LIBRARIES[::-1]:
-            runs[lib].append(one_epoch(spec, lib, batches, epoch))
+            if not (runs[lib] and runs[lib][-1]["over"]):
+                runs[lib].append(one_epoch(spec, lib, batches, epoch, limit))
     out: Dict[str, Any] = {}
     for lib in LIBRARIES:
         out[lib] = {m: statistics.median(run[m] for run in runs[lib]) for m in MEASURES}
         out[lib]["epoch"] = min(run["epoch"] for run in runs[lib])  # the round least hit by other jobs
         out[lib]["state"] = runs[lib][-1]["state"]
+        out[lib]["over"] = sorted({m for run in runs[lib] for m in run["over"]})
     out["values"] = agree(runs["torchtally"][-1]["value"], runs["torchmetrics"][-1]["value"])
     out["ratio"] = {m: out["torchmetrics"][m] / max(out["torchtally"][m], 1e-9) for m in MEASURES}  # NaN: not run
     return out
+
+
+def bound(r: Dict[str, Any], m: str) -> str:
+    """ "" for a measured ratio; ">" where torchmetrics was stopped (a lower bound), "<" where
+    torchtally was (an upper bound), "?" where both were."""
+    tm, tt = m in r["torchmetrics"].get("over", ()), m in r["torchtally"].get("over", ())
+    return "?" if tm and tt else ">" if tm else "<" if tt else ""
+
+
+def ratio_text(r: Dict[str, Any], m: str) -> str:
+    return f"{bound(r, m)}{r['ratio'][m]:.2f}x"
 
 
 def _us(seconds: float) -> str:
@@ -146,10 +215,10 @@ def table(results: Dict[str, Dict[str, Any]], specs: List[Spec]) -> str:
         if "error" in r:
             rows.append([spec.family, spec.name] + ["-"] * 8 + [r["error"]])
             continue
-        tt, tm, ratio = r["torchtally"], r["torchmetrics"], r["ratio"]
+        tt, tm = r["torchtally"], r["torchmetrics"]
         rows.append(
-            [spec.family, spec.name, _us(tt["update"]), _us(tm["update"]), f"{ratio['update']:.2f}x"]
-            + [f"{ratio['forward']:.2f}x", f"{ratio['compute']:.2f}x", f"{ratio['epoch']:.2f}x"]
+            [spec.family, spec.name, _us(tt["update"]), _us(tm["update"])]
+            + [ratio_text(r, m) for m in MEASURES]
             + [_bytes(tt["state"]), _bytes(tm["state"]), r["values"]]
         )
     header = ["family", "class", "update us (tt)", "update us (tm)", "update", "forward", "compute", "epoch"]
@@ -163,10 +232,12 @@ def summary(size: str, results: Dict[str, Dict[str, Any]]) -> str:
     lines = [f"**{size}** ({len(ran)} classes ran, {len(results) - len(ran)} could not):"]
     for m in ("epoch", "forward", "update"):
         ratios = sorted((r["ratio"][m], n) for n, r in ran.items() if r["ratio"][m] == r["ratio"][m])
-        below = [f"{n} {x:.2f}x" for x, n in ratios if x < 1.0]
+        # a lower bound below 1.0 is inconclusive, and listed as such: only a measured ratio clears a class
+        below = [f"{n} {ratio_text(ran[n], m)}" for x, n in ratios if x < 1.0 or bound(ran[n], m) in ("<", "?")]
         lines.append(
             f"- {m}: median {statistics.median(x for x, _ in ratios):.2f}x, slowest {ratios[0][1]} "
-            f"{ratios[0][0]:.2f}x; below 1.0x: {len(below)}" + (f" ({', '.join(below)})" if below else "")
+            f"{ratio_text(ran[ratios[0][1]], m)}; below 1.0x: {len(below)}"
+            + (f" ({', '.join(below)})" if below else "")
         )
     return "\n".join(lines)
 
@@ -181,6 +252,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print only; RESULTS.md untouched")
     parser.add_argument("--json", default=None, help="also save the rows measured to this file")
     parser.add_argument("--combine", nargs="*", default=None, help="write the section from --json files")
+    parser.add_argument("--budget", type=float, default=30.0, help="seconds per library's epoch and forwards (0: none)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
@@ -202,12 +274,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     for size in sizes if not args.combine else []:
         results[size] = {}
         for spec in specs:
-            r = measure(spec, size, rounds)
+            r = measure(spec, size, rounds, args.budget)
             results[size][spec.name] = r
-            shown = r.get("error") or "  ".join(f"{m} {r['ratio'][m]:.2f}x" for m in MEASURES) + f"  {r['values']}"
+            shown = r.get("error") or "  ".join(f"{m} {ratio_text(r, m)}" for m in MEASURES) + f"  {r['values']}"
             print(f"{size:6} {spec.family:14} {spec.name:48} {shown}", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"rounds": rounds, "results": results}))
+            if args.json:  # after every class: a run stopped part way keeps what it measured
+                Path(args.json).write_text(json.dumps({"rounds": rounds, "results": results}, default=str))
     body = [
         f"Generated by `benchmarks/bench_catalogue_sweep.py` ({machine_line()}; {rounds} interleaved round(s), "
         "medians, the epoch the fastest round; ratios torchmetrics / torchtally, above 1: torchtally faster).",
