@@ -58,11 +58,13 @@ static inline double tt_term_sym_percent(double x, double y, double q)
     return (void)q, fabs(y - x) / tt_at_least(fabs(y) + fabs(x), TT_PERCENT_EPS);
 }
 
-/* (log1p(x) - log1p(y))^2 on four lanes. */
+/* (log1p(x) - log1p(y))^2 on four lanes, as log1p((x - y) / (1 + y))^2: one log instead of
+ * two, and no cancellation where x is near y (x - y is exact there, 1 + y for float32 inputs).
+ * NaN outside the domain x, y > -1, where the quotient alone could still be finite. */
 TT_VEC_INLINE tt_v4d tt_vec_term_squared_log(tt_v4d x, tt_v4d y)
 {
-    const tt_v4d e = tt_vec_log1p(x) - tt_vec_log1p(y);
-    return e * e;
+    const tt_v4d e = tt_vec_log1p((x - y) / (1.0 + y));
+    return tt_vec_select((x > -1.0) & (y > -1.0), e * e, tt_vec_splat(__builtin_nan("")));
 }
 
 #pragma GCC diagnostic pop

@@ -65,11 +65,31 @@ def test_divergences_match_libm(c_core, kind, low, high):
             torch.testing.assert_close(got, rows, rtol=1e-13, atol=1e-300)
 
 
+def test_squared_log_keeps_the_digits_of_close_values(c_core):
+    """x within 1e-9 (relative) of y: the difference of two logs would keep only ~7 digits of
+    each term; the kernel's log1p((x - y) / (1 + y)) keeps them all (oracle: 100-bit mpmath)."""
+    mpmath = pytest.importorskip("mpmath")
+    g = generator(77)
+    size = _decade(g, 512, -3, 3)
+    y = torch.where(torch.rand(512, generator=g) < 0.2, -size.clamp(max=0.9), size)
+    x = y * (1.0 + 1e-9 * (torch.rand(512, generator=g, dtype=_F64) - 0.5))
+    with mpmath.workprec(100):
+        want = float(
+            sum(
+                (mpmath.log1p(mpmath.mpf(a)) - mpmath.log1p(mpmath.mpf(b))) ** 2 for a, b in zip(x.tolist(), y.tolist())
+            )
+        )
+    for level in levels():
+        with simd_level(level) as c:
+            assert _sum(c, SQUARED_LOG, x, y) == pytest.approx(want, rel=1e-12, abs=0.0)
+
+
 @pytest.mark.parametrize(
     "kind,x,y,name",
     [
         (SQUARED_LOG, [0.5, -1.0, 2.0, 3.0, 4.0], [1.0] * 5, "x"),
         (SQUARED_LOG, [0.5] * 5, [1.0, 2.0, 3.0, 4.0, -2.0], "y"),
+        (SQUARED_LOG, [0.5, -3.0, 2.0, 3.0, 4.0], [1.0, -2.0, 1.0, 1.0, 1.0], "x"),  # a finite quotient
         (SQUARED_LOG, [0.5, float("inf"), 1.0, 2.0, 3.0], [1.0] * 5, "x"),
         (LOG_COSH, [0.5, 1.0, 2.0, 3.0, 4.0], [1.0, 2.0, float("nan"), 3.0, 4.0], "y"),
     ],
