@@ -57,16 +57,30 @@ ROW_LSE(row_bf16, tt_bf16_at, exp_double)
 
 #include "kernels/perplexity_rows.h"
 
-/* Contiguous float32, bfloat16 and float16 rows: perplexity_rows.h's vector loops, four lanes
- * for the build's baseline (SSE2 on x86-64), eight with FMA for AVX2 (the same value to float
- * rounding, not the same bits). */
-CONTIGUOUS_ROW(row_f32_contiguous, float, tt_k4, load_f32, -INFINITY, row_f32, )
-CONTIGUOUS_ROW(row_bf16_contiguous, uint16_t, tt_k4, load_bf16, 0xFF80u, row_bf16, )
-CONTIGUOUS_ROW(row_f16_contiguous, uint16_t, tt_k4, load_f16, 0xFC00u, row_f16, )
+/* Float32, bfloat16 and float16 rows: perplexity_rows.h's vector passes, four lanes for the
+ * build's baseline (SSE2 on x86-64), eight with FMA for AVX2 (the same value to float rounding,
+ * not the same bits); strided rows gathered a block at a time into float32. */
+BLOCK_PASSES(k4_f32, float, tt_k4, load_f32, -INFINITY, )
+BLOCK_PASSES(k4_bf16, uint16_t, tt_k4, load_bf16, 0xFF80u, )
+BLOCK_PASSES(k4_f16, uint16_t, tt_k4, load_f16, 0xFC00u, )
+CONTIGUOUS_ROW(row_f32_contiguous, float, k4_f32, row_f32, )
+CONTIGUOUS_ROW(row_bf16_contiguous, uint16_t, k4_bf16, row_bf16, )
+CONTIGUOUS_ROW(row_f16_contiguous, uint16_t, k4_f16, row_f16, )
+GATHERED_ROW(row_f32_gathered, tt_f32_at, k4_f32, row_f32, )
+GATHERED_ROW(row_bf16_gathered, tt_bf16_at, k4_f32, row_bf16, )
+GATHERED_ROW(row_f16_gathered, tt_f16_at, k4_f32, row_f16, )
 #ifdef TT_HAVE_AVX2_TARGET
-CONTIGUOUS_ROW(row_f32_avx2, float, tt_k8, load_f32, -INFINITY, row_f32, TT_AVX2_FMA)
-CONTIGUOUS_ROW(row_bf16_avx2, uint16_t, tt_k8, load_bf16, 0xFF80u, row_bf16, TT_AVX2_FMA)
-CONTIGUOUS_ROW(row_f16_avx2, uint16_t, tt_k8, load_f16, 0xFC00u, row_f16, TT_AVX2_FMA)
+BLOCK_PASSES(k8_f32, float, tt_k8, load_f32, -INFINITY, TT_AVX2_FMA)
+BLOCK_PASSES(k8_bf16, uint16_t, tt_k8, load_bf16, 0xFF80u, TT_AVX2_FMA)
+BLOCK_PASSES(k8_f16, uint16_t, tt_k8, load_f16, 0xFC00u, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_f32_avx2, float, k8_f32, row_f32, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_bf16_avx2, uint16_t, k8_bf16, row_bf16, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_f16_avx2, uint16_t, k8_f16, row_f16, TT_AVX2_FMA)
+GATHERED_ROW(row_f32_gathered_avx2, tt_f32_at, k8_f32, row_f32, TT_AVX2_FMA)
+GATHERED_ROW(row_bf16_gathered_avx2, tt_bf16_at, k8_f32, row_bf16, TT_AVX2_FMA)
+GATHERED_ROW(row_f16_gathered_avx2, tt_f16_at, k8_f32, row_f16, TT_AVX2_FMA)
+BLOCK_PASSES(d4_f64, double, tt_d4, load_f64, -INFINITY, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_f64_avx2, double, d4_f64, row_f64, TT_AVX2_FMA)
 #endif
 
 /* sum of log(s[i]) over n values >= 1 (a row's sum has its maximum's term, exp(0) = 1): four at a
@@ -92,23 +106,32 @@ typedef int (*row_fn)(const char *p, int64_t step, int64_t v, double *top, doubl
 
 #define LOG_BATCH 64
 
-/* The row function for a dtype: the vector loop for contiguous float32 / bfloat16 / float16 rows
- * (the AVX2 copy where `avx2`), the scalar one otherwise. */
-static row_fn pick_row(tt_dtype dtype, int vector, int avx2)
+/* The row function for a dtype and a row layout: perplexity_rows.h's vector passes for float32,
+ * bfloat16 and float16 (read in place when the row is contiguous, gathered otherwise; the AVX2
+ * copy where `avx2`); float64 in double, four lanes with AVX2 for a contiguous row, else the
+ * scalar loop. */
+static row_fn pick_row(tt_dtype dtype, int contiguous, int avx2)
 {
 #ifdef TT_HAVE_AVX2_TARGET
-    if (vector && avx2)
+    if (dtype == TT_F64)
+        return avx2 && contiguous ? row_f64_avx2 : row_f64;
+    if (avx2 && contiguous)
         return dtype == TT_F32 ? row_f32_avx2 : dtype == TT_BF16 ? row_bf16_avx2 : row_f16_avx2;
+    if (avx2)
+        return dtype == TT_F32    ? row_f32_gathered_avx2
+               : dtype == TT_BF16 ? row_bf16_gathered_avx2
+                                  : row_f16_gathered_avx2;
 #endif
     (void)avx2;
-    if (vector)
+    if (dtype == TT_F64)
+        return row_f64;
+    if (contiguous)
         return dtype == TT_F32    ? row_f32_contiguous
                : dtype == TT_BF16 ? row_bf16_contiguous
                                   : row_f16_contiguous;
-    return dtype == TT_F32    ? row_f32
-           : dtype == TT_BF16 ? row_bf16
-           : dtype == TT_F16  ? row_f16
-                              : row_f64;
+    return dtype == TT_F32    ? row_f32_gathered
+           : dtype == TT_BF16 ? row_bf16_gathered
+                              : row_f16_gathered;
 }
 
 tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const tt_view *preds,
@@ -139,13 +162,13 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
         return tt_fail(err, TT_EVALUE, "preds", "expected a vocabulary of at least 1, got %s",
                        tt_describe(preds, got, sizeof got));
     const int contiguous = preds->stride[2] == 1;
-    const int vector_dtype = preds->dtype != TT_F64;
 #ifdef TT_HAVE_AVX2_TARGET
-    const int avx2 = tt_simd_level() >= TT_SIMD_AVX2 && __builtin_cpu_supports("fma");
+    const int avx2 = tt_simd_level() >= TT_SIMD_AVX2 && __builtin_cpu_supports("fma") &&
+                     __builtin_cpu_supports("f16c");
 #else
     const int avx2 = 0;
 #endif
-    row_fn row = pick_row(preds->dtype, contiguous && vector_dtype, avx2);
+    row_fn row = pick_row(preds->dtype, contiguous, avx2);
     const int64_t s0 = tt_step(preds, 0), s1 = tt_step(preds, 1), s2 = tt_step(preds, 2);
     const int64_t *y = (const int64_t *)target->data;
     const int64_t y0 = target->stride[0], y1 = target->stride[1];

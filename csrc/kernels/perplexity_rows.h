@@ -1,15 +1,16 @@
 /*
- * perplexity_rows.h: the log-sum-exp pieces of one contiguous row of logits (float32, bfloat16
- * or float16) a vector at a time, for kernels/perplexity.c. A row is read twice: once for its
- * maximum (and the check that no element is NaN or +inf: `x < inf` is false for both), once for
- * sum(exp(x - max)), each exponential formed in float (2 ulps) and summed in float64. The last
- * V mod W elements are copied into a vector padded with -inf (no effect on the maximum; those
- * lanes are masked out of the sum), so a short row (V ~ 100) has no scalar tail loop.
+ * perplexity_rows.h: the log-sum-exp pieces of one row of logits a vector at a time, for
+ * kernels/perplexity.c. A row is read twice: once for its maximum (and the check that no element
+ * is NaN or +inf: `x < inf` is false for both), once for sum(exp(x - max)), each exponential
+ * formed in the kit's precision (float within 2 ulps; double for float64 logits) and summed in
+ * float64. The last V mod W elements come in one vector load that overlaps the loop's last one,
+ * so a short row (V ~ 100) has no scalar tail loop. A strided row is gathered into a float32
+ * buffer a block at a time.
  *
- * Two kits of the same operations (gcc / clang vector extensions): k4, four lanes of 16 bytes,
- * the baseline build's (SSE2 on x86-64, NEON elsewhere), and k8, eight lanes, compiled for AVX2
- * with FMA where the CPU has them. gcc 12 lowers a vector wider than the target's registers
- * lane by lane, hence a kit per width rather than one eight-lane source.
+ * Kits of the same operations (gcc / clang vector extensions): k4, four float lanes of 16 bytes,
+ * the baseline build's (SSE2 on x86-64, NEON elsewhere); k8, eight float lanes, and d4, four
+ * double lanes, compiled for AVX2 with FMA and F16C where the CPU has them. gcc 12 lowers a vector
+ * wider than the target's registers lane by lane, hence a kit per width rather than one source.
  */
 #ifndef TT_PERPLEXITY_ROWS_H
 #define TT_PERPLEXITY_ROWS_H
@@ -47,9 +48,10 @@
         (d) = p * (K##_f)((K##_u)t << 23);                                                         \
     } while (0)
 
-/* W logits as floats from p (any alignment); bfloat16 widened by a shift, float16 as view.h's
- * tt_half_to_float does it (exponent and mantissa moved and rebiased, inf / NaN given the full
- * float exponent, subnormals renormalised by one subtraction), both exact. */
+/* W logits as floats from p (any alignment), exactly: bfloat16 widened by a shift; float16
+ * (TT_LOAD_F16, the baseline's; the AVX2 kit has F16C's instruction) as view.h's
+ * tt_half_to_float does it: exponent and mantissa moved and rebiased, inf / NaN given the full
+ * float exponent, subnormals renormalised by one subtraction. */
 #define TT_LOADS(K, ATTRIBUTE)                                                                     \
     ATTRIBUTE TT_VEC_INLINE K##_f K##_load_f32(const float *p)                                     \
     {                                                                                              \
@@ -66,8 +68,9 @@
     ATTRIBUTE TT_VEC_INLINE K##_f K##_load_bf16(const uint16_t *p)                                 \
     {                                                                                              \
         return (K##_f)(K##_widen(p) << 16);                                                        \
-    }                                                                                              \
-    ATTRIBUTE TT_VEC_INLINE K##_f K##_load_f16(const uint16_t *p)                                  \
+    }
+#define TT_LOAD_F16(K)                                                                             \
+    TT_VEC_INLINE K##_f K##_load_f16(const uint16_t *p)                                            \
     {                                                                                              \
         const K##_u h = K##_widen(p);                                                              \
         const uint32_t exponent_mask = 0x7c00u << 13;                                              \
@@ -88,6 +91,7 @@ typedef int32_t tt_k4_i __attribute__((vector_size(16)));
 typedef uint32_t tt_k4_u __attribute__((vector_size(16)));
 typedef uint16_t tt_k4_h __attribute__((vector_size(8)));
 typedef double tt_k4_acc __attribute__((vector_size(16))); /* two float64 sums */
+typedef float tt_k4_s;
 
 #define tt_k4_LANES 4
 #define tt_k4_CONST(c) ((tt_k4_f){c, c, c, c})
@@ -118,8 +122,9 @@ TT_VEC_INLINE void tt_k4_add_wide(tt_k4_acc *lo, tt_k4_acc *hi, tt_k4_f e)
 }
 TT_VEC_INLINE double tt_k4_acc_sum(tt_k4_acc a) { return a[0] + a[1]; }
 TT_LOADS(tt_k4, )
+TT_LOAD_F16(tt_k4)
 
-/* ---- k8: eight lanes, AVX2 and FMA ---------------------------------------------------------- */
+/* ---- k8: eight lanes, AVX2, FMA and F16C ------------------------------------------------ */
 
 #ifdef TT_HAVE_AVX2_TARGET
 #include <immintrin.h>
@@ -127,10 +132,10 @@ TT_LOADS(tt_k4, )
 typedef float tt_k8_f __attribute__((vector_size(32)));
 typedef int32_t tt_k8_i __attribute__((vector_size(32)));
 typedef uint32_t tt_k8_u __attribute__((vector_size(32)));
-typedef uint16_t tt_k8_h __attribute__((vector_size(16)));
 typedef double tt_k8_acc __attribute__((vector_size(32))); /* four float64 sums */
+typedef float tt_k8_s;
 
-#define TT_AVX2_FMA __attribute__((target("avx2,fma")))
+#define TT_AVX2_FMA __attribute__((target("avx2,fma,f16c")))
 #define tt_k8_LANES 8
 /* a literal, not a splat of an argument: gcc 12 rebuilds the latter lane by lane in each loop */
 #define tt_k8_CONST(c) ((tt_k8_f){c, c, c, c, c, c, c, c})
@@ -162,64 +167,218 @@ TT_AVX2_FMA TT_VEC_INLINE double tt_k8_acc_sum(tt_k8_acc a)
 {
     return (a[0] + a[1]) + (a[2] + a[3]);
 }
-TT_LOADS(tt_k8, TT_AVX2_FMA)
+TT_AVX2_FMA TT_VEC_INLINE tt_k8_f tt_k8_load_f32(const float *p)
+{
+    tt_k8_f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+/* the instructions named, as gcc 12 widens eight uint16 lane by lane */
+TT_AVX2_FMA TT_VEC_INLINE tt_k8_f tt_k8_load_bf16(const uint16_t *p)
+{
+    const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return (tt_k8_f)_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+}
+TT_AVX2_FMA TT_VEC_INLINE tt_k8_f tt_k8_load_f16(const uint16_t *p)
+{
+    return (tt_k8_f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* ---- d4: four float64 lanes, AVX2 and FMA (float64 logits) ----------------------------------- */
+
+typedef double tt_d4_f __attribute__((vector_size(32)));
+typedef int64_t tt_d4_i __attribute__((vector_size(32)));
+typedef uint64_t tt_d4_u __attribute__((vector_size(32)));
+typedef tt_d4_f tt_d4_acc;
+typedef double tt_d4_s;
+
+#define tt_d4_LANES 4
+#define tt_d4_CONST(c) ((tt_d4_f){c, c, c, c})
+#define TT_D4_FMA(a, b, c) ((tt_d4_f)_mm256_fmadd_pd((__m256d)(a), (__m256d)(b), (__m256d)(c)))
+
+TT_AVX2_FMA TT_VEC_INLINE tt_d4_f tt_d4_splat(double a) { return (tt_d4_f)_mm256_set1_pd(a); }
+TT_AVX2_FMA TT_VEC_INLINE tt_d4_f tt_d4_load_f64(const double *p)
+{
+    tt_d4_f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+TT_AVX2_FMA TT_VEC_INLINE tt_d4_f tt_d4_max(tt_d4_f a, tt_d4_f b)
+{
+    return (tt_d4_f)_mm256_max_pd((__m256d)a, (__m256d)b);
+}
+TT_AVX2_FMA TT_VEC_INLINE tt_d4_i tt_d4_below_inf(tt_d4_f a) { return a < INFINITY; }
+TT_AVX2_FMA TT_VEC_INLINE tt_d4_i tt_d4_lanes_below(int64_t live)
+{
+    return (tt_d4_i){0, 1, 2, 3} < live;
+}
+/* exp(d) for d <= 0 or -inf in float64, within 2 ulps: d clamped at -708 (exp(-708) ~ 3e-308
+ * against a row sum of at least 1; 2^k stays normal), d = k ln2 + r as in the float kits with
+ * the 1.5 * 2^52 shift holding the bias 1023, ln2 in two parts (vec_math.h's, k ln2_hi exact),
+ * exp(r) by its Taylor polynomial to r^13 (truncation 5e-18 relative). */
+TT_AVX2_FMA TT_VEC_INLINE tt_d4_f tt_d4_exp_nonpositive(tt_d4_f d)
+{
+    const tt_d4_f clamped = tt_d4_max(d, tt_d4_CONST(-708.0));
+    const tt_d4_f shifter = tt_d4_CONST(6755399441055744.0 + 1023.0);
+    const tt_d4_f t = TT_D4_FMA(clamped, tt_d4_CONST(1.4426950408889634), shifter);
+    const tt_d4_f k = t - shifter;
+    const tt_d4_f r = TT_D4_FMA(k, tt_d4_CONST(-TT_VEC_LN2_LO),
+                                TT_D4_FMA(k, tt_d4_CONST(-TT_VEC_LN2_HI), clamped));
+    tt_d4_f p = TT_D4_FMA(r, tt_d4_CONST(1.0 / 6227020800.0), tt_d4_CONST(1.0 / 479001600.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 39916800.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 3628800.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 362880.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 40320.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 5040.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 720.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 120.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 24.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0 / 6.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(0.5));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0));
+    p = TT_D4_FMA(p, r, tt_d4_CONST(1.0));
+    return p * (tt_d4_f)((tt_d4_u)t << 52);
+}
+TT_AVX2_FMA TT_VEC_INLINE void tt_d4_add_wide(tt_d4_acc *lo, tt_d4_acc *hi, tt_d4_f e)
+{
+    (void)hi;
+    *lo += e;
+}
+TT_AVX2_FMA TT_VEC_INLINE double tt_d4_acc_sum(tt_d4_acc a)
+{
+    return (a[0] + a[1]) + (a[2] + a[3]);
+}
 #endif
 
-/* A contiguous row of V elements of type T on kit K (LOAD: K's loader for T, PAD: T's -inf): its
- * maximum in *top_out and sum(exp(x - max)) in float64 in *sum_out. A row with a NaN or +inf goes
- * to STRIDED (the scalar function of the same signature), which names the element. Two vectors
- * per iteration, each with its own maximum and its own float64 sums, so that no iteration waits
- * on the last one's result. */
-#define CONTIGUOUS_ROW(NAME, T, K, LOAD, PAD, STRIDED, ATTRIBUTE)                                  \
-    ATTRIBUTE static int NAME(const char *p, int64_t step, int64_t v, double *top_out,             \
-                              double *sum_out, int64_t *bad)                                       \
+/* The two passes over LEN (>= 1) contiguous elements of type T on kit K (LOAD: K's loader for
+ * T, PAD: T's -inf), as PREFIX_max and PREFIX_exp_sum: the block's maximum as a float (*finite
+ * cleared when an element is NaN or +inf), then sum(exp(x - top)) in float64 for a top >= every
+ * element. Two vectors per iteration, each with its own maximum and its own float64 sums, so that
+ * no iteration waits on the last one's result. The last LEN mod W elements come in PREFIX_last,
+ * the block's last W elements (its first lanes repeat elements already read: harmless to the
+ * maximum, masked out of the sum), padded with -inf only in a block shorter than one vector. */
+#define BLOCK_PASSES(PREFIX, T, K, LOAD, PAD, ATTRIBUTE)                                           \
+    ATTRIBUTE static inline K##_f PREFIX##_last(const T *x, int64_t len)                           \
     {                                                                                              \
-        enum { W = K##_LANES };                                                                    \
-        const T *x = (const T *)p;                                                                 \
-        const int64_t whole = v - v % W;                                                           \
-        T pad[W];                                                                                  \
-        for (int j = 0; j < W; j++)                                                                \
-            pad[j] = whole + j < v ? x[whole + j] : (T)(PAD);                                      \
-        const K##_f last = K##_##LOAD(pad);                                                        \
+        if (len >= K##_LANES)                                                                      \
+            return K##_##LOAD(x + len - K##_LANES);                                                \
+        T pad[K##_LANES];                                                                          \
+        for (int j = 0; j < K##_LANES; j++)                                                        \
+            pad[j] = j < len ? x[j] : (T)(PAD);                                                    \
+        return K##_##LOAD(pad);                                                                    \
+    }                                                                                              \
+    static inline ATTRIBUTE K##_s PREFIX##_max(const T *x, int64_t len, int *finite)               \
+    {                                                                                              \
+        const int64_t w = K##_LANES, whole = len - len % w;                                        \
+        const K##_f last = PREFIX##_last(x, len);                                                  \
         K##_f top0 = last, top1 = last;                                                            \
-        K##_i finite = K##_below_inf(last);                                                        \
+        K##_i ok = K##_below_inf(last);                                                            \
         int64_t k = 0;                                                                             \
-        for (; k + 2 * (int64_t)W <= whole; k += 2 * (int64_t)W) {                                 \
-            const K##_f a = K##_##LOAD(x + k), b = K##_##LOAD(x + k + W);                          \
-            finite &= K##_below_inf(a) & K##_below_inf(b);                                         \
+        for (; k + 2 * w <= whole; k += 2 * w) {                                                   \
+            const K##_f a = K##_##LOAD(x + k), b = K##_##LOAD(x + k + w);                          \
+            ok &= K##_below_inf(a) & K##_below_inf(b);                                             \
             top0 = K##_max(a, top0);                                                               \
             top1 = K##_max(b, top1);                                                               \
         }                                                                                          \
         if (k < whole) {                                                                           \
             const K##_f a = K##_##LOAD(x + k);                                                     \
-            finite &= K##_below_inf(a);                                                            \
+            ok &= K##_below_inf(a);                                                                \
             top0 = K##_max(a, top0);                                                               \
         }                                                                                          \
         top0 = K##_max(top1, top0);                                                                \
-        float top = top0[0];                                                                       \
-        int all_finite = finite[0];                                                                \
-        for (int j = 1; j < W; j++) {                                                              \
+        K##_s top = top0[0];                                                                       \
+        int all = ok[0];                                                                           \
+        for (int j = 1; j < K##_LANES; j++) {                                                      \
             top = top0[j] > top ? top0[j] : top;                                                   \
-            all_finite &= finite[j];                                                               \
+            all &= ok[j];                                                                          \
         }                                                                                          \
-        if (!all_finite)                                                                           \
+        *finite = all != 0;                                                                        \
+        return top;                                                                                \
+    }                                                                                              \
+    static inline ATTRIBUTE double /* NOLINT(bugprone-macro-parentheses) */ PREFIX##_exp_sum(      \
+        const T *x, int64_t len, K##_s top)                                                        \
+    {                                                                                              \
+        const int64_t w = K##_LANES, whole = len - len % w;                                        \
+        const K##_f shift = K##_splat(top);                                                        \
+        K##_acc lo0 = {0}, hi0 = {0}, lo1 = {0}, hi1 = {0};                                        \
+        int64_t k = 0;                                                                             \
+        for (; k + 2 * w <= whole; k += 2 * w) {                                                   \
+            K##_add_wide(&lo0, &hi0, K##_exp_nonpositive(K##_##LOAD(x + k) - shift));              \
+            K##_add_wide(&lo1, &hi1, K##_exp_nonpositive(K##_##LOAD(x + k + w) - shift));          \
+        }                                                                                          \
+        if (k < whole)                                                                             \
+            K##_add_wide(&lo0, &hi0, K##_exp_nonpositive(K##_##LOAD(x + k) - shift));              \
+        const K##_f tail = K##_exp_nonpositive(PREFIX##_last(x, len) - shift);                     \
+        const K##_i fresh = len >= w ? ~K##_lanes_below(whole + w - len) : K##_lanes_below(len);   \
+        K##_add_wide(&lo1, &hi1, (K##_f)((K##_i)tail & fresh));                                    \
+        return K##_acc_sum((lo0 + hi0) + (lo1 + hi1));                                             \
+    }
+
+/* Strided rows are gathered TT_ROW_BLOCK elements at a time (16 KB of float32: both passes over
+ * a block run from L1, and the row is read once): the running maximum `top` and sum(exp(x -
+ * top)), rescaled by exp(old top - new top) in float64 when a block raises the maximum (a few
+ * times per row). */
+#define TT_ROW_BLOCK 4096
+
+/* Folds a block's maximum m into (top, sum) and returns the top its exponentials take. */
+static inline float tt_row_raise(float m, float *top, double *sum)
+{
+    if (m > *top) {
+        if (*sum > 0.0) /* not on a row's first block: no libm call for a short row */
+            *sum *= exp((double)*top - (double)m);
+        *top = m;
+    }
+    return *top;
+}
+
+/* A contiguous row of V elements of type T through PREFIX's passes, each over the whole row (a
+ * row of a language model's vocabulary, 128 KB of float32, stays in L2 for the second): its
+ * maximum in *top_out and sum(exp(x - max)) in float64 in *sum_out. A row with a NaN or +inf goes
+ * to STRIDED (the scalar function of the same signature), which names the element; a row of -inf
+ * only is *bad = -1. */
+#define CONTIGUOUS_ROW(NAME, T, PREFIX, STRIDED, ATTRIBUTE)                                        \
+    ATTRIBUTE static int NAME(const char *p, int64_t step, int64_t v, double *top_out,             \
+                              double *sum_out, int64_t *bad)                                       \
+    {                                                                                              \
+        int finite = 1;                                                                            \
+        const double top = PREFIX##_max((const T *)p, v, &finite); /* a float: exact */            \
+        if (!finite)                                                                               \
             return STRIDED(p, step, v, top_out, sum_out, bad);                                     \
         if (top == -INFINITY) {                                                                    \
             *bad = -1;                                                                             \
             return 1;                                                                              \
         }                                                                                          \
-        const K##_f shift = K##_splat(top);                                                        \
-        K##_acc lo0 = {0}, hi0 = {0}, lo1 = {0}, hi1 = {0};                                        \
-        for (k = 0; k + 2 * (int64_t)W <= whole; k += 2 * (int64_t)W) {                            \
-            K##_add_wide(&lo0, &hi0, K##_exp_nonpositive(K##_##LOAD(x + k) - shift));              \
-            K##_add_wide(&lo1, &hi1, K##_exp_nonpositive(K##_##LOAD(x + k + W) - shift));          \
+        *top_out = top;                                                                            \
+        *sum_out = PREFIX##_exp_sum((const T *)p, v, top);                                         \
+        return 0;                                                                                  \
+    }
+
+/* A strided row of any float dtype but float64 (AT: view.h's element load), the same way: a
+ * block at a time copied, as float32 (exact), into a buffer that the float32 passes read. */
+#define GATHERED_ROW(NAME, AT, PREFIX, STRIDED, ATTRIBUTE)                                         \
+    ATTRIBUTE static int NAME(const char *p, int64_t step, int64_t v, double *top_out,             \
+                              double *sum_out, int64_t *bad)                                       \
+    {                                                                                              \
+        float buffer[TT_ROW_BLOCK];                                                                \
+        float top = -INFINITY;                                                                     \
+        double sum = 0.0;                                                                          \
+        for (int64_t b = 0; b < v; b += TT_ROW_BLOCK) {                                            \
+            const int64_t len = v - b < TT_ROW_BLOCK ? v - b : TT_ROW_BLOCK;                       \
+            for (int64_t k = 0; k < len; k++)                                                      \
+                buffer[k] = AT(p + (b + k) * step);                                                \
+            int finite = 1;                                                                        \
+            const float m = PREFIX##_max(buffer, len, &finite);                                    \
+            if (!finite)                                                                           \
+                return STRIDED(p, step, v, top_out, sum_out, bad);                                 \
+            if (m > -INFINITY)                                                                     \
+                sum += PREFIX##_exp_sum(buffer, len, tt_row_raise(m, &top, &sum));                 \
         }                                                                                          \
-        if (k < whole)                                                                             \
-            K##_add_wide(&lo0, &hi0, K##_exp_nonpositive(K##_##LOAD(x + k) - shift));              \
-        const K##_f tail = K##_exp_nonpositive(last - shift);                                      \
-        K##_add_wide(&lo1, &hi1, (K##_f)((K##_i)tail & K##_lanes_below(v - whole)));               \
+        if (top == -INFINITY) {                                                                    \
+            *bad = -1;                                                                             \
+            return 1;                                                                              \
+        }                                                                                          \
         *top_out = (double)top;                                                                    \
-        *sum_out = K##_acc_sum((lo0 + hi0) + (lo1 + hi1));                                         \
+        *sum_out = sum;                                                                            \
         return 0;                                                                                  \
     }
 

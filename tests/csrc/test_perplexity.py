@@ -155,8 +155,9 @@ VOCABULARIES = [1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257, 32000]
 def test_c_matches_reference_over_vocabulary_sizes(c_core, dtype):
     """Every row length on both sides of the vector widths, contiguous and strided, -inf entries
     (one a target), ignore_index, at every SIMD level: the C core equals the float64 reference to
-    float32 rounding."""
+    float32 rounding (float64 logits: to float64 rounding)."""
     g = generator(21)
+    rtol = 1e-13 if dtype == torch.float64 else 2e-7  # float64 takes an exp in double
     for v in VOCABULARIES:
         rows = 3 if v > 1000 else 5
         logits = (torch.randn(rows, 4, v, generator=g) * 6).to(dtype)
@@ -187,7 +188,7 @@ def test_c_matches_reference_over_vocabulary_sizes(c_core, dtype):
                     rows_ok[2, 0] = -100
                     c_core.perplexity_update(total, count, view, rows_ok, -100)
                     assert int(count) == n
-                torch.testing.assert_close(total, want, rtol=2e-7, atol=1e-9, msg=f"V={v}, level {level}")
+                torch.testing.assert_close(total, want, rtol=rtol, atol=1e-9, msg=f"V={v}, level {level}")
 
         _at_every_level(c_core, run)
 
