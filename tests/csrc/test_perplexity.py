@@ -223,19 +223,49 @@ def test_bad_logits_are_named_wherever_they_sit_in_the_row(c_core, dtype, v):
     def run(level):
         for k in positions:
             for bad in (float("nan"), float("inf")):
-                x = torch.randn(2, 3, v, dtype=dtype)
-                x[1, 2, k] = bad
-                total, count = _states()
-                total += 3.0
-                with pytest.raises(ValueError, match=rf"^preds: expected no NaN or \+inf, got {bad} at \[1, 2, {k}\]"):
-                    c_core.perplexity_update(total, count, x, torch.zeros(2, 3, dtype=torch.int64), None)
-                assert float(total) == 3.0 and int(count) == 0
+                wide = torch.randn(2, 3, 2 * v, dtype=dtype)
+                for x in (wide[..., :v].contiguous(), wide[..., ::2]):  # read in place, gathered
+                    x[1, 2, k] = bad
+                    total, count = _states()
+                    total += 3.0
+                    with pytest.raises(
+                        ValueError, match=rf"^preds: expected no NaN or \+inf, got {bad} at \[1, 2, {k}\]"
+                    ):
+                        c_core.perplexity_update(total, count, x, torch.zeros(2, 3, dtype=torch.int64), None)
+                    assert float(total) == 3.0 and int(count) == 0
         x = torch.randn(2, 3, v, dtype=dtype)
         x[0, 1] = float("-inf")
         total, count = _states()
         with pytest.raises(ValueError, match=r"^preds: row \[0, 1\] is -inf everywhere"):
             c_core.perplexity_update(total, count, x, torch.zeros(2, 3, dtype=torch.int64), None)
         assert float(total) == 0.0 and int(count) == 0
+
+    _at_every_level(c_core, run)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_long_strided_rows_across_blocks(c_core, dtype):
+    """Strided rows longer than the kernel's gather block (4,096): a row whose first block is -inf
+    only, one whose maximum rises block after block (the running sum rescaled each time), one whose
+    maximum sits in its first block; equal to the float64 reference at every level."""
+    v = 9000
+    g = generator(13)
+    logits = torch.randn(3, 1, v, generator=g, dtype=torch.float64)
+    logits[0, 0, :5000] = float("-inf")
+    logits[1, 0] += torch.linspace(0, 40, v, dtype=torch.float64)
+    logits[2, 0, 3] = 25.0
+    logits = logits.to(dtype)
+    target = torch.tensor([[6000], [17], [8999]])
+    want, _ = _expected(logits, target, None)
+    wide = torch.zeros(3, 1, 3 * v, dtype=dtype)
+    wide[..., ::3] = logits
+    rtol = 1e-13 if dtype == torch.float64 else 2e-7
+
+    def run(level):
+        for view in (logits, wide[..., ::3]):
+            total, count = _states()
+            c_core.perplexity_update(total, count, view, target, None)
+            torch.testing.assert_close(total, want, rtol=rtol, atol=0, msg=f"level {level}")
 
     _at_every_level(c_core, run)
 
