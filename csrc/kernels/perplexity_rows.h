@@ -48,42 +48,6 @@
         (d) = p * (K##_f)((K##_u)t << 23);                                                         \
     } while (0)
 
-/* W logits as floats from p (any alignment), exactly: bfloat16 widened by a shift; float16
- * (TT_LOAD_F16, the baseline's; the AVX2 kit has F16C's instruction) as view.h's
- * tt_half_to_float does it: exponent and mantissa moved and rebiased, inf / NaN given the full
- * float exponent, subnormals renormalised by one subtraction. */
-#define TT_LOADS(K, ATTRIBUTE)                                                                     \
-    ATTRIBUTE TT_VEC_INLINE K##_f K##_load_f32(const float *p)                                     \
-    {                                                                                              \
-        K##_f v;                                                                                   \
-        memcpy(&v, p, sizeof v);                                                                   \
-        return v;                                                                                  \
-    }                                                                                              \
-    ATTRIBUTE TT_VEC_INLINE K##_u K##_widen(const uint16_t *p)                                     \
-    {                                                                                              \
-        K##_h h;                                                                                   \
-        memcpy(&h, p, sizeof h);                                                                   \
-        return __builtin_convertvector(h, K##_u);                                                  \
-    }                                                                                              \
-    ATTRIBUTE TT_VEC_INLINE K##_f K##_load_bf16(const uint16_t *p)                                 \
-    {                                                                                              \
-        return (K##_f)(K##_widen(p) << 16);                                                        \
-    }
-#define TT_LOAD_F16(K)                                                                             \
-    TT_VEC_INLINE K##_f K##_load_f16(const uint16_t *p)                                            \
-    {                                                                                              \
-        const K##_u h = K##_widen(p);                                                              \
-        const uint32_t exponent_mask = 0x7c00u << 13;                                              \
-        K##_u bits = (h & 0x7fffu) << 13;                                                          \
-        const K##_u exponent = bits & exponent_mask;                                               \
-        const K##_u special = (K##_u)(exponent == exponent_mask);                                  \
-        const K##_u subnormal = (K##_u)(exponent == 0);                                            \
-        bits += ((uint32_t)(127 - 15) << 23) + (special & ((uint32_t)(128 - 16) << 23)) +          \
-                (subnormal & ((uint32_t)1 << 23));                                                 \
-        const K##_f f = (K##_f)bits - (K##_f)(subnormal & 0x38800000u); /* 2^-14 */                \
-        return (K##_f)((K##_u)f | ((h & 0x8000u) << 16));                                          \
-    }
-
 /* ---- k4: four lanes, the baseline build ---------------------------------------------------- */
 
 typedef float tt_k4_f __attribute__((vector_size(16)));
@@ -121,8 +85,35 @@ TT_VEC_INLINE void tt_k4_add_wide(tt_k4_acc *lo, tt_k4_acc *hi, tt_k4_f e)
     *hi += __builtin_convertvector(__builtin_shufflevector(e, e, 2, 3), tt_k4_acc);
 }
 TT_VEC_INLINE double tt_k4_acc_sum(tt_k4_acc a) { return a[0] + a[1]; }
-TT_LOADS(tt_k4, )
-TT_LOAD_F16(tt_k4)
+/* Four logits as floats from p (any alignment), exactly: bfloat16 widened by a shift; float16 as
+ * view.h's tt_half_to_float does it (exponent and mantissa moved and rebiased, inf / NaN given
+ * the full float exponent, subnormals renormalised by one subtraction). */
+TT_VEC_INLINE tt_k4_f tt_k4_load_f32(const float *p)
+{
+    tt_k4_f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+TT_VEC_INLINE tt_k4_u tt_k4_widen(const uint16_t *p)
+{
+    tt_k4_h h;
+    memcpy(&h, p, sizeof h);
+    return __builtin_convertvector(h, tt_k4_u);
+}
+TT_VEC_INLINE tt_k4_f tt_k4_load_bf16(const uint16_t *p) { return (tt_k4_f)(tt_k4_widen(p) << 16); }
+TT_VEC_INLINE tt_k4_f tt_k4_load_f16(const uint16_t *p)
+{
+    const tt_k4_u h = tt_k4_widen(p);
+    const uint32_t exponent_mask = 0x7c00u << 13;
+    tt_k4_u bits = (h & 0x7fffu) << 13;
+    const tt_k4_u exponent = bits & exponent_mask;
+    const tt_k4_u special = (tt_k4_u)(exponent == exponent_mask);
+    const tt_k4_u subnormal = (tt_k4_u)(exponent == 0);
+    bits += ((uint32_t)(127 - 15) << 23) + (special & ((uint32_t)(128 - 16) << 23)) +
+            (subnormal & ((uint32_t)1 << 23));
+    const tt_k4_f f = (tt_k4_f)bits - (tt_k4_f)(subnormal & 0x38800000u); /* 2^-14 */
+    return (tt_k4_f)((tt_k4_u)f | ((h & 0x8000u) << 16));
+}
 
 /* ---- k8: eight lanes, AVX2, FMA and F16C ------------------------------------------------ */
 
@@ -173,7 +164,8 @@ TT_AVX2_FMA TT_VEC_INLINE tt_k8_f tt_k8_load_f32(const float *p)
     memcpy(&v, p, sizeof v);
     return v;
 }
-/* the instructions named, as gcc 12 widens eight uint16 lane by lane */
+/* eight logits as floats (any alignment): the widening instructions named, as gcc 12 widens
+ * eight uint16 lane by lane; float16 by F16C's */
 TT_AVX2_FMA TT_VEC_INLINE tt_k8_f tt_k8_load_bf16(const uint16_t *p)
 {
     const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)p);
