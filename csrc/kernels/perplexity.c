@@ -4,11 +4,11 @@
  * probabilities: one pass for the row's maximum (and its NaN / +inf check), one for the sum of
  * exponentials, accumulated in float64. The workload: a language model's evaluation batches,
  * [32, 1024, 32000] and larger, and short rows (V ~ 100) in many small batches; O(N T V) time,
- * O(1) memory. Contiguous float32, bfloat16 and float16 rows (the common case) take
- * perplexity_rows.h's vector loops (a float exp within 2 ulps, eight lanes with FMA where the
- * CPU has AVX2), strided float32 rows expf on the float difference (2^-24 relative per term,
- * below the float32 logits' own rounding), the other dtypes exp in double. log(sum) is taken
- * for LOG_BATCH rows at a time with vec_math.h's four-lane log.
+ * O(1) memory. Float32, bfloat16 and float16 rows take perplexity_rows.h's vector loops (a
+ * float exp within 2 ulps, eight lanes with FMA where the CPU has AVX2; a strided row gathered
+ * into float32 a block at a time), float64 rows an exp in double (four lanes with AVX2 when
+ * contiguous, libm's otherwise). ROW_LSE, the scalar loop, names a NaN or +inf element for all
+ * of them. log(sum) is taken for LOG_BATCH rows at a time with vec_math.h's four-lane log.
  *
  * The sums are formed in locals and added to the states only when every row was read, so a bad
  * element (a NaN or +inf logit, a row of -inf only, a target outside [0, V)) leaves them untouched.
