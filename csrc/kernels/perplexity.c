@@ -3,10 +3,12 @@
  * log softmax(x)[y] = x[y] - max(x) - log(sum(exp(x - max(x)))), without forming the [N, T, V]
  * probabilities: one pass for the row's maximum (and its NaN / +inf check), one for the sum of
  * exponentials, accumulated in float64. The workload: a language model's evaluation batches,
- * [32, 1024, 32000] and larger; O(N T V) time, O(1) memory. Contiguous float32 and bfloat16
- * rows (the common case) take a branch-free float exp that the compiler vectorises (an AVX2
- * copy where the CPU has it), strided float32 rows expf on the float difference (2^-24 relative
- * per term, below the float32 logits' own rounding), the other dtypes exp in double.
+ * [32, 1024, 32000] and larger, and short rows (V ~ 100) in many small batches; O(N T V) time,
+ * O(1) memory. Float32, bfloat16 and float16 rows take perplexity_rows.h's vector loops (a
+ * float exp within 2 ulps, eight lanes with FMA where the CPU has AVX2; a strided row gathered
+ * into float32 a block at a time), float64 rows an exp in double (four lanes with AVX2 when
+ * contiguous, libm's otherwise). ROW_LSE, the scalar loop, names a NaN or +inf element for all
+ * of them. log(sum) is taken for LOG_BATCH rows at a time with vec_math.h's four-lane log.
  *
  * The sums are formed in locals and added to the states only when every row was read, so a bad
  * element (a NaN or +inf logit, a row of -inf only, a target outside [0, V)) leaves them untouched.
@@ -17,9 +19,12 @@
 
 #include "kernels/simd.h"
 
-/* One row of V logits (byte step `step`): its log-sum-exp in *lse, or an error status. */
+/* One row of V logits (byte step `step`), any dtype and stride: its maximum in *top and
+ * sum(exp(x - top)) in *sum, or an error status (*bad: the index of a NaN or +inf, -1 for a row
+ * of -inf only). */
 #define ROW_LSE(NAME, LOAD, EXP)                                                                   \
-    static int NAME(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad)             \
+    static int NAME(const char *p, int64_t step, int64_t v, double *top_out, double *sum_out,      \
+                    int64_t *bad)                                                                  \
     {                                                                                              \
         double top = -INFINITY;                                                                    \
         for (int64_t k = 0; k < v; k++) {                                                          \
@@ -37,7 +42,8 @@
         double sum = 0.0;                                                                          \
         for (int64_t k = 0; k < v; k++)                                                            \
             sum += EXP(LOAD(p + k * step), top);                                                   \
-        *lse = top + log(sum);                                                                     \
+        *top_out = top;                                                                            \
+        *sum_out = sum;                                                                            \
         return 0;                                                                                  \
     }
 
@@ -49,92 +55,84 @@ ROW_LSE(row_f64, tt_f64_at, exp_double)
 ROW_LSE(row_f16, tt_f16_at, exp_double)
 ROW_LSE(row_bf16, tt_bf16_at, exp_double)
 
-/* exp(d) for d <= 0 (or -inf) in float, without a call or a branch, so that a loop of it
- * vectorises: d clamped at -87 by its bits (for d <= 0 the larger magnitude has the larger
- * bits; exp(-87) ~ 2e-38 against a sum of at least 1), d = k ln2 + r with |r| <= ln2 / 2 (k
- * rounded by the 1.5 * 2^23 shift), exp(r) by its Taylor polynomial to r^7 (truncation 5e-9
- * relative), 2^k put into the exponent bits: within a few float ulps of exp(d). */
-static inline __attribute__((always_inline)) float exp_nonpositive(float d)
-{
-    uint32_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    bits = bits < 0xC2AE0000u ? bits : 0xC2AE0000u; /* -87.0f */
-    memcpy(&d, &bits, sizeof d);
-    const float t = d * 1.44269504f + 12582912.0f;
-    const float k = t - 12582912.0f;
-    const float r = (d - k * 0.693145751953125f) - k * 1.428606765330187e-06f;
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    int32_t tbits;
-    memcpy(&tbits, &t, sizeof tbits);
-    const int32_t scale_bits = (tbits - 0x4B400000 + 127) * (1 << 23); /* k >= -126: a normal 2^k */
-    float scale;
-    memcpy(&scale, &scale_bits, sizeof scale);
-    return p * scale;
-}
+#include "kernels/perplexity_rows.h"
 
-#define BLOCK 512
-#define LANES 8
-
-/* A contiguous float32 (or bfloat16, widened exactly) row: ROW_LSE's result (a row with NaN
- * or +inf goes to the strided function, which names the element), its exponentials formed a
- * block at a time into a float buffer (a loop the compiler vectorises) and summed into LANES
- * float64 sums. */
-#define CONTIGUOUS_F32(NAME, T, LOAD, STRIDED, ATTRIBUTE)                                          \
-    ATTRIBUTE static int NAME(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad)   \
-    {                                                                                              \
-        const T *x = (const T *)p;                                                                 \
-        float top = -INFINITY;                                                                     \
-        int nonfinite = 0;                                                                         \
-        for (int64_t k = 0; k < v; k++) {                                                          \
-            const float xk = LOAD(x[k]);                                                           \
-            nonfinite |= !(xk < INFINITY);                                                         \
-            top = xk > top ? xk : top;                                                             \
-        }                                                                                          \
-        if (nonfinite)                                                                             \
-            return STRIDED(p, step, v, lse, bad);                                                  \
-        if (top == -INFINITY) {                                                                    \
-            *bad = -1;                                                                             \
-            return 1;                                                                              \
-        }                                                                                          \
-        double acc[LANES] = {0.0};                                                                 \
-        float e[BLOCK];                                                                            \
-        for (int64_t b = 0; b < v; b += BLOCK) {                                                   \
-            const int64_t len = v - b < BLOCK ? v - b : BLOCK;                                     \
-            for (int64_t k = 0; k < len; k++)                                                      \
-                e[k] = exp_nonpositive(LOAD(x[b + k]) - top);                                      \
-            int64_t k = 0;                                                                         \
-            for (; k + LANES <= len; k += LANES)                                                   \
-                for (int j = 0; j < LANES; j++)                                                    \
-                    acc[j] += (double)e[k + j];                                                    \
-            for (; k < len; k++)                                                                   \
-                acc[0] += (double)e[k];                                                            \
-        }                                                                                          \
-        double sum = 0.0;                                                                          \
-        for (int j = 0; j < LANES; j++)                                                            \
-            sum += acc[j];                                                                         \
-        *lse = (double)top + log(sum);                                                             \
-        return 0;                                                                                  \
-    }
-
-#define AS_FLOAT(x) (x)
-#define BF16_AS_FLOAT(x) tt_bf16_to_float(x)
-
-CONTIGUOUS_F32(row_f32_contiguous, float, AS_FLOAT, row_f32, )
-CONTIGUOUS_F32(row_bf16_contiguous, uint16_t, BF16_AS_FLOAT, row_bf16, )
+/* Float32, bfloat16 and float16 rows: perplexity_rows.h's vector passes, four lanes for the
+ * build's baseline (SSE2 on x86-64), eight with FMA for AVX2 (the same value to float rounding,
+ * not the same bits); strided rows gathered a block at a time into float32. */
+BLOCK_PASSES(k4_f32, float, tt_k4, load_f32, -INFINITY, )
+BLOCK_PASSES(k4_bf16, uint16_t, tt_k4, load_bf16, 0xFF80u, )
+BLOCK_PASSES(k4_f16, uint16_t, tt_k4, load_f16, 0xFC00u, )
+CONTIGUOUS_ROW(row_f32_contiguous, float, k4_f32, row_f32, )
+CONTIGUOUS_ROW(row_bf16_contiguous, uint16_t, k4_bf16, row_bf16, )
+CONTIGUOUS_ROW(row_f16_contiguous, uint16_t, k4_f16, row_f16, )
+GATHERED_ROW(row_f32_gathered, tt_f32_at, k4_f32, row_f32, )
+GATHERED_ROW(row_bf16_gathered, tt_bf16_at, k4_f32, row_bf16, )
+GATHERED_ROW(row_f16_gathered, tt_f16_at, k4_f32, row_f16, )
 #ifdef TT_HAVE_AVX2_TARGET
-CONTIGUOUS_F32(row_f32_avx2, float, AS_FLOAT, row_f32, __attribute__((target("avx2,fma"))))
-CONTIGUOUS_F32(row_bf16_avx2, uint16_t, BF16_AS_FLOAT, row_bf16,
-               __attribute__((target("avx2,fma"))))
+BLOCK_PASSES(k8_f32, float, tt_k8, load_f32, -INFINITY, TT_AVX2_FMA)
+BLOCK_PASSES(k8_bf16, uint16_t, tt_k8, load_bf16, 0xFF80u, TT_AVX2_FMA)
+BLOCK_PASSES(k8_f16, uint16_t, tt_k8, load_f16, 0xFC00u, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_f32_avx2, float, k8_f32, row_f32, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_bf16_avx2, uint16_t, k8_bf16, row_bf16, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_f16_avx2, uint16_t, k8_f16, row_f16, TT_AVX2_FMA)
+GATHERED_ROW(row_f32_gathered_avx2, tt_f32_at, k8_f32, row_f32, TT_AVX2_FMA)
+GATHERED_ROW(row_bf16_gathered_avx2, tt_bf16_at, k8_f32, row_bf16, TT_AVX2_FMA)
+GATHERED_ROW(row_f16_gathered_avx2, tt_f16_at, k8_f32, row_f16, TT_AVX2_FMA)
+BLOCK_PASSES(d4_f64, double, tt_d4, load_f64, -INFINITY, TT_AVX2_FMA)
+CONTIGUOUS_ROW(row_f64_avx2, double, d4_f64, row_f64, TT_AVX2_FMA)
 #endif
 
-typedef int (*row_fn)(const char *p, int64_t step, int64_t v, double *lse, int64_t *bad);
+/* sum of log(s[i]) over n values >= 1 (a row's sum has its maximum's term, exp(0) = 1): four at a
+ * time with vec_math.h's log (1 ulp), the last group padded with 1 (log 1 = 0 exactly). A call to
+ * libm's log per row costs as much as the exponentials of a short row. */
+static double sum_of_logs(const double *s, int n)
+{
+    tt_v4d acc = tt_vec_splat(0.0);
+    int i = 0;
+    for (; i + TT_VEC_LANES <= n; i += TT_VEC_LANES)
+        acc += tt_vec_log(tt_vec_load_f64(s + i));
+    if (i < n) {
+        double last[TT_VEC_LANES] = {1.0, 1.0, 1.0, 1.0};
+        for (int j = 0; i + j < n; j++)
+            last[j] = s[i + j];
+        acc += tt_vec_log(tt_vec_load_f64(last));
+    }
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+typedef int (*row_fn)(const char *p, int64_t step, int64_t v, double *top, double *sum,
+                      int64_t *bad);
+
+#define LOG_BATCH 64
+
+/* The row function for a dtype and a row layout: perplexity_rows.h's vector passes for float32,
+ * bfloat16 and float16 (read in place when the row is contiguous, gathered otherwise; the AVX2
+ * copy where `avx2`); float64 in double, four lanes with AVX2 for a contiguous row, else the
+ * scalar loop. */
+static row_fn pick_row(tt_dtype dtype, int contiguous, int avx2)
+{
+#ifdef TT_HAVE_AVX2_TARGET
+    if (dtype == TT_F64)
+        return avx2 && contiguous ? row_f64_avx2 : row_f64;
+    if (avx2 && contiguous)
+        return dtype == TT_F32 ? row_f32_avx2 : dtype == TT_BF16 ? row_bf16_avx2 : row_f16_avx2;
+    if (avx2)
+        return dtype == TT_F32    ? row_f32_gathered_avx2
+               : dtype == TT_BF16 ? row_bf16_gathered_avx2
+                                  : row_f16_gathered_avx2;
+#endif
+    (void)avx2;
+    if (dtype == TT_F64)
+        return row_f64;
+    if (contiguous)
+        return dtype == TT_F32    ? row_f32_contiguous
+               : dtype == TT_BF16 ? row_bf16_contiguous
+                                  : row_f16_contiguous;
+    return dtype == TT_F32    ? row_f32_gathered
+           : dtype == TT_BF16 ? row_bf16_gathered
+                              : row_f16_gathered;
+}
 
 tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const tt_view *preds,
                                const tt_view *target, const int64_t *ignore_index, tt_error *err)
@@ -165,21 +163,17 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
                        tt_describe(preds, got, sizeof got));
     const int contiguous = preds->stride[2] == 1;
 #ifdef TT_HAVE_AVX2_TARGET
-    const int avx2 = tt_simd_level() >= TT_SIMD_AVX2;
-    row_fn f32_contiguous = avx2 ? row_f32_avx2 : row_f32_contiguous;
-    row_fn bf16_contiguous = avx2 ? row_bf16_avx2 : row_bf16_contiguous;
+    const int avx2 = tt_simd_level() >= TT_SIMD_AVX2 && __builtin_cpu_supports("fma") &&
+                     __builtin_cpu_supports("f16c");
 #else
-    row_fn f32_contiguous = row_f32_contiguous;
-    row_fn bf16_contiguous = row_bf16_contiguous;
+    const int avx2 = 0;
 #endif
-    row_fn row = preds->dtype == TT_F32   ? (contiguous ? f32_contiguous : row_f32)
-                 : preds->dtype == TT_F64 ? row_f64
-                 : preds->dtype == TT_F16 ? row_f16
-                                          : (contiguous ? bf16_contiguous : row_bf16);
+    row_fn row = pick_row(preds->dtype, contiguous, avx2);
     const int64_t s0 = tt_step(preds, 0), s1 = tt_step(preds, 1), s2 = tt_step(preds, 2);
     const int64_t *y = (const int64_t *)target->data;
     const int64_t y0 = target->stride[0], y1 = target->stride[1];
-    double nll = 0.0;
+    double nll = 0.0, sums[LOG_BATCH];
+    int pending = 0;
     int64_t counted = 0;
     for (int64_t i = 0; i < n; i++) {
         for (int64_t j = 0; j < t; j++) {
@@ -191,9 +185,9 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
                                "token id %lld at [%lld, %lld] is out of range [0, %lld)",
                                (long long)label, (long long)i, (long long)j, (long long)v);
             const char *p = preds->data + i * s0 + j * s1;
-            double lse = 0.0;
+            double top = 0.0;
             int64_t bad = 0;
-            if (row(p, s2, v, &lse, &bad)) {
+            if (row(p, s2, v, &top, &sums[pending], &bad)) {
                 if (bad < 0)
                     return tt_fail(err, TT_EVALUE, "preds",
                                    "row [%lld, %lld] is -inf everywhere (no probability to share)",
@@ -203,10 +197,16 @@ tt_status tt_perplexity_update(const tt_view *total, const tt_view *count, const
                                tt_load_score(p + bad * s2, preds->dtype), (long long)i,
                                (long long)j, (long long)bad);
             }
-            nll += lse - tt_load_score(p + label * s2, preds->dtype);
+            /* -log softmax(x)[y] = top + log(sum) - x[y]; the logs are taken LOG_BATCH at a time */
+            nll += top - tt_load_score(p + label * s2, preds->dtype);
+            if (++pending == LOG_BATCH) {
+                nll += sum_of_logs(sums, pending);
+                pending = 0;
+            }
             counted++;
         }
     }
+    nll += sum_of_logs(sums, pending);
     *(double *)total->data += nll;
     *(int64_t *)count->data += counted;
     return TT_OK;

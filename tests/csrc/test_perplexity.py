@@ -133,3 +133,147 @@ def test_every_simd_level_agrees(c_core):
                 torch.testing.assert_close(total, want, rtol=2e-7, atol=0)
     finally:
         c_core._set_simd_level(previous)
+
+
+def _at_every_level(c_core, run):
+    """run() at every SIMD level this CPU has (the vector rows: four lanes at the baseline, eight
+    with AVX2), the level restored after."""
+    previous, widest = c_core._simd_level()
+    try:
+        for level in range(widest + 1):
+            c_core._set_simd_level(level)
+            run(level)
+    finally:
+        c_core._set_simd_level(previous)
+
+
+# around the vector widths (4, 8 lanes, two vectors per iteration) and a language model's vocabulary
+VOCABULARIES = [1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257, 32000]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_c_matches_reference_over_vocabulary_sizes(c_core, dtype):
+    """Every row length on both sides of the vector widths, contiguous and strided, -inf entries
+    (one a target), ignore_index, at every SIMD level: the C core equals the float64 reference to
+    float32 rounding (float64 logits: to float64 rounding)."""
+    g = generator(21)
+    rtol = 1e-13 if dtype == torch.float64 else 2e-7  # float64 takes an exp in double
+    for v in VOCABULARIES:
+        rows = 3 if v > 1000 else 5
+        logits = (torch.randn(rows, 4, v, generator=g) * 6).to(dtype)
+        target = torch.randint(0, v, (rows, 4), generator=g)
+        target[0, 1] = -100
+        if v > 2:
+            logits[1, 2, torch.randperm(v, generator=g)[: v // 3]] = float("-inf")
+            logits[1, 2, target[1, 2]] = 0.5  # the target stays finite
+            logits[2, 0, target[2, 0]] = float("-inf")  # an impossible target: total becomes inf
+        wide = torch.full((rows, 4, 2 * v), float("nan"), dtype=dtype)
+        wide[..., ::2] = logits
+        views = (logits, wide[..., ::2], logits[:, :, :].transpose(0, 1).contiguous().transpose(0, 1))
+        keep = target != -100
+        finite_rows = keep.clone()
+        if v > 2:
+            finite_rows[2, 0] = False
+        want, n = _expected(logits[finite_rows].unsqueeze(0), target[finite_rows].unsqueeze(0), None)
+
+        def run(level, logits=logits, target=target, views=views, want=want, n=n, v=v):
+            for view in views:
+                total, count = _states()
+                c_core.perplexity_update(total, count, view, target, -100)
+                assert int(count) == int(keep.sum()), (v, level)
+                if v > 2:
+                    assert float(total) == float("inf"), (v, level)
+                    total, count = _states()
+                    rows_ok = target.clone()
+                    rows_ok[2, 0] = -100
+                    c_core.perplexity_update(total, count, view, rows_ok, -100)
+                    assert int(count) == n
+                torch.testing.assert_close(total, want, rtol=rtol, atol=1e-9, msg=f"V={v}, level {level}")
+
+        _at_every_level(c_core, run)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_vector_rows_equal_the_reference_on_large_logits(c_core, dtype):
+    """Logits far apart (exp of the differences below float's range: the clamp at -87) and rows
+    with one dominant logit: float32 rounding of the float64 value at every level."""
+    g = generator(8)
+    for v in (6, 100, 4099):
+        logits = (torch.randn(4, 3, v, generator=g) * 60).to(dtype)
+        logits[0, 0] = -30000.0
+        logits[0, 0, 2] = 30000.0
+        target = torch.randint(0, v, (4, 3), generator=g)
+        want, _ = _expected(logits, target, None)
+
+        def run(level, logits=logits, target=target, want=want):
+            total, count = _states()
+            c_core.perplexity_update(total, count, logits, target, None)
+            torch.testing.assert_close(total, want, rtol=2e-7, atol=1e-9, msg=f"level {level}")
+
+        _at_every_level(c_core, run)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("v", [5, 8, 37, 100])
+def test_bad_logits_are_named_wherever_they_sit_in_the_row(c_core, dtype, v):
+    """A NaN or +inf in a row's first lane, in its vector body or in its padded tail, and a row of
+    -inf only, raise naming the element at every level; the states stay untouched."""
+    positions = sorted({0, v // 2, v - 1, v - v % 8 if v % 8 else v - 2})
+
+    def run(level):
+        for k in positions:
+            for bad in (float("nan"), float("inf")):
+                wide = torch.randn(2, 3, 2 * v, dtype=dtype)
+                for x in (wide[..., :v].contiguous(), wide[..., ::2]):  # read in place, gathered
+                    x[1, 2, k] = bad
+                    total, count = _states()
+                    total += 3.0
+                    with pytest.raises(
+                        ValueError, match=rf"^preds: expected no NaN or \+inf, got {bad} at \[1, 2, {k}\]"
+                    ):
+                        c_core.perplexity_update(total, count, x, torch.zeros(2, 3, dtype=torch.int64), None)
+                    assert float(total) == 3.0 and int(count) == 0
+        x = torch.randn(2, 3, v, dtype=dtype)
+        x[0, 1] = float("-inf")
+        total, count = _states()
+        with pytest.raises(ValueError, match=r"^preds: row \[0, 1\] is -inf everywhere"):
+            c_core.perplexity_update(total, count, x, torch.zeros(2, 3, dtype=torch.int64), None)
+        assert float(total) == 0.0 and int(count) == 0
+
+    _at_every_level(c_core, run)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_long_strided_rows_across_blocks(c_core, dtype):
+    """Strided rows longer than the kernel's gather block (4,096): a row whose first block is -inf
+    only, one whose maximum rises block after block (the running sum rescaled each time), one whose
+    maximum sits in its first block; equal to the float64 reference at every level."""
+    v = 9000
+    g = generator(13)
+    logits = torch.randn(3, 1, v, generator=g, dtype=torch.float64)
+    logits[0, 0, :5000] = float("-inf")
+    logits[1, 0] += torch.linspace(0, 40, v, dtype=torch.float64)
+    logits[2, 0, 3] = 25.0
+    logits = logits.to(dtype)
+    target = torch.tensor([[6000], [17], [8999]])
+    want, _ = _expected(logits, target, None)
+    wide = torch.zeros(3, 1, 3 * v, dtype=dtype)
+    wide[..., ::3] = logits
+    rtol = 1e-13 if dtype == torch.float64 else 2e-7
+
+    def run(level):
+        for view in (logits, wide[..., ::3]):
+            total, count = _states()
+            c_core.perplexity_update(total, count, view, target, None)
+            torch.testing.assert_close(total, want, rtol=rtol, atol=0, msg=f"level {level}")
+
+    _at_every_level(c_core, run)
+
+
+def test_nothing_counted(c_core):
+    """Every token ignored, and an empty batch: nothing added, nothing read."""
+    x = torch.full((2, 3, 9), float("nan"))
+    total, count = _states()
+    c_core.perplexity_update(total, count, x, torch.full((2, 3), 7, dtype=torch.int64), 7)
+    c_core.perplexity_update(total, count, torch.zeros(0, 3, 9), torch.zeros(0, 3, dtype=torch.int64), None)
+    assert float(total) == 0.0 and int(count) == 0

@@ -11,6 +11,7 @@ from support.rank_pools import run_on_ranks
 from torchmetrics.functional.text import perplexity as tm_perplexity
 
 from torchtally.functional.text import perplexity
+from torchtally.functional.text.perplexity import perplexity_result
 from torchtally.testing import count_collectives
 from torchtally.text import Perplexity
 
@@ -53,6 +54,21 @@ def test_half_and_bfloat16_logits():
         low = logits.to(dtype)
         got = Perplexity(ignore_index=-100).update(low, target).compute()
         assert_same(got.double(), _exact(low, target, -100), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "total, count",
+    [(0.0, 0), (5.0, 0), (float("nan"), 3), (float("inf"), 3), (123.4, 100), (0.0, 5)]
+    + [(12.0, 1), (709.0, 1), (710.0, 1)],  # past float16, float32, float64
+)
+def test_result_equals_the_tensor_ops(total, count):
+    """The result read through Python floats on the CPU is torch's exp(total / count) cast to the
+    dtype: NaN over no token, inf past float64's range, the same rounding into each dtype."""
+    t, c = torch.tensor(total, dtype=torch.float64), torch.tensor(count)
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        got, want = perplexity_result(t, c, dtype), torch.exp(t / c).to(dtype)
+        assert got.dtype == dtype and got.shape == ()
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
 
 
 def test_bad_input_raises_with_the_state_unchanged():
