@@ -42,6 +42,12 @@ from ..functional.clustering.utils import (
 
 __all__ = ["MutualInfoScore", "ContingencyMetric"]
 
+# Updates of at most PENDING_SAMPLES samples keep their labels pending, up to PENDING_BLOCKS
+# batches (16 bytes per sample, at most 64 KiB per metric), where one fold per update would cost
+# several times the update itself; larger batches are folded at once.
+PENDING_SAMPLES = 1024
+PENDING_BLOCKS = 64
+
 
 class ContingencyMetric(Metric):
     """Base of the label-comparing clustering metrics: the contingency table (module docstring).
@@ -63,7 +69,18 @@ class ContingencyMetric(Metric):
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: [N] integer cluster labels (any values)."""
         p, t = check_cluster_labels(preds, target)
-        self.contingency = fold_contingency(self.contingency, p, t)
+        if p.is_cpu and p.shape[0] <= PENDING_SAMPLES:
+            # A small batch waits as a [2, N] copy and is counted in with the others at the next
+            # read of the table (base/pending.py): one kernel call for many batches.
+            if self.pend_state("contingency", torch.stack((p, t))) >= PENDING_BLOCKS:
+                self.settle_states()
+        else:
+            self.contingency = fold_contingency(self.contingency, p, t)
+
+    def fold_pending_blocks(self, name: str, value: Tensor, blocks: List[Tensor]) -> Tensor:
+        """The table ``value`` with the pending [2, N] label pairs counted in (one kernel call)."""
+        pairs = blocks[0] if len(blocks) == 1 else torch.cat(blocks, dim=1)
+        return fold_contingency(value, pairs[0], pairs[1])
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """Tables of several ranks or metrics: counts of equal (pred, target) keys added."""
