@@ -261,7 +261,7 @@ def check_intrinsic_shapes(data: object, labels: object, features: int = -1) -> 
         raise ValueError(f"labels: expected {data.shape[0]} labels, one per row of data, got {lab.shape[0]}")
     if lab.device != data.device:
         raise ValueError(f"labels: expected a tensor on {data.device}, where data is, got one on {lab.device}")
-    return data.detach(), lab
+    return (data.detach() if data.requires_grad else data), lab
 
 
 def check_cluster_count(clusters: int, samples: int) -> None:
