@@ -12,6 +12,10 @@ CompletenessScore, VMeasureScore):
                  Sync: the ranks' rows travel in the collection's one padded all_gather of
                  int64 cat/merge states; rows with equal keys are added after it.
 
+A batch of at most 256 samples (CPU) waits as a [2, N] int64 copy of its checked labels and is
+counted into the table together with the others (one kernel call) when the table is next read
+(base/pending.py), or once 64 batches wait: 16 bytes per waiting sample, at most 256 KiB.
+
 The table is shared (``state_key``) by all these metrics in one MetricCollection: one update per
 batch, one slot in the sync. Labels are integers of any value (no number of classes); results
 are scikit-learn's values, in ``self.dtype``.
@@ -43,9 +47,9 @@ from ..functional.clustering.utils import (
 __all__ = ["MutualInfoScore", "ContingencyMetric"]
 
 # Updates of at most PENDING_SAMPLES samples keep their labels pending, up to PENDING_BLOCKS
-# batches (16 bytes per sample, at most 64 KiB per metric), where one fold per update would cost
+# batches (16 bytes per sample, at most 256 KiB per metric), where one fold per update would cost
 # several times the update itself; larger batches are folded at once.
-PENDING_SAMPLES = 1024
+PENDING_SAMPLES = 256
 PENDING_BLOCKS = 64
 
 
