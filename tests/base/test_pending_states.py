@@ -242,3 +242,24 @@ def test_sync_on_two_ranks_with_pending_blocks():
     for rank, (first, local) in enumerate(rows):
         torch.testing.assert_close(first, want, rtol=1e-12, atol=1e-12)
         assert torch.equal(local, _reference(shards[rank]).table)  # sync left the local state alone
+
+
+def test_reading_the_state_while_another_thread_updates_loses_no_block():
+    import threading
+
+    batches = _batches(300, seed=4)
+    m = Sums()
+    done = threading.Event()
+
+    def read():
+        while not done.is_set():
+            _ = m.table
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        _fed(m, batches)
+    finally:
+        done.set()
+        reader.join()
+    torch.testing.assert_close(m.table, _reference(batches).table, rtol=1e-12, atol=1e-12)

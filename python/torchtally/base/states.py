@@ -217,8 +217,9 @@ class States(PendingStates):
         # in nn.Module's registry.
         pending = self.__dict__.get("_pending")
         if pending and name in pending:  # a merge state with blocks kept for a later fold (base/pending.py)
-            self.settle_states()
-            return self.__dict__[name]
+            with self.__dict__["_lock"]:  # an update in another thread may be adding a block
+                self.settle_states()
+                return self.__dict__[name]
         chunks = self.__dict__.get("_cat_chunks")
         if chunks is not None and name in chunks:
             parts = chunks[name]
