@@ -7,14 +7,15 @@ folding many such batches at once costs about one call. The blocks are the metri
 (copies, never the caller's), kept only for a bounded number of updates (the metric settles
 them when it has kept enough), so the state stays the declared merge state for everything else.
 
-A base of States (so a mixin of Metric). Where it lives: ``_pending`` (in ``__dict__``): state name -> (its value
-before the blocks, the list of blocks). While a state has pending blocks its name is absent from
-``__dict__``, so reading ``self.<name>`` reaches ``States.__getattr__``, which folds them. Every
-base method that reads states straight from ``__dict__`` calls ``settle_states()`` first (hold,
-checkpoint, share with a collection, combine for forward, compute on swapped-in states, device
-moves), and every one that replaces states drops the blocks it replaces (``drop_pending``): no
-path sees a state without its blocks, nor blocks on a state they were not added to. Deepcopy and
-pickle copy the pending blocks with the rest of ``__dict__``.
+A base of States (so a mixin of Metric). Where it lives: ``_pending`` (in ``__dict__``): state
+name -> (its value before the blocks, the list of blocks). While a state has pending blocks its
+name is absent from ``__dict__``, so reading ``self.<name>`` reaches ``States.__getattr__``,
+which folds them (under the metric's lock). Every base method that reads states straight from
+``__dict__`` calls ``settle_states()`` first (hold, checkpoint, share with a collection, combine
+for forward, compute on swapped-in states, device moves), and every one that replaces states
+drops the blocks it replaces (``drop_pending``): no path sees a state without its blocks, nor
+blocks on a state they were not added to. Deepcopy and pickle copy the pending blocks with the
+rest of ``__dict__``.
 
 Only updates outside deferred device checks may keep blocks (on the CPU): a deferring update
 compares the states before and after it.
@@ -29,7 +30,7 @@ Pending = Dict[str, Tuple[torch.Tensor, List[Any]]]
 
 
 class PendingStates:
-    """Mixin of Metric: merge states with checked blocks kept for a later fold (module docstring)."""
+    """Base of States: merge states with checked blocks kept for a later fold (module docstring)."""
 
     if TYPE_CHECKING:
         _specs: Dict[str, Tuple[str, torch.Tensor]]
