@@ -263,3 +263,14 @@ def test_reading_the_state_while_another_thread_updates_loses_no_block():
         done.set()
         reader.join()
     torch.testing.assert_close(m.table, _reference(batches).table, rtol=1e-12, atol=1e-12)
+
+
+def test_a_metric_from_before_pending_blocks_existed_still_updates():
+    """An object whose ``__dict__`` has no ``_pending`` (a pickle made before it existed)."""
+    batches = _batches(3)
+    for pending in (True, False):
+        m = _fed(Sums(pending=pending), batches[:1])
+        m.settle_states()
+        del m.__dict__["_pending"]
+        _fed(m, batches[1:])
+        assert torch.equal(m.table, _reference(batches).table)

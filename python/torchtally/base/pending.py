@@ -41,7 +41,7 @@ class PendingStates:
         ``fold_pending_blocks(name, value, blocks)`` at the next read. Returns how many blocks
         are now pending for ``name``: the metric calls ``settle_states()`` when that is enough."""
         d = self.__dict__
-        pending: Pending = d["_pending"]
+        pending: Pending = d.setdefault("_pending", {})  # also a metric unpickled from before this key
         entry = pending.get(name)
         if entry is None:
             if self._specs.get(name, ("",))[0] != "merge":

@@ -240,7 +240,7 @@ class States(PendingStates):
                 d["_cat_chunks"][name] = [self._check_rows(name, value, "assigning")]
             else:
                 d[name] = value  # a fixed state: the fast path of every update
-                d["_pending"].pop(name, None)  # blocks kept for the state it replaces (base/pending.py)
+                d.get("_pending", {}).pop(name, None)  # blocks kept for the state it replaces (base/pending.py)
         elif name in _CONSTANTS:
             raise RuntimeError(f"Can't change const `{name}`.")
         else:
