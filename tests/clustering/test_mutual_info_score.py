@@ -291,3 +291,22 @@ def test_threads_folding_small_batches_at_once_keep_their_own_counts():
         expected = one.contingency.clone()
         expected[:, 2] *= rounds
         assert torch.equal(m.contingency, expected)
+
+
+def test_small_batches_wait_bounded_and_large_ones_are_folded_at_once():
+    from torchtally.clustering import mutual_info_score as module
+
+    m = ttc.MutualInfoScore()
+    p, t = _labels(module.PENDING_SAMPLES * 3, 5, 4, seed=5)
+    pending = lambda: set(m.__dict__["_pending"])  # noqa: E731
+    m.update(p[:8], t[:8])
+    assert pending() == {"contingency"}  # waits
+    for i in range(1, module.PENDING_BLOCKS):
+        m.update(p[8 * i : 8 * i + 8], t[8 * i : 8 * i + 8])
+    assert pending() == set()  # the 64th batch folded them all
+    m.update(p[:8], t[:8])
+    m.update(p, t)  # a large batch: folded at once, with the one waiting
+    assert pending() == set()
+    seen_p = torch.cat([p[: 8 * module.PENDING_BLOCKS], p[:8], p])
+    seen_t = torch.cat([t[: 8 * module.PENDING_BLOCKS], t[:8], t])
+    assert float(m.compute()) == pytest.approx(skm.mutual_info_score(seen_t.numpy(), seen_p.numpy()), abs=1e-6)

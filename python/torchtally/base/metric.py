@@ -224,6 +224,7 @@ class Metric(Composition, Attachable, Guard, Options, States, SyncedMetric, Plac
         d = self.__dict__
         d["_specs"] = {}  # name -> (reduce, default tensor), in declaration order
         d["_cat_chunks"] = {}  # cat state name -> list of row blocks (read back concatenated)
+        d["_pending"] = {}  # merge state name -> (value, blocks kept for a later fold): base/pending.py
         d["_list_reduce"] = {}  # list state name -> its dist_reduce_fx (base/lists.py)
         d["_persistent"] = {}  # name -> whether state_dict() includes it
         d["_spec_version"] = 0

@@ -9,7 +9,7 @@ and runs the updates whose Python value checks stay on the device (kernels.defer
 
 import functools
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import torch
 
@@ -98,6 +98,8 @@ class Placement:
         def dtype(self) -> torch.dtype: ...
         def _run_update(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any: ...
         def _tensor_states(self) -> List[torch.Tensor]: ...
+        def settle_states(self) -> None: ...
+        def drop_pending(self, names: Optional[Iterable[str]] = None) -> None: ...
 
     def named_update(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """The function whose parameters name update's arguments in error messages (a wrapper's
@@ -157,6 +159,7 @@ class Placement:
         """Put the defaults (and with ``states`` the states) on ``device``. New objects
         throughout (a new spec dict, new block lists), so a ``placement()`` taken before
         still holds the old ones."""
+        self.settle_states()
         d = self.__dict__
         d["device"] = device
         d["_specs"] = {name: (reduce, default.to(device)) for name, (reduce, default) in self._specs.items()}
@@ -172,11 +175,13 @@ class Placement:
 
     def placement(self) -> Tuple[Any, ...]:
         """What ``restore_placement`` needs to undo a ``_place``: references, no copies."""
+        self.settle_states()
         d = self.__dict__
         fixed = {n: d[n] for n in self._specs if n not in self._cat_chunks}
         return d["device"], d["_specs"], fixed, dict(self._cat_chunks), d["_cache"]
 
     def restore_placement(self, placement: Tuple[Any, ...]) -> None:
+        self.drop_pending()  # kept after ``placement()`` (which settled them)
         d = self.__dict__
         d["device"], d["_specs"], fixed, chunks, d["_cache"] = placement
         d.update(fixed)
@@ -274,6 +279,7 @@ class Placement:
         state becomes ``where(ok, new, before)``), and their verdict is registered against the
         states, raised later. A batch that changed a state's shape or appended rows ("cat" and
         list states) cannot be undone on the device: it waits for its verdict and raises here."""
+        self.settle_states()  # the update compares the states before and after it
         d = self.__dict__
         names = [n for n, (reduce, _) in self._specs.items() if reduce not in ("cat", LIST)]
         before = [d[n] for n in names]

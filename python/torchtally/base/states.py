@@ -10,6 +10,7 @@ A mixin of Metric. Where the state lives (in ``__dict__``, read and written raw)
   ``_cat_chunks``    cat state name -> list of row blocks, concatenated when read;
   ``<name>``         a list state's Python list (torchmetrics' ``default=[]``: base/lists.py),
                      its reduce LIST in ``_specs``, its ``dist_reduce_fx`` in ``_list_reduce``;
+  ``_pending``       merge state name -> (value, blocks) kept for a later fold (base/pending.py);
   ``_updated``       holds data (an update, a load or a merge since the last reset);
   ``_update_count``, ``_cache`` (``(result,)`` once computed, until the next update).
 """
@@ -23,17 +24,11 @@ from ..sync.plan import StateSpec, check_declarable
 from . import lists
 from .interop import missing_attribute_error
 from .lists import LIST
+from .pending import PendingStates
 
 # Class attributes torchmetrics forbids changing on an instance.
-_CONSTANTS = frozenset(
-    {
-        "higher_is_better",
-        "is_differentiable",
-        "full_state_update",
-        "plot_lower_bound",
-        "plot_upper_bound",
-        "plot_legend_name",
-    }
+_CONSTANTS = frozenset("higher_is_better is_differentiable full_state_update".split()) | frozenset(
+    ("plot_lower_bound", "plot_upper_bound", "plot_legend_name")
 )
 # What ``checkpoint_states`` saved of each state: the object held, and what restores its contents.
 Checkpoint = Dict[str, Tuple[Any, Any]]
@@ -68,7 +63,7 @@ def combine(reduce: str, values: List[torch.Tensor]) -> torch.Tensor:
     return out.clone() if len(values) == 1 else out
 
 
-class States:
+class States(PendingStates):
     """Mixin of Metric: its declared states and the interface to them (module docstring)."""
 
     # True where compute returns tensors of its own, never a state or a view of one (every
@@ -220,6 +215,11 @@ class States:
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: cat states live outside __dict__, submodules
         # in nn.Module's registry.
+        pending = self.__dict__.get("_pending")
+        if pending and name in pending:  # a merge state with blocks kept for a later fold (base/pending.py)
+            with self.__dict__["_lock"]:  # an update in another thread may be adding a block
+                self.settle_states()
+                return self.__dict__[name]
         chunks = self.__dict__.get("_cat_chunks")
         if chunks is not None and name in chunks:
             parts = chunks[name]
@@ -240,6 +240,7 @@ class States:
                 d["_cat_chunks"][name] = [self._check_rows(name, value, "assigning")]
             else:
                 d[name] = value  # a fixed state: the fast path of every update
+                d.get("_pending", {}).pop(name, None)  # blocks kept for the state it replaces (base/pending.py)
         elif name in _CONSTANTS:
             raise RuntimeError(f"Can't change const `{name}`.")
         else:
@@ -284,9 +285,11 @@ class States:
 
     def _tensor_states(self) -> List[torch.Tensor]:
         """The states kept as one tensor (not the "cat" chunk lists): what the kernels update."""
+        self.settle_states()
         return [self.__dict__[n] for n, (reduce, _) in self._specs.items() if reduce not in ("cat", LIST)]
 
     def _set_states(self, states: Dict[str, torch.Tensor]) -> None:
+        self.drop_pending(states)
         for name, value in states.items():
             if name in self._cat_chunks:
                 self._cat_chunks[name] = [value]
@@ -296,6 +299,7 @@ class States:
     def hold_states(self) -> HeldStates:
         """References to the current state objects (no copies): reset() replaces them with new
         objects, so holding them is enough to put them back or to combine with them."""
+        self.settle_states()
         d = self.__dict__
         return HeldStates(
             {n: (list(self._cat_chunks[n]) if n in self._cat_chunks else d[n]) for n in self._specs},
@@ -305,6 +309,7 @@ class States:
         )
 
     def restore_states(self, held: HeldStates) -> None:
+        self.drop_pending()  # kept after ``held`` was taken (which settled them)
         d = self.__dict__
         for name, value in held.values.items():
             if name in self._cat_chunks:
@@ -342,6 +347,7 @@ class States:
 
     def _reset_states(self) -> None:
         kept = self.states_kept_on_reset()
+        self.drop_pending(n for n in self._specs if n not in kept)
         for name, (reduce, default) in self._specs.items():
             if name in kept:
                 continue
@@ -384,6 +390,7 @@ class States:
         """``hold_states()``, then every state back to its default, holding no data (new objects,
         so the held ones can be put back); count and cache as they were. One pass over the
         states: a forward does this at every step."""
+        self.settle_states()
         d = self.__dict__
         chunks = self._cat_chunks
         values: Dict[str, Any] = {}
@@ -410,6 +417,7 @@ class States:
         fixed and merge state, the length of each cat state's block list and list state (so an
         update must add cat rows with ``append_state`` or assign the state, and append to a list
         state or assign it, not rewrite what the list held)."""
+        self.settle_states()
         saved: Checkpoint = {}
         chunks = self._cat_chunks
         for name, (reduce, _) in self._specs.items():
@@ -425,6 +433,7 @@ class States:
     def rollback_states(self, saved: Checkpoint) -> None:
         """Put back the objects ``checkpoint_states`` saw, with their contents then (in place,
         so that every metric sharing them sees the restored value)."""
+        self.drop_pending()  # kept after the checkpoint (which settled them)
         for name, (held, before) in saved.items():
             if name in self._cat_chunks:
                 del held[before:]
@@ -439,6 +448,8 @@ class States:
     def share_states_of(self, owner: "States", keep_cache: bool = False) -> None:
         """Hold ``owner``'s state objects (no copies: one state, two metrics), on its device;
         unless ``keep_cache``, also its flags, with no cached result of this metric's own."""
+        owner.settle_states()
+        self.drop_pending()  # this metric's states become owner's
         d, od = self.__dict__, owner.__dict__
         if d["device"] is not od["device"] and d["device"] != od["device"]:
             self.place_states(od["device"], states=False)
@@ -512,6 +523,7 @@ class States:
     def combined_with(self, held: HeldStates) -> Dict[str, Any]:
         """The states ``held`` (accumulated earlier) combined with the ones this metric holds now
         (one batch's), by each state's reduce. Nothing is assigned: a merge may refuse the pair."""
+        self.settle_states()
         d = self.__dict__
         combined: Dict[str, Any] = {}
         for name, (reduce, _) in self._specs.items():
@@ -523,6 +535,7 @@ class States:
 
     def assign_combined(self, combined: Dict[str, Any], held: HeldStates) -> None:
         """Take ``combined_with``'s states: the data ``held`` accumulated plus one more update."""
+        self.drop_pending(combined)
         d = self.__dict__
         for name, value in combined.items():
             if name in self._cat_chunks:

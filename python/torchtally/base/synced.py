@@ -168,6 +168,7 @@ class SyncedMetric(Synced):
         def _set_states(self, states: Dict[str, torch.Tensor]) -> None: ...
         def hold_states(self) -> HeldStates: ...
         def restore_states(self, held: HeldStates) -> None: ...
+        def settle_states(self) -> None: ...
 
     def _unit_names(self) -> List[str]:
         return [type(self).__name__]
@@ -201,6 +202,7 @@ class SyncedMetric(Synced):
                 return compute(self)
             finally:
                 d["_computing"] = False
+        self.settle_states()  # the states are swapped in __dict__ (base/pending.py)
         chunks = self._cat_chunks
         saved: Dict[str, Any] = {}  # the original objects (cat lists may be shared in a collection)
         d["_computing"] = True

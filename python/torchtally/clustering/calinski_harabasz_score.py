@@ -58,9 +58,12 @@ class CalinskiHarabaszScore(Metric):
 
     def update(self, data: Tensor, labels: Tensor) -> None:
         """data: [N, D] floating embeddings; labels: [N] integer cluster labels."""
-        features = block_features(self.moments)
+        block = self.moments
+        kept = self.__dict__.get("_features_kept")  # (block, its D): read once per block object
+        features = kept[1] if kept is not None and kept[0] is block else block_features(block)
         x, lab = check_intrinsic_shapes(data, labels, features)
-        self.moments = fold_moments(self.moments, x, lab, features)
+        block = self.moments = fold_moments(block, x, lab, features)
+        self.__dict__["_features_kept"] = (block, block_features(block) if features < 0 else features)
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """Per-cluster moments of several ranks or metrics, merged by label (Chan)."""

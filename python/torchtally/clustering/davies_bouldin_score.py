@@ -66,7 +66,7 @@ class EmbeddingMetric(Metric):
         wide = data.dtype == torch.float64  # checked: a floating dtype; the rest fit float32 exactly
         # Copied where the stored block would be the caller's tensor (a view of it), so no
         # search of the inputs for shared memory is needed.
-        rows = x.reshape(-1) if wide else x.reshape(-1).to(torch.float32)
+        rows = x.reshape(-1) if wide or x.dtype == torch.float32 else x.reshape(-1).to(torch.float32)
         self.append_state("data64" if wide else "data", rows, copy=data.dtype in (torch.float32, torch.float64))
         self.append_state("labels64" if wide else "labels", lab, copy=lab is labels or lab.dtype == labels.dtype)
 

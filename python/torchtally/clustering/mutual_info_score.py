@@ -12,6 +12,10 @@ CompletenessScore, VMeasureScore):
                  Sync: the ranks' rows travel in the collection's one padded all_gather of
                  int64 cat/merge states; rows with equal keys are added after it.
 
+A batch of at most 256 samples (CPU) waits as a [2, N] int64 copy of its checked labels and is
+counted into the table together with the others (one kernel call) when the table is next read
+(base/pending.py), or once 64 batches wait: 16 bytes per waiting sample, at most 256 KiB.
+
 The table is shared (``state_key``) by all these metrics in one MetricCollection: one update per
 batch, one slot in the sync. Labels are integers of any value (no number of classes); results
 are scikit-learn's values, in ``self.dtype``.
@@ -42,6 +46,12 @@ from ..functional.clustering.utils import (
 
 __all__ = ["MutualInfoScore", "ContingencyMetric"]
 
+# Updates of at most PENDING_SAMPLES samples keep their labels pending, up to PENDING_BLOCKS
+# batches (16 bytes per sample, at most 256 KiB per metric), where one fold per update would cost
+# several times the update itself; larger batches are folded at once.
+PENDING_SAMPLES = 256
+PENDING_BLOCKS = 64
+
 
 class ContingencyMetric(Metric):
     """Base of the label-comparing clustering metrics: the contingency table (module docstring).
@@ -63,7 +73,18 @@ class ContingencyMetric(Metric):
     def update(self, preds: Tensor, target: Tensor) -> None:
         """preds, target: [N] integer cluster labels (any values)."""
         p, t = check_cluster_labels(preds, target)
-        self.contingency = fold_contingency(self.contingency, p, t)
+        if p.is_cpu and p.shape[0] <= PENDING_SAMPLES:
+            # A small batch waits as a [2, N] copy and is counted in with the others at the next
+            # read of the table (base/pending.py): one kernel call for many batches.
+            if self.pend_state("contingency", torch.stack((p, t))) >= PENDING_BLOCKS:
+                self.settle_states()
+        else:
+            self.contingency = fold_contingency(self.contingency, p, t)
+
+    def fold_pending_blocks(self, name: str, value: Tensor, blocks: List[Tensor]) -> Tensor:
+        """The table ``value`` with the pending [2, N] label pairs counted in (one kernel call)."""
+        pairs = blocks[0] if len(blocks) == 1 else torch.cat(blocks, dim=1)
+        return fold_contingency(value, pairs[0], pairs[1])
 
     def merge_state_values(self, name: str, values: List[Tensor]) -> Tensor:
         """Tables of several ranks or metrics: counts of equal (pred, target) keys added."""

@@ -73,12 +73,13 @@ def ami_from_table(table: Tensor, average_method: str) -> float:
     """scikit-learn's adjusted_mutual_info_score of a contingency table: 1 when both sides have
     one cluster (or no samples), 0 when one side has, else (MI - E[MI]) / (mean(H) - E[MI]) with
     numerator and denominator kept at least float64's eps away from 0, sign kept."""
-    _, _, a, b = marginals(table)
+    margins = marginals(table)
+    _, _, a, b = margins
     if a.numel() == b.numel() and a.numel() <= 1:
         return 1.0
     if a.numel() == 1 or b.numel() == 1:
         return 0.0
-    mi = mutual_info_from_table(table)
+    mi = mutual_info_from_table(table, margins)
     emi = expected_mutual_info(b, a)
     normalizer = generalized_mean(entropy_of_counts(b), entropy_of_counts(a), average_method)
     eps = float(torch.finfo(F64).eps)

@@ -5,7 +5,7 @@ import math
 
 from torch import Tensor
 
-from .utils import check_cluster_labels, contingency_rows, default_dtype, marginals, result
+from .utils import check_cluster_labels, contingency_rows, default_dtype, pair_sums, result
 
 __all__ = ["fowlkes_mallows_index", "fmi_from_table"]
 
@@ -13,14 +13,12 @@ __all__ = ["fowlkes_mallows_index", "fmi_from_table"]
 def fmi_from_table(table: Tensor) -> float:
     """scikit-learn's fowlkes_mallows_score of a contingency table (0 when no pair is together
     in both); pair counts as Python ints."""
-    _, _, a, b = marginals(table)
-    c = table[:, 2]
-    n = int(c.sum())
-    tk = int((c * c).sum()) - n
+    n, squares, pred_squares, target_squares = pair_sums(table)
+    tk = squares - n
     if tk == 0:
         return 0.0
-    pk = int((a * a).sum()) - n
-    qk = int((b * b).sum()) - n
+    pk = pred_squares - n
+    qk = target_squares - n
     return math.sqrt(tk / pk) * math.sqrt(tk / qk)
 
 

@@ -7,15 +7,7 @@ from typing import Tuple
 
 from torch import Tensor
 
-from .utils import (
-    check_cluster_labels,
-    contingency_rows,
-    default_dtype,
-    entropy_of_counts,
-    marginals,
-    mutual_info_from_table,
-    result,
-)
+from .utils import check_cluster_labels, contingency_rows, default_dtype, information, result
 
 __all__ = ["homogeneity_score", "completeness_score", "v_measure_score", "hcv_from_table", "check_beta"]
 
@@ -32,9 +24,7 @@ def hcv_from_table(table: Tensor, beta: float = 1.0) -> Tuple[float, float, floa
     cluster; V 0 when both are 0."""
     if table.numel() == 0:
         return 1.0, 1.0, 1.0
-    _, _, a, b = marginals(table)
-    h_target, h_preds = entropy_of_counts(b), entropy_of_counts(a)
-    mi = mutual_info_from_table(table)
+    mi, h_preds, h_target, _, _ = information(table)
     homogeneity = mi / h_target if h_target else 1.0
     completeness = mi / h_preds if h_preds else 1.0
     if homogeneity + completeness == 0.0:

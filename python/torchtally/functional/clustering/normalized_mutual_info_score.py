@@ -8,10 +8,8 @@ from .utils import (
     check_cluster_labels,
     contingency_rows,
     default_dtype,
-    entropy_of_counts,
     generalized_mean,
-    marginals,
-    mutual_info_from_table,
+    information,
     result,
 )
 
@@ -21,13 +19,12 @@ __all__ = ["normalized_mutual_info_score", "nmi_from_table"]
 def nmi_from_table(table: Tensor, average_method: str) -> float:
     """scikit-learn's normalized_mutual_info_score of a contingency table: 1 when both sides have
     one cluster (or no samples), 0 when the mutual information is 0."""
-    _, _, a, b = marginals(table)
-    if a.numel() == b.numel() and a.numel() <= 1:
+    mi, h_preds, h_target, pred_clusters, target_clusters = information(table)
+    if pred_clusters == target_clusters and pred_clusters <= 1:
         return 1.0
-    mi = mutual_info_from_table(table)
     if mi == 0.0:
         return 0.0
-    return mi / generalized_mean(entropy_of_counts(b), entropy_of_counts(a), average_method)
+    return mi / generalized_mean(h_target, h_preds, average_method)
 
 
 def normalized_mutual_info_score(preds: Tensor, target: Tensor, average_method: str = "arithmetic") -> Tensor:

@@ -17,12 +17,13 @@ wrong type or dtype, ValueError for a wrong shape.
 """
 
 import math
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
 from ...kernels.clustering import cluster_distances, folded_contingency, folded_moments
+from . import small_table
 
 __all__ = [
     "AVERAGE_METHODS",
@@ -36,6 +37,8 @@ __all__ = [
     "fold_contingency",
     "merge_contingency",
     "marginals",
+    "information",
+    "pair_sums",
     "entropy_of_counts",
     "generalized_mean",
     "pair_confusion",
@@ -46,6 +49,7 @@ F64 = torch.float64
 I64 = torch.int64
 AVERAGE_METHODS = ("min", "geometric", "arithmetic", "max")
 EMPTY_TABLE_SHAPE = (0, 3)
+_EPS = float(torch.finfo(F64).eps)
 
 
 class LabelDtypeError(TypeError, ValueError):
@@ -117,13 +121,17 @@ def check_table(name: str, table: Tensor) -> None:
         raise ValueError(f"'{name}': expected distinct (pred, target) keys sorted by pred, then target")
 
 
-def marginals(table: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
-    """(pred index per row, target index per row, pred cluster sizes, target cluster sizes)."""
-    _, ip = torch.unique(table[:, 0], return_inverse=True)
-    _, it = torch.unique(table[:, 1], return_inverse=True)
+Margins = Tuple[Tensor, Tensor, Tensor, Tensor]
+
+
+def marginals(table: Tensor) -> Margins:
+    """(pred index per row, target index per row, pred cluster sizes, target cluster sizes). The
+    rows are sorted by pred label, so each pred cluster is one run of rows (no sort needed)."""
+    preds, ip = torch.unique_consecutive(table[:, 0], return_inverse=True)
+    targets, it = torch.unique(table[:, 1], return_inverse=True)
     c = table[:, 2]
-    a = torch.zeros(int(ip.max()) + 1 if c.numel() else 0, dtype=I64, device=c.device).index_add_(0, ip, c)
-    b = torch.zeros(int(it.max()) + 1 if c.numel() else 0, dtype=I64, device=c.device).index_add_(0, it, c)
+    a = torch.zeros(preds.numel(), dtype=I64, device=c.device).index_add_(0, ip, c)
+    b = torch.zeros(targets.numel(), dtype=I64, device=c.device).index_add_(0, it, c)
     return ip, it, a, b
 
 
@@ -147,31 +155,58 @@ def generalized_mean(u: float, v: float, method: str) -> float:
     return max(u, v)
 
 
-def mutual_info_from_table(table: Tensor) -> float:
+def mutual_info_from_table(table: Tensor, margins: Optional[Margins] = None) -> float:
     """Mutual information (natural log) of a contingency table, scikit-learn's: 0 for a single
-    cluster on either side, terms below float64's eps dropped, the sum clipped at 0."""
-    ip, it, a, b = marginals(table)
+    cluster on either side, terms below float64's eps dropped, the sum clipped at 0.
+    ``margins``: ``marginals(table)`` where the caller has them already."""
+    if margins is None:
+        small = small_table.small_table_sums(table)
+        if small is not None:
+            return small_table.mutual_info(small)
+        margins = marginals(table)
+    ip, it, a, b = margins
     if a.numel() <= 1 or b.numel() <= 1:
         return 0.0
     c = table[:, 2].to(F64)
-    n = c.sum()
+    n = float(c.sum())  # the sample count, exact in float64 below 2^53
+    log_n = math.log(n)
     share = c / n
-    log_outer = -(a[ip].to(F64).log() + b[it].to(F64).log()) + 2.0 * n.log()
-    terms = share * (c.log() - n.log()) + share * log_outer
-    terms = torch.where(terms.abs() < torch.finfo(F64).eps, torch.zeros_like(terms), terms)
+    # the logs of the cluster sizes once per cluster, then one per row
+    log_outer = 2.0 * log_n - (a.to(F64).log()[ip] + b.to(F64).log()[it])
+    terms = share * (c.log() - log_n) + share * log_outer
+    terms = torch.where(terms.abs() < _EPS, 0.0, terms)
     return max(float(terms.sum()), 0.0)
+
+
+def information(table: Tensor) -> Tuple[float, float, float, int, int]:
+    """(mutual information, entropy of preds, entropy of target, number of pred clusters, of
+    target clusters) of a table: small CPU tables in Python numbers (small_table.py)."""
+    small = small_table.small_table_sums(table)
+    if small is not None:
+        h_preds, h_target = small_table.entropy(small.pred_sizes), small_table.entropy(small.target_sizes)
+        return small_table.mutual_info(small), h_preds, h_target, len(small.pred_sizes), len(small.target_sizes)
+    margins = marginals(table)
+    _, _, a, b = margins
+    return mutual_info_from_table(table, margins), entropy_of_counts(a), entropy_of_counts(b), a.numel(), b.numel()
+
+
+def pair_sums(table: Tensor) -> Tuple[int, int, int, int]:
+    """(samples, sum of squared counts, of squared pred cluster sizes, of squared target cluster
+    sizes) of a table, as Python ints. The torch path's sums are int64 (exact below about 3e9
+    samples)."""
+    small = small_table.small_table_sums(table)
+    if small is not None:
+        return small_table.pair_sums(small)
+    _, _, a, b = marginals(table)
+    c = table[:, 2]
+    return int(c.sum()), int((c * c).sum()), int((a * a).sum()), int((b * b).sum())
 
 
 def pair_confusion(table: Tensor) -> Tuple[int, int, int, int]:
     """(tn, fp, fn, tp): ordered pairs of samples by whether target and preds put them together,
-    scikit-learn's pair_confusion_matrix, as Python ints. The sums are int64 (exact below about
-    3e9 samples); every product of them is a Python int, exact at any size."""
-    _, _, a, b = marginals(table)
-    c = table[:, 2]
-    n = int(c.sum())
-    sum_squares = int((c * c).sum())
-    pred_squares = int((a * a).sum())
-    target_squares = int((b * b).sum())
+    scikit-learn's pair_confusion_matrix, as Python ints; every product of the sums is a Python
+    int, exact at any size."""
+    n, sum_squares, pred_squares, target_squares = pair_sums(table)
     tp = sum_squares - n
     fp = pred_squares - sum_squares  # together in preds only (scikit-learn's C[0, 1])
     fn = target_squares - sum_squares  # together in target only
@@ -226,7 +261,7 @@ def check_intrinsic_shapes(data: object, labels: object, features: int = -1) -> 
         raise ValueError(f"labels: expected {data.shape[0]} labels, one per row of data, got {lab.shape[0]}")
     if lab.device != data.device:
         raise ValueError(f"labels: expected a tensor on {data.device}, where data is, got one on {lab.device}")
-    return data.detach(), lab
+    return (data.detach() if data.requires_grad else data), lab
 
 
 def check_cluster_count(clusters: int, samples: int) -> None:
