@@ -78,3 +78,19 @@ def test_bad_arguments_raise_naming_them_with_out_untouched(impl, out, x, error,
         impl.feature_rows(out, x)
     assert str(info.value).startswith(f"{name}:"), str(info.value)
     assert torch.equal(out, before)
+
+
+def test_the_custom_op_copies_the_rows_inside_a_compiled_graph():
+    from torchtally.kernels import ops
+    from torchtally.kernels.image import feature_rows as route
+
+    if not ops.SUPPORTED:
+        pytest.skip("no custom ops in this torch")
+
+    @torch.compile(fullgraph=True, backend="eager")
+    def copy(out, x):
+        route.feature_rows(out, x)
+        return out
+
+    x = torch.randn(3, 4, dtype=torch.float64)
+    assert torch.equal(copy(torch.empty(12), x), x.float().reshape(-1))

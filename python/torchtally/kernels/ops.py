@@ -398,13 +398,6 @@ def _squared_error(out: Tensor, x: Tensor, y: Tensor, bounds: Optional[Tensor]) 
 squared_error = define_op("squared_error", "Tensor(a!) out, Tensor x, Tensor y, Tensor? bounds", _squared_error)
 
 
-def _feature_rows(out: Tensor, x: Tensor) -> None:
-    _host_route(out).feature_rows(out, x)
-
-
-feature_rows = define_op("feature_rows", "Tensor(a!) out, Tensor x", _feature_rows)
-
-
 def _spectral_angles(out: Tensor, x: Tensor, y: Tensor) -> None:
     _host_route(out).spectral_angles(out, x, y)
 
