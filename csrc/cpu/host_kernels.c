@@ -16,6 +16,7 @@
 #include "kernels/eed.h"
 #include "kernels/error_sums.h"
 #include "kernels/exact_curve.h"
+#include "kernels/feature_rows.h"
 #include "kernels/finish.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
@@ -190,6 +191,12 @@ tt_status run_ssim_moments(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_squared_error(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_squared_error(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], err);
+}
+
+/* feature_rows (the generative-image metrics' feature states) has no CUDA build either. */
+tt_status run_feature_rows(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_feature_rows(a->tensor[0], a->tensor[1], err);
 }
 
 /* signal_sums (the audio signal metrics) has no CUDA build either. */

@@ -88,6 +88,7 @@
       {"pad_h", TT_ARG_INT}, {"pad_w", TT_ARG_INT})                                                \
     X(squared_error, "squared_error(out, x, y, bounds)", {"out", TT_ARG_OUT_TENSOR},               \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR}, {"bounds", TT_ARG_OPT_TENSOR})                   \
+    X(feature_rows, "feature_rows(out, x)", {"out", TT_ARG_OUT_TENSOR}, {"x", TT_ARG_TENSOR})      \
     X(spectral_angles, "spectral_angles(out, x, y)", {"out", TT_ARG_OUT_TENSOR},                   \
       {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR})                                                  \
     X(total_variation, "total_variation(out, img)", {"out", TT_ARG_OUT_TENSOR},                    \

@@ -51,3 +51,14 @@ def test_agreement_and_state_bytes_are_measured():
     mean = importlib.import_module("torchtally.aggregation").MeanMetric()
     mean.update(torch.ones(3))
     assert sweep.state_bytes(mean) == 16  # float64 mean_value and weight
+
+
+def test_the_feature_extractor_is_the_same_in_both_libraries_whatever_the_global_seed():
+    # each library's metric gets its own extractor; one that drew anything from the global
+    # generator would make the two libraries' values differ for that reason alone
+    torch.manual_seed(1)
+    first = specs_module.TinyFeatures()
+    torch.manual_seed(2)
+    second = specs_module.TinyFeatures()
+    images = torch.rand(2, 3, 8, 8)
+    assert torch.equal(first(images), second(images))

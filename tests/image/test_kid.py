@@ -182,3 +182,44 @@ def test_rows_from_an_extractor_that_refills_one_buffer_are_kept_as_they_were():
         metric.update(second, real=True)
         real, _ = metric.rows()
         assert torch.equal(real, torch.cat([first.flatten(1)[:, :3], second.flatten(1)[:, :3]]))
+    iscore = InceptionScore(feature=Refilling())
+    first, second = torch.rand(4, 3, 2, 2), torch.rand(4, 3, 2, 2)
+    iscore.update(first).update(second)
+    assert torch.equal(iscore.features, torch.cat([first.flatten(1)[:, :3], second.flatten(1)[:, :3]]).reshape(-1))
+
+
+def test_the_extractor_runs_without_gradient_and_rows_beyond_float32_are_refused():
+    from torchtally.image import MemorizationInformedFrechetInceptionDistance
+
+    class Wide(torch.nn.Module):
+        """float64 features whose first value is the image's first pixel times 1e40 when asked."""
+
+        def __init__(self):
+            super().__init__()
+            self.scale = 1.0
+            self.grad_seen = []
+
+        def forward(self, imgs):
+            self.grad_seen.append(torch.is_grad_enabled())
+            if self.scale == 0.0:
+                raise RuntimeError("refused")
+            rows = imgs.flatten(1)[:, :3].double()
+            rows[:, 0] *= self.scale
+            return rows
+
+    for make in (
+        lambda net: KernelInceptionDistance(feature=net, subset_size=2),
+        lambda net: MemorizationInformedFrechetInceptionDistance(feature=net),
+        lambda net: InceptionScore(feature=net),
+    ):
+        net = Wide()
+        metric = make(net)
+        args = (lambda imgs: (imgs,)) if isinstance(metric, InceptionScore) else (lambda imgs: (imgs, True))
+        metric.update(*args(torch.rand(4, 3, 2, 2) + 0.5))
+        net.scale = 1e40  # finite in float64, infinite in float32: the float32 state cannot hold it
+        beyond = args(torch.rand(4, 3, 2, 2) + 0.5)
+        assert_rejects(metric, beyond, ValueError, "finite values .*float32.* at \\[0, 0\\]")
+        net.scale = 0.0
+        assert_rejects(metric, args(torch.rand(4, 3, 2, 2)), ValueError, "could not read the batch")
+        assert torch.is_grad_enabled()  # restored after the extractor raised
+        assert net.grad_seen == [False] * 3

@@ -150,6 +150,35 @@ def test_bad_input_raises_with_the_state_unchanged():
             PeakSignalNoiseRatioWithBlockedEffect(1.0, block_size=0)
 
 
+@pytest.mark.parametrize("backend", ["c", "reference"])
+def test_a_fixed_range_adds_its_squared_errors_in_place_in_one_kernel_pass(backend):
+    # data_range a number: the states are added into by the error-sums kernel; NaN or infinity
+    # in either input is refused naming it, the states unchanged; other dtypes, strided and
+    # grad-requiring inputs give the float64 value
+    if backend == "c" and not kernels.has_c():
+        pytest.skip("no C core")
+    previous = kernels.set_backend(backend)
+    try:
+        preds, target = _images(7, n=3, size=24, dtype=torch.float64)
+        m = PeakSignalNoiseRatio(1.0)
+        state = m.sum_squared_error
+        m.update(preds[:1].float(), target[:1].float())
+        assert m.sum_squared_error is state  # added in place: no new tensor per update
+        for bad, name in ((preds.clone(), "preds"), (target.clone(), "target")):
+            bad[1, 2, 3, 4] = float("nan") if name == "preds" else float("inf")
+            args = (bad, target) if name == "preds" else (preds, bad)
+            assert_rejects(m, tuple(a[1:].float() for a in args), ValueError, f"{name}: expected finite values")
+        m.update(preds[1:].float().transpose(2, 3), target[1:].float().transpose(2, 3))  # strided
+        m.update(preds[:0].float(), target[:0].float())
+        exact = 10 * torch.log10(1.0 / (preds.float().double() - target.float().double()).square().mean())
+        assert_same(m.compute(), exact.float(), rtol=2e-7)
+        g = PeakSignalNoiseRatio(1.0).update(preds.requires_grad_(), target)
+        assert_same(g.compute(), (10 * torch.log10(1.0 / (preds.detach() - target).square().mean())).float(), rtol=2e-7)
+        assert int(g.total) == preds.numel()
+    finally:
+        kernels.set_backend(previous)
+
+
 def _batches(seed, count, c=3, blocky=False):
     batches = [_images(seed + i, n=1 + i % 3, c=c) for i in range(count)]
     return [(_blocky(p) if blocky and i % 2 else p, t) for i, (p, t) in enumerate(batches)]
@@ -167,6 +196,13 @@ def _psnrb_per_batch(batches):
 
 
 CASES = [
+    MetricCase(
+        "psnr-fixed-range",
+        functools.partial(PeakSignalNoiseRatio, data_range=1.0),
+        batches=_batches(5, 6),
+        reference=functools.partial(tm_psnr, data_range=1.0),
+        rtol=1e-5,
+    ),
     MetricCase(
         "psnr",
         functools.partial(PeakSignalNoiseRatio, data_range=(0.1, 0.9)),

@@ -14,6 +14,7 @@ from support.metric_tester import MetricCase, assert_rejects, assert_same, check
 from torchmetrics.functional.image.scc import _scc_per_channel_compute
 
 import torchtally.functional.image as ttf
+from torchtally.functional.image.windows import window_sums
 from torchtally.image import (
     RelativeAverageSpectralError,
     RootMeanSquaredErrorUsingSlidingWindow,
@@ -89,6 +90,22 @@ def test_large_images_take_the_convolution_path():
     hp = torch.tensor([[0.5, -1.0], [2.0, 0.25], [-1.0, 0.0]], dtype=torch.float64)
     exact = _scc_per_channel_compute(preds, target, hp[None, None], 6).mean((1, 2, 3))
     assert_same(ttf.spatial_correlation_coefficient(preds, target, hp, 6, "none"), exact.float(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 5, 8, 9, 13])
+def test_window_sums_by_doubling_equal_a_box_convolution(window):
+    """Beyond 64 pixels the box filter of RMSE-SW and the spatial distortion index sums windows
+    by doubling (windows.window_sums); it equals a float64 box convolution, at any window."""
+    x = torch.rand(2, 3, 70, 67, generator=torch.Generator().manual_seed(window), dtype=torch.float64) - 0.25
+    box = torch.ones(1, 1, window, window, dtype=torch.float64)
+    want = torch.nn.functional.conv2d(x.reshape(6, 1, 70, 67), box).reshape(2, 3, 71 - window, 68 - window)
+    got = window_sums(window_sums(x, window, -2), window, -1)
+    assert_same(got, want, rtol=1e-13, atol=1e-13)
+    preds, target = _pair(window, n=2, c=2, h=70, w=66, dtype=torch.float64)
+    score, rmse_map = ttf.root_mean_squared_error_using_sliding_window(preds, target, window, True)
+    want_score, want_map = tmf.root_mean_squared_error_using_sliding_window(preds, target, window, True)
+    assert_same(score, want_score, rtol=1e-12, atol=1e-14)
+    assert_same(rmse_map, want_map, rtol=1e-12, atol=1e-14)
 
 
 def test_scc_in_float64_is_torchmetrics_math_in_float64():

@@ -20,7 +20,7 @@ from ..functional.image.generative_features import (
     agreed_width,
     check_bool,
     check_real,
-    extract_features,
+    extract_rows,
     feature_rows,
 )
 
@@ -56,14 +56,12 @@ class RealFakeFeatureRows(Metric):
     def update(self, imgs: Tensor, real: bool) -> None:
         side = "real" if check_real(real) else "fake"
         width = int(self.feature_width) or None
-        features = extract_features(self.inception, imgs, self.normalize and not self.used_custom_model, width)
-        # the extractor's own rows are always copied (it may hand back a buffer it refills, a
-        # forward hook's output, say): D floats per image cost less than looking for aliases
-        rows = features if features.dtype == torch.float32 else features.to(torch.float32)
-        self.append_state(f"{side}_features", rows.reshape(-1), copy=rows is features)
+        # a new block: the extractor's own rows are never kept (it may refill one buffer)
+        rows, found = extract_rows(self.inception, imgs, self.normalize and not self.used_custom_model, width)
+        self.append_state(f"{side}_features", rows, copy=False)
         if width is None:  # the first rows: both widths set (later rows were checked against them)
-            self.feature_width.fill_(features.shape[1])
-            self.feature_width_min.fill_(features.shape[1])
+            self.feature_width.fill_(found)
+            self.feature_width_min.fill_(found)
 
     def rows(self) -> Optional[Tuple[Tensor, Tensor]]:
         """(real [N, D], fake [M, D]) rows, or None before any image was seen."""

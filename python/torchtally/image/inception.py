@@ -11,7 +11,7 @@ from ..functional.image.generative_features import (
     NO_WIDTH,
     agreed_width,
     check_bool,
-    extract_features,
+    extract_rows,
     feature_rows,
     resolve_extractor,
 )
@@ -33,10 +33,11 @@ class InceptionScore(Metric):
 
     Differences from torchmetrics: softmax, logs and means in float64 (torchmetrics: the
     logits' dtype); logits kept in float32; results in ``self.dtype``; no weights are
-    downloaded; NaN or infinite logits, a width that changes, or not one row per image raise
-    ValueError with the state unchanged; ``normalize=True`` with images that are not float is a
-    TypeError (torchmetrics multiplies them by 255 in their own dtype); ``splits`` must be a
-    positive int; compute with no image raises NotComputableError; no warning at construction.
+    downloaded; NaN or infinite logits (or float64 ones beyond float32's range), a width that
+    changes, or not one row per image raise ValueError with the state unchanged;
+    ``normalize=True`` with images that are not float is a TypeError (torchmetrics multiplies
+    them by 255 in their own dtype); ``splits`` must be a positive int; compute with no image
+    raises NotComputableError; no warning at construction.
 
         >>> import torch
         >>> from torchtally.image import InceptionScore
@@ -79,10 +80,12 @@ class InceptionScore(Metric):
 
     def update(self, imgs: Tensor) -> None:
         width = int(self.feature_width) or None
-        logits = extract_features(self.inception, imgs, self.normalize, width, what="logits")
-        self.append_state("features", logits.to(torch.float32).reshape(-1))
-        self.feature_width.fill_(logits.shape[1])
-        self.feature_width_min.fill_(logits.shape[1])
+        # a new block: the extractor's own logits are never kept (it may refill one buffer)
+        rows, found = extract_rows(self.inception, imgs, self.normalize, width, what="logits")
+        self.append_state("features", rows, copy=False)
+        if width is None:  # the first rows: both widths set (later rows were checked against them)
+            self.feature_width.fill_(found)
+            self.feature_width_min.fill_(found)
 
     def compute(self) -> Tuple[Tensor, Tensor]:
         width = agreed_width(self.feature_width, self.feature_width_min, type(self).__name__)

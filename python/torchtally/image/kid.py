@@ -42,8 +42,9 @@ class KernelInceptionDistance(RealFakeFeatureRows):
 
     Differences from torchmetrics: the kernel sums are taken in float64 (torchmetrics: in the
     features' dtype); features are kept in float32; results in ``self.dtype``; no weights are
-    downloaded; NaN or infinite features, a width that changes, or not one row per image raise
-    ValueError with the state unchanged; ``real`` must be a bool; no warning at construction.
+    downloaded; NaN or infinite features (or float64 ones beyond float32's range), a width that
+    changes, or not one row per image raise ValueError with the state unchanged; ``real`` must
+    be a bool; no warning at construction.
 
         >>> import torch
         >>> from torchtally.image import KernelInceptionDistance

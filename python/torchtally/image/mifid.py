@@ -27,8 +27,9 @@ class MemorizationInformedFrechetInceptionDistance(RealFakeFeatureRows):
 
     Differences from torchmetrics: features are kept in float32 (torchmetrics: float64; equal
     for an extractor returning float32 or lower); the result is in ``self.dtype``; no weights
-    are downloaded; NaN or infinite features, a width that changes, or not one row per image
-    raise ValueError with the state unchanged; ``real`` must be a bool.
+    are downloaded; NaN or infinite features (or float64 ones beyond float32's range), a width
+    that changes, or not one row per image raise ValueError with the state unchanged; ``real``
+    must be a bool.
 
         >>> import torch
         >>> from torchtally.image import MemorizationInformedFrechetInceptionDistance

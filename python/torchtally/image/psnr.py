@@ -107,7 +107,21 @@ class PeakSignalNoiseRatio(Metric):
 
     def update(self, preds: Tensor, target: Tensor) -> None:
         if self.dim is None:
+            if self._width is not None and self._bounds is None:  # a fixed range: the sums alone
+                if fn.squared_error_added(self.sum_squared_error, self.total, preds, target):
+                    return
             sums, n = fn.squared_error_and_range(preds, target, self._bounds)
+            if sums.is_cpu:  # three host values (already read for the finiteness check): added in place
+                error, lowest, highest = sums.tolist()
+                self.sum_squared_error += error
+                self.total += n
+                # the range moves on few batches: a read costs less than a write (an empty
+                # batch's range, +inf and -inf, moves nothing)
+                if self._width is None and lowest < self.target_min.item():
+                    self.target_min.fill_(lowest)
+                if self._width is None and highest > self.target_max.item():
+                    self.target_max.fill_(highest)
+                return
             self.sum_squared_error = self.sum_squared_error + sums[0]
             self.total = self.total + n
             if self._width is None:  # an empty batch's range (+inf, -inf) changes nothing

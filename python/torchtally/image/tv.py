@@ -68,9 +68,9 @@ class TotalVariation(Metric):
 
     def update(self, img: Tensor) -> None:
         scores, _ = fn.tv_scores(img)
-        if self.reduction in ("sum", "mean"):
-            self.score = self.score + scores.sum()
-            self.num_elements = self.num_elements + scores.numel()
+        if self.reduction in ("sum", "mean"):  # added in place: no new state tensors per batch
+            self.score += scores.sum()
+            self.num_elements += scores.numel()
             return
         flags = self.dtypes_seen.clone()
         px.note_dtype(flags, img)

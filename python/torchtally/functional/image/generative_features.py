@@ -15,6 +15,7 @@ import torch
 from torch import Tensor, nn
 
 from ...errors import SyncError
+from ...kernels.image import feature_rows as image_feature_rows
 from .inception_net import inception_extractor
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "check_real",
     "count_features",
     "extract_features",
+    "extract_rows",
     "feature_rows",
     "resolve_extractor",
 ]
@@ -86,10 +88,39 @@ def count_features(extractor: nn.Module, normalize: bool, input_img_size: Tuple[
 def extract_features(
     extractor: nn.Module, imgs: Any, to_bytes: bool, width: Optional[int], what: str = "features"
 ) -> Tensor:
-    """``extractor(imgs)`` as a checked [N, D] floating tensor, D == ``width`` when given.
+    """``extractor(imgs)`` as a checked [N, D] floating tensor of finite values, D == ``width``
+    when given.
 
     ``to_bytes``: turn float images in [0, 1] into uint8 first (``normalize`` with the
     built-in extractor), as ``(imgs * 255).byte()``."""
+    out = _run_extractor(extractor, imgs, to_bytes, width, what)
+    # NaN and infinity reach the sum (one reduction, read once); only a non-finite sum, which
+    # finite values can also give by overflowing, pays for the element-wise look
+    if out.numel() and not math.isfinite(float(out.sum())) and not bool(torch.isfinite(out).all()):
+        raise ValueError(f"{what}: expected finite values, the extractor returned NaN or infinity")
+    return out
+
+
+def extract_rows(
+    extractor: nn.Module, imgs: Any, to_bytes: bool, width: Optional[int], what: str = "features"
+) -> Tuple[Tensor, int]:
+    """(``extractor(imgs)`` as a new flat float32 block of N D values, row after row; D): the
+    checks of ``extract_features``, the values finite in float32 too. The block shares no memory
+    with the extractor's output (an extractor may hand back a buffer it refills, a forward
+    hook's capture, say), so a state may keep it as it is. One kernel call for the copy and the
+    finiteness check (kernels.image.feature_rows)."""
+    out = _run_extractor(extractor, imgs, to_bytes, width, what)
+    rows = torch.empty(out.numel(), dtype=torch.float32, device=out.device)
+    try:
+        image_feature_rows.feature_rows(rows, out)
+    except ValueError as exc:  # the kernel's words name its own argument: here it is the features
+        raise ValueError(f"{what}: expected finite values (in float32), the extractor returned {exc}") from None
+    return rows, out.shape[1]
+
+
+def _run_extractor(extractor: nn.Module, imgs: Any, to_bytes: bool, width: Optional[int], what: str) -> Tensor:
+    """``extractor(imgs)`` (no gradient) as a checked [N, D] floating tensor, D == ``width``
+    when given; its values are not looked at."""
     if not isinstance(imgs, Tensor):
         raise TypeError(f"imgs: expected a torch.Tensor, got {type(imgs).__name__}")
     if imgs.dim() == 0:
@@ -98,13 +129,20 @@ def extract_features(
         if not imgs.is_floating_point():
             raise TypeError(f"imgs: with normalize=True expected float images in [0, 1], got {imgs.dtype}")
         imgs = (imgs * 255).byte()
-    with torch.no_grad():
-        try:
-            out = extractor(imgs)
-        except (RuntimeError, IndexError, NotImplementedError) as exc:  # the extractor's own shape/dtype rules
-            raise ValueError(
-                f"imgs: the feature extractor could not read the batch ({imgs.dtype} {list(imgs.shape)}): {exc}"
-            ) from exc
+    # no gradient while the extractor runs (set and restored by hand: half the cost of a
+    # torch.no_grad() block, on every update)
+    grad = torch.is_grad_enabled()
+    if grad:
+        torch.set_grad_enabled(False)
+    try:
+        out = extractor(imgs)
+    except (RuntimeError, IndexError, NotImplementedError) as exc:  # the extractor's own shape/dtype rules
+        raise ValueError(
+            f"imgs: the feature extractor could not read the batch ({imgs.dtype} {list(imgs.shape)}): {exc}"
+        ) from exc
+    finally:
+        if grad:
+            torch.set_grad_enabled(True)
     if not isinstance(out, Tensor):
         raise TypeError(f"{what}: the extractor must return a tensor, got {type(out).__name__}")
     if out.dim() == 1:
@@ -117,11 +155,7 @@ def extract_features(
         raise ValueError(f"{what}: expected one row per image ({imgs.shape[0]}), got {out.shape[0]}")
     if width is not None and out.shape[1] != width:
         raise ValueError(f"{what}: expected {width} values per image, got {out.shape[1]}")
-    # NaN and infinity reach the sum (one reduction, read once); only a non-finite sum, which
-    # finite values can also give by overflowing, pays for the element-wise look
-    if out.numel() and not math.isfinite(float(out.sum())) and not bool(torch.isfinite(out).all()):
-        raise ValueError(f"{what}: expected finite values, the extractor returned NaN or infinity")
-    return out.detach()
+    return out.detach() if out.requires_grad else out  # (an extractor may keep grad on by itself)
 
 
 def agreed_width(widest: Tensor, narrowest: Tensor, metric: str) -> int:

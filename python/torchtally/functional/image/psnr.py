@@ -13,7 +13,10 @@ from typing import Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
+from ...kernels import detached, host_module
 from ...kernels.image import squared_error as image_squared_error
+from ...kernels.ops import compiling
+from ...kernels.regression import SQUARED
 from .pixel_inputs import (
     F64,
     FLOATS,
@@ -99,6 +102,25 @@ def pair64(preds: object, target: object, bounds: Bounds) -> Tuple[Tensor, Tenso
         p = p.clamp(lo, hi) if p.is_floating_point() else p.to(F64).clamp(lo, hi)
         t = t.clamp(lo, hi) if t.is_floating_point() else t.to(F64).clamp(lo, hi)
     return p.to(F64), t.to(F64)
+
+
+def squared_error_added(sse: Tensor, count: Tensor, preds: object, target: object) -> bool:
+    """Whether the squared errors of ``preds`` and ``target`` were added into the float64 state
+    ``sse`` and ``count`` += their number, in place, by the error-sums kernel: one pass that
+    also gives the finiteness verdict, and writes nothing when it refuses the batch. Only for
+    CPU float inputs of one dtype and neither clamped nor ranged (a fixed ``data_range``);
+    False otherwise, or when the kernel refused the batch: then squared_error_and_range's path
+    runs and raises naming ``preds`` / ``target``, with the states unchanged."""
+    if not (isinstance(preds, Tensor) and isinstance(target, Tensor)) or compiling():
+        return False
+    if not (preds.is_cpu and preds.dtype == target.dtype and preds.dtype in FLOATS and preds.shape == target.shape):
+        return False
+    try:
+        x, y = detached(preds).reshape(-1), detached(target).reshape(-1)
+        host_module(preds).error_sums(sse, count, None, x, y, SQUARED, 0.0)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def squared_error_and_range(preds: object, target: object, bounds: Bounds) -> Tuple[Tensor, int]:

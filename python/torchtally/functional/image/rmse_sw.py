@@ -35,8 +35,15 @@ def _checked(preds: Tensor, target: Tensor, window_size: int) -> Tuple[Tensor, T
 def rmse_maps(preds: Tensor, target: Tensor, window_size: int) -> Tensor:
     """The windowed RMSE map of each image, float64 [N, C, H, W] (inputs checked)."""
     preds, target = _checked(preds, target, window_size)
-    diff = target.detach().to(torch.float64) - preds.detach().to(torch.float64)
-    return uniform_filter(diff * diff, window_size).sqrt()
+    return uniform_filter(squared_differences(preds, target), window_size).sqrt()
+
+
+def squared_differences(preds: Tensor, target: Tensor) -> Tensor:
+    """(target - preds)^2 in float64, in one new array (each intermediate of a batch of images
+    is megabytes that the allocator may hand back to the system and fault in again)."""
+    squares = target.detach().to(torch.float64, copy=True)
+    squares.sub_(preds.detach())  # preds widened element by element: exact, as a float64 copy of it
+    return squares.square_()
 
 
 def cropped(x: Tensor, window_size: int) -> Tensor:
@@ -56,8 +63,7 @@ def rase_sums(preds: Tensor, target: Tensor, window_size: int) -> Tuple[Tensor, 
     """(windowed RMSE maps summed over the batch, windowed target means / w^2 summed over the
     batch), both float64 [C, H, W]."""
     preds, target = _checked(preds, target, window_size)
-    diff = target.detach().to(torch.float64) - preds.detach().to(torch.float64)
-    squares, target_means = uniform_filters(diff * diff, target, window_size)  # one pass for both
+    squares, target_means = uniform_filters(squared_differences(preds, target), target, window_size)  # one pass
     maps = squares.sqrt()
     target_means = target_means / window_size**2
     refuse_non_finite(torch.stack((maps.sum(), target_means.sum())), preds=preds, target=target)

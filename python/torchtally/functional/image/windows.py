@@ -24,6 +24,7 @@ __all__ = [
     "uniform_filters",
     "separable_filter",
     "box_mean",
+    "window_sums",
     "half_window",
     "image_means",
     "correlate",
@@ -143,8 +144,32 @@ def separable_filter(x: Tensor, weights_h: Tensor, weights_w: Tensor) -> Tensor:
     return _along_w(_along_h(x, weights_h), weights_w)
 
 
+def window_sums(x: Tensor, window_size: int, dim: int) -> Tensor:
+    """The sums of ``window_size`` consecutive values along ``dim`` (the valid ones: n - w + 1),
+    by doubling: sums of 2, 4, 8... values, each from two of the previous, and the result from
+    those the binary digits of w pick: about 2 log2(w) additions of whole arrays, where a
+    convolution makes w multiply-adds per output (and float64 conv2d on the CPU has no fast path)."""
+    out_len = x.shape[dim] - window_size + 1
+    result: Optional[Tensor] = None
+    block, size, offset = x, 1, 0  # block[i] = the sum of x[i : i + size] along dim
+    while True:
+        if window_size & size:
+            part = block.narrow(dim, offset, out_len)
+            result = part if result is None else result + part
+            offset += size
+        if 2 * size > window_size:
+            break
+        kept = block.shape[dim] - size
+        block = block.narrow(dim, 0, kept) + block.narrow(dim, size, kept)
+        size *= 2
+    assert result is not None
+    return result
+
+
 def box_mean(x: Tensor, window_size: int) -> Tensor:
     """The valid mean over window_size x window_size windows of x [..., H, W]."""
+    if max(x.shape[-2:]) > _BAND_MAX:  # beyond the band products' sizes: sums by doubling
+        return window_sums(window_sums(x, window_size, -2), window_size, -1) * (1.0 / window_size**2)
     ones = torch.ones(window_size, dtype=x.dtype, device=x.device)
     return separable_filter(x, ones, ones) * (1.0 / window_size**2)
 

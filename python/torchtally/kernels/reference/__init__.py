@@ -18,6 +18,7 @@ from .curve_rows import curve_rows
 from .eed import eed_sentences
 from .error_sums import error_sums
 from .exact_curve import exact_curve_finish, exact_curve_points, exact_curve_rates
+from .feature_rows import feature_rows
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
@@ -77,6 +78,7 @@ __all__ = [
     "curve_rows",
     "ssim_moments",
     "squared_error",
+    "feature_rows",
     "spectral_angles",
     "total_variation",
     "toeplitz_solve",
