@@ -57,6 +57,19 @@ def test_ranking_c_matches_reference(n, labels, levels, ignored, seed):
     torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("labels", [31, 32, 33, 70])
+@pytest.mark.parametrize("levels", [4, 1000])
+def test_ranking_of_wide_rows_matches_reference(labels, levels):
+    """Rows sorted by insertion (up to 32 labels) and by qsort (more) score alike, ties too."""
+    g = generator(labels * 7 + levels)
+    preds = torch.randint(0, levels, (200, labels), generator=g).float() / levels
+    target = torch.randint(0, 3, (200, labels), generator=g)
+    a, b = torch.zeros(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+    kernels("c").ranking_update(a, preds, target)
+    reference.ranking_update(b, preds, target)
+    torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("impl_name", ["c", "reference"])
 @pytest.mark.parametrize("pdtype,tdtype", list(zip(SCORE_DTYPES, LABEL_DTYPES[1:])))
 def test_ranking_sums_match_sklearn(impl, impl_name, pdtype, tdtype):
