@@ -39,6 +39,21 @@ def test_calibration_c_matches_reference(c_core, dtype):
         assert int(c1[-1]) == int((conf[::2] == 1).sum())  # 1.0 has the last bin of its own
 
 
+def test_calibration_search_with_repeated_and_uneven_boundaries(impl):
+    """Every bin count B from 1 to 9 (the search's halving at each size), repeated boundaries
+    and confidences on every boundary: bins as torch.bucketize(right=True) - 1 places them."""
+    g = generator(6)
+    for bins in range(1, 10):
+        edges = torch.sort(torch.randint(0, 6, (bins,), generator=g).double() / 5).values
+        edges[0] = 0.0
+        conf = torch.cat((torch.rand(300, generator=g, dtype=torch.float64), edges, edges))
+        hit = torch.randint(0, 2, conf.shape, generator=g)
+        counts, sums = _bins(bins)
+        impl.calibration_update(counts, sums, conf, hit, edges)
+        want = torch.bincount(torch.bucketize(conf, edges, right=True) - 1, minlength=bins)
+        assert counts.tolist() == want.tolist(), (bins, edges)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(0, 60),
