@@ -28,6 +28,7 @@
 #include "kernels/perplexity.h"
 #include "kernels/ranking.h"
 #include "kernels/rating_sums.h"
+#include "kernels/residual_moments.h"
 #include "kernels/retrieval.h"
 #include "kernels/signal_sums.h"
 #include "kernels/spectral_angles.h"
@@ -35,6 +36,7 @@
 #include "kernels/ssim_moments.h"
 #include "kernels/surface_distance.h"
 #include "kernels/ter.h"
+#include "kernels/threshold_counts.h"
 #include "kernels/toeplitz_solve.h"
 #include "kernels/total_variation.h"
 
@@ -232,6 +234,18 @@ tt_status run_error_sums(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_error_sums(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
                          a->ints[5], a->floats[6], err);
+}
+
+/* residual_moments (R2Score, ExplainedVariance) and threshold_counts (CriticalSuccessIndex) have
+ * no CUDA build either: other devices take the metrics' torch paths. */
+tt_status run_residual_moments(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_residual_moments(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
+tt_status run_threshold_counts(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_threshold_counts(a->tensor[0], a->tensor[1], a->tensor[2], a->floats[3], err);
 }
 
 /* rating_sums and rating_update (FleissKappa) have no CUDA build either. */

@@ -110,6 +110,11 @@
     X(error_sums, "error_sums(sums, count, rows, x, y, kind, param)", {"sums", TT_ARG_OPT_TENSOR}, \
       {"count", TT_ARG_OPT_TENSOR}, {"rows", TT_ARG_OPT_TENSOR}, {"x", TT_ARG_TENSOR},             \
       {"y", TT_ARG_TENSOR}, {"kind", TT_ARG_INT}, {"param", TT_ARG_FLOAT})                         \
+    X(residual_moments, "residual_moments(state, x, y)", {"state", TT_ARG_OUT_TENSOR},             \
+      {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR})                                                  \
+    X(threshold_counts, "threshold_counts(counts, x, y, threshold)",                               \
+      {"counts", TT_ARG_OUT_TENSOR}, {"x", TT_ARG_TENSOR}, {"y", TT_ARG_TENSOR},                   \
+      {"threshold", TT_ARG_FLOAT})                                                                 \
     X(rating_sums, "rating_sums(out, ratings)", {"out", TT_ARG_OUT_TENSOR},                        \
       {"ratings", TT_ARG_TENSOR})                                                                  \
     X(rating_update, "rating_update(totals, sums, bounds, ratings)",                               \

@@ -14,18 +14,19 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The bin of c: #{j : b[j] <= c} - 1, for c >= b[0] (so the result is in [0, B)). */
+/* The bin of c: #{j : b[j] <= c} - 1, for c >= b[0] (so the result is in [0, B)). A search
+ * without branches on the data (the step a conditional move): confidences spread over the bins
+ * made a branchy search mispredict at every level. */
 static int64_t bin_of(const double *b, int64_t bins, double c)
 {
-    int64_t lo = 0, hi = bins;
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if (b[mid] <= c)
-            lo = mid + 1;
-        else
-            hi = mid;
+    const double *base = b;
+    int64_t n = bins;
+    while (n > 1) {
+        const int64_t half = n / 2;
+        base = base[half] <= c ? base + half : base;
+        n -= half;
     }
-    return lo - 1;
+    return (base - b) + (*base <= c) - 1;
 }
 
 static tt_status check_args(const tt_view *counts, const tt_view *sums, const tt_view *conf,

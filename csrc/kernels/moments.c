@@ -30,36 +30,6 @@ static tt_status check_state(const tt_view *state, const char *arg, int64_t colu
 
 static int64_t columns_of(const tt_view *x) { return x->ndim == 2 ? x->shape[1] : 1; }
 
-/* Chan's merge of (nb, mean_b, m2_b) into (na, mean_a, m2_a). */
-static void merge_mean_m2(double *n, double *mean, double *m2, double nb, double mean_b,
-                          double m2_b)
-{
-    const double na = *n, total = na + nb;
-    if (nb == 0.0)
-        return;
-    if (na == 0.0) {
-        *n = nb;
-        *mean = mean_b;
-        *m2 = m2_b;
-        return;
-    }
-    const double delta = mean_b - *mean;
-    *mean += delta * (nb / total);
-    *m2 += m2_b + delta * delta * (na * nb / total);
-    *n = total;
-}
-
-static void merge_moment_row(double *a, const double *b)
-{
-    a[TT_MOM_SUM] += b[TT_MOM_SUM];
-    if (b[TT_MOM_MIN] < a[TT_MOM_MIN])
-        a[TT_MOM_MIN] = b[TT_MOM_MIN];
-    if (b[TT_MOM_MAX] > a[TT_MOM_MAX])
-        a[TT_MOM_MAX] = b[TT_MOM_MAX];
-    merge_mean_m2(&a[TT_MOM_N], &a[TT_MOM_MEAN], &a[TT_MOM_M2], b[TT_MOM_N], b[TT_MOM_MEAN],
-                  b[TT_MOM_M2]);
-}
-
 static void merge_comoment_row(double *a, const double *b)
 {
     const double na = a[TT_CO_N], nb = b[TT_CO_N];
@@ -314,7 +284,7 @@ tt_status tt_moments_update(const tt_view *state, const tt_view *x, const tt_vie
             return tt_fail(err, TT_EVALUE, "weights", "expected [%lld] (one per sample), got %s",
                            (long long)x->shape[0], tt_describe(weights, got, sizeof got));
     }
-    return update_rows(state, x, weights, batch_moments, merge_moment_row, err);
+    return update_rows(state, x, weights, batch_moments, tt_moments_merge_row, err);
 }
 
 /* state float64 [D, 6] (contiguous, written) and other float64 [D, 6] (any strides, read). */
@@ -352,7 +322,7 @@ static tt_status merge_rows(const tt_view *state, const tt_view *other,
 
 tt_status tt_moments_merge(const tt_view *state, const tt_view *other, tt_error *err)
 {
-    return merge_rows(state, other, merge_moment_row, err);
+    return merge_rows(state, other, tt_moments_merge_row, err);
 }
 
 /* ---- co-moments --------------------------------------------------------------------------- */

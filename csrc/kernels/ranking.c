@@ -5,7 +5,7 @@
  * group's score, `rel` of them relevant and `neg` not. An ignored label (target 2) is scored
  * below every other one; it is not relevant, but coverage counts it as a label to cover (the
  * numbers torchmetrics gives for an ignore_index). The workload: N up to millions, L from a
- * handful to a few thousand; O(L log L) per row.
+ * handful to a few thousand; O(L log L) per row (rows of up to 32 labels: insertion sort).
  *
  * The sums are formed in locals and added to `out` only when every row was read, so a bad
  * element (NaN score, label outside {0, 1, 2}) leaves `out` untouched.
@@ -24,6 +24,27 @@ static int by_score_descending(const void *a, const void *b)
 {
     const double x = ((const entry *)a)->score, y = ((const entry *)b)->score;
     return (x < y) - (x > y);
+}
+
+/* Rows of up to this many labels are sorted by insertion (the comparison inlined): qsort's call
+ * through a function pointer per comparison cost ~1 us a row of 10 labels, most of the update. */
+#define SMALL_ROW 32
+
+/* Sorts row[0..labels) by score, descending. Order within a group of equal scores is free:
+ * score_row reads each group as a whole. */
+static void sort_row(entry *row, int64_t labels)
+{
+    if (labels > SMALL_ROW) {
+        qsort(row, (size_t)labels, sizeof *row, by_score_descending);
+        return;
+    }
+    for (int64_t j = 1; j < labels; j++) {
+        const entry e = row[j];
+        int64_t k = j;
+        for (; k > 0 && row[k - 1].score < e.score; k--)
+            row[k] = row[k - 1];
+        row[k] = e;
+    }
 }
 
 /* Adds one sorted row's (coverage, average precision, loss) to acc. */
@@ -104,7 +125,7 @@ tt_status tt_ranking_update(const tt_view *out, const tt_view *preds, const tt_v
         }
         if (st != TT_OK)
             break;
-        qsort(row, (size_t)labels, sizeof *row, by_score_descending);
+        sort_row(row, labels);
         score_row(row, labels, acc);
     }
     free(row);

@@ -154,8 +154,11 @@ class SumMetric(_Aggregator):
         self.add_state("value_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
 
     def update(self, value: Any) -> None:
-        v, _ = self._values(value)
-        self.value_sum += v.sum()
+        total = agg_update.nan_free_total(value, self.device)
+        if total is None:
+            v, _ = self._values(value)
+            total = v.sum()
+        self.value_sum += total
 
     def compute(self) -> Tensor:
         return _as_result(self.value_sum, self)
@@ -180,7 +183,11 @@ class MeanMetric(_Aggregator):
         self.add_state("weight_sum", torch.tensor(0.0, dtype=_F64), reduce="sum")
 
     def update(self, value: Any, weight: Any = None) -> None:
-        total, weight_sum = agg_update.weighted_totals(*self._values(value, weight))
+        total = agg_update.nan_free_total(value, self.device) if weight is None else None
+        if total is None:
+            total, weight_sum = agg_update.weighted_totals(*self._values(value, weight))
+        else:  # every value weighs 1
+            weight_sum = value.numel()
         self.weighted_sum += total
         self.weight_sum += weight_sum
 
@@ -205,6 +212,11 @@ class _Extreme(_Aggregator):
         self.add_state("extreme", torch.tensor(start, dtype=_F64), reduce=self._reduce)
 
     def update(self, value: Any) -> None:
+        extreme = agg_update.nan_free_extreme(value, self._reduce == "min", self.device)
+        if extreme is not None:
+            minimum = self._reduce == "min"
+            self.extreme = torch.minimum(self.extreme, extreme) if minimum else torch.maximum(self.extreme, extreme)
+            return
         v, _ = self._values(value, fill=float("inf") if self._reduce == "min" else float("-inf"))
         if v.numel():
             # torch.minimum/maximum propagate NaN (nan_strategy="disable" keeps it).
@@ -413,7 +425,11 @@ class RunningMean(_RunningWindow):
     _slot_states = ("window_sums", "window_weights")
 
     def update(self, value: Any, weight: Any = None) -> None:
-        self._store(*agg_update.weighted_totals(*self._values(value, weight)))
+        total = agg_update.nan_free_total(value, self.device) if weight is None else None
+        if total is None:
+            self._store(*agg_update.weighted_totals(*self._values(value, weight)))
+        else:  # every value weighs 1
+            self._store(total, value.numel())
 
     def compute(self) -> Tensor:
         return _as_result(self.window_sums.sum() / self.window_weights.sum(), self)
@@ -445,8 +461,11 @@ class RunningSum(_RunningWindow):
     _slot_states = ("window_sums",)
 
     def update(self, value: Any) -> None:
-        v, _ = self._values(value)
-        self._store(v.sum())
+        total = agg_update.nan_free_total(value, self.device)
+        if total is None:
+            v, _ = self._values(value)
+            total = v.sum()
+        self._store(total)
 
     def compute(self) -> Tensor:
         return _as_result(self.window_sums.sum(), self)

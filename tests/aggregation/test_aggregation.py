@@ -374,3 +374,24 @@ def test_doctests():
     for package in ("torchtally.aggregation", "torchtally.functional.aggregation"):
         failed, attempted = package_doctests(package)
         assert attempted > 0 and failed == 0, package
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("factory", [SumMetric, MeanMetric, MinMetric, MaxMetric, RunningMean, RunningSum])
+def test_floating_cpu_batches_equal_the_float64_path(dtype, factory):
+    """A floating CPU tensor takes one pass (its NaN-free sum or extreme); a list of the same
+    values the checked float64 path: the same bits, NaN batches and inf - inf included."""
+    g = torch.Generator().manual_seed(3)
+    batches = [(torch.randn(5000, generator=g) * 100).to(dtype) for _ in range(3)]
+    batches[1][[7, 4000]] = NAN  # dropped with a warning by both paths
+    batches[2][[5, 9]] = torch.tensor([float("inf"), -float("inf")], dtype=dtype)
+    fast, slow = factory(), factory()
+    with pytest.warns(UserWarning, match="2 NaN value"):
+        fast.update(batches[1])
+    with pytest.warns(UserWarning, match="2 NaN value"):
+        slow.update(batches[1].tolist())
+    for batch in (batches[0], batches[2]):
+        fast.update(batch)
+        slow.update(batch.tolist())
+    a, b = fast.compute(), slow.compute()
+    assert torch.equal(a, b) or (bool(a.isnan()) and bool(b.isnan())), (a, b)

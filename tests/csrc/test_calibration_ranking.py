@@ -39,6 +39,21 @@ def test_calibration_c_matches_reference(c_core, dtype):
         assert int(c1[-1]) == int((conf[::2] == 1).sum())  # 1.0 has the last bin of its own
 
 
+def test_calibration_search_with_repeated_and_uneven_boundaries(impl):
+    """Every bin count B from 1 to 9 (the search's halving at each size), repeated boundaries
+    and confidences on every boundary: bins as torch.bucketize(right=True) - 1 places them."""
+    g = generator(6)
+    for bins in range(1, 10):
+        edges = torch.sort(torch.randint(0, 6, (bins,), generator=g).double() / 5).values
+        edges[0] = 0.0
+        conf = torch.cat((torch.rand(300, generator=g, dtype=torch.float64), edges, edges))
+        hit = torch.randint(0, 2, conf.shape, generator=g)
+        counts, sums = _bins(bins)
+        impl.calibration_update(counts, sums, conf, hit, edges)
+        want = torch.bincount(torch.bucketize(conf, edges, right=True) - 1, minlength=bins)
+        assert counts.tolist() == want.tolist(), (bins, edges)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(0, 60),
@@ -51,6 +66,19 @@ def test_ranking_c_matches_reference(n, labels, levels, ignored, seed):
     g = generator(seed)
     preds = torch.randint(0, levels, (n, labels), generator=g).float() / levels  # ties when levels is small
     target = torch.randint(0, 3 if ignored else 2, (n, labels), generator=g)
+    a, b = torch.zeros(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+    kernels("c").ranking_update(a, preds, target)
+    reference.ranking_update(b, preds, target)
+    torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("labels", [31, 32, 33, 70])
+@pytest.mark.parametrize("levels", [4, 1000])
+def test_ranking_of_wide_rows_matches_reference(labels, levels):
+    """Rows sorted by insertion (up to 32 labels) and by qsort (more) score alike, ties too."""
+    g = generator(labels * 7 + levels)
+    preds = torch.randint(0, levels, (200, labels), generator=g).float() / levels
+    target = torch.randint(0, 3, (200, labels), generator=g)
     a, b = torch.zeros(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
     kernels("c").ranking_update(a, preds, target)
     reference.ranking_update(b, preds, target)

@@ -35,6 +35,28 @@ def test_c_matches_torch_argmax(c_core, dtype):
                     assert torch.equal(out, expected), (pixels, classes, impl)
 
 
+@pytest.mark.parametrize("dtype", SCORE_DTYPES, ids=dtype_id)
+def test_one_score_row_per_sample(c_core, dtype):
+    """[N, C, 1]: a multiclass batch [N, C] (rows read one by one for float32 / float64 with
+    unit class stride, else walked as [1, C, N]) with ties, -inf rows and NaN rows."""
+    g = generator(5)
+    for rows, classes in ((1, 4), (3, 1), (2500, 10)):
+        s = torch.randn(rows, classes, generator=g).to(dtype)
+        if rows > 10:
+            s[3] = 0.25  # a tie: the first class wins
+            s[4, 2:] = s[4].max() + 1  # a tie after the first class
+            s[5] = float("-inf")
+            s[6, classes - 1] = float("nan")
+            s[7, 0] = float("nan")
+        expected = _expected(s.float()[:, :, None])
+        wide = torch.zeros(rows, 2 * classes, dtype=dtype)
+        wide[:, ::2] = s
+        for view in (s, s.t().contiguous().t(), wide[:, ::2]):
+            out = torch.full((rows, 1), 9, dtype=torch.int64)
+            c_core.class_argmax(out, view[:, :, None])
+            assert torch.equal(out, expected), (rows, classes, view.stride())
+
+
 def test_bad_calls_leave_out_untouched(impl):
     s = torch.zeros(2, 3, 10)
     calls = [((s.long(),), TypeError, "scores"), ((s[0],), ValueError, "scores"), ((s[:, :0],), ValueError, "scores")]

@@ -266,3 +266,55 @@ def test_every_simd_level_gives_the_same_bits(c_core, dtype):
         for level, sums, rows in runs[1:]:
             assert same_bits(sums, first), (key, level)
             assert rows is None or same_bits(rows, first_rows), (key, level)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 1), (3000, 10), (9, 255), (20, 256), (20, 257), (700, 3)])
+def test_kl_of_contiguous_rows_matches_float64_torch(impl, dtype, shape):
+    """C-contiguous float32 / float64 rows of 8 to 256 values are read in blocks of whole rows
+    as one flat run; shorter and wider rows take the column walk."""
+    g = generator(shape[1])
+    x, y = _inputs(KL, shape, dtype, g)
+    if shape[0] > 3 and shape[1] > 1:
+        x[1, 0] = 0.0  # a zero probability: a zero term
+        x[2] = 0.0
+        x[2, -1] = 0.5  # a row with one positive value
+    sums, count, rows = _run(impl, KL, x, y, 0.0, start=1.5)
+    p, q = x.double() / x.double().sum(1, keepdim=True), y.double() / y.double().sum(1, keepdim=True)
+    want_rows = (torch.xlogy(p, p) - torch.xlogy(p, q)).sum(1)  # (0 log 0 = 0)
+    torch.testing.assert_close(rows, want_rows, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(sums, want_rows.sum().reshape(1) + 1.5, rtol=1e-12, atol=1e-12)
+    assert int(count) == 5 + shape[0]
+
+
+def test_kl_of_contiguous_rows_gives_inf_for_a_zero_q_and_refuses_bad_rows(impl):
+    x, y = torch.rand(50, 4) + 0.1, torch.rand(50, 4) + 0.1
+    y[7, 2] = 0.0  # q = 0 where p > 0: that row's divergence is inf, and passes
+    sums, _, rows = _run(impl, KL, x, y, 0.0)
+    assert float(rows[7]) == float("inf") and float(sums[0]) == float("inf")
+    for name, t, value, message in (
+        ("x", x, -0.5, "expected probabilities >= 0"),
+        ("y", y, float("nan"), "expected finite values"),
+    ):
+        bad = t.clone()
+        bad[30, 1] = value
+        args = (bad, y) if name == "x" else (x, bad)
+        total = torch.zeros(1, dtype=_F64)
+        with pytest.raises(ValueError, match=f"^{name}: {message}"):
+            impl.error_sums(total, None, None, *args, KL, 0.0)
+        assert float(total) == 0.0
+    zero = x.clone()
+    zero[11] = 0.0
+    with pytest.raises(ValueError, match="^x: expected rows with a positive sum, got row 11"):
+        impl.error_sums(torch.zeros(1, dtype=_F64), None, None, zero, y, KL, 0.0)
+
+
+@pytest.mark.parametrize("kind", [KL, JS])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_flat_rows_give_the_column_walks_bits(c_core, kind, dtype):
+    x, y = _inputs(kind, (2500, 10), dtype, generator(kind))
+    flat = torch.zeros(2500, dtype=_F64)
+    walked = torch.zeros(2500, dtype=_F64)
+    c_core.error_sums(None, None, flat, x, y, kind, 0.0)
+    c_core.error_sums(None, None, walked, x.t().contiguous().t(), y.t().contiguous().t(), kind, 0.0)
+    assert same_bits(flat, walked)

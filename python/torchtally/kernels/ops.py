@@ -457,39 +457,21 @@ cluster_distances = define_op(
 )
 
 
-def _error_sums(
-    sums: Optional[Tensor],
-    count: Optional[Tensor],
-    rows: Optional[Tensor],
-    x: Tensor,
-    y: Tensor,
-    kind: int,
-    param: float,
-) -> None:
-    _host_route(x).error_sums(sums, count, rows, x, y, kind, param)
+def _host_op(name: str, schema: str, routed_by: int = 0) -> Any:
+    """An op of a kernel with no CUDA build, run by the module ``_host_route`` gives for its
+    argument at position ``routed_by`` (the C core for a CPU tensor, else the reference)."""
+    return define_op(name, schema, lambda *args: getattr(_host_route(args[routed_by]), name)(*args))
 
 
-error_sums = define_op(
+error_sums = _host_op(
     "error_sums",
     "Tensor(a!)? sums, Tensor(b!)? count, Tensor(c!)? rows, Tensor x, Tensor y, int kind, float param",
-    _error_sums,
+    routed_by=3,
 )
-
-
-def _rating_sums(out: Tensor, ratings: Tensor) -> None:
-    _host_route(out).rating_sums(out, ratings)
-
-
-rating_sums = define_op("rating_sums", "Tensor(a!) out, Tensor ratings", _rating_sums)
-
-
-def _rating_update(totals: Tensor, sums: Tensor, bounds: Tensor, ratings: Tensor) -> None:
-    _host_route(totals).rating_update(totals, sums, bounds, ratings)
-
-
-rating_update = define_op(
-    "rating_update", "Tensor(a!) totals, Tensor(b!) sums, Tensor(c!) bounds, Tensor ratings", _rating_update
-)
+residual_moments = _host_op("residual_moments", "Tensor(a!) state, Tensor x, Tensor y", routed_by=1)
+threshold_counts = _host_op("threshold_counts", "Tensor(a!) counts, Tensor x, Tensor y, float threshold", routed_by=1)
+rating_sums = _host_op("rating_sums", "Tensor(a!) out, Tensor ratings")
+rating_update = _host_op("rating_update", "Tensor(a!) totals, Tensor(b!) sums, Tensor(c!) bounds, Tensor ratings")
 
 
 def _lip_errors(out: Tensor, vertices_pred: Tensor, vertices_gt: Tensor, lips: Tensor) -> None:

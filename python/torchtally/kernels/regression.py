@@ -1,6 +1,6 @@
-"""Route of the regression error-sums kernel (csrc/API_REGRESSION.md, "error_sums"): the C core for CPU
-tensors, the torch reference (kernels/reference/error_sums.py) elsewhere; a custom op inside
-torch.compile. The kinds are csrc/kernels/error_sums.h's."""
+"""Routes of the regression kernels (csrc/API_REGRESSION.md: "error_sums", "residual_moments",
+"threshold_counts"): the C core for CPU tensors, the torch references (kernels/reference/) elsewhere;
+a custom op inside torch.compile. The kinds are csrc/kernels/error_sums.h's."""
 
 from typing import Optional
 
@@ -29,3 +29,20 @@ def error_sums(
     if ops.compiling():
         return ops.error_sums(sums, count, rows, x, y, kind, param)
     host_module(x).error_sums(sums, count, rows, x, y, kind, param)
+
+
+def residual_moments(state: Tensor, x: Tensor, y: Tensor) -> None:
+    """Merge the moments of y - x (rows 0..D-1) and of y (rows D..2D-1) of preds x and target y
+    ([N] or [N, D]) into the float64 state [2D, 6]; a NaN/inf input is a ValueError and nothing
+    is written."""
+    if ops.compiling():
+        return ops.residual_moments(state, x, y)
+    host_module(x).residual_moments(state, x, y)
+
+
+def threshold_counts(counts: Tensor, x: Tensor, y: Tensor, threshold: float) -> None:
+    """counts (int64 [4]) += (neither, y only, x only, both) of the elements of preds x and
+    target y at or above threshold; a NaN/inf input is a ValueError and nothing is written."""
+    if ops.compiling():
+        return ops.threshold_counts(counts, x, y, threshold)
+    host_module(x).threshold_counts(counts, x, y, threshold)

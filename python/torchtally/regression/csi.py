@@ -48,6 +48,10 @@ class CriticalSuccessIndex(RegressionMetric):
             self.add_state("sequence_counts", torch.empty(0, 3, dtype=torch.int64), reduce="cat")
 
     def update(self, preds: Tensor, target: Tensor) -> None:
+        if self.keep_sequence_dim is None and sums.csi_counts_added(
+            self.counts, preds, target, self.threshold, self.device
+        ):
+            return
         counts = sums.csi_counts(preds, target, self.threshold, self.keep_sequence_dim, self.device)
         if self.keep_sequence_dim is None:
             self.counts += counts

@@ -37,6 +37,7 @@ import torch
 from torch import Tensor
 
 from ...kernels import deferred_checks
+from ...kernels.ops import compiling
 from ...kernels.reference.checks import describe
 
 NanStrategy = Union[str, float]
@@ -182,6 +183,42 @@ def checked_values(
     (``fill``: see the module docstring)."""
     v = as_values(name, value, device)
     return apply_nan_strategy(strategy, name, v, as_weights(weight, v, device), fill)
+
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _host_floats(value: object, device: Optional[torch.device]) -> Optional[Tensor]:
+    """``value`` (detached) when it is a non-empty floating CPU tensor on ``device`` that the
+    fast paths below read as it is; None where ``checked_values`` must run (it also raises)."""
+    if not isinstance(value, Tensor) or value.dtype not in _FLOATS or not value.is_cpu or compiling():
+        return None
+    if (device is not None and value.device != device) or value.numel() == 0:
+        return None
+    return value.detach()
+
+
+def nan_free_total(value: object, device: Optional[torch.device] = None) -> Optional[Tensor]:
+    """The float64 0-d sum of a floating CPU tensor's values, when that sum shows that none is
+    NaN (a NaN makes it NaN); None where the caller must take ``checked_values`` and the NaN
+    policy (a NaN, an inf - inf, or another kind of input). One pass: the policy's own NaN
+    search is a second pass and a bool temporary, most of a large batch's update."""
+    v = _host_floats(value, device)
+    if v is None:
+        return None
+    total = v.to(_F64).sum()
+    return total if total.item() == total.item() else None
+
+
+def nan_free_extreme(value: object, smallest: bool, device: Optional[torch.device] = None) -> Optional[Tensor]:
+    """The float64 0-d smallest (or largest) of a floating CPU tensor's values, read in their
+    own dtype (exact), when none is NaN (torch's amin / amax give NaN then); else None, as
+    ``nan_free_total``."""
+    v = _host_floats(value, device)
+    if v is None:
+        return None
+    extreme = v.amin() if smallest else v.amax()
+    return extreme.to(_F64) if extreme.item() == extreme.item() else None
 
 
 def weighted_totals(value: Tensor, weight: Optional[Tensor]) -> Tuple[Tensor, Union[Tensor, int]]:

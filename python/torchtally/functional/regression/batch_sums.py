@@ -28,10 +28,12 @@ from torch import Tensor
 from ... import kernels
 from ...kernels import deferred_checks
 from ...kernels import regression as regression_kinds
+from ...kernels.ops import compiling
 from ...kernels.reference.checks import describe
 from . import fused_sums, update
 
 _F64 = torch.float64
+_WIDE = (torch.float32, torch.float64)  # the dtypes the threshold-counts kernel compares in
 _LN2 = math.log(2.0)
 # log cosh(a) = log cosh(_BIG) + (a - _BIG) for a >= _BIG, to float64's precision (the rest is
 # below exp(-2 * _BIG)); below it log1p(2 sinh(a / 2)^2) keeps the digits of small errors.
@@ -333,6 +335,27 @@ def csi_counts(
     else:  # 1-D: every element is its own index (a sum over no dims would sum them all)
         hits, observed, forecast = both.long(), tb.long(), pb.long()
     return torch.stack((hits, observed - hits, forecast - hits), 1)
+
+
+def csi_counts_added(
+    counts: Tensor, preds: object, target: object, threshold: float, device: Optional[torch.device] = None
+) -> bool:
+    """Whether the threshold-counts kernel (csrc/API_REGRESSION.md) added the checked batch's
+    [4] counts (csi_counts' order) into ``counts`` in one read of preds and target. False, with
+    nothing written, where ``csi_counts`` must run instead: not on the CPU (there the checks stay
+    on the device), under dynamo, inputs other than float32 / float64 (torch compares a float16,
+    bfloat16 or integer tensor with the threshold in another dtype), or a batch the kernel
+    refused (a NaN / inf: the torch path raises naming ``preds`` / ``target``)."""
+    p, t = pair(preds, target, device)
+    if not p.is_cpu or compiling() or p.dtype not in _WIDE or t.dtype not in _WIDE:
+        return False
+    if p.dim() not in (1, 2):  # any shape is its elements: one view when contiguous
+        p, t = p.reshape(-1), t.reshape(-1)
+    try:
+        regression_kinds.threshold_counts(counts, p, t, threshold)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def csi_from_counts(hits: Tensor, misses: Tensor, false_alarms: Tensor) -> Tensor:

@@ -3,7 +3,7 @@ Pearson, Lin's concordance, and the result dtypes torchmetrics returns."""
 
 import math
 import warnings
-from typing import Dict, Optional, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -82,6 +82,33 @@ def _forced_ratio_score(num: Tensor, den: Tensor) -> Tensor:
     return torch.where(num_zero, torch.ones_like(score), score)
 
 
+def _forced_ratio_number(num: float, den: float) -> float:
+    """_forced_ratio_score of one output, in Python floats (the same float64 operations)."""
+    if num == 0:
+        return 1.0
+    return 0.0 if den == 0 else 1.0 - num / den
+
+
+def _average_number(score: float, weight: float, multioutput: str) -> Tensor:
+    """_average of one output as float64 (variance_weighted: (s w) / w, NaN for w = 0): [1] for
+    raw_values, else 0-d, as the tensor path."""
+    if multioutput == "raw_values":
+        return torch.tensor([score], dtype=_F64)
+    if multioutput == "variance_weighted":
+        score = float("nan") if weight == 0 else (score * weight) / weight
+    return torch.tensor(score, dtype=_F64)
+
+
+def _one_output(state: Tensor) -> Optional[Tuple[List[float], List[float]]]:
+    """The residual and target rows of a one-output CPU moments state [2, 6] with samples, read
+    in one go: compute's numbers in Python floats cost a tenth of a dozen tensor ops; None for
+    other states (the tensor path)."""
+    if state.shape[0] != 2 or not state.is_cpu:
+        return None
+    res, tgt = state.tolist()
+    return (res, tgt) if tgt[0] > 0 else None
+
+
 def _average(scores: Tensor, weights: Tensor, multioutput: str) -> Tensor:
     """raw_values, uniform_average, or variance_weighted (NaN when every weight is 0, as
     torchmetrics' 0 / 0)."""
@@ -108,10 +135,17 @@ def r2_from_moments(state: Tensor, multioutput: str = "uniform_average", adjuste
     n = float(state[d, 0]) if d else 0.0
     if n < 2:
         raise ValueError(f"R2 needs at least 2 samples, got {n:g} (Needs at least two samples to calculate r2 score.)")
-    res, tgt = state[:d], state[d:]
-    ss_res = res[:, 3] + n * res[:, 2] * res[:, 2]
-    ss_tot = _ss_tot(tgt)
-    scores = _average(_forced_ratio_score(ss_res, ss_tot), ss_tot, multioutput)
+    rows = _one_output(state)
+    if rows is not None:
+        r, t = rows
+        ss_tot_number = 0.0 if t[4] == t[5] else t[3]
+        score = _forced_ratio_number(r[3] + n * r[2] * r[2], ss_tot_number)
+        scores = _average_number(score, ss_tot_number, multioutput)
+    else:
+        res, tgt = state[:d], state[d:]
+        ss_res = res[:, 3] + n * res[:, 2] * res[:, 2]
+        ss_tot = _ss_tot(tgt)
+        scores = _average(_forced_ratio_score(ss_res, ss_tot), ss_tot, multioutput)
     if adjusted:
         if adjusted > n - 1:
             warnings.warn(
@@ -139,6 +173,12 @@ def explained_variance_from_moments(state: Tensor, multioutput: str = "uniform_a
     d = state.shape[0] // 2
     if d == 0:
         return torch.tensor(float("nan"), dtype=_F64, device=state.device)
+    rows = _one_output(state)
+    if rows is not None:
+        r, t = rows
+        var_tgt_number = (0.0 if t[4] == t[5] else t[3]) / t[0]
+        var_res_number = 0.0 if r[4] == r[5] else r[3] / t[0]
+        return _average_number(_forced_ratio_number(var_res_number, var_tgt_number), var_tgt_number, multioutput)
     res, tgt = state[:d], state[d:]
     n = tgt[:, 0]
     var_res = torch.where(res[:, 4] == res[:, 5], torch.zeros_like(res[:, 3]), res[:, 3] / n)

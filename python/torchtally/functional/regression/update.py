@@ -50,6 +50,7 @@ from torch import Tensor
 from ... import kernels
 from ...errors import ShapeError
 from ...kernels import deferred_checks
+from ...kernels import regression as regression_kernels
 from ...kernels.ops import compiling, define_op
 from ...kernels.reference.checks import describe
 
@@ -405,6 +406,9 @@ def residual_moments_update(state: Tensor, p: Tensor, t: Tensor) -> Tensor:
             f"preds: expected {state.shape[0] // 2} output(s) per sample as in earlier batches, got {d} "
             f"(shape {list(p.shape)})"
         )
+    fused = _fused_residual_moments(state, p, t)
+    if fused is not None:
+        return fused
     residual = t.to(_F64) - p.to(_F64)
     require_finite(residual.sum(), p, t)  # NaN or inf in preds or target makes a residual so
     if state.shape[0] == 0:
@@ -415,6 +419,29 @@ def residual_moments_update(state: Tensor, p: Tensor, t: Tensor) -> Tensor:
     kernels.moments_update(state[d:], deferred_checks.cleaned(as_float(t)), None)
     kernels.moments_update(state[:d], deferred_checks.cleaned(residual), None)
     return state
+
+
+def _widened(t: Tensor) -> Tensor:
+    """float32 / float64 as they are; half floats as float32 and integers as float64 (exact, and
+    one vectorised torch pass beats the kernel's element-by-element loads of those dtypes)."""
+    if t.dtype in (torch.float32, _F64):
+        return t
+    return t.float() if t.is_floating_point() else t.to(_F64)
+
+
+def _fused_residual_moments(state: Tensor, p: Tensor, t: Tensor) -> Optional[Tensor]:
+    """The state after the residual-moments kernel (csrc/API_REGRESSION.md) folded in a CPU batch
+    in one read of p and t, or None when the torch path must: not on the CPU (there the checks
+    stay on the device), under dynamo, or a batch the kernel refused (a NaN / inf: the torch path
+    then raises naming ``preds`` / ``target``; nothing was written)."""
+    if not p.is_cpu or compiling():
+        return None
+    out = empty_moments(2 * p.shape[1], state.device) if state.shape[0] == 0 else state
+    try:
+        regression_kernels.residual_moments(out, _widened(p), _widened(t))
+    except (TypeError, ValueError):
+        return None
+    return out
 
 
 def check_moments_state(name: str, state: Tensor, comoments: bool = False) -> None:

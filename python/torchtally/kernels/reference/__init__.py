@@ -30,6 +30,7 @@ from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
 from .rating_sums import rating_sums, rating_update
+from .residual_moments import residual_moments
 from .retrieval import retrieval_order, retrieval_scores
 from .signal_sums import signal_sums
 from .spectral_angles import spectral_angles
@@ -37,6 +38,7 @@ from .squared_error import squared_error
 from .ssim_moments import ssim_moments
 from .surface_distance import surface_distance
 from .ter import ter_sentences
+from .threshold_counts import threshold_counts
 from .toeplitz_solve import toeplitz_solve
 from .topk import topk_update
 from .total_variation import total_variation
@@ -70,6 +72,8 @@ __all__ = [
     "ter_sentences",
     "eed_sentences",
     "error_sums",
+    "residual_moments",
+    "threshold_counts",
     "retrieval_scores",
     "retrieval_order",
     "exact_curve_points",

@@ -79,7 +79,7 @@ def _pair_term(na: Tensor, nb: Tensor, a: Tensor, b: Tensor, delta_product: Tens
     return torch.where(nb == 0, a, torch.where(na == 0, b, a + (b + delta_product * w)))
 
 
-def _merge_moments(a: Tensor, b: Tensor) -> Tensor:
+def merge_moments(a: Tensor, b: Tensor) -> Tensor:
     na, nb = a[:, 0], b[:, 0]
     n, mean, w = _chan(na, nb, a[:, 2], b[:, 2])
     delta = b[:, 2] - a[:, 2]
@@ -99,7 +99,7 @@ def _merge_comoments(a: Tensor, b: Tensor) -> Tensor:
     return torch.stack([n, mean_x, mean_y, m2_x, m2_y, c_xy], dim=1)
 
 
-def _batch_moments(x: Tensor, w: Optional[Tensor]) -> Tensor:
+def batch_moments(x: Tensor, w: Optional[Tensor]) -> Tensor:
     """(n, sum, mean, m2, min, max) per column; min and max over the samples of positive weight."""
     d = x.shape[1]
     if w is None:
@@ -126,7 +126,7 @@ def moments_update(state, x, weights, /) -> None:
     w = _weights(weights, x.shape[0], state)
     if x.shape[0] == 0:
         return
-    state.copy_(_merge_moments(state, _batch_moments(_as_columns(x, state.shape[0]), w)))
+    state.copy_(merge_moments(state, batch_moments(_as_columns(x, state.shape[0]), w)))
 
 
 def moments_merge(state, other, /) -> None:
@@ -134,7 +134,7 @@ def moments_merge(state, other, /) -> None:
     chk.no_meta(("other", other))
     state = _state(state)
     other = _other(other, state)
-    state.copy_(_merge_moments(state, other))
+    state.copy_(merge_moments(state, other))
 
 
 def comoments_update(state, x, y, /) -> None:
