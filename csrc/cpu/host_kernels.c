@@ -288,3 +288,10 @@ tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error *err)
     return tt_retrieval_order(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
                               a->tensor[5], err);
 }
+
+/* retrieval_rows is every retrieval update's one call on the host (CUDA: the torch reference). */
+tt_status run_retrieval_rows(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_retrieval_rows(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                             a->tensor[5], err);
+}

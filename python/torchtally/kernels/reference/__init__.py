@@ -29,7 +29,7 @@ from .panoptic import panoptic_update
 from .perplexity import perplexity_update
 from .ranking import ranking_update
 from .rating_sums import rating_sums, rating_update
-from .retrieval import retrieval_order, retrieval_scores
+from .retrieval import retrieval_order, retrieval_rows, retrieval_scores
 from .signal_sums import signal_sums
 from .spectral_angles import spectral_angles
 from .squared_error import squared_error
@@ -71,6 +71,7 @@ __all__ = [
     "error_sums",
     "retrieval_scores",
     "retrieval_order",
+    "retrieval_rows",
     "exact_curve_points",
     "exact_curve_rates",
     "exact_curve_finish",
