@@ -4,6 +4,7 @@
  */
 #include "cpu/host_kernels.h"
 
+#include "kernels/average_ranks.h"
 #include "kernels/binned_finish.h"
 #include "kernels/box_overlap.h"
 #include "kernels/calibration.h"
@@ -287,6 +288,12 @@ tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_retrieval_order(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
                               a->tensor[5], err);
+}
+
+/* average_ranks (SpearmanCorrCoef's compute) has no CUDA build: other devices take its reference. */
+tt_status run_average_ranks(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_average_ranks(a->tensor[0], a->tensor[1], err);
 }
 
 /* retrieval_rows is every retrieval update's one call on the host (CUDA: the torch reference). */

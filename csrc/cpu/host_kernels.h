@@ -132,6 +132,7 @@
       {"query_out", TT_ARG_OUT_TENSOR}, {"score_out", TT_ARG_OUT_TENSOR},                          \
       {"relevance_out", TT_ARG_OUT_TENSOR}, {"query", TT_ARG_TENSOR}, {"preds", TT_ARG_TENSOR},    \
       {"target", TT_ARG_TENSOR})                                                                   \
+    X(average_ranks, "average_ranks(out, x)", {"out", TT_ARG_OUT_TENSOR}, {"x", TT_ARG_TENSOR})    \
     X(retrieval_rows,                                                                              \
       "retrieval_rows(query_out, score_out, relevance_out, indexes, preds, target)",               \
       {"query_out", TT_ARG_OUT_TENSOR}, {"score_out", TT_ARG_OUT_TENSOR},                          \

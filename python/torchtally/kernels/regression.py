@@ -1,6 +1,7 @@
-"""Route of the regression error-sums kernel (csrc/API_REGRESSION.md, "error_sums"): the C core for CPU
-tensors, the torch reference (kernels/reference/error_sums.py) elsewhere; a custom op inside
-torch.compile. The kinds are csrc/kernels/error_sums.h's."""
+"""Routes of the regression kernels (csrc/API_REGRESSION.md): the C core for CPU tensors, the torch
+reference (kernels/reference/error_sums.py, average_ranks.py) elsewhere. error_sums is a custom op
+inside torch.compile (its kinds are csrc/kernels/error_sums.h's); average_ranks runs at compute,
+which is never traced."""
 
 from typing import Optional
 
@@ -29,3 +30,9 @@ def error_sums(
     if ops.compiling():
         return ops.error_sums(sums, count, rows, x, y, kind, param)
     host_module(x).error_sums(sums, count, rows, x, y, kind, param)
+
+
+def average_ranks(out: Tensor, x: Tensor) -> None:
+    """out float64 [N, K] = per column of x (floating [N, K], no NaN) the 1-based ranks of its
+    values, ties given the mean of the ranks they span (scipy.stats.rankdata's "average")."""
+    host_module(out).average_ranks(out, x)

@@ -3,8 +3,9 @@ pairs, and the results from every sample.
 
 A rank correlation needs every sample: the classes keep the (preds, target) pairs of every
 batch in one "cat" state of rows [2, D] (row 0 preds, row 1 target), and rank them at compute
-with torch ops: sorts and cumulative sums, O(N log N) time and O(N) memory per output, never a
-matrix of pairs.
+(Spearman's average ranks by a C kernel, csrc/kernels/average_ranks.c; Kendall's counts by torch
+ops: sorts and cumulative sums), O(N log N) time and O(N) memory per output, never a matrix of
+pairs.
 
 * ranks: average ranks for ties (scipy.stats.rankdata's "average"), so Spearman's rho is
   Pearson's correlation of the ranks, as scipy.stats.spearmanr;
@@ -27,6 +28,7 @@ import torch
 from torch import Tensor
 
 from ...errors import stacklevel_outside_torchtally
+from ...kernels import regression as kernel
 from . import update
 
 _F64 = torch.float64
@@ -112,32 +114,6 @@ def require_samples(pairs: Tensor, metric: str) -> None:
 # -- ranks ---------------------------------------------------------------------------------------
 
 
-def _tie_groups(sorted_x: Tensor) -> Tuple[Tensor, Tensor]:
-    """For a tensor sorted along dim 0 ([N] or [N, D]): whether each position starts a run of
-    equal values, and the start index of each position's run."""
-    n = sorted_x.shape[0]
-    starts = torch.ones_like(sorted_x, dtype=torch.bool)
-    starts[1:] = sorted_x[1:] != sorted_x[:-1]
-    pos = torch.arange(n, device=sorted_x.device).reshape((n,) + (1,) * (sorted_x.dim() - 1)).expand_as(sorted_x)
-    first = torch.cummax(torch.where(starts, pos, torch.zeros_like(pos)), dim=0).values
-    return starts, first
-
-
-def average_ranks(x: Tensor) -> Tensor:
-    """1-based ranks along dim 0 ([N] or [N, D]), ties given the mean of their ranks (float64)."""
-    n = x.shape[0]
-    if n == 0:
-        return x.to(_F64)
-    sorted_x, order = torch.sort(x, dim=0, stable=True)
-    starts, first = _tie_groups(sorted_x)
-    ends = torch.ones_like(starts)  # whether each position ends its run
-    ends[:-1] = starts[1:]
-    pos = torch.arange(n, device=x.device).reshape((n,) + (1,) * (x.dim() - 1)).expand_as(sorted_x)
-    last = torch.where(ends, pos, torch.full_like(pos, n)).flip(0).cummin(dim=0).values.flip(0)
-    mean_rank = (first + last + 2).to(_F64) / 2  # ranks first + 1 .. last + 1
-    return torch.empty_like(mean_rank).scatter_(0, order, mean_rank)
-
-
 def _warn_undefined(metric: str, undefined: Tensor) -> None:
     which = undefined.nonzero().reshape(-1).tolist()
     warnings.warn(
@@ -151,7 +127,10 @@ def _warn_undefined(metric: str, undefined: Tensor) -> None:
 def spearman(pairs: Tensor) -> Tensor:
     """Spearman's rho per output (float64 [D]) of pairs [N, 2, D]: Pearson's correlation of the
     average ranks, clamped to [-1, 1]; NaN with a warning for a constant column or N < 2."""
-    ranks = average_ranks(pairs.to(_F64) if pairs.dtype != _F64 else pairs)
+    n, _, d = pairs.shape
+    ranks = torch.empty(n, 2 * d, dtype=_F64, device=pairs.device)
+    kernel.average_ranks(ranks, pairs.reshape(n, 2 * d))  # every column ranked on its own
+    ranks = ranks.reshape(n, 2, d)
     dev = ranks - ranks.mean(0) if ranks.shape[0] else ranks
     rx, ry = dev[:, 0], dev[:, 1]
     var_x, var_y = (rx * rx).sum(0), (ry * ry).sum(0)

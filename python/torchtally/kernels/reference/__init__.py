@@ -6,6 +6,7 @@ do not serve, MPS, ...) and the oracle the C core is tested against. Every funct
 arguments before it writes `out` / `state`, so an error leaves them exactly as they were.
 """
 
+from .average_ranks import average_ranks
 from .binned import binned_update
 from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
@@ -72,6 +73,7 @@ __all__ = [
     "retrieval_scores",
     "retrieval_order",
     "retrieval_rows",
+    "average_ranks",
     "exact_curve_points",
     "exact_curve_rates",
     "exact_curve_finish",
