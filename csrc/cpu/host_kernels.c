@@ -26,6 +26,7 @@
 #include "kernels/ngram.h"
 #include "kernels/lcs.h"
 #include "kernels/perplexity.h"
+#include "kernels/rank_pairs.h"
 #include "kernels/ranking.h"
 #include "kernels/rating_sums.h"
 #include "kernels/retrieval.h"
@@ -294,6 +295,12 @@ tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_average_ranks(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_average_ranks(a->tensor[0], a->tensor[1], err);
+}
+
+/* rank_pairs (SpearmanCorrCoef's and KendallRankCorrCoef's update) has no CUDA build either. */
+tt_status run_rank_pairs(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_rank_pairs(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
 /* retrieval_rows is every retrieval update's one call on the host (CUDA: the torch reference). */

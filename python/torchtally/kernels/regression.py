@@ -1,7 +1,7 @@
 """Routes of the regression kernels (csrc/API_REGRESSION.md): the C core for CPU tensors, the torch
-reference (kernels/reference/error_sums.py, average_ranks.py) elsewhere. error_sums is a custom op
-inside torch.compile (its kinds are csrc/kernels/error_sums.h's); average_ranks runs at compute,
-which is never traced."""
+reference (kernels/reference/error_sums.py, average_ranks.py, rank_pairs.py) elsewhere. error_sums
+is a custom op inside torch.compile (its kinds are csrc/kernels/error_sums.h's); average_ranks runs
+at compute and rank_pairs in an update that runs eagerly (RankPairs.traceable_update is False)."""
 
 from typing import Optional
 
@@ -36,3 +36,10 @@ def average_ranks(out: Tensor, x: Tensor) -> None:
     """out float64 [N, K] = per column of x (floating [N, K], no NaN) the 1-based ranks of its
     values, ties given the mean of the ranks they span (scipy.stats.rankdata's "average")."""
     host_module(out).average_ranks(out, x)
+
+
+def rank_pairs(out: Tensor, preds: Tensor, target: Tensor) -> None:
+    """out float32 or float64 [N, 2, D] = per sample the rows (preds, target) ([N] or [N, D], one
+    shape, floating or integer) in out's dtype; a value not finite in that dtype is a ValueError
+    naming preds (first) or target, and nothing is written."""
+    host_module(out).rank_pairs(out, preds, target)

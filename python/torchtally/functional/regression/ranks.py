@@ -20,7 +20,6 @@ pairs.
 Counts are int64 (exact); statistics are float64.
 """
 
-import math
 import warnings
 from typing import List, Optional, Tuple, Union
 
@@ -70,23 +69,33 @@ def pair_rows(
 
     Shapes as Pearson's ([N] or [N, D], D = num_outputs); NaN or inf is a ValueError, and so is
     a finite value too large for ``store`` (it would be stored as inf)."""
-    p, t = update.pearson(preds, target, num_outputs, device)
-    rows = torch.stack([p if p.dtype == store else p.to(store), t if t.dtype == store else t.to(store)], dim=1)
-    # a sum is finite when every value is (one op; isfinite is several): only a non-finite sum,
-    # which an overflow of finite values also gives, pays for the exact check
-    if not math.isfinite(rows.sum().item()) and not bool(torch.isfinite(rows).all()):
-        update.finite("preds", p)
-        update.finite("target", t)
-        name, src = ("preds", p) if not bool(torch.isfinite(rows[:, 0]).all()) else ("target", t)
-        flat = int((~torch.isfinite(rows[:, 0 if name == "preds" else 1])).reshape(-1).nonzero()[0, 0])
-        raise ValueError(
-            f"{name}: the value {float(src.reshape(-1)[flat])} at flat index {flat} does not fit the {store} "
-            "state; make the metric while torch's default dtype is float64 to keep float64 pairs"
-        )
+    p, t = update.pearson_shaped(preds, target, num_outputs, device)
+    rows = torch.empty(p.shape[0], 2, num_outputs, dtype=store, device=p.device)
+    try:
+        kernel.rank_pairs(rows, p, t)  # the finite check, then the rows
+    except ValueError:
+        _explain_non_finite(p, t, num_outputs, store)
+        raise
     rounded = False
     if _wider(p.dtype, store) or _wider(t.dtype, store):
-        rounded = bool((rows[:, 0].to(_F64) != p.to(_F64)).any()) or bool((rows[:, 1].to(_F64) != t.to(_F64)).any())
+        p, t = p.reshape(-1, num_outputs).to(_F64), t.reshape(-1, num_outputs).to(_F64)
+        rounded = bool((rows[:, 0].to(_F64) != p).any()) or bool((rows[:, 1].to(_F64) != t).any())
     return rows, rounded
+
+
+def _explain_non_finite(p: Tensor, t: Tensor, num_outputs: int, store: torch.dtype) -> None:
+    """The ValueError for a batch with a value not finite in ``store``: a NaN or inf input (preds
+    first), else a finite value too large for ``store``."""
+    update.finite("preds", p)
+    update.finite("target", t)
+    for name, src in (("preds", p), ("target", t)):
+        bad = ~torch.isfinite(src.to(store))
+        if bool(bad.any()):
+            flat = int(bad.reshape(-1).nonzero()[0, 0])
+            raise ValueError(
+                f"{name}: the value {float(src.reshape(-1)[flat])} at flat index {flat} does not fit the {store} "
+                "state; make the metric while torch's default dtype is float64 to keep float64 pairs"
+            )
 
 
 def _wider(dtype: torch.dtype, store: torch.dtype) -> bool:

@@ -28,6 +28,7 @@ from .moments import comoments_merge, comoments_update, moments_merge, moments_u
 from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
+from .rank_pairs import rank_pairs
 from .ranking import ranking_update
 from .rating_sums import rating_sums, rating_update
 from .retrieval import retrieval_order, retrieval_rows, retrieval_scores
@@ -74,6 +75,7 @@ __all__ = [
     "retrieval_order",
     "retrieval_rows",
     "average_ranks",
+    "rank_pairs",
     "exact_curve_points",
     "exact_curve_rates",
     "exact_curve_finish",
