@@ -18,6 +18,7 @@
 #include "kernels/error_sums.h"
 #include "kernels/exact_curve.h"
 #include "kernels/finish.h"
+#include "kernels/kendall_counts.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
 #include "kernels/lip_errors.h"
@@ -295,6 +296,12 @@ tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_average_ranks(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_average_ranks(a->tensor[0], a->tensor[1], err);
+}
+
+/* kendall_counts (KendallRankCorrCoef's compute) has no CUDA build either. */
+tt_status run_kendall_counts(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_kendall_counts(a->tensor[0], a->tensor[1], err);
 }
 
 /* rank_pairs (SpearmanCorrCoef's and KendallRankCorrCoef's update) has no CUDA build either. */

@@ -1,7 +1,8 @@
 """Routes of the regression kernels (csrc/API_REGRESSION.md): the C core for CPU tensors, the torch
-reference (kernels/reference/error_sums.py, average_ranks.py, rank_pairs.py) elsewhere. error_sums
-is a custom op inside torch.compile (its kinds are csrc/kernels/error_sums.h's); average_ranks runs
-at compute and rank_pairs in an update that runs eagerly (RankPairs.traceable_update is False)."""
+reference (kernels/reference/: error_sums.py, average_ranks.py, kendall_counts.py, rank_pairs.py)
+elsewhere. error_sums is a custom op inside torch.compile (its kinds are csrc/kernels/error_sums.h's);
+average_ranks and kendall_counts run at compute and rank_pairs in an update that runs eagerly
+(RankPairs.traceable_update is False)."""
 
 from typing import Optional
 
@@ -43,3 +44,10 @@ def rank_pairs(out: Tensor, preds: Tensor, target: Tensor) -> None:
     shape, floating or integer) in out's dtype; a value not finite in that dtype is a ValueError
     naming preds (first) or target, and nothing is written."""
     host_module(out).rank_pairs(out, preds, target)
+
+
+def kendall_counts(out: Tensor, pairs: Tensor) -> None:
+    """out float64 [D, 11] = per output of pairs (float32 or float64 [N, 2, D], no NaN) Kendall's
+    (C - D, C, D, distinct preds, distinct target, Tx, Tx1, Tx2, Ty, Ty1, Ty2): concordant and
+    discordant pairs, and over runs of t ties sum t(t-1)/2, t(t-1)(t-2), t(t-1)(2t+5)."""
+    host_module(out).kendall_counts(out, pairs)

@@ -19,6 +19,7 @@ from .curve_rows import curve_rows
 from .eed import eed_sentences
 from .error_sums import error_sums
 from .exact_curve import exact_curve_finish, exact_curve_points, exact_curve_rates
+from .kendall_counts import kendall_counts
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
@@ -76,6 +77,7 @@ __all__ = [
     "retrieval_rows",
     "average_ranks",
     "rank_pairs",
+    "kendall_counts",
     "exact_curve_points",
     "exact_curve_rates",
     "exact_curve_finish",
