@@ -12,6 +12,7 @@
 #include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
+#include "kernels/crps_scores.h"
 #include "kernels/curve_rows.h"
 #include "kernels/contingency.h"
 #include "kernels/eed.h"
@@ -296,6 +297,12 @@ tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error *err)
 tt_status run_average_ranks(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_average_ranks(a->tensor[0], a->tensor[1], err);
+}
+
+/* crps_scores (ContinuousRankedProbabilityScore's update) has no CUDA build either. */
+tt_status run_crps_scores(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_crps_scores(a->tensor[0], a->tensor[1], a->tensor[2], err);
 }
 
 /* kendall_counts (KendallRankCorrCoef's compute) has no CUDA build either. */

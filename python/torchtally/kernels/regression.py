@@ -1,8 +1,8 @@
 """Routes of the regression kernels (csrc/API_REGRESSION.md): the C core for CPU tensors, the torch
-reference (kernels/reference/: error_sums.py, average_ranks.py, kendall_counts.py, rank_pairs.py)
-elsewhere. error_sums is a custom op inside torch.compile (its kinds are csrc/kernels/error_sums.h's);
-average_ranks and kendall_counts run at compute and rank_pairs in an update that runs eagerly
-(RankPairs.traceable_update is False)."""
+reference (kernels/reference/: error_sums.py, average_ranks.py, kendall_counts.py, rank_pairs.py,
+crps_scores.py) elsewhere. error_sums is a custom op inside torch.compile (its kinds are
+csrc/kernels/error_sums.h's); average_ranks and kendall_counts run at compute, rank_pairs in an
+update that runs eagerly (RankPairs.traceable_update is False), crps_scores in CPU updates only."""
 
 from typing import Optional
 
@@ -51,3 +51,9 @@ def kendall_counts(out: Tensor, pairs: Tensor) -> None:
     (C - D, C, D, distinct preds, distinct target, Tx, Tx1, Tx2, Ty, Ty1, Ty2): concordant and
     discordant pairs, and over runs of t ties sum t(t-1)/2, t(t-1)(t-2), t(t-1)(2t+5)."""
     host_module(out).kendall_counts(out, pairs)
+
+
+def crps_scores(out: Tensor, preds: Tensor, target: Tensor) -> None:
+    """out float64 [N] = the CRPS of each sample of the ensemble forecast preds ([N, M], M >= 2)
+    for target [N]; a NaN or inf input is a ValueError naming preds or target."""
+    host_module(out).crps_scores(out, preds, target)

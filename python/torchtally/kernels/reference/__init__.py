@@ -15,6 +15,7 @@ from .clustering import cluster_distances, cluster_moments, contingency_rows
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .crps_scores import crps_scores
 from .curve_rows import curve_rows
 from .eed import eed_sentences
 from .error_sums import error_sums
@@ -78,6 +79,7 @@ __all__ = [
     "average_ranks",
     "rank_pairs",
     "kendall_counts",
+    "crps_scores",
     "exact_curve_points",
     "exact_curve_rates",
     "exact_curve_finish",
