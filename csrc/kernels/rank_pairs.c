@@ -51,11 +51,61 @@ static tt_status check_args(const tt_view *out, const tt_view *preds, const tt_v
     return tt_check_out(out, "out", out->dtype, 3, shape, err);
 }
 
+/* Column j of a [N] or [N, D] view as a typed pointer and an element stride along N. */
+#define TT_COLUMN(T, v, j) ((const T *)(v)->data + ((v)->ndim == 2 ? (j) * (v)->stride[1] : 0))
+
+/* Inputs already of out's dtype (the usual batch), without a dtype switch per element: 1 when
+ * the rows were written, 0 when the inputs are of another dtype or hold a value that is not
+ * finite (the general path then names it). */
+static int write_same_dtype(const tt_view *out, const tt_view *preds, const tt_view *target)
+{
+    const int64_t n = out->shape[0], d = out->shape[2];
+    const int64_t sp = preds->stride[0], st = target->stride[0];
+    if (preds->dtype != out->dtype || target->dtype != out->dtype)
+        return 0;
+    if (out->dtype == TT_F32) {
+        for (int64_t j = 0; j < d; j++) {
+            const float *p = TT_COLUMN(float, preds, j), *t = TT_COLUMN(float, target, j);
+            int bad = 0;
+            for (int64_t i = 0; i < n; i++)
+                bad |= !isfinite(p[i * sp]) | !isfinite(t[i * st]);
+            if (bad)
+                return 0;
+        }
+        float *o = (float *)out->data;
+        for (int64_t j = 0; j < d; j++) {
+            const float *p = TT_COLUMN(float, preds, j), *t = TT_COLUMN(float, target, j);
+            for (int64_t i = 0; i < n; i++) {
+                o[i * 2 * d + j] = p[i * sp];
+                o[(i * 2 + 1) * d + j] = t[i * st];
+            }
+        }
+        return 1;
+    }
+    for (int64_t j = 0; j < d; j++) {
+        const double *p = TT_COLUMN(double, preds, j), *t = TT_COLUMN(double, target, j);
+        int bad = 0;
+        for (int64_t i = 0; i < n; i++)
+            bad |= !isfinite(p[i * sp]) | !isfinite(t[i * st]);
+        if (bad)
+            return 0;
+    }
+    double *o = (double *)out->data;
+    for (int64_t j = 0; j < d; j++) {
+        const double *p = TT_COLUMN(double, preds, j), *t = TT_COLUMN(double, target, j);
+        for (int64_t i = 0; i < n; i++) {
+            o[i * 2 * d + j] = p[i * sp];
+            o[(i * 2 + 1) * d + j] = t[i * st];
+        }
+    }
+    return 1;
+}
+
 tt_status tt_rank_pairs(const tt_view *out, const tt_view *preds, const tt_view *target,
                         tt_error *err)
 {
     tt_status st = check_args(out, preds, target, err);
-    if (st != TT_OK)
+    if (st != TT_OK || write_same_dtype(out, preds, target))
         return st;
     const int64_t n = out->shape[0], d = out->shape[2];
     const int single = out->dtype == TT_F32;

@@ -95,12 +95,52 @@ static int64_t first_bad_relevance(const tt_view *target, int graded)
     return -1;
 }
 
+/* The usual batch (int64 query ids and relevances, float32 scores) without a dtype switch per
+ * element: 1 when its rows were written, 0 when the batch is of another kind or holds a bad
+ * value (the general path then names it). */
+static int write_usual(const tt_view *query_out, const tt_view *score_out,
+                       const tt_view *relevance_out, const tt_view *indexes, const tt_view *preds,
+                       const tt_view *target)
+{
+    if (indexes->dtype != TT_I64 || preds->dtype != TT_F32 || target->dtype != TT_I64)
+        return 0;
+    const int64_t n = indexes->shape[0];
+    const int64_t qs = indexes->stride[0], ps = preds->stride[0], ts = target->stride[0];
+    const int64_t *q = (const int64_t *)indexes->data, *t = (const int64_t *)target->data;
+    const float *p = (const float *)preds->data;
+    const int64_t top = relevance_out->dtype == TT_F32 ? INT64_MAX : 1;
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float s = p[i * ps];
+        const int64_t r = t[i * ts];
+        bad |= (s != s) | (r < 0) | (r > top);
+    }
+    if (bad)
+        return 0;
+    int64_t *qo = (int64_t *)query_out->data;
+    float *so = (float *)score_out->data;
+    for (int64_t i = 0; i < n; i++) {
+        qo[i] = q[i * qs];
+        so[i] = p[i * ps];
+    }
+    if (top == 1) {
+        uint8_t *ro = (uint8_t *)relevance_out->data;
+        for (int64_t i = 0; i < n; i++)
+            ro[i] = t[i * ts] != 0;
+    } else {
+        float *ro = (float *)relevance_out->data;
+        for (int64_t i = 0; i < n; i++)
+            ro[i] = (float)t[i * ts];
+    }
+    return 1;
+}
+
 tt_status tt_retrieval_rows(const tt_view *query_out, const tt_view *score_out,
                             const tt_view *relevance_out, const tt_view *indexes,
                             const tt_view *preds, const tt_view *target, tt_error *err)
 {
     tt_status st = check_args(query_out, score_out, relevance_out, indexes, preds, target, err);
-    if (st != TT_OK)
+    if (st != TT_OK || write_usual(query_out, score_out, relevance_out, indexes, preds, target))
         return st;
     const int64_t n = indexes->shape[0];
     const int64_t qs = tt_step(indexes, 0), ps = tt_step(preds, 0), ts = tt_step(target, 0);
