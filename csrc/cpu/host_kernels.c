@@ -4,6 +4,7 @@
  */
 #include "cpu/host_kernels.h"
 
+#include "kernels/average_ranks.h"
 #include "kernels/binned_finish.h"
 #include "kernels/box_overlap.h"
 #include "kernels/calibration.h"
@@ -11,6 +12,7 @@
 #include "kernels/cluster_moments.h"
 #include "kernels/coco_accumulate.h"
 #include "kernels/coco_match.h"
+#include "kernels/crps_scores.h"
 #include "kernels/curve_rows.h"
 #include "kernels/contingency.h"
 #include "kernels/eed.h"
@@ -18,6 +20,7 @@
 #include "kernels/exact_curve.h"
 #include "kernels/feature_rows.h"
 #include "kernels/finish.h"
+#include "kernels/kendall_counts.h"
 #include "kernels/label_counts.h"
 #include "kernels/levenshtein.h"
 #include "kernels/lip_errors.h"
@@ -26,6 +29,7 @@
 #include "kernels/ngram.h"
 #include "kernels/lcs.h"
 #include "kernels/perplexity.h"
+#include "kernels/rank_pairs.h"
 #include "kernels/ranking.h"
 #include "kernels/rating_sums.h"
 #include "kernels/residual_moments.h"
@@ -308,4 +312,35 @@ tt_status run_retrieval_order(const void *ctx, const tt_args *a, tt_error *err)
 {
     return tt_retrieval_order(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
                               a->tensor[5], err);
+}
+
+/* average_ranks (SpearmanCorrCoef's compute) has no CUDA build: other devices take its reference. */
+tt_status run_average_ranks(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_average_ranks(a->tensor[0], a->tensor[1], err);
+}
+
+/* crps_scores (ContinuousRankedProbabilityScore's update) has no CUDA build either. */
+tt_status run_crps_scores(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_crps_scores(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
+/* kendall_counts (KendallRankCorrCoef's compute) has no CUDA build either. */
+tt_status run_kendall_counts(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_kendall_counts(a->tensor[0], a->tensor[1], err);
+}
+
+/* rank_pairs (SpearmanCorrCoef's and KendallRankCorrCoef's update) has no CUDA build either. */
+tt_status run_rank_pairs(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_rank_pairs(a->tensor[0], a->tensor[1], a->tensor[2], err);
+}
+
+/* retrieval_rows is every retrieval update's one call on the host (CUDA: the torch reference). */
+tt_status run_retrieval_rows(const void *ctx, const tt_args *a, tt_error *err)
+{
+    return tt_retrieval_rows(a->tensor[0], a->tensor[1], a->tensor[2], a->tensor[3], a->tensor[4],
+                             a->tensor[5], err);
 }

@@ -137,6 +137,18 @@
       "retrieval_order(query_out, score_out, relevance_out, query, preds, target)",                \
       {"query_out", TT_ARG_OUT_TENSOR}, {"score_out", TT_ARG_OUT_TENSOR},                          \
       {"relevance_out", TT_ARG_OUT_TENSOR}, {"query", TT_ARG_TENSOR}, {"preds", TT_ARG_TENSOR},    \
+      {"target", TT_ARG_TENSOR})                                                                   \
+    X(average_ranks, "average_ranks(out, x)", {"out", TT_ARG_OUT_TENSOR}, {"x", TT_ARG_TENSOR})    \
+    X(crps_scores, "crps_scores(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},                  \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(kendall_counts, "kendall_counts(out, pairs)", {"out", TT_ARG_OUT_TENSOR},                    \
+      {"pairs", TT_ARG_TENSOR})                                                                    \
+    X(rank_pairs, "rank_pairs(out, preds, target)", {"out", TT_ARG_OUT_TENSOR},                    \
+      {"preds", TT_ARG_TENSOR}, {"target", TT_ARG_TENSOR})                                         \
+    X(retrieval_rows,                                                                              \
+      "retrieval_rows(query_out, score_out, relevance_out, indexes, preds, target)",               \
+      {"query_out", TT_ARG_OUT_TENSOR}, {"score_out", TT_ARG_OUT_TENSOR},                          \
+      {"relevance_out", TT_ARG_OUT_TENSOR}, {"indexes", TT_ARG_TENSOR}, {"preds", TT_ARG_TENSOR},  \
       {"target", TT_ARG_TENSOR})
 
 #define TT_DECLARE_THUNK(name, ...)                                                                \

@@ -39,4 +39,15 @@ tt_status tt_retrieval_order(const tt_view *query_out, const tt_view *score_out,
                              const tt_view *relevance_out, const tt_view *query,
                              const tt_view *preds, const tt_view *target, tt_error *err);
 
+/* query_out int64 [N], score_out float32 [N], relevance_out bool or float32 [N] (C-contiguous)
+ * = a batch's documents as the retrieval metrics store them: indexes [N] (integer, not bool)
+ * widened, preds [N] (float16, bfloat16, float32, float64) rounded to float32, target [N] (bool,
+ * integer or float) as bool (each 0 or 1) or, for a float32 relevance_out (NDCG's graded
+ * relevance), as float32 (each finite and >= 0). A NaN score or another relevance is a
+ * ValueError naming preds or target and the first such document; every document is checked
+ * before an output is written. Any strides. retrieval_rows.c. */
+tt_status tt_retrieval_rows(const tt_view *query_out, const tt_view *score_out,
+                            const tt_view *relevance_out, const tt_view *indexes,
+                            const tt_view *preds, const tt_view *target, tt_error *err);
+
 #endif /* TT_RETRIEVAL_H */

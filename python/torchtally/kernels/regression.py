@@ -1,6 +1,9 @@
-"""Routes of the regression kernels (csrc/API_REGRESSION.md: "error_sums", "residual_moments",
-"threshold_counts"): the C core for CPU tensors, the torch references (kernels/reference/) elsewhere;
-a custom op inside torch.compile. The kinds are csrc/kernels/error_sums.h's."""
+"""Routes of the regression kernels (csrc/API_REGRESSION.md): the C core for CPU tensors, the torch
+references (kernels/reference/: error_sums.py, residual_moments.py, threshold_counts.py,
+average_ranks.py, kendall_counts.py, rank_pairs.py, crps_scores.py) elsewhere. error_sums,
+residual_moments and threshold_counts are custom ops inside torch.compile (error_sums' kinds are
+csrc/kernels/error_sums.h's); average_ranks and kendall_counts run at compute, rank_pairs in an
+update that runs eagerly (RankPairs.traceable_update is False), crps_scores in CPU updates only."""
 
 from typing import Optional
 
@@ -46,3 +49,29 @@ def threshold_counts(counts: Tensor, x: Tensor, y: Tensor, threshold: float) -> 
     if ops.compiling():
         return ops.threshold_counts(counts, x, y, threshold)
     host_module(x).threshold_counts(counts, x, y, threshold)
+
+
+def average_ranks(out: Tensor, x: Tensor) -> None:
+    """out float64 [N, K] = per column of x (floating [N, K], no NaN) the 1-based ranks of its
+    values, ties given the mean of the ranks they span (scipy.stats.rankdata's "average")."""
+    host_module(out).average_ranks(out, x)
+
+
+def rank_pairs(out: Tensor, preds: Tensor, target: Tensor) -> None:
+    """out float32 or float64 [N, 2, D] = per sample the rows (preds, target) ([N] or [N, D], one
+    shape, floating or integer) in out's dtype; a value not finite in that dtype is a ValueError
+    naming preds (first) or target, and nothing is written."""
+    host_module(out).rank_pairs(out, preds, target)
+
+
+def kendall_counts(out: Tensor, pairs: Tensor) -> None:
+    """out float64 [D, 11] = per output of pairs (float32 or float64 [N, 2, D], no NaN) Kendall's
+    (C - D, C, D, distinct preds, distinct target, Tx, Tx1, Tx2, Ty, Ty1, Ty2): concordant and
+    discordant pairs, and over runs of t ties sum t(t-1)/2, t(t-1)(t-2), t(t-1)(2t+5)."""
+    host_module(out).kendall_counts(out, pairs)
+
+
+def crps_scores(out: Tensor, preds: Tensor, target: Tensor) -> None:
+    """out float64 [N] = the CRPS of each sample of the ensemble forecast preds ([N, M], M >= 2)
+    for target [N]; a NaN or inf input is a ValueError naming preds or target."""
+    host_module(out).crps_scores(out, preds, target)

@@ -29,3 +29,14 @@ def retrieval_order(
     if ops.compiling():
         return ops.retrieval_order(query_out, score_out, relevance_out, query, detached(preds), target)
     host_module(query_out).retrieval_order(query_out, score_out, relevance_out, query, detached(preds), target)
+
+
+def retrieval_rows(
+    query_out: Tensor, score_out: Tensor, relevance_out: Tensor, indexes: Tensor, preds: Tensor, target: Tensor
+) -> None:
+    """A batch's documents as the retrieval metrics store them, checked: query_out int64 [N] =
+    indexes (any integer dtype), score_out float32 [N] = preds (floating, no NaN), relevance_out
+    bool [N] = target (each 0 or 1) or float32 [N] = target (NDCG's graded relevance: each
+    finite and >= 0). Every retrieval update's one call; no custom op (a retrieval update runs
+    eagerly inside torch.compile: its checks read values)."""
+    host_module(query_out).retrieval_rows(query_out, score_out, relevance_out, indexes, detached(preds), target)

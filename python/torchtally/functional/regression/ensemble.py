@@ -6,7 +6,8 @@ ensemble's empirical distribution is
 
     mean_i abs(x_i - y)  -  sum_{i,j} abs(x_i - x_j) / (2 M^2)
 
-(torchmetrics' definition). The pairwise term is read off the sorted members: with x_(k) the
+(torchmetrics' definition), by a C kernel on the CPU (csrc/kernels/crps_scores.c) and torch ops
+elsewhere. The pairwise term is read off the sorted members: with x_(k) the
 k-th smallest (k = 0..M-1), sum_{i,j} abs(x_i - x_j) = 2 sum_k (2k - M + 1) x_(k), so a batch
 costs one sort per sample, O(M log M), never an M x M matrix. Scores are float64; a class sums
 them with the sample count ("sum" states), so ranks combine exactly.
@@ -18,6 +19,9 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
+from ...kernels import deferred_checks
+from ...kernels import regression as kernel
+from ...kernels.ops import compiling
 from ...kernels.reference.checks import describe
 from . import update
 
@@ -56,6 +60,16 @@ def _rank_weights(m: int, device: torch.device) -> Tensor:
 def _scores(preds: object, target: object, device: Optional[torch.device]) -> Tuple[Tensor, Tensor]:
     """(the CRPS of each sample, float64 [N]; their sum, 0-d) of a checked batch."""
     p, t = ensemble_pair(preds, target, device)
+    if p.is_cpu and not compiling() and not deferred_checks.deferring(p):  # the C core: one call, checks included
+        scores = torch.empty(p.shape[0], dtype=_F64)
+        try:
+            kernel.crps_scores(scores, p, t)
+        except ValueError:
+            update.finite("preds", p)  # the message naming the value
+            update.finite("target", t)
+            raise
+        return scores, scores.sum()
+    # elsewhere torch ops: traced inside torch.compile, their finite check kept on the device where deferred
     members = torch.sort(p.to(_F64), dim=1).values
     error = (members - t.to(_F64)[:, None]).abs().mean(1)
     scores = error - (members * _rank_weights(p.shape[1], p.device)).sum(1)

@@ -3,14 +3,14 @@ pairs, and the results from every sample.
 
 A rank correlation needs every sample: the classes keep the (preds, target) pairs of every
 batch in one "cat" state of rows [2, D] (row 0 preds, row 1 target), and rank them at compute
-with torch ops: sorts and cumulative sums, O(N log N) time and O(N) memory per output, never a
-matrix of pairs.
+(C kernels: csrc/kernels/average_ranks.c, kendall_counts.c; their torch references elsewhere),
+O(N log N) time and O(N) memory per output, never a matrix of pairs.
 
 * ranks: average ranks for ties (scipy.stats.rankdata's "average"), so Spearman's rho is
   Pearson's correlation of the ranks, as scipy.stats.spearmanr;
 * Kendall's tau by Knight's method: sort the pairs by (preds, target); the discordant pairs are
-  the inversions of the target sequence, counted bit level by bit level of the target's dense
-  rank (a stable partition per level, log2(distinct values) passes of O(N) each); concordant
+  the inversions of the target sequence (counted by a merge sort in C; by the target's dense
+  rank, bit level by bit level, in the torch reference); concordant
   pairs follow from the tie counts (pairs tied in preds, in target, in both). Variants "a"
   ((C - D) / (C + D), as torchmetrics), "b" and "c" (scipy.stats.kendalltau's), and the
   asymptotic test (a normal approximation with the tie-corrected variance, as torchmetrics and
@@ -19,14 +19,14 @@ matrix of pairs.
 Counts are int64 (exact); statistics are float64.
 """
 
-import math
 import warnings
-from typing import List, Optional, Tuple, Union
+from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
 from ...errors import stacklevel_outside_torchtally
+from ...kernels import regression as kernel
 from . import update
 
 _F64 = torch.float64
@@ -68,23 +68,33 @@ def pair_rows(
 
     Shapes as Pearson's ([N] or [N, D], D = num_outputs); NaN or inf is a ValueError, and so is
     a finite value too large for ``store`` (it would be stored as inf)."""
-    p, t = update.pearson(preds, target, num_outputs, device)
-    rows = torch.stack([p if p.dtype == store else p.to(store), t if t.dtype == store else t.to(store)], dim=1)
-    # a sum is finite when every value is (one op; isfinite is several): only a non-finite sum,
-    # which an overflow of finite values also gives, pays for the exact check
-    if not math.isfinite(rows.sum().item()) and not bool(torch.isfinite(rows).all()):
-        update.finite("preds", p)
-        update.finite("target", t)
-        name, src = ("preds", p) if not bool(torch.isfinite(rows[:, 0]).all()) else ("target", t)
-        flat = int((~torch.isfinite(rows[:, 0 if name == "preds" else 1])).reshape(-1).nonzero()[0, 0])
-        raise ValueError(
-            f"{name}: the value {float(src.reshape(-1)[flat])} at flat index {flat} does not fit the {store} "
-            "state; make the metric while torch's default dtype is float64 to keep float64 pairs"
-        )
+    p, t = update.pearson_shaped(preds, target, num_outputs, device)
+    rows = torch.empty(p.shape[0], 2, num_outputs, dtype=store, device=p.device)
+    try:
+        kernel.rank_pairs(rows, p, t)  # the finite check, then the rows
+    except ValueError:
+        _explain_non_finite(p, t, num_outputs, store)
+        raise
     rounded = False
     if _wider(p.dtype, store) or _wider(t.dtype, store):
-        rounded = bool((rows[:, 0].to(_F64) != p.to(_F64)).any()) or bool((rows[:, 1].to(_F64) != t.to(_F64)).any())
+        p, t = p.reshape(-1, num_outputs).to(_F64), t.reshape(-1, num_outputs).to(_F64)
+        rounded = bool((rows[:, 0].to(_F64) != p).any()) or bool((rows[:, 1].to(_F64) != t).any())
     return rows, rounded
+
+
+def _explain_non_finite(p: Tensor, t: Tensor, num_outputs: int, store: torch.dtype) -> None:
+    """The ValueError for a batch with a value not finite in ``store``: a NaN or inf input (preds
+    first), else a finite value too large for ``store``."""
+    update.finite("preds", p)
+    update.finite("target", t)
+    for name, src in (("preds", p), ("target", t)):
+        bad = ~torch.isfinite(src.to(store))
+        if bool(bad.any()):
+            flat = int(bad.reshape(-1).nonzero()[0, 0])
+            raise ValueError(
+                f"{name}: the value {float(src.reshape(-1)[flat])} at flat index {flat} does not fit the {store} "
+                "state; make the metric while torch's default dtype is float64 to keep float64 pairs"
+            )
 
 
 def _wider(dtype: torch.dtype, store: torch.dtype) -> bool:
@@ -112,32 +122,6 @@ def require_samples(pairs: Tensor, metric: str) -> None:
 # -- ranks ---------------------------------------------------------------------------------------
 
 
-def _tie_groups(sorted_x: Tensor) -> Tuple[Tensor, Tensor]:
-    """For a tensor sorted along dim 0 ([N] or [N, D]): whether each position starts a run of
-    equal values, and the start index of each position's run."""
-    n = sorted_x.shape[0]
-    starts = torch.ones_like(sorted_x, dtype=torch.bool)
-    starts[1:] = sorted_x[1:] != sorted_x[:-1]
-    pos = torch.arange(n, device=sorted_x.device).reshape((n,) + (1,) * (sorted_x.dim() - 1)).expand_as(sorted_x)
-    first = torch.cummax(torch.where(starts, pos, torch.zeros_like(pos)), dim=0).values
-    return starts, first
-
-
-def average_ranks(x: Tensor) -> Tensor:
-    """1-based ranks along dim 0 ([N] or [N, D]), ties given the mean of their ranks (float64)."""
-    n = x.shape[0]
-    if n == 0:
-        return x.to(_F64)
-    sorted_x, order = torch.sort(x, dim=0, stable=True)
-    starts, first = _tie_groups(sorted_x)
-    ends = torch.ones_like(starts)  # whether each position ends its run
-    ends[:-1] = starts[1:]
-    pos = torch.arange(n, device=x.device).reshape((n,) + (1,) * (x.dim() - 1)).expand_as(sorted_x)
-    last = torch.where(ends, pos, torch.full_like(pos, n)).flip(0).cummin(dim=0).values.flip(0)
-    mean_rank = (first + last + 2).to(_F64) / 2  # ranks first + 1 .. last + 1
-    return torch.empty_like(mean_rank).scatter_(0, order, mean_rank)
-
-
 def _warn_undefined(metric: str, undefined: Tensor) -> None:
     which = undefined.nonzero().reshape(-1).tolist()
     warnings.warn(
@@ -151,7 +135,10 @@ def _warn_undefined(metric: str, undefined: Tensor) -> None:
 def spearman(pairs: Tensor) -> Tensor:
     """Spearman's rho per output (float64 [D]) of pairs [N, 2, D]: Pearson's correlation of the
     average ranks, clamped to [-1, 1]; NaN with a warning for a constant column or N < 2."""
-    ranks = average_ranks(pairs.to(_F64) if pairs.dtype != _F64 else pairs)
+    n, _, d = pairs.shape
+    ranks = torch.empty(n, 2 * d, dtype=_F64, device=pairs.device)
+    kernel.average_ranks(ranks, pairs.reshape(n, 2 * d))  # every column ranked on its own
+    ranks = ranks.reshape(n, 2, d)
     dev = ranks - ranks.mean(0) if ranks.shape[0] else ranks
     rx, ry = dev[:, 0], dev[:, 1]
     var_x, var_y = (rx * rx).sum(0), (ry * ry).sum(0)
@@ -166,102 +153,20 @@ def spearman(pairs: Tensor) -> Tensor:
 # -- Kendall's tau ---------------------------------------------------------------------------------
 
 
-def _run_lengths(sorted_x: Tensor, also: Optional[Tensor] = None) -> Tensor:
-    """Lengths (int64) of the runs of equal values of a sorted 1-D tensor (runs of equal pairs
-    when ``also``, sorted along with it, is given)."""
-    n = sorted_x.shape[0]
-    starts = torch.ones(n, dtype=torch.bool, device=sorted_x.device)
-    starts[1:] = sorted_x[1:] != sorted_x[:-1]
-    if also is not None:
-        starts[1:] |= also[1:] != also[:-1]
-    first = starts.nonzero().reshape(-1)
-    return torch.diff(first, append=torch.tensor([n], device=first.device))
-
-
-def _dense_ranks(x: Tensor) -> Tuple[Tensor, int]:
-    """0-based dense ranks (int64) of a 1-D tensor and the number of distinct values."""
-    sorted_x, order = torch.sort(x, stable=True)
-    starts = torch.ones(x.shape[0], dtype=torch.int64, device=x.device)
-    starts[1:] = (sorted_x[1:] != sorted_x[:-1]).to(torch.int64)
-    dense = torch.cumsum(starts, 0) - 1
-    distinct = int(dense[-1]) + 1 if x.shape[0] else 0
-    return torch.empty_like(dense).scatter_(0, order, dense), distinct
-
-
-def count_inversions(ranks: Tensor, distinct: int) -> int:
-    """Pairs i < j with ranks[i] > ranks[j] of 0-based dense ranks (int64 [N], values below
-    ``distinct``), in O(N log distinct): at bit level b (highest first) the elements are grouped
-    by their rank's bits above b, each group in its original order; an element with bit b = 0
-    is inverted with every earlier element of its group whose bit b is 1. A stable partition
-    (zeros, then ones) of each group gives the grouping of the next level."""
-    n = ranks.shape[0]
-    if n < 2 or distinct < 2:
-        return 0
-    pos = torch.arange(n, device=ranks.device)
-    order = pos.clone()
-    total = torch.zeros((), dtype=torch.int64, device=ranks.device)
-    for b in reversed(range((distinct - 1).bit_length())):
-        cur = ranks[order]
-        bit = (cur >> b) & 1
-        group = cur >> (b + 1)
-        starts = torch.ones(n, dtype=torch.bool, device=ranks.device)
-        starts[1:] = group[1:] != group[:-1]
-        first = torch.cummax(torch.where(starts, pos, torch.zeros_like(pos)), dim=0).values
-        ones_before = torch.cumsum(bit, 0) - bit
-        ones_before = ones_before - ones_before[first]  # earlier ones of the same group
-        total += (ones_before * (1 - bit)).sum()
-        group_index = torch.cumsum(starts.to(torch.int64), 0) - 1
-        zeros_in_group = torch.zeros(n, dtype=torch.int64, device=ranks.device).scatter_add_(0, group_index, 1 - bit)
-        zeros_before = (pos - first) - ones_before
-        new_pos = first + torch.where(bit == 0, zeros_before, zeros_in_group[group_index] + ones_before)
-        order = torch.empty_like(order).scatter_(0, new_pos, order)
-    return int(total)
-
-
 class KendallCounts:
     """Per output: n, concordant and discordant pairs, the distinct values of preds and target,
-    and their tie statistics (sum of t(t-1)/2, t(t-1)(t-2), t(t-1)(2t+5) over runs of t ties)."""
+    and their tie statistics (sum of t(t-1)/2, t(t-1)(t-2), t(t-1)(2t+5) over runs of t ties),
+    counted by one kernel call over every output (kernels.regression.kendall_counts)."""
 
     def __init__(self, pairs: Tensor) -> None:
         self.n = pairs.shape[0]
-        rows: List[List[float]] = []
-        for d in range(pairs.shape[2]):
-            rows.append(self._column(pairs[:, 0, d], pairs[:, 1, d]))
-        stats = torch.tensor(rows, dtype=_F64, device=pairs.device).reshape(-1, 11)
+        stats = torch.empty(pairs.shape[2], 11, dtype=_F64, device=pairs.device)
+        kernel.kendall_counts(stats, pairs)
         self.con_minus_dis = stats[:, 0]  # exact below 2**53 pairs
         self.concordant, self.discordant = stats[:, 1], stats[:, 2]
         self.distinct_x, self.distinct_y = stats[:, 3], stats[:, 4]
         self.ties_x, self.ties_x1, self.ties_x2 = stats[:, 5], stats[:, 6], stats[:, 7]
         self.ties_y, self.ties_y1, self.ties_y2 = stats[:, 8], stats[:, 9], stats[:, 10]
-
-    def _column(self, x: Tensor, y: Tensor) -> List[float]:
-        n = self.n
-        by_y = torch.sort(y, stable=True).indices
-        order = by_y[torch.sort(x[by_y], stable=True).indices]  # sorted by (x, y)
-        xs, ys = x[order], y[order]
-        runs_x = _run_lengths(xs)
-        runs_xy = _run_lengths(xs, ys)
-        runs_y = _run_lengths(torch.sort(ys).values)
-        dense_y, distinct_y = _dense_ranks(ys)
-        discordant = count_inversions(dense_y, distinct_y)
-        tied_x, tied_y, tied_xy = (int((r * (r - 1)).sum()) // 2 for r in (runs_x, runs_y, runs_xy))
-        concordant = n * (n - 1) // 2 - tied_x - tied_y + tied_xy - discordant
-        return [
-            concordant - discordant,
-            concordant,
-            discordant,
-            runs_x.numel(),
-            distinct_y,
-            tied_x,
-            *_tie_moments(runs_x),
-            tied_y,
-            *_tie_moments(runs_y),
-        ]
-
-
-def _tie_moments(runs: Tensor) -> Tuple[float, float]:
-    r = runs.to(_F64)
-    return float((r * (r - 1) * (r - 2)).sum()), float((r * (r - 1) * (2 * r + 5)).sum())
 
 
 def kendall_tau(counts: KendallCounts, variant: str) -> Tensor:

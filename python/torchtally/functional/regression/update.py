@@ -205,6 +205,14 @@ def pearson(
     preds: object, target: object, num_outputs: int, device: Optional[torch.device] = None
 ) -> Tuple[Tensor, Tensor]:
     """[N] or [N, 1] for one output, [N, D] for D = num_outputs; returned as [N, D]."""
+    p, t = pearson_shaped(preds, target, num_outputs, device)
+    return p.reshape(p.shape[0], num_outputs), t.reshape(t.shape[0], num_outputs)
+
+
+def pearson_shaped(
+    preds: object, target: object, num_outputs: int, device: Optional[torch.device] = None
+) -> Tuple[Tensor, Tensor]:
+    """``pearson``'s checks, the tensors returned in their own shape ([N] or [N, D])."""
     p, t = pair(preds, target, device)
     if p.dim() not in (1, 2):
         raise ValueError(
@@ -218,7 +226,7 @@ def pearson(
             f"preds: expected shape {want} (num_outputs={num_outputs}), got {describe(p)}{hint} "
             "(Expected argument `num_outputs` to match the second dimension of input)"
         )
-    return p.reshape(p.shape[0], num_outputs), t.reshape(t.shape[0], num_outputs)
+    return p, t
 
 
 def rows(preds: object, target: object, device: Optional[torch.device] = None) -> Tuple[Tensor, Tensor]:

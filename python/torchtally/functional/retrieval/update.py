@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
+from ...kernels import retrieval as kernel
 from ...kernels.reference.checks import describe
 
 EMPTY_TARGET_ACTIONS = ("error", "skip", "neg", "pos")
@@ -189,17 +190,16 @@ def document_rows(
         keep = (wide != ignore_index).reshape(-1)
         preds, target, indexes = preds.reshape(-1)[keep], target.reshape(-1)[keep], indexes.reshape(-1)[keep]
     _check_kinds(preds, target)
-    scores, relevance = _flat(preds), _flat(target)
-    _check_values(scores, relevance, graded)
-    device = device if device is not None else scores.device
-    query = _fresh(_flat(indexes), device, torch.int64)
-    rel = _fresh(relevance, device, torch.float32 if graded else torch.bool)
-    return query, _fresh(scores, device, torch.float32), rel
-
-
-def _fresh(t: Tensor, device: torch.device, dtype: torch.dtype) -> Tensor:
-    """A new tensor with ``t``'s values on ``device`` in ``dtype`` (clone is the cheaper call
-    where nothing changes)."""
-    if t.dtype == dtype and t.device == device:
-        return t.clone(memory_format=torch.contiguous_format)
-    return t.to(device=device, dtype=dtype, copy=True)
+    scores, relevance, query = _flat(preds), _flat(target), _flat(indexes)
+    n, at = scores.shape[0], scores.device
+    if relevance.device != at or query.device != at:  # inputs split over devices: the scores' holds the rows
+        relevance, query = relevance.to(at), query.to(at)
+    rows = (
+        torch.empty(n, dtype=torch.int64, device=at),
+        torch.empty(n, dtype=torch.float32, device=at),
+        torch.empty(n, dtype=torch.float32 if graded else torch.bool, device=at),
+    )
+    kernel.retrieval_rows(*rows, query, scores, relevance)  # the value checks, then the copies
+    if device is None or device == at:
+        return rows
+    return rows[0].to(device), rows[1].to(device), rows[2].to(device)

@@ -6,6 +6,7 @@ do not serve, MPS, ...) and the oracle the C core is tested against. Every funct
 arguments before it writes `out` / `state`, so an error leaves them exactly as they were.
 """
 
+from .average_ranks import average_ranks
 from .binned import binned_update
 from .box_overlap import box_overlap_matrix, box_overlap_sums
 from .calibration import calibration_update
@@ -14,11 +15,13 @@ from .clustering import cluster_distances, cluster_moments, contingency_rows
 from .coco_accumulate import coco_accumulate
 from .coco_match import coco_match
 from .confmat import confmat_labels, confmat_scores, confmat_threshold
+from .crps_scores import crps_scores
 from .curve_rows import curve_rows
 from .eed import eed_sentences
 from .error_sums import error_sums
 from .exact_curve import exact_curve_finish, exact_curve_points, exact_curve_rates
 from .feature_rows import feature_rows
+from .kendall_counts import kendall_counts
 from .label_counts import label_counts
 from .lcs import lcs
 from .levenshtein import levenshtein
@@ -28,10 +31,11 @@ from .moments import comoments_merge, comoments_update, moments_merge, moments_u
 from .ngram import bleu_update, chrf_update
 from .panoptic import panoptic_update
 from .perplexity import perplexity_update
+from .rank_pairs import rank_pairs
 from .ranking import ranking_update
 from .rating_sums import rating_sums, rating_update
 from .residual_moments import residual_moments
-from .retrieval import retrieval_order, retrieval_scores
+from .retrieval import retrieval_order, retrieval_rows, retrieval_scores
 from .signal_sums import signal_sums
 from .spectral_angles import spectral_angles
 from .squared_error import squared_error
@@ -76,6 +80,11 @@ __all__ = [
     "threshold_counts",
     "retrieval_scores",
     "retrieval_order",
+    "retrieval_rows",
+    "average_ranks",
+    "rank_pairs",
+    "kendall_counts",
+    "crps_scores",
     "exact_curve_points",
     "exact_curve_rates",
     "exact_curve_finish",

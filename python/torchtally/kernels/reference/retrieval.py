@@ -207,3 +207,69 @@ def retrieval_order(query_out, score_out, relevance_out, query, preds, target, /
     outs[0].copy_(query[order])
     outs[1].copy_(preds[order] + 0.0)  # -0.0 becomes 0.0
     outs[2].copy_(target[order].float())
+
+
+_BINARY = "0 or 1 (binary relevance: `target` must contain `binary` values)"
+_GRADED = "a finite relevance >= 0"
+
+
+def retrieval_rows(query_out, score_out, relevance_out, indexes, preds, target, /) -> None:
+    """A batch's documents as the retrieval metrics store them: query_out int64 [N] = indexes
+    (any integer dtype), score_out float32 [N] = preds (floating, no NaN), relevance_out bool [N]
+    = target (each 0 or 1) or float32 [N] = target (each finite and >= 0)."""
+    chk.no_meta(("indexes", indexes), ("preds", preds), ("target", target))
+    indexes = chk.tensor("indexes", indexes)
+    if indexes.dtype not in chk.LABEL_DTYPES or indexes.dtype == torch.bool:
+        chk.fail("indexes", indexes, "an integer tensor [N] of query ids", False)
+    if indexes.dim() != 1:
+        chk.fail("indexes", indexes, "an integer tensor [N] of query ids", True)
+    n = indexes.shape[0]
+    query_out = _row_output("query_out", query_out, (torch.int64,), n)
+    preds = chk.scores("preds", preds, query_out, f"a floating tensor [{n}] of scores", lambda s: s == (n,))
+    target = chk.tensor("target", target)
+    if target.dtype not in chk.LABEL_DTYPES + chk.SCORE_DTYPES:
+        chk.fail("target", target, f"a bool, integer or floating tensor [{n}] of relevances", False)
+    if tuple(target.shape) != (n,):
+        chk.fail("target", target, f"a tensor [{n}] of relevances", True)
+    score_out = _row_output("score_out", score_out, (torch.float32,), n)
+    relevance_out = _row_output("relevance_out", relevance_out, (torch.bool, torch.float32), n)
+    for name, t in (
+        ("indexes", indexes),
+        ("target", target),
+        ("score_out", score_out),
+        ("relevance_out", relevance_out),
+    ):
+        chk.same_device(name, t, query_out)
+    graded = relevance_out.dtype == torch.float32
+    i = chk.first(torch.isnan(preds), None)
+    if i is not None:
+        raise ValueError(f"preds: NaN at document {i} (a NaN score has no rank)")
+    i = _first_bad_relevance(target, graded)
+    if i is not None:
+        raise ValueError(f"target: expected {_GRADED if graded else _BINARY}, got {target[i].item()} at document {i}")
+    query_out.copy_(indexes)
+    score_out.copy_(preds)
+    relevance_out.copy_(target)
+
+
+def _row_output(name: str, t: object, dtypes: tuple, n: int) -> Tensor:
+    """An output row: a C-contiguous tensor [n] of one of ``dtypes``."""
+    expected = f"a {' or '.join(str(d).replace('torch.', '') for d in dtypes)} tensor [{n}]"
+    t = chk.tensor(name, t)
+    t = chk.output(name, t, t.dtype if t.dtype in dtypes else dtypes[0], expected, (1,))
+    if t.shape[0] != n:
+        chk.fail(name, t, expected, True)
+    return t
+
+
+def _first_bad_relevance(target: Tensor, graded: bool):
+    """The first document whose relevance is not 0 or 1 (``graded``: not finite and >= 0), or None."""
+    if target.dtype == torch.bool or target.numel() == 0:
+        return None
+    if not target.is_floating_point():
+        lo, hi = torch.aminmax(target)  # an integer target is in range iff its extremes are
+        if lo.item() >= 0 and (graded or hi.item() <= 1):
+            return None
+        return chk.first((target < 0) if graded else (target < 0) | (target > 1), None)
+    bad = ~(target >= 0) | torch.isinf(target) if graded else (target != 0) & (target != 1)
+    return chk.first(bad, None)
