@@ -15,7 +15,8 @@ from .moments import batch_moments, merge_moments
 _F64 = torch.float64
 
 
-def _inputs(x: object, y: object):
+def pair_inputs(x: object, y: object):
+    """x and y checked: floating tensors [N] or [N, D] of one shape, on one device."""
     chk.no_meta(("x", x), ("y", y))
     x, y = chk.tensor("x", x), chk.tensor("y", y)
     for name, t in (("x", x), ("y", y)):
@@ -43,7 +44,7 @@ def first_not_finite(x, y) -> None:
 
 def residual_moments(state, x, y, /) -> None:
     """Merge the moments of y - x and of y, per column, into state [2D, 6]."""
-    x, y = _inputs(x, y)
+    x, y = pair_inputs(x, y)
     d = x.shape[1] if x.dim() == 2 else 1
     expected = f"a float64 tensor of shape [{2 * d}, 6] (2 rows per column of x)"
     state = chk.output("state", state, _F64, expected, (2,))

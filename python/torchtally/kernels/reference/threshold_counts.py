@@ -10,27 +10,16 @@ before ``counts`` is written.
 import torch
 
 from . import checks as chk
-from .residual_moments import first_not_finite
+from .residual_moments import first_not_finite, pair_inputs
 
 _I64 = torch.int64
 
 
 def _inputs(x: object, y: object):
-    chk.no_meta(("x", x), ("y", y))
-    x, y = chk.tensor("x", x), chk.tensor("y", y)
+    x, y = pair_inputs(x, y)
     for name, t in (("x", x), ("y", y)):
-        if t.dtype not in chk.SCORE_DTYPES:
-            raise TypeError(
-                f"{name}: expected a floating tensor (float16, bfloat16, float32, float64), got {chk.describe(t)}"
-            )
-        if t.dim() not in (1, 2):
-            raise ValueError(f"{name}: expected values [N] or [N, D], got {chk.describe(t)}")
         if t.dtype not in (torch.float32, torch.float64):
             raise TypeError(f"{name}: expected float32 or float64, got {chk.describe(t)}")
-    if y.shape != x.shape:
-        raise ValueError(f"y: expected the shape of x ({chk.describe(x)}), got {chk.describe(y)}")
-    if y.device != x.device:
-        raise ValueError(f"y: expected a tensor on {x.device} (the device of x), got {y.device}")
     return x, y
 
 
