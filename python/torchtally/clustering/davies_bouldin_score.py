@@ -26,6 +26,7 @@ from torch import Tensor
 from ..base.metric import Metric
 from ..functional.clustering.davies_bouldin_score import db_from_parts
 from ..functional.clustering.utils import all_finite, check_intrinsic_shapes
+from ..kernels.image.feature_rows import feature_rows
 
 __all__ = ["DaviesBouldinScore", "EmbeddingMetric"]
 
@@ -59,15 +60,25 @@ class EmbeddingMetric(Metric):
         """data: [N, D] floating embeddings; labels: [N] integer cluster labels."""
         features = self._features_held()
         x, lab = check_intrinsic_shapes(data, labels, features)
-        if not all_finite(x):  # in the input's dtype: no float64 copy
+        wide = data.dtype == torch.float64  # checked: a floating dtype; the rest fit float32 exactly
+        if x.is_cpu and not wide:  # the finiteness check and the copy in one kernel call
+            rows = torch.empty(x.numel(), dtype=torch.float32)
+            try:
+                feature_rows(rows, x)
+            except ValueError:
+                raise ValueError("data: expected finite values, got NaN or inf") from None
+        elif not all_finite(x):  # in the input's dtype: no float64 copy
             raise ValueError("data: expected finite values, got NaN or inf")
+        else:
+            rows = x.reshape(-1) if wide or x.dtype == torch.float32 else x.reshape(-1).to(torch.float32)
         if features < 0:
             self.features = torch.tensor([x.shape[1]], dtype=torch.int64, device=self.features.device)
-        wide = data.dtype == torch.float64  # checked: a floating dtype; the rest fit float32 exactly
         # Copied where the stored block would be the caller's tensor (a view of it), so no
         # search of the inputs for shared memory is needed.
-        rows = x.reshape(-1) if wide or x.dtype == torch.float32 else x.reshape(-1).to(torch.float32)
-        self.append_state("data64" if wide else "data", rows, copy=data.dtype in (torch.float32, torch.float64))
+        fresh = x.is_cpu and not wide
+        self.append_state(
+            "data64" if wide else "data", rows, copy=not fresh and data.dtype in (torch.float32, torch.float64)
+        )
         self.append_state("labels64" if wide else "labels", lab, copy=lab is labels or lab.dtype == labels.dtype)
 
     def _features_held(self) -> int:
