@@ -7,6 +7,8 @@ moments reference's). A NaN or inf input raises ValueError naming the first one 
 every check runs before the state is written.
 """
 
+from typing import Tuple
+
 import torch
 
 from . import checks as chk
@@ -15,7 +17,7 @@ from .moments import batch_moments, merge_moments
 _F64 = torch.float64
 
 
-def pair_inputs(x: object, y: object):
+def pair_inputs(x: object, y: object) -> Tuple[torch.Tensor, torch.Tensor]:
     """x and y checked: floating tensors [N] or [N, D] of one shape, on one device."""
     chk.no_meta(("x", x), ("y", y))
     x, y = chk.tensor("x", x), chk.tensor("y", y)

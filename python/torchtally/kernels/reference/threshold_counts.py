@@ -7,6 +7,8 @@ dtype). A NaN or inf input raises ValueError naming the first one (x first); eve
 before ``counts`` is written.
 """
 
+from typing import Tuple
+
 import torch
 
 from . import checks as chk
@@ -15,12 +17,12 @@ from .residual_moments import first_not_finite, pair_inputs
 _I64 = torch.int64
 
 
-def _inputs(x: object, y: object):
-    x, y = pair_inputs(x, y)
-    for name, t in (("x", x), ("y", y)):
+def _inputs(x: object, y: object) -> Tuple[torch.Tensor, torch.Tensor]:
+    pair = pair_inputs(x, y)
+    for name, t in zip(("x", "y"), pair):
         if t.dtype not in (torch.float32, torch.float64):
             raise TypeError(f"{name}: expected float32 or float64, got {chk.describe(t)}")
-    return x, y
+    return pair
 
 
 def threshold_counts(counts, x, y, threshold, /) -> None:
