@@ -472,6 +472,15 @@ residual_moments = _host_op("residual_moments", "Tensor(a!) state, Tensor x, Ten
 threshold_counts = _host_op("threshold_counts", "Tensor(a!) counts, Tensor x, Tensor y, float threshold", routed_by=1)
 rating_sums = _host_op("rating_sums", "Tensor(a!) out, Tensor ratings")
 rating_update = _host_op("rating_update", "Tensor(a!) totals, Tensor(b!) sums, Tensor(c!) bounds, Tensor ratings")
+average_ranks = _host_op("average_ranks", "Tensor(a!) out, Tensor x")
+feature_rows = _host_op("feature_rows", "Tensor(a!) out, Tensor x")
+kendall_counts = _host_op("kendall_counts", "Tensor(a!) out, Tensor pairs")
+rank_pairs = _host_op("rank_pairs", "Tensor(a!) out, Tensor preds, Tensor target")
+crps_scores = _host_op("crps_scores", "Tensor(a!) out, Tensor preds, Tensor target")
+retrieval_rows = _host_op(
+    "retrieval_rows",
+    "Tensor(a!) query_out, Tensor(b!) score_out, Tensor(c!) relevance_out, Tensor indexes, Tensor preds, Tensor target",
+)
 
 
 def _lip_errors(out: Tensor, vertices_pred: Tensor, vertices_gt: Tensor, lips: Tensor) -> None:

@@ -1,9 +1,9 @@
 """Routes of the regression kernels (csrc/API_REGRESSION.md): the C core for CPU tensors, the torch
 references (kernels/reference/: error_sums.py, residual_moments.py, threshold_counts.py,
-average_ranks.py, kendall_counts.py, rank_pairs.py, crps_scores.py) elsewhere. error_sums,
-residual_moments and threshold_counts are custom ops inside torch.compile (error_sums' kinds are
-csrc/kernels/error_sums.h's); average_ranks and kendall_counts run at compute, rank_pairs in an
-update that runs eagerly (RankPairs.traceable_update is False), crps_scores in CPU updates only."""
+average_ranks.py, kendall_counts.py, rank_pairs.py, crps_scores.py) elsewhere. Each
+kernel is a custom op inside torch.compile (error_sums' kinds are csrc/kernels/error_sums.h's),
+though average_ranks and kendall_counts run at compute, rank_pairs in an update that runs eagerly
+(RankPairs.traceable_update is False) and crps_scores in CPU updates only."""
 
 from typing import Optional
 
@@ -54,6 +54,8 @@ def threshold_counts(counts: Tensor, x: Tensor, y: Tensor, threshold: float) -> 
 def average_ranks(out: Tensor, x: Tensor) -> None:
     """out float64 [N, K] = per column of x (floating [N, K], no NaN) the 1-based ranks of its
     values, ties given the mean of the ranks they span (scipy.stats.rankdata's "average")."""
+    if ops.compiling():
+        return ops.average_ranks(out, x)
     host_module(out).average_ranks(out, x)
 
 
@@ -61,6 +63,8 @@ def rank_pairs(out: Tensor, preds: Tensor, target: Tensor) -> None:
     """out float32 or float64 [N, 2, D] = per sample the rows (preds, target) ([N] or [N, D], one
     shape, floating or integer) in out's dtype; a value not finite in that dtype is a ValueError
     naming preds (first) or target, and nothing is written."""
+    if ops.compiling():
+        return ops.rank_pairs(out, preds, target)
     host_module(out).rank_pairs(out, preds, target)
 
 
@@ -68,10 +72,14 @@ def kendall_counts(out: Tensor, pairs: Tensor) -> None:
     """out float64 [D, 11] = per output of pairs (float32 or float64 [N, 2, D], no NaN) Kendall's
     (C - D, C, D, distinct preds, distinct target, Tx, Tx1, Tx2, Ty, Ty1, Ty2): concordant and
     discordant pairs, and over runs of t ties sum t(t-1)/2, t(t-1)(t-2), t(t-1)(2t+5)."""
+    if ops.compiling():
+        return ops.kendall_counts(out, pairs)
     host_module(out).kendall_counts(out, pairs)
 
 
 def crps_scores(out: Tensor, preds: Tensor, target: Tensor) -> None:
     """out float64 [N] = the CRPS of each sample of the ensemble forecast preds ([N, M], M >= 2)
     for target [N]; a NaN or inf input is a ValueError naming preds or target."""
+    if ops.compiling():
+        return ops.crps_scores(out, preds, target)
     host_module(out).crps_scores(out, preds, target)

@@ -37,6 +37,8 @@ def retrieval_rows(
     """A batch's documents as the retrieval metrics store them, checked: query_out int64 [N] =
     indexes (any integer dtype), score_out float32 [N] = preds (floating, no NaN), relevance_out
     bool [N] = target (each 0 or 1) or float32 [N] = target (NDCG's graded relevance: each
-    finite and >= 0). Every retrieval update's one call; no custom op (a retrieval update runs
-    eagerly inside torch.compile: its checks read values)."""
+    finite and >= 0). Every retrieval update's one call (a custom op inside torch.compile, though
+    a retrieval update runs eagerly there: its checks read values)."""
+    if ops.compiling():
+        return ops.retrieval_rows(query_out, score_out, relevance_out, indexes, detached(preds), target)
     host_module(query_out).retrieval_rows(query_out, score_out, relevance_out, indexes, detached(preds), target)

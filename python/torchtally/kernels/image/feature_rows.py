@@ -12,13 +12,5 @@ def feature_rows(out: Tensor, x: Tensor) -> None:
     """out float32 [N * D] = x [N, D] in float32, row after row; ValueError naming x (with its
     row and column) for NaN, an infinity or a value beyond float32's range, out then untouched."""
     if ops.compiling():
-        return _FEATURE_ROWS_OP(out, detached(x))
+        return ops.feature_rows(out, detached(x))
     host_module(out).feature_rows(out, detached(x))
-
-
-def _run(out: Tensor, x: Tensor) -> None:
-    host_module(out).feature_rows(out, x)
-
-
-# the op is defined here, beside its only route (ops.py holds the kernels shared more widely)
-_FEATURE_ROWS_OP = ops.define_op("feature_rows", "Tensor(a!) out, Tensor x", _run)
